@@ -1,0 +1,15 @@
+#pragma once
+// Umbrella header: everything except the GLPK-based baselines (frenzy/sched/gavel.hpp, frenzy/sched/sia.hpp).
+#include "frenzy/version.hpp"
+#include "frenzy/core/error.hpp"
+#include "frenzy/core/units.hpp"
+#include "frenzy/model/transformer.hpp"
+#include "frenzy/model/presets.hpp"
+#include "frenzy/model/hf_config.hpp"
+#include "frenzy/train/job.hpp"
+#include "frenzy/hw/gpu.hpp"
+#include "frenzy/hw/cluster.hpp"
+#include "frenzy/memory/breakdown.hpp"
+#include "frenzy/plan/plan.hpp"
+#include "frenzy/io/job_json.hpp"
+#include "frenzy/io/cluster_json.hpp"

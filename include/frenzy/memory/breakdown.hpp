@@ -1,0 +1,37 @@
+#pragma once
+// Result values of MARP: per-stage memory breakdown and the whole-job report.
+#include <cstdint>
+#include <vector>
+
+#include "frenzy/core/units.hpp"
+
+namespace frenzy {
+
+/// Per-GPU bytes of one pipeline stage at its peak.
+struct memory_breakdown {
+    bytes weights{}, gradients{}, optimizer{}, activations{}, temporary{};
+    bool operator==(const memory_breakdown&) const = default;
+    bytes model_states() const { return weights + gradients + optimizer; }
+    bytes total() const { return weights + gradients + optimizer + activations + temporary; }
+};
+
+struct stage_memory {
+    int stage = 0;
+    double parameters = 0;          ///< parameters held by one GPU of this stage (after tp/ep sharding)
+    memory_breakdown breakdown{};   ///< at the stage's peak
+    bytes peak_allocated{};         ///< = breakdown.total()
+    double in_flight_micro_batches = 0;  ///< micro-batches whose activations are live at the peak
+    bool operator==(const stage_memory&) const = default;
+};
+
+/// MARP's answer for one job: every stage, the bottleneck, and allocated/reserved peaks.
+struct memory_report {
+    double parameters = 0;             ///< whole model (framework-padded vocabulary)
+    std::vector<stage_memory> stages;
+    int bottleneck_stage = 0;
+    bytes peak_allocated{};            ///< comparable with torch.cuda.max_memory_allocated
+    bytes peak_reserved{};             ///< comparable with torch.cuda.max_memory_reserved (allocator model)
+    const stage_memory& bottleneck() const { return stages.at(static_cast<std::size_t>(bottleneck_stage)); }
+};
+
+}  // namespace frenzy

@@ -1,0 +1,183 @@
+#pragma once
+// Transformer architecture spec and exact parameter counting (total, per pipeline stage, per shard).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "frenzy/core/enum_names.hpp"
+#include "frenzy/core/error.hpp"
+
+namespace frenzy {
+
+enum class activation { gelu, swiglu, squared_relu, relu };
+enum class position_embedding { learned, rope, alibi };
+enum class norm_kind { layernorm, rmsnorm };
+
+template <> struct enum_names<activation> {
+    static constexpr std::array<std::pair<activation, std::string_view>, 4> table{{
+        {activation::gelu, "gelu"}, {activation::swiglu, "swiglu"},
+        {activation::squared_relu, "squared-relu"}, {activation::relu, "relu"}}};
+};
+template <> struct enum_names<position_embedding> {
+    static constexpr std::array<std::pair<position_embedding, std::string_view>, 3> table{{
+        {position_embedding::learned, "learned"}, {position_embedding::rope, "rope"},
+        {position_embedding::alibi, "alibi"}}};
+};
+template <> struct enum_names<norm_kind> {
+    static constexpr std::array<std::pair<norm_kind, std::string_view>, 2> table{{
+        {norm_kind::layernorm, "layernorm"}, {norm_kind::rmsnorm, "rmsnorm"}}};
+};
+
+/// Gated MLPs (SwiGLU) have two input projections (gate and up).
+constexpr bool is_gated(activation a) { return a == activation::swiglu; }
+
+/// Mixture-of-experts part of a model. experts == 0 means a dense model.
+struct moe_spec {
+    std::int64_t experts = 0;
+    std::int64_t top_k = 0;
+    std::int64_t expert_ffn_hidden = 0;  ///< 0 = model.ffn_hidden
+    std::int64_t shared_experts = 0;     ///< always-active experts of expert_ffn_hidden each
+    std::int64_t dense_layers = 0;       ///< leading layers with a dense MLP (DeepSeek-style)
+    bool operator==(const moe_spec&) const = default;
+};
+
+/// A decoder-only transformer. Zero for kv_heads / head_dim means "derive" (heads, hidden/heads).
+struct transformer_spec {
+    std::string name;
+    std::int64_t layers = 0;
+    std::int64_t hidden = 0;
+    std::int64_t heads = 0;
+    std::int64_t kv_heads = 0;   ///< GQA/MQA; 0 = heads (MHA)
+    std::int64_t head_dim = 0;   ///< 0 = hidden / heads
+    std::int64_t ffn_hidden = 0;
+    frenzy::activation activation = activation::gelu;
+    std::int64_t vocab = 0;      ///< as the tokenizer/config gives it; frameworks may pad (padded_vocab)
+    bool tied_embeddings = false;
+    frenzy::position_embedding position_embedding = position_embedding::learned;
+    std::int64_t max_positions = 0;  ///< learned position table size; 0 = the training sequence length
+    norm_kind norm = norm_kind::layernorm;
+    bool bias = true;            ///< biases on every linear layer
+    bool qkv_bias = false;       ///< biases on the QKV projection only (Qwen2); implied by bias
+    bool embedding_norm = false; ///< a norm right after the word embedding (BLOOM)
+    moe_spec moe{};
+
+    bool operator==(const transformer_spec&) const = default;
+
+    std::int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+    std::int64_t hdim() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }
+    bool is_moe() const { return moe.experts > 0; }
+    std::int64_t expert_ffn() const { return moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : ffn_hidden; }
+    /// Layers whose MLP is a mixture of experts.
+    std::int64_t moe_layers() const { return is_moe() ? layers - moe.dense_layers : 0; }
+};
+
+/// Checks the architecture alone (positive sizes, heads divisible by kv_heads, MoE consistency).
+inline void validate(const transformer_spec& m) {
+    auto positive = [](const char* field, std::int64_t v) {
+        if (v <= 0) throw config_error(std::string("model.") + field + "=" + std::to_string(v) + " must be positive");
+    };
+    positive("layers", m.layers);
+    positive("hidden", m.hidden);
+    positive("heads", m.heads);
+    positive("ffn_hidden", m.ffn_hidden);
+    positive("vocab", m.vocab);
+    if (m.kv_heads < 0) throw config_error("model.kv_heads=" + std::to_string(m.kv_heads) + " must not be negative");
+    if (m.head_dim < 0) throw config_error("model.head_dim=" + std::to_string(m.head_dim) + " must not be negative");
+    if (m.max_positions < 0)
+        throw config_error("model.max_positions=" + std::to_string(m.max_positions) + " must not be negative");
+    if (m.heads % m.kv() != 0)
+        throw config_error("model.kv_heads=" + std::to_string(m.kv()) + " does not divide model.heads=" +
+                           std::to_string(m.heads));
+    if (m.head_dim == 0 && m.hidden % m.heads != 0)
+        throw config_error("model.heads=" + std::to_string(m.heads) + " does not divide model.hidden=" +
+                           std::to_string(m.hidden) + " (give model.head_dim explicitly)");
+    const auto& e = m.moe;
+    if (e.experts < 0 || e.top_k < 0 || e.expert_ffn_hidden < 0 || e.shared_experts < 0 || e.dense_layers < 0)
+        throw config_error("model.moe: experts, top_k, expert_ffn_hidden, shared_experts and dense_layers must not be negative");
+    if (e.experts > 0) {
+        if (e.top_k < 1 || e.top_k > e.experts)
+            throw config_error("model.moe.top_k=" + std::to_string(e.top_k) + " must be in 1..model.moe.experts=" +
+                               std::to_string(e.experts));
+        if (e.dense_layers >= m.layers)
+            throw config_error("model.moe.dense_layers=" + std::to_string(e.dense_layers) +
+                               " must be less than model.layers=" + std::to_string(m.layers));
+    } else if (e.top_k != 0 || e.shared_experts != 0 || e.dense_layers != 0) {
+        throw config_error("model.moe.experts=0 but top_k/shared_experts/dense_layers are set");
+    }
+}
+
+/// Vocabulary padded the way Megatron-LM does (megatron/training/tokenizer: _vocab_size_with_padding):
+/// up to a multiple of make_vocab_size_divisible_by (128) x tp. Other frameworks use the config's vocab as is.
+constexpr std::int64_t padded_vocab(std::int64_t vocab, std::int64_t divisible_by) {
+    if (divisible_by <= 1) return vocab;
+    return (vocab + divisible_by - 1) / divisible_by * divisible_by;
+}
+
+/// Parameter counts of the pieces of a model, in numbers of parameters (not bytes).
+struct parameter_counts {
+    double attention = 0;      ///< per layer: QKV + output projection (+ biases)
+    double dense_mlp = 0;      ///< per dense layer
+    double expert = 0;         ///< one routed expert's MLP
+    double shared_expert = 0;  ///< all shared experts of one MoE layer together
+    double router = 0;         ///< per MoE layer
+    double layer_norms = 0;    ///< per layer (two norms)
+    double word_embedding = 0; ///< vocab x hidden
+    double position_embedding = 0;
+    double output_layer = 0;   ///< untied LM head (0 when tied)
+    double final_norm = 0;     ///< final norm (+ embedding norm when present)
+
+    double dense_layer() const { return attention + dense_mlp + layer_norms; }
+    double moe_layer(std::int64_t experts) const {
+        return attention + layer_norms + router + shared_expert + expert * static_cast<double>(experts);
+    }
+};
+
+/// Exact counts for the architecture with the given vocabulary (pass padded_vocab(...) to include padding)
+/// and learned-position table size. Formulas: Megatron-LM/HF module shapes.
+inline parameter_counts count_parameters(const transformer_spec& m, std::int64_t vocab, std::int64_t positions) {
+    parameter_counts c;
+    const double h = static_cast<double>(m.hidden);
+    const double q = static_cast<double>(m.heads * m.hdim());
+    const double kv = static_cast<double>(m.kv() * m.hdim());
+    const bool qkvb = m.bias || m.qkv_bias;
+    c.attention = h * (q + 2 * kv) + q * h + (qkvb ? q + 2 * kv : 0.0) + (m.bias ? h : 0.0);
+    auto mlp = [&](double f) {
+        const double in = is_gated(m.activation) ? 2 * f : f;
+        return h * in + f * h + (m.bias ? in + h : 0.0);
+    };
+    c.dense_mlp = mlp(static_cast<double>(m.ffn_hidden));
+    const double norm = m.norm == norm_kind::layernorm ? 2 * h : h;
+    c.layer_norms = 2 * norm;
+    if (m.is_moe()) {
+        c.expert = mlp(static_cast<double>(m.expert_ffn()));
+        c.shared_expert = static_cast<double>(m.moe.shared_experts) * c.expert;
+        c.router = h * static_cast<double>(m.moe.experts);
+    }
+    c.word_embedding = static_cast<double>(vocab) * h;
+    c.position_embedding = m.position_embedding == position_embedding::learned ? static_cast<double>(positions) * h : 0.0;
+    c.output_layer = m.tied_embeddings ? 0.0 : static_cast<double>(vocab) * h;
+    c.final_norm = norm * (m.embedding_norm ? 2 : 1);
+    return c;
+}
+
+/// Total parameters of the model as published (unpadded vocab). `seq_len` sizes a learned position
+/// table when model.max_positions is 0.
+inline double total_parameters(const transformer_spec& m, std::int64_t seq_len = 0) {
+    const auto c = count_parameters(m, m.vocab, m.max_positions > 0 ? m.max_positions : seq_len);
+    const double dense = static_cast<double>(m.layers - m.moe_layers());
+    const double moe = static_cast<double>(m.moe_layers());
+    return dense * c.dense_layer() + moe * c.moe_layer(m.moe.experts) + c.word_embedding + c.position_embedding +
+           c.output_layer + c.final_norm;
+}
+
+/// Parameters active per token (MoE: top_k routed experts), used for FLOP counting.
+inline double active_parameters(const transformer_spec& m, std::int64_t seq_len = 0) {
+    if (!m.is_moe()) return total_parameters(m, seq_len);
+    const auto c = count_parameters(m, m.vocab, m.max_positions > 0 ? m.max_positions : seq_len);
+    const double dense = static_cast<double>(m.layers - m.moe_layers());
+    const double moe = static_cast<double>(m.moe_layers());
+    return dense * c.dense_layer() + moe * c.moe_layer(m.moe.top_k) + c.word_embedding + c.position_embedding +
+           c.output_layer + c.final_norm;
+}
+
+}  // namespace frenzy
