@@ -1,0 +1,194 @@
+#pragma once
+// Reader for tables of measured training memory in the format of ../shared/data/memory/measured_calibration.csv
+// (one run a row, with model, batch, parallelism, framework and the measured peak), so that MARP can be checked
+// against a user's own runs (`frenzy validate --data FILE.csv`).
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/core/units.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// What a row's peak measures.
+enum class memory_metric { allocated, reserved, active };
+
+/// One measured run: the job as the framework ran it and the measured peak.
+struct memory_measurement {
+    std::string id;
+    std::string label;              ///< model column
+    job_spec job;
+    memory_metric metric = memory_metric::allocated;
+    bool last_stage_only = false;   ///< measured on the last pipeline rank (Megatron logs there)
+    bytes measured{};
+    std::string source;
+};
+
+namespace detail {
+/// Splits one CSV record (RFC 4180 quotes); returns false at end of input.
+inline bool read_csv_record(std::istream& in, std::vector<std::string>& out, std::size_t& line) {
+    out.clear();
+    std::string field;
+    bool quoted = false, any = false;
+    char c;
+    while (in.get(c)) {
+        any = true;
+        if (quoted) {
+            if (c == '"') {
+                if (in.peek() == '"') { field += '"'; in.get(); }
+                else quoted = false;
+            } else {
+                if (c == '\n') ++line;
+                field += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            out.push_back(field);
+            field.clear();
+        } else if (c == '\n') {
+            ++line;
+            out.push_back(field);
+            return true;
+        } else if (c != '\r') {
+            field += c;
+        }
+    }
+    if (quoted) throw io_error("unterminated quoted field at line " + std::to_string(line));
+    if (!any) return false;
+    out.push_back(field);
+    return true;
+}
+
+inline std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+inline bool contains(const std::string& s, const char* what) { return lower(s).find(what) != std::string::npos; }
+
+/// Leading integer of a cell ("8192 (toml default)" -> 8192); empty -> fallback; else config_error.
+inline std::int64_t leading_int(const std::string& cell, const std::string& field, std::int64_t fallback) {
+    std::size_t i = 0;
+    while (i < cell.size() && std::isspace(static_cast<unsigned char>(cell[i]))) ++i;
+    if (i == cell.size()) return fallback;
+    std::size_t j = i;
+    while (j < cell.size() && std::isdigit(static_cast<unsigned char>(cell[j]))) ++j;
+    if (j == i) throw config_error(field + "=\"" + cell + "\" is not an integer");
+    return std::stoll(cell.substr(i, j - i));
+}
+}  // namespace detail
+
+/// Reads every `measured` row of a memory-measurement CSV (formula rows and rows without a peak are skipped).
+inline std::vector<memory_measurement> read_memory_measurements(const std::string& path) {
+    using namespace detail;
+    std::ifstream in(path);
+    if (!in) throw io_error("cannot open " + path);
+    std::vector<std::string> header, row;
+    std::size_t line = 1;
+    if (!read_csv_record(in, header, line)) throw io_error(path + ": empty file");
+    std::map<std::string, std::size_t> col;
+    for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+    for (const char* need : {"id", "framework", "layers", "hidden", "heads", "ffn_hidden", "mlp_act", "vocab_padded",
+                             "seq_len", "micro_batch", "global_batch", "dp", "tp", "pp", "sharding", "recompute",
+                             "precision", "peak_GiB", "metric"})
+        if (!col.contains(need)) throw io_error(path + ": missing column \"" + std::string(need) + "\"");
+    std::vector<memory_measurement> out;
+    while (true) {
+        const std::size_t at = line + 1;
+        if (!read_csv_record(in, row, line)) break;
+        if (row.size() == 1 && row[0].empty()) continue;
+        auto cell = [&](const char* name) -> std::string {
+            auto it = col.find(name);
+            return it != col.end() && it->second < row.size() ? row[it->second] : std::string();
+        };
+        const std::string where = path + ":" + std::to_string(at) + ": ";
+        if (col.contains("value_type") && !contains(cell("value_type"), "measured")) continue;
+        if (cell("peak_GiB").empty() || cell("layers").empty()) continue;
+        try {
+            memory_measurement m;
+            m.id = cell("id");
+            m.label = cell("model");
+            m.source = cell("source");
+            auto num = [&](const char* name, std::int64_t fallback) { return leading_int(cell(name), name, fallback); };
+            auto& mod = m.job.model;
+            mod.name = m.label;
+            mod.layers = num("layers", 0);
+            mod.hidden = num("hidden", 0);
+            mod.heads = num("heads", 0);
+            mod.kv_heads = num("kv_heads", 0);
+            mod.ffn_hidden = num("ffn_hidden", 0);
+            const auto act = lower(cell("mlp_act"));
+            mod.activation = contains(act, "swiglu") ? activation::swiglu
+                             : contains(act, "squared") ? activation::squared_relu
+                             : contains(act, "relu")    ? activation::relu
+                                                        : activation::gelu;
+            const bool gated = mod.activation == activation::swiglu;
+            mod.vocab = num("vocab_padded", 0);
+            mod.tied_embeddings = contains(cell("tied_emb"), "yes");
+            // SwiGLU models in these tables are Llama-family (RMSNorm, RoPE, no biases); GELU ones GPT-style.
+            mod.position_embedding = gated ? position_embedding::rope : position_embedding::learned;
+            mod.norm = gated ? norm_kind::rmsnorm : norm_kind::layernorm;
+            mod.bias = !gated;
+            auto& t = m.job.training;
+            t.seq_len = num("seq_len", 0);
+            t.micro_batch = num("micro_batch", 1);
+            t.global_batch = num("global_batch", 0);
+            auto& p = m.job.parallel;
+            p.dp = num("dp", 1);
+            p.tp = num("tp", 1);
+            p.pp = num("pp", 1);
+            p.vpp = num("vpp", 1);
+            p.cp = num("cp", 1);
+            p.ep = num("ep", 1);
+            if (t.global_batch == 0) t.global_batch = t.micro_batch * p.dp;
+            if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
+            p.sequence_parallel = contains(cell("seq_parallel"), "yes");
+            const auto sh = lower(cell("sharding"));
+            p.sharding = (contains(sh, "full shard") || contains(sh, "zero-3") || contains(sh, "full_shard")) ? sharding::full
+                         : (contains(sh, "zero-2") || contains(sh, "shard_grad_op"))                        ? sharding::gradients
+                         : (contains(sh, "distributed optimizer") || contains(sh, "zero-1"))                 ? sharding::optimizer
+                                                                                                             : sharding::none;
+            const auto rc = lower(cell("recompute"));
+            p.recompute = contains(rc, "full") ? recompute::full : contains(rc, "selective") ? recompute::selective : recompute::none;
+            const auto fw = lower(cell("framework"));
+            m.job.runtime.framework = contains(fw, "megatron")    ? framework::megatron
+                                      : contains(fw, "deepspeed") ? framework::deepspeed
+                                      : (contains(fw, "fsdp") || contains(fw, "torchtitan") || contains(fw, "foundry"))
+                                          ? framework::fsdp
+                                          : framework::ddp;  // plain PyTorch (single device, DDP, torchtune)
+            m.job.runtime.attention = contains(cell("attention_impl"), "unfused") ? attention_impl::unfused : attention_impl::flash;
+            const auto pr = lower(cell("precision"));
+            t.precision = contains(pr, "pure bf16")                          ? precision::bf16
+                          : (contains(pr, "float8") || contains(pr, "fp8"))  ? precision::fp8_mixed
+                          : contains(pr, "bf16")                             ? precision::bf16_mixed
+                          : contains(pr, "fp16")                             ? precision::fp16_mixed
+                          : contains(pr, "fp32")                             ? precision::fp32
+                                                                             : precision::bf16_mixed;
+            const auto opt = lower(cell("optimizer"));
+            t.optimizer = contains(opt, "sgd") ? optimizer_kind::sgd : contains(opt, "adafactor") ? optimizer_kind::adafactor
+                          : contains(opt, "adamw") ? optimizer_kind::adamw : optimizer_kind::adam;
+            const auto met = lower(cell("metric"));
+            m.metric = contains(met, "reserved") ? memory_metric::reserved
+                       : contains(met, "active") ? memory_metric::active : memory_metric::allocated;
+            m.last_stage_only = contains(cell("rank_measured"), "last");
+            if (!cell("peak_bytes").empty()) m.measured = bytes{std::stod(cell("peak_bytes"))};
+            else m.measured = bytes{std::stod(cell("peak_GiB")) * GiB};
+            validate(m.job);
+            out.push_back(std::move(m));
+        } catch (const config_error& e) {
+            throw config_error(where + e.what());
+        } catch (const std::invalid_argument&) {
+            throw config_error(where + "peak_GiB/peak_bytes is not a number");
+        }
+    }
+    return out;
+}
+
+}  // namespace frenzy

@@ -1,0 +1,199 @@
+#pragma once
+// Activation memory: the tensors each layer saves for backward, per micro-batch, times the micro-batches in
+// flight on a pipeline stage, plus the loss on the last stage.
+// Per-layer terms follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+// Models", sec. 4.1, eq. 1-2: sbh(34 + 5as/h) per layer, sbh(10 + 24/t + 5as/(ht)) with tensor parallelism,
+// 34sbh/t with sequence parallelism and selective recompute), generalised to GQA, gated MLPs, flash attention,
+// context parallelism, dropout on/off and MoE token routing.
+#include <algorithm>
+#include <concepts>
+#include <vector>
+
+#include "frenzy/core/units.hpp"
+#include "frenzy/memory/framework_profile.hpp"
+#include "frenzy/memory/layout.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// Activation bytes of one stage's GPU at its peak.
+struct activation_bytes {
+    bytes stored{};           ///< saved tensors of all in-flight micro-batches
+    bytes transient{};        ///< largest short-lived working set on top of them (loss, recompute of one layer)
+    double in_flight = 0;     ///< micro-batches whose activations are stored at the peak
+    bool operator==(const activation_bytes&) const = default;
+};
+
+/// Micro-batches whose activations a stage holds at its peak.
+/// 1F1B (Narayanan et al. 2021 sec. 2.2; Megatron schedules.py forward_backward_pipelining_without_interleaving):
+///   stage s runs pp - s - 1 warm-up forwards, so pp - s are live, capped by the micro-batches per step m.
+/// Interleaved (schedules.py forward_backward_pipelining_with_interleaving): warm-up of
+///   (pp - s - 1) x 2 + (vpp - 1) x pp model chunks plus the one in flight, each chunk 1/vpp of the stage.
+/// GPipe: every micro-batch's forward runs before any backward: m.
+inline double in_flight_micro_batches(const job_spec& j, int stage) {
+    const auto& p = j.parallel;
+    const auto m = j.micro_batches();
+    if (p.pp == 1) return 1;
+    switch (p.schedule) {
+        case pipeline_schedule::gpipe: return static_cast<double>(m);
+        case pipeline_schedule::one_f_one_b: return static_cast<double>(std::min<std::int64_t>(p.pp - stage, m));
+        case pipeline_schedule::interleaved: {
+            const auto total = m * p.vpp;
+            const auto warmup = std::min<std::int64_t>((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp, total);
+            const auto live = std::min<std::int64_t>(warmup + 1, total);
+            return static_cast<double>(live) / static_cast<double>(p.vpp);
+        }
+    }
+    return 1;
+}
+
+/// Saved-tensor bytes of one transformer layer for one micro-batch, by recompute mode.
+struct layer_activation_bytes {
+    double none = 0;       ///< everything saved (no recompute)
+    double selective = 0;  ///< what selective recompute keeps (framework-specific, see selective_kind)
+    double full = 0;       ///< full recompute: only the layer input
+    double largest = 0;    ///< the largest single saved tensor (working-set estimate for its gradient)
+};
+
+namespace detail {
+inline double activation_element_bytes(precision p) { return p == precision::fp32 ? 4.0 : 2.0; }
+}  // namespace detail
+
+/// One layer's saved tensors (bytes) for one micro-batch of `j` on a GPU; `moe` selects the MoE MLP.
+inline layer_activation_bytes layer_activations(const job_spec& j, const framework_profile& f, bool moe) {
+    const auto& m = j.model;
+    const auto& p = j.parallel;
+    const double e = detail::activation_element_bytes(j.training.precision);
+    const double s = static_cast<double>(j.training.seq_len / p.cp);  // context parallelism splits the sequence
+    const double b = static_cast<double>(j.training.micro_batch);
+    const double h = static_cast<double>(m.hidden);
+    const double t = static_cast<double>(p.tp);
+    const double rep = p.sequence_parallel ? 1.0 / t : 1.0;  // tensors outside the tp region: replicated or split
+    const double a = static_cast<double>(m.heads);
+    const double q = static_cast<double>(m.heads * m.hdim());
+    const double kv = static_cast<double>(m.kv() * m.hdim());
+    const double sb = s * b;
+    const double mask = f.dropout ? 1.0 : 0.0;  // dropout masks: one byte per element
+    const bool flash = j.runtime.attention == attention_impl::flash;
+    const double s_full = static_cast<double>(j.training.seq_len);
+
+    // Attention block (Korthikanti eq. 1: 11sbh + 5as^2b with t = 1, MHA).
+    const double ln1_in = e * sb * h * rep;
+    const double qkv_in = e * sb * h * rep;
+    const double q_out = e * sb * q / t;
+    const double k_out = e * sb * kv / t;
+    const double v_out = e * sb * kv / t;
+    const double attn_out = e * sb * q / t;  // input of the output projection
+    const double lse = flash ? 4.0 * a * sb / t : 0.0;  // flash attention's fp32 log-sum-exp
+    // Unfused: softmax output (e), dropout mask (1) and dropout output (e) per score; scores are s x s_full with cp.
+    const double scores = flash ? 0.0 : a * sb * s_full / t;
+    const double core = scores * (e + (f.dropout ? 1.0 + e : 0.0));
+    const double attn_mask = mask * sb * h * rep;
+
+    // MLP block (Korthikanti eq. 1: 19sbh with f = 4h, GELU).
+    const double ln2_in = e * sb * h * rep;
+    const double fc1_in = e * sb * h * rep;
+    const double mlp_mask = mask * sb * h * rep;
+    auto mlp_saved = [&](double tokens, double ffn) {  // fc1 output(s) and activation output, for `tokens` tokens
+        const double in = is_gated(m.activation) ? 2 * ffn : ffn;
+        return e * tokens * in / t + e * tokens * ffn / t;
+    };
+    double mlp = 0, mlp_largest = 0;
+    std::vector<double> mlp_mm_outputs;  // matmul outputs in execution order (for every-other-mm SAC)
+    if (!moe) {
+        const double ffn = static_cast<double>(m.ffn_hidden);
+        mlp = fc1_in + mlp_saved(sb, ffn);
+        mlp_largest = e * sb * (is_gated(m.activation) ? ffn : ffn) / t;
+        if (is_gated(m.activation)) mlp_mm_outputs = {e * sb * ffn / t, e * sb * ffn / t, e * sb * h * rep};
+        else mlp_mm_outputs = {e * sb * ffn / t, e * sb * h * rep};
+    } else {
+        // Token routing (Megatron-Core moe_layer / token_dispatcher): each token goes to top_k experts; on average a
+        // GPU processes s*b*top_k tokens for its local experts (all-to-all over ep keeps the count balanced).
+        const double ffn = static_cast<double>(m.expert_ffn());
+        const double tokens = sb * static_cast<double>(m.moe.top_k) * rep;
+        const double router = 4.0 * sb * static_cast<double>(m.moe.experts) * rep;  // fp32 routing probabilities
+        const double permuted_in = e * tokens * h;                                 // dispatched expert inputs
+        const double expert_out = e * tokens * h;                                  // saved for the weighted combine
+        mlp = fc1_in + router + permuted_in + mlp_saved(tokens, ffn) + expert_out;
+        if (m.moe.shared_experts > 0) mlp += mlp_saved(sb * rep, ffn * static_cast<double>(m.moe.shared_experts));
+        mlp_largest = e * tokens * ffn / t;
+        mlp_mm_outputs = {e * tokens * ffn / t, e * tokens * h};
+    }
+
+    layer_activation_bytes r;
+    r.none = ln1_in + qkv_in + q_out + k_out + v_out + core + lse + attn_out + attn_mask + ln2_in + mlp + mlp_mask;
+    r.full = e * sb * h * rep;  // the checkpointed layer input
+    r.largest = std::max({mlp_largest, scores * e, q_out});
+    switch (f.selective) {
+        case selective_kind::core_attention:  // recompute softmax, dropout and attention over V (Korthikanti sec. 5)
+            r.selective = r.none - core;
+            break;
+        case selective_kind::every_other_mm: {
+            // torchtitan apply_ac "op" policy: save outputs of mm #1, #3, ... within a block and of the attention
+            // kernel (+ its log-sum-exp); recompute everything else from them and the block input.
+            std::vector<double> mms{q_out, k_out, v_out, e * sb * h * rep};
+            mms.insert(mms.end(), mlp_mm_outputs.begin(), mlp_mm_outputs.end());
+            double saved = r.full + attn_out + lse + (flash ? 0.0 : scores * e);
+            for (std::size_t i = 0; i < mms.size(); i += 2) saved += mms[i];
+            r.selective = std::min(saved, r.none);
+            break;
+        }
+    }
+    return r;
+}
+
+/// Policy: activations of one stage's GPU at the peak.
+template <class T>
+concept ActivationPolicy = requires(const T& p, const job_spec& j, const stage_layout& l, const framework_profile& f) {
+    { p.activations(j, l, f) } -> std::same_as<activation_bytes>;
+};
+
+/// Default: Korthikanti-style per-layer terms x layers x in-flight micro-batches, embeddings on the first stage,
+/// final norm and loss on the last.
+struct transformer_activations {
+    activation_bytes activations(const job_spec& j, const stage_layout& l, const framework_profile& f) const {
+        const auto& p = j.parallel;
+        const double e = detail::activation_element_bytes(j.training.precision);
+        const double sb = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch);
+        const double h = static_cast<double>(j.model.hidden);
+        const double rep = p.sequence_parallel ? 1.0 / static_cast<double>(p.tp) : 1.0;
+        const auto dense = layer_activations(j, f, false);
+        const auto moe = l.moe_layers > 0 ? layer_activations(j, f, true) : dense;
+        auto pick = [&](const layer_activation_bytes& x) {
+            switch (p.recompute) {
+                case recompute::none: return x.none;
+                case recompute::selective: return x.selective;
+                case recompute::full: return x.full;
+            }
+            return x.none;
+        };
+        const double dense_layers = static_cast<double>(l.layers - l.moe_layers);
+        const double moe_layers = static_cast<double>(l.moe_layers);
+        double per_mb = dense_layers * pick(dense) + moe_layers * pick(moe);
+        if (l.first && f.dropout) per_mb += sb * h * rep;  // embedding dropout mask
+        // Last stage: final norm input and output (the LM head's input), and the loss's saved fp32 softmax /
+        // log-softmax over the vocabulary-parallel logits (Megatron tensor_parallel/cross_entropy.py;
+        // torch.nn.functional.cross_entropy on logits.float()).
+        const double logits = sb * static_cast<double>(framework_vocab(j, f)) / static_cast<double>(p.tp);
+        double loss_transient = 0;
+        if (l.last) {
+            per_mb += 2 * e * sb * h * rep + 4.0 * logits;
+            // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B); the upcast path
+            // has in backward the fp32 gradient of the log-softmax output and of its input alive at once (8 B).
+            loss_transient = (f.loss == loss_style::fused_vocab_parallel ? 2.0 : 8.0) * logits;
+        }
+        // Recomputing one layer in backward rebuilds what the mode dropped; its gradients need a working set of
+        // about the largest saved tensor.
+        const auto& big = moe_layers > 0 ? moe : dense;
+        const double recompute_transient = big.none - pick(big) + big.largest;
+
+        activation_bytes r;
+        r.in_flight = in_flight_micro_batches(j, l.stage);
+        r.stored = bytes{per_mb * r.in_flight};
+        r.transient = bytes{std::max(loss_transient, recompute_transient)};
+        return r;
+    }
+};
+static_assert(ActivationPolicy<transformer_activations>);
+
+}  // namespace frenzy

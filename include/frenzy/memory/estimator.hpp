@@ -1,0 +1,80 @@
+#pragma once
+// MARP: the composed per-GPU memory estimator.
+#include <algorithm>
+
+#include "frenzy/memory/activations.hpp"
+#include "frenzy/memory/breakdown.hpp"
+#include "frenzy/memory/framework_profile.hpp"
+#include "frenzy/memory/layout.hpp"
+#include "frenzy/memory/model_states.hpp"
+#include "frenzy/memory/overheads.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// Peak per-GPU training memory of every pipeline stage: model states (S), activations (A) and temporaries (O),
+/// with the framework's profile (profile_of(job.runtime.framework) unless one is given).
+template <ModelStatePolicy S = sharded_model_states, ActivationPolicy A = transformer_activations,
+          OverheadPolicy O = framework_overheads>
+class basic_memory_estimator {
+public:
+    basic_memory_estimator() = default;
+    basic_memory_estimator(S s, A a, O o) : states_(std::move(s)), acts_(std::move(a)), over_(std::move(o)) {}
+
+    /// Validates the job (config_error on a rule the framework would reject) and estimates it.
+    memory_report estimate(const job_spec& j) const { return estimate(j, profile_of(j.runtime.framework)); }
+
+    memory_report estimate(const job_spec& j, const framework_profile& f) const {
+        validate(j);
+        memory_report r;
+        const auto layouts = stage_layouts(j, f);
+        {  // whole model with the framework's padded vocabulary
+            auto m = j.model;
+            m.vocab = framework_vocab(j, f);
+            r.parameters = total_parameters(m, j.training.seq_len);
+        }
+        double best_reserved = 0;
+        for (const auto& l : layouts) {
+            const auto ms = states_.model_states(j, l, f);
+            const auto act = acts_.activations(j, l, f);
+            const auto ov = over_.temporaries(j, l, f, ms);
+            const bytes states = ms.weights + ms.gradients + ms.optimizer;
+            const bytes train_peak = states + act.stored + act.transient + ov.train;
+            const bytes step_peak = states + ov.step;
+            stage_memory st;
+            st.stage = l.stage;
+            st.parameters = l.params();
+            st.in_flight_micro_batches = act.in_flight;
+            st.breakdown.weights = ms.weights;
+            st.breakdown.gradients = ms.gradients;
+            st.breakdown.optimizer = ms.optimizer;
+            if (train_peak >= step_peak) {
+                st.breakdown.activations = act.stored + act.transient;
+                st.breakdown.temporary = ov.train;
+            } else {
+                st.breakdown.temporary = ov.step;
+            }
+            st.peak_allocated = st.breakdown.total();
+            const bytes reserved = over_.reserved(j, f, st.peak_allocated, act);
+            if (st.peak_allocated > r.peak_allocated) {
+                r.peak_allocated = st.peak_allocated;
+                r.bottleneck_stage = l.stage;
+            }
+            best_reserved = std::max(best_reserved, reserved.value);
+            r.stages.push_back(st);
+        }
+        r.peak_reserved = bytes{best_reserved};
+        return r;
+    }
+
+    const O& overheads() const { return over_; }
+
+private:
+    S states_{};
+    A acts_{};
+    O over_{};
+};
+
+using memory_estimator = basic_memory_estimator<>;
+
+}  // namespace frenzy

@@ -1,0 +1,75 @@
+#pragma once
+// What a training framework keeps in memory, as data: one profile per framework (the presets), so the
+// memory policies are one general mechanism and frameworks differ only in these facts.
+#include <cstdint>
+
+#include "frenzy/core/units.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// How the framework stores the fp32 copy of the parameters under mixed precision.
+enum class master_weights {
+    separate,   ///< 16-bit params + a separate fp32 master copy in the optimizer (Megatron, DeepSpeed)
+    in_params,  ///< the parameters themselves stay fp32; 16-bit copies are transient (FSDP, DDP + autocast)
+};
+
+/// How the loss is computed from the logits (per logit element on the last stage, bytes live at the peak).
+enum class loss_style {
+    fused_vocab_parallel,  ///< Megatron VocabParallelCrossEntropy: 16-bit logits + one fp32 copy turned into softmax in place
+    upcast_log_softmax,    ///< logits.float() -> F.cross_entropy: fp32 log-softmax saved, fp32 grads of it in backward
+};
+
+/// What "selective" recompute keeps.
+enum class selective_kind {
+    core_attention,  ///< Megatron --recompute-granularity selective: drop the s^2 attention terms (Korthikanti 2022 sec. 5)
+    every_other_mm,  ///< torchtitan per-op SAC: save every other matmul output + attention output, recompute the rest
+};
+
+struct framework_profile {
+    frenzy::framework framework = framework::megatron;
+    std::int64_t vocab_divisible_by = 1;  ///< vocab padded to a multiple of this x tp (Megatron: 128)
+    master_weights master = master_weights::separate;
+    /// Gradient bytes per parameter under bf16/fp8 mixed precision (Megatron accumulates in fp32 main_grad
+    /// buffers: megatron/training/arguments.py sets accumulate_allreduce_grads_in_fp32 for bf16).
+    double grad_bytes_bf16 = 4;
+    double grad_bytes_fp16 = 2;
+    bool dropout = true;        ///< dropout masks are stored (Megatron default --hidden-dropout/--attention-dropout 0.1)
+    loss_style loss = loss_style::fused_vocab_parallel;
+    selective_kind selective = selective_kind::core_attention;
+    /// Unfused attention scores go through a persistent global buffer of b*a*s^2/t 16-bit elements
+    /// (Megatron core attention: parallel_state.get_global_memory_buffer()).
+    bool attention_score_buffer = true;
+    /// Extra copies of the gradients kept in communication buckets (torch DDP Reducer with the default
+    /// gradient_as_bucket_view=False keeps a flat bucket copy of every gradient: 1.0).
+    double grad_bucket_copies = 0;
+    /// Gradient-reduction / parameter all-gather bucket, in elements (DeepSpeed ZeRO reduce_bucket_size and
+    /// allgather_bucket_size default 5e8), capped at the stage's parameters.
+    double bucket_elements = 0;
+    /// Layers whose full 16-bit parameters are gathered at once under full sharding (current + prefetched).
+    double gathered_layers = 2;
+    /// cuBLAS/cuDNN workspaces allocated through the caching allocator (CUBLAS_WORKSPACE_CONFIG :4096:8 = 32 MiB).
+    double workspace_bytes = 32.0 * MiB;
+};
+
+/// The preset profile of a framework.
+inline framework_profile profile_of(framework f) {
+    switch (f) {
+        case framework::megatron:
+            return {.framework = f, .vocab_divisible_by = 128};
+        case framework::deepspeed:  // Megatron-DeepSpeed: Megatron's layers, DeepSpeed ZeRO; grads in param dtype
+            return {.framework = f, .vocab_divisible_by = 128, .grad_bytes_bf16 = 2, .grad_bytes_fp16 = 2,
+                    .bucket_elements = 5e8};
+        case framework::fsdp:       // torchtitan / llm-foundry / torchtune style: fp32 sharded params, no dropout
+            return {.framework = f, .master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4,
+                    .dropout = false, .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
+                    .attention_score_buffer = false};
+        case framework::ddp:        // torch DDP + autocast: fp32 params and grads, 25 MiB gradient buckets
+            return {.framework = f, .master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4,
+                    .dropout = false, .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
+                    .attention_score_buffer = false, .grad_bucket_copies = 1};
+    }
+    return {};
+}
+
+}  // namespace frenzy

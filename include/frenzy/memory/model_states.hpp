@@ -1,0 +1,91 @@
+#pragma once
+// Model states (weights, gradients, optimizer states) per GPU, sharded as configured.
+// Bytes per parameter: Rajbhandari et al. 2020 (ZeRO) sec. 3.1, (2 + 2 + K) Psi with K = 12 for mixed-precision
+// Adam, and the ZeRO stages Pos / Pos+g / Pos+g+p; Megatron-LM's distributed optimizer keeps 16-bit params and fp32
+// main grads whole and shards the 12 optimizer bytes (docs/source/api-guide/dist_optimizer.md: 6 + 12/d bytes).
+#include <concepts>
+
+#include "frenzy/core/units.hpp"
+#include "frenzy/memory/framework_profile.hpp"
+#include "frenzy/memory/layout.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+struct model_state_bytes {
+    bytes weights{}, gradients{}, optimizer{};
+    bool operator==(const model_state_bytes&) const = default;
+};
+
+/// Bytes per parameter of each state before sharding.
+struct state_bytes_per_param {
+    double weights = 0, gradients = 0, optimizer = 0;
+    double gathered_copy = 0;  ///< 16-bit compute copy that exists only while a layer is gathered/cast
+};
+
+/// Bytes per parameter for a precision, optimizer and framework.
+inline state_bytes_per_param bytes_per_param(const job_spec& j, const framework_profile& f) {
+    const auto prec = j.training.precision;
+    const auto opt = j.training.optimizer;
+    const double h = static_cast<double>(j.model.hidden);
+    const double ffn = static_cast<double>(j.model.ffn_hidden);
+    // Optimizer state elements per parameter: Adam m and v; SGD momentum; Adafactor's factored second moment
+    // (Shazeer & Stern 2018: r + c values for an r x c matrix, i.e. 1/c + 1/r per parameter; no first moment).
+    const double state_elems = (opt == optimizer_kind::adam || opt == optimizer_kind::adamw) ? 2.0
+                               : opt == optimizer_kind::sgd                                   ? 1.0
+                                                                                              : 1.0 / h + 1.0 / ffn;
+    state_bytes_per_param b;
+    if (prec == precision::fp32 || prec == precision::bf16) {  // pure precision: no master copy
+        const double e = prec == precision::fp32 ? 4.0 : 2.0;
+        b.weights = e;
+        b.gradients = e;
+        b.optimizer = state_elems * e;
+        return b;
+    }
+    const bool fp16 = prec == precision::fp16_mixed;
+    if (f.master == master_weights::separate) {
+        b.weights = 2;
+        b.gradients = fp16 ? f.grad_bytes_fp16 : f.grad_bytes_bf16;
+        b.optimizer = 4 + 4 * state_elems;  // fp32 master + fp32 states
+    } else {
+        b.weights = 4;  // the fp32 parameters are the master copy
+        b.gradients = fp16 ? f.grad_bytes_fp16 : f.grad_bytes_bf16;
+        b.optimizer = 4 * state_elems;
+        b.gathered_copy = 2;
+    }
+    return b;
+}
+
+/// Policy: model states of one stage's GPU.
+template <class T>
+concept ModelStatePolicy = requires(const T& p, const job_spec& j, const stage_layout& l, const framework_profile& f) {
+    { p.model_states(j, l, f) } -> std::same_as<model_state_bytes>;
+};
+
+/// Default: the sharding levels of ZeRO / FSDP / Megatron's distributed optimizer, over the data-parallel group
+/// (dp x cp for dense parameters; dp x cp / ep for experts, which have their own data-parallel group).
+struct sharded_model_states {
+    model_state_bytes model_states(const job_spec& j, const stage_layout& l, const framework_profile& f) const {
+        const auto b = bytes_per_param(j, f);
+        const auto& p = j.parallel;
+        const double n_dense = static_cast<double>(p.dp * p.cp);
+        const double n_expert = static_cast<double>(p.dp * p.cp / p.ep);
+        auto sharded = [&](double per_param, bool shard) {
+            if (!shard) return bytes{per_param * l.params()};
+            return bytes{per_param * (l.dense_params / n_dense + l.expert_params / n_expert)};
+        };
+        const auto s = p.sharding;
+        model_state_bytes r;
+        r.optimizer = sharded(b.optimizer, s != sharding::none);
+        r.gradients = sharded(b.gradients, s == sharding::gradients || s == sharding::full);
+        r.weights = sharded(b.weights, s == sharding::full);
+        // FSDP SHARD_GRAD_OP keeps the gathered 16-bit parameters from forward to backward.
+        if (s == sharding::gradients && b.gathered_copy > 0) {
+            r.weights = sharded(b.weights, true) + bytes{b.gathered_copy * l.params()};
+        }
+        return r;
+    }
+};
+static_assert(ModelStatePolicy<sharded_model_states>);
+
+}  // namespace frenzy

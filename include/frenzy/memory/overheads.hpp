@@ -1,0 +1,89 @@
+#pragma once
+// Temporaries beyond model states and activations (communication buckets, gathered parameters under full
+// sharding, optimizer-step scratch, library workspaces) and the caching-allocator model that turns the peak
+// allocated bytes into peak reserved bytes.
+#include <algorithm>
+#include <concepts>
+
+#include "frenzy/core/units.hpp"
+#include "frenzy/memory/activations.hpp"
+#include "frenzy/memory/framework_profile.hpp"
+#include "frenzy/memory/layout.hpp"
+#include "frenzy/memory/model_states.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// Temporaries of the two phases whose peaks compete: forward/backward, and the optimizer step.
+struct overhead_bytes {
+    bytes train{};  ///< live during forward/backward (on top of activations)
+    bytes step{};   ///< live during the optimizer step (activations are freed by then)
+    bool operator==(const overhead_bytes&) const = default;
+};
+
+/// Policy: temporaries of one stage, and the reserved-memory model.
+template <class T>
+concept OverheadPolicy = requires(const T& p, const job_spec& j, const stage_layout& l, const framework_profile& f,
+                                  const model_state_bytes& s, const activation_bytes& a, bytes allocated) {
+    { p.temporaries(j, l, f, s) } -> std::same_as<overhead_bytes>;
+    { p.reserved(j, f, allocated, a) } -> std::same_as<bytes>;
+};
+
+struct framework_overheads {
+    overhead_bytes temporaries(const job_spec& j, const stage_layout& l, const framework_profile& f,
+                               const model_state_bytes& s) const {
+        const auto& p = j.parallel;
+        const auto b = bytes_per_param(j, f);
+        overhead_bytes o;
+        double train = f.workspace_bytes;
+        // Megatron's unfused core attention writes Q K^T into a persistent global buffer (b x a/t x s x s, 16-bit).
+        if (f.attention_score_buffer && j.runtime.attention == attention_impl::unfused) {
+            const double s_local = static_cast<double>(j.training.seq_len / p.cp);
+            train += 2.0 * static_cast<double>(j.training.micro_batch) * static_cast<double>(j.model.heads) /
+                     static_cast<double>(p.tp) * s_local * static_cast<double>(j.training.seq_len);
+        }
+        // Gradient copies in communication buckets (torch DDP Reducer; only with data parallelism) and DeepSpeed's
+        // reduce/all-gather buckets.
+        if (p.dp * p.cp > 1) train += f.grad_bucket_copies * s.gradients.value;
+        if (f.bucket_elements > 0 && p.sharding != sharding::full)
+            train += std::min(f.bucket_elements, l.params()) * b.gradients;
+        // Full sharding: 16-bit parameters of the gathered units (current + prefetched) and the unsharded gradients
+        // of one unit before its reduce-scatter (FSDP: _FSDPState prefetch; DeepSpeed stage-3 prefetch bucket).
+        // The largest unit is a layer or, when the embedding is its own unit, the embedding/output layer.
+        if (p.sharding == sharding::full) {
+            const double per_layer = l.layers > 0 ? (l.params() - edge_params(j, l, f)) / static_cast<double>(l.layers) : 0.0;
+            const double unit = std::max(per_layer, edge_params(j, l, f));
+            const double gathered = b.gathered_copy > 0 ? b.gathered_copy : b.weights;
+            train += f.gathered_layers * gathered * unit + (gathered + b.gradients) * unit;
+        }
+        o.train = bytes{train};
+        // Optimizer step: torch.optim's foreach AdamW (FSDP/DDP) materialises one fp32 temporary per state element
+        // group (sqrt of v, then the update); fused multi-tensor Adam (Megatron, DeepSpeed) needs none.
+        double step = f.workspace_bytes;
+        if (f.master == master_weights::in_params) step += s.optimizer.value / (b.optimizer > 0 ? b.optimizer : 1) * 4.0;
+        o.step = bytes{step};
+        return o;
+    }
+
+    /// PyTorch's caching allocator rounds blocks up (to 2 MiB segments for large blocks) and keeps freed blocks
+    /// cached: transient tensors of changing sizes leave reserved-but-unallocated space. Model: reserved =
+    /// allocated + a share of the transient and activation churn (the blocks freed and re-requested each step).
+    bytes reserved(const job_spec&, const framework_profile&, bytes allocated, const activation_bytes& a) const {
+        return allocated + bytes{fragmentation * (a.transient.value + a.stored.value)};
+    }
+
+    double fragmentation = 0.15;  ///< see reserved(); fitted in tests/memory/calibration_test.cpp (documented there)
+
+private:
+    static double edge_params(const job_spec& j, const stage_layout& l, const framework_profile& f) {
+        const double v = static_cast<double>(framework_vocab(j, f)) * static_cast<double>(j.model.hidden) /
+                         static_cast<double>(j.parallel.tp);
+        double e = 0;
+        if (l.first) e = std::max(e, v);
+        if (l.last && (!j.model.tied_embeddings || j.parallel.pp > 1)) e = std::max(e, v);
+        return e;
+    }
+};
+static_assert(OverheadPolicy<framework_overheads>);
+
+}  // namespace frenzy

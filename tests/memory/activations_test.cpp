@@ -1,0 +1,124 @@
+// Activation terms against Korthikanti et al. 2022 and hand-derived values; in-flight micro-batches per schedule.
+#include <catch2/catch.hpp>
+
+#include "frenzy/memory/activations.hpp"
+
+using namespace frenzy;
+
+namespace {
+// The paper's 22B GPT (Korthikanti et al. 2022 Table 3): L 48, h 6144, a 64, s 2048, b 4, t 8 (row 44 of
+// ../shared/data/memory/measured_calibration.csv).
+job_spec gpt22b() {
+    job_spec j;
+    j.model = {.name = "gpt-22b", .layers = 48, .hidden = 6144, .heads = 64, .ffn_hidden = 24576, .vocab = 51200};
+    j.training = {.seq_len = 2048, .micro_batch = 4, .global_batch = 4, .precision = precision::fp16_mixed};
+    j.parallel = {.tp = 8};
+    j.runtime = {.framework = framework::megatron, .attention = attention_impl::unfused};
+    return j;
+}
+}  // namespace
+
+TEST_CASE("Korthikanti et al. 2022: 22B GPT activations per layer (formula row 44, 0.5%)") {
+    auto j = gpt22b();
+    const auto f = profile_of(framework::megatron);
+    const double s = 2048, b = 4, h = 6144, a = 64, t = 8, L = 48;
+    // TP only: sbh (10 + 24/t + 5as/(ht)) per layer -> 59.25 GiB for 48 layers.
+    const auto tp = layer_activations(j, f, false);
+    CHECK(tp.none == Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))).epsilon(1e-9));
+    CHECK(tp.none * L / GiB == Approx(59.25).epsilon(0.005));
+    // TP + SP + selective recompute: 34 sbh / t per layer -> 9.5625 GiB.
+    j.parallel.sequence_parallel = true;
+    const auto sp = layer_activations(j, f, false);
+    CHECK(sp.selective == Approx(s * b * h * 34 / t).epsilon(1e-9));
+    CHECK(sp.selective * L / GiB == Approx(9.5625).epsilon(0.005));
+    // TP + SP without recompute: sbh (34/t + 5as/(ht)) (paper eq. 4).
+    CHECK(sp.none == Approx(s * b * h * (34 / t + 5 * a * s / (h * t))).epsilon(1e-9));
+    // Full recompute keeps only the layer input: 2sbh (/t with SP).
+    CHECK(sp.full == Approx(2 * s * b * h / t));
+}
+
+TEST_CASE("flash attention drops the s^2 terms and keeps an fp32 log-sum-exp") {
+    auto j = gpt22b();
+    j.runtime.attention = attention_impl::flash;
+    const auto f = profile_of(framework::megatron);
+    const double s = 2048, b = 4, h = 6144, a = 64, t = 8;
+    CHECK(layer_activations(j, f, false).none == Approx(s * b * h * (10 + 24 / t) + 4 * a * s * b / t));
+}
+
+TEST_CASE("GQA shrinks K and V; SwiGLU stores gate, up and product; no dropout drops the masks") {
+    job_spec j;
+    // Llama-3-8B-like: h 4096, 32 heads, 8 kv heads, ffn 14336, no dropout (FSDP profile).
+    j.model = {.name = "l", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn_hidden = 14336,
+               .activation = activation::swiglu, .vocab = 128256, .bias = false};
+    j.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 1};
+    j.runtime.framework = framework::fsdp;
+    const auto f = profile_of(framework::fsdp);
+    const double sb = 8192, h = 4096, kv = 1024, ffn = 14336, a = 32;
+    // ln1 in, qkv in, q, k, v, attention out, ln2 in, fc1 in: 2 bytes each; gate+up (2 x ffn) and product (ffn).
+    const double expected = 2 * sb * (h + h + h + kv + kv + h + h + h) + 2 * sb * (2 * ffn) + 2 * sb * ffn + 4 * a * sb;
+    CHECK(layer_activations(j, f, false).none == Approx(expected));
+}
+
+TEST_CASE("torchtitan per-op selective recompute saves every other matmul output") {
+    job_spec j;
+    j.model = {.name = "l", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn_hidden = 14336,
+               .activation = activation::swiglu, .vocab = 128256, .bias = false};
+    j.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 1};
+    j.parallel.recompute = recompute::selective;
+    j.runtime.framework = framework::fsdp;
+    const double sb = 8192, h = 4096, kv = 1024, ffn = 14336, a = 32;
+    // Saved: block input, wq out (#1), wv out (#3), attention out + lse, w1 out (#5), w2 out (#7).
+    const double expected = 2 * sb * (h + h + kv + h + ffn + h) + 4 * a * sb;
+    CHECK(layer_activations(j, profile_of(framework::fsdp), false).selective == Approx(expected));
+}
+
+TEST_CASE("MoE layers store routed tokens for top_k experts") {
+    job_spec j;
+    j.model = {.name = "moe", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .activation = activation::swiglu,
+               .vocab = 1000, .bias = false, .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 2048}};
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
+    j.runtime.framework = framework::fsdp;
+    const auto f = profile_of(framework::fsdp);
+    const double sb = 1024, h = 1024, k = 2, E = 8, ffn = 2048;
+    const double dense = layer_activations(j, f, false).none;
+    const double moe = layer_activations(j, f, true).none;
+    const double dense_mlp = 2 * sb * h + 2 * sb * 3 * 4096;
+    const double moe_mlp = 2 * sb * h + 4 * sb * E + 2 * sb * k * h + 2 * sb * k * 3 * ffn + 2 * sb * k * h;
+    CHECK(moe - dense == Approx(moe_mlp - dense_mlp));
+}
+
+TEST_CASE("micro-batches in flight per schedule") {
+    job_spec j;
+    j.model = {.name = "m", .layers = 16, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .vocab = 1000};
+    j.training = {.seq_len = 128, .micro_batch = 1, .global_batch = 16};
+    j.parallel = {.pp = 4};
+    // 1F1B: stage s holds pp - s (Narayanan et al. 2021 sec. 2.2.1), capped by m = 16.
+    CHECK(in_flight_micro_batches(j, 0) == 4);
+    CHECK(in_flight_micro_batches(j, 3) == 1);
+    // GPipe: all m micro-batches.
+    j.parallel.schedule = pipeline_schedule::gpipe;
+    CHECK(in_flight_micro_batches(j, 0) == 16);
+    CHECK(in_flight_micro_batches(j, 3) == 16);
+    // Interleaved with vpp = 2: stage 0 warms up (pp-1)*2 + (vpp-1)*pp = 10 chunks, +1 in flight = 11 chunks of
+    // half a stage: 5.5 stage-micro-batches; last stage: 0*2 + 4 + 1 = 5 chunks -> 2.5.
+    j.parallel.schedule = pipeline_schedule::interleaved;
+    j.parallel.vpp = 2;
+    CHECK(in_flight_micro_batches(j, 0) == Approx(5.5));
+    CHECK(in_flight_micro_batches(j, 3) == Approx(2.5));
+    // Few micro-batches cap the 1F1B warm-up.
+    j.parallel = {.pp = 4};
+    j.training.global_batch = 2;
+    CHECK(in_flight_micro_batches(j, 0) == 2);
+    // No pipeline: one micro-batch at a time (gradient accumulation frees between micro-batches).
+    j.parallel = {.pp = 1};
+    CHECK(in_flight_micro_batches(j, 0) == 1);
+}
+
+TEST_CASE("recompute modes order: none > selective > full, per layer") {
+    auto j = gpt22b();
+    const auto r = layer_activations(j, profile_of(framework::megatron), false);
+    CHECK(r.none > r.selective);
+    CHECK(r.selective > r.full);
+    // Selective (Megatron) removes exactly the 5as^2b/t attention-core terms.
+    CHECK(r.none - r.selective == Approx(5.0 * 64 * 2048 * 2048 * 4 / 8));
+}

@@ -1,0 +1,100 @@
+// The composed estimator: stage layout, composition of the policies, bottleneck, reserved, replaceable policies.
+#include <catch2/catch.hpp>
+
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/model/presets.hpp"
+
+using namespace frenzy;
+
+namespace {
+job_spec llama8b_pp4() {
+    job_spec j;
+    j.model = preset("llama-3.1-8b");
+    j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 32};
+    j.parallel = {.dp = 2, .tp = 2, .pp = 4, .sequence_parallel = true, .sharding = sharding::optimizer,
+                  .recompute = recompute::selective};
+    return j;
+}
+}  // namespace
+
+TEST_CASE("stage layouts partition the model's parameters") {
+    auto j = llama8b_pp4();
+    const auto f = profile_of(framework::megatron);
+    const auto layouts = stage_layouts(j, f);
+    REQUIRE(layouts.size() == 4);
+    double sum = 0;
+    for (const auto& l : layouts) {
+        CHECK(l.layers == 8);
+        sum += l.params();
+    }
+    CHECK(layouts.front().first);
+    CHECK(layouts.back().last);
+    // tp = 2 shards everything but the norms; untied embedding: no duplicate. Sum x tp ~ whole model (norms
+    // replicated: 2 x 32 x 4096 x 2 + 4096 extra, < 0.01%).
+    auto m = j.model;
+    m.vocab = framework_vocab(j, f);
+    CHECK(sum * 2 == Approx(total_parameters(m)).epsilon(1e-4));
+    // 128256 is already a multiple of 128 x 2.
+    CHECK(framework_vocab(j, f) == 128256);
+}
+
+TEST_CASE("the peak is the sum of the breakdown, and the bottleneck is the largest stage") {
+    const memory_estimator est;
+    const auto r = est.estimate(llama8b_pp4());
+    REQUIRE(r.stages.size() == 4);
+    double worst = 0;
+    for (const auto& st : r.stages) {
+        CHECK(st.peak_allocated.value == Approx(st.breakdown.total().value));
+        worst = std::max(worst, st.peak_allocated.value);
+    }
+    CHECK(r.peak_allocated.value == Approx(worst));
+    CHECK(r.stages[static_cast<std::size_t>(r.bottleneck_stage)].peak_allocated.value == Approx(worst));
+    // 1F1B: stage 0 holds 4 micro-batches, the last one 1 (but the loss): in-flight counts are reported.
+    CHECK(r.stages[0].in_flight_micro_batches == 4);
+    CHECK(r.stages[3].in_flight_micro_batches == 1);
+    CHECK(r.peak_reserved >= r.peak_allocated);
+}
+
+TEST_CASE("more sharding, recompute and parallelism never increase the peak") {
+    const memory_estimator est;
+    auto j = llama8b_pp4();
+    const double base = est.estimate(j).peak_allocated.value;
+    auto k = j;
+    k.parallel.recompute = recompute::full;
+    CHECK(est.estimate(k).peak_allocated.value < base);
+    k = j;
+    k.parallel.sharding = sharding::none;
+    CHECK(est.estimate(k).peak_allocated.value > base);
+    k = j;
+    k.training.micro_batch = 2;
+    CHECK(est.estimate(k).peak_allocated.value > base);
+}
+
+TEST_CASE("the estimator validates the job") {
+    auto j = llama8b_pp4();
+    j.parallel.tp = 3;
+    CHECK_THROWS_AS(memory_estimator{}.estimate(j), config_error);
+}
+
+namespace {
+// A host's own activation policy: everything offloaded to the CPU.
+struct offloaded_activations {
+    activation_bytes activations(const job_spec&, const stage_layout&, const framework_profile&) const { return {}; }
+};
+struct not_a_policy {};
+}  // namespace
+
+TEST_CASE("policies are replaceable and checked by concepts") {
+    static_assert(ActivationPolicy<offloaded_activations>);
+    static_assert(!ActivationPolicy<not_a_policy>);
+    static_assert(!ModelStatePolicy<not_a_policy>);
+    static_assert(!OverheadPolicy<not_a_policy>);
+    const basic_memory_estimator<sharded_model_states, offloaded_activations> est;
+    const auto j = llama8b_pp4();
+    const auto r = est.estimate(j);
+    const auto full = memory_estimator{}.estimate(j);
+    for (std::size_t s = 0; s < r.stages.size(); ++s) {
+        CHECK(r.stages[s].breakdown.activations.value == 0);
+        CHECK(r.stages[s].breakdown.model_states().value == Approx(full.stages[s].breakdown.model_states().value));
+    }
+}
