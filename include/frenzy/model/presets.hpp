@@ -1,5 +1,6 @@
 #pragma once
 // Presets of well-known models, with their published parameter counts.
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,19 +18,144 @@ struct model_preset {
 };
 
 namespace detail {
+
+/// GPT-2 / GPT-3 / OPT block: learned positions, LayerNorm, biases on every linear, MLP of 4 x hidden,
+/// word embedding tied to the LM head (Radford et al. 2019; Brown et al. 2020 Sec. 2.1; Zhang et al. 2022).
+inline transformer_spec gpt_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                  std::int64_t vocab, std::int64_t positions, activation act = activation::gelu) {
+    return {.name = name, .layers = layers, .hidden = hidden, .heads = heads, .ffn_hidden = 4 * hidden,
+            .activation = act, .vocab = vocab, .tied_embeddings = true,
+            .position_embedding = position_embedding::learned, .max_positions = positions,
+            .norm = norm_kind::layernorm, .bias = true};
+}
+
+/// LLaMA-family block (Llama, Mistral, Mixtral, Qwen2, DeepSeek): RoPE, RMSNorm, SwiGLU, no biases.
+/// kv_heads == heads (plain multi-head attention) is stored as 0, as from_hf_config does.
+inline transformer_spec llama_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                    std::int64_t kv_heads, std::int64_t ffn, std::int64_t vocab, bool tied = false) {
+    return {.name = name, .layers = layers, .hidden = hidden, .heads = heads,
+            .kv_heads = kv_heads == heads ? 0 : kv_heads,
+            .ffn_hidden = ffn, .activation = activation::swiglu, .vocab = vocab, .tied_embeddings = tied,
+            .position_embedding = position_embedding::rope, .norm = norm_kind::rmsnorm, .bias = false};
+}
+
+/// Qwen2 / Qwen2.5: a LLaMA block with biases on the QKV projection only (HF modeling_qwen2.py).
+inline transformer_spec qwen_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                   std::int64_t kv_heads, std::int64_t ffn, std::int64_t vocab, bool tied) {
+    auto s = llama_style(name, layers, hidden, heads, kv_heads, ffn, vocab, tied);
+    s.qkv_bias = true;
+    return s;
+}
+
+/// GPT-NeoX / Pythia: RoPE (partial rotary: no extra weights), LayerNorm, biases, untied LM head, 4h GELU MLP.
+inline transformer_spec neox_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                   std::int64_t vocab) {
+    return {.name = name, .layers = layers, .hidden = hidden, .heads = heads, .ffn_hidden = 4 * hidden,
+            .activation = activation::gelu, .vocab = vocab, .tied_embeddings = false,
+            .position_embedding = position_embedding::rope, .norm = norm_kind::layernorm, .bias = true};
+}
+
+/// BLOOM: ALiBi, LayerNorm after the word embedding, biases, tied embeddings, 4h GELU MLP (BigScience 2022).
+inline transformer_spec bloom_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads) {
+    return {.name = name, .layers = layers, .hidden = hidden, .heads = heads, .ffn_hidden = 4 * hidden,
+            .activation = activation::gelu, .vocab = 250880, .tied_embeddings = true,
+            .position_embedding = position_embedding::alibi, .norm = norm_kind::layernorm, .bias = true,
+            .embedding_norm = true};
+}
+
+/// MPT: ALiBi, no biases (its LayerNorms have no bias either: counted as LayerNorm, +3h per layer, <0.01%),
+/// tied embeddings, 4h GELU MLP (mosaicml/mpt-7b config.json: no_bias, expansion_ratio 4).
+inline transformer_spec mpt_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads) {
+    return {.name = name, .layers = layers, .hidden = hidden, .heads = heads, .ffn_hidden = 4 * hidden,
+            .activation = activation::gelu, .vocab = 50432, .tied_embeddings = true,
+            .position_embedding = position_embedding::alibi, .norm = norm_kind::layernorm, .bias = false};
+}
+
+inline transformer_spec with_moe(transformer_spec s, moe_spec m) {
+    s.moe = m;
+    return s;
+}
+
 inline const std::vector<model_preset>& preset_table() {
     using A = activation;
-    using P = position_embedding;
-    using N = norm_kind;
+    // GPT-3 and OPT publish nominal sizes (names such as "2.7B"), not counts; their architectures come from
+    // the tables cited. OPT's learned position table has 2 extra rows (HF OPTLearnedPositionalEmbedding offset).
     static const std::vector<model_preset> v{
-        {{.name = "gpt3-125m", .layers = 12, .hidden = 768, .heads = 12, .ffn_hidden = 3072, .activation = A::gelu,
-          .vocab = 50257, .tied_embeddings = true, .position_embedding = P::learned, .max_positions = 2048,
-          .norm = N::layernorm, .bias = true},
-         125e6, "Brown et al. 2020 Table 2.1"},
-        {{.name = "llama-3.1-8b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn_hidden = 14336,
-          .activation = A::swiglu, .vocab = 128256, .tied_embeddings = false, .position_embedding = P::rope,
-          .norm = N::rmsnorm, .bias = false},
-         8.03e9, "meta-llama/Llama-3.1-8B config.json; model card 8.03B"},
+        // GPT-2: openai-community/gpt2* config.json; OpenAI's release names the sizes 124M/355M/774M/1558M.
+        {gpt_style("gpt2", 12, 768, 12, 50257, 1024), 124e6, "openai-community/gpt2 config.json; OpenAI GPT-2 release: 124M"},
+        {gpt_style("gpt2-medium", 24, 1024, 16, 50257, 1024), 355e6, "openai-community/gpt2-medium config.json; OpenAI GPT-2 release: 355M"},
+        {gpt_style("gpt2-large", 36, 1280, 20, 50257, 1024), 774e6, "openai-community/gpt2-large config.json; OpenAI GPT-2 release: 774M"},
+        {gpt_style("gpt2-xl", 48, 1600, 25, 50257, 1024), 1558e6, "openai-community/gpt2-xl config.json; OpenAI GPT-2 release: 1558M"},
+        // GPT-3: Brown et al. 2020 Table 2.1 (d_ff = 4 d_model, context 2048, GPT-2 vocabulary).
+        {gpt_style("gpt3-125m", 12, 768, 12, 50257, 2048), 125e6, "Brown et al. 2020 Table 2.1: GPT-3 Small 125M"},
+        {gpt_style("gpt3-350m", 24, 1024, 16, 50257, 2048), 350e6, "Brown et al. 2020 Table 2.1: GPT-3 Medium 350M (nominal)"},
+        {gpt_style("gpt3-760m", 24, 1536, 16, 50257, 2048), 760e6, "Brown et al. 2020 Table 2.1: GPT-3 Large 760M"},
+        // Table 2.1 lists 24 heads with d_head 128 for d_model 2048 (inconsistent); 16 x 128 matches 1.3B.
+        {gpt_style("gpt3-1.3b", 24, 2048, 16, 50257, 2048), 1.3e9, "Brown et al. 2020 Table 2.1: GPT-3 XL 1.3B (nominal; 16 heads of 128)"},
+        {gpt_style("gpt3-2.7b", 32, 2560, 32, 50257, 2048), 2.7e9, "Brown et al. 2020 Table 2.1: GPT-3 2.7B (nominal)"},
+        {gpt_style("gpt3-6.7b", 32, 4096, 32, 50257, 2048), 6.7e9, "Brown et al. 2020 Table 2.1: GPT-3 6.7B (nominal)"},
+        // Table 2.1 prints d_model 5140; 40 heads x d_head 128 = 5120.
+        {gpt_style("gpt3-13b", 40, 5120, 40, 50257, 2048), 13e9, "Brown et al. 2020 Table 2.1: GPT-3 13B (nominal; d_model 40 x 128)"},
+        {gpt_style("gpt3-175b", 96, 12288, 96, 50257, 2048), 175e9, "Brown et al. 2020 Table 2.1: GPT-3 175B"},
+        // OPT: Zhang et al. 2022 Table 1 and facebook/opt-* config.json (ReLU, vocab 50272, 2048 + 2 positions).
+        {gpt_style("opt-125m", 12, 768, 12, 50272, 2050, A::relu), 125e6, "Zhang et al. 2022 Table 1; facebook/opt-125m config.json"},
+        {gpt_style("opt-1.3b", 24, 2048, 32, 50272, 2050, A::relu), 1.3e9, "Zhang et al. 2022 Table 1 (nominal); facebook/opt-1.3b config.json"},
+        {gpt_style("opt-2.7b", 32, 2560, 32, 50272, 2050, A::relu), 2.7e9, "Zhang et al. 2022 Table 1 (nominal); facebook/opt-2.7b config.json"},
+        {gpt_style("opt-6.7b", 32, 4096, 32, 50272, 2050, A::relu), 6.7e9, "Zhang et al. 2022 Table 1 (nominal); facebook/opt-6.7b config.json"},
+        {gpt_style("opt-13b", 40, 5120, 40, 50272, 2050, A::relu), 13e9, "Zhang et al. 2022 Table 1 (nominal); facebook/opt-13b config.json"},
+        {gpt_style("opt-30b", 48, 7168, 56, 50272, 2050, A::relu), 30e9, "Zhang et al. 2022 Table 1 (nominal); facebook/opt-30b config.json"},
+        {gpt_style("opt-66b", 64, 9216, 72, 50272, 2050, A::relu), 66e9, "Zhang et al. 2022 Table 1 (nominal); facebook/opt-66b config.json"},
+        {gpt_style("opt-175b", 96, 12288, 96, 50272, 2050, A::relu), 175e9, "Zhang et al. 2022 Table 1 (nominal)"},
+        // LLaMA (1): Touvron et al. 2023a Table 2 (6.7B, 13.0B, 32.5B, 65.2B).
+        {llama_style("llama-7b", 32, 4096, 32, 32, 11008, 32000), 6.7e9, "Touvron et al. 2023a Table 2: 6.7B"},
+        {llama_style("llama-13b", 40, 5120, 40, 40, 13824, 32000), 13.0e9, "Touvron et al. 2023a Table 2: 13.0B"},
+        {llama_style("llama-33b", 60, 6656, 52, 52, 17920, 32000), 32.5e9, "Touvron et al. 2023a Table 2: 32.5B"},
+        {llama_style("llama-65b", 80, 8192, 64, 64, 22016, 32000), 65.2e9, "Touvron et al. 2023a Table 2: 65.2B"},
+        // Llama 2: meta-llama/Llama-2-*-hf config.json; exact counts of the released weights.
+        {llama_style("llama-2-7b", 32, 4096, 32, 32, 11008, 32000), 6738415616, "meta-llama/Llama-2-7b-hf config.json; 6,738,415,616 parameters"},
+        {llama_style("llama-2-13b", 40, 5120, 40, 40, 13824, 32000), 13015864320, "meta-llama/Llama-2-13b-hf config.json; 13,015,864,320 parameters"},
+        {llama_style("llama-2-70b", 80, 8192, 64, 8, 28672, 32000), 68976648192, "meta-llama/Llama-2-70b-hf config.json; 68,976,648,192 parameters"},
+        // Llama 3.1 / 3.2: meta-llama/Llama-3.x-* config.json; model cards / Hugging Face model pages.
+        {llama_style("llama-3.1-8b", 32, 4096, 32, 8, 14336, 128256), 8.03e9, "meta-llama/Llama-3.1-8B config.json; model page 8.03B"},
+        {llama_style("llama-3.1-70b", 80, 8192, 64, 8, 28672, 128256), 70.6e9, "meta-llama/Llama-3.1-70B config.json; model page 70.6B"},
+        {llama_style("llama-3.1-405b", 126, 16384, 128, 8, 53248, 128256), 405e9, "meta-llama/Llama-3.1-405B config.json; Llama 3 paper (Dubey et al. 2024) Table 3: 405B"},
+        {llama_style("llama-3.2-1b", 16, 2048, 32, 8, 8192, 128256, true), 1.23e9, "meta-llama/Llama-3.2-1B config.json (tied); model card 1.23B"},
+        {llama_style("llama-3.2-3b", 28, 3072, 24, 8, 8192, 128256, true), 3.21e9, "meta-llama/Llama-3.2-3B config.json (tied); model card 3.21B"},
+        // Mistral AI.
+        {llama_style("mistral-7b", 32, 4096, 32, 8, 14336, 32000), 7.24e9, "mistralai/Mistral-7B-v0.1 config.json; model page 7.24B"},
+        {with_moe(llama_style("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000), {.experts = 8, .top_k = 2}), 46.7e9,
+         "mistralai/Mixtral-8x7B-v0.1 config.json; Mistral AI 'Mixtral of experts': 46.7B total, 12.9B active"},
+        {with_moe(llama_style("mixtral-8x22b", 56, 6144, 48, 8, 16384, 32000), {.experts = 8, .top_k = 2}), 141e9,
+         "mistralai/Mixtral-8x22B-v0.1 config.json; Mistral AI 'Cheaper, Better, Faster, Stronger': 141B total, 39B active"},
+        // Qwen2.5: Qwen/Qwen2.5-* config.json; model cards give total and non-embedding parameters.
+        {qwen_style("qwen2.5-0.5b", 24, 896, 14, 2, 4864, 151936, true), 0.49e9, "Qwen/Qwen2.5-0.5B config.json; model card 0.49B"},
+        {qwen_style("qwen2.5-1.5b", 28, 1536, 12, 2, 8960, 151936, true), 1.54e9, "Qwen/Qwen2.5-1.5B config.json; model card 1.54B"},
+        {qwen_style("qwen2.5-3b", 36, 2048, 16, 2, 11008, 151936, true), 3.09e9, "Qwen/Qwen2.5-3B config.json; model card 3.09B"},
+        {qwen_style("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, false), 7.61e9, "Qwen/Qwen2.5-7B config.json; model card 7.61B"},
+        {qwen_style("qwen2.5-14b", 48, 5120, 40, 8, 13824, 152064, false), 14.7e9, "Qwen/Qwen2.5-14B config.json; model card 14.7B"},
+        {qwen_style("qwen2.5-32b", 64, 5120, 40, 8, 27648, 152064, false), 32.5e9, "Qwen/Qwen2.5-32B config.json; model card 32.5B"},
+        {qwen_style("qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, false), 72.7e9, "Qwen/Qwen2.5-72B config.json; model card 72.7B"},
+        // Qwen1.5-MoE: 60 routed experts of 1408 + a shared expert of 5632 = 4 x 1408 (its 1-output gate,
+        // hidden parameters a layer, is not counted).
+        {with_moe(qwen_style("qwen1.5-moe-a2.7b", 24, 2048, 16, 16, 5632, 151936, false),
+                  {.experts = 60, .top_k = 4, .expert_ffn_hidden = 1408, .shared_experts = 4}),
+         14.3e9, "Qwen/Qwen1.5-MoE-A2.7B config.json; Qwen blog: 14.3B total, 2.7B active"},
+        // DeepSeekMoE: first layer dense (ffn 10944), then 2 shared + 64 routed experts of 1408, top-6.
+        {with_moe(llama_style("deepseek-moe-16b", 28, 2048, 16, 16, 10944, 102400),
+                  {.experts = 64, .top_k = 6, .expert_ffn_hidden = 1408, .shared_experts = 2, .dense_layers = 1}),
+         16.4e9, "deepseek-ai/deepseek-moe-16b-base config.json; Dai et al. 2024: 16.4B total, 2.8B active"},
+        // EleutherAI.
+        {neox_style("gpt-neox-20b", 44, 6144, 64, 50432), 20554567680, "Black et al. 2022 Table 1: 20,554,567,680; EleutherAI/gpt-neox-20b config.json"},
+        {neox_style("pythia-1b", 16, 2048, 8, 50304), 1011781632, "Biderman et al. 2023 Table 1: 1,011,781,632"},
+        {neox_style("pythia-6.9b", 32, 4096, 32, 50432), 6857302016, "Biderman et al. 2023 Table 1: 6,857,302,016"},
+        {neox_style("pythia-12b", 36, 5120, 40, 50688), 11846072320, "Biderman et al. 2023 Table 1: 11,846,072,320"},
+        // BigScience BLOOM: model cards give exact counts.
+        {bloom_style("bloom-560m", 24, 1024, 16), 559214592, "bigscience/bloom-560m model card: 559,214,592"},
+        {bloom_style("bloom-7b1", 30, 4096, 32), 7069016064, "bigscience/bloom-7b1 model card: 7,069,016,064"},
+        {bloom_style("bloom-176b", 70, 14336, 112), 176247271424, "bigscience/bloom model card: 176,247,271,424"},
+        // MosaicML MPT.
+        {mpt_style("mpt-7b", 32, 4096, 32), 6.7e9, "mosaicml/mpt-7b config.json; model card 6.7B"},
+        {mpt_style("mpt-30b", 48, 7168, 64), 29.95e9, "mosaicml/mpt-30b config.json; model card 29.95B"},
     };
     return v;
 }

@@ -1,0 +1,139 @@
+// Presets: every architecture reproduces its publisher's parameter count; names follow DESIGN.md.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "frenzy/model/presets.hpp"
+
+using namespace frenzy;
+
+namespace {
+
+/// True when `x` has at most two significant digits (350e6, 1.3e9, 13e9, 2.7e9), i.e. it is a size name.
+bool two_significant_digits(double x) {
+    const double scale = std::pow(10.0, std::floor(std::log10(x)) - 1);
+    const double m = x / scale;
+    return std::fabs(m - std::round(m)) < 1e-9 * m;
+}
+
+/// Tolerance against a published figure. A precise figure (three or more significant digits, or an exact
+/// count) must agree within 1%. A two-digit size name is nominal: GPT-3's Table 2.1 calls a model of
+/// 2,651,553,280 parameters "2.7B" (-1.8%) and one of 355.9M "350M" (+1.7%) from its own architecture table,
+/// and OPT reuses those names; for such names we allow 2%.
+double tolerance_for(double published) { return two_significant_digits(published) ? 0.02 : 0.01; }
+
+}  // namespace
+
+TEST_CASE("tolerance rule classifies figures") {
+    CHECK(two_significant_digits(350e6));
+    CHECK(two_significant_digits(2.7e9));
+    CHECK(two_significant_digits(13e9));
+    CHECK_FALSE(two_significant_digits(125e6));
+    CHECK_FALSE(two_significant_digits(8.03e9));
+    CHECK_FALSE(two_significant_digits(6738415616.0));
+    CHECK_FALSE(two_significant_digits(175e9));
+}
+
+TEST_CASE("every preset matches its published parameter count") {
+    std::printf("%-20s %18s %18s %8s %5s\n", "preset", "computed", "published", "error%", "tol%");
+    for (const auto& p : model_presets()) {
+        const double computed = total_parameters(p.spec);
+        const double err = computed / p.published_parameters - 1.0;
+        const double tol = tolerance_for(p.published_parameters);
+        std::printf("%-20s %18.0f %18.0f %+8.3f %5.1f\n", p.spec.name.c_str(), computed, p.published_parameters,
+                    100 * err, 100 * tol);
+        INFO(p.spec.name << ": computed " << computed << " vs published " << p.published_parameters << " ("
+                         << p.source << ")");
+        CHECK(std::fabs(err) <= tol);
+    }
+}
+
+TEST_CASE("mixture-of-experts presets match their published active parameters") {
+    // Publishers' active-per-token figures, same tolerance rule as the totals.
+    struct row {
+        const char* name;
+        double active;
+    };
+    const row rows[] = {{"mixtral-8x7b", 12.9e9},      // Mistral AI, "Mixtral of experts": 12.9B per token
+                        {"mixtral-8x22b", 39e9},       // Mistral AI: 39B active
+                        {"qwen1.5-moe-a2.7b", 2.7e9},  // Qwen: 2.7B activated
+                        {"deepseek-moe-16b", 2.8e9}};  // Dai et al. 2024: 2.8B activated
+    for (const auto& r : rows) {
+        const double a = active_parameters(preset(r.name));
+        INFO(r.name << ": active " << a << " vs published " << r.active);
+        CHECK(std::fabs(a / r.active - 1) <= tolerance_for(r.active));
+        CHECK(a < total_parameters(preset(r.name)));
+    }
+}
+
+TEST_CASE("presets: names, count, validity") {
+    const auto all = model_presets();
+    REQUIRE(all.size() >= 20);
+    std::set<std::string> names;
+    for (const auto& p : all) {
+        INFO(p.spec.name);
+        CHECK(names.insert(p.spec.name).second);  // unique
+        // lowercase-hyphenated: [a-z0-9.] words joined by single hyphens
+        const auto& n = p.spec.name;
+        REQUIRE_FALSE(n.empty());
+        CHECK(n.front() != '-');
+        CHECK(n.back() != '-');
+        CHECK(n.find("--") == std::string::npos);
+        for (char c : n) CHECK(((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-'));
+        CHECK(std::string(p.source).size() > 5);
+        CHECK_NOTHROW(validate(p.spec));
+        CHECK(&preset(n) == &p.spec);
+        // learned-position models carry their table size so counts do not depend on the sequence length
+        if (p.spec.position_embedding == position_embedding::learned) CHECK(p.spec.max_positions > 0);
+    }
+    // The names DESIGN.md promises.
+    for (const char* n : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-125m", "gpt3-350m", "gpt3-1.3b",
+                          "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b", "opt-125m", "opt-1.3b", "opt-6.7b",
+                          "opt-13b", "opt-30b", "opt-66b", "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3.1-8b",
+                          "llama-3.1-70b", "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "mistral-7b",
+                          "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-72b", "gpt-neox-20b", "bloom-176b"}) {
+        INFO(n);
+        CHECK(names.count(n) == 1);
+    }
+}
+
+TEST_CASE("architecture details of some presets") {
+    const auto& q = preset("qwen2.5-7b");
+    CHECK(q.qkv_bias);
+    CHECK_FALSE(q.bias);
+    CHECK(q.kv() == 4);
+    const auto& b = preset("bloom-176b");
+    CHECK(b.position_embedding == position_embedding::alibi);
+    CHECK(b.embedding_norm);
+    CHECK(b.bias);
+    CHECK(b.tied_embeddings);
+    CHECK(b.norm == norm_kind::layernorm);
+    const auto& n = preset("gpt-neox-20b");
+    CHECK(n.position_embedding == position_embedding::rope);
+    CHECK_FALSE(n.tied_embeddings);
+    CHECK(n.bias);
+    const auto& m = preset("mixtral-8x7b");
+    CHECK(m.moe.experts == 8);
+    CHECK(m.moe.top_k == 2);
+    CHECK(m.kv() == 8);
+    CHECK(preset("gpt2").max_positions == 1024);
+    CHECK(preset("gpt3-175b").max_positions == 2048);
+    CHECK(preset("opt-66b").max_positions == 2050);
+    CHECK(preset("opt-66b").activation == activation::relu);
+    CHECK(preset("llama-2-70b").kv() == 8);
+    CHECK(preset("llama-2-7b").kv() == 32);
+}
+
+TEST_CASE("an unknown preset name is an error listing the known names") {
+    using Catch::Matchers::Contains;
+    try {
+        (void)preset("llama-9-1t");
+        FAIL("no error");
+    } catch (const config_error& e) {
+        CHECK_THAT(e.what(), Contains("llama-9-1t") && Contains("model.preset") && Contains("gpt2-xl") &&
+                                 Contains("mixtral-8x22b") && Contains("bloom-176b"));
+    }
+}
