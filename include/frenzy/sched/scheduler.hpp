@@ -1,0 +1,126 @@
+#pragma once
+// What a scheduling policy sees (the jobs waiting and running, the cluster) and what it decides (start a job on a
+// plan and an allocation, preempt a job, reject a job with a reason). HAS and every baseline implement the
+// `Scheduler` concept; `any_scheduler` erases the type for hosts that choose at run time.
+#include <concepts>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "frenzy/plan/plan.hpp"
+#include "frenzy/sched/cluster_state.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// Ranked plans of a job: the planner's answer, or any host's own.
+using plan_provider = std::function<plan_result(const job_spec&)>;
+
+/// One job as a scheduler sees it at the time of a decision.
+struct job_view {
+    int id = 0;
+    double submit_s = 0;
+    const std::vector<plan>* plans = nullptr;  ///< feasible plans, best first (never null for an active job)
+    double total_tokens = 0;
+    int requested_gpus = 0;                    ///< the user's request (0 = none)
+    std::string_view requested_type;           ///< the user's request ("" = none)
+    bool running = false;
+    double progress = 0;          ///< fraction of total_tokens done, counting only checkpointed work when waiting
+    double attained_gpu_s = 0;    ///< GPU-seconds of service received so far (Tiresias' 2D attained service)
+    double executed_s = 0;        ///< wall seconds run so far
+    double queued_since_s = 0;    ///< when it last entered the queue (waiting jobs)
+    int oom_failures = 0;         ///< launches that ran out of memory (baselines that honour user requests)
+    int launches = 0;
+    // running jobs only:
+    const plan* current = nullptr;
+    const allocation* alloc = nullptr;
+    double predicted_end_s = 0;   ///< with the current plan, including any remaining start-up time
+
+    /// Seconds the rest of the job takes with plan `p` (start-up excluded).
+    double remaining_s(const plan& p) const {
+        return p.tokens_per_s > 0 ? (1.0 - progress) * total_tokens / p.tokens_per_s : 0.0;
+    }
+};
+
+/// The state a decision is made on.
+struct sched_context {
+    double now = 0;
+    const cluster_state* cluster = nullptr;
+    std::span<const job_view> jobs;  ///< active jobs (waiting and running), in arrival order
+};
+
+struct start_decision {
+    int job = 0;
+    plan p;              ///< one of the job's plans; for a launch that will run out of memory, see `oom`
+    allocation alloc;
+    bool oom = false;    ///< the request does not fit in memory: the launch crashes after its start-up
+};
+struct reject_decision {
+    int job = 0;
+    std::string reason;
+};
+
+/// Preemptions are applied before starts.
+struct sched_decisions {
+    std::vector<int> preempt;
+    std::vector<start_decision> start;
+    std::vector<reject_decision> reject;
+};
+
+/// A scheduling policy. `round_s() > 0` asks to be called every round; `event_driven()` asks to be called after
+/// every arrival, completion and failure.
+template <class S>
+concept Scheduler = requires(S& s, const sched_context& c) {
+    { s.schedule(c) } -> std::same_as<sched_decisions>;
+    { s.name() } -> std::convertible_to<std::string_view>;
+    { s.round_s() } -> std::convertible_to<double>;
+    { s.event_driven() } -> std::convertible_to<bool>;
+};
+
+/// Type-erased scheduler, for hosts that pick the policy at run time.
+class any_scheduler {
+public:
+    template <Scheduler S>
+    any_scheduler(S s) : self_(std::make_shared<model<S>>(std::move(s))) {}  // NOLINT: implicit by design
+    sched_decisions schedule(const sched_context& c) { return self_->schedule(c); }
+    std::string_view name() const { return self_->name(); }
+    double round_s() const { return self_->round_s(); }
+    bool event_driven() const { return self_->event_driven(); }
+
+private:
+    struct concept_t {
+        virtual ~concept_t() = default;
+        virtual sched_decisions schedule(const sched_context&) = 0;
+        virtual std::string_view name() const = 0;
+        virtual double round_s() const = 0;
+        virtual bool event_driven() const = 0;
+    };
+    template <class S>
+    struct model final : concept_t {
+        S s;
+        explicit model(S x) : s(std::move(x)) {}
+        sched_decisions schedule(const sched_context& c) override { return s.schedule(c); }
+        std::string_view name() const override { return s.name(); }
+        double round_s() const override { return static_cast<double>(s.round_s()); }
+        bool event_driven() const override { return s.event_driven(); }
+    };
+    std::shared_ptr<concept_t> self_;
+};
+static_assert(Scheduler<any_scheduler>);
+
+namespace detail {
+/// Fastest plan of a job on GPU type `gpu` using at most `max_gpus` GPUs; null if none (the job does not fit in
+/// `max_gpus` GPUs of that type). Baselines that honour a user's GPU count use this.
+inline const plan* plan_for_request(const std::vector<plan>& plans, std::string_view gpu, int max_gpus) {
+    const plan* best = nullptr;
+    for (const auto& p : plans)
+        if (p.gpu == gpu && p.gpus <= max_gpus && (!best || p.tokens_per_s > best->tokens_per_s)) best = &p;
+    return best;
+}
+}  // namespace detail
+
+}  // namespace frenzy

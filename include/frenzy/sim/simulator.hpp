@@ -1,0 +1,555 @@
+#pragma once
+// Discrete-event, trace-driven cluster simulator. It is the `cluster_backend` of an `orchestrator` and drives any
+// `Scheduler` (HAS or a baseline). Deterministic: events at equal times run in insertion order, randomness (node
+// failures) comes only from the explicit seed. Models job start-up and restart costs, checkpoint-based restart
+// after node failures, out-of-memory crashes of user-sized requests, and times every scheduling decision.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <queue>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/hw/cluster.hpp"
+#include "frenzy/plan/plan.hpp"
+#include "frenzy/sched/cluster_state.hpp"
+#include "frenzy/sched/scheduler.hpp"
+#include "frenzy/sim/trace.hpp"
+
+namespace frenzy {
+
+struct sim_options {
+    double startup_s = 30;   ///< first launch of a job: container start, model load, NCCL init
+    double restart_s = 30;   ///< every later launch (after preemption, failure, OOM): also reloads a checkpoint
+    std::uint64_t seed = 1;
+    double node_mtbf_s = 0;      ///< mean time between failures of one node (exponential); 0 = no failures
+    double node_repair_s = 3600; ///< a failed node comes back after this
+    double checkpoint_interval_s = 0;  ///< 0 = each job's training.checkpoint_interval_s
+    bool check_invariants = true;      ///< re-verify orchestrator accounting after every event batch
+    bool record_log = false;           ///< keep the event log in sim_result::log
+    std::function<void(double done_fraction, double now_s)> progress;  ///< called after event batches
+};
+
+enum class job_outcome { completed, infeasible };
+
+/// One job's life in a run.
+struct job_record {
+    std::string job_id;
+    std::string model;
+    double submit_s = 0;
+    double first_start_s = -1;
+    double end_s = -1;
+    job_outcome outcome = job_outcome::infeasible;
+    std::string reason;        ///< why it could not run (infeasible jobs)
+    std::string gpu;           ///< type of its last run
+    int gpus = 0;              ///< GPUs of its last run
+    int launches = 0;
+    int preemptions = 0;
+    int node_failures = 0;
+    int oom_failures = 0;
+    double gpu_seconds = 0;    ///< GPU-seconds held (start-up and lost work included)
+    double jct() const { return end_s - submit_s; }
+};
+
+/// The DESIGN.md "simulate" metrics.
+struct sim_metrics {
+    std::string policy;
+    int jobs = 0;
+    int completed = 0;
+    double avg_jct_s = 0, p50_jct_s = 0, p99_jct_s = 0;
+    double makespan_s = 0;       ///< last completion minus first submission
+    double avg_queue_s = 0;      ///< mean of first start minus submission, completed jobs
+    double gpu_utilization = 0;  ///< GPU-seconds held / (GPUs x makespan)
+    int failed_jobs = 0;         ///< jobs reported infeasible
+    int sched_calls = 0;
+    double sched_mean_us = 0, sched_p99_us = 0;
+};
+
+struct sim_log_entry {
+    double t = 0;
+    std::string what;  ///< arrival, start, complete, oom, preempt, node-fail, node-recover, reject, tick
+    int job = -1;      ///< job index (or node index for node events)
+};
+
+struct sim_result {
+    sim_metrics metrics;
+    std::vector<job_record> jobs;     ///< in trace order (sorted by submission)
+    std::vector<double> decision_us;  ///< wall time of every scheduling decision
+    std::vector<sim_log_entry> log;   ///< when sim_options::record_log
+};
+
+inline nlohmann::json to_json(const sim_metrics& m) {
+    return {{"policy", m.policy}, {"jobs", m.jobs}, {"completed", m.completed}, {"avg_jct_s", m.avg_jct_s},
+            {"p50_jct_s", m.p50_jct_s}, {"p99_jct_s", m.p99_jct_s}, {"makespan_s", m.makespan_s},
+            {"avg_queue_s", m.avg_queue_s}, {"gpu_utilization", m.gpu_utilization}, {"failed_jobs", m.failed_jobs},
+            {"sched_calls", m.sched_calls}, {"sched_mean_us", m.sched_mean_us}, {"sched_p99_us", m.sched_p99_us}};
+}
+
+/// Per-job CSV: one row per job.
+inline void write_jobs_csv(std::ostream& out, const sim_result& r) {
+    out << "policy,job_id,model,submit_s,first_start_s,end_s,jct_s,status,gpu,gpus,launches,preemptions,"
+           "node_failures,oom_failures,gpu_seconds,reason\n";
+    for (const auto& j : r.jobs) {
+        std::string reason = j.reason;
+        std::replace(reason.begin(), reason.end(), ',', ';');
+        out << r.metrics.policy << ',' << j.job_id << ',' << j.model << ',' << detail::fmt_num(j.submit_s) << ','
+            << detail::fmt_num(j.first_start_s) << ',' << detail::fmt_num(j.end_s) << ','
+            << (j.outcome == job_outcome::completed ? detail::fmt_num(j.jct()) : std::string{}) << ','
+            << (j.outcome == job_outcome::completed ? "completed" : "infeasible") << ',' << j.gpu << ',' << j.gpus << ','
+            << j.launches << ',' << j.preemptions << ',' << j.node_failures << ',' << j.oom_failures << ','
+            << detail::fmt_num(j.gpu_seconds) << ',' << reason << '\n';
+    }
+}
+
+/// Memoises a plan provider on (model, seq_len, global_batch, micro_batch, precision): step times and memory do
+/// not depend on the token budget, so only est_time, gpu_hours and cost are rescaled to each job's total_tokens.
+inline plan_provider cached_plan_provider(plan_provider inner) {
+    auto cache = std::make_shared<std::map<std::string, plan_result>>();
+    return [inner = std::move(inner), cache](const job_spec& j) -> plan_result {
+        const std::string key = j.model.name + "|" + std::to_string(j.training.seq_len) + "|" +
+                                std::to_string(j.training.global_batch) + "|" + std::to_string(j.training.micro_batch) +
+                                "|" + std::string(to_string(j.training.precision));
+        auto it = cache->find(key);
+        if (j.model.name.empty() || it == cache->end()) {
+            plan_result r = inner(j);
+            if (j.model.name.empty()) return r;
+            it = cache->emplace(key, std::move(r)).first;
+        }
+        plan_result r = it->second;
+        for (auto& p : r.plans) {
+            if (!(p.tokens_per_s > 0)) continue;
+            const double old = p.est_time.value;
+            p.est_time = seconds{j.training.total_tokens / p.tokens_per_s};
+            p.gpu_hours = p.est_time.value * p.gpus / 3600.0;
+            if (old > 0) p.cost *= p.est_time.value / old;
+        }
+        return r;
+    };
+}
+
+namespace detail {
+
+/// Nearest-rank percentile of sorted values.
+inline double percentile(const std::vector<double>& sorted, double q) {
+    if (sorted.empty()) return 0;
+    const auto n = sorted.size();
+    auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+    k = std::clamp<std::size_t>(k, 1, n);
+    return sorted[k - 1];
+}
+
+class simulation final : public cluster_backend {
+public:
+    simulation(const cluster_spec& cluster, std::span<const trace_job> trace, const plan_provider& plans,
+               any_scheduler& sched, const sim_options& opt)
+        : orch_(cluster, *this), sched_(sched), opt_(opt), rng_(opt.seed) {
+        const auto& cs = orch_.state();
+        jobs_.resize(trace.size());
+        for (std::size_t i = 0; i < trace.size(); ++i) {
+            auto& j = jobs_[i];
+            j.row = &trace[i];
+            j.rec.job_id = trace[i].job_id;
+            j.rec.model = trace[i].model;
+            j.rec.submit_s = trace[i].submit_s;
+            const job_spec spec = to_job_spec(trace[i]);
+            j.ckpt_s = opt.checkpoint_interval_s > 0 ? opt.checkpoint_interval_s : spec.training.checkpoint_interval_s;
+            plan_result pr = plans(spec);
+            std::string why;
+            for (auto& p : pr.plans) {
+                const int t = cs.type_index(p.gpu);
+                if (t < 0 || !(p.tokens_per_s > 0) || p.gpus < 1) continue;
+                if (p.gpus > cs.total_gpus(t)) {
+                    why = "needs " + std::to_string(p.gpus) + " x " + p.gpu + ", cluster has " + std::to_string(cs.total_gpus(t));
+                    continue;
+                }
+                j.plans.push_back(std::move(p));
+            }
+            if (j.plans.empty()) {
+                std::string r;
+                for (const auto& x : pr.infeasible) r += (r.empty() ? "" : "; ") + x.gpu + ": " + x.reason;
+                if (r.empty()) r = why.empty() ? "no feasible plan on this cluster's GPU types" : why;
+                j.reject_reason = "no feasible plan: " + r;
+            }
+            push(trace[i].submit_s, ev_arrival, static_cast<int>(i), 0);
+        }
+        if (opt.node_mtbf_s > 0)
+            for (std::size_t n = 0; n < cs.nodes().size(); ++n)
+                push(exp_sample(opt.node_mtbf_s), ev_node_fail, static_cast<int>(n), 0);
+    }
+
+    sim_result run() {
+        const double round = sched_.round_s();
+        while (!events_.empty() && finished_ < static_cast<int>(jobs_.size())) {
+            const double t = events_.top().t;
+            if (t < now_) throw error("simulator: time went back from " + std::to_string(now_) + " to " + std::to_string(t));
+            now_ = t;
+            bool changed = false, tick = false;
+            while (!events_.empty() && events_.top().t == t) {
+                const event e = events_.top();
+                events_.pop();
+                switch (e.kind) {
+                    case ev_arrival: changed |= on_arrival(e.a); break;
+                    case ev_complete: changed |= on_complete(e.a, e.gen); break;
+                    case ev_oom: changed |= on_oom(e.a, e.gen); break;
+                    case ev_node_fail: changed |= on_node_fail(e.a); break;
+                    case ev_node_recover: changed |= on_node_recover(e.a); break;
+                    case ev_tick:
+                        tick_pending_ = false;
+                        tick = true;
+                        log("tick", -1);
+                        break;
+                }
+            }
+            if (finished_ == static_cast<int>(jobs_.size())) break;
+            const bool active = running_ + waiting_ > 0;
+            bool started = false, decided = false;
+            if (active && ((changed && sched_.event_driven()) || tick)) {
+                started = decide();
+                decided = true;
+            }
+            if (round > 0 && running_ + waiting_ > 0 && !tick_pending_) {
+                push(tick ? now_ + round : std::ceil(now_ / round) * round, ev_tick, -1, 0);
+                tick_pending_ = true;
+            }
+            if (opt_.check_invariants) verify();
+            if (decided && waiting_ > 0 && running_ == 0 && !started && pending_progress_events_ == 0) {
+                // Nothing runs, nothing will arrive or recover: the waiting jobs can never start.
+                for (std::size_t i = 0; i < jobs_.size(); ++i)
+                    if (jobs_[i].ph == phase::waiting)
+                        reject(static_cast<int>(i), "policy " + std::string(sched_.name()) +
+                                                        " could not place it on the idle cluster");
+            }
+            if (opt_.progress) opt_.progress(static_cast<double>(finished_) / static_cast<double>(jobs_.size()), now_);
+        }
+        return finish();
+    }
+
+    // cluster_backend
+    void launch(int id, const plan& p, const allocation& a) override {
+        auto& j = jobs_[static_cast<std::size_t>(id)];
+        const double cost = j.rec.launches == 0 ? opt_.startup_s : opt_.restart_s;
+        j.rec.launches++;
+        if (j.rec.first_start_s < 0) j.rec.first_start_s = now_;
+        j.ph = phase::running;
+        j.cur = p;
+        j.alloc = a;
+        j.run_start = now_;
+        j.compute_start = now_ + cost;
+        j.rec.gpu = p.gpu;
+        j.rec.gpus = a.gpus();
+        ++j.gen;
+        ++running_;
+        --waiting_;
+        if (launch_oom_) {
+            j.oom_run = true;
+            push(now_ + cost, ev_oom, id, j.gen);
+        } else {
+            j.oom_run = false;
+            j.rate = p.tokens_per_s / j.row->total_tokens;
+            push(j.compute_start + (1.0 - j.progress) / j.rate, ev_complete, id, j.gen);
+        }
+        ++pending_progress_events_;
+        log(launch_oom_ ? "start-oom" : "start", id);
+    }
+    void stop(int id) override {  // preemption: the job checkpoints, then stops
+        auto& j = jobs_[static_cast<std::size_t>(id)];
+        j.progress = progress_at(j, now_);
+        end_run(j);
+        j.rec.preemptions++;
+        log("preempt", id);
+    }
+
+private:
+    enum ev_kind { ev_arrival, ev_complete, ev_oom, ev_node_fail, ev_node_recover, ev_tick };
+    struct event {
+        double t;
+        std::uint64_t seq;
+        ev_kind kind;
+        int a;
+        std::uint64_t gen;
+        bool operator>(const event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+    };
+    enum class phase { pending, waiting, running, done };
+    struct job {
+        const trace_job* row = nullptr;
+        std::vector<plan> plans;
+        std::string reject_reason;
+        phase ph = phase::pending;
+        double ckpt_s = 3600;
+        double progress = 0;  // checkpointed progress at the start of the current run
+        double attained = 0, executed = 0;
+        double queued_since = 0;
+        int oom = 0;
+        // current run
+        plan cur;
+        allocation alloc;
+        bool oom_run = false;
+        double run_start = 0, compute_start = 0, rate = 0;
+        std::uint64_t gen = 0;
+        job_record rec;
+    };
+
+    void push(double t, ev_kind k, int a, std::uint64_t gen) { events_.push({t, seq_++, k, a, gen}); }
+    double exp_sample(double mean) {  // inverse-CDF on mt19937_64 bits: identical on every standard library
+        const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+        return -std::log1p(-u) * mean;
+    }
+    void log(const char* what, int id) {
+        if (opt_.record_log) log_.push_back({now_, what, id});
+    }
+    double progress_at(const job& j, double t) const {
+        if (j.ph != phase::running || j.oom_run) return j.progress;
+        return std::min(1.0, j.progress + j.rate * std::max(0.0, t - j.compute_start));
+    }
+    /// Common bookkeeping when a run ends (any reason); the job goes back to the queue.
+    void end_run(job& j) {
+        const double held = now_ - j.run_start;
+        j.attained += held * j.alloc.gpus();
+        j.executed += held;
+        j.rec.gpu_seconds += held * j.alloc.gpus();
+        busy_gpu_s_ += held * j.alloc.gpus();
+        j.ph = phase::waiting;
+        j.queued_since = now_;
+        ++j.gen;  // invalidates its pending completion/oom event
+        --running_;
+        ++waiting_;
+        --pending_progress_events_;
+    }
+
+    bool on_arrival(int id) {
+        auto& j = jobs_[static_cast<std::size_t>(id)];
+        log("arrival", id);
+        if (!j.reject_reason.empty()) {
+            j.ph = phase::waiting;
+            ++waiting_;
+            reject(id, j.reject_reason);
+            return false;
+        }
+        j.ph = phase::waiting;
+        j.queued_since = now_;
+        ++waiting_;
+        return true;
+    }
+    bool on_complete(int id, std::uint64_t gen) {
+        auto& j = jobs_[static_cast<std::size_t>(id)];
+        if (j.gen != gen || j.ph != phase::running) return false;
+        orch_.finished(id);
+        j.progress = 1;
+        end_run(j);
+        --waiting_;
+        j.ph = phase::done;
+        j.rec.outcome = job_outcome::completed;
+        j.rec.end_s = now_;
+        ++finished_;
+        log("complete", id);
+        return true;
+    }
+    bool on_oom(int id, std::uint64_t gen) {
+        auto& j = jobs_[static_cast<std::size_t>(id)];
+        if (j.gen != gen || j.ph != phase::running) return false;
+        orch_.finished(id);
+        end_run(j);
+        j.oom++;
+        j.rec.oom_failures++;
+        log("oom", id);
+        return true;
+    }
+    bool on_node_fail(int node) {
+        log("node-fail", node);
+        auto hit = orch_.node_failed(node);
+        for (int id : hit) {
+            auto& j = jobs_[static_cast<std::size_t>(id)];
+            if (!j.oom_run) {
+                // Restart from the last checkpoint: checkpoints are written every ckpt_s of computing.
+                const double ran = std::max(0.0, now_ - j.compute_start);
+                const double kept = std::floor(ran / j.ckpt_s) * j.ckpt_s;
+                j.progress = std::min(1.0, j.progress + j.rate * kept);
+            }
+            end_run(j);
+            j.rec.node_failures++;
+        }
+        push(now_ + opt_.node_repair_s, ev_node_recover, node, 0);
+        ++pending_progress_events_;
+        return true;
+    }
+    bool on_node_recover(int node) {
+        log("node-recover", node);
+        orch_.node_recovered(node);
+        --pending_progress_events_;
+        if (finished_ < static_cast<int>(jobs_.size())) push(now_ + exp_sample(opt_.node_mtbf_s), ev_node_fail, node, 0);
+        return true;
+    }
+    void reject(int id, const std::string& why) {
+        auto& j = jobs_[static_cast<std::size_t>(id)];
+        if (j.ph != phase::waiting) throw error("simulator: policy rejected job " + j.rec.job_id + " which is not waiting");
+        j.ph = phase::done;
+        --waiting_;
+        j.rec.outcome = job_outcome::infeasible;
+        j.rec.reason = why;
+        ++finished_;
+        log("reject", id);
+    }
+
+    /// One scheduling decision: build the views, time the policy, apply its decisions. True if anything started.
+    bool decide() {
+        views_.clear();
+        for (std::size_t i = 0; i < jobs_.size(); ++i) {
+            auto& j = jobs_[i];
+            if (j.ph != phase::waiting && j.ph != phase::running) continue;
+            job_view v;
+            v.id = static_cast<int>(i);
+            v.submit_s = j.row->submit_s;
+            v.plans = &j.plans;
+            v.total_tokens = j.row->total_tokens;
+            v.requested_gpus = j.row->requested_gpus;
+            v.requested_type = j.row->requested_type;
+            v.running = j.ph == phase::running;
+            v.progress = progress_at(j, now_);
+            const double held = v.running ? now_ - j.run_start : 0.0;
+            v.attained_gpu_s = j.attained + (v.running ? held * j.alloc.gpus() : 0.0);
+            v.executed_s = j.executed + held;
+            v.queued_since_s = j.queued_since;
+            v.oom_failures = j.oom;
+            v.launches = j.rec.launches;
+            if (v.running) {
+                v.current = &j.cur;
+                v.alloc = &j.alloc;
+                v.predicted_end_s = j.oom_run ? j.compute_start
+                                              : std::max(now_, j.compute_start) + (1.0 - v.progress) / j.rate;
+            }
+            views_.push_back(v);
+        }
+        sched_context ctx{now_, &orch_.state(), views_};
+        const auto t0 = std::chrono::steady_clock::now();
+        sched_decisions d = sched_.schedule(ctx);
+        const auto t1 = std::chrono::steady_clock::now();
+        decision_us_.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+
+        for (const auto& r : d.reject) reject(r.job, r.reason);
+        for (int id : d.preempt) {
+            auto& j = jobs_.at(static_cast<std::size_t>(id));
+            if (j.ph != phase::running) throw error("simulator: policy preempted job " + j.rec.job_id + " which is not running");
+            orch_.stop(id);
+        }
+        for (const auto& s : d.start) {
+            auto& j = jobs_.at(static_cast<std::size_t>(s.job));
+            if (j.ph != phase::waiting) throw error("simulator: policy started job " + j.rec.job_id + " which is not waiting");
+            if (!s.oom && std::find(j.plans.begin(), j.plans.end(), s.p) == j.plans.end()) {
+                // A policy may hold more GPUs than a plan uses (user-sized requests); the plan itself must be one
+                // of the job's feasible plans on that type.
+                bool ok = false;
+                for (const auto& q : j.plans)
+                    if (q.gpu == s.p.gpu && q.gpus <= s.p.gpus && q.tokens_per_s == s.p.tokens_per_s && q.parallel == s.p.parallel) ok = true;
+                if (!ok) throw error("simulator: policy started job " + j.rec.job_id + " on a plan that is not one of its feasible plans");
+            }
+            launch_oom_ = s.oom;
+            orch_.start(s.job, s.p, s.alloc);
+            launch_oom_ = false;
+        }
+        return !d.start.empty();
+    }
+
+    void verify() const {
+        const auto& cs = orch_.state();
+        if (auto e = cs.check_invariants(); !e.empty()) throw error("simulator: orchestrator invariant broken: " + e);
+        int running = 0;
+        for (std::size_t i = 0; i < jobs_.size(); ++i) {
+            const auto& j = jobs_[i];
+            const auto* h = cs.holding(static_cast<int>(i));
+            if (j.ph == phase::running) {
+                ++running;
+                if (!h) throw error("simulator: running job " + j.rec.job_id + " holds no GPUs");
+                if (cs.types()[static_cast<std::size_t>(h->type)] != j.cur.gpu)
+                    throw error("simulator: job " + j.rec.job_id + " runs on a GPU type other than its plan's");
+                if (h->gpus() != j.cur.gpus) throw error("simulator: job " + j.rec.job_id + " holds a GPU count other than its plan's");
+            } else if (h) {
+                throw error("simulator: job " + j.rec.job_id + " holds GPUs while not running");
+            }
+        }
+        if (running != running_) throw error("simulator: running job count out of balance");
+    }
+
+    sim_result finish() {
+        sim_result r;
+        auto& m = r.metrics;
+        m.policy = std::string(sched_.name());
+        m.jobs = static_cast<int>(jobs_.size());
+        std::vector<double> jct;
+        double queue = 0, first = std::numeric_limits<double>::infinity(), last = 0;
+        for (auto& j : jobs_) {
+            first = std::min(first, j.row->submit_s);
+            if (j.rec.outcome == job_outcome::completed) {
+                jct.push_back(j.rec.jct());
+                queue += j.rec.first_start_s - j.rec.submit_s;
+                last = std::max(last, j.rec.end_s);
+            } else {
+                ++m.failed_jobs;
+            }
+            r.jobs.push_back(j.rec);
+        }
+        m.completed = static_cast<int>(jct.size());
+        if (!jct.empty()) {
+            double s = 0;
+            for (double x : jct) s += x;
+            m.avg_jct_s = s / static_cast<double>(jct.size());
+            m.avg_queue_s = queue / static_cast<double>(jct.size());
+            std::sort(jct.begin(), jct.end());
+            m.p50_jct_s = percentile(jct, 0.50);
+            m.p99_jct_s = percentile(jct, 0.99);
+            m.makespan_s = last - first;
+            const double cap = static_cast<double>(orch_.state().total_gpus()) * m.makespan_s;
+            m.gpu_utilization = cap > 0 ? busy_gpu_s_ / cap : 0;
+        }
+        m.sched_calls = static_cast<int>(decision_us_.size());
+        if (!decision_us_.empty()) {
+            double s = 0;
+            for (double x : decision_us_) s += x;
+            m.sched_mean_us = s / static_cast<double>(decision_us_.size());
+            auto sorted = decision_us_;
+            std::sort(sorted.begin(), sorted.end());
+            m.sched_p99_us = percentile(sorted, 0.99);
+        }
+        r.decision_us = std::move(decision_us_);
+        r.log = std::move(log_);
+        return r;
+    }
+
+    orchestrator orch_;
+    any_scheduler& sched_;
+    sim_options opt_;
+    std::mt19937_64 rng_;
+    std::vector<job> jobs_;
+    std::vector<job_view> views_;
+    std::priority_queue<event, std::vector<event>, std::greater<event>> events_;
+    std::uint64_t seq_ = 0;
+    double now_ = 0;
+    int finished_ = 0, running_ = 0, waiting_ = 0;
+    int pending_progress_events_ = 0;  // completions, OOM crashes and recoveries still to come
+    bool tick_pending_ = false;
+    bool launch_oom_ = false;
+    double busy_gpu_s_ = 0;
+    std::vector<double> decision_us_;
+    std::vector<sim_log_entry> log_;
+};
+
+}  // namespace detail
+
+/// Replays `trace` on `cluster` under `sched`. Jobs whose model has no feasible plan, and jobs a policy rejects or
+/// can never place, are reported infeasible with a reason; every other job completes.
+inline sim_result simulate(const cluster_spec& cluster, std::span<const trace_job> trace, const plan_provider& plans,
+                           any_scheduler sched, const sim_options& opt = {}) {
+    detail::simulation s(cluster, trace, plans, sched, opt);
+    return s.run();
+}
+
+}  // namespace frenzy

@@ -1,0 +1,114 @@
+// HAS: hand-checked scenarios with exact JCTs (derivations in comments), plus placement and queue-order units.
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "frenzy/sched/has.hpp"
+#include "frenzy/sim/simulator.hpp"
+
+using namespace frenzy;
+using namespace frenzy_test;
+
+namespace {
+// Event times are sums of exact binary fractions of small integers; 1e-9 absorbs the division in rate = tps/tokens.
+constexpr double eps = 1e-9;
+sim_options opts() {
+    sim_options o;
+    o.startup_s = 10;
+    o.restart_s = 10;
+    return o;
+}
+has_options hopts(bool backfill = true) {
+    has_options h;
+    h.startup_s = 10;
+    h.backfill = backfill;
+    return h;
+}
+double jct(const sim_result& r, const std::string& id) {
+    for (const auto& j : r.jobs)
+        if (j.job_id == id) return j.jct();
+    FAIL("no job " << id);
+    return 0;
+}
+}  // namespace
+
+TEST_CASE("HAS: shortest remaining GPU-time first, head reservation and backfill (exact JCTs)") {
+    // One node of 4 A100. Class 1: 4 GPUs at 100 tok/s; class 4: 2 GPUs at 100 tok/s. Start-up 10 s.
+    const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
+    const auto prov = table_provider({{1, {mk_plan("a100-80g", 4, 100)}}, {4, {mk_plan("a100-80g", 2, 100)}}});
+    const std::vector<trace_job> trace{
+        mk_job("J0", 0, 4, 9000),    // 0 -> 10 + 90 = 100 on 2 GPUs
+        mk_job("J1", 1, 1, 100),     // head: needs 4, only 2 free -> reserved at t=100; runs 100 -> 111
+        mk_job("J2", 2, 4, 1000),    // ends 2 + 10 + 10 = 22 <= 100: backfilled
+        mk_job("J3", 30, 4, 10000),  // would end 30 + 110 = 140 > 100 and no spare GPUs at 100: must wait
+        mk_job("J4", 31, 4, 5000),   // ends 31 + 60 = 91 <= 100: backfilled past J3
+    };
+    SECTION("with backfilling") {
+        auto r = simulate(cluster, trace, prov, has_scheduler<>(hopts(true)), opts());
+        CHECK(r.metrics.completed == 5);
+        CHECK(jct(r, "J0") == Approx(100).epsilon(eps));
+        CHECK(jct(r, "J1") == Approx(110).epsilon(eps));  // 100 + 10 + 1 - 1
+        CHECK(jct(r, "J2") == Approx(20).epsilon(eps));
+        CHECK(jct(r, "J3") == Approx(191).epsilon(eps));  // starts 111 after J1: 111 + 110 - 30
+        CHECK(jct(r, "J4") == Approx(60).epsilon(eps));
+    }
+    SECTION("without backfilling nothing passes the waiting head") {
+        auto r = simulate(cluster, trace, prov, has_scheduler<>(hopts(false)), opts());
+        CHECK(jct(r, "J1") == Approx(110).epsilon(eps));
+        CHECK(jct(r, "J2") == Approx(129).epsilon(eps));  // 111 -> 131
+        CHECK(jct(r, "J4") == Approx(140).epsilon(eps));  // 111 -> 171 (100 gpu-s < J3's 200)
+        CHECK(jct(r, "J3") == Approx(211).epsilon(eps));  // 131 -> 241
+    }
+}
+
+TEST_CASE("HAS: waits for a faster GPU type when that finishes earlier than starting now on a slower one") {
+    // 4 A100 + 4 RTX 3090; each job runs at 400 tok/s on one A100 or 100 tok/s on one 3090.
+    const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}, {"r", "rtx-3090", 4, 1}});
+    const auto prov = table_provider({{5, {mk_plan("a100-80g", 1, 400), mk_plan("rtx-3090", 1, 100)}}});
+    std::vector<trace_job> trace;
+    for (int i = 0; i < 5; ++i) trace.push_back(mk_job("J" + std::to_string(i), 0, 5, 4000));
+    auto r = simulate(cluster, trace, prov, has_scheduler<>(hopts()), opts());
+    // J0..J3: A100, 10 + 10 = 20. J4: 3090 now would end at 10 + 40 = 50; the A100s free at 20 -> 20 + 20 = 40.
+    for (int i = 0; i < 4; ++i) CHECK(jct(r, "J" + std::to_string(i)) == Approx(20).epsilon(eps));
+    CHECK(jct(r, "J4") == Approx(40).epsilon(eps));
+    CHECK(r.jobs[4].gpu == "a100-80g");
+    // Nine jobs: J4..J7 reserve the second A100 wave (20 -> 40); J8's earliest A100 slot is then 40 -> 60, while a
+    // 3090 now ends at 50, so J8 alone goes to a 3090.
+    for (int i = 5; i < 9; ++i) trace.push_back(mk_job("J" + std::to_string(i), 0, 5, 4000));
+    r = simulate(cluster, trace, prov, has_scheduler<>(hopts()), opts());
+    int on3090 = 0;
+    for (const auto& j : r.jobs) on3090 += j.gpu == "rtx-3090";
+    CHECK(on3090 == 1);
+    CHECK(r.metrics.makespan_s == Approx(50).epsilon(eps));
+}
+
+TEST_CASE("best_fit_placement: exact, tightest, then spread keeping tp groups in a node") {
+    const auto cluster = mk_cluster({{"a", "a100-80g", 8, 3}});
+    cluster_state cs(cluster);
+    best_fit_placement bf;
+    std::vector<int> free{3, 5, 8};
+    auto a = bf.place(cs, free, {0, 5, 1});
+    REQUIRE(a);
+    CHECK(a->parts == std::vector<node_share>{{1, 5}});  // exact match
+    a = bf.place(cs, free, {0, 2, 1});
+    REQUIRE(a);
+    CHECK(a->parts == std::vector<node_share>{{0, 2}});  // tightest: node 0 leaves 1
+    free = {6, 6, 6};
+    a = bf.place(cs, free, {0, 12, 4});  // no node has 12: spread, 4 per node (tp=4 groups stay whole)
+    REQUIRE(a);
+    CHECK(a->gpus() == 12);
+    for (const auto& p : a->parts) CHECK(p.gpus % 4 == 0);
+    free = {3, 3, 3};
+    CHECK_FALSE(bf.place(cs, free, {0, 8, 4}));  // 9 free, but no node holds a whole tp=4 group
+    a = bf.place(cs, free, {0, 4, 2});           // one tp=2 group on each of two nodes
+    REQUIRE(a);
+    CHECK(a->parts == std::vector<node_share>{{0, 2}, {1, 2}});
+}
+
+TEST_CASE("shortest_remaining_first ages waiting jobs") {
+    shortest_remaining_first q{.aging_s = 100};
+    job_view j;
+    j.submit_s = 0;
+    CHECK(q.key(j, 1000, 0) == Approx(1000));
+    CHECK(q.key(j, 1000, 100) == Approx(500));  // waited aging_s: counts as half
+    CHECK(q.key(j, 1000, 300) == Approx(250));
+}
