@@ -134,7 +134,7 @@ inline parsed_job load_job(const std::string& path) {
 
 inline nlohmann::json to_json(const transformer_spec& m) {
     nlohmann::json j{{"name", m.name}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads},
-                     {"kv_heads", m.kv()}, {"head_dim", m.hdim()}, {"ffn_hidden", m.ffn_hidden},
+                     {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"ffn_hidden", m.ffn_hidden},
                      {"activation", to_string(m.activation)}, {"vocab", m.vocab},
                      {"tied_embeddings", m.tied_embeddings}, {"position_embedding", to_string(m.position_embedding)},
                      {"max_positions", m.max_positions}, {"norm", to_string(m.norm)}, {"bias", m.bias},

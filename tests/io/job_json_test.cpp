@@ -1,0 +1,110 @@
+// Job and cluster JSON: DESIGN.md's format, defaults, and errors that name the field.
+#include <catch2/catch.hpp>
+
+#include "frenzy/io/cluster_json.hpp"
+#include "frenzy/io/job_json.hpp"
+
+using namespace frenzy;
+using Catch::Matchers::Contains;
+
+namespace {
+std::string error_of(const char* text) {
+    try {
+        job_from_json(nlohmann::json::parse(text));
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "";
+}
+std::string cluster_error_of(const char* text) {
+    try {
+        cluster_from_json(nlohmann::json::parse(text));
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "";
+}
+}  // namespace
+
+TEST_CASE("DESIGN.md's job example parses with every field") {
+    const auto j = job_from_json(nlohmann::json::parse(R"({
+      "model": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+                "activation": "swiglu", "vocab": 128256, "tied_embeddings": false,
+                "position_embedding": "rope", "norm": "rmsnorm", "bias": false},
+      "training": {"seq_len": 8192, "micro_batch": 2, "global_batch": 16,
+                   "precision": "bf16-mixed", "optimizer": "adamw", "total_tokens": 2.0e10},
+      "parallel": {"dp": 8, "tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "sequence_parallel": false,
+                   "sharding": "full", "recompute": "selective", "pipeline_schedule": "1f1b"},
+      "runtime": {"framework": "fsdp", "attention": "flash"}
+    })"));
+    CHECK(j.has_parallel);
+    CHECK(j.job.model.kv_heads == 8);
+    CHECK(j.job.model.activation == activation::swiglu);
+    CHECK(j.job.training.total_tokens == 2.0e10);
+    CHECK(j.job.parallel.sharding == sharding::full);
+    CHECK(j.job.runtime.framework == framework::fsdp);
+    // The explicit model equals the preset's architecture.
+    auto m = j.job.model;
+    m.name = "llama-3.1-8b";
+    CHECK(m == preset("llama-3.1-8b"));
+}
+
+TEST_CASE("defaults, presets and overrides") {
+    const auto j = job_from_json(nlohmann::json::parse(R"({"model": {"preset": "llama-3.1-8b", "vocab": 128000}})"));
+    CHECK_FALSE(j.has_parallel);
+    CHECK(j.job.model.vocab == 128000);
+    CHECK(j.job.model.layers == 32);
+    CHECK(j.job.training.precision == precision::bf16_mixed);
+    CHECK(j.job.training.optimizer == optimizer_kind::adamw);
+    CHECK(j.job.parallel == parallel_config{});
+    CHECK(j.job.runtime.framework == framework::megatron);
+    CHECK(j.job.runtime.attention == attention_impl::flash);
+}
+
+TEST_CASE("round trip through to_json") {
+    const auto j = job_from_json(nlohmann::json::parse(
+        R"({"model": {"preset": "gpt3-125m"}, "training": {"seq_len": 2048, "global_batch": 8},
+            "parallel": {"dp": 8, "recompute": "full"}})"));
+    const auto again = job_from_json(to_json(j.job));
+    CHECK(again.job == j.job);
+}
+
+TEST_CASE("unknown fields, bad values and rule violations name the field") {
+    CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"seqlen": 4}})"), Contains("training.seqlen"));
+    CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "parallel": {"sharding": "zero3"}})"),
+               Contains("parallel.sharding=\"zero3\"") && Contains("full"));
+    CHECK_THAT(error_of(R"({"model": {"preset": "no-such-model"}})"), Contains("model.preset=\"no-such-model\""));
+    CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"seq_len": "long"}})"),
+               Contains("training.seq_len"));
+    CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"seq_len": 2.5}})"),
+               Contains("training.seq_len") && Contains("integer"));
+    CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "parallel": {"tp": 3}})"),
+               Contains("parallel.tp=3") && Contains("model.heads=32"));
+    CHECK_THAT(error_of(R"({"training": {}})"), Contains("model is missing"));
+    CHECK_THAT(error_of(R"({"model": {"layers": 2, "hidden": 64, "heads": 4, "ffn_hidden": 256, "vocab": 100,
+                          "moe": {"experts": 4, "top_k": 8}}})"),
+               Contains("model.moe.top_k=8"));
+    CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "extra": 1})"), Contains("extra"));
+    CHECK_THAT(error_of(R"([1, 2])"), Contains("JSON object"));
+}
+
+TEST_CASE("cluster spec: node groups, catalog overrides, errors") {
+    const auto c = cluster_from_json(nlohmann::json::parse(R"({
+      "nodes": [{"name": "a100", "gpu": "a100-80g", "gpus_per_node": 8, "count": 4},
+                {"gpu": "my-card", "count": 2}],
+      "gpu_types": [{"name": "my-card", "memory_mib": 49152, "bf16_tflops": 200, "fp16_tflops": 200,
+                     "fp32_tflops": 50, "mem_bw_gbps": 1000, "link": "pcie4", "link_gbps": 64, "gpus_per_node": 4},
+                    {"name": "v100-32g", "memory_mib": 32000}]
+    })"));
+    CHECK(c.total_gpus() == 4 * 8 + 2 * 4);
+    CHECK(c.nodes[1].gpus_per_node == 4);  // from the new type's node size
+    CHECK(c.catalog.at("v100-32g").memory_mib == 32000);
+    CHECK(c.catalog.at("v100-32g").fp16_tflops == 125);  // other fields kept from the built-in catalog
+    CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "a100-81g", "count": 1}]})"),
+               Contains("cluster.nodes[0].gpu=\"a100-81g\"") && Contains("a100-80g"));
+    CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "a100-80g", "count": 0}]})"), Contains("cluster.nodes[0].count=0"));
+    CHECK_THAT(cluster_error_of(R"({"nodes": []})"), Contains("cluster.nodes"));
+    CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "t4", "count": 1, "gpus": 4}]})"), Contains("cluster.nodes[0].gpus"));
+    CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "t4"}], "gpu_types": [{"name": "x", "memory_mib": -1}]})"),
+               Contains("memory_mib"));
+}
