@@ -1,0 +1,414 @@
+#pragma once
+// Sia's scheduling round as an integer program over job x configuration (Jayaram Subramanya et al., "Sia:
+// Heterogeneity-aware, goodput-optimized ML-cluster scheduling", SOSP'23, Sec. 3-4), solved with GLPK's
+// branch-and-cut (glp_intopt, MIP presolve on, a time limit). Needs GLPK (CMake target frenzy::glpk).
+//
+// Configurations (Sia Sec. 3.2): per GPU type, powers of two up to a node's GPUs inside one node, then whole
+// nodes (k x gpus_per_node on k nodes); see sia_config_shapes. Each job lists its configurations with a goodput
+// (> 0 feasible; the caller gives 0 where the job does not fit in memory, the same feasibility HAS uses).
+//
+// The program, for p < 0 (Sia's p = -0.5), with binary A_jc = "job j runs in configuration c this round":
+//     minimise   sum_j [ sum_c A_jc * G_jc^p  +  lambda * (1 - sum_c A_jc) ]
+//     subject to sum_c A_jc <= 1                                        (one configuration per job)
+//                sum_{j, c of type t} gpus_c A_jc <= gpus_t             (GPUs of each type)
+//                sum_{multi-node c of type t} nodes_c A_jc + y_t <= nodes_t,
+//                gpus_per_node_t * y_t >= sum_{single-node c of type t} gpus_c A_jc,  y_t integer
+//                (multi-node configurations take whole nodes; single-node ones pack into y_t further nodes;
+//                exact for power-of-two node sizes; a single-node size that does not divide the node counts
+//                as a whole node; with mixed node sizes in a type only the multi-node row is kept)
+//   G_jc = r_jc * goodput_jc / min_c' goodput_jc'  (normalised per job by its smallest positive goodput, so
+//          G >= 1 before the restart factor), r_jc = restart factor (1 for the running configuration or a job
+//          that is not running).
+// Sign convention: x^p is decreasing for p < 0, so Sia's "maximise the p-norm-like sum" becomes a
+// minimisation of sum G^p: a bigger goodput gives a smaller term. lambda (1.1) is the cost of leaving a job
+// unscheduled; since G^p <= 1 < lambda for every configuration without a restart, scheduling any job on any
+// configuration beats leaving it idle when capacity allows, and p < 0 favours giving the job with the smallest
+// normalised goodput more (fairness). For p > 0 the program is maximise sum A_jc G_jc^p (lambda unused).
+// sia_solution::objective is the value of the program as written (for p < 0 lower is better, and it includes
+// the constant lambda * number of jobs).
+// Departures and choices (also in docs/baselines.md, "Sia"): the restart factor follows Pollux's re-allocation
+// factor, which Sia reuses (or R/(R+delta) per round, see sia_restart_model); the normaliser is the job's
+// smallest positive goodput; the node constraint above is our linear form of Sia's placement rule; Sia's
+// limit on how fast a job may scale up between rounds is not modelled (goodputs here are exact, not estimated).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/sched/detail/glpk.hpp"
+
+namespace frenzy {
+
+/// One way to run a job: `gpus` GPUs of type `type` on `nodes` nodes, at `goodput` (> 0 feasible).
+struct sia_config {
+    int type = 0;
+    int gpus = 0;
+    int nodes = 0;
+    double goodput = 0;
+};
+
+/// A job in a scheduling round.
+struct sia_job {
+    std::vector<sia_config> configs{};
+    int current = -1;    ///< index in configs of the running configuration, -1 = not running
+    double age_s = 0;    ///< seconds since the job was submitted (restart factor, sia_restart_model::age)
+    int restarts = 0;    ///< re-allocations the job has had so far (restart factor, sia_restart_model::age)
+};
+
+/// How the goodput of a running job on a configuration other than its current one is discounted.
+enum class sia_restart_model {
+    age,    ///< Pollux's re-allocation factor, reused by Sia: max(0, age - restarts*delta) / (age + delta)
+    round,  ///< one round's view: round / (round + delta)
+};
+
+struct sia_options {
+    double p = -0.5;                ///< fairness exponent (Sia uses -0.5); must be non-zero
+    double lambda = 1.1;            ///< cost of leaving a job unscheduled (p < 0)
+    double restart_penalty_s = 30;  ///< delta: seconds lost by a checkpoint-restart
+    double round_s = 60;            ///< scheduling round length
+    double time_limit_s = 10;       ///< branch-and-cut time limit
+    double mip_gap = 0;             ///< relative gap at which GLPK may stop (0 = prove optimality)
+    sia_restart_model restart_model = sia_restart_model::age;
+};
+
+struct sia_solution {
+    std::vector<int> choice{};  ///< per job: index into configs, -1 = not scheduled
+    double objective = 0;     ///< value of the program (see header comment)
+    bool optimal = false;     ///< proven optimal (false after hitting the time limit or the gap)
+    double solve_s = 0;       ///< wall-clock seconds of the whole call
+};
+
+/// Sia's configuration shapes for one GPU type: (gpus, nodes) pairs. Powers of two up to gpus_per_node within one
+/// node (gpus_per_node itself included as a whole node even when it is not a power of two), then k whole nodes
+/// (k x gpus_per_node GPUs) for k = 2..nodes.
+inline std::vector<std::pair<int, int>> sia_config_shapes(int gpus_per_node, int nodes) {
+    if (gpus_per_node < 1)
+        throw config_error("sia_config_shapes: gpus_per_node=" + std::to_string(gpus_per_node) + " must be >= 1");
+    if (nodes < 0) throw config_error("sia_config_shapes: nodes=" + std::to_string(nodes) + " must be >= 0");
+    std::vector<std::pair<int, int>> out;
+    if (nodes == 0) return out;
+    for (int g = 1; g < gpus_per_node; g *= 2) out.emplace_back(g, 1);
+    out.emplace_back(gpus_per_node, 1);
+    for (int k = 2; k <= nodes; ++k) out.emplace_back(k * gpus_per_node, k);
+    return out;
+}
+
+namespace detail {
+
+/// Per-type packing data shared by the ILP, the greedy fallback and the evaluator.
+struct sia_type_info {
+    int gpus = 0;
+    int nodes = 0;
+    int gpus_per_node = 0;  ///< 0 when gpus is not a multiple of nodes (mixed node sizes: packing row omitted)
+};
+
+inline std::vector<sia_type_info> sia_types(const std::vector<int>& gpus_per_type, const std::vector<int>& nodes_per_type) {
+    if (gpus_per_type.size() != nodes_per_type.size())
+        throw config_error("sia: gpus_per_type has " + std::to_string(gpus_per_type.size()) +
+                           " entries and nodes_per_type " + std::to_string(nodes_per_type.size()) +
+                           "; they must match");
+    std::vector<sia_type_info> out(gpus_per_type.size());
+    for (std::size_t t = 0; t < out.size(); ++t) {
+        const int g = gpus_per_type[t], n = nodes_per_type[t];
+        const auto ts = std::to_string(t);
+        if (g < 0 || n < 0)
+            throw config_error("sia: gpus_per_type[" + ts + "]=" + std::to_string(g) + " and nodes_per_type[" + ts +
+                               "]=" + std::to_string(n) + " must be >= 0");
+        if ((g > 0) != (n > 0) || g < n)
+            throw config_error("sia: gpus_per_type[" + ts + "]=" + std::to_string(g) + " on nodes_per_type[" + ts +
+                               "]=" + std::to_string(n) + " nodes: every node must have at least one GPU");
+        out[t] = {g, n, n > 0 && g % n == 0 ? g / n : 0};
+    }
+    return out;
+}
+
+inline void sia_validate(const std::vector<sia_job>& jobs, const std::vector<sia_type_info>& types, const sia_options& o) {
+    auto bad = [](const std::string& m) { throw config_error("sia: " + m); };
+    if (!std::isfinite(o.p) || o.p == 0) bad("options.p=" + std::to_string(o.p) + " must be finite and non-zero");
+    if (!std::isfinite(o.lambda) || o.lambda < 0) bad("options.lambda=" + std::to_string(o.lambda) + " must be >= 0");
+    if (!std::isfinite(o.restart_penalty_s) || o.restart_penalty_s < 0)
+        bad("options.restart_penalty_s=" + std::to_string(o.restart_penalty_s) + " must be >= 0");
+    if (!std::isfinite(o.round_s) || o.round_s <= 0) bad("options.round_s=" + std::to_string(o.round_s) + " must be > 0");
+    if (!(o.time_limit_s > 0)) bad("options.time_limit_s=" + std::to_string(o.time_limit_s) + " must be > 0");
+    if (!std::isfinite(o.mip_gap) || o.mip_gap < 0) bad("options.mip_gap=" + std::to_string(o.mip_gap) + " must be >= 0");
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const auto& job = jobs[j];
+        const auto js = "jobs[" + std::to_string(j) + "]";
+        if (job.current < -1 || job.current >= static_cast<int>(job.configs.size()))
+            bad(js + ".current=" + std::to_string(job.current) + " must be -1 or an index into its " +
+                std::to_string(job.configs.size()) + " configs");
+        if (!std::isfinite(job.age_s) || job.age_s < 0) bad(js + ".age_s=" + std::to_string(job.age_s) + " must be >= 0");
+        if (job.restarts < 0) bad(js + ".restarts=" + std::to_string(job.restarts) + " must be >= 0");
+        for (std::size_t c = 0; c < job.configs.size(); ++c) {
+            const auto& cf = job.configs[c];
+            const auto cs = js + ".configs[" + std::to_string(c) + "]";
+            if (cf.type < 0 || cf.type >= static_cast<int>(types.size()))
+                bad(cs + ".type=" + std::to_string(cf.type) + " must index one of the " +
+                    std::to_string(types.size()) + " GPU types");
+            if (cf.nodes < 1 || cf.gpus < cf.nodes)
+                bad(cs + " has gpus=" + std::to_string(cf.gpus) + " on nodes=" + std::to_string(cf.nodes) +
+                    ": need nodes >= 1 and gpus >= nodes");
+            if (!std::isfinite(cf.goodput) || cf.goodput < 0)
+                bad(cs + ".goodput=" + std::to_string(cf.goodput) + " must be finite and >= 0");
+        }
+    }
+}
+
+/// Whole nodes a configuration holds exclusively: all of its nodes when it spans several (Sia's multi-node
+/// configurations are whole nodes), one when it is a single-node size that does not divide the node (it cannot be
+/// packed exactly with others), else 0 (it packs with other single-node configurations; exact when the node size
+/// is a power of two, as with Sia's power-of-two shapes).
+inline int sia_whole_nodes(const sia_config& c, const sia_type_info& t) {
+    if (c.nodes >= 2) return c.nodes;
+    if (t.gpus_per_node > 0 && t.gpus_per_node % c.gpus != 0) return 1;
+    return 0;
+}
+
+/// Whether a configuration can ever be placed on the cluster (ignoring other jobs).
+inline bool sia_placeable(const sia_config& c, const sia_type_info& t) {
+    if (c.goodput <= 0 || c.gpus > t.gpus || c.nodes > t.nodes) return false;
+    if (t.gpus_per_node > 0) return c.gpus <= c.nodes * t.gpus_per_node;
+    return true;
+}
+
+/// Restart factor r in [0, 1] of moving job j to configuration c.
+inline double sia_restart_factor(const sia_job& job, int c, const sia_options& o) {
+    if (job.current < 0 || job.current == c) return 1.0;
+    const double d = o.restart_penalty_s;
+    if (o.restart_model == sia_restart_model::round) return o.round_s / (o.round_s + d);
+    if (job.age_s + d <= 0) return 1.0;  // delta = 0 and a brand-new job: no penalty
+    // Pollux (OSDI'21 Sec. 4.2) re-allocation factor, reused by Sia: (age - restarts*delta) / (age + delta)
+    return std::max(0.0, job.age_s - job.restarts * d) / (job.age_s + d);
+}
+
+/// Per (job, config): the term G^p of the program, or NaN when the configuration cannot be chosen.
+inline std::vector<std::vector<double>> sia_terms(const std::vector<sia_job>& jobs,
+                                                  const std::vector<sia_type_info>& types, const sia_options& o) {
+    std::vector<std::vector<double>> out(jobs.size());
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const auto& job = jobs[j];
+        double gmin = std::numeric_limits<double>::infinity();
+        for (const auto& c : job.configs)
+            if (c.goodput > 0) gmin = std::min(gmin, c.goodput);
+        out[j].assign(job.configs.size(), std::numeric_limits<double>::quiet_NaN());
+        for (std::size_t c = 0; c < job.configs.size(); ++c) {
+            const auto& cf = job.configs[c];
+            if (!sia_placeable(cf, types[static_cast<std::size_t>(cf.type)])) continue;
+            const double r = sia_restart_factor(job, static_cast<int>(c), o);
+            if (r <= 0) continue;
+            // Sia SOSP'23 Sec. 4: normalised goodput raised to p
+            out[j][c] = std::pow(r * cf.goodput / gmin, o.p);
+        }
+    }
+    return out;
+}
+
+/// Value of the program for a choice vector (see the header comment for the sign convention).
+inline double sia_value(const std::vector<std::vector<double>>& terms, const std::vector<int>& choice,
+                        const sia_options& o) {
+    double v = 0;
+    for (std::size_t j = 0; j < choice.size(); ++j) {
+        if (choice[j] >= 0)
+            v += terms[j][static_cast<std::size_t>(choice[j])];
+        else if (o.p < 0)
+            v += o.lambda;
+    }
+    return v;
+}
+
+/// Running usage of one GPU type while building a schedule.
+struct sia_usage {
+    int gpus = 0;
+    int multi_nodes = 0;
+    int single_gpus = 0;
+    [[nodiscard]] bool fits(const sia_config& c, const sia_type_info& t) const {
+        if (gpus + c.gpus > t.gpus) return false;
+        const int whole = sia_whole_nodes(c, t);
+        const int mn = multi_nodes + whole;
+        const int sg = single_gpus + (whole > 0 ? 0 : c.gpus);
+        const int single_nodes = t.gpus_per_node > 0 ? (sg + t.gpus_per_node - 1) / t.gpus_per_node : 0;
+        return mn + single_nodes <= t.nodes;
+    }
+    void add(const sia_config& c, const sia_type_info& t, int sign = 1) {
+        gpus += sign * c.gpus;
+        const int whole = sia_whole_nodes(c, t);
+        if (whole > 0)
+            multi_nodes += sign * whole;
+        else
+            single_gpus += sign * c.gpus;
+    }
+    void remove(const sia_config& c, const sia_type_info& t) { add(c, t, -1); }
+};
+
+/// Greedy schedule used when branch-and-cut stops before finding an integer point: keep running jobs where they
+/// are, add (job, configuration) pairs in order of benefit per GPU, then upgrade jobs to better configurations
+/// while they fit. Benefit of a term v: lambda - v for p < 0, v for p > 0.
+inline std::vector<int> sia_greedy(const std::vector<sia_job>& jobs, const std::vector<sia_type_info>& types,
+                                   const std::vector<std::vector<double>>& terms, const sia_options& o) {
+    std::vector<int> choice(jobs.size(), -1);
+    std::vector<sia_usage> use(types.size());
+    auto cfg = [&](std::size_t j, int c) -> const sia_config& { return jobs[j].configs[static_cast<std::size_t>(c)]; };
+    auto term = [&](std::size_t j, int c) { return terms[j][static_cast<std::size_t>(c)]; };
+    auto benefit = [&](std::size_t j, int c) { return o.p < 0 ? o.lambda - term(j, c) : term(j, c); };
+    auto take = [&](std::size_t j, int c) {
+        const auto& cf = cfg(j, c);
+        const auto t = static_cast<std::size_t>(cf.type);
+        if (choice[j] >= 0 || !use[t].fits(cf, types[t])) return;
+        use[t].add(cf, types[t]);
+        choice[j] = c;
+    };
+    auto release = [&](std::size_t j) {
+        const auto& cf = cfg(j, choice[j]);
+        use[static_cast<std::size_t>(cf.type)].remove(cf, types[static_cast<std::size_t>(cf.type)]);
+        choice[j] = -1;
+    };
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        if (jobs[j].current >= 0 && !std::isnan(term(j, jobs[j].current))) take(j, jobs[j].current);
+    std::vector<std::pair<std::size_t, int>> cand;
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        for (std::size_t c = 0; c < terms[j].size(); ++c)
+            if (!std::isnan(terms[j][c]) && benefit(j, static_cast<int>(c)) > 0) cand.emplace_back(j, static_cast<int>(c));
+    std::stable_sort(cand.begin(), cand.end(), [&](const auto& a, const auto& b) {
+        return benefit(a.first, a.second) / cfg(a.first, a.second).gpus >
+               benefit(b.first, b.second) / cfg(b.first, b.second).gpus;
+    });
+    for (const auto& [j, c] : cand) take(j, c);
+    // Upgrades: move a job to a better configuration when it fits once its own GPUs are released.
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        if (choice[j] < 0) continue;
+        std::vector<int> better;
+        for (std::size_t c = 0; c < terms[j].size(); ++c)
+            if (!std::isnan(terms[j][c]) && benefit(j, static_cast<int>(c)) > benefit(j, choice[j]))
+                better.push_back(static_cast<int>(c));
+        std::stable_sort(better.begin(), better.end(), [&](int a, int b) { return benefit(j, a) > benefit(j, b); });
+        for (int c : better) {
+            const int old = choice[j];
+            release(j);
+            take(j, c);
+            if (choice[j] == c) break;
+            take(j, old);  // fits: it held exactly these GPUs a moment ago
+        }
+    }
+    return choice;
+}
+
+}  // namespace detail
+
+/// Solves one Sia scheduling round. gpus_per_type / nodes_per_type: GPUs and nodes of each type available this
+/// round. Throws config_error on malformed input and solver_error if GLPK fails.
+inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vector<int>& gpus_per_type,
+                              const std::vector<int>& nodes_per_type, const sia_options& o = {}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto types = detail::sia_types(gpus_per_type, nodes_per_type);
+    detail::sia_validate(jobs, types, o);
+    const auto terms = detail::sia_terms(jobs, types, o);
+    const std::size_t ntypes = types.size();
+
+    sia_solution out;
+    out.choice.assign(jobs.size(), -1);
+    auto finish = [&] {
+        out.objective = detail::sia_value(terms, out.choice, o);
+        out.solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return out;
+    };
+
+    // Columns: one binary per choosable (job, config), then one integer y_t per type with single-node configs.
+    std::vector<std::vector<int>> col(jobs.size());
+    int ncols = 0;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        col[j].assign(jobs[j].configs.size(), -1);
+        for (std::size_t c = 0; c < terms[j].size(); ++c)
+            if (!std::isnan(terms[j][c])) col[j][c] = ncols++;
+    }
+    if (ncols == 0) {
+        out.optimal = true;
+        return finish();
+    }
+    std::vector<int> ycol(ntypes, -1);
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        for (std::size_t c = 0; c < col[j].size(); ++c) {
+            const auto& cf = jobs[j].configs[c];
+            const auto t = static_cast<std::size_t>(cf.type);
+            if (col[j][c] >= 0 && detail::sia_whole_nodes(cf, types[t]) == 0 && types[t].gpus_per_node > 0 &&
+                ycol[t] < 0)
+                ycol[t] = ncols++;
+        }
+
+    detail::glpk_problem ilp;
+    o.p < 0 ? ilp.minimize() : ilp.maximize();
+    ilp.add_cols(ncols);
+    // Rows: one per job with a choice, then per type: GPUs, nodes, and (when y_t exists) single-node packing.
+    std::vector<int> job_row(jobs.size(), -1), gpu_row(ntypes), node_row(ntypes), pack_row(ntypes, -1);
+    int nrows = 0;
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        if (std::any_of(col[j].begin(), col[j].end(), [](int v) { return v >= 0; })) job_row[j] = nrows++;
+    for (std::size_t t = 0; t < ntypes; ++t) {
+        gpu_row[t] = nrows++;
+        node_row[t] = nrows++;
+        if (ycol[t] >= 0) pack_row[t] = nrows++;
+    }
+    ilp.add_rows(nrows);
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        if (job_row[j] >= 0) ilp.row_upper(job_row[j], 1.0);
+    for (std::size_t t = 0; t < ntypes; ++t) {
+        ilp.row_upper(gpu_row[t], types[t].gpus);
+        ilp.row_upper(node_row[t], types[t].nodes);
+        if (ycol[t] >= 0) {
+            ilp.row_lower(pack_row[t], 0.0);
+            ilp.col_integer(ycol[t]);
+            ilp.col_bounds(ycol[t], 0.0, types[t].nodes);
+            ilp.objective(ycol[t], 0.0);
+            ilp.entry(node_row[t], ycol[t], 1.0);
+            ilp.entry(pack_row[t], ycol[t], types[t].gpus_per_node);
+        }
+    }
+    int lambda_jobs = 0;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        if (o.p < 0) ++lambda_jobs;
+        for (std::size_t c = 0; c < col[j].size(); ++c) {
+            const int k = col[j][c];
+            if (k < 0) continue;
+            const auto& cf = jobs[j].configs[c];
+            const auto t = static_cast<std::size_t>(cf.type);
+            ilp.col_binary(k);
+            // p < 0: lambda * (1 - sum_c A_jc) moves -lambda onto each A_jc and lambda * jobs into the constant.
+            ilp.objective(k, o.p < 0 ? terms[j][c] - o.lambda : terms[j][c]);
+            ilp.entry(job_row[j], k, 1.0);
+            ilp.entry(gpu_row[t], k, cf.gpus);
+            if (const int whole = detail::sia_whole_nodes(cf, types[t]); whole > 0)
+                ilp.entry(node_row[t], k, whole);
+            else if (pack_row[t] >= 0)
+                ilp.entry(pack_row[t], k, -cf.gpus);
+        }
+    }
+    ilp.set_objective_constant(o.lambda * lambda_jobs);
+    ilp.load_matrix();
+    const auto res = ilp.intopt("sia", o.time_limit_s, o.mip_gap);
+    out.optimal = res.optimal;
+
+    std::vector<int> mip_choice(jobs.size(), -1);
+    if (res.has_solution)
+        for (std::size_t j = 0; j < jobs.size(); ++j)
+            for (std::size_t c = 0; c < col[j].size(); ++c)
+                if (col[j][c] >= 0 && ilp.mip_value(col[j][c]) > 0.5) mip_choice[j] = static_cast<int>(c);
+    if (res.optimal) {
+        out.choice = std::move(mip_choice);
+        return finish();
+    }
+    // Stopped early: keep the better of GLPK's incumbent (if any) and the greedy schedule.
+    auto greedy = detail::sia_greedy(jobs, types, terms, o);
+    if (!res.has_solution) {
+        out.choice = std::move(greedy);
+    } else {
+        const double vm = detail::sia_value(terms, mip_choice, o), vg = detail::sia_value(terms, greedy, o);
+        const bool greedy_better = o.p < 0 ? vg < vm : vg > vm;
+        out.choice = greedy_better ? std::move(greedy) : std::move(mip_choice);
+    }
+    return finish();
+}
+
+}  // namespace frenzy
