@@ -59,6 +59,7 @@ struct job_record {
     int oom_failures = 0;
     double gpu_seconds = 0;    ///< GPU-seconds held (start-up and lost work included)
     double jct() const { return end_s - submit_s; }
+    bool operator==(const job_record&) const = default;
 };
 
 /// The DESIGN.md "simulate" metrics.

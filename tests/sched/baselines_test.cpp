@@ -1,0 +1,102 @@
+// fcfs and tiresias: hand-checked scenarios with exact JCTs (derivations in comments).
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "frenzy/sched/fcfs.hpp"
+#include "frenzy/sched/tiresias.hpp"
+#include "frenzy/sim/simulator.hpp"
+
+using namespace frenzy;
+using namespace frenzy_test;
+
+namespace {
+constexpr double eps = 1e-9;  // event times are small exact sums; the rate division costs at most a few ulps
+sim_options opts() {
+    sim_options o;
+    o.startup_s = 10;
+    o.restart_s = 10;
+    return o;
+}
+const job_record& rec(const sim_result& r, const std::string& id) {
+    for (const auto& j : r.jobs)
+        if (j.job_id == id) return j;
+    throw std::runtime_error("no job " + id);
+}
+}  // namespace
+
+TEST_CASE("fcfs: out-of-memory request crashes after start-up and is resubmitted with twice the GPUs") {
+    // 4 A100. Class 6 does not fit on 1 GPU: plans on 2 GPUs (100 tok/s) and 4 GPUs (180 tok/s).
+    const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
+    const auto prov = table_provider({{6, {mk_plan("a100-80g", 2, 100), mk_plan("a100-80g", 4, 180)}},
+                                      {1, {mk_plan("a100-80g", 4, 100)}}});
+    const std::vector<trace_job> trace{
+        mk_job("J0", 0, 6, 1000, 1, "a100-80g"),  // 1 GPU: OOM at t=10; resubmitted with 2 GPUs (to the tail)
+        mk_job("J1", 1, 1, 1000, 4, "a100-80g"),  // blocked (3 free) until t=10, then 10 -> 30
+    };
+    auto r = simulate(cluster, trace, prov, fcfs_scheduler{}, opts());
+    CHECK(rec(r, "J0").oom_failures == 1);
+    CHECK(rec(r, "J0").gpus == 2);
+    CHECK(rec(r, "J0").jct() == Approx(50).epsilon(eps));  // restarts at 30 on 2 GPUs: 30 + 10 + 1000/100
+    CHECK(rec(r, "J1").jct() == Approx(29).epsilon(eps));
+    CHECK(rec(r, "J0").launches == 2);
+}
+
+TEST_CASE("fcfs: strict arrival order with head-of-line blocking, on the requested type") {
+    // 4 A100 + 4 RTX 3090. Everyone asks for the 3090s even though the A100s are idle.
+    const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}, {"r", "rtx-3090", 4, 1}});
+    const auto prov = table_provider({{2, {mk_plan("rtx-3090", 2, 100), mk_plan("a100-80g", 2, 400)}},
+                                      {1, {mk_plan("rtx-3090", 4, 100), mk_plan("a100-80g", 4, 400)}}});
+    const std::vector<trace_job> trace{
+        mk_job("J0", 0, 2, 1000, 2, "rtx-3090"),  // 0 -> 20
+        mk_job("J1", 1, 1, 1000, 4, "rtx-3090"),  // needs all 4: waits for J0, 20 -> 40
+        mk_job("J2", 2, 2, 1000, 2, "rtx-3090"),  // 2 free at t=2 but J1 is ahead: 40 -> 60
+    };
+    auto r = simulate(cluster, trace, prov, fcfs_scheduler{}, opts());
+    CHECK(rec(r, "J0").jct() == Approx(20).epsilon(eps));
+    CHECK(rec(r, "J1").jct() == Approx(39).epsilon(eps));
+    CHECK(rec(r, "J2").jct() == Approx(58).epsilon(eps));
+    for (const auto& j : r.jobs) CHECK(j.gpu == "rtx-3090");
+}
+
+TEST_CASE("fcfs: a request larger than the cluster is reported infeasible with a reason") {
+    const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
+    const auto prov = table_provider({{1, {mk_plan("a100-80g", 4, 100)}}});
+    auto r = simulate(cluster, std::vector<trace_job>{mk_job("J0", 0, 1, 1000, 8, "a100-80g")}, prov, fcfs_scheduler{}, opts());
+    CHECK(r.metrics.failed_jobs == 1);
+    CHECK(r.jobs[0].outcome == job_outcome::infeasible);
+    CHECK(r.jobs[0].reason.find("requested 8 GPUs of a100-80g") != std::string::npos);
+}
+
+TEST_CASE("tiresias: a new job preempts one that has left the first queue (2D-LAS)") {
+    // 4 A100, one threshold at 100 GPU-s. J0 (4 GPUs) has 200 GPU-s at t=50 -> queue 1; J1 arrives in queue 0.
+    const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
+    const auto prov = table_provider({{1, {mk_plan("a100-80g", 4, 100)}}});
+    const std::vector<trace_job> trace{
+        mk_job("J0", 0, 1, 10000, 4),  // runs 0..50 (progress (50-10)/100 = 0.4), preempted, resumes at 70
+        mk_job("J1", 50, 1, 1000, 4),  // 50 -> 70
+    };
+    tiresias_options to;
+    to.thresholds_gpu_s = {100};
+    to.round_s = 1000;
+    auto r = simulate(cluster, trace, prov, tiresias_scheduler(to), opts());
+    CHECK(rec(r, "J1").jct() == Approx(20).epsilon(eps));
+    CHECK(rec(r, "J0").jct() == Approx(140).epsilon(eps));  // 70 + 10 restart + 0.6 x 100 s
+    CHECK(rec(r, "J0").preemptions == 1);
+    CHECK(rec(r, "J0").launches == 2);
+}
+
+TEST_CASE("tiresias: queue order is by attained GPU-seconds, FIFO inside a queue") {
+    tiresias_scheduler t(tiresias_options{.thresholds_gpu_s = {100, 1000}, .round_s = 60, .promote_knob = 0});
+    job_view j;
+    j.attained_gpu_s = 99;
+    CHECK(t.queue_of(j, 0) == 0);
+    j.attained_gpu_s = 100;
+    CHECK(t.queue_of(j, 0) == 1);
+    j.attained_gpu_s = 5000;
+    CHECK(t.queue_of(j, 0) == 2);
+    tiresias_scheduler p(tiresias_options{.thresholds_gpu_s = {100}, .round_s = 60, .promote_knob = 2});
+    j.executed_s = 10;
+    j.queued_since_s = 0;
+    CHECK(p.queue_of(j, 15) == 1);  // waited 15 < 2 x 10
+    CHECK(p.queue_of(j, 25) == 0);  // waited 25 > 2 x 10: promoted
+}
