@@ -1,0 +1,99 @@
+#pragma once
+// Exact floating-point operation counts of one training step of a decoder-only transformer.
+//
+// Conventions (stated once, used everywhere in perf/):
+//  - a matrix multiplication [m x k] x [k x n] costs 2 m k n FLOPs; element-wise work (norms, activations,
+//    softmax, residuals, the optimizer) is not counted (it is memory-bound and modelled separately);
+//  - attention scores count the full s x s matrix (QK^T and AV: 4 s x heads x head_dim per token and layer), no
+//    causal halving: the convention of Megatron-LM (Narayanan et al. 2021 eq. 3) and of llm-foundry's MFU, so
+//    that measured throughputs of both sources compare with this count directly;
+//  - backward = 2 x forward (gradients w.r.t. inputs and weights, Narayanan et al. 2021 Sec. 5.1);
+//  - recompute adds a forward of what is recomputed: full = every transformer layer (not the logits),
+//    selective = the attention core only (Korthikanti et al. 2022 Sec. 4.2).
+#include <cstdint>
+
+#include "frenzy/core/units.hpp"
+#include "frenzy/model/transformer.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// Forward FLOPs per token of the pieces of a model.
+struct token_flops {
+    double dense_layer = 0;      ///< one dense transformer layer, without the attention core
+    double moe_layer = 0;        ///< one MoE layer (router + top_k routed + shared experts), without the core
+    double attention_core = 0;   ///< QK^T and AV of one layer: 4 x s x heads x head_dim
+    double logits = 0;           ///< output projection: 2 x hidden x vocab
+    double dense_layers = 0;     ///< number of dense layers
+    double moe_layers = 0;       ///< number of MoE layers
+
+    /// All matrix multiplications of the layers except the attention core.
+    double layers_dense() const { return dense_layers * dense_layer + moe_layers * moe_layer; }
+    double layers_attention() const { return (dense_layers + moe_layers) * attention_core; }
+    double forward() const { return layers_dense() + layers_attention() + logits; }
+};
+
+/// Per-token forward FLOPs at sequence length `seq_len` (2 x m x n x k per matmul; GQA: kv_heads x head_dim
+/// columns for K and V; gated MLPs have three matrices; MoE counts top_k routed experts).
+inline token_flops forward_flops_per_token(const transformer_spec& m, std::int64_t seq_len) {
+    token_flops f;
+    const double h = static_cast<double>(m.hidden);
+    const double q = static_cast<double>(m.heads * m.hdim());
+    const double kv = static_cast<double>(m.kv() * m.hdim());
+    const double s = static_cast<double>(seq_len);
+    const double attn_proj = 2.0 * h * (q + 2.0 * kv) + 2.0 * q * h;  // QKV + output projection
+    auto mlp = [&](double ffn) { return 2.0 * h * ffn * (is_gated(m.activation) ? 3.0 : 2.0); };
+    f.dense_layer = attn_proj + mlp(static_cast<double>(m.ffn_hidden));
+    if (m.is_moe()) {
+        const double e = mlp(static_cast<double>(m.expert_ffn()));
+        f.moe_layer = attn_proj + 2.0 * h * static_cast<double>(m.moe.experts) +  // router
+                      e * static_cast<double>(m.moe.top_k + m.moe.shared_experts);
+    }
+    f.attention_core = 4.0 * s * q;  // QK^T (2 s q) + AV (2 s q), full s^2 (see the conventions above)
+    f.logits = 2.0 * h * static_cast<double>(m.vocab);
+    f.moe_layers = static_cast<double>(m.moe_layers());
+    f.dense_layers = static_cast<double>(m.layers) - f.moe_layers;
+    return f;
+}
+
+/// FLOPs of one optimizer step, split by pass. `attention` is the part of the total in attention cores
+/// (it runs at a different efficiency than the dense GEMMs).
+struct flop_count {
+    flops forward{}, backward{}, recompute{};
+    flops attention{};  ///< attention-core FLOPs included in the three passes above
+
+    flops total() const { return forward + backward + recompute; }
+    /// Model FLOPs (no recompute): the numerator of MFU.
+    flops model() const { return forward + backward; }
+    bool operator==(const flop_count&) const = default;
+};
+
+/// FLOPs of `tokens` tokens at sequence length `seq_len` through the whole model with recompute `r`.
+inline flop_count training_flops(const transformer_spec& m, std::int64_t seq_len, double tokens, recompute r) {
+    const auto f = forward_flops_per_token(m, seq_len);
+    flop_count c;
+    c.forward = flops{tokens * f.forward()};
+    c.backward = flops{2.0 * tokens * f.forward()};  // backward = 2 x forward
+    double rec = 0, rec_attn = 0;
+    if (r == recompute::full) {
+        rec = f.layers_dense() + f.layers_attention();  // a second forward of every layer, not of the logits
+        rec_attn = f.layers_attention();
+    } else if (r == recompute::selective) {
+        rec = rec_attn = f.layers_attention();  // only the attention core (Korthikanti et al. 2022)
+    }
+    c.recompute = flops{tokens * rec};
+    c.attention = flops{tokens * (3.0 * f.layers_attention() + rec_attn)};
+    return c;
+}
+
+/// FLOPs of one optimizer step of the whole job (global_batch x seq_len tokens), all GPUs together.
+inline flop_count step_flops(const job_spec& j) {
+    return training_flops(j.model, j.training.seq_len, j.tokens_per_step(), j.parallel.recompute);
+}
+
+/// Model FLOPs per token (forward + backward, no recompute): the "6N + attention" of MFU, counted exactly.
+inline double model_flops_per_token(const transformer_spec& m, std::int64_t seq_len) {
+    return 3.0 * forward_flops_per_token(m, seq_len).forward();
+}
+
+}  // namespace frenzy
