@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -81,11 +82,20 @@ concept Scheduler = requires(S& s, const sched_context& c) {
     { s.event_driven() } -> std::convertible_to<bool>;
 };
 
-/// Type-erased scheduler, for hosts that pick the policy at run time.
+/// Type-erased scheduler, for hosts that pick the policy at run time. Copies are deep: each copy has its own
+/// policy state (round-based policies remember what jobs received).
 class any_scheduler {
 public:
     template <Scheduler S>
-    any_scheduler(S s) : self_(std::make_shared<model<S>>(std::move(s))) {}  // NOLINT: implicit by design
+        requires(!std::same_as<std::remove_cvref_t<S>, any_scheduler>)
+    any_scheduler(S s) : self_(std::make_unique<model<S>>(std::move(s))) {}  // NOLINT: implicit by design
+    any_scheduler(const any_scheduler& o) : self_(o.self_->clone()) {}
+    any_scheduler(any_scheduler&&) noexcept = default;
+    any_scheduler& operator=(const any_scheduler& o) {
+        if (this != &o) self_ = o.self_->clone();
+        return *this;
+    }
+    any_scheduler& operator=(any_scheduler&&) noexcept = default;
     sched_decisions schedule(const sched_context& c) { return self_->schedule(c); }
     std::string_view name() const { return self_->name(); }
     double round_s() const { return self_->round_s(); }
@@ -98,6 +108,7 @@ private:
         virtual std::string_view name() const = 0;
         virtual double round_s() const = 0;
         virtual bool event_driven() const = 0;
+        virtual std::unique_ptr<concept_t> clone() const = 0;
     };
     template <class S>
     struct model final : concept_t {
@@ -107,8 +118,9 @@ private:
         std::string_view name() const override { return s.name(); }
         double round_s() const override { return static_cast<double>(s.round_s()); }
         bool event_driven() const override { return s.event_driven(); }
+        std::unique_ptr<concept_t> clone() const override { return std::make_unique<model<S>>(s); }
     };
-    std::shared_ptr<concept_t> self_;
+    std::unique_ptr<concept_t> self_;
 };
 static_assert(Scheduler<any_scheduler>);
 

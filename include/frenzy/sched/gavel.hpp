@@ -1,0 +1,141 @@
+#pragma once
+// Gavel (Narayanan et al., OSDI'20) as a round-based scheduling policy: every round, the heterogeneity-aware
+// max-sum-throughput LP (sched/gavel_lp.hpp) gives each job a fraction of time X_jt on each GPU type; the round
+// mechanism (Gavel Sec. 5) runs jobs in decreasing priority X_jt / (share of time the job has received on t), at
+// the size the user asked for. Jobs whose assignment changes are preempted (checkpoint) and restarted.
+// Needs GLPK: include only where frenzy::glpk is linked (FRENZY_HAS_GLPK).
+// Departures (docs/baselines.md, "Gavel rounds"): a job's size is its request, doubled until it fits in memory on
+// some type (Gavel's throughput profiles would show the out-of-memory up front, so no crash is simulated);
+// received time is counted per type in seconds rather than in rounds; space sharing is not modelled.
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "frenzy/sched/fcfs.hpp"
+#include "frenzy/sched/gavel_lp.hpp"
+#include "frenzy/sched/placement.hpp"
+#include "frenzy/sched/scheduler.hpp"
+
+namespace frenzy {
+
+struct gavel_options {
+    double round_s = 360;  ///< Gavel's default round: 6 minutes
+};
+
+class gavel_scheduler {
+public:
+    explicit gavel_scheduler(gavel_options o = {}) : opt_(o) {}
+    std::string_view name() const { return "gavel"; }
+    double round_s() const { return opt_.round_s; }
+    bool event_driven() const { return false; }
+
+    sched_decisions schedule(const sched_context& c) {
+        sched_decisions d;
+        const auto& cs = *c.cluster;
+        const int ntypes = static_cast<int>(cs.types().size());
+        // Account the time running jobs got since the last round.
+        const double dt = last_ < 0 ? 0 : c.now - last_;
+        last_ = c.now;
+        for (const auto& j : c.jobs)
+            if (j.running && j.alloc) {
+                auto& r = received_[j.id];
+                r.resize(static_cast<std::size_t>(ntypes), 0.0);
+                r[static_cast<std::size_t>(j.alloc->type)] += dt;
+            }
+        // Sizes and the throughput matrix.
+        std::vector<const job_view*> jobs;
+        std::vector<int> scale;
+        std::vector<std::vector<const plan*>> pl;
+        for (const auto& j : c.jobs) {
+            int g = detail::user_gpus(j);
+            std::vector<const plan*> row(static_cast<std::size_t>(ntypes), nullptr);
+            int maxcap = 0;
+            for (int t = 0; t < ntypes; ++t) maxcap = std::max(maxcap, cs.total_gpus(t));
+            for (; g <= maxcap; g *= 2) {
+                bool any = false;
+                for (int t = 0; t < ntypes; ++t) {
+                    row[static_cast<std::size_t>(t)] = g <= cs.total_gpus(t) ? detail::plan_for_request(*j.plans, cs.types()[static_cast<std::size_t>(t)], g) : nullptr;
+                    any |= row[static_cast<std::size_t>(t)] != nullptr;
+                }
+                if (any) break;
+            }
+            if (j.running) g = j.alloc->gpus();
+            if (g > maxcap) {
+                if (!j.running) d.reject.push_back({j.id, "no GPU type fits the requested size (doubled up to the cluster)"});
+                continue;
+            }
+            jobs.push_back(&j);
+            scale.push_back(g);
+            pl.push_back(std::move(row));
+        }
+        if (jobs.empty()) return d;
+        gavel_input in;
+        in.throughput = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(jobs.size()), ntypes);
+        for (std::size_t k = 0; k < jobs.size(); ++k)
+            for (int t = 0; t < ntypes; ++t)
+                if (const plan* p = pl[k][static_cast<std::size_t>(t)]) in.throughput(static_cast<Eigen::Index>(k), t) = p->tokens_per_s;
+        in.scale_factor = scale;
+        for (int t = 0; t < ntypes; ++t) in.capacity.push_back(cs.up_gpus(t));
+        const gavel_allocation x = solve_gavel_max_sum_throughput(in);
+
+        // Round mechanism: priority X_jt / received share on t, highest first.
+        struct entry {
+            double prio;
+            std::size_t k;
+            int t;
+        };
+        std::vector<entry> order;
+        for (std::size_t k = 0; k < jobs.size(); ++k) {
+            const auto* j = jobs[k];
+            const double age = std::max(opt_.round_s, c.now - j->submit_s);
+            auto it = received_.find(j->id);
+            for (int t = 0; t < ntypes; ++t) {
+                const double xv = x.x(static_cast<Eigen::Index>(k), t);
+                if (xv <= 1e-9 || !pl[k][static_cast<std::size_t>(t)]) continue;
+                const double got = it == received_.end() ? 0.0 : it->second[static_cast<std::size_t>(t)] / age;
+                order.push_back({got > 0 ? xv / got : 1e18 * xv, k, t});
+            }
+        }
+        std::stable_sort(order.begin(), order.end(), [](const entry& a, const entry& b) { return a.prio > b.prio; });
+        std::vector<int> assigned(jobs.size(), -1), cap(static_cast<std::size_t>(ntypes));
+        for (int t = 0; t < ntypes; ++t) cap[static_cast<std::size_t>(t)] = cs.up_gpus(t);
+        for (const auto& e : order) {
+            if (assigned[e.k] >= 0 || cap[static_cast<std::size_t>(e.t)] < scale[e.k]) continue;
+            assigned[e.k] = e.t;
+            cap[static_cast<std::size_t>(e.t)] -= scale[e.k];
+        }
+        // Keep jobs that stay on their type; preempt the others; place the newcomers.
+        auto free = cs.free_vector();
+        for (std::size_t k = 0; k < jobs.size(); ++k) {
+            const auto* j = jobs[k];
+            if (j->running && assigned[k] != j->alloc->type) {
+                d.preempt.push_back(j->id);
+                detail::give(free, *j->alloc);
+            }
+        }
+        for (std::size_t k = 0; k < jobs.size(); ++k) {
+            const auto* j = jobs[k];
+            if (assigned[k] < 0 || (j->running && assigned[k] == j->alloc->type)) continue;
+            const plan* p = pl[k][static_cast<std::size_t>(assigned[k])];
+            const int tp = scale[k] % p->parallel.tp == 0 ? static_cast<int>(p->parallel.tp) : 1;
+            auto a = best_fit_placement{}.place(cs, free, {assigned[k], scale[k], tp});
+            if (!a) continue;  // fragmented this round
+            detail::take(free, *a);
+            start_decision s{j->id, *p, std::move(*a), false};
+            s.p.gpus = scale[k];
+            d.start.push_back(std::move(s));
+        }
+        return d;
+    }
+
+private:
+    gavel_options opt_;
+    double last_ = -1;
+    std::map<int, std::vector<double>> received_;
+};
+static_assert(Scheduler<gavel_scheduler>);
+
+}  // namespace frenzy

@@ -1,0 +1,124 @@
+#pragma once
+// Sia (Jayaram Subramanya et al., SOSP'23) as a round-based scheduling policy: every 60 s round, each active job
+// lists its configurations (per GPU type: powers of two inside a node, then whole nodes; sia_config_shapes) with
+// the goodput of the planner's plan of exactly that size (0 where it does not fit in memory: the same feasibility
+// HAS uses), and the ILP of sched/sia_ilp.hpp (normalised goodput^p, p = -0.5, lambda = 1.1, restart penalty)
+// picks one configuration per job or none. Jobs whose configuration changes are preempted and restarted.
+// Needs GLPK: include only where frenzy::glpk is linked (FRENZY_HAS_GLPK).
+// Departures (docs/baselines.md, "Sia rounds"): goodput is the planner's predicted throughput (no statistical
+// efficiency model: LLM pre-training keeps its global batch); a round whose inputs (active jobs, running
+// configurations, GPUs up) are unchanged since the last solve keeps the last decision instead of re-solving.
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frenzy/sched/placement.hpp"
+#include "frenzy/sched/scheduler.hpp"
+#include "frenzy/sched/sia_ilp.hpp"
+
+namespace frenzy {
+
+struct sia_policy_options {
+    sia_options ilp{.p = -0.5, .lambda = 1.1, .restart_penalty_s = 30, .round_s = 60, .time_limit_s = 2};
+};
+
+class sia_scheduler {
+public:
+    explicit sia_scheduler(sia_policy_options o = {}) : opt_(o) {}
+    std::string_view name() const { return "sia"; }
+    double round_s() const { return opt_.ilp.round_s; }
+    bool event_driven() const { return false; }
+    /// Wall seconds of the last ILP solve (0 if the round reused the last decision).
+    double last_solve_s() const { return last_solve_s_; }
+
+    sched_decisions schedule(const sched_context& c) {
+        sched_decisions d;
+        const auto& cs = *c.cluster;
+        const int ntypes = static_cast<int>(cs.types().size());
+        std::vector<int> gpus(static_cast<std::size_t>(ntypes)), nodes(static_cast<std::size_t>(ntypes));
+        std::string sig;
+        for (int t = 0; t < ntypes; ++t) {
+            for (int n : cs.nodes_of_type(t))
+                if (cs.nodes()[static_cast<std::size_t>(n)].up) {
+                    ++nodes[static_cast<std::size_t>(t)];
+                    gpus[static_cast<std::size_t>(t)] += cs.nodes()[static_cast<std::size_t>(n)].gpus;
+                }
+            sig += std::to_string(gpus[static_cast<std::size_t>(t)]) + ",";
+        }
+        std::vector<sia_job> in;
+        std::vector<std::vector<const plan*>> cplans;
+        std::vector<const job_view*> jobs;
+        for (const auto& j : c.jobs) {
+            sia_job sj;
+            std::vector<const plan*> ps;
+            for (int t = 0; t < ntypes; ++t) {
+                const std::string& gpu = cs.types()[static_cast<std::size_t>(t)];
+                for (auto [g, n] : sia_config_shapes(cs.gpus_per_node(t), static_cast<int>(cs.nodes_of_type(t).size()))) {
+                    const plan* best = nullptr;
+                    for (const auto& p : *j.plans)
+                        if (p.gpu == gpu && p.gpus == g && (!best || p.tokens_per_s > best->tokens_per_s)) best = &p;
+                    if (!best) continue;
+                    if (j.running && j.alloc->type == t && j.alloc->gpus() == g) sj.current = static_cast<int>(sj.configs.size());
+                    sj.configs.push_back({t, g, n, best->tokens_per_s});
+                    ps.push_back(best);
+                }
+            }
+            if (sj.configs.empty()) {
+                if (!j.running) d.reject.push_back({j.id, "no Sia configuration (power-of-two or whole-node size) fits in memory"});
+                continue;
+            }
+            if (j.running && sj.current < 0) {  // running in a shape Sia would not pick: keep it as is
+                continue;
+            }
+            sj.age_s = std::max(0.0, c.now - j.submit_s);
+            sj.restarts = std::max(0, j.launches - 1);
+            sig += std::to_string(j.id) + (j.running ? "r" + std::to_string(sj.current) : "w") + ";";
+            in.push_back(std::move(sj));
+            cplans.push_back(std::move(ps));
+            jobs.push_back(&j);
+        }
+        last_solve_s_ = 0;
+        if (in.empty()) return d;
+        if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
+        last_sig_ = sig;
+        const sia_solution sol = solve_sia(in, gpus, nodes, opt_.ilp);
+        last_solve_s_ = sol.solve_s;
+
+        auto free = cs.free_vector();
+        for (std::size_t k = 0; k < jobs.size(); ++k) {
+            const auto* j = jobs[k];
+            if (j->running && sol.choice[k] != in[k].current) {
+                d.preempt.push_back(j->id);
+                detail::give(free, *j->alloc);
+            }
+        }
+        // Place multi-node configurations first (they need whole nodes), then the rest.
+        std::vector<std::size_t> idx;
+        for (std::size_t k = 0; k < jobs.size(); ++k)
+            if (sol.choice[k] >= 0 && !(jobs[k]->running && sol.choice[k] == in[k].current)) idx.push_back(k);
+        std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+            return in[a].configs[static_cast<std::size_t>(sol.choice[a])].gpus > in[b].configs[static_cast<std::size_t>(sol.choice[b])].gpus;
+        });
+        for (std::size_t k : idx) {
+            const auto& cf = in[k].configs[static_cast<std::size_t>(sol.choice[k])];
+            const plan* p = cplans[k][static_cast<std::size_t>(sol.choice[k])];
+            auto a = best_fit_placement{}.place(cs, free, {cf.type, cf.gpus, static_cast<int>(p->parallel.tp)});
+            if (!a) {
+                last_sig_.clear();  // could not realise the decision: solve again next round
+                continue;
+            }
+            detail::take(free, *a);
+            d.start.push_back({jobs[k]->id, *p, std::move(*a), false});
+        }
+        return d;
+    }
+
+private:
+    sia_policy_options opt_;
+    std::string last_sig_;
+    double last_solve_s_ = 0;
+};
+static_assert(Scheduler<sia_scheduler>);
+
+}  // namespace frenzy
