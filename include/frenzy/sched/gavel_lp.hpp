@@ -1,12 +1,12 @@
 #pragma once
 // Gavel's heterogeneity-aware "max-sum-throughput" allocation (Narayanan et al., "Heterogeneity-Aware Cluster
-// Scheduling Policies for Deep Learning Workloads", OSDI'20, Sec. 3-4) as a linear program over job x GPU type,
+// Scheduling Policies for Deep Learning Workloads", OSDI'20) as a linear program over job x GPU type,
 // solved with GLPK's simplex. Needs GLPK (CMake target frenzy::glpk).
 //
 // The LP (Gavel's allocation matrix X: X_jt = fraction of wall-clock time job j should spend on type t):
 //     maximise   sum_j w_j sum_t (T_jt / max_t' T_jt') X_jt
 //     subject to sum_t X_jt <= 1                       (a job runs at most all of the time)       for each j
-//                sum_j scale_j X_jt <= capacity_t      (time-shared GPUs of type t, Gavel Sec. 3.1) for each t
+//                sum_j scale_j X_jt <= capacity_t      (time-shared GPUs of type t) for each t
 //                0 <= X_jt,  X_jt = 0 where T_jt = 0 or scale_j > capacity_t
 // Departures from the paper (also in docs/baselines.md, "Gavel"):
 //  - Gavel's max-sum-throughput sums raw throughputs; with `normalize` (default) each job's row is divided by its
@@ -105,7 +105,7 @@ inline gavel_allocation solve_gavel_max_sum_throughput(const gavel_input& in) {
             const double thr = in.throughput(j, t);
             const bool usable = thr > 0 && scale <= in.capacity[static_cast<std::size_t>(t)];
             lp.col_bounds(c, 0.0, usable ? 1.0 : 0.0);
-            // Gavel OSDI'20 Sec. 4.1: throughput(j, X) = sum_t T_jt X_jt (normalised by the job's best type here)
+            // Gavel OSDI'20 effective throughput: throughput(j, X) = sum_t T_jt X_jt (normalised by the job's best type here)
             lp.objective(c, usable ? w * (in.normalize ? thr / best : thr) : 0.0);
             lp.entry(job_row0 + j, c, 1.0);
             lp.entry(type_row0 + t, c, static_cast<double>(scale));

@@ -1,9 +1,9 @@
 #pragma once
 // Sia's scheduling round as an integer program over job x configuration (Jayaram Subramanya et al., "Sia:
-// Heterogeneity-aware, goodput-optimized ML-cluster scheduling", SOSP'23, Sec. 3-4), solved with GLPK's
+// Heterogeneity-aware, goodput-optimized ML-cluster scheduling", SOSP'23), solved with GLPK's
 // branch-and-cut (glp_intopt, MIP presolve on, a time limit). Needs GLPK (CMake target frenzy::glpk).
 //
-// Configurations (Sia Sec. 3.2): per GPU type, powers of two up to a node's GPUs inside one node, then whole
+// Configurations (Sia's configuration set): per GPU type, powers of two up to a node's GPUs inside one node, then whole
 // nodes (k x gpus_per_node on k nodes); see sia_config_shapes. Each job lists its configurations with a goodput
 // (> 0 feasible; the caller gives 0 where the job does not fit in memory, the same feasibility HAS uses).
 //
@@ -70,7 +70,7 @@ struct sia_options {
     double lambda = 1.1;            ///< cost of leaving a job unscheduled (p < 0)
     double restart_penalty_s = 30;  ///< delta: seconds lost by a checkpoint-restart
     double round_s = 60;            ///< scheduling round length
-    double time_limit_s = 10;       ///< branch-and-cut time limit
+    double time_limit_s = 10;       ///< branch-and-cut time limit (presolve and setup come on top)
     double mip_gap = 0;             ///< relative gap at which GLPK may stop (0 = prove optimality)
     sia_restart_model restart_model = sia_restart_model::age;
 };
@@ -181,7 +181,7 @@ inline double sia_restart_factor(const sia_job& job, int c, const sia_options& o
     const double d = o.restart_penalty_s;
     if (o.restart_model == sia_restart_model::round) return o.round_s / (o.round_s + d);
     if (job.age_s + d <= 0) return 1.0;  // delta = 0 and a brand-new job: no penalty
-    // Pollux (OSDI'21 Sec. 4.2) re-allocation factor, reused by Sia: (age - restarts*delta) / (age + delta)
+    // Pollux (Qiao et al., OSDI'21) re-allocation factor, reused by Sia: (age - restarts*delta) / (age + delta)
     return std::max(0.0, job.age_s - job.restarts * d) / (job.age_s + d);
 }
 
@@ -200,7 +200,7 @@ inline std::vector<std::vector<double>> sia_terms(const std::vector<sia_job>& jo
             if (!sia_placeable(cf, types[static_cast<std::size_t>(cf.type)])) continue;
             const double r = sia_restart_factor(job, static_cast<int>(c), o);
             if (r <= 0) continue;
-            // Sia SOSP'23 Sec. 4: normalised goodput raised to p
+            // Sia SOSP'23 objective term: normalised goodput raised to p
             out[j][c] = std::pow(r * cf.goodput / gmin, o.p);
         }
     }

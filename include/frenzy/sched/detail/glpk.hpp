@@ -6,7 +6,9 @@
 // GLPK's terminal switch (glp_term_out), which GLPK keeps per thread (its environment is thread-local), so we
 // set it before every solve. GLPK aborts the process on invalid arguments (it has no exceptions), so callers
 // validate their input first and this wrapper checks indices with asserts; solver failures are return codes,
-// turned into frenzy::solver_error here.
+// turned into frenzy::solver_error here. GLPK allocates its environment the first time a thread calls it and
+// frees it only in glp_free_env(): a short-lived thread that used these solvers should call glp_free_env() before
+// it exits (when it holds no other GLPK object), or ~5 KB per thread leak; pooled threads need nothing.
 #include <glpk.h>
 
 #include <cassert>
