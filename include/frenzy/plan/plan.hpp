@@ -23,6 +23,8 @@ struct plan {
     seconds est_time{};        ///< total_tokens / tokens_per_s
     double gpu_hours = 0;
     double cost = 0;           ///< gpu_hours x price per GPU-hour (0 when no prices are given)
+    frenzy::framework framework = framework::megatron;  ///< the framework the plan was checked against
+    double mfu = 0;            ///< predicted model FLOPs utilisation (perf/step_time.hpp convention)
     bool operator==(const plan&) const = default;
 };
 

@@ -1,0 +1,252 @@
+// Planner: every plan fits with the margin and respects node shapes; the minimum-GPU plan and the best plan per
+// GPU count equal a brute-force search on small cases; known cases; objectives; policy replacement.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/model/presets.hpp"
+#include "frenzy/plan/planner.hpp"
+
+using namespace frenzy;
+
+namespace {
+// LLaMA-2-7B (Touvron et al. 2023; meta-llama/Llama-2-7b-hf config.json): 6.74e9 parameters
+transformer_spec llama2_7b() {
+    return {.name = "llama-2-7b", .layers = 32, .hidden = 4096, .heads = 32, .ffn_hidden = 11008,
+            .activation = activation::swiglu, .vocab = 32000, .position_embedding = position_embedding::rope,
+            .norm = norm_kind::rmsnorm, .bias = false};
+}
+// LLaMA-3.1-70B (meta-llama/Llama-3.1-70B config.json): 70.6e9 parameters
+transformer_spec llama31_70b() {
+    return {.name = "llama-3.1-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .ffn_hidden = 28672,
+            .activation = activation::swiglu, .vocab = 128256, .position_embedding = position_embedding::rope,
+            .norm = norm_kind::rmsnorm, .bias = false};
+}
+job_spec make_job(transformer_spec m, std::int64_t seq, std::int64_t gb, framework fw, double tokens = 1e10) {
+    job_spec j;
+    j.model = std::move(m);
+    j.training = {.seq_len = seq, .micro_batch = 1, .global_batch = gb, .total_tokens = tokens};
+    j.runtime.framework = fw;
+    return j;
+}
+cluster_spec cluster(std::vector<node_group> g) {
+    cluster_spec c;
+    c.nodes = std::move(g);
+    validate(c);
+    return c;
+}
+
+/// Every layout the rules allow on `pool` (no pruning): the best score per GPU count, by brute force.
+std::map<std::int64_t, double> brute_force(const job_spec& job0, const gpu_pool& pool, const plan_options& opt) {
+    memory_estimator mem;
+    step_time_model time;
+    selectable_objective obj;
+    std::map<std::int64_t, double> best;
+    const auto cap = opt.memory_safety * pool.gpu.memory().value;
+    const auto gb = job0.training.global_batch;
+    for (std::int64_t tp = 1; tp <= pool.gpus_per_node; ++tp)
+        for (std::int64_t pp = 1; pp <= pool.gpus(); ++pp)
+            for (std::int64_t vpp = 1; vpp <= opt.max_vpp; ++vpp)
+                for (std::int64_t dp = 1; dp * tp * pp <= pool.gpus(); ++dp)
+                    for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full})
+                        for (auto rc : {recompute::none, recompute::selective, recompute::full})
+                            for (std::int64_t mb = 1; mb <= gb; ++mb) {
+                                if (pool.gpus_per_node % tp != 0 || (dp == 1 && sh != sharding::none)) continue;
+                                job_spec j = job0;
+                                j.training.micro_batch = mb;
+                                j.parallel = {.dp = dp, .tp = tp, .pp = pp, .vpp = vpp,
+                                              .sequence_parallel = tp > 1 && j.runtime.framework == framework::megatron,
+                                              .sharding = sh, .recompute = rc,
+                                              .schedule = vpp > 1 ? pipeline_schedule::interleaved : pipeline_schedule::one_f_one_b};
+                                try {
+                                    validate(j);
+                                } catch (const config_error&) {
+                                    continue;
+                                }
+                                if (mem.estimate(j).peak_allocated.value > cap) continue;
+                                const auto e = time.predict(j, pool.gpu, {pool.gpus_per_node, pool.network_gbps});
+                                plan p;
+                                p.gpu = pool.gpu.name;
+                                p.gpus = static_cast<int>(j.parallel.gpus());
+                                p.tokens_per_s = e.tokens_per_s;
+                                const double s = obj.score(p, opt);
+                                auto it = best.find(p.gpus);
+                                if (it == best.end() || s < it->second) best[p.gpus] = s;
+                            }
+    return best;
+}
+
+void check_plan_valid(const plan& p, const job_spec& job, const cluster_spec& c, const plan_options& opt) {
+    INFO(p.gpu << " x " << p.gpus << " dp " << p.parallel.dp << " tp " << p.parallel.tp << " pp " << p.parallel.pp);
+    job_spec j = job;
+    j.parallel = p.parallel;
+    j.training.micro_batch = p.micro_batch;
+    j.runtime.framework = p.framework;
+    REQUIRE_NOTHROW(validate(j));
+    const auto& g = c.catalog.at(p.gpu);
+    const auto rep = memory_estimator{}.estimate(j);
+    CHECK(rep.peak_allocated == p.peak_allocated);
+    CHECK(p.peak_allocated.value <= opt.memory_safety * g.memory().value);
+    CHECK(p.capacity.value == Approx(opt.memory_safety * g.memory().value));
+    CHECK(p.gpus == p.parallel.gpus());
+    int gpn = 0, nodes = 0;
+    for (const auto& n : c.nodes)
+        if (n.gpu == p.gpu) gpn = n.gpus_per_node, nodes += n.count;
+    CHECK(p.parallel.tp <= gpn);
+    CHECK(gpn % p.parallel.tp == 0);  // a tp group never straddles nodes
+    CHECK(p.nodes == (p.gpus + gpn - 1) / gpn);
+    CHECK(p.nodes <= nodes);
+    CHECK(p.tokens_per_s > 0);
+    CHECK(p.est_time.value == Approx(job.training.total_tokens / p.tokens_per_s));
+    CHECK(p.gpu_hours == Approx(p.est_time.value * p.gpus / 3600));
+}
+}  // namespace
+
+TEST_CASE("concepts: the defaults model them, unrelated types do not") {
+    struct not_a_model {};
+    static_assert(MemoryModel<memory_estimator> && !MemoryModel<not_a_model>);
+    static_assert(StepTimeModel<step_time_model> && !StepTimeModel<not_a_model>);
+    static_assert(SearchSpace<divisor_search_space> && !SearchSpace<not_a_model>);
+    static_assert(Objective<selectable_objective> && !Objective<not_a_model>);
+    SUCCEED();
+}
+
+TEST_CASE("every plan fits with the safety margin and respects node shapes") {
+    const auto c = cluster({{"a100", "a100-80g", 8, 4}, {"v100", "v100-32g", 8, 4}, {"3090", "rtx-3090", 8, 8}});
+    for (auto fw : {framework::megatron, framework::fsdp, framework::deepspeed}) {
+        auto job = make_job(preset("llama-3.1-8b"), 4096, 256, fw);
+        for (double margin : {0.9, 0.75}) {
+            plan_options opt;
+            opt.memory_safety = margin;
+            const auto r = planner{}.plan(job, c, opt);
+            REQUIRE(!r.plans.empty());
+            for (const auto& p : r.plans) check_plan_valid(p, job, c, opt);
+            // V100 has no bf16 tensor cores: bf16-mixed jobs are not runnable there
+            REQUIRE(r.infeasible.size() == 1);
+            CHECK(r.infeasible[0].gpu == "v100-32g");
+            CHECK(r.infeasible[0].reason.find("bf16-mixed not supported on v100-32g") == 0);
+            // ranked best first (objective time: highest tokens/s first)
+            for (std::size_t i = 1; i < r.plans.size(); ++i) CHECK(r.plans[i - 1].tokens_per_s >= r.plans[i].tokens_per_s);
+        }
+    }
+}
+
+TEST_CASE("minimum-GPU plan and best plan per GPU count equal a brute-force search (small cases)") {
+    // 7B on 24 GiB cards and an 8B on 32/40 GiB cards: small enough to enumerate every layout without pruning
+    struct tcase {
+        job_spec job;
+        node_group nodes;
+    };
+    std::vector<tcase> cases{
+        {make_job(llama2_7b(), 2048, 16, framework::megatron), {"r", "rtx-3090", 8, 1}},
+        {make_job(llama2_7b(), 2048, 16, framework::fsdp), {"r", "rtx-3090", 4, 2}},
+        {make_job(preset("llama-3.1-8b"), 4096, 8, framework::deepspeed), {"a", "a100-40g", 8, 1}},
+    };
+    cases[2].job.training.precision = precision::fp16_mixed;
+    cases.push_back({cases[0].job, {"v", "v100-32g", 8, 1}});
+    cases.back().job.training.precision = precision::fp16_mixed;
+    for (const auto& tc : cases) {
+        const auto c = cluster({tc.nodes});
+        plan_options opt;
+        opt.max_vpp = 2;
+        const auto r = planner{}.plan(tc.job, c, opt);
+        const auto pools = gpu_pools(c);
+        const auto brute = brute_force(tc.job, pools[0], opt);
+        INFO(tc.nodes.gpu << " " << to_string(tc.job.runtime.framework));
+        REQUIRE(!brute.empty());
+        REQUIRE(!r.plans.empty());
+        std::map<std::int64_t, double> got;
+        for (const auto& p : r.plans) got[p.gpus] = selectable_objective{}.score(p, opt);
+        CHECK(got.begin()->first == brute.begin()->first);  // the minimum-GPU plan is minimal
+        REQUIRE(got.size() == brute.size());                 // every feasible GPU count is reported
+        for (const auto& [n, s] : brute) CHECK(got[n] == Approx(s).epsilon(1e-12));  // and its best layout found
+    }
+}
+
+TEST_CASE("known cases") {
+    SECTION("a 7B model in bf16 with AdamW does not fit one 24 GiB card without sharding") {
+        // model states alone: 2 (bf16 weights) + 4 (fp32 grads) + 12 (fp32 master, m, v) = 18 B x 6.74e9 = 121 GB
+        auto job = make_job(llama2_7b(), 2048, 16, framework::megatron);
+        job.parallel = {};
+        CHECK(memory_estimator{}.estimate(job).peak_allocated.value > 24 * GiB);
+        const auto c = cluster({{"r", "rtx-3090", 1, 1}});
+        const auto r = planner{}.plan(job, c);
+        CHECK(r.plans.empty());
+        REQUIRE(r.infeasible.size() == 1);
+        // needs >= 121 GB / 0.9 x 24 GiB = 5.2 cards of states: at least 8 with tp+pp (powers of two dividing 32)
+        CHECK(r.infeasible[0].reason.find("needs ") == 0);
+        CHECK(r.infeasible[0].reason.find("x 24 GiB even with tensor+pipeline parallelism") != std::string::npos);
+        CHECK(r.infeasible[0].reason.find("1 node of 1 available") != std::string::npos);
+    }
+    SECTION("a 70B model needs full sharding or tensor+pipeline parallelism on 80 GiB cards") {
+        const auto c = cluster({{"a", "a100-80g", 8, 16}});
+        for (auto fw : {framework::megatron, framework::fsdp}) {
+            const auto job = make_job(llama31_70b(), 4096, 128, fw, 1e11);
+            const auto r = planner{}.plan(job, c);
+            REQUIRE(!r.plans.empty());
+            for (const auto& p : r.plans) {
+                // unsharded weights + gradients are >= 2 + 2 B x 70.6e9 = 282 GB > 72 GiB: full sharding, or tp x pp
+                // splitting them at least 4 ways
+                INFO("tp " << p.parallel.tp << " pp " << p.parallel.pp << " sharding " << to_string(p.parallel.sharding));
+                CHECK((p.parallel.sharding == sharding::full || p.parallel.tp * p.parallel.pp >= 4));
+            }
+        }
+        // one node of 8 is not enough even fully sharded: 70.6e9 x 16 B (FSDP: bf16 weights and grads, fp32
+        // master/m/v, all sharded) / 8 = 141 GB per GPU > 72 GiB; 16 GPUs hold 70.6 GB of states, just short with
+        // activations and gathered layers; 32 GPUs (35 GB of states) certainly fit: 8 < N <= 32
+        const auto small = cluster({{"a", "a100-80g", 8, 1}});
+        const auto r = planner{}.plan(make_job(llama31_70b(), 4096, 128, framework::fsdp), small);
+        REQUIRE(r.infeasible.size() == 1);
+        const auto& why = r.infeasible[0].reason;
+        INFO(why);
+        REQUIRE(why.rfind("needs ", 0) == 0);
+        const int n = std::stoi(why.substr(6));
+        CHECK(n > 8);
+        CHECK(n <= 32);
+        CHECK(why.find(" x 80 GiB even with full sharding and recompute (") != std::string::npos);
+        CHECK(why.find("; 1 node of 8 available") != std::string::npos);
+    }
+    SECTION("a 125M model fits one GPU of every bf16-capable type") {
+        const auto c = cluster({{"a", "a100-80g", 8, 1}, {"r", "rtx-3090", 8, 1}, {"t", "l4", 8, 1}});
+        const auto r = planner{}.plan(make_job(preset("gpt3-125m"), 2048, 64, framework::ddp), c);
+        std::map<std::string, int> min_gpus;
+        for (const auto& p : r.plans)
+            if (!min_gpus.contains(p.gpu) || p.gpus < min_gpus[p.gpu]) min_gpus[p.gpu] = p.gpus;
+        CHECK(min_gpus == std::map<std::string, int>{{"a100-80g", 1}, {"l4", 1}, {"rtx-3090", 1}});
+    }
+}
+
+TEST_CASE("objectives: GPU-hours and cost rank differently from time; cost needs prices") {
+    const auto c = cluster({{"a", "a100-80g", 8, 4}, {"h", "h100-80g", 8, 4}});
+    const auto job = make_job(preset("llama-3.1-8b"), 4096, 256, framework::megatron, 1e11);
+    plan_options opt;
+    opt.objective = plan_objective::gpu_hours;
+    const auto r = planner{}.plan(job, c, opt);
+    for (std::size_t i = 1; i < r.plans.size(); ++i) CHECK(r.plans[i - 1].gpu_hours <= r.plans[i].gpu_hours * (1 + 1e-12));
+    opt.objective = plan_objective::cost;
+    CHECK_THROWS_WITH(planner{}.plan(job, c, opt), Catch::Matchers::Contains("needs a price for GPU type"));
+    opt.price_per_gpu_hour = {{"a100-80g", 1.0}, {"h100-80g", 100.0}};  // absurd H100 price: A100 must win
+    const auto rc = planner{}.plan(job, c, opt);
+    REQUIRE(!rc.plans.empty());
+    CHECK(rc.plans.front().gpu == "a100-80g");
+    for (std::size_t i = 1; i < rc.plans.size(); ++i) CHECK(rc.plans[i - 1].cost <= rc.plans[i].cost * (1 + 1e-12));
+    opt.objective = plan_objective::time;
+    const auto rt = planner{}.plan(job, c, opt);
+    CHECK(rt.plans.front().gpu == "h100-80g");  // 3x the peak
+}
+
+TEST_CASE("a host can replace the objective policy") {
+    // prefer the fewest GPUs, then speed
+    struct fewest_gpus {
+        double score(const plan& p, const plan_options&) const { return p.gpus * 1e9 - p.tokens_per_s; }
+    };
+    static_assert(Objective<fewest_gpus>);
+    basic_planner<memory_estimator, step_time_model, divisor_search_space, fewest_gpus> pl;
+    const auto c = cluster({{"a", "a100-80g", 8, 2}});
+    const auto r = pl.plan(make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron), c);
+    REQUIRE(r.plans.size() >= 2);
+    CHECK(r.plans.front().gpus == 2);  // 8B: 144 GB of states do not fit one 72 GiB card; two with tp=2 do
+    for (std::size_t i = 1; i < r.plans.size(); ++i) CHECK(r.plans[i - 1].gpus < r.plans[i].gpus);
+}
