@@ -145,8 +145,10 @@ inline void write_trace(std::ostream& out, const std::vector<trace_job>& jobs) {
 }
 
 /// The job a trace row describes: the preset model, the row's sequence length, batch and token budget; the
-/// parallel layout is left to the planner. Unknown presets throw config_error naming the job.
-inline job_spec to_job_spec(const trace_job& t) {
+/// parallel layout is left to the planner. Traces carry no precision column: jobs train in `p`, by default
+/// fp16 mixed precision, which every catalog GPU runs (V100 and older have no bf16; on A100/H100/RTX 30xx the
+/// fp16 and bf16 peaks are equal). Unknown presets throw config_error naming the job.
+inline job_spec to_job_spec(const trace_job& t, precision p = precision::fp16_mixed) {
     job_spec j;
     j.name = t.job_id;
     try {
@@ -158,6 +160,7 @@ inline job_spec to_job_spec(const trace_job& t) {
     j.training.global_batch = t.global_batch;
     j.training.micro_batch = 1;
     j.training.total_tokens = t.total_tokens;
+    j.training.precision = p;
     return j;
 }
 

@@ -1,0 +1,165 @@
+// `frenzy simulate`: replay a job trace on a cluster under HAS or a baseline (or all side by side).
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "frenzy/io/cluster_json.hpp"
+#include "frenzy/plan/planner.hpp"
+#include "frenzy/sched/fcfs.hpp"
+#include "frenzy/sched/has.hpp"
+#include "frenzy/sched/tiresias.hpp"
+#include "frenzy/sim/simulator.hpp"
+#include "frenzy/sim/trace.hpp"
+#ifdef FRENZY_HAS_GLPK
+#include "frenzy/sched/gavel.hpp"
+#include "frenzy/sched/sia.hpp"
+#endif
+
+namespace {
+
+struct simulate_args {
+    std::string cluster, trace, policy = "has", jobs_csv;
+    bool json = false, quiet = false;
+    std::uint64_t seed = 1;
+    double startup_s = 30, restart_s = 30, mtbf_h = 0, repair_h = 1, has_slack = 0.25, has_aging_h = 4;
+};
+
+std::vector<std::string> policy_names(const std::string& p) {
+    std::vector<std::string> all{"has", "fcfs", "tiresias"};
+#ifdef FRENZY_HAS_GLPK
+    all.push_back("gavel");
+    all.push_back("sia");
+#endif
+    if (p == "all") return all;
+    for (const auto& n : all)
+        if (n == p) return {p};
+    std::string known;
+    for (const auto& n : all) known += (known.empty() ? "" : " | ") + n;
+    throw frenzy::config_error("--policy=\"" + p + "\" is not one of: " + known + " | all");
+}
+
+frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a) {
+    using namespace frenzy;
+    if (n == "has")
+        return has_scheduler<>(has_options{.efficiency_slack = a.has_slack, .startup_s = a.startup_s}, best_fit_placement{},
+                               shortest_remaining_first{.aging_s = a.has_aging_h * 3600});
+    if (n == "fcfs") return fcfs_scheduler{};
+    if (n == "tiresias") return tiresias_scheduler{};
+#ifdef FRENZY_HAS_GLPK
+    if (n == "gavel") return gavel_scheduler{};
+    if (n == "sia") return sia_scheduler{};
+#endif
+    throw config_error("unknown policy " + n);
+}
+
+void run_simulate(const simulate_args& a) {
+    using namespace frenzy;
+    const cluster_spec cluster = load_cluster(a.cluster);
+    const auto trace = load_trace(a.trace);
+    const plan_provider plans =
+        cached_plan_provider([&cluster](const job_spec& j) { return planner{}.plan(j, cluster); });
+    const bool bar = !a.quiet && !a.json && isatty(2);
+    std::vector<sim_result> results;
+    for (const auto& name : policy_names(a.policy)) {
+        sim_options o;
+        o.seed = a.seed;
+        o.startup_s = a.startup_s;
+        o.restart_s = a.restart_s;
+        o.node_mtbf_s = a.mtbf_h * 3600;
+        o.node_repair_s = a.repair_h * 3600;
+        auto last = std::chrono::steady_clock::now();
+        const auto began = last;
+        bool shown = false;
+        if (!a.quiet && !a.json)
+            o.progress = [&](double done, double now_s) {
+                const auto t = std::chrono::steady_clock::now();
+                if (t - last < std::chrono::milliseconds(200) || t - began < std::chrono::milliseconds(500)) return;
+                last = t;
+                shown = true;
+                const int w = 30, k = static_cast<int>(done * w);
+                if (bar)
+                    fmt::print(stderr, "\r{:<9} [{}{}] {:3.0f}%  sim time {:.1f} h", name, std::string(static_cast<std::size_t>(k), '#'),
+                               std::string(static_cast<std::size_t>(w - k), '.'), done * 100, now_s / 3600);
+            };
+        results.push_back(simulate(cluster, trace, plans, make_policy(name, a), o));
+        if (shown && bar) fmt::print(stderr, "\r{:<70}\r", "");
+    }
+    if (!a.jobs_csv.empty()) {
+        std::ofstream f(a.jobs_csv);
+        if (!f) throw io_error("cannot write " + a.jobs_csv);
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            std::ostringstream s;
+            write_jobs_csv(s, results[i]);
+            std::string text = s.str();
+            if (i > 0) text = text.substr(text.find('\n') + 1);  // one header
+            f << text;
+        }
+    }
+    if (a.json) {
+        if (a.policy == "all") {
+            nlohmann::json arr = nlohmann::json::array();
+            for (const auto& r : results) arr.push_back(to_json(r.metrics));
+            fmt::print("{}\n", arr.dump(2));
+        } else {
+            fmt::print("{}\n", to_json(results.front().metrics).dump(2));
+        }
+        return;
+    }
+    fmt::print("{} jobs on {} GPUs ({}), start-up {:.0f} s, restart {:.0f} s{}\n", trace.size(),
+               cluster.total_gpus(), a.cluster, a.startup_s, a.restart_s,
+               a.mtbf_h > 0 ? fmt::format(", node MTBF {:.0f} h", a.mtbf_h) : std::string{});
+    fmt::print("{:<9} {:>5} {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>6} {:>6} {:>7} {:>10} {:>10}\n", "policy", "done",
+               "fail", "avg JCT h", "p50 JCT h", "p99 JCT h", "makespan h", "avg queue h", "util", "calls", "",
+               "mean us", "p99 us");
+    for (const auto& r : results) {
+        const auto& m = r.metrics;
+        fmt::print("{:<9} {:>5} {:>5} {:>10.2f} {:>10.2f} {:>10.2f} {:>11.2f} {:>10.2f} {:>6.2f} {:>6} {:>7} {:>10.1f} {:>10.1f}\n",
+                   m.policy, m.completed, m.failed_jobs, m.avg_jct_s / 3600, m.p50_jct_s / 3600, m.p99_jct_s / 3600,
+                   m.makespan_s / 3600, m.avg_queue_s / 3600, m.gpu_utilization, m.sched_calls, "",
+                   m.sched_mean_us, m.sched_p99_us);
+    }
+    if (results.size() > 1 && results.front().metrics.policy == "has") {
+        double best = 0;
+        std::string who;
+        for (std::size_t i = 1; i < results.size(); ++i)
+            if (results[i].metrics.completed > 0 && (who.empty() || results[i].metrics.avg_jct_s < best)) {
+                best = results[i].metrics.avg_jct_s;
+                who = results[i].metrics.policy;
+            }
+        if (!who.empty() && best > 0)
+            fmt::print("HAS average JCT is {:.1f}% {} than the best baseline ({})\n",
+                       std::abs(1 - results.front().metrics.avg_jct_s / best) * 100,
+                       results.front().metrics.avg_jct_s <= best ? "lower" : "higher", who);
+    }
+}
+
+const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
+    auto a = std::make_shared<simulate_args>();
+    auto* c = app.add_subcommand("simulate", "Replay a job trace on a cluster under HAS or a baseline scheduler");
+    c->add_option("--cluster", a->cluster, "Cluster spec JSON")->required()->check(CLI::ExistingFile);
+    c->add_option("--trace", a->trace, "Trace CSV (DESIGN.md format; see `frenzy trace synth`)")->required()->check(CLI::ExistingFile);
+    c->add_option("--policy", a->policy, "has | fcfs | tiresias | gavel | sia | all (default has)");
+    c->add_option("--seed", a->seed, "Seed of the random node failures (default 1)");
+    c->add_option("--jobs-csv", a->jobs_csv, "Write one row per job (and policy) to this CSV");
+    c->add_option("--startup", a->startup_s, "Start-up cost of a job's first launch, s (default 30)")->check(CLI::NonNegativeNumber);
+    c->add_option("--restart", a->restart_s, "Cost of every later launch, s (default 30)")->check(CLI::NonNegativeNumber);
+    c->add_option("--mtbf-h", a->mtbf_h, "Mean time between failures of one node, hours (default 0: no failures)")->check(CLI::NonNegativeNumber);
+    c->add_option("--repair-h", a->repair_h, "Hours until a failed node is back (default 1)")->check(CLI::PositiveNumber);
+    c->add_option("--has-slack", a->has_slack, "HAS: scale a job out while its GPU-seconds stay within (1 + slack) of its "
+                                               "most efficient plan on that type (default 0.25)")->check(CLI::NonNegativeNumber);
+    c->add_option("--has-aging-h", a->has_aging_h, "HAS: a job that waited this long counts as half its size (default 4)")->check(CLI::PositiveNumber);
+    c->add_flag("--json", a->json, "Machine-readable output (DESIGN.md keys); with --policy all an array");
+    c->add_flag("--quiet", a->quiet, "No progress bar");
+    c->callback([a] { run_simulate(*a); });
+}};
+
+}  // namespace

@@ -1,0 +1,222 @@
+#pragma once
+// Deriving an LLM workload from a real cluster trace (Microsoft Philly, 2017: submit time, duration, GPU count).
+//
+// Mapping (documented in docs/results.md):
+//  - arrivals: a window of `jobs` consecutive jobs (after the duration filter), starting at row `skip` in submit
+//    order; submit_s = (t - t_first) / load, so load > 1 compresses the real inter-arrival times;
+//  - requested GPUs: the trace's GPU count, kept; rows asking for more GPUs than any type of the cluster has are
+//    dropped (counted in synth_report);
+//  - requested type: drawn at random (seeded), weighted by each type's share of the cluster's GPUs;
+//  - model: drawn at random (seeded) from a size class of presets chosen by the GPU count (1 GPU: GPT-3
+//    125M-1.3B; 2: 350M-2.7B; 4: 1.3B-6.7B; 8: 2.7B-8B; 16: 7B-13B; 32+: 13B-70B), among those that fit in memory
+//    on the requested type and count; if none fits, the largest smaller-class preset that fits;
+//  - token budget: duration x tokens/s of the fastest plan of that model on at most the requested GPUs of the
+//    requested type (the rule the fcfs baseline uses), so that the job takes its trace duration as requested.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/hw/cluster.hpp"
+#include "frenzy/sched/scheduler.hpp"
+#include "frenzy/sim/trace.hpp"
+
+namespace frenzy {
+
+struct philly_job {
+    double submit_s = 0;  ///< seconds since 1970 (UTC) of the trace timestamp
+    double duration_s = 0;
+    int gpus = 1;
+    std::string virtual_cluster;
+};
+
+namespace detail {
+/// Days since 1970-01-01 of a civil date (H. Hinnant's days_from_civil).
+constexpr std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+inline double parse_timestamp(const std::string& s, const std::string& where) {
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
+    if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%d", &y, &mo, &d, &h, &mi, &se) != 6 || mo < 1 || mo > 12 || d < 1 ||
+        d > 31)
+        throw config_error(where + ": timestamp=\"" + s + "\" is not YYYY-MM-DD HH:MM:SS");
+    return static_cast<double>(days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
+                               h * 3600 + mi * 60 + se);
+}
+}  // namespace detail
+
+/// Reads the flattened Philly trace: timestamp,duration,num_gpus,gpu_time,cluster. Sorted by submit time.
+inline std::vector<philly_job> load_philly(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw io_error("cannot open " + path);
+    std::string line;
+    int n = 0;
+    std::vector<philly_job> out;
+    while (std::getline(in, line)) {
+        ++n;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
+        const std::string where = path + " line " + std::to_string(n);
+        auto f = detail::split_csv_line(line);
+        if (n == 1) {
+            if (f.size() < 5 || f[0] != "timestamp" || f[1] != "duration" || f[2] != "num_gpus")
+                throw config_error(where + ": header must start timestamp,duration,num_gpus,gpu_time,cluster");
+            continue;
+        }
+        if (f.size() != 5) throw config_error(where + ": expected 5 columns, found " + std::to_string(f.size()));
+        philly_job j;
+        j.submit_s = detail::parse_timestamp(f[0], where);
+        j.duration_s = detail::parse_number<double>(f[1], where, "duration");
+        j.gpus = static_cast<int>(detail::parse_number<double>(f[2], where, "num_gpus"));
+        j.virtual_cluster = f[4];
+        if (j.gpus < 1) throw config_error(where + ": num_gpus must be at least 1");
+        out.push_back(std::move(j));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const philly_job& a, const philly_job& b) { return a.submit_s < b.submit_s; });
+    return out;
+}
+
+struct synth_options {
+    int jobs = 500;
+    int skip = 0;                  ///< first row of the window (after filtering)
+    double load = 1.0;             ///< arrival-rate multiplier
+    double min_duration_s = 60;    ///< drop shorter rows (Philly has many jobs that died within seconds)
+    double max_duration_s = 0;     ///< drop longer rows; 0 = keep all
+    std::string virtual_cluster;   ///< keep only this Philly virtual cluster; "" = all
+    std::uint64_t seed = 1;
+    std::int64_t seq_len = 2048;
+    std::int64_t global_batch = 256;
+};
+
+struct synth_report {
+    int rows_in_window = 0;
+    int dropped_too_large = 0;
+    int fallback_model = 0;  ///< jobs whose size class had no preset that fits (a smaller class was used)
+};
+
+/// Size classes of presets by requested GPU count (see the header comment).
+inline const std::vector<std::string>& synth_models_for(int gpus) {
+    static const std::array<std::vector<std::string>, 6> classes{{
+        {"gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b"},
+        {"gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b"},
+        {"gpt3-1.3b", "gpt3-2.7b", "llama-3.2-1b", "gpt3-6.7b"},
+        {"gpt3-2.7b", "llama-2-7b", "mistral-7b", "llama-3.1-8b"},
+        {"llama-2-7b", "llama-3.1-8b", "llama-2-13b", "gpt3-13b"},
+        {"llama-2-13b", "gpt3-13b", "gpt-neox-20b", "llama-3.1-70b"},
+    }};
+    const int k = gpus <= 1 ? 0 : gpus <= 2 ? 1 : gpus <= 4 ? 2 : gpus <= 8 ? 3 : gpus <= 16 ? 4 : 5;
+    return classes[static_cast<std::size_t>(k)];
+}
+
+/// Derives a trace of LLM jobs from Philly rows for `cluster`, using `plans` (the planner) for memory fit and speed.
+inline std::vector<trace_job> synth_trace(const std::vector<philly_job>& rows, const cluster_spec& cluster,
+                                          const plan_provider& plans, const synth_options& o,
+                                          synth_report* report = nullptr) {
+    if (o.jobs < 1) throw config_error("synth.jobs must be at least 1");
+    if (!(o.load > 0)) throw config_error("synth.load must be positive");
+    if (o.skip < 0) throw config_error("synth.skip must not be negative");
+    validate(cluster);
+    std::vector<std::string> types;
+    std::vector<int> type_gpus;
+    for (const auto& g : cluster.nodes) {
+        auto it = std::find(types.begin(), types.end(), g.gpu);
+        if (it == types.end()) {
+            types.push_back(g.gpu);
+            type_gpus.push_back(0);
+            it = types.end() - 1;
+        }
+        type_gpus[static_cast<std::size_t>(it - types.begin())] += g.gpus_per_node * g.count;
+    }
+    const int max_type = *std::max_element(type_gpus.begin(), type_gpus.end());
+    synth_report rep;
+    std::vector<const philly_job*> win;
+    int seen = 0;
+    for (const auto& r : rows) {
+        if (r.duration_s < o.min_duration_s) continue;
+        if (o.max_duration_s > 0 && r.duration_s > o.max_duration_s) continue;
+        if (!o.virtual_cluster.empty() && r.virtual_cluster != o.virtual_cluster) continue;
+        if (seen++ < o.skip) continue;
+        ++rep.rows_in_window;
+        if (r.gpus > max_type) {
+            ++rep.dropped_too_large;
+            continue;
+        }
+        win.push_back(&r);
+        if (static_cast<int>(win.size()) == o.jobs) break;
+    }
+    if (win.empty()) throw config_error("synth: no trace rows left after filtering (skip=" + std::to_string(o.skip) + ")");
+    std::mt19937_64 rng(o.seed);
+    auto uniform = [&](std::uint64_t n) { return static_cast<std::size_t>(rng() % n); };
+    auto speed = [&](const std::string& model, const std::string& gpu, int gpus) -> double {
+        trace_job t;
+        t.job_id = "synth";
+        t.model = model;
+        t.seq_len = o.seq_len;
+        t.global_batch = o.global_batch;
+        t.total_tokens = 1e9;
+        const auto pr = plans(to_job_spec(t));
+        const plan* p = detail::plan_for_request(pr.plans, gpu, gpus);
+        return p ? p->tokens_per_s : 0.0;
+    };
+    std::vector<trace_job> out;
+    const double t0 = win.front()->submit_s;
+    int idx = 0;
+    for (const philly_job* r : win) {
+        // Requested type, weighted by GPUs, among types with enough GPUs.
+        int total = 0;
+        for (std::size_t t = 0; t < types.size(); ++t)
+            if (type_gpus[t] >= r->gpus) total += type_gpus[t];
+        auto pick = static_cast<int>(uniform(static_cast<std::uint64_t>(total)));
+        std::size_t type = 0;
+        for (std::size_t t = 0; t < types.size(); ++t) {
+            if (type_gpus[t] < r->gpus) continue;
+            if (pick < type_gpus[t]) { type = t; break; }
+            pick -= type_gpus[t];
+        }
+        // Model: random among the class's presets that fit; else the largest fitting one of smaller classes.
+        const auto& cls = synth_models_for(r->gpus);
+        std::vector<std::pair<std::string, double>> fit;
+        for (const auto& m : cls)
+            if (double s = speed(m, types[type], r->gpus); s > 0) fit.push_back({m, s});
+        std::pair<std::string, double> chosen{"", 0.0};
+        if (!fit.empty()) {
+            chosen = fit[uniform(fit.size())];
+        } else {
+            ++rep.fallback_model;
+            for (int g = r->gpus / 2; g >= 1 && chosen.second == 0; g /= 2) {
+                const auto& smaller = synth_models_for(g);
+                for (auto it = smaller.rbegin(); it != smaller.rend(); ++it)
+                    if (double s = speed(*it, types[type], r->gpus); s > 0) { chosen = {*it, s}; break; }
+            }
+            if (chosen.second == 0)
+                for (const char* m : {"gpt3-125m"})
+                    if (double s = speed(m, types[type], r->gpus); s > 0) chosen = {m, s};
+            if (chosen.second == 0)
+                throw config_error("synth: not even gpt3-125m fits on " + std::to_string(r->gpus) + " x " + types[type]);
+        }
+        trace_job j;
+        j.job_id = "p" + std::to_string(idx++);
+        j.submit_s = (r->submit_s - t0) / o.load;
+        j.model = chosen.first;
+        j.seq_len = o.seq_len;
+        j.global_batch = o.global_batch;
+        j.total_tokens = r->duration_s * chosen.second;  // runs for the trace duration on its request
+        j.requested_gpus = r->gpus;
+        j.requested_type = types[type];
+        out.push_back(std::move(j));
+    }
+    if (report) *report = rep;
+    return out;
+}
+
+}  // namespace frenzy
