@@ -52,7 +52,8 @@ TEST_CASE("GQA shrinks K and V; SwiGLU stores gate, up and product; no dropout d
                .activation = activation::swiglu, .vocab = 128256, .bias = false};
     j.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 1};
     j.runtime.framework = framework::fsdp;
-    const auto f = profile_of(framework::fsdp);
+    j.runtime.compile = true;  // fused elementwise kernels: the eager extras are tested below
+    const auto f = profile_of(j);
     const double sb = 8192, h = 4096, kv = 1024, ffn = 14336, a = 32;
     // ln1 in, qkv in, q, k, v, attention out, ln2 in, fc1 in: 2 bytes each; gate+up (2 x ffn) and product (ffn).
     const double expected = 2 * sb * (h + h + h + kv + kv + h + h + h) + 2 * sb * (2 * ffn) + 2 * sb * ffn + 4 * a * sb;
@@ -121,4 +122,43 @@ TEST_CASE("recompute modes order: none > selective > full, per layer") {
     CHECK(r.selective > r.full);
     // Selective (Megatron) removes exactly the 5as^2b/t attention-core terms.
     CHECK(r.none - r.selective == Approx(5.0 * 64 * 2048 * 2048 * 4 / 8));
+}
+
+TEST_CASE("eager PyTorch saves an fp32 norm input and silu's output; compile fuses them away") {
+    job_spec j;
+    j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .activation = activation::swiglu,
+               .vocab = 1000, .norm = norm_kind::rmsnorm, .bias = false};
+    j.training = {.seq_len = 512, .micro_batch = 2, .global_batch = 2};
+    j.runtime.framework = framework::fsdp;
+    const double sb = 1024, h = 1024, ffn = 4096;
+    const double eager = layer_activations(j, profile_of(j), false).none;
+    j.runtime.compile = true;
+    const double fused = layer_activations(j, profile_of(j), false).none;
+    // Two RMSNorms x (4-byte fp32 copy; the normalised tensor replaces the fused kernel's saved input) + silu out.
+    CHECK(eager - fused == Approx(2 * 4 * sb * h + 2 * sb * ffn));
+    // LayerNorm is one native kernel even in eager mode: only the SwiGLU term remains.
+    j.model.norm = norm_kind::layernorm;
+    j.runtime.compile = false;
+    const double ln_eager = layer_activations(j, profile_of(j), false).none;
+    j.runtime.compile = true;
+    CHECK(ln_eager - layer_activations(j, profile_of(j), false).none == Approx(2 * sb * ffn));
+}
+
+TEST_CASE("the loss on the last stage: saved fp32 softmax plus the working set, chunked or not") {
+    job_spec j;
+    j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .vocab = 32000};
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
+    j.parallel.recompute = recompute::full;  // make the loss the largest transient
+    j.runtime.framework = framework::fsdp;
+    const stage_layout last{.stage = 0, .layers = 2, .first = true, .last = true};
+    const double logits = 1024.0 * 32000;
+    auto act = [&] { return transformer_activations{}.activations(j, last, profile_of(j)); };
+    // Upcast path: fp32 log-softmax saved (4 B); backward holds fp32 grads of its output and input (8 B).
+    CHECK(act().transient.value == Approx(8 * logits));
+    // Eight chunks: forward holds the bf16 logits and one fp32 chunk: 2 + 4/8 B.
+    j.runtime.loss_chunks = 8;
+    CHECK(act().transient.value == Approx(2.5 * logits));
+    // Megatron's fused vocab-parallel cross entropy: the 16-bit logits beside the in-place fp32 softmax.
+    j.runtime = {.framework = framework::megatron};
+    CHECK(act().transient.value == Approx(2 * logits));
 }

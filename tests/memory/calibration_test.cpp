@@ -32,13 +32,20 @@ TEST_CASE("MARP against measured peaks of real training runs") {
                       "activations and loss; the rest is not explained by any documented buffer"}},
         {"28", {0.30, "torchtitan float8 + torch.compile + 2D: float8 casts/amax buffers and compile's saved tensors "
                       "are not modelled"}},
-        {"41", {0.60, "torchtune cumulative flags (compile, chunked CE, AC): the optimizer row says 'assumed' bf16 "
-                      "AdamW, which alone (23.9 GiB) nearly exceeds the 24.9 GiB measured"}},
     };
+    // torchtune's "Optimization flags" rows are cumulative (the row's notes say so): row 41 (+ activation
+    // checkpointing) also has the flags of the two rows before it in the README table, "+ compile" and
+    // "+ chunked cross entropy", which are not in our copy of the table; its other_flags name only the last step.
+    auto runs = rows;
+    for (auto& m : runs)
+        if (m.id == "41") {
+            m.job.runtime.compile = true;
+            m.job.runtime.loss_chunks = 8;
+        }
     double sum_abs = 0, sum_abs_explained = 0;
     int n_explained = 0;
     std::printf("\n%-4s %-9s %-38s %10s %10s %8s\n", "id", "metric", "run", "measured", "predicted", "error");
-    for (const auto& m : rows) {
+    for (const auto& m : runs) {
         const double p = predicted(est, m);
         const double err = p / m.measured.value - 1.0;
         std::printf("%-4s %-9s %-38.38s %8.2f G %8.2f G %+7.1f%%%s\n", m.id.c_str(),

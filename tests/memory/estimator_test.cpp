@@ -98,3 +98,43 @@ TEST_CASE("policies are replaceable and checked by concepts") {
         CHECK(r.stages[s].breakdown.model_states().value == Approx(full.stages[s].breakdown.model_states().value));
     }
 }
+
+TEST_CASE("gradient lifetime: persistent buffers vs set_to_none, and the optimizer-step peak") {
+    job_spec j;
+    j.model = preset("llama-3.1-8b");
+    j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 8};
+    j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::full};
+    j.runtime.framework = framework::fsdp;
+    const memory_estimator est;
+    // One micro-batch per step, torch zero_grad(set_to_none): no gradients at the forward/loss peak.
+    const auto one = est.estimate(j).stages[0];
+    // Two micro-batches: the second forward runs with the first one's gradients accumulated.
+    j.training.global_batch = 16;
+    const auto two = est.estimate(j).stages[0];
+    CHECK(two.peak_allocated.value - one.peak_allocated.value ==
+          Approx(two.breakdown.gradients.value).epsilon(1e-9));
+    CHECK(two.breakdown.gradients.value == Approx(8.03e9 * 4 / 8).epsilon(0.01));
+    // Megatron's grad buffer is always there.
+    job_spec m = j;
+    m.training.global_batch = 8;
+    m.parallel.sharding = sharding::optimizer;
+    m.runtime.framework = framework::megatron;
+    CHECK(est.estimate(m).stages[0].breakdown.gradients.value > 0);
+}
+
+TEST_CASE("torch foreach AdamW's step temporary can set the peak; a fused optimizer removes it") {
+    job_spec j;
+    j.model = preset("llama-3.2-3b");
+    j.training = {.seq_len = 512, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16};
+    j.parallel = {.recompute = recompute::full};
+    j.runtime = {.framework = framework::ddp, .loss_chunks = 8};
+    const memory_estimator est;
+    const auto foreach_peak = est.estimate(j).stages[0];
+    j.runtime.optimizer = optimizer_impl::fused;
+    const auto fused_peak = est.estimate(j).stages[0];
+    const double params = fused_peak.parameters;
+    // Pure bf16 AdamW: params 2 + grads 2 + moments 4 bytes; foreach adds sqrt(v): 2 bytes per parameter.
+    CHECK(foreach_peak.breakdown.temporary.value - fused_peak.breakdown.temporary.value == Approx(2 * params).epsilon(0.01));
+    CHECK(foreach_peak.breakdown.activations.value == 0);  // the step is the peak: activations are gone
+    CHECK(foreach_peak.peak_allocated.value == Approx(8 * params + 2 * params + 32.0 * MiB).epsilon(0.01));
+}

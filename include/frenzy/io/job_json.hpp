@@ -94,6 +94,9 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     runtime_spec rt;
     r.get("framework", rt.framework);
     r.get("attention", rt.attention);
+    r.get("compile", rt.compile);
+    r.get("loss_chunks", rt.loss_chunks);
+    r.get("optimizer_impl", rt.optimizer);
     r.finish();
     return rt;
 }
@@ -160,7 +163,9 @@ inline nlohmann::json to_json(const training_spec& t) {
 inline nlohmann::json to_json(const job_spec& j) {
     return {{"name", j.name}, {"model", to_json(j.model)}, {"training", to_json(j.training)},
             {"parallel", to_json(j.parallel)},
-            {"runtime", {{"framework", to_string(j.runtime.framework)}, {"attention", to_string(j.runtime.attention)}}}};
+            {"runtime", {{"framework", to_string(j.runtime.framework)}, {"attention", to_string(j.runtime.attention)},
+                         {"compile", j.runtime.compile}, {"loss_chunks", j.runtime.loss_chunks},
+                         {"optimizer_impl", to_string(j.runtime.optimizer)}}}};
 }
 
 }  // namespace frenzy

@@ -164,6 +164,13 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
                                           ? framework::fsdp
                                           : framework::ddp;  // plain PyTorch (single device, DDP, torchtune)
             m.job.runtime.attention = contains(cell("attention_impl"), "unfused") ? attention_impl::unfused : attention_impl::flash;
+            // Runtime options named in other_flags: torch.compile ("compile", not "no compile") and torchtune's
+            // chunked cross-entropy (CEWithChunkedOutputLoss, num_output_chunks = 8).
+            const auto flags = lower(cell("other_flags"));
+            m.job.runtime.compile = contains(flags, "compile") && !contains(flags, "no compile");
+            if (contains(flags, "chunked")) m.job.runtime.loss_chunks = 8;
+            // torchtune's recipe configs build torch.optim.AdamW with fused=True.
+            if (contains(fw, "torchtune")) m.job.runtime.optimizer = optimizer_impl::fused;
             const auto pr = lower(cell("precision"));
             t.precision = contains(pr, "pure bf16")                          ? precision::bf16
                           : (contains(pr, "float8") || contains(pr, "fp8"))  ? precision::fp8_mixed

@@ -120,8 +120,21 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
         mlp_mm_outputs = {e * tokens * ffn / t, e * tokens * h};
     }
 
+    // Eager PyTorch saves more around the elementwise ops than fused kernels do: RMSNorm keeps an fp32 copy of its
+    // input and the normalised tensor besides its output (+4 bytes per element per norm over the fused input),
+    // SwiGLU keeps silu's output besides its input and the product (torchtitan/torchtune models/llama).
+    double eager = 0;
+    if (!f.fused_elementwise) {
+        if (m.norm == norm_kind::rmsnorm) eager += 2 * 4.0 * sb * h * rep;
+        if (is_gated(m.activation)) {
+            const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
+            const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * rep : sb;
+            eager += e * tokens * ffn / t;
+        }
+    }
+
     layer_activation_bytes r;
-    r.none = ln1_in + qkv_in + q_out + k_out + v_out + core + lse + attn_out + attn_mask + ln2_in + mlp + mlp_mask;
+    r.none = ln1_in + qkv_in + q_out + k_out + v_out + core + lse + attn_out + attn_mask + ln2_in + mlp + mlp_mask + eager;
     r.full = e * sb * h * rep;  // the checkpointed layer input
     r.largest = std::max({mlp_largest, scores * e, q_out});
     switch (f.selective) {
@@ -178,9 +191,12 @@ struct transformer_activations {
         double loss_transient = 0;
         if (l.last) {
             per_mb += 2 * e * sb * h * rep + 4.0 * logits;
-            // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B); the upcast path
-            // has in backward the fp32 gradient of the log-softmax output and of its input alive at once (8 B).
-            loss_transient = (f.loss == loss_style::fused_vocab_parallel ? 2.0 : 8.0) * logits;
+            // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B). The upcast path has
+            // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the
+            // fp32 gradients of the log-softmax output and input of one chunk (8/n B); n = runtime.loss_chunks
+            // (torchtune CEWithChunkedOutputLoss upcasts chunk by chunk).
+            const double n = static_cast<double>(j.runtime.loss_chunks);
+            loss_transient = (f.loss == loss_style::fused_vocab_parallel ? 2.0 : std::max(2.0 + 4.0 / n, 8.0 / n)) * logits;
         }
         // Recomputing one layer in backward rebuilds what the mode dropped; its gradients need a working set of
         // about the largest saved tensor.

@@ -13,7 +13,7 @@
 namespace frenzy {
 
 /// Peak per-GPU training memory of every pipeline stage: model states (S), activations (A) and temporaries (O),
-/// with the framework's profile (profile_of(job.runtime.framework) unless one is given).
+/// with the framework's profile (profile_of(job) unless one is given).
 template <ModelStatePolicy S = sharded_model_states, ActivationPolicy A = transformer_activations,
           OverheadPolicy O = framework_overheads>
 class basic_memory_estimator {
@@ -22,7 +22,7 @@ public:
     basic_memory_estimator(S s, A a, O o) : states_(std::move(s)), acts_(std::move(a)), over_(std::move(o)) {}
 
     /// Validates the job (config_error on a rule the framework would reject) and estimates it.
-    memory_report estimate(const job_spec& j) const { return estimate(j, profile_of(j.runtime.framework)); }
+    memory_report estimate(const job_spec& j) const { return estimate(j, profile_of(j)); }
 
     memory_report estimate(const job_spec& j, const framework_profile& f) const {
         validate(j);
@@ -38,9 +38,12 @@ public:
             const auto ms = states_.model_states(j, l, f);
             const auto act = acts_.activations(j, l, f);
             const auto ov = over_.temporaries(j, l, f, ms);
-            const bytes states = ms.weights + ms.gradients + ms.optimizer;
-            const bytes train_peak = states + act.stored + act.transient + ov.train;
-            const bytes step_peak = states + ov.step;
+            // Gradients exist at the forward/loss peak when kept in persistent buffers or when earlier micro-batches
+            // of the step have accumulated into them; otherwise they appear during backward as activations go.
+            const bool grads_at_peak = f.persistent_grads || j.micro_batches() > 1;
+            const bytes grads_fwd = grads_at_peak ? ms.gradients : bytes{};
+            const bytes train_peak = ms.weights + ms.optimizer + grads_fwd + act.stored + act.transient + ov.train;
+            const bytes step_peak = ms.weights + ms.gradients + ms.optimizer + ov.step;
             stage_memory st;
             st.stage = l.stage;
             st.parameters = l.params();
@@ -49,6 +52,7 @@ public:
             st.breakdown.gradients = ms.gradients;
             st.breakdown.optimizer = ms.optimizer;
             if (train_peak >= step_peak) {
+                st.breakdown.gradients = grads_fwd;
                 st.breakdown.activations = act.stored + act.transient;
                 st.breakdown.temporary = ov.train;
             } else {

@@ -48,11 +48,22 @@ struct framework_profile {
     double bucket_elements = 0;
     /// Layers whose full 16-bit parameters are gathered at once under full sharding (current + prefetched).
     double gathered_layers = 2;
+    /// Norms and activation functions run as fused kernels that save only their 16-bit input (Megatron/TE,
+    /// apex; torch.compile). Eager PyTorch RMSNorm (torchtitan/torchtune `x.float()` ... `.type_as(x) * weight`)
+    /// instead saves an fp32 copy of its input and the normalised 16-bit tensor, and eager SwiGLU saves silu's output.
+    bool fused_elementwise = true;
+    /// Gradients live in buffers that persist across steps (Megatron's contiguous grad buffer, DeepSpeed's
+    /// partitions). Otherwise (torch optimizer.zero_grad(set_to_none=True)) they are allocated during backward and
+    /// exist at the forward/loss peak only when earlier micro-batches of the step accumulated into them.
+    bool persistent_grads = true;
+    /// The optimizer step runs torch.optim's foreach path, which allocates sqrt(v) for the whole group
+    /// (torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt(device_exp_avg_sqs)).
+    bool foreach_optimizer = false;
     /// cuBLAS/cuDNN workspaces allocated through the caching allocator (CUBLAS_WORKSPACE_CONFIG :4096:8 = 32 MiB).
     double workspace_bytes = 32.0 * MiB;
 };
 
-/// The preset profile of a framework.
+/// The preset profile of a framework (before the job's runtime options; see profile_of(const job_spec&)).
 inline framework_profile profile_of(framework f) {
     switch (f) {
         case framework::megatron:
@@ -60,16 +71,27 @@ inline framework_profile profile_of(framework f) {
         case framework::deepspeed:  // Megatron-DeepSpeed: Megatron's layers, DeepSpeed ZeRO; grads in param dtype
             return {.framework = f, .vocab_divisible_by = 128, .grad_bytes_bf16 = 2, .grad_bytes_fp16 = 2,
                     .bucket_elements = 5e8};
-        case framework::fsdp:       // torchtitan / llm-foundry / torchtune style: fp32 sharded params, no dropout
+        case framework::fsdp:       // torchtitan / llm-foundry style: fp32 sharded params, eager PyTorch, no dropout
             return {.framework = f, .master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4,
                     .dropout = false, .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
-                    .attention_score_buffer = false};
-        case framework::ddp:        // torch DDP + autocast: fp32 params and grads, 25 MiB gradient buckets
+                    .attention_score_buffer = false, .fused_elementwise = false, .persistent_grads = false,
+                    .foreach_optimizer = true};
+        case framework::ddp:        // plain PyTorch (+ DDP when dp > 1; torchtune single device): eager, autocast
             return {.framework = f, .master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4,
                     .dropout = false, .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
-                    .attention_score_buffer = false, .grad_bucket_copies = 1};
+                    .attention_score_buffer = false, .grad_bucket_copies = 1, .fused_elementwise = false,
+                    .persistent_grads = false, .foreach_optimizer = true};
     }
     return {};
+}
+
+/// The profile a job runs with: its framework's preset adjusted by the job's runtime options.
+inline framework_profile profile_of(const job_spec& j) {
+    auto f = profile_of(j.runtime.framework);
+    if (j.runtime.compile) f.fused_elementwise = true;
+    if (j.runtime.optimizer == optimizer_impl::fused) f.foreach_optimizer = false;
+    if (j.runtime.optimizer == optimizer_impl::foreach) f.foreach_optimizer = true;
+    return f;
 }
 
 }  // namespace frenzy

@@ -57,10 +57,15 @@ struct framework_overheads {
             train += f.gathered_layers * gathered * unit + (gathered + b.gradients) * unit;
         }
         o.train = bytes{train};
-        // Optimizer step: torch.optim's foreach AdamW (FSDP/DDP) materialises one fp32 temporary per state element
-        // group (sqrt of v, then the update); fused multi-tensor Adam (Megatron, DeepSpeed) needs none.
+        // Optimizer step: torch.optim's foreach Adam/AdamW materialises sqrt(v) for the whole group, the size of one
+        // moment (torch/optim/adamw.py _multi_tensor_adamw); fused kernels (apex/TE FusedAdam, DeepSpeed, torch
+        // fused=True) need none. SGD and Adafactor updates run in place.
         double step = f.workspace_bytes;
-        if (f.master == master_weights::in_params) step += s.optimizer.value / (b.optimizer > 0 ? b.optimizer : 1) * 4.0;
+        const auto opt = j.training.optimizer;
+        if (f.foreach_optimizer && (opt == optimizer_kind::adam || opt == optimizer_kind::adamw)) {
+            const double master = (f.master == master_weights::separate && b.optimizer > 8) ? 4.0 : 0.0;
+            step += s.optimizer.value * (b.optimizer - master) / 2.0 / b.optimizer;
+        }
         o.step = bytes{step};
         return o;
     }

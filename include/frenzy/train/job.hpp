@@ -17,6 +17,9 @@ enum class recompute { none, selective, full };
 enum class pipeline_schedule { one_f_one_b, interleaved, gpipe };
 enum class framework { megatron, deepspeed, fsdp, ddp };
 enum class attention_impl { flash, unfused };
+/// How the optimizer step runs: one fused kernel per tensor group (apex/TE FusedAdam, torch fused=True), or
+/// torch.optim's default foreach path, which materialises a temporary per state (see memory/overheads.hpp).
+enum class optimizer_impl { framework_default, fused, foreach };
 
 template <> struct enum_names<precision> {
     static constexpr std::array<std::pair<precision, std::string_view>, 5> table{{
@@ -46,6 +49,11 @@ template <> struct enum_names<framework> {
     static constexpr std::array<std::pair<framework, std::string_view>, 4> table{{
         {framework::megatron, "megatron"}, {framework::deepspeed, "deepspeed"}, {framework::fsdp, "fsdp"},
         {framework::ddp, "ddp"}}};
+};
+template <> struct enum_names<optimizer_impl> {
+    static constexpr std::array<std::pair<optimizer_impl, std::string_view>, 3> table{{
+        {optimizer_impl::framework_default, "default"}, {optimizer_impl::fused, "fused"},
+        {optimizer_impl::foreach, "foreach"}}};
 };
 template <> struct enum_names<attention_impl> {
     static constexpr std::array<std::pair<attention_impl, std::string_view>, 2> table{{
@@ -79,6 +87,9 @@ struct parallel_config {
 struct runtime_spec {
     frenzy::framework framework = framework::megatron;
     attention_impl attention = attention_impl::flash;
+    bool compile = false;                       ///< torch.compile of the layers (fuses elementwise ops)
+    std::int64_t loss_chunks = 1;               ///< cross-entropy computed over this many vocabulary-output chunks
+    optimizer_impl optimizer = optimizer_impl::framework_default;
     bool operator==(const runtime_spec&) const = default;
 };
 
@@ -183,6 +194,8 @@ inline void validate(const job_spec& j) {
         throw config_error(kv("training.seq_len", t.seq_len) + " is not divisible by " + kv("parallel.tp", p.tp) +
                            " (sequence parallelism)");
 
+    if (j.runtime.loss_chunks < 1)
+        throw config_error(kv("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
     const auto fw = j.runtime.framework;
     const std::string fws = "runtime.framework=\"" + std::string(to_string(fw)) + "\"";
     const std::string sh = "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\"";
