@@ -247,13 +247,24 @@ private:
         return false;
     }
 
-    /// Lower bound on the bottleneck stage's model-state bytes per GPU (16-bit weights alone, sharded as far as
-    /// the layout shards them): cheaper than the estimator and never above its answer.
+    /// Lower bound on the bottleneck stage's model-state bytes per GPU, below what any framework profile holds:
+    /// 16-bit weights and gradients, and for Adam two moments of the compute precision plus an fp32 master copy in
+    /// mixed precision (FSDP's sharded fp32 parameters count as that copy), each sharded as far as the layout
+    /// shards it. Cheaper than the estimator and never above its answer.
     static double state_lower_bound(const job_spec& j) {
         const auto& p = j.parallel;
-        const double params = detail::stage_parameters(j.model, p, j.training.seq_len);
-        const double w = param_bytes(j.training.precision);
-        return p.sharding == sharding::full ? params * w / static_cast<double>(p.dp) : params * w;
+        const auto& t = j.training;
+        const double params = detail::stage_parameters(j.model, p, t.seq_len);
+        const double dp = static_cast<double>(p.dp);
+        const double w = 2.0, gr = 2.0;
+        const bool mixed = t.precision != precision::bf16 && t.precision != precision::fp32;
+        const bool adam = t.optimizer == optimizer_kind::adam || t.optimizer == optimizer_kind::adamw;
+        // Adam moments: fp32 except in pure bf16; mixed precision's fp32 master adds 4 B, of which 2 may be the
+        // weights themselves (FSDP keeps only the sharded fp32 parameters): count 2
+        const double o = adam ? (t.precision == precision::bf16 ? 4.0 : 8.0) + (mixed ? 2.0 : 0.0) : 0.0;
+        return params * (w / (p.sharding == sharding::full ? dp : 1.0) +
+                         gr / (p.sharding >= sharding::gradients ? dp : 1.0) +
+                         o / (p.sharding >= sharding::optimizer ? dp : 1.0));
     }
 
     bool fits(const job_spec& j, double capacity, plan_stats& st, memory_report* out = nullptr) const {
@@ -273,9 +284,11 @@ private:
         const auto& g = pool.gpu;
         const std::string& name = g.name;
         if (!(g.peak_flops(job0.training.precision) > 0)) {
-            r.infeasible.push_back({name, std::string(to_string(job0.training.precision)) + " not supported on " + name +
-                                              " (no " + std::string(to_string(job0.training.precision)) +
-                                              " tensor cores; fp16-mixed is)"});
+            const std::string prec(to_string(job0.training.precision));
+            const std::string base = prec.substr(0, prec.find('-'));
+            const bool bf = job0.training.precision == precision::bf16_mixed || job0.training.precision == precision::bf16;
+            r.infeasible.push_back({name, prec + " not supported on " + name + " (no " + base + " tensor cores" +
+                                              (bf && g.fp16_tflops > 0 ? "; use fp16-mixed)" : ")")});
             return;
         }
         const double capacity = opt.memory_safety * g.memory().value;
@@ -288,12 +301,13 @@ private:
                 for (auto pp : ax.pp)
                     for (std::int64_t vpp = 1; vpp <= (pp > 1 ? ax.max_vpp : 1); ++vpp) {
                         if ((job0.model.layers / pp) % vpp != 0) continue;
-                        for (auto dp : ax.dp) {
-                            const std::int64_t n = dp * tp * pp;
-                            if (n > avail) continue;
-                            if (!opt.allow_tp_across_nodes && pool.gpus_per_node % tp != 0) continue;
-                            if (opt.allow_tp_across_nodes && tp > pool.gpus_per_node && tp % pool.gpus_per_node != 0) continue;
-                            for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full}) {
+                        for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full}) {
+                            frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
+                            for (auto dp : ax.dp) {
+                                const std::int64_t n = dp * tp * pp;
+                                if (n > avail) break;
+                                if (!opt.allow_tp_across_nodes && pool.gpus_per_node % tp != 0) continue;
+                                if (opt.allow_tp_across_nodes && tp > pool.gpus_per_node && tp % pool.gpus_per_node != 0) continue;
                                 if (dp == 1 && sh != sharding::none) continue;  // nothing to shard over
                                 job_spec j = job0;
                                 j.runtime.framework = fw;
@@ -307,7 +321,7 @@ private:
                                 p.sharding = sh;
                                 p.sequence_parallel = tp > 1 && fw == framework::megatron && j.training.seq_len % tp == 0;
                                 if (!framework_allows(fw, sh, p)) continue;
-                                search_layout(j, g, topo, capacity, ax, opt, best, st);
+                                search_layout(j, g, topo, capacity, ax, opt, best, st, known);
                             }
                         }
                     }
@@ -340,8 +354,16 @@ private:
     }
 
     /// Tries every recompute level and micro-batch of one layout (pruned as described at the top of the file).
+    /// Per recompute level, the largest micro-batch that fitted at a smaller dp (>= 2) of the same layout: per-GPU
+    /// memory does not grow with dp from 2 on (sharded states shrink, fewer micro-batches are in flight), so every
+    /// micro-batch up to it fits at a larger dp too.
+    struct frontier {
+        std::map<recompute, std::int64_t> fits_mb;
+    };
+
     void search_layout(job_spec& j, const gpu_type& g, const topology& topo, double capacity, const search_axes& ax,
-                       const plan_options& opt, std::map<std::int64_t, candidate>& best, plan_stats& st) const {
+                       const plan_options& opt, std::map<std::int64_t, candidate>& best, plan_stats& st,
+                       frontier& known) const {
         ++st.layouts;
         const auto& p = j.parallel;
         std::vector<std::int64_t> mbs;  // valid micro-batches, ascending
@@ -375,10 +397,15 @@ private:
         };
         if (beaten(levels.front())) return;
         if (state_lower_bound(j) > capacity) return;
+        const bool reuse = p.dp > 1;  // frontier entries come from dp >= 2 only
         auto fits_at = [&](recompute rc, std::size_t k) {
+            if (reuse)
+                if (auto it = known.fits_mb.find(rc); it != known.fits_mb.end() && mbs[k] <= it->second) return true;
             j.parallel.recompute = rc;
             j.training.micro_batch = mbs[k];
-            return fits(j, capacity, st);
+            const bool ok = fits(j, capacity, st);
+            if (ok && reuse) known.fits_mb[rc] = std::max(known.fits_mb[rc], mbs[k]);
+            return ok;
         };
         // most frugal point first: if it does not fit, nothing in this layout does
         if (!fits_at(levels.back(), 0)) return;
@@ -394,6 +421,7 @@ private:
                 const auto mid = (lo + hi) / 2;
                 if (fits_at(rc, static_cast<std::size_t>(mid))) lo = mid; else hi = mid;
             }
+            if (lo >= 0 && reuse) known.fits_mb[rc] = std::max(known.fits_mb[rc], mbs[static_cast<std::size_t>(lo)]);
             for (std::int64_t k = covered + 1; k <= lo; ++k) {
                 j.parallel.recompute = rc;
                 j.training.micro_batch = mbs[static_cast<std::size_t>(k)];

@@ -1,0 +1,44 @@
+// Planner search cost: a 70B model over a 12-type catalog, up to 1024 GPUs per plan (target: < 50 ms on one core).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "frenzy/plan/planner.hpp"
+
+int main(int argc, char** argv) {
+    using namespace frenzy;
+    const int reps = argc > 1 ? std::atoi(argv[1]) : 5;
+    job_spec job;
+    // LLaMA-3.1-70B (meta-llama/Llama-3.1-70B config.json)
+    job.model = {.name = "llama-3.1-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .ffn_hidden = 28672,
+                 .activation = activation::swiglu, .vocab = 128256, .position_embedding = position_embedding::rope,
+                 .norm = norm_kind::rmsnorm, .bias = false};
+    job.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 1024, .total_tokens = 1.5e13};
+    cluster_spec cluster;
+    for (const char* t : {"h100-80g", "h200", "a100-80g", "a100-40g", "a100-80g-pcie", "l40s", "rtx-4090", "rtx-3090",
+                          "a10", "l4", "v100-32g", "mi300x"})
+        cluster.nodes.push_back({t, t, 8, 128});  // 1024 GPUs of each type
+    std::printf("70B (seq 4096, global batch 1024) on 12 GPU types x 1024 GPUs, plans up to 1024 GPUs\n");
+    std::printf("%-10s %10s %10s %12s %10s %8s %8s\n", "framework", "ms", "layouts", "configs", "mem est", "plans", "types");
+    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp}) {
+        job.runtime.framework = fw;
+        plan_options opt;
+        opt.max_gpus = 1024;
+        std::vector<double> ms;
+        plan_stats st;
+        plan_result r;
+        for (int i = 0; i < reps; ++i) {
+            st = {};
+            const auto t0 = std::chrono::steady_clock::now();
+            r = planner{}.plan(job, cluster, opt, &st);
+            ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(ms.begin(), ms.end());
+        std::printf("%-10s %10.1f %10lld %12lld %10lld %8zu %8zu\n", std::string(to_string(fw)).c_str(), ms[ms.size() / 2],
+                    static_cast<long long>(st.layouts), static_cast<long long>(st.configurations),
+                    static_cast<long long>(st.memory_estimates), r.plans.size(), 12 - r.infeasible.size());
+    }
+    std::printf("(median of %d runs; configurations = layouts x recompute levels x valid micro-batches, before pruning)\n", reps);
+    return 0;
+}

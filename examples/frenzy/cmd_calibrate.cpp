@@ -1,0 +1,85 @@
+// `frenzy calibrate`: fit the step-time model's efficiency coefficients to measured throughputs.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli.hpp"
+#include "frenzy/perf/calibration.hpp"
+
+namespace {
+
+struct calibrate_args {
+    std::string data, out, start;
+    int folds = 5;
+    bool table = false;
+};
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const auto n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void run_calibrate(const calibrate_args& a) {
+    using namespace frenzy;
+    const auto samples = load_throughput_csv(a.data);
+    const efficiency_model start = a.start.empty() ? default_efficiency() : load_calibration(a.start);
+    auto fit = fit_efficiency(samples, start);
+    fit.source = "frenzy calibrate --data " + a.data + " (" + std::to_string(samples.size()) + " rows)";
+    fmt::print("fitted on {} rows of {}\n", samples.size(), a.data);
+    fmt::print("{:<14} {:>10} {:>10}  {}\n", "gpu", "dense eff", "attn eff", "source");
+    for (const auto& c : fit.gpus)
+        fmt::print("{:<14} {:>9.1f}% {:>9.1f}%  {}\n", c.gpu, 100 / c.inverse,
+                   100 / fit.gpu_attention_inverse(c.gpu), c.source);
+    fmt::print("other types: {:.1f}% of peak; token penalty {:.1f}, width penalty {:.1f}\n", 100 / fit.default_inverse,
+               fit.token_penalty, fit.width_penalty);
+    std::vector<double> in_sample;
+    for (const auto& s : samples)
+        in_sample.push_back(std::abs(predict_tokens_per_gpu(s, fit) - s.tokens_per_s_per_gpu) / s.tokens_per_s_per_gpu);
+    fmt::print("in-sample median |error| of tokens/s per GPU: {:.1f}%\n", 100 * median(in_sample));
+    if (a.folds >= 2 && static_cast<std::size_t>(a.folds) <= samples.size()) {
+        try {
+            const auto cv = cross_validate(samples, a.folds, start);
+            std::vector<double> e;
+            for (const auto& r : cv) e.push_back(std::abs(r.rel_error()));
+            fmt::print("{}-fold cross-validated median |error|: {:.1f}%\n", a.folds, 100 * median(e));
+            if (a.table) {
+                fmt::print("\n{:<6} {:<10} {:<24} {:>5} {:>10} {:>10} {:>8}\n", "row", "gpu", "model", "gpus", "measured",
+                           "predicted", "error");
+                for (const auto& r : cv)
+                    fmt::print("{:<6} {:<10} {:<24.24} {:>5} {:>10.0f} {:>10.0f} {:>+7.1f}%\n", r.id, r.gpu, r.model, r.gpus,
+                               r.measured, r.predicted, 100 * r.rel_error());
+            }
+        } catch (const config_error& e) {
+            fmt::print("cross-validation skipped: {}\n", e.what());
+        }
+    }
+    if (!a.out.empty()) {
+        std::ofstream f(a.out);
+        if (!f) throw io_error("cannot write " + a.out);
+        f << to_json(fit).dump(2) << "\n";
+        fmt::print("wrote {} (use with `frenzy plan --calibration {}`)\n", a.out, a.out);
+    }
+}
+
+const frenzy_cli::registrar reg_calibrate{40, [](CLI::App& app) {
+    auto a = std::make_shared<calibrate_args>();
+    auto* c = app.add_subcommand("calibrate", "Fit the step-time model's efficiency coefficients to measured throughputs");
+    c->add_option("--data", a->data, "Throughput CSV (columns of shared/data/throughput/measured_calibration.csv)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    c->add_option("--out", a->out, "Write the calibration JSON here");
+    c->add_option("--start", a->start, "Calibration JSON to start from (types without rows keep its values)")
+        ->check(CLI::ExistingFile);
+    c->add_option("--folds", a->folds, "Cross-validation folds (default 5; 0 = none)")->check(CLI::NonNegativeNumber);
+    c->add_flag("--table", a->table, "Print the cross-validated predicted-vs-measured table");
+    c->callback([a] { run_calibrate(*a); });
+}};
+
+}  // namespace
