@@ -10,11 +10,11 @@
 namespace {
 struct deadline_then_gpu_hours {
     double deadline_s = 14 * 86400.0;
+    // lower is better; never worse for a faster plan of the same GPU count (what the planner's pruning assumes)
     double score(const frenzy::plan& p, const frenzy::plan_options&) const {
-        const double tokens = 5e10;  // the launcher's token budget (the same as in the job below)
-        const double time = tokens / p.tokens_per_s;
+        const double time = p.est_time.value;          // total_tokens / tokens_per_s
         if (time > deadline_s) return 1e12 + time;     // late: after every on-time plan, the faster the better
-        return time * p.gpus / 3600.0;                  // on time: GPU-hours
+        return p.gpu_hours;                             // on time: the fewest GPU-hours
     }
 };
 static_assert(frenzy::Objective<deadline_then_gpu_hours>);

@@ -12,9 +12,11 @@
 //  3. recompute only costs time, so a micro-batch that fits without recompute is not tried with it, and one that
 //     fits with selective recompute is not tried with full recompute;
 //  4. a layout that does not fit at micro-batch 1 with full recompute is dropped at once;
-//  5. a layout (and recompute level) whose optimistic speed (all micro-batches at the best GEMM efficiency, no
-//     bubble, no exposed data-parallel traffic) cannot beat the best plan found so far for the same GPU count is
-//     skipped. This needs an objective that does not get worse as tokens/s grows at a fixed GPU count.
+//  5. a layout (and recompute level) whose optimistic speed cannot beat the best plan found so far for the same
+//     GPU count is skipped: every micro-batch at the largest micro-batch's (best) GEMM efficiency and exposed
+//     gradient sync, the bubble at the smallest micro-batch. This needs an objective that does not get worse as
+//     tokens/s grows at a fixed GPU count, and a step-time model whose step_breakdown is filled consistently
+//     (one that leaves it zero simply gets no pruning).
 #include <algorithm>
 #include <cmath>
 #include <concepts>
@@ -332,25 +334,33 @@ private:
         for (auto& [n, c] : best) {
             memory_report rep;
             fits(c.job, capacity, st, &rep);
-            frenzy::plan pl;
-            pl.gpu = name;
-            pl.gpus = static_cast<int>(n);
-            pl.nodes = static_cast<int>((n + pool.gpus_per_node - 1) / pool.gpus_per_node);
-            pl.parallel = c.job.parallel;
-            pl.framework = c.job.runtime.framework;
-            pl.micro_batch = c.job.training.micro_batch;
+            frenzy::plan pl = make_plan(c.job, g, pool.gpus_per_node, c.speed.step_time.value, c.speed.tokens_per_s, opt);
             pl.peak_allocated = rep.peak_allocated;
             pl.capacity = bytes{capacity};
-            pl.step_time = c.speed.step_time;
-            pl.tokens_per_s = c.speed.tokens_per_s;
             pl.mfu = c.speed.mfu;
-            const double tokens = job0.training.total_tokens;
-            pl.est_time = seconds{tokens > 0 ? tokens / c.speed.tokens_per_s : 0.0};
-            pl.gpu_hours = pl.est_time.value * static_cast<double>(n) / 3600.0;
-            auto price = opt.price_per_gpu_hour.find(name);
-            pl.cost = price == opt.price_per_gpu_hour.end() ? 0.0 : pl.gpu_hours * price->second;
             r.plans.push_back(std::move(pl));
         }
+    }
+
+    /// A plan record (without its memory figures) for a job with its layout: what the objective scores.
+    static frenzy::plan make_plan(const job_spec& j, const gpu_type& g, int gpus_per_node, double step_s,
+                                  double tokens_per_s, const plan_options& opt) {
+        frenzy::plan pl;
+        const auto n = j.parallel.gpus();
+        pl.gpu = g.name;
+        pl.gpus = static_cast<int>(n);
+        pl.nodes = static_cast<int>((n + gpus_per_node - 1) / gpus_per_node);
+        pl.parallel = j.parallel;
+        pl.framework = j.runtime.framework;
+        pl.micro_batch = j.training.micro_batch;
+        pl.step_time = seconds{step_s};
+        pl.tokens_per_s = tokens_per_s;
+        const double tokens = j.training.total_tokens;
+        pl.est_time = seconds{tokens > 0 && tokens_per_s > 0 ? tokens / tokens_per_s : 0.0};
+        pl.gpu_hours = pl.est_time.value * static_cast<double>(n) / 3600.0;
+        auto price = opt.price_per_gpu_hour.find(g.name);
+        pl.cost = price == opt.price_per_gpu_hour.end() ? 0.0 : pl.gpu_hours * price->second;
+        return pl;
     }
 
     /// Tries every recompute level and micro-batch of one layout (pruned as described at the top of the file).
@@ -387,12 +397,14 @@ private:
             ++st.step_estimates;
             const auto e = time_.predict(j, g, topo);
             const auto& b = e.parts;
-            const double work = static_cast<double>(b.micro_batches) * (b.compute_mb + b.tp_mb + b.ep_mb) + b.optimizer;
+            // at the largest micro-batch: fewest slots, best GEMM efficiency, least exposed gradient sync; the
+            // bubble is at least its slots x the smallest micro-batch at that per-token compute rate
+            const double mb_ratio = static_cast<double>(mbs.front()) / static_cast<double>(mbs.back());
+            const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_mb + b.ep_mb, b.shard_mb) +
+                                b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
             if (!(work > 0)) return false;
-            frenzy::plan probe;
-            probe.gpu = g.name;
-            probe.gpus = static_cast<int>(p.gpus());
-            probe.tokens_per_s = j.tokens_per_step() / work;
+            const double tps = j.tokens_per_step() / work;
+            const auto probe = make_plan(j, g, topo.gpus_per_node, work, tps, opt);
             return obj_.score(probe, opt) >= it->second.score;
         };
         if (beaten(levels.front())) return;
@@ -436,11 +448,7 @@ private:
         ++st.step_estimates;
         auto speed = time_.predict(j, g, topo);
         if (!speed.supported || !(speed.tokens_per_s > 0)) return;
-        frenzy::plan probe;
-        probe.gpu = g.name;
-        probe.gpus = static_cast<int>(j.parallel.gpus());
-        probe.tokens_per_s = speed.tokens_per_s;
-        probe.step_time = speed.step_time;
+        const auto probe = make_plan(j, g, topo.gpus_per_node, speed.step_time.value, speed.tokens_per_s, opt);
         const double s = obj_.score(probe, opt);
         auto it = best.find(j.parallel.gpus());
         if (it == best.end() || s < it->second.score ||
