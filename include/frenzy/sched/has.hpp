@@ -48,7 +48,21 @@ struct has_options {
     /// On each GPU type, plans using up to (1 + slack) x the least GPU-seconds of the job on that type are
     /// candidates: scale out only while it stays efficient.
     double efficiency_slack = 0.25;
+    /// When GPUs would otherwise idle, a job may also take a plan using up to (1 + idle_slack) x its least
+    /// GPU-seconds, if that plan needs no more than its share of the type's free GPUs (free / jobs still to place).
+    /// 0 turns this off.
+    double idle_slack = 1.0;
+    /// A job takes at most this share of a type's GPUs (unless its smallest plan there needs more): a
+    /// non-preemptive scheduler must not let one job scale over a whole pool that later arrivals then wait for.
+    double max_share = 1.0;
+    /// Equipartition: a job takes at most equi_share x (the type's GPUs / jobs in the system), unless its smallest
+    /// plan there needs more, so that jobs are wide when few are in the system and narrow under load (EQUI for
+    /// moldable jobs, cf. McCann, Vaswani & Zahorjan, ACM TOCS 1993). 0 turns this off.
+    double equi_share = 16.0;
     bool backfill = true;       ///< false: strict priority order, nothing starts past a waiting head job
+    /// Waiting jobs (in queue order) that hold a reservation; later ones that choose to wait do not reserve (they
+    /// still start only where they delay no reservation). Bounds the decision cost with hundreds of waiting jobs.
+    int max_reservations = 32;
     double startup_s = 30;      ///< launch cost assumed in predictions (the simulator's own value is what counts)
 };
 
@@ -93,24 +107,40 @@ public:
         std::stable_sort(order_buf_.begin(), order_buf_.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
 
+        type_free_.assign(ntypes, 0);
+        for (std::size_t t = 0; t < ntypes; ++t) type_free_[t] = cs.free_gpus(static_cast<int>(t));
+        std::size_t left = order_buf_.size();
+        int reservations = 0;
         for (const auto& [key, idx] : order_buf_) {
             if (total_free == 0) break;
             const job_view& j = c.jobs[idx];
+            const std::size_t share_div = left--;
             cands_.clear();
             // Efficient plans per type.
             least_.assign(ntypes, std::numeric_limits<double>::infinity());
+            min_gpus_.assign(ntypes, std::numeric_limits<int>::max());
             ptype_.clear();
             for (const auto& p : *j.plans) {
                 const int t = cs.type_index(p.gpu);
                 ptype_.push_back(t);
-                if (t >= 0)
-                    least_[static_cast<std::size_t>(t)] = std::min(least_[static_cast<std::size_t>(t)], j.remaining_s(p) * p.gpus);
+                if (t < 0) continue;
+                const auto ut = static_cast<std::size_t>(t);
+                least_[ut] = std::min(least_[ut], j.remaining_s(p) * p.gpus);
+                min_gpus_[ut] = std::min(min_gpus_[ut], p.gpus);
             }
             for (std::size_t k = 0; k < j.plans->size(); ++k) {
                 const auto& p = (*j.plans)[k];
                 const int t = ptype_[k];
-                if (t >= 0 && j.remaining_s(p) * p.gpus <= (1.0 + opt_.efficiency_slack) * least_[static_cast<std::size_t>(t)] * (1 + 1e-12))
-                    cands_.push_back({0.0, 0.0, &p, t});
+                if (t < 0) continue;
+                const auto ut = static_cast<std::size_t>(t);
+                const double gs = j.remaining_s(p) * p.gpus;
+                const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least_[ut] * (1 + 1e-12);
+                const bool uses_idle = opt_.idle_slack > 0 && p.gpus <= static_cast<double>(type_free_[ut]) / static_cast<double>(share_div) &&
+                                       gs <= (1.0 + opt_.idle_slack) * least_[ut] * (1 + 1e-12);
+                double cap = opt_.max_share * cs.total_gpus(t);
+                if (opt_.equi_share > 0) cap = std::min(cap, opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size()));
+                const bool within_share = p.gpus <= std::max(static_cast<double>(min_gpus_[ut]), cap);
+                if ((efficient || uses_idle) && within_share) cands_.push_back({0.0, 0.0, &p, t});
             }
             // Predicted completion of each: at the earliest time its GPUs are free for its whole run without
             // delaying any job that already holds a reservation (conservative backfilling).
@@ -138,13 +168,17 @@ public:
                 const double run = cd.completion - cd.start;
                 if (cd.start > now) {
                     // Best is to wait for this type: reserve it, so that later jobs do not delay this one.
-                    profile_[t].claim(cd.start, run, cd.p->gpus);
+                    if (reservations < opt_.max_reservations) {
+                        profile_[t].claim(cd.start, run, cd.p->gpus);
+                        ++reservations;
+                    }
                     waits = true;
                     break;
                 }
                 auto a = place_.place(cs, free_, {cd.type, cd.p->gpus, static_cast<int>(cd.p->parallel.tp)});
                 if (!a) continue;  // fragmented: try the next option
                 detail::take(free_, *a);
+                type_free_[t] -= cd.p->gpus;
                 profile_[t].claim(now, run, cd.p->gpus);
                 total_free -= cd.p->gpus;
                 d.start.push_back({j.id, *cd.p, std::move(*a), false});
@@ -172,10 +206,21 @@ public:
             }
         }
         bool fits_now(int g, double dur) const { return fits_from(0, g, dur); }
-        /// Earliest step start at which `g` GPUs stay free for `dur` seconds; infinity if never.
+        /// Earliest step start at which `g` GPUs stay free for `dur` seconds; infinity if never. Linear: a window
+        /// that fails at step k cannot start anywhere before k + 1.
         double earliest(int g, double dur) const {
-            for (std::size_t i = 0; i < t_.size(); ++i)
-                if (fits_from(i, g, dur)) return t_[i];
+            std::size_t i = 0;
+            while (i < t_.size()) {
+                if (f_[i] < g) {
+                    ++i;
+                    continue;
+                }
+                const double end = t_[i] + dur;
+                std::size_t k = i + 1;
+                while (k < t_.size() && t_[k] < end && f_[k] >= g) ++k;
+                if (k == t_.size() || t_[k] >= end) return t_[i];
+                i = k + 1;
+            }
             return std::numeric_limits<double>::infinity();
         }
         void claim(double s, double dur, int g) {
@@ -213,12 +258,13 @@ private:
     has_options opt_;
     P place_;
     Q order_;
-    std::vector<int> free_;
+    std::vector<int> free_, type_free_;
     std::vector<std::vector<std::pair<double, int>>> releases_;
     std::vector<capacity_profile> profile_;
     std::vector<std::pair<double, std::size_t>> order_buf_;
     std::vector<cand> cands_;
     std::vector<double> least_;
+    std::vector<int> min_gpus_;
     std::vector<int> ptype_;
 };
 static_assert(Scheduler<has_scheduler<>>);
