@@ -1,7 +1,6 @@
 // `frenzy plan`: which GPU types, how many, and which parallel configuration, ranked by an objective.
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,17 +122,12 @@ void run_plan(const plan_args& a) {
     }
     if (shown < r.plans.size()) fmt::print("... {} more (--top N)\n", r.plans.size() - shown);
     // per type: the minimum-GPU plan and the fastest plan
-    std::map<std::string, std::pair<const plan*, const plan*>> per;
-    for (const auto& p : r.plans) {
-        auto& [mn, fast] = per[p.gpu];
-        if (!mn || p.gpus < mn->gpus) mn = &p;
-        if (!fast || p.tokens_per_s > fast->tokens_per_s) fast = &p;
-    }
-    if (!per.empty()) fmt::print("\nper GPU type:\n");
-    for (const auto& [g, mf] : per)
-        fmt::print("  {:<10} minimum {:>4} GPUs ({}, {:.0f} tokens/s, {}); fastest {:>4} GPUs ({}, {:.0f} tokens/s, {})\n", g,
-                   mf.first->gpus, layout(*mf.first), mf.first->tokens_per_s, duration(mf.first->est_time.value),
-                   mf.second->gpus, layout(*mf.second), mf.second->tokens_per_s, duration(mf.second->est_time.value));
+    const auto per = summarize_by_type(r);
+    if (!per.empty()) fmt::print("\nper GPU type (best type first):\n");
+    for (const auto& t : per)
+        fmt::print("  {:<10} minimum {:>4} GPUs ({}, {:.0f} tokens/s, {}); fastest {:>4} GPUs ({}, {:.0f} tokens/s, {})\n", t.gpu,
+                   t.minimum.gpus, layout(t.minimum), t.minimum.tokens_per_s, duration(t.minimum.est_time.value),
+                   t.fastest.gpus, layout(t.fastest), t.fastest.tokens_per_s, duration(t.fastest.est_time.value));
     if (!r.infeasible.empty()) fmt::print("\ninfeasible:\n");
     for (const auto& f : r.infeasible) fmt::print("  {:<10} {}\n", f.gpu, f.reason);
     if (r.plans.empty()) frenzy_cli::exit_code() = 1;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "frenzy/io/cluster_json.hpp"
+#include "frenzy/io/job_json.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/plan/planner.hpp"
@@ -249,4 +251,43 @@ TEST_CASE("a host can replace the objective policy") {
     REQUIRE(r.plans.size() >= 2);
     CHECK(r.plans.front().gpus == 2);  // 8B: 144 GB of states do not fit one 72 GiB card; two with tp=2 do
     for (std::size_t i = 1; i < r.plans.size(); ++i) CHECK(r.plans[i - 1].gpus < r.plans[i].gpus);
+}
+
+TEST_CASE("per-type summary: minimum-GPU and fastest plans") {
+    const auto c = cluster({{"a", "a100-80g", 8, 2}, {"r", "rtx-3090", 8, 2}});
+    const auto r = planner{}.plan(make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron), c);
+    const auto s = summarize_by_type(r);
+    REQUIRE(s.size() == 2);
+    CHECK(s[0].gpu == r.plans.front().gpu);  // best type first
+    for (const auto& t : s)
+        for (const auto& p : r.plans)
+            if (p.gpu == t.gpu) {
+                CHECK(t.minimum.gpus <= p.gpus);
+                CHECK(t.fastest.tokens_per_s >= p.tokens_per_s);
+            }
+}
+
+TEST_CASE("the bundled example jobs and clusters load and plan") {
+    const std::string root = FRENZY_SOURCE_DIR;
+    const auto three = load_cluster(root + "/examples/clusters/three-type.json");
+    const auto five = load_cluster(root + "/examples/clusters/five-type.json");
+    CHECK(gpu_pools(three).size() == 3);
+    CHECK(three.total_gpus() >= 64);
+    CHECK(three.total_gpus() <= 128);
+    CHECK(gpu_pools(five).size() == 5);
+    for (const char* name : {"plan-gpt3-125m", "plan-gpt3-1.3b", "plan-llama-2-7b", "plan-llama-2-7b-fp16", "plan-llama-3.1-8b",
+                             "plan-llama-2-13b", "plan-mixtral-8x7b", "plan-llama-3.1-70b"}) {
+        INFO(name);
+        const auto job = load_job(root + "/examples/jobs/" + name + ".json").job;
+        const auto r = planner{}.plan(job, three);
+        CHECK(!r.plans.empty());
+        // each of the three types is either planned or explained, never both
+        std::map<std::string, int> seen;
+        for (const auto& t : summarize_by_type(r)) ++seen[t.gpu];
+        for (const auto& f : r.infeasible) {
+            ++seen[f.gpu];
+            CHECK(!f.reason.empty());
+        }
+        CHECK(seen == std::map<std::string, int>{{"a100-80g", 1}, {"rtx-3090", 1}, {"v100-32g", 1}});
+    }
 }

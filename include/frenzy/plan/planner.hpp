@@ -517,6 +517,29 @@ private:
 
 using planner = basic_planner<>;
 
+/// For one GPU type: its plan with the fewest GPUs (the fastest among those) and its fastest plan.
+struct type_summary {
+    std::string gpu;
+    plan minimum;
+    plan fastest;
+};
+
+/// Per-type minimum-GPU and fastest plans of a result, in the order the types first appear in it (best first).
+inline std::vector<type_summary> summarize_by_type(const plan_result& r) {
+    std::vector<type_summary> out;
+    for (const auto& p : r.plans) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const type_summary& t) { return t.gpu == p.gpu; });
+        if (it == out.end()) {
+            out.push_back({p.gpu, p, p});
+            continue;
+        }
+        if (p.gpus < it->minimum.gpus || (p.gpus == it->minimum.gpus && p.tokens_per_s > it->minimum.tokens_per_s))
+            it->minimum = p;
+        if (p.tokens_per_s > it->fastest.tokens_per_s) it->fastest = p;
+    }
+    return out;
+}
+
 /// Plans of `job` on each GPU type of `cluster`, best first by the objective (a scheduler's helper):
 /// equivalent to planner{}.plan(job, cluster, options).
 inline plan_result plans_by_type(const job_spec& job, const cluster_spec& cluster, const plan_options& opt = {}) {
