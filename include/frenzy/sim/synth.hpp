@@ -9,7 +9,8 @@
 //  - requested type: drawn at random (seeded), weighted by each type's share of the cluster's GPUs;
 //  - model: drawn at random (seeded) from a size class of presets chosen by the GPU count (1 GPU: GPT-3
 //    125M-1.3B; 2: 350M-2.7B; 4: 1.3B-6.7B; 8: 2.7B-8B; 16: 7B-13B; 32+: 13B-70B), among those that fit in memory
-//    on the requested type and count; if none fits, the largest smaller-class preset that fits;
+//    on the requested type and count; if none fits, the largest smaller-class preset that fits; if nothing fits on
+//    that type at that count, the next type of the cluster where something does;
 //  - token budget: duration x tokens/s of the fastest plan of that model on at most the requested GPUs of the
 //    requested type (the rule the fcfs baseline uses), so that the job takes its trace duration as requested.
 #include <algorithm>
@@ -183,27 +184,31 @@ inline std::vector<trace_job> synth_trace(const std::vector<philly_job>& rows, c
             if (pick < type_gpus[t]) { type = t; break; }
             pick -= type_gpus[t];
         }
-        // Model: random among the class's presets that fit; else the largest fitting one of smaller classes.
+        // Model: random among the class's presets that fit; else the largest fitting one of smaller classes; if
+        // nothing fits on the drawn type at that count, the next type (in cluster order) where something does.
         const auto& cls = synth_models_for(r->gpus);
-        std::vector<std::pair<std::string, double>> fit;
-        for (const auto& m : cls)
-            if (double s = speed(m, types[type], r->gpus); s > 0) fit.push_back({m, s});
         std::pair<std::string, double> chosen{"", 0.0};
-        if (!fit.empty()) {
-            chosen = fit[uniform(fit.size())];
-        } else {
-            ++rep.fallback_model;
-            for (int g = r->gpus / 2; g >= 1 && chosen.second == 0; g /= 2) {
-                const auto& smaller = synth_models_for(g);
-                for (auto it = smaller.rbegin(); it != smaller.rend(); ++it)
-                    if (double s = speed(*it, types[type], r->gpus); s > 0) { chosen = {*it, s}; break; }
+        for (std::size_t attempt = 0; attempt < types.size() && chosen.second == 0; ++attempt) {
+            const std::size_t ty = (type + attempt) % types.size();
+            if (type_gpus[ty] < r->gpus) continue;
+            std::vector<std::pair<std::string, double>> fit;
+            for (const auto& m : cls)
+                if (double s = speed(m, types[ty], r->gpus); s > 0) fit.push_back({m, s});
+            if (!fit.empty()) {
+                chosen = fit[uniform(fit.size())];
+            } else {
+                for (int g = r->gpus / 2; g >= 1 && chosen.second == 0; g /= 2) {
+                    const auto& smaller = synth_models_for(g);
+                    for (auto it = smaller.rbegin(); it != smaller.rend(); ++it)
+                        if (double s = speed(*it, types[ty], r->gpus); s > 0) { chosen = {*it, s}; break; }
+                }
+                if (chosen.second > 0) ++rep.fallback_model;
             }
-            if (chosen.second == 0)
-                for (const char* m : {"gpt3-125m"})
-                    if (double s = speed(m, types[type], r->gpus); s > 0) chosen = {m, s};
-            if (chosen.second == 0)
-                throw config_error("synth: not even gpt3-125m fits on " + std::to_string(r->gpus) + " x " + types[type]);
+            if (chosen.second > 0) type = ty;
         }
+        if (chosen.second == 0)
+            throw config_error("synth: no preset of any size class fits on " + std::to_string(r->gpus) +
+                               " GPUs of any type of the cluster");
         trace_job j;
         j.job_id = "p" + std::to_string(idx++);
         j.submit_s = (r->submit_s - t0) / o.load;
