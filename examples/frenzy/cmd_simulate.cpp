@@ -31,6 +31,7 @@ struct simulate_args {
     bool json = false, quiet = false;
     std::uint64_t seed = 1;
     double startup_s = 30, restart_s = 30, mtbf_h = 0, repair_h = 1, has_slack = 0.25, has_idle_slack = 1.0, has_max_share = 1.0, has_equi = 16.0, has_aging_h = 4;
+    bool has_no_expand = false;
 };
 
 std::vector<std::string> policy_names(const std::string& p) {
@@ -50,7 +51,7 @@ std::vector<std::string> policy_names(const std::string& p) {
 frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a) {
     using namespace frenzy;
     if (n == "has")
-        return has_scheduler<>(has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .startup_s = a.startup_s}, best_fit_placement{},
+        return has_scheduler<>(has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .expand_idle = !a.has_no_expand, .startup_s = a.startup_s}, best_fit_placement{},
                                shortest_remaining_first{.aging_s = a.has_aging_h * 3600});
     if (n == "fcfs") return fcfs_scheduler{};
     if (n == "tiresias") return tiresias_scheduler{};
@@ -160,6 +161,7 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
                                                          "within the job's share of free GPUs (default 1; 0 = off)")->check(CLI::NonNegativeNumber);
     c->add_option("--has-max-share", a->has_max_share, "HAS: most of a GPU type's GPUs one job may take (default 1)")->check(CLI::Range(0.0, 1.0));
     c->add_option("--has-equi", a->has_equi, "HAS: a job takes at most this x (type's GPUs / jobs in the system) (default 16; 0 = off)")->check(CLI::NonNegativeNumber);
+    c->add_flag("--has-no-expand", a->has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
     c->add_option("--has-aging-h", a->has_aging_h, "HAS: a job that waited this long counts as half its size (default 4)")->check(CLI::PositiveNumber);
     c->add_flag("--json", a->json, "Machine-readable output (DESIGN.md keys); with --policy all an array");
     c->add_flag("--quiet", a->quiet, "No progress bar");

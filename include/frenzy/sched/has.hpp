@@ -59,6 +59,10 @@ struct has_options {
     /// plan there needs more, so that jobs are wide when few are in the system and narrow under load (EQUI for
     /// moldable jobs, cf. McCann, Vaswani & Zahorjan, ACM TOCS 1993). 0 turns this off.
     double equi_share = 16.0;
+    /// With nobody waiting, restart running jobs on more of the idle GPUs of their type when that ends them at
+    /// least expand_gain of their remaining time earlier (within idle_slack and the share caps).
+    bool expand_idle = true;
+    double expand_gain = 0.2;
     bool backfill = true;       ///< false: strict priority order, nothing starts past a waiting head job
     /// Waiting jobs (in queue order) that hold a reservation; later ones that choose to wait do not reserve (they
     /// still start only where they delay no reservation). Bounds the decision cost with hundreds of waiting jobs.
@@ -186,7 +190,55 @@ public:
             }
             if (waits && !opt_.backfill) break;
         }
+        if (opt_.expand_idle && d.start.size() == order_buf_.size() && total_free > 0) expand(c, d);
         return d;
+    }
+
+    /// When nobody waits and GPUs idle: restart running jobs on a larger plan of the same type (longest remaining
+    /// first) if that ends them at least `expand_gain` of their remaining time earlier, restart cost included.
+    void expand(const sched_context& c, sched_decisions& d) {
+        const cluster_state& cs = *c.cluster;
+        std::vector<const job_view*> run;
+        for (const auto& j : c.jobs)
+            if (j.running && j.alloc && j.current && j.current->tokens_per_s > 0) run.push_back(&j);
+        std::stable_sort(run.begin(), run.end(), [&](const job_view* a, const job_view* b) {
+            return a->predicted_end_s > b->predicted_end_s;
+        });
+        for (const job_view* j : run) {
+            const int t = j->alloc->type;
+            const auto ut = static_cast<std::size_t>(t);
+            if (type_free_[ut] <= 0) continue;
+            const double left = j->predicted_end_s - c.now;
+            const int have = j->alloc->gpus();
+            double least = std::numeric_limits<double>::infinity();
+            for (const auto& p : *j->plans)
+                if (p.gpu == j->current->gpu) least = std::min(least, j->remaining_s(p) * p.gpus);
+            const double cap = std::min(opt_.max_share * cs.total_gpus(t),
+                                        opt_.equi_share > 0 ? opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size())
+                                                            : std::numeric_limits<double>::infinity());
+            const plan* best = nullptr;
+            double best_end = left * (1.0 - opt_.expand_gain);
+            for (const auto& p : *j->plans) {
+                if (p.gpu != j->current->gpu || p.gpus <= have || p.gpus > have + type_free_[ut] || p.gpus > cap) continue;
+                if (j->remaining_s(p) * p.gpus > (1.0 + opt_.idle_slack) * least * (1 + 1e-12)) continue;
+                const double end = opt_.startup_s + j->remaining_s(p);
+                if (end < best_end) {
+                    best_end = end;
+                    best = &p;
+                }
+            }
+            if (!best) continue;
+            detail::give(free_, *j->alloc);
+            auto a = place_.place(cs, free_, {t, best->gpus, static_cast<int>(best->parallel.tp)});
+            if (!a) {
+                detail::take(free_, *j->alloc);
+                continue;
+            }
+            detail::take(free_, *a);
+            type_free_[ut] -= best->gpus - have;
+            d.preempt.push_back(j->id);
+            d.start.push_back({j->id, *best, std::move(*a), false});
+        }
     }
 
     /// Free GPUs of one type as a step function of time.
