@@ -37,6 +37,7 @@ std::string layout(const frenzy::plan& p) {
     const auto& q = p.parallel;
     std::string s = fmt::format("dp{} tp{} pp{}", q.dp, q.tp, q.pp);
     if (q.vpp > 1) s += fmt::format(" vpp{}", q.vpp);
+    if (q.ep > 1) s += fmt::format(" ep{}", q.ep);
     if (q.sequence_parallel) s += " sp";
     return s;
 }

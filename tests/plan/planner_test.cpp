@@ -54,11 +54,15 @@ std::map<std::int64_t, double> brute_force(const job_spec& job0, const gpu_pool&
                 for (std::int64_t dp = 1; dp * tp * pp <= pool.gpus(); ++dp)
                     for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full})
                         for (auto rc : {recompute::none, recompute::selective, recompute::full})
-                            for (std::int64_t mb = 1; mb <= gb; ++mb) {
+                            for (std::int64_t mb = 1; mb <= gb; ++mb)
+                              for (std::int64_t ep = 1; ep <= std::max<std::int64_t>(1, job0.model.moe.experts); ++ep) {
                                 if (pool.gpus_per_node % tp != 0 || (dp == 1 && sh != sharding::none)) continue;
+                                if (ep > 1 && job0.runtime.framework != framework::megatron &&
+                                    job0.runtime.framework != framework::deepspeed)
+                                    continue;  // the planner's rule: expert parallelism with Megatron and DeepSpeed
                                 job_spec j = job0;
                                 j.training.micro_batch = mb;
-                                j.parallel = {.dp = dp, .tp = tp, .pp = pp, .vpp = vpp,
+                                j.parallel = {.dp = dp, .tp = tp, .pp = pp, .vpp = vpp, .ep = ep,
                                               .sequence_parallel = tp > 1 && j.runtime.framework == framework::megatron,
                                               .sharding = sh, .recompute = rc,
                                               .schedule = vpp > 1 ? pipeline_schedule::interleaved : pipeline_schedule::one_f_one_b};
@@ -147,6 +151,11 @@ TEST_CASE("minimum-GPU plan and best plan per GPU count equal a brute-force sear
         {make_job(preset("llama-3.1-8b"), 4096, 8, framework::deepspeed), {"a", "a100-40g", 8, 1}},
     };
     cases[2].job.training.precision = precision::fp16_mixed;
+    // a small mixture-of-experts model (8 experts, top-2): expert parallelism is part of the search
+    transformer_spec moe{.name = "moe-small", .layers = 8, .hidden = 2048, .heads = 16, .kv_heads = 4, .ffn_hidden = 8192,
+                         .activation = activation::swiglu, .vocab = 32000, .position_embedding = position_embedding::rope,
+                         .norm = norm_kind::rmsnorm, .bias = false, .moe = {.experts = 8, .top_k = 2}};
+    cases.push_back({make_job(moe, 2048, 16, framework::megatron), {"r", "rtx-3090", 8, 1}});
     cases.push_back({cases[0].job, {"v", "v100-32g", 8, 1}});
     cases.back().job.training.precision = precision::fp16_mixed;
     for (const auto& tc : cases) {

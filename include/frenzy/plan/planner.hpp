@@ -74,6 +74,7 @@ struct gpu_pool {
 struct search_axes {
     std::vector<framework> frameworks;
     std::vector<std::int64_t> tp, pp, dp, micro_batch;
+    std::vector<std::int64_t> ep{1};  ///< expert-parallel degrees (MoE models); each must divide dp
     std::int64_t max_vpp = 1;
     std::vector<recompute> recomputes{recompute::none, recompute::selective, recompute::full};
 };
@@ -115,7 +116,8 @@ inline std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit = 0
 
 /// Default search space: tp among the divisors of the node size (or of the pool when tp may cross nodes) that
 /// divide heads, kv_heads and the MLP widths; pp among the divisors of model.layers; dp and micro-batch among the
-/// divisors of training.global_batch.
+/// divisors of training.global_batch; for MoE models, ep among the divisors of the expert count (Megatron and
+/// DeepSpeed only).
 struct divisor_search_space {
     search_axes axes(const job_spec& j, const gpu_pool& pool, const plan_options& o) const {
         search_axes a;
@@ -129,6 +131,7 @@ struct divisor_search_space {
         a.pp = detail::divisors(m.layers, std::min(o.max_pp > 0 ? o.max_pp : m.layers, avail));
         a.dp = detail::divisors(j.training.global_batch, avail);
         a.micro_batch = detail::divisors(j.training.global_batch);
+        if (m.is_moe()) a.ep = detail::divisors(m.moe.experts);
         a.max_vpp = std::max<std::int64_t>(1, o.max_vpp);
         return a;
     }
@@ -303,11 +306,14 @@ private:
                 for (auto pp : ax.pp)
                     for (std::int64_t vpp = 1; vpp <= (pp > 1 ? ax.max_vpp : 1); ++vpp) {
                         if ((job0.model.layers / pp) % vpp != 0) continue;
-                        for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full}) {
+                        for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full})
+                          for (auto ep : ax.ep) {
+                            if (ep > 1 && fw != framework::megatron && fw != framework::deepspeed) continue;
                             frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
                             for (auto dp : ax.dp) {
                                 const std::int64_t n = dp * tp * pp;
                                 if (n > avail) break;
+                                if (dp % ep != 0) continue;
                                 if (!opt.allow_tp_across_nodes && pool.gpus_per_node % tp != 0) continue;
                                 if (opt.allow_tp_across_nodes && tp > pool.gpus_per_node && tp % pool.gpus_per_node != 0) continue;
                                 if (dp == 1 && sh != sharding::none) continue;  // nothing to shard over
@@ -320,6 +326,7 @@ private:
                                 p.pp = pp;
                                 p.vpp = vpp;
                                 p.schedule = vpp > 1 ? pipeline_schedule::interleaved : pipeline_schedule::one_f_one_b;
+                                p.ep = ep;
                                 p.sharding = sh;
                                 p.sequence_parallel = tp > 1 && fw == framework::megatron && j.training.seq_len % tp == 0;
                                 if (!framework_allows(fw, sh, p)) continue;
@@ -486,6 +493,9 @@ private:
                         j.parallel.pp = pp;
                         j.parallel.recompute = recompute::full;
                         j.parallel.sequence_parallel = tp > 1 && fw == framework::megatron && job0.training.seq_len % tp == 0;
+                        if (fw == framework::megatron || fw == framework::deepspeed)
+                            for (auto ep : ax.ep)
+                                if (dp % ep == 0) j.parallel.ep = std::max(j.parallel.ep, ep);
                         const sharding sh = dp == 1 ? sharding::none
                                             : (fw == framework::fsdp || (fw == framework::deepspeed && pp == 1))
                                                 ? sharding::full
@@ -496,6 +506,7 @@ private:
                         if (fits(j, capacity, st)) {
                             need = n;
                             layout = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
+                                     (j.parallel.ep > 1 ? " ep=" + std::to_string(j.parallel.ep) : "") +
                                      (fw != ax.frameworks.front() || ax.frameworks.size() > 1 ? " " + std::string(to_string(fw)) : "");
                         }
                     }
