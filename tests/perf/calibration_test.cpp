@@ -173,3 +173,29 @@ TEST_CASE("Sailor profiles: inconsistent files are found, the consistent ones su
     std::printf("sailor A100-80 / A100-40 speed: %.3f\n", r);
     CHECK(r == Approx(1.0).margin(0.1));
 }
+
+TEST_CASE("a user's few runs on one type fit that type and keep the shared terms") {
+    // synthetic measurements made by the model itself with c = 1.8 for rtx-3090: the fit must recover 1.8 (to
+    // 1e-6: the data are exact) and leave the penalties, the default and the other types as shipped
+    efficiency_model truth = default_efficiency();
+    truth.gpus.push_back({"rtx-3090", 1.8, 0, "fit"});
+    std::vector<throughput_sample> runs;
+    for (auto [layers, hidden, mb] : {std::tuple{24, 1024, 4}, std::tuple{24, 2048, 2}, std::tuple{32, 2560, 1}, std::tuple{12, 768, 8}}) {
+        throughput_sample s;
+        s.id = std::to_string(runs.size());
+        s.gpu = "rtx-3090";
+        s.job.model = {.name = "gpt", .layers = layers, .hidden = hidden, .heads = 16, .ffn_hidden = 4 * hidden, .vocab = 50272};
+        s.job.training = {.seq_len = 2048, .micro_batch = mb, .global_batch = 8 * mb * 4};
+        s.job.parallel = {.dp = 8};
+        s.topo = {8, 0};
+        s.tokens_per_s_per_gpu = predict_tokens_per_gpu(s, truth);
+        runs.push_back(s);
+    }
+    const auto fit = fit_efficiency(runs);
+    const auto shipped = default_efficiency();
+    CHECK(fit.gpu_inverse("rtx-3090") == Approx(1.8).epsilon(1e-6));
+    CHECK(fit.token_penalty == shipped.token_penalty);
+    CHECK(fit.width_penalty == shipped.width_penalty);
+    CHECK(fit.default_inverse == shipped.default_inverse);
+    CHECK(fit.gpu_inverse("a100-40g") == shipped.gpu_inverse("a100-40g"));
+}

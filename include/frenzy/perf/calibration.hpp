@@ -241,6 +241,10 @@ inline double predict_tokens_per_gpu(const throughput_sample& s, const efficienc
 /// Options of the fit.
 struct fit_options {
     int iterations = 6;  ///< fixed-point passes (which rows are compute-bound depends on the coefficients)
+    /// The shared terms (token and width penalties, shared attention efficiency, the default for types without
+    /// data) are fitted only from at least this many samples of at least two GPU types; a smaller file (a user's
+    /// few runs on one type) fits only its types' own coefficients and keeps the start's shared terms.
+    int min_samples_for_shared = 30;
 };
 
 /// Fits c_gpu for every GPU type present, the token and width penalties and the attention inverse efficiency by
@@ -280,6 +284,13 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
     int shared_types = 0;
     for (int k = 0; k < G; ++k) shared_types += own_attn[static_cast<std::size_t>(k)] ? 0 : 1;
     if (shared_types < 2) active[static_cast<std::size_t>(2 * G + 2)] = false;
+    const bool fit_shared = G >= 2 && static_cast<int>(samples.size()) >= opt.min_samples_for_shared;
+    if (!fit_shared) {
+        fixed[static_cast<std::size_t>(2 * G)] = start.token_penalty;
+        fixed[static_cast<std::size_t>(2 * G + 1)] = start.width_penalty;
+        fixed[static_cast<std::size_t>(2 * G + 2)] = start.attention_inverse;
+        active[static_cast<std::size_t>(2 * G + 2)] = false;
+    }
     for (int it = 0; it < opt.iterations; ++it) {
         std::vector<Eigen::VectorXd> rowsv;
         basic_step_time_model<> model(calibrated_compute{cur});
@@ -302,8 +313,13 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
             rowsv.push_back(row / y);  // relative error: each equation reads row . x = 1
         }
         const int n = static_cast<int>(rowsv.size());
-        if (n < cols) throw config_error("calibration: too few compute-bound samples (" + std::to_string(n) + ")");
-        if (!active[static_cast<std::size_t>(2 * G + 2)]) {  // shared attention not fitted: the mean of own ones
+        int free_cols = 0;
+        for (int c = 0; c < cols; ++c)
+            free_cols += active[static_cast<std::size_t>(c)] && std::isnan(fixed[static_cast<std::size_t>(c)]) ? 1 : 0;
+        if (n < free_cols)
+            throw config_error("calibration: " + std::to_string(n) + " compute-bound samples cannot determine " +
+                               std::to_string(free_cols) + " coefficients");
+        if (fit_shared && !active[static_cast<std::size_t>(2 * G + 2)]) {  // shared attention not fitted: mean of own ones
             double sum = 0;
             int cnt = 0;
             for (const auto& c : cur.gpus)
@@ -354,7 +370,7 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
     double worst = 0;
     for (const auto& c : cur.gpus)
         if (c.source == "fit") worst = std::max(worst, c.inverse);
-    if (worst > 0) cur.default_inverse = worst;
+    if (worst > 0 && fit_shared) cur.default_inverse = worst;
     return cur;
 }
 
