@@ -300,3 +300,24 @@ TEST_CASE("the bundled example jobs and clusters load and plan") {
         CHECK(seen == std::map<std::string, int>{{"a100-80g", 1}, {"rtx-3090", 1}, {"v100-32g", 1}});
     }
 }
+
+TEST_CASE("search space: tp stays within a node unless allowed; node shapes bound the counts") {
+    const auto job = make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron);
+    const gpu_pool pool{gpu_catalog{}.at("rtx-3090"), 2, 8, 12.5};  // 8 nodes of 2 GPUs
+    plan_options opt;
+    const auto inside = divisor_search_space{}.axes(job, pool, opt);
+    CHECK(inside.tp == std::vector<std::int64_t>{1, 2});
+    opt.allow_tp_across_nodes = true;
+    const auto across = divisor_search_space{}.axes(job, pool, opt);
+    CHECK(across.tp == std::vector<std::int64_t>{1, 2, 4, 8});  // divisors of 16 GPUs dividing 32 heads / 8 kv heads
+    CHECK(across.dp == std::vector<std::int64_t>{1, 2, 4, 8, 16});  // divisors of the global batch 64, <= 16 GPUs
+    // with tp across nodes allowed, plans may use tp = 4 or 8 over the network; every plan still fits
+    cluster_spec c;
+    c.nodes = {{"r", "rtx-3090", 2, 8}};
+    const auto r = planner{}.plan(job, c, opt);
+    REQUIRE(!r.plans.empty());
+    for (const auto& p : r.plans) {
+        CHECK(p.nodes == (p.gpus + 1) / 2);
+        CHECK(p.peak_allocated.value <= 0.9 * 24 * GiB);
+    }
+}
