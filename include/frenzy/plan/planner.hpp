@@ -298,7 +298,8 @@ private:
         }
         const double capacity = opt.memory_safety * g.memory().value;
         const std::int64_t avail = opt.max_gpus > 0 ? std::min(opt.max_gpus, pool.gpus()) : pool.gpus();
-        const auto ax = space_.axes(job0, pool, opt);
+        auto ax = space_.axes(job0, pool, opt);
+        for (auto* v : {&ax.tp, &ax.pp, &ax.dp, &ax.micro_batch, &ax.ep}) std::sort(v->begin(), v->end());  // pruning needs ascending axes
         const topology topo{pool.gpus_per_node, pool.network_gbps};
         std::map<std::int64_t, candidate> best;  // by GPU count
         for (auto fw : ax.frameworks)
