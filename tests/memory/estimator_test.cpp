@@ -138,3 +138,21 @@ TEST_CASE("torch foreach AdamW's step temporary can set the peak; a fused optimi
     CHECK(foreach_peak.breakdown.activations.value == 0);  // the step is the peak: activations are gone
     CHECK(foreach_peak.peak_allocated.value == Approx(8 * params + 2 * params + 32.0 * MiB).epsilon(0.01));
 }
+
+TEST_CASE("per-GPU parameters of a tensor-parallel shard, by hand") {
+    // Megatron toy of ../shared/data/memory/measured_calibration.csv row 16: h 512, 8 heads, ffn 2048, GELU, biases,
+    // LayerNorm, vocab 50688 (padded), tied, learned positions (1024), tp 4.
+    job_spec j;
+    j.model = {.name = "toy", .layers = 12, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .vocab = 50688,
+               .tied_embeddings = true};
+    j.training = {.seq_len = 1024, .micro_batch = 4, .global_batch = 32};
+    j.parallel = {.dp = 2, .tp = 4};
+    const auto l = stage_layouts(j, profile_of(framework::megatron)).at(0);
+    // attention: QKV 512x1536 + bias 1536 sharded /4, proj 512x512 /4 + replicated bias 512 -> 263,040
+    // MLP: 512x2048 + 2048 bias, 2048x512 /4 + replicated bias 512 -> 525,312; two LayerNorms 2,048
+    const double layer = 263040 + 525312 + 2048;
+    // word embedding 50688 x 512 / 4, positions 1024 x 512 (replicated), final LayerNorm 1,024; tied head: none
+    const double expected = 12 * layer + 50688.0 * 512 / 4 + 1024.0 * 512 + 1024;
+    CHECK(l.params() == expected);
+    CHECK(expected == 16498176);
+}
