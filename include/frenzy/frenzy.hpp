@@ -1,5 +1,6 @@
 #pragma once
-// Umbrella header: everything except the GLPK-based baselines (frenzy/sched/gavel.hpp, frenzy/sched/sia.hpp).
+// Umbrella header: everything except the GLPK-based baselines (frenzy/sched/gavel*.hpp, frenzy/sched/sia*.hpp),
+// which need frenzy::glpk.
 #include "frenzy/version.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/units.hpp"
@@ -9,7 +10,12 @@
 #include "frenzy/train/job.hpp"
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/hw/cluster.hpp"
-#include "frenzy/memory/breakdown.hpp"
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/perf/flops.hpp"
+#include "frenzy/perf/step_time.hpp"
+#include "frenzy/perf/calibration.hpp"
 #include "frenzy/plan/plan.hpp"
+#include "frenzy/plan/planner.hpp"
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/cluster_json.hpp"
+#include "frenzy/io/measurements_csv.hpp"
