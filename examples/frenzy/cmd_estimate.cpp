@@ -12,12 +12,13 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/measurements_csv.hpp"
 #include "frenzy/memory/estimator.hpp"
+#include "frenzy/perf/calibration.hpp"
 #include "frenzy/perf/step_time.hpp"
 
 namespace {
 
 struct estimate_args {
-    std::string spec, model, hf_config, gpu, gpu_types, precision, optimizer, sharding, recompute, schedule, framework,
+    std::string spec, model, hf_config, gpu, gpu_types, calibration, precision, optimizer, sharding, recompute, schedule, framework,
         attention;
     std::int64_t seq_len = 0, micro_batch = 0, global_batch = 0, dp = 0, tp = 0, pp = 0, vpp = 0, cp = 0, ep = 0;
     bool sp = false, json = false;
@@ -86,7 +87,9 @@ void run_estimate(const estimate_args& a) {
     if (gpu) {
         capacity = gpu->memory().value * (1.0 - a.margin);
         fits = r.peak_reserved.value <= capacity;
-        perf = predict_step(j, *gpu, gpu->gpus_per_node, 0.0);
+        const step_time_model model =
+            a.calibration.empty() ? step_time_model{} : step_time_model{calibrated_compute{load_calibration(a.calibration)}};
+        perf = model.predict(j, *gpu, topology{gpu->gpus_per_node, 0.0});
     }
     if (a.json) {
         nlohmann::json out{{"job", to_json(j)},
@@ -215,6 +218,8 @@ const frenzy_cli::registrar reg_estimate{20, [](CLI::App& app) {
     c->add_option("--attention", a->attention, "flash | unfused");
     c->add_option("--gpu", a->gpu, "GPU type: report fit, step time and tokens/s on it");
     c->add_option("--gpu-types", a->gpu_types, "JSON file with extra or overriding GPU types")->check(CLI::ExistingFile);
+    c->add_option("--calibration", a->calibration, "Calibration JSON from `frenzy calibrate` for the step time")
+        ->check(CLI::ExistingFile);
     c->add_option("--margin", a->margin, "Share of GPU memory kept free for the fit verdict (default 0)");
     c->add_flag("--json", a->json, "Machine-readable output (DESIGN.md keys)");
     c->callback([a] { run_estimate(*a); });

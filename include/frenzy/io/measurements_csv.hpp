@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "frenzy/core/error.hpp"
+#include "frenzy/io/csv.hpp"
 #include "frenzy/core/units.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -32,47 +33,6 @@ struct memory_measurement {
 };
 
 namespace detail {
-/// Splits one CSV record (RFC 4180 quotes); returns false at end of input.
-inline bool read_csv_record(std::istream& in, std::vector<std::string>& out, std::size_t& line) {
-    out.clear();
-    std::string field;
-    bool quoted = false, any = false;
-    char c;
-    while (in.get(c)) {
-        any = true;
-        if (quoted) {
-            if (c == '"') {
-                if (in.peek() == '"') { field += '"'; in.get(); }
-                else quoted = false;
-            } else {
-                if (c == '\n') ++line;
-                field += c;
-            }
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            out.push_back(field);
-            field.clear();
-        } else if (c == '\n') {
-            ++line;
-            out.push_back(field);
-            return true;
-        } else if (c != '\r') {
-            field += c;
-        }
-    }
-    if (quoted) throw io_error("unterminated quoted field at line " + std::to_string(line));
-    if (!any) return false;
-    out.push_back(field);
-    return true;
-}
-
-inline std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
-inline bool contains(const std::string& s, const char* what) { return lower(s).find(what) != std::string::npos; }
-
 /// Leading integer of a cell ("8192 (toml default)" -> 8192); empty -> fallback; else config_error.
 inline std::int64_t leading_int(const std::string& cell, const std::string& field, std::int64_t fallback) {
     std::size_t i = 0;
@@ -109,7 +69,7 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
             return it != col.end() && it->second < row.size() ? row[it->second] : std::string();
         };
         const std::string where = path + ":" + std::to_string(at) + ": ";
-        if (col.contains("value_type") && !contains(cell("value_type"), "measured")) continue;
+        if (col.contains("value_type") && !contains(lower(cell("value_type")), "measured")) continue;
         if (cell("peak_GiB").empty() || cell("layers").empty()) continue;
         try {
             memory_measurement m;
@@ -131,7 +91,7 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
                                                         : activation::gelu;
             const bool gated = mod.activation == activation::swiglu;
             mod.vocab = num("vocab_padded", 0);
-            mod.tied_embeddings = contains(cell("tied_emb"), "yes");
+            mod.tied_embeddings = contains(lower(cell("tied_emb")), "yes");
             // SwiGLU models in these tables are Llama-family (RMSNorm, RoPE, no biases); GELU ones GPT-style.
             mod.position_embedding = gated ? position_embedding::rope : position_embedding::learned;
             mod.norm = gated ? norm_kind::rmsnorm : norm_kind::layernorm;
@@ -149,7 +109,7 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
             p.ep = num("ep", 1);
             if (t.global_batch == 0) t.global_batch = t.micro_batch * p.dp;
             if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
-            p.sequence_parallel = contains(cell("seq_parallel"), "yes");
+            p.sequence_parallel = contains(lower(cell("seq_parallel")), "yes");
             const auto sh = lower(cell("sharding"));
             p.sharding = (contains(sh, "full shard") || contains(sh, "zero-3") || contains(sh, "full_shard")) ? sharding::full
                          : (contains(sh, "zero-2") || contains(sh, "shard_grad_op"))                        ? sharding::gradients
@@ -163,7 +123,7 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
                                       : (contains(fw, "fsdp") || contains(fw, "torchtitan") || contains(fw, "foundry"))
                                           ? framework::fsdp
                                           : framework::ddp;  // plain PyTorch (single device, DDP, torchtune)
-            m.job.runtime.attention = contains(cell("attention_impl"), "unfused") ? attention_impl::unfused : attention_impl::flash;
+            m.job.runtime.attention = contains(lower(cell("attention_impl")), "unfused") ? attention_impl::unfused : attention_impl::flash;
             // Runtime options named in other_flags: torch.compile ("compile", not "no compile") and torchtune's
             // chunked cross-entropy (CEWithChunkedOutputLoss, num_output_chunks = 8).
             const auto flags = lower(cell("other_flags"));
@@ -184,7 +144,7 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
             const auto met = lower(cell("metric"));
             m.metric = contains(met, "reserved") ? memory_metric::reserved
                        : contains(met, "active") ? memory_metric::active : memory_metric::allocated;
-            m.last_stage_only = contains(cell("rank_measured"), "last");
+            m.last_stage_only = contains(lower(cell("rank_measured")), "last");
             if (!cell("peak_bytes").empty()) m.measured = bytes{std::stod(cell("peak_bytes"))};
             else m.measured = bytes{std::stod(cell("peak_GiB")) * GiB};
             validate(m.job);

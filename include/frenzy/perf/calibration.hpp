@@ -19,6 +19,7 @@
 
 #include "frenzy/core/error.hpp"
 #include "frenzy/hw/gpu.hpp"
+#include "frenzy/io/csv.hpp"
 #include "frenzy/io/json_reader.hpp"
 #include "frenzy/perf/efficiency.hpp"
 #include "frenzy/perf/step_time.hpp"
@@ -38,31 +39,6 @@ struct throughput_sample {
 };
 
 namespace detail {
-
-/// Splits one CSV line (RFC 4180 quotes, "" escapes).
-inline std::vector<std::string> split_csv_line(const std::string& line) {
-    std::vector<std::string> out;
-    std::string cur;
-    bool quoted = false;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-        const char c = line[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
-            else if (c == '"') quoted = false;
-            else cur += c;
-        } else if (c == '"') quoted = true;
-        else if (c == ',') { out.push_back(cur); cur.clear(); }
-        else if (c != '\r') cur += c;
-    }
-    out.push_back(cur);
-    return out;
-}
-
-inline std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-inline bool contains(const std::string& hay, const char* needle) { return hay.find(needle) != std::string::npos; }
 
 /// Catalog name of a GPU description: a catalog name as is, or the free text of the shared data set.
 inline std::string gpu_name_from_text(const std::string& text, const gpu_catalog& cat) {

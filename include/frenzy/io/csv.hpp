@@ -1,0 +1,70 @@
+#pragma once
+// CSV reading shared by every table reader (RFC 4180: quoted fields, "" escapes, newlines inside quotes).
+#include <algorithm>
+#include <cctype>
+#include <istream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frenzy/core/error.hpp"
+
+namespace frenzy::detail {
+
+/// Splits one CSV line into fields.
+inline std::vector<std::string> split_csv_line(std::string_view line) {
+    std::vector<std::string> out;
+    std::string cur;
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                cur += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                cur += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            out.push_back(cur);
+            cur.clear();
+        } else if (c != '\r') {
+            cur += c;
+        }
+    }
+    out.push_back(cur);
+    return out;
+}
+
+/// Reads one CSV record, which may span lines inside quotes; `line` counts newlines read. False at end of input.
+inline bool read_csv_record(std::istream& in, std::vector<std::string>& out, std::size_t& line) {
+    std::string record, part;
+    bool any = false;
+    std::size_t quotes = 0;
+    while (std::getline(in, part)) {
+        ++line;
+        if (any) record += '\n';
+        record += part;
+        any = true;
+        quotes += static_cast<std::size_t>(std::count(part.begin(), part.end(), '"'));
+        if (quotes % 2 == 0) break;  // not inside a quoted field
+    }
+    if (!any) return false;
+    if (quotes % 2 != 0) throw io_error("unterminated quoted field ending at line " + std::to_string(line));
+    out = split_csv_line(record);
+    return true;
+}
+
+inline std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+/// Substring test (callers lower-case first when the match is case-insensitive).
+inline bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
+
+}  // namespace frenzy::detail
