@@ -1,0 +1,15 @@
+# Runs one CLI command line and checks its exit code and output.
+#   -DCMD="prog|arg|..."  -DEXPECT_RC=<n|nonzero>  -DEXPECT="regex"
+string(REPLACE "|" ";" CMD "${CMD}")
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(all "${out}${err}")
+if(EXPECT_RC STREQUAL "nonzero")
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "expected a non-zero exit, got 0:\n${all}")
+  endif()
+elseif(NOT rc EQUAL EXPECT_RC)
+  message(FATAL_ERROR "expected exit ${EXPECT_RC}, got ${rc}:\n${all}")
+endif()
+if(NOT all MATCHES "${EXPECT}")
+  message(FATAL_ERROR "output does not match \"${EXPECT}\":\n${all}")
+endif()
