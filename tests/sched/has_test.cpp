@@ -112,3 +112,28 @@ TEST_CASE("shortest_remaining_first ages waiting jobs") {
     CHECK(q.key(j, 1000, 100) == Approx(500));  // waited aging_s: counts as half
     CHECK(q.key(j, 1000, 300) == Approx(250));
 }
+
+namespace {
+struct not_a_placement {
+    int place(int) const { return 0; }
+};
+struct not_an_order {
+    double key(const job_view&) const { return 0; }
+};
+struct missing_round {
+    sched_decisions schedule(const sched_context&) { return {}; }
+    std::string_view name() const { return "x"; }
+    bool event_driven() const { return true; }
+};
+}  // namespace
+
+TEST_CASE("policy concepts accept the policies and reject look-alikes") {
+    STATIC_REQUIRE(PlacementPolicy<best_fit_placement>);
+    STATIC_REQUIRE_FALSE(PlacementPolicy<not_a_placement>);
+    STATIC_REQUIRE(QueueOrder<shortest_remaining_first>);
+    STATIC_REQUIRE(QueueOrder<arrival_order>);
+    STATIC_REQUIRE_FALSE(QueueOrder<not_an_order>);
+    STATIC_REQUIRE(Scheduler<has_scheduler<best_fit_placement, arrival_order>>);
+    STATIC_REQUIRE_FALSE(Scheduler<missing_round>);
+    STATIC_REQUIRE_FALSE(Scheduler<int>);
+}
