@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     const int waiting = argc > 1 ? std::atoi(argv[1]) : 256;
     const double limit = argc > 2 ? std::atof(argv[2]) : 10.0;
     const int max_gpus = argc > 3 ? std::atoi(argv[3]) : 16384;
-    std::printf("%8s %8s %8s %14s %14s %14s %10s %8s\n", "GPUs", "running", "waiting", "HAS decision us", "HAS p99 us",
+    std::printf("%8s %8s %8s %14s %14s %14s %10s %8s\n", "GPUs", "running", "waiting", "HAS decision us", "HAS max us",
                 "Sia solve ms", "Sia/HAS", "optimal");
     for (int n = 64; n <= max_gpus; n *= 2) {
         std::mt19937_64 rng(42);
