@@ -59,6 +59,14 @@ inline bool read_csv_record(std::istream& in, std::vector<std::string>& out, std
     return true;
 }
 
+/// Strips leading and trailing blanks and tabs.
+inline std::string trim(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return {};
+    const auto e = s.find_last_not_of(" \t");
+    return std::string(s.substr(b, e - b + 1));
+}
+
 inline std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;

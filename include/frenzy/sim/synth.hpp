@@ -68,7 +68,7 @@ inline std::vector<philly_job> load_philly(const std::string& path) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
         const std::string where = path + " line " + std::to_string(n);
-        auto f = detail::split_csv_line(line);
+        auto f = detail::split_trimmed(line);
         if (n == 1) {
             if (f.size() < 5 || f[0] != "timestamp" || f[1] != "duration" || f[2] != "num_gpus")
                 throw config_error(where + ": header must start timestamp,duration,num_gpus,gpu_time,cluster");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "frenzy/core/error.hpp"
+#include "frenzy/io/csv.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -36,17 +37,10 @@ inline constexpr std::string_view trace_header =
     "job_id,submit_s,model,seq_len,global_batch,total_tokens,requested_gpus,requested_type";
 
 namespace detail {
-inline std::vector<std::string> split_csv_line(std::string_view line) {
-    std::vector<std::string> out(1);
-    for (char c : line) {
-        if (c == ',') out.emplace_back();
-        else if (c != '\r') out.back() += c;
-    }
-    for (auto& s : out) {  // trim blanks
-        const auto b = s.find_first_not_of(" \t");
-        const auto e = s.find_last_not_of(" \t");
-        s = b == std::string::npos ? std::string{} : s.substr(b, e - b + 1);
-    }
+/// A CSV line's fields (io/csv.hpp), trimmed of surrounding blanks.
+inline std::vector<std::string> split_trimmed(std::string_view line) {
+    auto out = split_csv_line(line);
+    for (auto& f : out) f = trim(f);
     return out;
 }
 
@@ -89,7 +83,7 @@ inline std::vector<trace_job> read_trace(std::istream& in, const std::string& so
             header = true;
             continue;
         }
-        auto f = detail::split_csv_line(line);
+        auto f = detail::split_trimmed(line);
         if (f.size() != 8)
             throw config_error(where + ": expected 8 columns, found " + std::to_string(f.size()));
         trace_job j;
