@@ -50,7 +50,8 @@ public:
         std::vector<int> scale;
         std::vector<std::vector<const plan*>> pl;
         for (const auto& j : c.jobs) {
-            int g = detail::user_gpus(j);
+            // A running job keeps its size: its throughput row is for the GPUs it holds.
+            int g = j.running ? j.alloc->gpus() : detail::user_gpus(j);
             std::vector<const plan*> row(static_cast<std::size_t>(ntypes), nullptr);
             int maxcap = 0;
             for (int t = 0; t < ntypes; ++t) maxcap = std::max(maxcap, cs.total_gpus(t));
@@ -60,9 +61,8 @@ public:
                     row[static_cast<std::size_t>(t)] = g <= cs.total_gpus(t) ? detail::plan_for_request(*j.plans, cs.types()[static_cast<std::size_t>(t)], g) : nullptr;
                     any |= row[static_cast<std::size_t>(t)] != nullptr;
                 }
-                if (any) break;
+                if (any || j.running) break;
             }
-            if (j.running) g = j.alloc->gpus();
             if (g > maxcap) {
                 if (!j.running) d.reject.push_back({j.id, "no GPU type fits the requested size (doubled up to the cluster)"});
                 continue;

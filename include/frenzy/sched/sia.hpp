@@ -68,7 +68,12 @@ public:
                 if (!j.running) d.reject.push_back({j.id, "no Sia configuration (power-of-two or whole-node size) fits in memory"});
                 continue;
             }
-            if (j.running && sj.current < 0) {  // running in a shape Sia would not pick: keep it as is
+            if (j.running && sj.current < 0) {  // running in a shape Sia would not pick: keep it as is, and take
+                // its GPUs and nodes out of what the ILP may hand out
+                const auto t = static_cast<std::size_t>(j.alloc->type);
+                gpus[t] -= j.alloc->gpus();
+                nodes[t] -= j.alloc->nodes();
+                sig += std::to_string(j.id) + "k;";
                 continue;
             }
             sj.age_s = std::max(0.0, c.now - j.submit_s);
@@ -80,6 +85,10 @@ public:
         }
         last_solve_s_ = 0;
         if (in.empty()) return d;
+        for (int t = 0; t < ntypes; ++t) {
+            gpus[static_cast<std::size_t>(t)] = std::max(0, gpus[static_cast<std::size_t>(t)]);
+            nodes[static_cast<std::size_t>(t)] = std::max(0, nodes[static_cast<std::size_t>(t)]);
+        }
         if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
         last_sig_ = sig;
         const sia_solution sol = solve_sia(in, gpus, nodes, opt_.ilp);
