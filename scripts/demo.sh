@@ -8,13 +8,9 @@ cmake --build build -j"$(nproc)" --target frenzy_cli
 F=build/examples/frenzy
 echo; echo "== frenzy estimate: Llama 3.1 8B, seq 8192, micro-batch 2, FSDP over 8 GPUs, on an H100 =="
 $F estimate --spec examples/jobs/llama-3.1-8b-fsdp.json --gpu h100-80g
-if $F plan --help >/dev/null 2>&1; then
-  for job in examples/jobs/plan-*.json; do
-    echo; echo "== frenzy plan --job $job --cluster examples/clusters/three-type.json =="
-    $F plan --job "$job" --cluster examples/clusters/three-type.json --top 5
-  done
-fi
-if $F simulate --help >/dev/null 2>&1; then
-  echo; echo "== frenzy simulate: bundled cluster, short derived trace, every policy =="
-  $F simulate --cluster examples/clusters/three-type.json --trace examples/traces/small.csv --policy all
-fi
+for job in plan-gpt3-125m plan-llama-2-7b-fp16 plan-llama-3.1-70b; do
+  echo; echo "== frenzy plan --job examples/jobs/$job.json --cluster examples/clusters/three-type.json =="
+  $F plan --job "examples/jobs/$job.json" --cluster examples/clusters/three-type.json --top 5
+done
+echo; echo "== frenzy simulate: the bundled cluster, a short Philly-derived trace, HAS against every baseline =="
+$F simulate --cluster examples/clusters/three-type.json --trace examples/traces/small.csv --policy all
