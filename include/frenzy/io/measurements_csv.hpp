@@ -123,7 +123,12 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
                                       : (contains(fw, "fsdp") || contains(fw, "torchtitan") || contains(fw, "foundry"))
                                           ? framework::fsdp
                                           : framework::ddp;  // plain PyTorch (single device, DDP, torchtune)
-            m.job.runtime.attention = contains(lower(cell("attention_impl")), "unfused") ? attention_impl::unfused : attention_impl::flash;
+            // Attention: "unfused" in attention_impl, or an implementation that names no kernel (e.g. just "TE")
+            // while the row's notes say the run used unfused attention (the Megatron CI toy rows do).
+            const auto attn = lower(cell("attention_impl"));
+            const bool names_kernel = contains(attn, "flash") || contains(attn, "fused") || contains(attn, "sdpa");
+            const bool unfused = contains(attn, "unfused") || (!names_kernel && contains(lower(cell("notes")), "unfused attention"));
+            m.job.runtime.attention = unfused ? attention_impl::unfused : attention_impl::flash;
             // Runtime options named in other_flags: torch.compile ("compile", not "no compile") and torchtune's
             // chunked cross-entropy (CEWithChunkedOutputLoss, num_output_chunks = 8).
             const auto flags = lower(cell("other_flags"));
