@@ -162,3 +162,18 @@ TEST_CASE("the loss on the last stage: saved fp32 softmax plus the working set, 
     j.runtime = {.framework = framework::megatron};
     CHECK(act().transient.value == Approx(2 * logits));
 }
+
+TEST_CASE("FSDP with tensor parallelism uses DTensor loss-parallel cross entropy") {
+    job_spec j;
+    j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .vocab = 32000};
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
+    j.parallel = {.tp = 2, .recompute = recompute::full};
+    j.runtime.framework = framework::fsdp;
+    CHECK(profile_of(j).loss == loss_style::dtensor_loss_parallel);
+    const stage_layout last{.stage = 0, .layers = 2, .first = true, .last = true};
+    const double logits = 1024.0 * 32000 / 2;  // vocabulary-sharded over tp
+    // Backward of the composed log-softmax: grad_out, exp(out) and their product beside the saved output.
+    CHECK(transformer_activations{}.activations(j, last, profile_of(j)).transient.value == Approx(12 * logits));
+    j.parallel.tp = 1;
+    CHECK(profile_of(j).loss == loss_style::upcast_log_softmax);
+}

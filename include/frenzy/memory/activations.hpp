@@ -195,8 +195,14 @@ struct transformer_activations {
             // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the
             // fp32 gradients of the log-softmax output and input of one chunk (8/n B); n = runtime.loss_chunks
             // (torchtune CEWithChunkedOutputLoss upcasts chunk by chunk).
+            // The DTensor loss-parallel path holds in backward the saved output, grad_out, exp(out) and their product
+            // (12 B beyond the saved 4).
             const double n = static_cast<double>(j.runtime.loss_chunks);
-            loss_transient = (f.loss == loss_style::fused_vocab_parallel ? 2.0 : std::max(2.0 + 4.0 / n, 8.0 / n)) * logits;
+            switch (f.loss) {
+                case loss_style::fused_vocab_parallel: loss_transient = 2.0 * logits; break;
+                case loss_style::upcast_log_softmax: loss_transient = std::max(2.0 + 4.0 / n, 8.0 / n) * logits; break;
+                case loss_style::dtensor_loss_parallel: loss_transient = 12.0 / n * logits; break;
+            }
         }
         // Recomputing one layer in backward rebuilds what the mode dropped; its gradients need a working set of
         // about the largest saved tensor.

@@ -18,6 +18,10 @@ enum class master_weights {
 enum class loss_style {
     fused_vocab_parallel,  ///< Megatron VocabParallelCrossEntropy: 16-bit logits + one fp32 copy turned into softmax in place
     upcast_log_softmax,    ///< logits.float() -> F.cross_entropy: fp32 log-softmax saved, fp32 grads of it in backward
+    /// torch.distributed.tensor.parallel.loss_parallel (torchtitan with tp > 1): the vocabulary-sharded
+    /// log-softmax is composed of DTensor ops (x - max, exp, ...; backward grad_out - exp(out) * sum(grad_out)),
+    /// each materialising a full fp32 shard, where the fused aten kernels need one.
+    dtensor_loss_parallel,
 };
 
 /// What "selective" recompute keeps.
@@ -89,6 +93,8 @@ inline framework_profile profile_of(framework f) {
 inline framework_profile profile_of(const job_spec& j) {
     auto f = profile_of(j.runtime.framework);
     if (j.runtime.compile) f.fused_elementwise = true;
+    if (f.loss == loss_style::upcast_log_softmax && j.runtime.framework == framework::fsdp && j.parallel.tp > 1)
+        f.loss = loss_style::dtensor_loss_parallel;
     if (j.runtime.optimizer == optimizer_impl::fused) f.foreach_optimizer = false;
     if (j.runtime.optimizer == optimizer_impl::foreach) f.foreach_optimizer = true;
     return f;
