@@ -9,21 +9,6 @@
 using namespace frenzy;
 using namespace frenzy_test;
 
-namespace {
-constexpr double eps = 1e-9;  // event times are small exact sums; the rate division costs at most a few ulps
-sim_options opts() {
-    sim_options o;
-    o.startup_s = 10;
-    o.restart_s = 10;
-    return o;
-}
-const job_record& rec(const sim_result& r, const std::string& id) {
-    for (const auto& j : r.jobs)
-        if (j.job_id == id) return j;
-    throw std::runtime_error("no job " + id);
-}
-}  // namespace
-
 TEST_CASE("fcfs: out-of-memory request crashes after start-up and is resubmitted with twice the GPUs") {
     // 4 A100. Class 6 does not fit on 1 GPU: plans on 2 GPUs (100 tok/s) and 4 GPUs (180 tok/s).
     const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});

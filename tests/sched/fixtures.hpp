@@ -2,12 +2,14 @@
 // Test helpers: small clusters and a plan provider with hand-set plans (no dependence on the planner).
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/sched/scheduler.hpp"
+#include "frenzy/sim/simulator.hpp"
 #include "frenzy/sim/trace.hpp"
 
 namespace frenzy_test {
@@ -52,6 +54,25 @@ inline frenzy::trace_job mk_job(const std::string& id, double submit, std::int64
     t.requested_gpus = req_gpus;
     t.requested_type = req_type;
     return t;
+}
+
+/// Event times in the hand-checked scenarios are sums of exact binary fractions of small integers; 1e-9 absorbs
+/// the division in rate = tokens_per_s / tokens.
+inline constexpr double eps = 1e-9;
+
+/// Simulator options of the hand-checked scenarios: 10 s start-up and restart.
+inline frenzy::sim_options opts() {
+    frenzy::sim_options o;
+    o.startup_s = 10;
+    o.restart_s = 10;
+    return o;
+}
+
+/// The record of job `id` in a simulation result.
+inline const frenzy::job_record& rec(const frenzy::sim_result& r, const std::string& id) {
+    for (const auto& j : r.jobs)
+        if (j.job_id == id) return j;
+    throw std::runtime_error("no job " + id);
 }
 
 }  // namespace frenzy_test

@@ -9,14 +9,6 @@ using namespace frenzy;
 using namespace frenzy_test;
 
 namespace {
-// Event times are sums of exact binary fractions of small integers; 1e-9 absorbs the division in rate = tps/tokens.
-constexpr double eps = 1e-9;
-sim_options opts() {
-    sim_options o;
-    o.startup_s = 10;
-    o.restart_s = 10;
-    return o;
-}
 has_options hopts(bool backfill = true) {
     has_options h;
     h.startup_s = 10;

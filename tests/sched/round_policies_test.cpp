@@ -12,21 +12,6 @@
 using namespace frenzy;
 using namespace frenzy_test;
 
-namespace {
-constexpr double eps = 1e-9;  // small exact sums; the rate division costs at most a few ulps
-sim_options opts() {
-    sim_options o;
-    o.startup_s = 10;
-    o.restart_s = 10;
-    return o;
-}
-const job_record& rec(const sim_result& r, const std::string& id) {
-    for (const auto& j : r.jobs)
-        if (j.job_id == id) return j;
-    throw std::runtime_error("no job " + id);
-}
-}  // namespace
-
 TEST_CASE("gavel: max-sum-throughput puts the job with the larger relative speed-up on the fast type") {
     // One A100 and one V100 (1 GPU nodes). J0: 400 tok/s on A100, 200 on V100 (normalised 1, 0.5);
     // J1: 400 and 100 (1, 0.25). Objective: J1->A100 + J0->V100 = 1.5 beats the swap (1.25): a unique vertex.
