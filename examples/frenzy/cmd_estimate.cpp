@@ -163,7 +163,8 @@ void run_estimate(const estimate_args& a) {
 
 void run_validate(const std::string& path, bool json, double tolerance) {
     using namespace frenzy;
-    const auto rows = read_memory_measurements(path);
+    std::vector<std::string> skipped;
+    const auto rows = read_memory_measurements(path, &skipped);
     if (rows.empty()) throw config_error(path + ": no measured rows");
     const memory_estimator est;
     nlohmann::json out = nlohmann::json::array();
@@ -187,9 +188,12 @@ void run_validate(const std::string& path, bool json, double tolerance) {
     }
     const double mae = sum / static_cast<double>(rows.size());
     if (json)
-        fmt::print("{}\n", nlohmann::json{{"rows", out}, {"mean_abs_error", mae}, {"max_abs_error", worst}}.dump(2));
-    else
+        fmt::print("{}\n", nlohmann::json{{"rows", out}, {"mean_abs_error", mae}, {"max_abs_error", worst},
+                                          {"skipped", skipped}}.dump(2));
+    else {
         fmt::print("\n{} rows: mean absolute error {:.1f}%, worst {:.1f}%\n", rows.size(), 100 * mae, 100 * worst);
+        for (const auto& s : skipped) fmt::print("skipped {}\n", s);
+    }
     if (tolerance > 0 && worst > tolerance) frenzy_cli::exit_code() = 1;
 }
 

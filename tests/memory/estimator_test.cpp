@@ -156,3 +156,24 @@ TEST_CASE("per-GPU parameters of a tensor-parallel shard, by hand") {
     CHECK(l.params() == expected);
     CHECK(expected == 16498176);
 }
+
+TEST_CASE("optimizer fused into backward: no full set of gradients, no step phase") {
+    job_spec j;
+    j.model = preset("llama-3.2-3b");
+    j.training = {.seq_len = 512, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16};
+    j.parallel = {.recompute = recompute::full};
+    j.runtime = {.framework = framework::ddp, .loss_chunks = 8, .optimizer = optimizer_impl::fused};
+    const memory_estimator est;
+    const auto fused = est.estimate(j).stages[0];
+    j.runtime.optimizer = optimizer_impl::in_backward;
+    const auto in_bwd = est.estimate(j).stages[0];
+    // With full recompute and a short sequence the fused optimizer's step (params + grads + states) is the peak;
+    // in backward, the peak is the forward/loss one without gradients.
+    CHECK(fused.breakdown.activations.value == 0);
+    CHECK(in_bwd.breakdown.gradients.value == 0);
+    CHECK(in_bwd.breakdown.activations.value > 0);
+    CHECK(in_bwd.peak_allocated < fused.peak_allocated);
+    // It cannot accumulate gradients over micro-batches.
+    j.training.global_batch = 2;
+    CHECK_THROWS_WITH(est.estimate(j), Catch::Matchers::Contains("in-backward"));
+}

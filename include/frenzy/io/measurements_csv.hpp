@@ -45,13 +45,39 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
 }
 }  // namespace detail
 
+namespace detail {
+/// Runtime options named in a row's other_flags. Tables whose rows are cumulative (notes say "cumulative", as in
+/// torchtune's optimisation-flags table) carry the options of the earlier rows of the same source forward.
+struct run_flags {
+    bool compile = false;
+    std::int64_t loss_chunks = 1;
+    bool optimizer_in_backward = false;
+    std::string unsupported;  ///< a technique MARP does not model, which makes the row incomparable
+
+    void apply(const std::string& text) {
+        const auto f = lower(text);
+        if (contains(f, "no compile")) compile = false;
+        else if (contains(f, "compile")) compile = true;
+        if (contains(f, "full ce") || contains(f, "full cross")) loss_chunks = 1;
+        else if (contains(f, "chunked")) loss_chunks = 8;  // torchtune CEWithChunkedOutputLoss num_output_chunks
+        if (contains(f, "optimizer step into backward") || contains(f, "optimizer_in_bwd") || contains(f, "optimizer in backward"))
+            optimizer_in_backward = true;
+        for (const char* what : {"qlora", "lora", "offload", "8-bit", "8bit", "cpu offload"})
+            if (contains(f, what) && !contains(f, "offload false") && !contains(f, "no offload")) unsupported = what;
+    }
+};
+}  // namespace detail
+
 /// Reads every `measured` row of a memory-measurement CSV (formula rows and rows without a peak are skipped).
-inline std::vector<memory_measurement> read_memory_measurements(const std::string& path) {
+/// Rows that use a technique MARP does not model (LoRA, activation offloading, 8-bit optimizers) are left out and,
+/// when `skipped` is given, listed there with the reason.
+inline std::vector<memory_measurement> read_memory_measurements(const std::string& path,
+                                                                std::vector<std::string>* skipped = nullptr) {
     using namespace detail;
     std::ifstream in(path);
     if (!in) throw io_error("cannot open " + path);
     std::vector<std::string> header, row;
-    std::size_t line = 1;
+    std::size_t line = 0;  // lines read so far
     if (!read_csv_record(in, header, line)) throw io_error(path + ": empty file");
     std::map<std::string, std::size_t> col;
     for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
@@ -60,6 +86,7 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
                              "precision", "peak_GiB", "metric"})
         if (!col.contains(need)) throw io_error(path + ": missing column \"" + std::string(need) + "\"");
     std::vector<memory_measurement> out;
+    std::map<std::string, run_flags> cumulative;  // by source
     while (true) {
         const std::size_t at = line + 1;
         if (!read_csv_record(in, row, line)) break;
@@ -129,13 +156,22 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
             const bool names_kernel = contains(attn, "flash") || contains(attn, "fused") || contains(attn, "sdpa");
             const bool unfused = contains(attn, "unfused") || (!names_kernel && contains(lower(cell("notes")), "unfused attention"));
             m.job.runtime.attention = unfused ? attention_impl::unfused : attention_impl::flash;
-            // Runtime options named in other_flags: torch.compile ("compile", not "no compile") and torchtune's
-            // chunked cross-entropy (CEWithChunkedOutputLoss, num_output_chunks = 8).
-            const auto flags = lower(cell("other_flags"));
-            m.job.runtime.compile = contains(flags, "compile") && !contains(flags, "no compile");
-            if (contains(flags, "chunked")) m.job.runtime.loss_chunks = 8;
+            // Runtime options named in other_flags (carried forward in cumulative tables).
+            run_flags flags;
+            const bool is_cumulative = contains(lower(cell("notes")), "cumulative") ||
+                                       contains(lower(cell("other_flags")), "cumulative");
+            if (is_cumulative) flags = cumulative[cell("source")];
+            flags.apply(cell("other_flags"));
+            if (is_cumulative) cumulative[cell("source")] = flags;
+            if (!flags.unsupported.empty()) {
+                if (skipped) skipped->push_back("row " + cell("id") + ": " + flags.unsupported + " is not modelled");
+                continue;
+            }
+            m.job.runtime.compile = flags.compile;
+            m.job.runtime.loss_chunks = flags.loss_chunks;
             // torchtune's recipe configs build torch.optim.AdamW with fused=True.
             if (contains(fw, "torchtune")) m.job.runtime.optimizer = optimizer_impl::fused;
+            if (flags.optimizer_in_backward) m.job.runtime.optimizer = optimizer_impl::in_backward;
             const auto pr = lower(cell("precision"));
             t.precision = contains(pr, "pure bf16")                          ? precision::bf16
                           : (contains(pr, "float8") || contains(pr, "fp8"))  ? precision::fp8_mixed

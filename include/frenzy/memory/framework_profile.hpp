@@ -63,6 +63,9 @@ struct framework_profile {
     /// The optimizer step runs torch.optim's foreach path, which allocates sqrt(v) for the whole group
     /// (torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt(device_exp_avg_sqs)).
     bool foreach_optimizer = false;
+    /// The optimizer step runs inside backward, parameter by parameter (runtime.optimizer_impl = in-backward):
+    /// no full set of gradients and no separate step phase.
+    bool optimizer_in_backward = false;
     /// cuBLAS/cuDNN workspaces allocated through the caching allocator (CUBLAS_WORKSPACE_CONFIG :4096:8 = 32 MiB).
     double workspace_bytes = 32.0 * MiB;
 };
@@ -97,6 +100,11 @@ inline framework_profile profile_of(const job_spec& j) {
         f.loss = loss_style::dtensor_loss_parallel;
     if (j.runtime.optimizer == optimizer_impl::fused) f.foreach_optimizer = false;
     if (j.runtime.optimizer == optimizer_impl::foreach) f.foreach_optimizer = true;
+    if (j.runtime.optimizer == optimizer_impl::in_backward) {
+        f.optimizer_in_backward = true;
+        f.foreach_optimizer = false;
+        f.persistent_grads = false;
+    }
     return f;
 }
 

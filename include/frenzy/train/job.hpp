@@ -17,9 +17,11 @@ enum class recompute { none, selective, full };
 enum class pipeline_schedule { one_f_one_b, interleaved, gpipe };
 enum class framework { megatron, deepspeed, fsdp, ddp };
 enum class attention_impl { flash, unfused };
-/// How the optimizer step runs: one fused kernel per tensor group (apex/TE FusedAdam, torch fused=True), or
-/// torch.optim's default foreach path, which materialises a temporary per state (see memory/overheads.hpp).
-enum class optimizer_impl { framework_default, fused, foreach };
+/// How the optimizer step runs: one fused kernel per tensor group (apex/TE FusedAdam, torch fused=True),
+/// torch.optim's default foreach path, which materialises a temporary per state (see memory/overheads.hpp), or
+/// fused into backward (torchtune optimizer_in_bwd: each parameter is updated and its gradient freed as soon as
+/// the gradient is ready, so the gradients never exist all at once).
+enum class optimizer_impl { framework_default, fused, foreach, in_backward };
 
 template <> struct enum_names<precision> {
     static constexpr std::array<std::pair<precision, std::string_view>, 5> table{{
@@ -51,9 +53,9 @@ template <> struct enum_names<framework> {
         {framework::ddp, "ddp"}}};
 };
 template <> struct enum_names<optimizer_impl> {
-    static constexpr std::array<std::pair<optimizer_impl, std::string_view>, 3> table{{
+    static constexpr std::array<std::pair<optimizer_impl, std::string_view>, 4> table{{
         {optimizer_impl::framework_default, "default"}, {optimizer_impl::fused, "fused"},
-        {optimizer_impl::foreach, "foreach"}}};
+        {optimizer_impl::foreach, "foreach"}, {optimizer_impl::in_backward, "in-backward"}}};
 };
 template <> struct enum_names<attention_impl> {
     static constexpr std::array<std::pair<attention_impl, std::string_view>, 2> table{{
@@ -194,6 +196,10 @@ inline void validate(const job_spec& j) {
         throw config_error(kv("training.seq_len", t.seq_len) + " is not divisible by " + kv("parallel.tp", p.tp) +
                            " (sequence parallelism)");
 
+    if (j.runtime.optimizer == optimizer_impl::in_backward && j.training.global_batch != t.micro_batch * p.dp)
+        throw config_error("runtime.optimizer_impl=\"in-backward\" cannot accumulate gradients: training.global_batch=" +
+                           std::to_string(t.global_batch) + " must equal training.micro_batch x parallel.dp (" +
+                           std::to_string(t.micro_batch * p.dp) + ")");
     if (j.runtime.loss_chunks < 1)
         throw config_error(kv("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
     const auto fw = j.runtime.framework;

@@ -1,0 +1,88 @@
+// Reading tables of measured runs: column mapping, cumulative flags, rows MARP cannot represent.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include "frenzy/io/measurements_csv.hpp"
+
+using namespace frenzy;
+
+namespace {
+std::string write_temp(const std::string& name, const std::string& text) {
+    const std::string path = std::string("measurements_") + name + ".csv";
+    std::ofstream(path) << text;
+    return path;
+}
+const char* header =
+    "id,value_type,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp_act,vocab_padded,tied_emb,seq_len,"
+    "micro_batch,global_batch,num_gpus,dp,tp,pp,vpp,cp,ep,seq_parallel,sharding,recompute,attention_impl,precision,"
+    "optimizer,gpu,peak_GiB,peak_bytes,metric,rank_measured,other_flags,source,confidence,notes\n";
+}  // namespace
+
+TEST_CASE("columns map onto the job, the metric and the stage") {
+    const auto path = write_temp("map", std::string(header) +
+        "7,measured,Megatron-Core,toy,12,512,8,8,2048,GELU,50304,yes,1024,4,32,8,4,1,2,,1,1,no,"
+        "\"distributed optimizer (ZeRO-1)\",full,TE,bf16,Adam,H100,3.0,,\"max_memory_allocated\",last rank,,src,high,"
+        "\"peak dominated by unfused attention\"\n"
+        "8,computed (formula),paper,x,,,,,,,,,,,,,,,,,,,,,,,,,,1.0,,,,,src,,\n");
+    const auto rows = read_memory_measurements(path);
+    REQUIRE(rows.size() == 1);  // the formula row is not a measurement
+    const auto& m = rows[0];
+    CHECK(m.id == "7");
+    CHECK(m.job.model.layers == 12);
+    CHECK(m.job.model.tied_embeddings);
+    CHECK(m.job.parallel.pp == 2);
+    CHECK(m.job.parallel.sharding == sharding::optimizer);
+    CHECK(m.job.parallel.recompute == recompute::full);
+    CHECK(m.job.runtime.framework == framework::megatron);
+    CHECK(m.job.runtime.attention == attention_impl::unfused);  // "TE" names no kernel; the notes say unfused
+    CHECK(m.metric == memory_metric::allocated);
+    CHECK(m.last_stage_only);
+    CHECK(m.measured.value == Approx(3.0 * GiB));
+    std::remove(path.c_str());
+}
+
+TEST_CASE("cumulative tables carry earlier rows' options forward; unmodelled techniques are skipped") {
+    const std::string row_prefix =
+        "torchtune,Llama,28,3072,24,8,8192,SwiGLU,128256,yes,4096,2,2,1,1,1,1,,1,1,no,none,";
+    auto row = [&](int id, const char* recompute, const char* flags) {
+        return std::to_string(id) + ",measured," + row_prefix + recompute + ",SDPA,pure bf16,AdamW,A100,10,,active,single," +
+               flags + ",tt-readme,medium,rows are cumulative\n";
+    };
+    const auto path = write_temp("cumulative", std::string(header) + row(1, "none", "cumulative: packed (no compile, full CE)") +
+                                                   row(2, "none", "cumulative: + compile") +
+                                                   row(3, "none", "cumulative: + chunked cross entropy") +
+                                                   row(4, "full", "cumulative: + activation checkpointing") +
+                                                   row(5, "full", "cumulative: + fuse optimizer step into backward") +
+                                                   row(6, "full", "cumulative: + LoRA"));
+    std::vector<std::string> skipped;
+    const auto rows = read_memory_measurements(path, &skipped);
+    REQUIRE(rows.size() == 5);
+    CHECK_FALSE(rows[0].job.runtime.compile);
+    CHECK(rows[0].job.runtime.loss_chunks == 1);
+    CHECK(rows[1].job.runtime.compile);
+    CHECK(rows[1].job.runtime.loss_chunks == 1);
+    CHECK(rows[2].job.runtime.compile);
+    CHECK(rows[2].job.runtime.loss_chunks == 8);
+    CHECK(rows[3].job.runtime.loss_chunks == 8);
+    CHECK(rows[3].job.parallel.recompute == recompute::full);
+    CHECK(rows[3].job.runtime.optimizer == optimizer_impl::fused);  // torchtune's AdamW(fused=True)
+    CHECK(rows[4].job.runtime.optimizer == optimizer_impl::in_backward);
+    REQUIRE(skipped.size() == 1);
+    CHECK_THAT(skipped[0], Catch::Matchers::Contains("row 6") && Catch::Matchers::Contains("lora"));
+    std::remove(path.c_str());
+}
+
+TEST_CASE("a bad cell names the file, the line and the field") {
+    const auto path = write_temp("bad", std::string(header) +
+        "9,measured,Megatron-Core,toy,12,512,eight,8,2048,GELU,50304,yes,1024,4,32,8,4,1,2,,1,1,no,none,none,TE,bf16,"
+        "Adam,H100,3.0,,max_memory_allocated,last rank,,src,high,\n");
+    try {
+        read_memory_measurements(path);
+        FAIL("no error");
+    } catch (const config_error& e) {
+        CHECK_THAT(e.what(), Catch::Matchers::Contains(path + ":2") && Catch::Matchers::Contains("heads"));
+    }
+    std::remove(path.c_str());
+}
