@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "frenzy/core/error.hpp"
+#include "frenzy/train/job.hpp"
 
 namespace frenzy::detail {
 
@@ -74,5 +75,27 @@ inline std::string lower(std::string s) {
 
 /// Substring test (callers lower-case first when the match is case-insensitive).
 inline bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
+
+/// Sharding named in a measurement table's free text (DESIGN.md names, ZeRO stages, FSDP strategies, Megatron's
+/// distributed optimizer).
+inline sharding sharding_from_text(const std::string& text) {
+    const auto t = lower(text);
+    for (const auto& [e, n] : enum_names<sharding>::table)
+        if (t == n) return e;
+    if (contains(t, "full_shard") || contains(t, "full shard") || contains(t, "zero-3") || contains(t, "zero3"))
+        return sharding::full;
+    if (contains(t, "shard_grad_op") || contains(t, "zero-2")) return sharding::gradients;
+    if (contains(t, "zero-1") || contains(t, "distributed optimizer")) return sharding::optimizer;
+    if (t.empty() || contains(t, "none") || contains(t, "no_shard")) return sharding::none;
+    throw config_error("sharding=\"" + text + "\" is not recognised");
+}
+/// Recompute named in free text: "full ...", "selective ...", "none"/"no"/empty.
+inline recompute recompute_from_text(const std::string& text) {
+    const auto t = lower(text);
+    if (t.rfind("full", 0) == 0) return recompute::full;
+    if (t.rfind("selective", 0) == 0) return recompute::selective;
+    if (t.empty() || t.rfind("none", 0) == 0 || t == "no") return recompute::none;
+    throw config_error("recompute=\"" + text + "\" is not recognised");
+}
 
 }  // namespace frenzy::detail

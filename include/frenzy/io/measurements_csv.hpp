@@ -137,13 +137,8 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
             if (t.global_batch == 0) t.global_batch = t.micro_batch * p.dp;
             if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
             p.sequence_parallel = contains(lower(cell("seq_parallel")), "yes");
-            const auto sh = lower(cell("sharding"));
-            p.sharding = (contains(sh, "full shard") || contains(sh, "zero-3") || contains(sh, "full_shard")) ? sharding::full
-                         : (contains(sh, "zero-2") || contains(sh, "shard_grad_op"))                        ? sharding::gradients
-                         : (contains(sh, "distributed optimizer") || contains(sh, "zero-1"))                 ? sharding::optimizer
-                                                                                                             : sharding::none;
-            const auto rc = lower(cell("recompute"));
-            p.recompute = contains(rc, "full") ? recompute::full : contains(rc, "selective") ? recompute::selective : recompute::none;
+            p.sharding = sharding_from_text(cell("sharding"));
+            p.recompute = recompute_from_text(cell("recompute"));
             const auto fw = lower(cell("framework"));
             m.job.runtime.framework = contains(fw, "megatron")    ? framework::megatron
                                       : contains(fw, "deepspeed") ? framework::deepspeed

@@ -60,23 +60,6 @@ inline precision precision_from_text(const std::string& text) {
     if (contains(t, "fp32")) return precision::fp32;
     throw config_error("precision=\"" + text + "\" is not recognised");
 }
-inline sharding sharding_from_text(const std::string& text) {
-    const auto t = lower(text);
-    for (const auto& [e, n] : enum_names<sharding>::table)
-        if (t == n) return e;
-    if (contains(t, "full_shard") || contains(t, "zero-3") || contains(t, "zero3")) return sharding::full;
-    if (contains(t, "shard_grad_op") || contains(t, "zero-2")) return sharding::gradients;
-    if (contains(t, "zero-1") || contains(t, "distributed optimizer")) return sharding::optimizer;
-    if (t.empty() || contains(t, "none") || contains(t, "no_shard")) return sharding::none;
-    throw config_error("sharding=\"" + text + "\" is not recognised");
-}
-inline recompute recompute_from_text(const std::string& text) {
-    const auto t = lower(text);
-    if (t.rfind("full", 0) == 0) return recompute::full;
-    if (t.rfind("selective", 0) == 0) return recompute::selective;
-    if (t.empty() || t.rfind("none", 0) == 0 || t == "no") return recompute::none;
-    throw config_error("recompute=\"" + text + "\" is not recognised");
-}
 inline framework framework_from_text(const std::string& text) {
     const auto t = lower(text);
     for (const auto& [e, n] : enum_names<framework>::table)
