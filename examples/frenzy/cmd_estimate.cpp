@@ -183,7 +183,8 @@ const frenzy_cli::registrar reg_validate{25, [](CLI::App& app) {
     auto* c = app.add_subcommand("validate", "Compare MARP with measured peak memory (tables in the format of "
                                              "docs/formats.md, \"Measurement tables\")");
     c->add_option("--data", a->data, "CSV of measured runs (repeatable)")->required()->check(CLI::ExistingFile);
-    c->add_option("--tolerance", a->tolerance, "Exit 1 when any row's relative error exceeds this (e.g. 0.12)");
+    c->add_option("--tolerance", a->tolerance, "Exit 1 when any row's relative error exceeds this (e.g. 0.12)")
+        ->check(frenzy_cli::finite_number(0, 10));
     c->add_flag("--json", a->json, "Machine-readable output");
     c->add_flag("--markdown", a->markdown, "A Markdown table (what the README shows)");
     c->callback([a] { run_validate(*a); });

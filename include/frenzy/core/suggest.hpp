@@ -30,7 +30,7 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 /// The known names closest to `name`, best first: those within a third of its length in edits (at least 2), a
-/// known name containing `name` (or the reverse, for names of 3+ characters) counting as half an edit; only those
+/// known name containing `name` (an abbreviation of 3+ characters) counting as half an edit; only those
 /// within one edit of the best; at most `limit`.
 inline std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& known,
                                               std::size_t limit = 3) {
@@ -38,7 +38,7 @@ inline std::vector<std::string> closest_names(std::string_view name, const std::
     const double budget = static_cast<double>(std::max<std::size_t>(2, name.size() / 3));
     for (const auto& k : known) {
         double dist = static_cast<double>(edit_distance(name, k));
-        if (name.size() >= 3 && (k.find(name) != std::string::npos || name.find(k) != std::string_view::npos))
+        if (name.size() >= 3 && k.find(name) != std::string::npos)
             dist = std::min(dist, 0.5);
         if (dist <= budget) scored.emplace_back(dist, k);
     }
