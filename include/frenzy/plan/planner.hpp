@@ -257,6 +257,9 @@ private:
     /// mixed precision (FSDP's sharded fp32 parameters count as that copy), each sharded as far as the layout
     /// shards it. Cheaper than the estimator and never above its answer.
     static double state_lower_bound(const job_spec& j) {
+        // Frozen/quantised weights, 8-bit states and offload hold less than the bound below (memory/methods.hpp).
+        if (j.training.finetune.partial() || j.runtime.offload.any() || j.training.optimizer == optimizer_kind::adamw_8bit)
+            return 0.0;
         const auto& p = j.parallel;
         const auto& t = j.training;
         const double params = detail::stage_parameters(j.model, p, t.seq_len);
