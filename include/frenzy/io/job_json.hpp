@@ -82,6 +82,9 @@ inline finetune_spec finetune_from_json(const nlohmann::json& j) {
     r.get("rank", f.rank);
     r.get("alpha", f.alpha);
     r.get("frozen_layers", f.frozen_layers);
+    r.get("dropout", f.dropout);
+    r.get("qlora_saves_inputs", f.qlora_saves_inputs);
+    r.get("double_quant", f.double_quant);
     if (r.has("target_modules") && !r.raw("target_modules").is_null()) {
         const auto& a = r.raw("target_modules");
         if (!a.is_array()) throw config_error("training.finetune.target_modules=" + a.dump() + " must be an array of names");
@@ -106,7 +109,8 @@ inline nlohmann::json to_json(const finetune_spec& f) {
     for (const auto& [b, n] : lora_target_names)
         if (f.targets & b) targets.push_back(n);
     return {{"method", to_string(f.method)}, {"rank", f.rank}, {"alpha", f.alpha}, {"target_modules", targets},
-            {"frozen_layers", f.frozen_layers}};
+            {"frozen_layers", f.frozen_layers}, {"dropout", f.dropout}, {"qlora_saves_inputs", f.qlora_saves_inputs},
+            {"double_quant", f.double_quant}};
 }
 
 inline training_spec training_from_json(const nlohmann::json& j) {

@@ -178,23 +178,32 @@ inline double lora_activation_delta(const job_spec& j, bool moe) {
     const double h = static_cast<double>(m.hidden);
     const double t = static_cast<double>(p.tp);
     const double rep = p.sequence_parallel ? 1.0 / t : 1.0;
-    const double r = static_cast<double>(j.training.finetune.rank);
+    const auto& ft = j.training.finetune;
+    const double r = static_cast<double>(ft.rank);
     double d = 0;
-    if (!(tg & (lora_q | lora_k | lora_v))) d -= e * sb * h * rep;                    // QKV input (norm output)
-    if (!(tg & lora_o)) d -= e * sb * static_cast<double>(m.q_width()) / t;           // output-projection input
-    const unsigned fc1 = is_gated(m.activation) ? (lora_gate | lora_up) : lora_up;
-    if (!(tg & fc1)) d -= e * sb * h * rep;                                           // MLP input (norm output)
-    const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * rep : sb;
+    const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * rep : sb;  // routed token copies on a GPU
     const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
-    if (!(tg & lora_down)) {                                                          // down-projection input
-        d -= e * tokens * ffn / t;
-        if (moe && m.moe.shared_experts > 0) d -= e * sb * rep * ffn * static_cast<double>(m.moe.shared_experts) / t;
+    // Old bitsandbytes (< 0.43.2) saved every 4-bit linear's input anyway: nothing is spared then.
+    if (!(ft.method == finetune_method::qlora && ft.qlora_saves_inputs)) {
+        if (!(tg & (lora_q | lora_k | lora_v))) d -= e * sb * h * rep;            // QKV input (norm output)
+        if (!(tg & lora_o)) d -= e * sb * static_cast<double>(m.q_width()) / t;   // output-projection input
+        const unsigned fc1 = is_gated(m.activation) ? (lora_gate | lora_up) : lora_up;
+        if (!(tg & fc1)) d -= e * sb * h * rep;                                   // MLP input (norm output)
+        if (!(tg & lora_down)) {                                                  // down-projection input
+            d -= e * tokens * ffn / t;
+            if (moe && m.moe.shared_experts > 0) d -= e * sb * rep * ffn * static_cast<double>(m.moe.shared_experts) / t;
+        }
     }
     int n = 0;
     const auto ls = layer_linears(j, moe, n);
     for (int i = 0; i < n; ++i) {
         const auto& l = ls[static_cast<std::size_t>(i)];
-        if (tg & l.target) d += e * (l.expert ? tokens : sb) * r;  // lora_A output, input of lora_B
+        if (!(tg & l.target)) continue;
+        // Routed experts together see `tokens` token copies (not per expert).
+        const double tok = l.expert ? tokens : sb;
+        d += e * tok * r;  // lora_A output, input of lora_B
+        // PEFT: each adapter has its own lora_dropout on the linear's input: a 1-byte mask and the dropped copy.
+        if (ft.dropout > 0) d += (1.0 + e) * tok * (l.row_parallel ? l.in / t : l.in * rep);
     }
     return d;
 }
@@ -291,7 +300,7 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     const double frozen_bytes = param_bytes(j.training.precision);
 
     model_state_bytes r;
-    r.weights = bytes{(frozen * frozen_bytes + frozen_nf4 * nf4_bytes_per_param() + trainable * b.weights) *
+    r.weights = bytes{(frozen * frozen_bytes + frozen_nf4 * nf4_bytes_per_param(j.training.finetune.double_quant) + trainable * b.weights) *
                       sh(s == sharding::full)};
     if (s == sharding::gradients && b.gathered_copy > 0) r.weights += bytes{b.gathered_copy * trainable};
     r.gradients = bytes{trainable * b.gradients * sh(s == sharding::gradients || s == sharding::full)};

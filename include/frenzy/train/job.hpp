@@ -85,6 +85,11 @@ struct finetune_spec {
     double alpha = 32;                                   ///< scaling only; no memory effect
     unsigned targets = lora_q | lora_k | lora_v | lora_o; ///< lora_target bits
     std::int64_t frozen_layers = 0;                      ///< leading layers frozen (method full or freeze)
+    double dropout = 0;                                  ///< lora_dropout probability (> 0 saves a mask + copy)
+    /// bitsandbytes before 0.43.2 saved the input of every 4-bit linear for backward (autograd/_functions.py
+    /// MatMul4Bit: ctx.tensors = (A, B); removed by PR #1270, commit 9e75374, 2024-07-16).
+    bool qlora_saves_inputs = false;
+    bool double_quant = true;  ///< QLoRA: absmax quantised again (bnb_4bit_use_double_quant / compress_statistics)
     bool operator==(const finetune_spec&) const = default;
     bool adapters() const { return method == finetune_method::lora || method == finetune_method::qlora; }
     /// Anything frozen: parts of the model have no gradients or optimizer states.
@@ -189,6 +194,10 @@ inline void validate(const training_spec& t) {
         throw config_error("training.finetune.target_modules is empty for method \"" + std::string(to_string(f.method)) +
                            "\" (name at least one of q, k, v, o, gate, up, down)");
     if (f.frozen_layers < 0) throw config_error(kv("training.finetune.frozen_layers", f.frozen_layers) + " must not be negative");
+    if (!(f.dropout >= 0 && f.dropout < 1))
+        throw config_error("training.finetune.dropout=" + std::to_string(f.dropout) + " must be in [0, 1)");
+    if (f.qlora_saves_inputs && f.method != finetune_method::qlora)
+        throw config_error("training.finetune.qlora_saves_inputs=true needs method \"qlora\"");
     if (f.adapters() && f.frozen_layers != 0)
         throw config_error(kv("training.finetune.frozen_layers", f.frozen_layers) + " needs method \"full\" or \"freeze\" (" +
                            std::string(to_string(f.method)) + " freezes the whole base model)");
