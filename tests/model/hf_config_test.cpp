@@ -299,7 +299,7 @@ TEST_CASE("model families of 2024-2026: fields read from their config.json") {
         CHECK(s.final_logit_softcap == 0);
         CHECK(s.kv() == 1);
         // 26 x (1152 x (1024 + 512) + 1024 x 1152 + 3 x 1152 x 6912 + 4 x 1152) + 262144 x 1152 + 1152
-        // = 999,885,952 (Google: "Gemma 3 1B"; q_norm/k_norm, 26 x 512 weights, not counted).
+        // = 999,872,640 (Google: "Gemma 3 1B"; q_norm/k_norm, 26 x 2 x 256 weights, not counted).
         CHECK(total_parameters(s) == 26.0 * (1152.0 * 1536 + 1024.0 * 1152 + 3.0 * 1152 * 6912 + 4 * 1152) +
                                          262144.0 * 1152 + 1152);
         CHECK(total_parameters(s) == Approx(1.0e9).epsilon(0.02));  // nominal "1B"

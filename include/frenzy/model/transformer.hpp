@@ -150,6 +150,9 @@ inline void validate(const transformer_spec& m) {
         if (e.dense_layers >= m.layers)
             throw config_error("model.moe.dense_layers=" + std::to_string(e.dense_layers) +
                                " must be less than model.layers=" + std::to_string(m.layers));
+        if (m.moe_layers() == 0)
+            throw config_error("model.moe.layer_step=" + std::to_string(e.layer_step) + " leaves no MoE layer among model.layers=" +
+                               std::to_string(m.layers) + " after model.moe.dense_layers=" + std::to_string(e.dense_layers));
     } else if (e.top_k != 0 || e.shared_experts != 0 || e.dense_layers != 0) {
         throw config_error("model.moe.experts=0 but top_k/shared_experts/dense_layers are set");
     }
