@@ -67,6 +67,15 @@ TEST_CASE("LoRA: adapter count, frozen base, adapter states") {
     CHECK(ms.gradients.value == Approx(4 * 16777216.0).epsilon(1e-12));
     CHECK(ms.optimizer.value == Approx(8 * 16777216.0).epsilon(1e-12));
 
+    SECTION("full sharding over 8 GPUs divides frozen and trainable states alike") {
+        j.parallel.dp = 8;
+        j.training.global_batch = 8;
+        j.parallel.sharding = sharding::full;
+        const auto s8 = states(j);
+        CHECK(s8.weights.value == Approx((2 * base + 4 * 16777216.0) / 8).epsilon(1e-12));
+        CHECK(s8.gradients.value == Approx(4 * 16777216.0 / 8).epsilon(1e-12));
+        CHECK(s8.optimizer.value == Approx(8 * 16777216.0 / 8).epsilon(1e-12));
+    }
     SECTION("all seven linears of a SwiGLU layer") {
         j.training.finetune.targets = lora_q | lora_k | lora_v | lora_o | lora_gate | lora_up | lora_down;
         // + gate, up: 16 x (4096 + 11008) each, down: 16 x (11008 + 4096): 3 x 241,664 = 724,992 a layer

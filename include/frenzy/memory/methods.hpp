@@ -292,10 +292,11 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     const double all = l.params();
     const auto split = trainable_split(j, l, f);
     const double trainable = split.trainable, frozen = split.frozen, frozen_nf4 = split.frozen_nf4;
-    const double n_dense = static_cast<double>(p.dp * p.cp);
-    const double n_expert = static_cast<double>(p.dp * p.cp / p.ep);
-    const double shard = all > 0 ? (l.dense_params / n_dense + l.expert_params / n_expert) / all : 1.0;
+    // The stage's mean sharding factor, read off the default policy's optimizer states (sharded_model_states owns
+    // the data-parallel groups of dense and expert parameters): ms.optimizer = factor x bytes x parameters.
     const auto s = p.sharding;
+    const double plain_opt = bytes_per_param(j, f).optimizer * all;
+    const double shard = (s != sharding::none && plain_opt > 0) ? ms.optimizer.value / plain_opt : 1.0;
     auto sh = [&](bool on) { return on ? shard : 1.0; };
     const double frozen_bytes = param_bytes(j.training.precision);
 
