@@ -394,6 +394,22 @@ TEST_CASE("families without a stored config.json: transformers' defaults are the
     }
 }
 
+TEST_CASE("Qwen3-MoE: routed experts only, head_dim 128 with 32 heads on a 2048 hidden") {
+    // Keys of Qwen/Qwen3-30B-A3B as its model card states the architecture (48 layers, 32 query / 4 kv heads,
+    // 128 experts, 8 activated); no stored config.json was found, so this is a constructed config. Published:
+    // 30.5B total, 3.3B activated (three and two significant digits: 1% and 2%).
+    const nlohmann::json c{{"model_type", "qwen3_moe"}, {"num_hidden_layers", 48}, {"hidden_size", 2048},
+                           {"num_attention_heads", 32}, {"num_key_value_heads", 4}, {"head_dim", 128},
+                           {"intermediate_size", 6144}, {"moe_intermediate_size", 768}, {"num_experts", 128},
+                           {"num_experts_per_tok", 8}, {"vocab_size", 151936}, {"tie_word_embeddings", false}};
+    const auto s = from_hf_config(c);
+    CHECK(s.moe.shared_experts == 0);
+    CHECK(s.moe_layers() == 48);
+    CHECK(s.hdim() == 128);
+    CHECK(total_parameters(s) == Approx(30.5e9).epsilon(0.01));
+    CHECK(active_parameters(s) == Approx(3.3e9).epsilon(0.02));
+}
+
 TEST_CASE("errors name both the config.json key and the spec field") {
     SECTION("a value validate() rejects") {
         auto c = raw("llama-3.1-8b");
