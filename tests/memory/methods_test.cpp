@@ -342,3 +342,29 @@ TEST_CASE("LoRA / QLoRA against LitGPT's measured resource table") {
         }
     }
 }
+
+TEST_CASE("frozen layers per pipeline stage") {
+    auto j = llama7b(framework::megatron);
+    j.parallel.pp = 2;
+    const auto f = profile_of(j);
+    auto ls = stage_layouts(j, f);
+    // 32 layers over 2 stages, 20 frozen: stage 0 holds layers 0-15 (all frozen), stage 1 layers 16-31 (4 frozen).
+    CHECK(detail::leading_layers_on_stage(j, ls[0], f, 20).dense == 16);
+    CHECK(detail::leading_layers_on_stage(j, ls[1], f, 20).dense == 4);
+    // Interleaved, vpp 2: chunks of 8; stage 0 holds [0, 8) and [16, 24) -> 8 + 4 frozen; stage 1 [8, 16), [24, 32) -> 8.
+    j.parallel.vpp = 2;
+    j.parallel.schedule = pipeline_schedule::interleaved;
+    ls = stage_layouts(j, f);
+    CHECK(detail::leading_layers_on_stage(j, ls[0], f, 20).dense == 12);
+    CHECK(detail::leading_layers_on_stage(j, ls[1], f, 20).dense == 8);
+    // MoE with a dense prefix: Mixtral-like with 1 dense layer and every layer MoE after it.
+    auto moe = j;
+    moe.model = preset("mixtral-8x7b");
+    moe.model.moe.dense_layers = 1;
+    moe.parallel.vpp = 1;
+    moe.parallel.schedule = pipeline_schedule::one_f_one_b;
+    ls = stage_layouts(moe, f);
+    const auto s0 = detail::leading_layers_on_stage(moe, ls[0], f, 10);
+    CHECK(s0.dense == 1);
+    CHECK(s0.moe == 9);
+}

@@ -136,16 +136,25 @@ inline double lora_params(const job_spec& j, bool moe) {
 struct layer_split {
     double dense = 0, moe = 0;
 };
-inline layer_split leading_layers_on_stage(const job_spec& j, const stage_layout& l, std::int64_t count) {
+/// Without virtual stages a stage's layers are the contiguous block after the earlier stages' layers (whatever the
+/// split: read from stage_layouts); with vpp > 1, chunk c of stage s is block s + c x pp of an even split.
+inline layer_split leading_layers_on_stage(const job_spec& j, const stage_layout& l, const framework_profile& f,
+                                           std::int64_t count) {
     const auto& m = j.model;
     const auto& p = j.parallel;
-    const std::int64_t chunk = m.layers / (p.pp * p.vpp);
+    std::int64_t chunk = m.layers / (p.pp * p.vpp);
+    std::int64_t first = 0;  // vpp == 1: first layer of this stage
+    if (p.vpp == 1) {
+        for (const auto& o : stage_layouts(j, f))
+            if (o.stage < l.stage) first += o.layers;
+        chunk = l.layers;
+    }
     layer_split r;
     auto overlap = [](std::int64_t a0, std::int64_t a1, std::int64_t b0, std::int64_t b1) {
         return static_cast<double>(std::max<std::int64_t>(0, std::min(a1, b1) - std::max(a0, b0)));
     };
     for (std::int64_t v = 0; v < p.vpp; ++v) {  // virtual chunks of this stage: [begin, begin + chunk)
-        const std::int64_t begin = (l.stage + v * p.pp) * chunk;
+        const std::int64_t begin = p.vpp == 1 ? first : (l.stage + v * p.pp) * chunk;
         const double all = overlap(begin, begin + chunk, 0, count);
         // MoE layers among them: the spec's interleave step (is_moe_layer) in closed form.
         const double moe = m.is_moe() ? static_cast<double>(m.moe_layers_below(std::min(begin + chunk, count)) -
@@ -257,7 +266,7 @@ inline parameter_split trainable_split(const job_spec& j, const stage_layout& l,
             r.frozen -= r.frozen_nf4;
         }
     } else if (ft.frozen_layers > 0) {
-        const auto fl = detail::leading_layers_on_stage(j, l, ft.frozen_layers);
+        const auto fl = detail::leading_layers_on_stage(j, l, f, ft.frozen_layers);
         const auto c = count_parameters(j.model, framework_vocab(j, f), position_rows(j));
         const double t = static_cast<double>(p.tp);
         const double ep_local = j.model.is_moe() ? static_cast<double>(j.model.moe.experts / p.ep) : 0.0;
@@ -381,7 +390,7 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
     }
     double live_dense = dense_n, live_moe = moe_n;
     if (!ft.adapters() && ft.frozen_layers > 0) {
-        const auto fl = detail::leading_layers_on_stage(j, l, ft.frozen_layers);
+        const auto fl = detail::leading_layers_on_stage(j, l, f, ft.frozen_layers);
         live_dense -= fl.dense;
         live_moe -= fl.moe;
     }
