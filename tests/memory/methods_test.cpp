@@ -295,6 +295,8 @@ TEST_CASE("job JSON: training.finetune and runtime.offload") {
     bad = spec;
     bad["training"]["finetune"] = {{"method", "full"}, {"frozen_layers", 32}};
     CHECK_THROWS_WITH(job_from_json(bad), Contains("frozen_layers=32") && Contains("model.layers=32"));
+    bad.erase("parallel");  // a spec left to the planner is checked too
+    CHECK_THROWS_WITH(job_from_json(bad), Contains("frozen_layers=32") && Contains("model.layers=32"));
 }
 
 TEST_CASE("LoRA / QLoRA against LitGPT's measured resource table") {

@@ -186,6 +186,7 @@ inline parsed_job job_from_json(const nlohmann::json& j) {
     r.finish();
     if (out.job.name.empty()) out.job.name = out.job.model.name;
     validate(out.job.training);
+    validate_finetune(out.job);
     if (out.has_parallel) validate(out.job);
     return out;
 }

@@ -205,6 +205,14 @@ inline void validate(const training_spec& t) {
         throw config_error("training.finetune.method=\"freeze\" needs training.finetune.frozen_layers>0");
 }
 
+/// Fine-tuning rules that need the model (checked with or without a parallel layout).
+inline void validate_finetune(const job_spec& j) {
+    const auto& ft = j.training.finetune;
+    if (ft.frozen_layers >= j.model.layers)
+        throw config_error(detail::kv("training.finetune.frozen_layers", ft.frozen_layers) + " must be less than " +
+                           detail::kv("model.layers", j.model.layers) + " (nothing would be trained)");
+}
+
 /// Offload rules of each framework (DeepSpeed runtime/zero/config.py: offload_optimizer needs ZeRO stage >= 1,
 /// offload_param stage 3; torch FSDP CPUOffload(offload_params=True) moves parameters, gradients and the optimizer
 /// step together; Megatron-Core --optimizer-cpu-offload needs --use-distributed-optimizer and has no parameter
@@ -309,9 +317,7 @@ inline void validate(const job_spec& j) {
         throw config_error("runtime.optimizer_impl=\"in-backward\" cannot accumulate gradients: training.global_batch=" +
                            std::to_string(t.global_batch) + " must equal training.micro_batch x parallel.dp (" +
                            std::to_string(t.micro_batch * p.dp) + ")");
-    if (t.finetune.frozen_layers >= m.layers)
-        throw config_error(kv("training.finetune.frozen_layers", t.finetune.frozen_layers) + " must be less than " +
-                           kv("model.layers", m.layers) + " (nothing would be trained)");
+    validate_finetune(j);
     validate_offload(j);
     if (j.runtime.loss_chunks < 1)
         throw config_error(kv("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
