@@ -370,3 +370,12 @@ TEST_CASE("frozen layers per pipeline stage") {
     CHECK(s0.dense == 1);
     CHECK(s0.moe == 9);
 }
+
+TEST_CASE("uncertainty band of the methods") {
+    auto j = llama7b();
+    CHECK(method_uncertainty(j) == 0);
+    j.training.finetune = {.method = finetune_method::qlora, .rank = 8};
+    CHECK(method_uncertainty(j) == 0.06);  // worst QLoRA row of LitGPT's table: -5.2%
+    j.runtime.offload.activations = true;
+    CHECK(method_uncertainty(j) == Approx(0.11));
+}
