@@ -158,6 +158,7 @@ inline double optimizer_pass_bytes(precision p, optimizer_kind o) {
         case optimizer_kind::adamw: states = 2 * state_elem; break;     // m and v
         case optimizer_kind::sgd: states = state_elem; break;            // momentum
         case optimizer_kind::adafactor: states = 0.1 * state_elem; break; // factored second moment (small)
+        case optimizer_kind::adamw_8bit: states = 2 * (1.0 + 4.0 / 256); break;  // memory/methods.hpp adam8bit_state_bytes
     }
     const double grad = pure ? w : 4.0;  // mixed precision accumulates fp32 main gradients (Megatron)
     return 2.0 * (w + master + states + grad);
