@@ -96,6 +96,8 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     r.get("attention", rt.attention);
     r.get("compile", rt.compile);
     r.get("loss_chunks", rt.loss_chunks);
+    r.get("tp_comm_overlap", rt.tp_comm_overlap);
+    r.get("overlap_grad_reduce", rt.overlap_grad_reduce);
     r.get("optimizer_impl", rt.optimizer);
     r.finish();
     return rt;
@@ -165,6 +167,7 @@ inline nlohmann::json to_json(const job_spec& j) {
             {"parallel", to_json(j.parallel)},
             {"runtime", {{"framework", to_string(j.runtime.framework)}, {"attention", to_string(j.runtime.attention)},
                          {"compile", j.runtime.compile}, {"loss_chunks", j.runtime.loss_chunks},
+                         {"tp_comm_overlap", j.runtime.tp_comm_overlap}, {"overlap_grad_reduce", j.runtime.overlap_grad_reduce},
                          {"optimizer_impl", to_string(j.runtime.optimizer)}}}};
 }
 
