@@ -265,3 +265,24 @@ TEST_CASE("every prediction carries the error band of its regime") {
     const auto h200 = predict_step(llama8b({.dp = 8, .sharding = sharding::optimizer}), cat.at("h200"), 8, 0);
     CHECK(h200.error_regime == "data parallel / sharded");  // gh100: calibrated through the H100 rows
 }
+
+TEST_CASE("routed experts run grouped GEMMs on the tokens routed to each local expert") {
+    job_spec j;
+    j.model = preset("mixtral-8x7b");  // 32 MoE layers, 8 experts, top 2, h 4096, expert ffn 14336, SwiGLU
+    j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64};
+    j.parallel = {.dp = 8, .ep = 2, .sharding = sharding::optimizer};
+    validate(j);
+    const auto& g = cat.at("h100-80g");
+    const auto b = step_time_model{}.predict(j, g, {}).parts;
+    // 3 passes x top 2 x (2 x 4096 x 14336 x 3) x 32 layers x 4096 tokens
+    CHECK(b.work.expert_flops == Approx(3.0 * 2 * (2.0 * 4096 * 14336 * 3) * 32 * 4096).epsilon(1e-12));
+    CHECK(b.work.expert_tokens == 4096.0 * 2 * 2 / 8);  // tokens x top_k x ep / experts = 2048
+    // the same work as GEMMs of all 4096 tokens is faster by exactly the token-penalty difference (fixed time per row)
+    const auto e = default_efficiency();
+    auto big = b.work;
+    big.expert_tokens = big.shape.tokens;
+    const double diff = e.seconds(b.work, g) - e.seconds(big, g);
+    CHECK(diff == Approx(b.work.expert_flops * e.token_penalty / 312e12 * (1.0 / 2048 - 1.0 / 4096)).epsilon(1e-9));
+    CHECK(diff > 0);
+    CHECK(b.ep_mb > 0);
+}

@@ -36,6 +36,8 @@ struct compute_work {
     double attention_peak = 0;   ///< FLOP/s of the precision the attention core runs in
     bool scaled = false;         ///< GEMMs in fp8/fp4 with per-tensor scaling
     gemm_shape shape{};
+    double expert_flops = 0;     ///< the part of gemm_flops in routed-expert GEMMs (MoE)
+    double expert_tokens = 0;    ///< rows of each routed-expert GEMM: tokens x top_k x ep / experts
 };
 
 /// Inverse efficiencies of one chip (or one GPU type) and where they come from.
@@ -108,7 +110,12 @@ struct efficiency_model {
     double seconds(const compute_work& w, const gpu_type& g) const {
         if (!(w.gemm_peak > 0)) return 0;
         const double attn_peak = w.attention_peak > 0 ? w.attention_peak : w.gemm_peak;
-        return w.gemm_flops * dense_inverse(g, w.gemm_peak, w.shape, w.scaled) / w.gemm_peak +
+        // routed experts run grouped GEMMs of the tokens routed to each local expert: smaller, hence slower
+        const double expert = w.expert_flops > 0 && w.expert_tokens > 0
+                                  ? w.expert_flops * dense_inverse(g, w.gemm_peak, {w.expert_tokens, w.shape.width}, w.scaled)
+                                  : 0.0;
+        const double rest = w.gemm_flops - (expert > 0 ? w.expert_flops : 0.0);
+        return (rest * dense_inverse(g, w.gemm_peak, w.shape, w.scaled) + expert) / w.gemm_peak +
                w.attention_flops * attention_inverse_of(g) / attn_peak +
                w.memory_bytes * memory_inverse / (g.mem_bw_gbps * 1e9);
     }

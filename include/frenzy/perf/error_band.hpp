@@ -58,7 +58,7 @@ inline double error_band(error_regime r) {
 
 /// Band and regime name of `j` on `g` under a compute policy; policies without an efficiency model count as calibrated.
 template <class C>
-std::pair<double, std::string> error_band_for(const job_spec& j, const gpu_type& g, const C& compute) {
+std::pair<double, const char*> error_band_for(const job_spec& j, const gpu_type& g, const C& compute) {
     bool calibrated = true;
     if constexpr (requires { compute.efficiency.entry(g); }) calibrated = compute.efficiency.entry(g) != nullptr;
     const auto r = classify_regime(j, calibrated);

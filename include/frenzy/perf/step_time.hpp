@@ -15,6 +15,7 @@
 #include <concepts>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "frenzy/core/units.hpp"
@@ -136,7 +137,7 @@ struct step_estimate {
     /// leave-one-source-out validation shows for comparable runs (perf/error_band.hpp, docs/perf-model.md); the
     /// true throughput is expected within tokens_per_s x (1 +- rel_error_band) nine times in ten.
     double rel_error_band = 0;
-    std::string error_regime;    ///< which regime the band was taken from
+    std::string_view error_regime;  ///< which regime the band was taken from (a static string)
     flop_count flops{};          ///< whole step, all GPUs
     step_breakdown parts{};
 };
@@ -292,7 +293,14 @@ public:
         b.peak = peak;
         b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp};
         b.work = {b.dense_flops_mb, b.attention_flops_mb, b.memory_bytes_mb, peak, g.non_gemm_peak_flops(t.precision),
-                  scaled, b.shape};
+                  scaled, b.shape, 0.0, 0.0};
+        if (m.is_moe()) {  // routed experts: top_k expert MLPs per token, on tokens x top_k x ep / experts rows each
+            const double e_mlp = 2.0 * static_cast<double>(m.hidden * m.expert_ffn()) * (is_gated(m.activation) ? 3.0 : 2.0);
+            const double routed = e_mlp * static_cast<double>(m.moe.top_k);
+            const double rec = p.recompute == recompute::full ? 1.0 : 0.0;
+            b.work.expert_flops = (3.0 + rec) * routed * static_cast<double>(m.moe_layers()) * layer_frac * gpu_tokens / tp;
+            b.work.expert_tokens = gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
+        }
         b.compute_mb = compute_.seconds(b.work, g);
 
         const int gpn = std::max(1, topo.gpus_per_node);
