@@ -286,3 +286,16 @@ TEST_CASE("routed experts run grouped GEMMs on the tokens routed to each local e
     CHECK(diff > 0);
     CHECK(b.ep_mb > 0);
 }
+
+TEST_CASE("bottleneck stage layers: ceil of the even split, or the largest stage of an uneven one") {
+    transformer_spec m = preset("llama-3.1-8b");
+    m.layers = 126;  // Llama 3.1 405B's depth
+    CHECK(detail::stage_layers(m, parallel_config{.pp = 8}) == 16);  // ceil(126 / 8)
+    // a layout with Megatron's --decoder-first/last-pipeline-num-layers (the fields a parallel_config may carry)
+    struct uneven {
+        std::int64_t pp = 8, first_stage_layers = 14, last_stage_layers = 14;
+    };
+    CHECK(detail::stage_layers(m, uneven{}) == 17);  // middle 6 stages share 98 layers: ceil(16.33)
+    CHECK(detail::stage_layers(m, uneven{8, 0, 0}) == 16);
+    CHECK(detail::stage_layers(m, uneven{8, 20, 0}) == 20);  // first stage 20, the other 7 share 106: 16
+}

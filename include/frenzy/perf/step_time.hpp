@@ -176,9 +176,21 @@ inline double optimizer_pass_bytes(precision p, optimizer_kind o) {
     return 2.0 * (w + master + states + grad);
 }
 
-/// Layers on the bottleneck pipeline stage: ceil(layers / pp) (an uneven split puts the extra layers somewhere).
-inline double stage_layers(const transformer_spec& m, const parallel_config& p) {
-    return std::ceil(static_cast<double>(m.layers) / static_cast<double>(p.pp));
+/// Layers on the bottleneck pipeline stage: ceil(layers / pp) for an even split; with an uneven one (Megatron
+/// --decoder-first/last-pipeline-num-layers, when parallel_config has first_stage_layers / last_stage_layers) the
+/// largest of the first, the last and the even share of the middle stages.
+template <class P>
+double stage_layers(const transformer_spec& m, const P& p) {
+    const double L = static_cast<double>(m.layers), pp = static_cast<double>(p.pp);
+    if constexpr (requires { p.first_stage_layers; p.last_stage_layers; }) {
+        const double first = static_cast<double>(p.first_stage_layers), last = static_cast<double>(p.last_stage_layers);
+        if (p.pp > 1 && (first > 0 || last > 0)) {
+            const double fixed = (first > 0 ? 1.0 : 0.0) + (last > 0 ? 1.0 : 0.0);
+            const double rest = pp - fixed > 0 ? std::ceil((L - first - last) / (pp - fixed)) : 0.0;
+            return std::max({first, last, rest});
+        }
+    }
+    return std::ceil(L / pp);
 }
 
 /// Parameters one GPU of the bottleneck pipeline stage holds before data-parallel sharding.
