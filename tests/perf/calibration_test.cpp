@@ -339,4 +339,10 @@ TEST_CASE("a user's few runs on one type fit that type's chip and keep the share
     CHECK(fit.memory_inverse == shipped.memory_inverse);
     CHECK(fit.default_inverse == shipped.default_inverse);
     CHECK(fit.inverse(cat.at("a100-40g")) == shipped.inverse(cat.at("a100-40g")));
+    // a start keyed by type name (an older calibration file) is fitted on that entry, which overrides the chip's
+    efficiency_model named = default_efficiency();
+    named.gpus.push_back({"rtx-3090", 1.5, 0, "fit", 0});
+    const auto refit = fit_efficiency(runs, named);
+    CHECK(refit.gpu_inverse("rtx-3090") == Approx(1.8).epsilon(1e-5));
+    CHECK_FALSE(refit.has("ga102"));
 }

@@ -361,10 +361,12 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
     efficiency_model cur = start;
     std::vector<std::string> keys;
     std::vector<const gpu_type*> gpu_of;
+    // a sample fits its type's own entry when the start has one (calibration files keyed by type name), else its chip's
+    auto key_of = [&](const gpu_type& g) { return start.entry(std::string_view(g.name)) ? g.name : detail::coefficient_key(g); };
     for (const auto& s : samples) {
         const auto& g = cat.at(s.gpu);
         gpu_of.push_back(&g);
-        const auto k = detail::coefficient_key(g);
+        const auto k = key_of(g);
         if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     }
     auto entry_of = [&](const std::string& k) -> gpu_coefficient& {
@@ -381,7 +383,7 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
         int heavy = 0, scaled = 0;
         basic_step_time_model<> model(calibrated_compute{cur});
         for (std::size_t i = 0; i < samples.size(); ++i) {
-            if (detail::coefficient_key(*gpu_of[i]) != k) continue;
+            if (key_of(*gpu_of[i]) != k) continue;
             const auto b = model.predict(samples[i].job, *gpu_of[i], samples[i].topo).parts;
             if (b.attention_flops_mb >= 0.2 * (b.attention_flops_mb + b.dense_flops_mb)) ++heavy;
             if (gpu_type::scaled_gemms(samples[i].job.training.precision)) ++scaled;
