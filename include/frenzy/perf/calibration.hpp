@@ -300,7 +300,7 @@ inline std::string coefficient_key(const gpu_type& g) { return g.chip.empty() ? 
 
 /// Unknowns of a fit: which coefficient of the efficiency model each parameter is, with its lower bound.
 struct fit_param {
-    enum kind_t { inverse, scaled, attention, token, width, shared_attention, memory } kind;
+    enum kind_t { inverse, scaled, attention, te_attention, token, width, shared_attention, memory } kind;
     std::string key;  ///< chip/type key for per-chip parameters
     double lower = 0;
 };
@@ -316,6 +316,7 @@ inline double param_get(efficiency_model& e, const fit_param& p) {
         case fit_param::inverse: return entry_ref(e, p.key).inverse;
         case fit_param::scaled: { auto& c = entry_ref(e, p.key); return c.scaled / c.inverse; }
         case fit_param::attention: return entry_ref(e, p.key).attention;
+        case fit_param::te_attention: return entry_ref(e, p.key).te_attention;
         case fit_param::token: return e.token_penalty;
         case fit_param::width: return e.width_penalty;
         case fit_param::shared_attention: return e.attention_inverse;
@@ -332,6 +333,7 @@ inline void params_set(efficiency_model& e, const std::vector<fit_param>& ps, co
             case fit_param::inverse: entry_ref(e, p.key).inverse = v; break;
             case fit_param::scaled: break;
             case fit_param::attention: entry_ref(e, p.key).attention = v; break;
+            case fit_param::te_attention: entry_ref(e, p.key).te_attention = v; break;
             case fit_param::token: e.token_penalty = v; break;
             case fit_param::width: e.width_penalty = v; break;
             case fit_param::shared_attention: e.attention_inverse = v; break;
@@ -380,14 +382,18 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
     std::vector<detail::fit_param> params;
     bool any_shared_attention = false;
     for (const auto& k : keys) {
-        int heavy = 0, scaled = 0;
+        int heavy = 0, scaled = 0, te_heavy = 0, other_heavy = 0;
         basic_step_time_model<> model(calibrated_compute{cur});
         for (std::size_t i = 0; i < samples.size(); ++i) {
             if (key_of(*gpu_of[i]) != k) continue;
             const auto b = model.predict(samples[i].job, *gpu_of[i], samples[i].topo).parts;
-            if (b.attention_flops_mb >= 0.2 * (b.attention_flops_mb + b.dense_flops_mb)) ++heavy;
+            const double share = b.attention_flops_mb / (b.attention_flops_mb + b.dense_flops_mb);
+            const bool te = samples[i].job.runtime.framework == framework::megatron;
+            if (share >= 0.2 && !te) ++other_heavy;
+            if (share >= 0.1 && te) ++te_heavy;
             if (gpu_type::scaled_gemms(samples[i].job.training.precision)) ++scaled;
         }
+        heavy = other_heavy;
         params.push_back({detail::fit_param::inverse, k, 1.0});
         auto& entry = entry_of(k);
         if (scaled > 0) {
@@ -400,6 +406,14 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
         } else {
             entry.attention = 0;
             any_shared_attention = true;
+        }
+        // Megatron-Core's attention (TE fused/cuDNN) gets its own value when >= 3 Megatron rows of the chip spend
+        // >= 10% of their FLOPs in attention and the chip also has its own (non-Megatron) attention value
+        if (te_heavy >= 3 && heavy >= 3) {
+            params.push_back({detail::fit_param::te_attention, k, 0.5});
+            if (!(entry.te_attention > 0)) entry.te_attention = entry.attention;
+        } else {
+            entry.te_attention = 0;
         }
     }
     bool any_own_attention = false;
@@ -583,7 +597,8 @@ inline nlohmann::json to_json(const efficiency_model& e) {
     nlohmann::json gpus = nlohmann::json::array();
     for (const auto& c : e.gpus)
         gpus.push_back({{"gpu", c.gpu}, {"inverse_efficiency", c.inverse}, {"attention_inverse_efficiency", c.attention},
-                        {"scaled_inverse_efficiency", c.scaled}, {"source", c.source}});
+                        {"scaled_inverse_efficiency", c.scaled}, {"te_attention_inverse_efficiency", c.te_attention},
+                        {"source", c.source}});
     return {{"format", "frenzy-calibration-1"}, {"source", e.source}, {"gpus", gpus},
             {"default_inverse_efficiency", e.default_inverse}, {"token_penalty", e.token_penalty},
             {"width_penalty", e.width_penalty}, {"attention_inverse_efficiency", e.attention_inverse},
@@ -616,6 +631,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
             g.get("inverse_efficiency", c.inverse);
             g.get("attention_inverse_efficiency", c.attention);
             g.get("scaled_inverse_efficiency", c.scaled);
+            g.get("te_attention_inverse_efficiency", c.te_attention);
             g.get("source", c.source);
             g.finish();
             if (c.gpu.empty()) throw config_error("calibration.gpus[" + std::to_string(i) + "].gpu is missing");

@@ -38,6 +38,7 @@ struct compute_work {
     gemm_shape shape{};
     double expert_flops = 0;     ///< the part of gemm_flops in routed-expert GEMMs (MoE)
     double expert_tokens = 0;    ///< rows of each routed-expert GEMM: tokens x top_k x ep / experts
+    bool te_attention = false;   ///< attention through Transformer Engine's fused (cuDNN) kernels (Megatron-Core)
 };
 
 /// Inverse efficiencies of one chip (or one GPU type) and where they come from.
@@ -47,6 +48,9 @@ struct gpu_coefficient {
     double attention = 0;  ///< inverse efficiency of attention-core FLOPs; 0 = the shared value
     std::string source;    ///< "fit" or "alias of KEY: reason"
     double scaled = 0;     ///< inverse efficiency of fp8/fp4 GEMMs w.r.t. their peak; 0 = inverse x fp8_ratio
+    /// inverse efficiency of attention through Transformer Engine's fused attention (cuDNN flash attention, what
+    /// Megatron-Core runs); 0 = the same as `attention`
+    double te_attention = 0;
     bool operator==(const gpu_coefficient&) const = default;
 };
 
@@ -95,8 +99,9 @@ struct efficiency_model {
         if (e && e->scaled > 0) return e->scaled;
         return (e ? e->inverse : default_inverse) * fp8_ratio;
     }
-    double attention_inverse_of(const gpu_type& g) const {
+    double attention_inverse_of(const gpu_type& g, bool te = false) const {
         auto* e = entry(g);
+        if (te && e && e->te_attention > 0) return e->te_attention;
         if (e && e->attention > 0) return e->attention;
         return attention_ratio > 0 ? attention_ratio * (e ? e->inverse : default_inverse) : attention_inverse;
     }
@@ -116,7 +121,7 @@ struct efficiency_model {
                                   : 0.0;
         const double rest = w.gemm_flops - (expert > 0 ? w.expert_flops : 0.0);
         return (rest * dense_inverse(g, w.gemm_peak, w.shape, w.scaled) + expert) / w.gemm_peak +
-               w.attention_flops * attention_inverse_of(g) / attn_peak +
+               w.attention_flops * attention_inverse_of(g, w.te_attention) / attn_peak +
                w.memory_bytes * memory_inverse / (g.mem_bw_gbps * 1e9);
     }
     bool operator==(const efficiency_model&) const = default;

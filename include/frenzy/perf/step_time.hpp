@@ -305,7 +305,7 @@ public:
         b.peak = peak;
         b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp};
         b.work = {b.dense_flops_mb, b.attention_flops_mb, b.memory_bytes_mb, peak, g.non_gemm_peak_flops(t.precision),
-                  scaled, b.shape, 0.0, 0.0};
+                  scaled, b.shape, 0.0, 0.0, rt.framework == framework::megatron};
         if (m.is_moe()) {  // routed experts: top_k expert MLPs per token, on tokens x top_k x ep / experts rows each
             const double e_mlp = 2.0 * static_cast<double>(m.hidden * m.expert_ffn()) * (is_gated(m.activation) ? 3.0 : 2.0);
             const double routed = e_mlp * static_cast<double>(m.moe.top_k);
