@@ -153,6 +153,8 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     r.get("attention", rt.attention);
     r.get("compile", rt.compile);
     r.get("loss_chunks", rt.loss_chunks);
+    r.get("tp_comm_overlap", rt.tp_comm_overlap);
+    r.get("overlap_grad_reduce", rt.overlap_grad_reduce);
     r.get("optimizer_impl", rt.optimizer);
     if (r.has("offload") && !r.raw("offload").is_null()) {  // {"optimizer": bool, "parameters": bool, "activations": bool}
         detail::object_reader o(r.raw("offload"), "runtime.offload");
@@ -266,6 +268,7 @@ inline nlohmann::json to_json(const job_spec& j) {
             {"parallel", to_json(j.parallel)},
             {"runtime", {{"framework", to_string(j.runtime.framework)}, {"attention", to_string(j.runtime.attention)},
                          {"compile", j.runtime.compile}, {"loss_chunks", j.runtime.loss_chunks},
+                         {"tp_comm_overlap", j.runtime.tp_comm_overlap}, {"overlap_grad_reduce", j.runtime.overlap_grad_reduce},
                          {"optimizer_impl", to_string(j.runtime.optimizer)},
                          {"offload", {{"optimizer", j.runtime.offload.optimizer},
                                       {"parameters", j.runtime.offload.parameters},

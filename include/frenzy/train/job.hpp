@@ -10,7 +10,9 @@
 
 namespace frenzy {
 
-enum class precision { fp32, fp16_mixed, bf16_mixed, bf16, fp8_mixed };
+/// fp8_mixed / fp4_mixed: the GEMMs run in fp8 / fp4 (Transformer Engine; MXFP4/NVFP4 on Blackwell), everything
+/// else (attention core, norms, element-wise ops, optimizer, communication) in bf16 with fp32 master weights.
+enum class precision { fp32, fp16_mixed, bf16_mixed, bf16, fp8_mixed, fp4_mixed };
 /// adamw_8bit: bitsandbytes AdamW8bit (two 8-bit block-quantised moments, see memory/methods.hpp).
 enum class optimizer_kind { adam, adamw, sgd, adafactor, adamw_8bit };
 enum class sharding { none, optimizer, gradients, full };
@@ -25,9 +27,9 @@ enum class attention_impl { flash, unfused };
 enum class optimizer_impl { framework_default, fused, foreach, in_backward };
 
 template <> struct enum_names<precision> {
-    static constexpr std::array<std::pair<precision, std::string_view>, 5> table{{
+    static constexpr std::array<std::pair<precision, std::string_view>, 6> table{{
         {precision::fp32, "fp32"}, {precision::fp16_mixed, "fp16-mixed"}, {precision::bf16_mixed, "bf16-mixed"},
-        {precision::bf16, "bf16"}, {precision::fp8_mixed, "fp8-mixed"}}};
+        {precision::bf16, "bf16"}, {precision::fp8_mixed, "fp8-mixed"}, {precision::fp4_mixed, "fp4-mixed"}}};
 };
 template <> struct enum_names<optimizer_kind> {
     static constexpr std::array<std::pair<optimizer_kind, std::string_view>, 5> table{{
@@ -139,6 +141,12 @@ struct runtime_spec {
     std::int64_t loss_chunks = 1;               ///< cross-entropy computed over this many vocabulary-output chunks
     optimizer_impl optimizer = optimizer_impl::framework_default;
     offload_spec offload{};
+    /// Megatron-Core/Transformer Engine userbuffer overlap of the tensor-parallel all-gather/reduce-scatter with the
+    /// GEMMs (--tp-comm-overlap; NeMo recipes turn it on for tp > 1). Off by default, as in Megatron-LM.
+    bool tp_comm_overlap = false;
+    /// Megatron's --overlap-grad-reduce (bucketed gradient reduce during backward; NeMo default on). DDP, FSDP and
+    /// DeepSpeed always overlap; Megatron-LM's default is off.
+    bool overlap_grad_reduce = false;
     bool operator==(const runtime_spec&) const = default;
 };
 
@@ -164,6 +172,7 @@ constexpr double param_bytes(precision p) {
     switch (p) {
         case precision::fp32: return 4;
         case precision::fp8_mixed:  // fp8 GEMM inputs are cast on the fly; the parameters stay bf16
+        case precision::fp4_mixed:  // likewise for fp4
         case precision::fp16_mixed:
         case precision::bf16_mixed:
         case precision::bf16: return 2;
