@@ -1,0 +1,444 @@
+// The Python module `frenzy` (imported as frenzy._frenzy and re-exported by frenzy/__init__.py). It converts
+// Python values to the library's specs and the library's results to Python; it computes nothing itself: every
+// parse goes through frenzy/io/*.hpp (the CLI's parsers) and every to_dict() through the C++ to_json the CLI's
+// --json prints.
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/hw/gpu.hpp"
+#include "frenzy/io/cluster_json.hpp"
+#include "frenzy/io/job_json.hpp"
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/model/presets.hpp"
+#include "frenzy/perf/step_time.hpp"
+#include "frenzy/plan/planner.hpp"
+#include "frenzy/sched/fcfs.hpp"
+#include "frenzy/sched/has.hpp"
+#include "frenzy/sched/tiresias.hpp"
+#include "frenzy/sim/simulator.hpp"
+#include "frenzy/sim/trace.hpp"
+#include "frenzy/version.hpp"
+#ifdef FRENZY_HAS_GLPK
+#include "frenzy/sched/gavel.hpp"
+#include "frenzy/sched/sia.hpp"
+#endif
+
+#include "json_py.hpp"
+#include "pending_result_json.hpp"
+
+namespace py = pybind11;
+using namespace py::literals;
+
+namespace frenzy_py {
+
+// ---- inputs ----------------------------------------------------------------------------------------------------
+
+/// A job as the library parses it (io/job_json.hpp), with whether it fixed its parallel layout.
+struct job {
+    frenzy::parsed_job parsed;
+};
+
+inline std::string fspath(py::handle o) { return py::str(py::module_::import("os").attr("fspath")(o)).cast<std::string>(); }
+
+inline bool is_pathlike(py::handle o) {
+    return py::isinstance<py::str>(o) || py::hasattr(o, "__fspath__");
+}
+
+/// Job, dict shaped like the job JSON, or a path to a job JSON file.
+inline frenzy::parsed_job to_job(py::handle o) {
+    if (py::isinstance<job>(o)) return o.cast<const job&>().parsed;
+    if (py::isinstance<py::dict>(o)) return frenzy::job_from_json(from_py(o));
+    if (is_pathlike(o)) return frenzy::load_job(fspath(o));
+    throw py::type_error("job must be a frenzy.Job, a dict shaped like the job JSON or a path to a job JSON file, not " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+}
+
+/// Cluster: dict shaped like the cluster JSON, a path to a cluster JSON file, or a GPU list "8xh100-80g,16xa100-40g".
+inline frenzy::cluster_spec to_cluster(py::handle o) {
+    if (py::isinstance<py::dict>(o)) return frenzy::cluster_from_json(from_py(o));
+    if (is_pathlike(o)) {
+        const auto s = fspath(o);
+        if (std::filesystem::exists(s) || s.ends_with(".json")) return frenzy::load_cluster(s);
+        throw frenzy::config_error("cluster=\"" + s + "\" is not a file (GPU lists arrive with the Surface merge)");
+    }
+    throw py::type_error("cluster must be a dict shaped like the cluster JSON, a path to a cluster JSON file or a GPU "
+                         "list such as \"8xh100-80g,16xa100-40g\", not " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+}
+
+/// A GPU type: a catalog name, or a dict with the catalog's fields (fields left out keep the named type's values).
+inline frenzy::gpu_type to_gpu(py::handle o) {
+    static const frenzy::gpu_catalog catalog;
+    if (py::isinstance<py::str>(o)) return catalog.at(o.cast<std::string>(), "gpu");
+    if (py::isinstance<py::dict>(o)) return frenzy::gpu_type_from_json(from_py(o), "gpu", catalog);
+    throw py::type_error("gpu must be a GPU type name (frenzy.gpus()) or a dict of GPU type fields, not " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+}
+
+inline void check_margin(double margin) {
+    if (!(margin >= 0 && margin < 1)) throw frenzy::config_error("margin=" + std::to_string(margin) + " must be in [0, 1)");
+}
+
+// ---- results ---------------------------------------------------------------------------------------------------
+
+struct estimate_result {
+    frenzy::job_spec job;
+    frenzy::memory_report report;
+    std::optional<frenzy::gpu_type> gpu;
+    bool fits = false;
+    double capacity = 0;
+    std::optional<frenzy::step_estimate> perf;
+
+    nlohmann::json to_json() const {
+        return pending::estimate_json({&job, &report, gpu ? &*gpu : nullptr, fits, capacity, &perf});
+    }
+};
+
+inline estimate_result estimate(py::handle job_in, py::handle gpu_in, double margin) {
+    check_margin(margin);
+    estimate_result r;
+    r.job = to_job(job_in).job;
+    frenzy::validate(r.job);
+    static const frenzy::memory_estimator est;
+    r.report = est.estimate(r.job);
+    if (!gpu_in.is_none()) {
+        r.gpu = to_gpu(gpu_in);
+        r.capacity = r.gpu->memory().value * (1.0 - margin);
+        r.fits = r.report.peak_reserved.value <= r.capacity;
+        static const frenzy::step_time_model time;
+        r.perf = time.predict(r.job, *r.gpu, frenzy::topology{r.gpu->gpus_per_node, 0.0});
+    }
+    return r;
+}
+
+struct plan_result {
+    frenzy::job_spec job;
+    frenzy::plan_result result;
+};
+
+inline plan_result plan(py::handle job_in, py::handle cluster_in, const std::string& objective, double margin,
+                        std::int64_t max_gpus, const std::map<std::string, double>& prices,
+                        const std::vector<std::string>& frameworks, bool tp_across_nodes) {
+    check_margin(margin);
+    plan_result out;
+    out.job = to_job(job_in).job;
+    const auto cluster = to_cluster(cluster_in);
+    frenzy::plan_options opt;
+    opt.objective = frenzy::parse_enum<frenzy::plan_objective>("objective", objective);
+    opt.memory_safety = 1.0 - margin;
+    if (max_gpus < 0) throw frenzy::config_error("max_gpus=" + std::to_string(max_gpus) + " must not be negative");
+    opt.max_gpus = max_gpus;
+    opt.allow_tp_across_nodes = tp_across_nodes;
+    for (const auto& f : frameworks) opt.frameworks.push_back(frenzy::parse_enum<frenzy::framework>("frameworks", f));
+    for (const auto& [type, usd] : prices) {
+        cluster.catalog.at(type, "prices");
+        if (!(usd >= 0)) throw frenzy::config_error("prices[\"" + type + "\"] must not be negative");
+        opt.price_per_gpu_hour[type] = usd;
+    }
+    py::gil_scoped_release unlocked;
+    out.result = frenzy::planner{}.plan(out.job, cluster, opt);
+    return out;
+}
+
+inline frenzy::any_scheduler make_policy(const std::string& n, double startup_s) {
+    // The library's defaults are the CLI's defaults (examples/frenzy/cmd_simulate.cpp).
+    if (n == "has") {
+        frenzy::has_options o;
+        o.startup_s = startup_s;
+        return frenzy::has_scheduler<>(o);
+    }
+    if (n == "fcfs") return frenzy::fcfs_scheduler{};
+    if (n == "tiresias") return frenzy::tiresias_scheduler{};
+#ifdef FRENZY_HAS_GLPK
+    if (n == "gavel") return frenzy::gavel_scheduler{};
+    if (n == "sia") return frenzy::sia_scheduler{};
+#endif
+    throw frenzy::config_error("policy=\"" + n + "\" is not one of: has | fcfs | tiresias"
+#ifdef FRENZY_HAS_GLPK
+                               " | gavel | sia"
+#endif
+    );
+}
+
+inline std::vector<frenzy::trace_job> to_trace(py::handle o) {
+    if (py::isinstance<py::str>(o) && o.cast<std::string>().find('\n') != std::string::npos) {
+        std::istringstream in(o.cast<std::string>());
+        return frenzy::read_trace(in, "trace");
+    }
+    if (is_pathlike(o)) return frenzy::load_trace(fspath(o));
+    throw py::type_error("trace must be a path to a trace CSV or the CSV text, not " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+}
+
+inline frenzy::sim_result simulate(py::handle cluster_in, py::handle trace_in, const std::string& policy,
+                                   std::uint64_t seed, double startup_s, double restart_s, double mtbf_h,
+                                   double repair_h) {
+    const auto cluster = to_cluster(cluster_in);
+    const auto trace = to_trace(trace_in);
+    if (startup_s < 0) throw frenzy::config_error("startup_s must not be negative");
+    if (restart_s < 0) throw frenzy::config_error("restart_s must not be negative");
+    if (mtbf_h < 0) throw frenzy::config_error("mtbf_h must not be negative");
+    if (!(repair_h > 0)) throw frenzy::config_error("repair_h must be positive");
+    auto sched = make_policy(policy, startup_s);
+    frenzy::sim_options o;
+    o.seed = seed;
+    o.startup_s = startup_s;
+    o.restart_s = restart_s;
+    o.node_mtbf_s = mtbf_h * 3600;
+    o.node_repair_s = repair_h * 3600;
+    py::gil_scoped_release unlocked;
+    const frenzy::plan_provider plans =
+        frenzy::cached_plan_provider([&cluster](const frenzy::job_spec& j) { return frenzy::planner{}.plan(j, cluster); });
+    return frenzy::simulate(cluster, trace, plans, std::move(sched), o);
+}
+
+// ---- errors ----------------------------------------------------------------------------------------------------
+
+struct exceptions {
+    py::object base, config, io, solver;
+};
+
+inline exceptions& errors() {
+    static exceptions e;
+    return e;
+}
+
+}  // namespace frenzy_py
+
+PYBIND11_MODULE(_frenzy, m) {
+    using namespace frenzy_py;
+    m.doc() = "Frenzy: per-GPU memory (MARP), GPU plans and heterogeneity-aware scheduling of LLM training jobs.\n\n"
+              "The C++ library underneath; every result's to_dict() equals the `frenzy` CLI's --json.";
+    m.attr("__version__") = frenzy::version_string;
+
+    // Exceptions: frenzy.Error is the base of everything the library throws; ConfigError is also a ValueError
+    // (bad input), IoError an OSError (a file that cannot be read), SolverError a RuntimeError.
+    auto& ex = errors();
+    ex.base = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+        "frenzy.Error", "Base of every error Frenzy raises; the message is the library's.", PyExc_Exception, nullptr));
+    auto derived = [&](const char* name, const char* doc, PyObject* also) {
+        py::tuple bases = py::make_tuple(ex.base, py::handle(also));
+        return py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(name, doc, bases.ptr(), nullptr));
+    };
+    ex.config = derived("frenzy.ConfigError",
+                        "Invalid input; the message names the field, its value and the rule, e.g. "
+                        "'parallel.tp=3 does not divide model.heads=32'.",
+                        PyExc_ValueError);
+    ex.io = derived("frenzy.IoError", "A file could not be read or parsed.", PyExc_OSError);
+    ex.solver = derived("frenzy.SolverError", "A linear or integer program could not be solved (baseline schedulers).",
+                        PyExc_RuntimeError);
+    m.attr("Error") = ex.base;
+    m.attr("ConfigError") = ex.config;
+    m.attr("IoError") = ex.io;
+    m.attr("SolverError") = ex.solver;
+    py::register_exception_translator([](std::exception_ptr p) {
+        auto& e = errors();
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const frenzy::config_error& x) {
+            PyErr_SetString(e.config.ptr(), x.what());
+        } catch (const frenzy::io_error& x) {
+            PyErr_SetString(e.io.ptr(), x.what());
+        } catch (const frenzy::solver_error& x) {
+            PyErr_SetString(e.solver.ptr(), x.what());
+        } catch (const frenzy::error& x) {
+            PyErr_SetString(e.base.ptr(), x.what());
+        }
+    });
+
+    // ---- Job ----
+    py::class_<job>(m, "Job", "A training job: model, training, parallel layout and runtime, as in the job JSON.")
+        .def_static(
+            "from_dict", [](const py::dict& d) { return job{frenzy::job_from_json(from_py(d))}; }, "d"_a,
+            "A job from a dict shaped like the job JSON (docs/formats.md). Unknown fields and values raise "
+            "ConfigError naming them.")
+        .def_static(
+            "from_json",
+            [](const std::string& text) {
+                nlohmann::json j;
+                try {
+                    j = nlohmann::json::parse(text);
+                } catch (const nlohmann::json::parse_error& e) {
+                    throw frenzy::io_error(std::string("job JSON: invalid JSON: ") + e.what());
+                }
+                return job{frenzy::job_from_json(j)};
+            },
+            "text"_a, "A job from JSON text.")
+        .def_static(
+            "from_file", [](py::object path) { return job{frenzy::load_job(fspath(path))}; }, "path"_a,
+            "A job from a job JSON file (the file `frenzy estimate/plan --job` reads).")
+        .def("to_dict", [](const job& j) { return to_py(frenzy::to_json(j.parsed.job)); },
+             "The job with every field filled in, as a dict shaped like the job JSON.")
+        .def_property_readonly("name", [](const job& j) { return j.parsed.job.name; })
+        .def_property_readonly("has_parallel", [](const job& j) { return j.parsed.has_parallel; },
+                               "Whether the job fixes its parallel layout (otherwise the planner chooses it).")
+        .def_property_readonly("gpus", [](const job& j) { return j.parsed.job.parallel.gpus(); },
+                               "GPUs of its layout: dp x tp x pp x cp.")
+        .def_property_readonly("parameters", [](const job& j) { return frenzy::total_parameters(j.parsed.job.model); },
+                               "Parameters of the whole model.")
+        .def("__eq__", [](const job& a, const job& b) { return a.parsed.job == b.parsed.job; })
+        .def("__repr__", [](const job& j) {
+            const auto& p = j.parsed.job.parallel;
+            return "<frenzy.Job " + j.parsed.job.name + ": " + j.parsed.job.model.name +
+                   (j.parsed.has_parallel ? ", dp" + std::to_string(p.dp) + " tp" + std::to_string(p.tp) + " pp" +
+                                                std::to_string(p.pp) + " cp" + std::to_string(p.cp)
+                                          : ", layout left to the planner") +
+                   ">";
+        });
+
+    // ---- estimate ----
+    py::class_<frenzy::stage_memory>(m, "StageMemory", "Per-GPU memory of one pipeline stage at its peak (bytes).")
+        .def_readonly("stage", &frenzy::stage_memory::stage)
+        .def_readonly("parameters", &frenzy::stage_memory::parameters)
+        .def_property_readonly("weights_bytes", [](const frenzy::stage_memory& s) { return s.breakdown.weights.value; })
+        .def_property_readonly("gradients_bytes", [](const frenzy::stage_memory& s) { return s.breakdown.gradients.value; })
+        .def_property_readonly("optimizer_bytes", [](const frenzy::stage_memory& s) { return s.breakdown.optimizer.value; })
+        .def_property_readonly("activations_bytes",
+                               [](const frenzy::stage_memory& s) { return s.breakdown.activations.value; })
+        .def_property_readonly("temporary_bytes", [](const frenzy::stage_memory& s) { return s.breakdown.temporary.value; })
+        .def_property_readonly("peak_allocated_bytes", [](const frenzy::stage_memory& s) { return s.peak_allocated.value; })
+        .def_readonly("in_flight_micro_batches", &frenzy::stage_memory::in_flight_micro_batches)
+        .def("__repr__", [](const frenzy::stage_memory& s) {
+            return "<frenzy.StageMemory " + std::to_string(s.stage) + ": " +
+                   std::to_string(s.peak_allocated.value / (1024.0 * 1024 * 1024)) + " GiB>";
+        });
+
+    py::class_<estimate_result>(m, "Estimate", "MARP's per-GPU memory of one job, with the fit and speed on a GPU type.")
+        .def("to_dict", [](const estimate_result& r) { return to_py(r.to_json()); },
+             "The CLI's `frenzy estimate --json` for the same job, GPU and margin.")
+        .def_property_readonly("parameters", [](const estimate_result& r) { return r.report.parameters; })
+        .def_property_readonly("peak_allocated_bytes", [](const estimate_result& r) { return r.report.peak_allocated.value; })
+        .def_property_readonly("peak_reserved_bytes", [](const estimate_result& r) { return r.report.peak_reserved.value; })
+        .def_property_readonly("bottleneck_stage", [](const estimate_result& r) { return r.report.bottleneck_stage; })
+        .def_property_readonly("stages", [](const estimate_result& r) { return r.report.stages; })
+        .def_property_readonly("gpu", [](const estimate_result& r) -> py::object {
+            return r.gpu ? py::cast(r.gpu->name) : py::none();
+        })
+        .def_property_readonly("fits", [](const estimate_result& r) -> py::object {
+            return r.gpu ? py::cast(r.fits) : py::none();
+        }, "Whether it fits the GPU (None without a GPU).")
+        .def_property_readonly("step_time_s", [](const estimate_result& r) -> py::object {
+            return r.perf && r.perf->supported ? py::cast(r.perf->step_time.value) : py::none();
+        })
+        .def_property_readonly("tokens_per_s", [](const estimate_result& r) -> py::object {
+            return r.perf && r.perf->supported ? py::cast(r.perf->tokens_per_s) : py::none();
+        })
+        .def("__repr__", [](const estimate_result& r) {
+            std::string s = "<frenzy.Estimate " + r.job.name + ": peak reserved " +
+                            std::to_string(r.report.peak_reserved.value / (1024.0 * 1024 * 1024)) + " GiB";
+            if (r.gpu) s += std::string(r.fits ? ", fits " : ", does not fit ") + r.gpu->name;
+            return s + ">";
+        });
+
+    m.def(
+        "estimate", [](py::handle job, py::handle gpu, double margin) { return frenzy_py::estimate(job, gpu, margin); },
+        "job"_a, "gpu"_a = py::none(), "margin"_a = 0.0,
+        "Per-GPU peak training memory of `job` (a Job, a dict shaped like the job JSON, or a job file path) with its "
+        "parallel layout. With `gpu` (a catalog name or a dict of GPU type fields) also whether it fits, keeping "
+        "`margin` of the GPU's memory free, and the predicted step time.");
+
+    // ---- plan ----
+    py::class_<frenzy::plan>(m, "Plan", "One way to run a job: a GPU type, a count and a parallel layout.")
+        .def("to_dict", [](const frenzy::plan& p) { return to_py(pending::plan_json(p)); },
+             "One entry of the CLI's `frenzy plan --json` plans.")
+        .def_readonly("gpu", &frenzy::plan::gpu)
+        .def_readonly("gpus", &frenzy::plan::gpus)
+        .def_readonly("nodes", &frenzy::plan::nodes)
+        .def_property_readonly("parallel", [](const frenzy::plan& p) { return to_py(frenzy::to_json(p.parallel)); })
+        .def_readonly("micro_batch", &frenzy::plan::micro_batch)
+        .def_property_readonly("framework", [](const frenzy::plan& p) { return std::string(frenzy::to_string(p.framework)); })
+        .def_property_readonly("peak_allocated_bytes", [](const frenzy::plan& p) { return p.peak_allocated.value; })
+        .def_property_readonly("capacity_bytes", [](const frenzy::plan& p) { return p.capacity.value; })
+        .def_property_readonly("step_time_s", [](const frenzy::plan& p) { return p.step_time.value; })
+        .def_readonly("tokens_per_s", &frenzy::plan::tokens_per_s)
+        .def_property_readonly("est_time_s", [](const frenzy::plan& p) { return p.est_time.value; })
+        .def_readonly("gpu_hours", &frenzy::plan::gpu_hours)
+        .def_readonly("cost", &frenzy::plan::cost)
+        .def_readonly("mfu", &frenzy::plan::mfu)
+        .def("__repr__", [](const frenzy::plan& p) {
+            const auto& q = p.parallel;
+            return "<frenzy.Plan " + std::to_string(p.gpus) + "x " + p.gpu + ": dp" + std::to_string(q.dp) + " tp" +
+                   std::to_string(q.tp) + " pp" + std::to_string(q.pp) + ", " + std::to_string(p.tokens_per_s) +
+                   " tokens/s>";
+        });
+
+    py::class_<plan_result>(m, "PlanResult", "Every feasible plan, best first, and the GPU types that cannot run the job.")
+        .def(
+            "to_dict",
+            [](const plan_result& r, std::optional<std::size_t> top) {
+                return to_py(pending::plan_result_json(r.result, top ? *top : r.result.plans.size()));
+            },
+            "top"_a = py::none(), "The CLI's `frenzy plan --json` (with `top`, `--top N`).")
+        .def_property_readonly("plans", [](const plan_result& r) { return r.result.plans; })
+        .def_property_readonly("best", [](const plan_result& r) -> py::object {
+            return r.result.plans.empty() ? py::none() : py::cast(r.result.plans.front());
+        }, "The best plan, or None when no GPU type can run the job.")
+        .def_property_readonly("infeasible", [](const plan_result& r) {
+            py::list l;
+            for (const auto& f : r.result.infeasible) l.append(py::dict("gpu"_a = f.gpu, "reason"_a = f.reason));
+            return l;
+        }, "[{'gpu': ..., 'reason': ...}] for each GPU type that cannot run the job.")
+        .def("__len__", [](const plan_result& r) { return r.result.plans.size(); })
+        .def("__getitem__", [](const plan_result& r, std::int64_t i) {
+            const auto n = static_cast<std::int64_t>(r.result.plans.size());
+            if (i < 0) i += n;
+            if (i < 0 || i >= n) throw py::index_error("plan index out of range");
+            return r.result.plans[static_cast<std::size_t>(i)];
+        })
+        .def("__repr__", [](const plan_result& r) {
+            return "<frenzy.PlanResult " + std::to_string(r.result.plans.size()) + " plans, " +
+                   std::to_string(r.result.infeasible.size()) + " infeasible GPU types>";
+        });
+
+    m.def("plan", &frenzy_py::plan, "job"_a, "cluster"_a, "objective"_a = "time", "margin"_a = 0.1,
+          "max_gpus"_a = 0, "prices"_a = std::map<std::string, double>{}, "frameworks"_a = std::vector<std::string>{},
+          "tp_across_nodes"_a = false,
+          "Ranks GPU types, counts and parallel layouts for `job` (its parallel layout is ignored) on `cluster` (a "
+          "dict shaped like the cluster JSON or a cluster file path). `objective`: time | gpu-hours | cost (cost "
+          "needs `prices`, USD per GPU-hour by type); `margin`: share of each GPU's memory kept free.");
+
+    // ---- simulate ----
+    py::class_<frenzy::sim_result>(m, "SimResult", "Metrics of one simulated run of a trace under one policy.")
+        .def("to_dict", [](const frenzy::sim_result& r) { return to_py(frenzy::to_json(r.metrics)); },
+             "The CLI's `frenzy simulate --json`.")
+        .def("jobs_csv", [](const frenzy::sim_result& r) {
+            std::ostringstream s;
+            frenzy::write_jobs_csv(s, r);
+            return s.str();
+        }, "One CSV row per job (the file `frenzy simulate --jobs-csv` writes).")
+        .def_property_readonly("policy", [](const frenzy::sim_result& r) { return r.metrics.policy; })
+        .def_property_readonly("completed", [](const frenzy::sim_result& r) { return r.metrics.completed; })
+        .def_property_readonly("avg_jct_s", [](const frenzy::sim_result& r) { return r.metrics.avg_jct_s; })
+        .def_property_readonly("makespan_s", [](const frenzy::sim_result& r) { return r.metrics.makespan_s; })
+        .def_property_readonly("gpu_utilization", [](const frenzy::sim_result& r) { return r.metrics.gpu_utilization; })
+        .def("__repr__", [](const frenzy::sim_result& r) {
+            return "<frenzy.SimResult " + r.metrics.policy + ": " + std::to_string(r.metrics.completed) + "/" +
+                   std::to_string(r.metrics.jobs) + " jobs completed>";
+        });
+
+    m.def("simulate", &frenzy_py::simulate, "cluster"_a, "trace"_a, "policy"_a = "has", "seed"_a = 1,
+          "startup_s"_a = 30.0, "restart_s"_a = 30.0, "mtbf_h"_a = 0.0, "repair_h"_a = 1.0,
+          "Replays `trace` (a trace CSV path or its text) on `cluster` under `policy` (has | fcfs | tiresias | gavel "
+          "| sia), as `frenzy simulate` does.");
+
+    // ---- catalogs ----
+    m.def("gpus", [] {
+        py::list l;
+        const frenzy::gpu_catalog catalog;
+        for (const auto& t : catalog.types()) l.append(to_py(frenzy::to_json(t)));
+        return l;
+    }, "The built-in GPU types, one dict each (the fields a cluster's gpu_types may override).");
+    m.def("models", [] {
+        py::list l;
+        for (const auto& p : frenzy::model_presets()) l.append(to_py(pending::preset_json(p)));
+        return l;
+    }, "The built-in model presets with their parameter counts (`frenzy models --json`).");
+}
