@@ -2,6 +2,7 @@
 // Python values to the library's specs and the library's results to Python; it computes nothing itself: every
 // parse goes through frenzy/io/*.hpp (the CLI's parsers) and every to_dict() through the C++ to_json the CLI's
 // --json prints.
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -102,21 +103,46 @@ struct estimate_result {
     }
 };
 
-inline estimate_result estimate(py::handle job_in, py::handle gpu_in, double margin) {
-    check_margin(margin);
+/// The C++ part of frenzy.estimate, after the inputs are converted (what the benchmark times on its own).
+inline estimate_result estimate_core(const frenzy::job_spec& job, const frenzy::gpu_type* gpu, double margin) {
     estimate_result r;
-    r.job = to_job(job_in).job;
+    r.job = job;
     frenzy::validate(r.job);
     static const frenzy::memory_estimator est;
     r.report = est.estimate(r.job);
-    if (!gpu_in.is_none()) {
-        r.gpu = to_gpu(gpu_in);
-        r.capacity = r.gpu->memory().value * (1.0 - margin);
+    if (gpu) {
+        r.gpu = *gpu;
+        r.capacity = gpu->memory().value * (1.0 - margin);
         r.fits = r.report.peak_reserved.value <= r.capacity;
         static const frenzy::step_time_model time;
-        r.perf = time.predict(r.job, *r.gpu, frenzy::topology{r.gpu->gpus_per_node, 0.0});
+        r.perf = time.predict(r.job, *gpu, frenzy::topology{gpu->gpus_per_node, 0.0});
     }
     return r;
+}
+
+inline estimate_result estimate(py::handle job_in, py::handle gpu_in, double margin) {
+    check_margin(margin);
+    const auto job = to_job(job_in);
+    if (gpu_in.is_none()) return estimate_core(job.job, nullptr, margin);
+    const auto gpu = to_gpu(gpu_in);
+    return estimate_core(job.job, &gpu, margin);
+}
+
+/// Benchmark helper: mean nanoseconds of estimate_core over `iterations` calls, timed in C++.
+inline double cpp_estimate_ns(py::handle job_in, py::handle gpu_in, double margin, int iterations) {
+    check_margin(margin);
+    if (iterations < 1) throw frenzy::config_error("iterations must be at least 1");
+    const auto job = to_job(job_in).job;
+    std::optional<frenzy::gpu_type> gpu;
+    if (!gpu_in.is_none()) gpu = to_gpu(gpu_in);
+    double sink = 0;
+    for (int i = 0; i < iterations / 10 + 1; ++i) sink += estimate_core(job, gpu ? &*gpu : nullptr, margin).capacity;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iterations; ++i)
+        sink += estimate_core(job, gpu ? &*gpu : nullptr, margin).report.peak_allocated.value;
+    const auto t1 = std::chrono::steady_clock::now();
+    if (sink == 42.0) py::print("");  // keeps the results alive
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / iterations;
 }
 
 struct plan_result {
@@ -344,6 +370,11 @@ PYBIND11_MODULE(_frenzy, m) {
         "Per-GPU peak training memory of `job` (a Job, a dict shaped like the job JSON, or a job file path) with its "
         "parallel layout. With `gpu` (a catalog name or a dict of GPU type fields) also whether it fits, keeping "
         "`margin` of the GPU's memory free, and the predicted step time.");
+
+    m.def("_cpp_estimate_ns", &frenzy_py::cpp_estimate_ns, "job"_a, "gpu"_a = py::none(), "margin"_a = 0.0,
+          "iterations"_a = 100000,
+          "Benchmark helper (benchmarks/python_estimate.py): mean ns of the C++ estimate behind frenzy.estimate, "
+          "timed in a C++ loop with the inputs already converted.");
 
     // ---- plan ----
     py::class_<frenzy::plan>(m, "Plan", "One way to run a job: a GPU type, a count and a parallel layout.")

@@ -1,0 +1,66 @@
+"""frenzy.plan(...).to_dict() is exactly the CLI's `frenzy plan --json` for the same job, cluster and options."""
+import json
+
+import pytest
+
+import frenzy
+
+
+@pytest.mark.parametrize(
+    "job, cluster, objective",
+    [
+        ("plan-gpt3-125m.json", "three-type.json", "time"),
+        ("plan-llama-2-7b.json", "three-type.json", "gpu-hours"),
+        ("plan-mixtral-8x7b.json", "five-type.json", "time"),
+    ],
+)
+def test_equals_cli_json(cli, root, job, cluster, objective):
+    j = root / "examples" / "jobs" / job
+    c = root / "examples" / "clusters" / cluster
+    expected = cli("plan", "--job", j, "--cluster", c, "--objective", objective, "--margin", 0.9, "--json")
+    got = frenzy.plan(j, c, objective=objective, margin=0.1)
+    assert got.to_dict() == expected
+    # The same job and cluster given as dicts.
+    assert frenzy.plan(json.loads(j.read_text()), json.loads(c.read_text()), objective=objective,
+                       margin=0.1).to_dict() == expected
+    assert got.to_dict(top=2) == {"plans": expected["plans"][:2], "infeasible": expected["infeasible"]}
+
+
+def test_plans_are_values(root):
+    r = frenzy.plan(root / "examples" / "jobs" / "plan-gpt3-125m.json",
+                    root / "examples" / "clusters" / "three-type.json")
+    assert len(r) == len(r.plans) > 0
+    best = r.best
+    assert best.to_dict() == r.to_dict()["plans"][0] == r[0].to_dict()
+    assert r[-1].to_dict() == r.to_dict()["plans"][-1]
+    # A plan's GPU count is its layout's dp x tp x pp x cp, and a plan fits its usable memory.
+    for p in r.plans:
+        q = p.parallel
+        assert p.gpus == q["dp"] * q["tp"] * q["pp"] * q["cp"]
+        assert p.peak_allocated_bytes <= p.capacity_bytes
+    with pytest.raises(IndexError):
+        r[len(r)]
+
+
+def test_a_type_too_small_is_a_result_not_an_error(root):
+    # Llama 3.1 70B does not fit 16 RTX 3090s (24 GiB each, 384 GiB together; its bf16 weights alone are 131 GiB
+    # and with AdamW states ~1.1 TiB): no plans, one infeasible entry naming the type.
+    cluster = {"nodes": [{"gpu": "rtx-3090", "gpus_per_node": 8, "count": 2}]}
+    r = frenzy.plan(root / "examples" / "jobs" / "plan-llama-3.1-70b.json", cluster)
+    assert r.best is None and len(r) == 0
+    assert [f["gpu"] for f in r.infeasible] == ["rtx-3090"]
+
+
+def test_bad_input(root):
+    job = root / "examples" / "jobs" / "plan-gpt3-125m.json"
+    cluster = root / "examples" / "clusters" / "three-type.json"
+    with pytest.raises(frenzy.ConfigError, match="objective"):
+        frenzy.plan(job, cluster, objective="fastest")
+    with pytest.raises(frenzy.ConfigError, match="price"):
+        frenzy.plan(job, cluster, objective="cost")
+    with pytest.raises(frenzy.ConfigError, match=r"cluster\.nodes\[0\]\.count=0"):
+        frenzy.plan(job, {"nodes": [{"gpu": "a100-80g", "count": 0}]})
+    with pytest.raises(frenzy.ConfigError, match=r"cluster\.nodes\[0\]\.gpu=\"a100\""):
+        frenzy.plan(job, {"nodes": [{"gpu": "a100", "count": 1}]})
+    with pytest.raises(frenzy.IoError, match="cannot open"):
+        frenzy.plan(job, "/nonexistent/cluster.json")
