@@ -3,8 +3,8 @@
 
 Both are measured in this one run, on the same jobs: the C++ time by frenzy._frenzy._cpp_estimate_ns (a C++ loop
 over the code behind frenzy.estimate, inputs already converted), the Python time by timing frenzy.estimate in a
-Python loop (argument conversion, the same C++ call, the result object). The best of several repeats is kept for
-both (the least-disturbed run on a shared machine).
+Python loop (argument conversion, the same C++ call, the result object). The two are measured alternately, and
+the best of the repeats is kept for each (the least-disturbed run on a shared machine).
 
     PYTHONPATH=build/python /usr/bin/python3 benchmarks/python_estimate.py [--iterations N] [--repeats R]
 """
@@ -37,8 +37,8 @@ def python_ns(call, iterations):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iterations", type=int, default=50000)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=20000)
+    ap.add_argument("--repeats", type=int, default=15)
     a = ap.parse_args()
     worst = 0.0
     print(f"frenzy {frenzy.__version__}: best of {a.repeats} x {a.iterations} calls")
@@ -46,8 +46,10 @@ def main():
     for name, spec, gpu in [("dense llama-3.1-8b", DENSE, None), ("dense llama-3.1-8b on h100-80g", DENSE, "h100-80g"),
                             ("MoE 8x7B pp4 ep8", MOE, None), ("MoE 8x7B pp4 ep8 on a100-80g", MOE, "a100-80g")]:
         job = frenzy.Job.from_dict(spec)
-        cpp = min(frenzy._frenzy._cpp_estimate_ns(job, gpu, 0.0, a.iterations) for _ in range(a.repeats))
-        py = min(python_ns(lambda: frenzy.estimate(job, gpu=gpu), a.iterations) for _ in range(a.repeats))
+        cpp = py = float("inf")
+        for _ in range(a.repeats):
+            cpp = min(cpp, frenzy._frenzy._cpp_estimate_ns(job, gpu, 0.0, a.iterations))
+            py = min(py, python_ns(lambda: frenzy.estimate(job, gpu=gpu), a.iterations))
         worst = max(worst, py - cpp)
         print(f"{name:<34} {cpp:>9.0f} {py:>10.0f} {py - cpp:>10.0f} {py / cpp:>6.2f}")
     # For reference: a dict is parsed (io/job_json.hpp) on every call, so it costs more than a Job.

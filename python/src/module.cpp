@@ -122,10 +122,12 @@ inline estimate_result estimate_core(const frenzy::job_spec& job, const frenzy::
 
 inline estimate_result estimate(py::handle job_in, py::handle gpu_in, double margin) {
     check_margin(margin);
-    const auto job = to_job(job_in);
-    if (gpu_in.is_none()) return estimate_core(job.job, nullptr, margin);
+    std::optional<frenzy::parsed_job> parsed;  // a Job is used in place, anything else parsed
+    const frenzy::job_spec& j = py::isinstance<job>(job_in) ? job_in.cast<const job&>().parsed.job
+                                                             : parsed.emplace(to_job(job_in)).job;
+    if (gpu_in.is_none()) return estimate_core(j, nullptr, margin);
     const auto gpu = to_gpu(gpu_in);
-    return estimate_core(job.job, &gpu, margin);
+    return estimate_core(j, &gpu, margin);
 }
 
 /// Benchmark helper: mean nanoseconds of estimate_core over `iterations` calls, timed in C++.
@@ -418,6 +420,9 @@ PYBIND11_MODULE(_frenzy, m) {
             return l;
         }, "[{'gpu': ..., 'reason': ...}] for each GPU type that cannot run the job.")
         .def("__len__", [](const plan_result& r) { return r.result.plans.size(); })
+        .def(
+            "__iter__", [](const plan_result& r) { return py::make_iterator(r.result.plans.begin(), r.result.plans.end()); },
+            py::keep_alive<0, 1>())
         .def("__getitem__", [](const plan_result& r, std::int64_t i) {
             const auto n = static_cast<std::int64_t>(r.result.plans.size());
             if (i < 0) i += n;

@@ -33,6 +33,7 @@ def test_plans_are_values(root):
     best = r.best
     assert best.to_dict() == r.to_dict()["plans"][0] == r[0].to_dict()
     assert r[-1].to_dict() == r.to_dict()["plans"][-1]
+    assert [p.to_dict() for p in r] == r.to_dict()["plans"]
     # A plan's GPU count is its layout's dp x tp x pp x cp, and a plan fits its usable memory.
     for p in r.plans:
         q = p.parallel
