@@ -23,6 +23,7 @@ struct import_options {
     transformer_spec model;              ///< for torchtitan / DeepSpeed / FSDP, whose configs do not describe the model
     std::int64_t world_size = 0;         ///< GPUs, when the configuration does not start the processes itself
     parallel_config layout;              ///< tp/pp/cp/ep for DeepSpeed (set by the training script, not ds_config)
+    training_spec training;              ///< seq_len, optimizer, total_tokens for DeepSpeed (ds_config has none of them)
     std::vector<std::string> positional; ///< $1, $2, ... of a shell script
 };
 

@@ -224,7 +224,8 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
             else m.moe.dense_layers = *d;
         }
     }
-    if (max_pos && *max_pos != t.seq_len) m.max_positions = *max_pos;  // equal to seq_len = the default (0)
+    // a learned table keeps its size; for RoPE the value only bounds the sequence, and seq_len is the default (0)
+    if (max_pos && !(m.position_embedding == position_embedding::rope && *max_pos == t.seq_len)) m.max_positions = *max_pos;
     if (fp8) t.precision = precision::fp8_mixed;
     if (main_bf16 && t.precision == precision::bf16_mixed) t.precision = precision::bf16;
     if (vpp_stages) p.vpp = *vpp_stages;
@@ -248,7 +249,7 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     t.global_batch = gbs ? *gbs : t.micro_batch * p.dp;
     if (train_samples) t.total_tokens = static_cast<double>(*train_samples) * static_cast<double>(t.seq_len);
     else if (train_iters) t.total_tokens = static_cast<double>(*train_iters) * static_cast<double>(t.global_batch * t.seq_len);
-    if (!opt.name.empty()) m.name = opt.name;
+    m.name = !opt.model.name.empty() ? opt.model.name : !opt.name.empty() ? opt.name : "megatron";
     j.name = opt.name.empty() ? m.name : opt.name;
     validate(m);
     validate(t);
