@@ -6,7 +6,7 @@
 
 GPUS is a list such as 16xa100-80g,8xv100-32g. Frenzy picks the best plan (GPU type, count, parallel layout)
 for the framework, writes DIR/launch.sbatch and the framework's configuration, and this prints the command that
-submits it. Needs the Python module frenzy (docs/python.md).
+submits it. Needs the Python module frenzy (docs/python.md); the work is frenzy.launch (include/frenzy/launch).
 """
 import argparse
 import os
@@ -29,10 +29,14 @@ def main(argv=None):
     ap.add_argument("--precision", default="bf16-mixed")
     a = ap.parse_args(argv)
 
+    # Launchers count training in whole steps (torchtitan's training.steps) of whole sequences (Megatron's
+    # --train-samples): round the token budget down to whole steps.
+    step_tokens = a.seq_len * a.global_batch
+    tokens = int(a.tokens // step_tokens) * step_tokens
     job = frenzy.Job.from_dict({
         "name": a.config.stem,
         "model": {"hf_config": str(a.config.resolve())},
-        "training": {"seq_len": a.seq_len, "global_batch": a.global_batch, "total_tokens": a.tokens,
+        "training": {"seq_len": a.seq_len, "global_batch": a.global_batch, "total_tokens": tokens,
                      "precision": a.precision},
     })
     try:
@@ -40,7 +44,6 @@ def main(argv=None):
     except frenzy.ConfigError as e:  # bad input, or no plan fits these GPUs
         print(f"error: {e}", file=sys.stderr)
         return 2
-    a.out.mkdir(parents=True, exist_ok=True)
     written = result.write(a.out)
 
     p = result.plan
@@ -52,8 +55,9 @@ def main(argv=None):
           f"peak {p.peak_allocated_bytes / 2**30:.1f} of {p.capacity_bytes / 2**30:.1f} GiB per GPU")
     for f in written:
         print(f"wrote {f}")
+    # launch.sbatch finds its files in the directory it is submitted from ($SLURM_SUBMIT_DIR).
     print("submit with:")
-    print(f"  sbatch {shlex.quote(os.fspath(a.out / 'launch.sbatch'))}")
+    print(f"  cd {shlex.quote(os.fspath(a.out))} && sbatch launch.sbatch")
     return 0
 
 

@@ -9,6 +9,7 @@ from ._frenzy import (  # noqa: F401
     Estimate,
     IoError,
     Job,
+    Launch,
     Plan,
     PlanResult,
     SimResult,
@@ -17,12 +18,13 @@ from ._frenzy import (  # noqa: F401
     __version__,
     estimate,
     gpus,
+    launch,
     models,
     plan,
     simulate,
 )
 
 __all__ = [
-    "ConfigError", "Error", "Estimate", "IoError", "Job", "Plan", "PlanResult", "SimResult", "SolverError",
-    "StageMemory", "__version__", "estimate", "gpus", "models", "plan", "simulate",
+    "ConfigError", "Error", "Estimate", "IoError", "Job", "Launch", "Plan", "PlanResult", "SimResult", "SolverError",
+    "StageMemory", "__version__", "estimate", "gpus", "launch", "models", "plan", "simulate",
 ]

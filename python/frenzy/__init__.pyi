@@ -77,26 +77,42 @@ class Estimate:
     def to_dict(self) -> JsonDict:
         """The CLI's `frenzy estimate --json` for the same job, GPU and margin."""
     @property
+    def job(self) -> JsonDict:
+        """The job estimated, as a dict shaped like the job JSON."""
+    @property
     def parameters(self) -> float: ...
     @property
     def peak_allocated_bytes(self) -> float: ...
     @property
     def peak_reserved_bytes(self) -> float: ...
     @property
+    def uncertainty(self) -> float:
+        """Validated upper relative error of the mechanisms the job uses (raises the fit check)."""
+    @property
     def bottleneck_stage(self) -> int: ...
     @property
     def stages(self) -> list[StageMemory]: ...
     @property
+    def margin(self) -> float: ...
+    @property
     def gpu(self) -> str | None: ...
     @property
     def fits(self) -> bool | None:
-        """Whether it fits the GPU (None without a GPU)."""
+        """Whether it fits the GPU with the margin kept free (None without a GPU)."""
+    @property
+    def required_bytes(self) -> float | None:
+        """Peak reserved x (1 + uncertainty): what the fit rule compares (None without a GPU)."""
+    @property
+    def capacity_bytes(self) -> float | None:
+        """(1 - margin) x the GPU's memory (None without a GPU)."""
     @property
     def step_time_s(self) -> float | None: ...
     @property
     def tokens_per_s(self) -> float | None: ...
+    @property
+    def mfu(self) -> float | None: ...
 
-def estimate(job: JobLike, gpu: GpuLike | None = None, margin: float = ...) -> Estimate:
+def estimate(job: JobLike, gpu: GpuLike | None = None, margin: float = 0.05) -> Estimate:
     """Per-GPU peak training memory of `job` with its parallel layout; with `gpu`, whether it fits (keeping
     `margin` of the GPU's memory free) and the predicted step time."""
 
@@ -111,13 +127,24 @@ class Plan:
     @property
     def nodes(self) -> int: ...
     @property
+    def gpus_per_node(self) -> int: ...
+    @property
+    def framework(self) -> str: ...
+    @property
+    def precision(self) -> str: ...
+    @property
+    def precision_alternative(self) -> bool:
+        """True when the GPU type lacks the job's precision and the plan uses the nearest one it has."""
+    @property
     def parallel(self) -> JsonDict: ...
     @property
     def micro_batch(self) -> int: ...
     @property
-    def framework(self) -> str: ...
-    @property
     def peak_allocated_bytes(self) -> float: ...
+    @property
+    def peak_reserved_bytes(self) -> float: ...
+    @property
+    def required_bytes(self) -> float: ...
     @property
     def capacity_bytes(self) -> float: ...
     @property
@@ -125,18 +152,22 @@ class Plan:
     @property
     def tokens_per_s(self) -> float: ...
     @property
-    def est_time_s(self) -> float: ...
-    @property
-    def gpu_hours(self) -> float: ...
-    @property
-    def cost(self) -> float: ...
-    @property
     def mfu(self) -> float: ...
+    @property
+    def est_time_s(self) -> float | None:
+        """Time to train the job's total_tokens (None when it has no token budget)."""
+    @property
+    def gpu_hours(self) -> float | None: ...
+    @property
+    def billed_gpu_hours(self) -> float | None: ...
+    @property
+    def cost(self) -> float | None:
+        """Billed GPU-hours x price (None without a budget or a price)."""
 
 class PlanResult:
     """Every feasible plan, best first, and the GPU types that cannot run the job."""
     def to_dict(self, top: int | None = None) -> JsonDict:
-        """The CLI's `frenzy plan --json` (with `top`, `--top N`)."""
+        """The CLI's `frenzy plan --json` (with `top`, `--top N`; None or 0: every plan)."""
     @property
     def plans(self) -> list[Plan]: ...
     @property
@@ -153,14 +184,54 @@ def plan(
     job: JobLike,
     cluster: ClusterLike,
     objective: str = "time",
-    margin: float = ...,
+    margin: float = 0.05,
     max_gpus: int = 0,
-    prices: Mapping[str, float] = ...,
+    prices: Mapping[str, float] | str | None = None,
     frameworks: Sequence[str] = ...,
     tp_across_nodes: bool = False,
+    whole_nodes: bool = False,
+    pin_precision: bool = False,
 ) -> PlanResult:
-    """Ranks GPU types, counts and parallel layouts for `job` on `cluster`. `objective`: time | gpu-hours | cost
-    (cost needs `prices`, USD per GPU-hour by type); `margin`: share of each GPU's memory kept free."""
+    """Ranks GPU types, counts and parallel layouts for `job` on `cluster`; layout fields the job states are kept.
+    `objective`: time | gpu-hours | cost (cost needs `prices`: {type: USD per GPU-hour} or "example"); `margin`:
+    share of each GPU's memory kept free; `frameworks`: those to consider (default the job's); `whole_nodes`: bill
+    whole nodes; `pin_precision`: never offer another precision on types that lack the job's."""
+
+class Launch:
+    """A plan turned into launch files (launch.sbatch and the framework's configuration)."""
+    def to_dict(self) -> JsonDict:
+        """The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written."""
+    @property
+    def plan(self) -> Plan:
+        """The plan the files run."""
+    @property
+    def job(self) -> Job:
+        """The job with the plan's layout, micro-batch, framework and precision."""
+    @property
+    def files(self) -> dict[str, str]:
+        """{file name: content}, launch.sbatch first."""
+    @property
+    def written(self) -> list[str]:
+        """Paths of the files written (empty without out_dir)."""
+    def write(self, dir: PathLike) -> list[str]:
+        """Writes the files into `dir` (created if missing); returns their paths."""
+
+def launch(
+    job: JobLike,
+    cluster: ClusterLike,
+    framework: str = "megatron",
+    plan: int = 1,
+    out_dir: PathLike | None = None,
+    objective: str = "time",
+    margin: float = 0.05,
+    gres: Mapping[str, str] = ...,
+    run_command: str = "",
+    time_margin: float = 0.2,
+    torchtitan_base: str = "",
+) -> Launch:
+    """Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp), takes plan number `plan`
+    (1 = the best) and makes its launch files; with `out_dir` also writes them there (`frenzy launch -o DIR`).
+    Raises ConfigError when there is no such plan."""
 
 class SimResult:
     """Metrics of one simulated run of a trace under one policy."""
@@ -193,7 +264,7 @@ def simulate(
     sia), as `frenzy simulate` does."""
 
 def gpus() -> list[JsonDict]:
-    """The built-in GPU types, one dict each (the fields a cluster's gpu_types may override)."""
+    """The built-in GPU types, one dict each (`frenzy gpus --json`)."""
 
 def models() -> list[JsonDict]:
     """The built-in model presets with their parameter counts (`frenzy models --json`)."""

@@ -17,10 +17,15 @@
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/result_json.hpp"
+#include "frenzy/launch/launch.hpp"
+#include "frenzy/memory/fit.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/perf/step_time.hpp"
+#include "frenzy/plan/estimate.hpp"
 #include "frenzy/plan/planner.hpp"
+#include "frenzy/plan/prices.hpp"
 #include "frenzy/sched/fcfs.hpp"
 #include "frenzy/sched/has.hpp"
 #include "frenzy/sched/tiresias.hpp"
@@ -33,7 +38,6 @@
 #endif
 
 #include "json_py.hpp"
-#include "pending_result_json.hpp"
 
 namespace py = pybind11;
 using namespace py::literals;
@@ -68,7 +72,7 @@ inline frenzy::cluster_spec to_cluster(py::handle o) {
     if (is_pathlike(o)) {
         const auto s = fspath(o);
         if (std::filesystem::exists(s) || s.ends_with(".json")) return frenzy::load_cluster(s);
-        throw frenzy::config_error("cluster=\"" + s + "\" is not a file (GPU lists arrive with the Surface merge)");
+        return frenzy::cluster_from_gpu_list(s);
     }
     throw py::type_error("cluster must be a dict shaped like the cluster JSON, a path to a cluster JSON file or a GPU "
                          "list such as \"8xh100-80g,16xa100-40g\", not " +
@@ -84,44 +88,16 @@ inline frenzy::gpu_type to_gpu(py::handle o) {
                          py::str(py::type::of(o).attr("__name__")).cast<std::string>());
 }
 
-inline void check_margin(double margin) {
-    if (!(margin >= 0 && margin < 1)) throw frenzy::config_error("margin=" + std::to_string(margin) + " must be in [0, 1)");
-}
 
 // ---- results ---------------------------------------------------------------------------------------------------
 
-struct estimate_result {
-    frenzy::job_spec job;
-    frenzy::memory_report report;
-    std::optional<frenzy::gpu_type> gpu;
-    bool fits = false;
-    double capacity = 0;
-    std::optional<frenzy::step_estimate> perf;
-
-    nlohmann::json to_json() const {
-        return pending::estimate_json({&job, &report, gpu ? &*gpu : nullptr, fits, capacity, &perf});
-    }
-};
-
-/// The C++ part of frenzy.estimate, after the inputs are converted (what the benchmark times on its own).
-inline estimate_result estimate_core(const frenzy::job_spec& job, const frenzy::gpu_type* gpu, double margin) {
-    estimate_result r;
-    r.job = job;
-    frenzy::validate(r.job);
-    static const frenzy::memory_estimator est;
-    r.report = est.estimate(r.job);
-    if (gpu) {
-        r.gpu = *gpu;
-        r.capacity = gpu->memory().value * (1.0 - margin);
-        r.fits = r.report.peak_reserved.value <= r.capacity;
-        static const frenzy::step_time_model time;
-        r.perf = time.predict(r.job, *gpu, frenzy::topology{gpu->gpus_per_node, 0.0});
-    }
-    return r;
+/// The C++ part of frenzy.estimate once the inputs are converted (what the benchmark times on its own).
+inline frenzy::estimate_result estimate_core(const frenzy::job_spec& job, const frenzy::gpu_type* gpu, double margin) {
+    frenzy::validate(job);
+    return frenzy::estimate(job, gpu, margin);
 }
 
-inline estimate_result estimate(py::handle job_in, py::handle gpu_in, double margin) {
-    check_margin(margin);
+inline frenzy::estimate_result estimate(py::handle job_in, py::handle gpu_in, double margin) {
     std::optional<frenzy::parsed_job> parsed;  // a Job is used in place, anything else parsed
     const frenzy::job_spec& j = py::isinstance<job>(job_in) ? job_in.cast<const job&>().parsed.job
                                                              : parsed.emplace(to_job(job_in)).job;
@@ -132,16 +108,16 @@ inline estimate_result estimate(py::handle job_in, py::handle gpu_in, double mar
 
 /// Benchmark helper: mean nanoseconds of estimate_core over `iterations` calls, timed in C++.
 inline double cpp_estimate_ns(py::handle job_in, py::handle gpu_in, double margin, int iterations) {
-    check_margin(margin);
+    frenzy::validate_margin(margin);
     if (iterations < 1) throw frenzy::config_error("iterations must be at least 1");
     const auto job = to_job(job_in).job;
     std::optional<frenzy::gpu_type> gpu;
     if (!gpu_in.is_none()) gpu = to_gpu(gpu_in);
     double sink = 0;
-    for (int i = 0; i < iterations / 10 + 1; ++i) sink += estimate_core(job, gpu ? &*gpu : nullptr, margin).capacity;
+    for (int i = 0; i < iterations / 10 + 1; ++i) sink += estimate_core(job, gpu ? &*gpu : nullptr, margin).margin;
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iterations; ++i)
-        sink += estimate_core(job, gpu ? &*gpu : nullptr, margin).report.peak_allocated.value;
+        sink += estimate_core(job, gpu ? &*gpu : nullptr, margin).memory.peak_allocated.value;
     const auto t1 = std::chrono::steady_clock::now();
     if (sink == 42.0) py::print("");  // keeps the results alive
     return std::chrono::duration<double, std::nano>(t1 - t0).count() / iterations;
@@ -152,27 +128,92 @@ struct plan_result {
     frenzy::plan_result result;
 };
 
+/// Prices per GPU-hour: {type: USD}, or "example" for the built-in example prices (plan/prices.hpp).
+inline std::map<std::string, double> to_prices(py::handle o, const frenzy::gpu_catalog& catalog) {
+    if (o.is_none()) return {};
+    if (py::isinstance<py::str>(o)) {
+        if (o.cast<std::string>() == "example") return frenzy::example_prices();
+        throw frenzy::config_error("prices=\"" + o.cast<std::string>() + "\" must be a dict {type: USD per GPU-hour} or \"example\"");
+    }
+    std::map<std::string, double> out;
+    for (auto kv : o.cast<py::dict>()) {
+        const auto type = py::str(kv.first).cast<std::string>();
+        catalog.at(type, "prices");
+        const double usd = kv.second.cast<double>();
+        if (!std::isfinite(usd) || usd < 0 || usd > 1e6)
+            throw frenzy::config_error("prices[\"" + type + "\"] must be a finite number of USD in [0, 1e6]");
+        out[type] = usd;
+    }
+    return out;
+}
+
 inline plan_result plan(py::handle job_in, py::handle cluster_in, const std::string& objective, double margin,
-                        std::int64_t max_gpus, const std::map<std::string, double>& prices,
-                        const std::vector<std::string>& frameworks, bool tp_across_nodes) {
-    check_margin(margin);
+                        std::int64_t max_gpus, py::handle prices, const std::vector<std::string>& frameworks,
+                        bool tp_across_nodes, bool whole_nodes, bool pin_precision) {
+    frenzy::validate_margin(margin);
+    const auto parsed = to_job(job_in);
     plan_result out;
-    out.job = to_job(job_in).job;
+    out.job = parsed.job;
     const auto cluster = to_cluster(cluster_in);
     frenzy::plan_options opt;
     opt.objective = frenzy::parse_enum<frenzy::plan_objective>("objective", objective);
-    opt.memory_safety = 1.0 - margin;
+    opt.margin = margin;
     if (max_gpus < 0) throw frenzy::config_error("max_gpus=" + std::to_string(max_gpus) + " must not be negative");
     opt.max_gpus = max_gpus;
     opt.allow_tp_across_nodes = tp_across_nodes;
+    opt.whole_node_billing = whole_nodes;
+    opt.pin_precision = pin_precision;
+    opt.constraints = parsed.stated;
     for (const auto& f : frameworks) opt.frameworks.push_back(frenzy::parse_enum<frenzy::framework>("frameworks", f));
-    for (const auto& [type, usd] : prices) {
-        cluster.catalog.at(type, "prices");
-        if (!(usd >= 0)) throw frenzy::config_error("prices[\"" + type + "\"] must not be negative");
-        opt.price_per_gpu_hour[type] = usd;
-    }
+    opt.price_per_gpu_hour = to_prices(prices, cluster.catalog);
     py::gil_scoped_release unlocked;
     out.result = frenzy::planner{}.plan(out.job, cluster, opt);
+    return out;
+}
+
+/// frenzy.launch: the launch helper's options from keyword arguments (examples/frenzy/cmd_launch.cpp's flags).
+struct launch_out {
+    frenzy::launch_result result;
+    std::vector<std::string> written;  ///< paths of the files written, when an output directory was given
+};
+
+inline launch_out launch(py::handle job_in, py::handle cluster_in, const std::string& framework, std::int64_t plan_no,
+                         py::handle out_dir, const std::string& objective, double margin,
+                         const std::map<std::string, std::string>& gres, const std::string& run_command,
+                         double time_margin, const std::string& torchtitan_base) {
+    frenzy::validate_margin(margin);
+    const auto parsed = to_job(job_in);
+    const auto cluster = to_cluster(cluster_in);
+    frenzy::launch_options o;
+    o.launcher = frenzy::parse_enum<frenzy::launcher>("framework", framework);
+    if (plan_no < 1) throw frenzy::config_error("plan=" + std::to_string(plan_no) + ": plans are numbered from 1");
+    o.plan_index = static_cast<std::size_t>(plan_no - 1);
+    o.run_command = run_command;
+    if (!(time_margin >= 0) || !std::isfinite(time_margin))
+        throw frenzy::config_error("time_margin=" + std::to_string(time_margin) + " must be a finite fraction >= 0");
+    o.time_margin = time_margin;
+    if (!torchtitan_base.empty()) o.torchtitan_base = torchtitan_base;
+    for (const auto& [type, name] : gres) {
+        cluster.catalog.at(type, "gres");
+        if (name.empty()) throw frenzy::config_error("gres[\"" + type + "\"] must not be empty");
+        o.gres_names[type] = name;
+    }
+    o.planning.objective = frenzy::parse_enum<frenzy::plan_objective>("objective", objective);
+    o.planning.margin = margin;
+    o.planning.constraints = parsed.stated;
+    launch_out out;
+    {
+        py::gil_scoped_release unlocked;
+        out.result = frenzy::launch(parsed.job, cluster, o);
+    }
+    if (!out_dir.is_none()) {
+        const std::filesystem::path dir = fspath(out_dir);
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        if (ec) throw frenzy::io_error("out_dir=" + dir.string() + ": " + ec.message());
+        frenzy::write_launch_files(out.result.files, dir.string());
+        for (const auto& f : out.result.files) out.written.push_back((dir / f.name).string());
+    }
     return out;
 }
 
@@ -339,63 +380,87 @@ PYBIND11_MODULE(_frenzy, m) {
                    std::to_string(s.peak_allocated.value / (1024.0 * 1024 * 1024)) + " GiB>";
         });
 
+    using frenzy::estimate_result;
+    auto when_gpu = [](const estimate_result& r, auto&& f) -> py::object { return r.gpu ? py::cast(f(r)) : py::none(); };
+    auto when_speed = [](const estimate_result& r, auto&& f) -> py::object {
+        return r.speed && r.speed->supported ? py::cast(f(*r.speed)) : py::none();
+    };
     py::class_<estimate_result>(m, "Estimate", "MARP's per-GPU memory of one job, with the fit and speed on a GPU type.")
-        .def("to_dict", [](const estimate_result& r) { return to_py(r.to_json()); },
+        .def("to_dict", [](const estimate_result& r) { return to_py(nlohmann::ordered_json(r)); },
              "The CLI's `frenzy estimate --json` for the same job, GPU and margin.")
-        .def_property_readonly("parameters", [](const estimate_result& r) { return r.report.parameters; })
-        .def_property_readonly("peak_allocated_bytes", [](const estimate_result& r) { return r.report.peak_allocated.value; })
-        .def_property_readonly("peak_reserved_bytes", [](const estimate_result& r) { return r.report.peak_reserved.value; })
-        .def_property_readonly("bottleneck_stage", [](const estimate_result& r) { return r.report.bottleneck_stage; })
-        .def_property_readonly("stages", [](const estimate_result& r) { return r.report.stages; })
-        .def_property_readonly("gpu", [](const estimate_result& r) -> py::object {
-            return r.gpu ? py::cast(r.gpu->name) : py::none();
-        })
-        .def_property_readonly("fits", [](const estimate_result& r) -> py::object {
-            return r.gpu ? py::cast(r.fits) : py::none();
-        }, "Whether it fits the GPU (None without a GPU).")
-        .def_property_readonly("step_time_s", [](const estimate_result& r) -> py::object {
-            return r.perf && r.perf->supported ? py::cast(r.perf->step_time.value) : py::none();
-        })
-        .def_property_readonly("tokens_per_s", [](const estimate_result& r) -> py::object {
-            return r.perf && r.perf->supported ? py::cast(r.perf->tokens_per_s) : py::none();
-        })
+        .def_property_readonly("job", [](const estimate_result& r) { return to_py(frenzy::to_json(r.job)); },
+                               "The job estimated, as a dict shaped like the job JSON.")
+        .def_property_readonly("parameters", [](const estimate_result& r) { return r.memory.parameters; })
+        .def_property_readonly("peak_allocated_bytes", [](const estimate_result& r) { return r.memory.peak_allocated.value; })
+        .def_property_readonly("peak_reserved_bytes", [](const estimate_result& r) { return r.memory.peak_reserved.value; })
+        .def_property_readonly("uncertainty", [](const estimate_result& r) { return r.memory.uncertainty; },
+                               "Validated upper relative error of the mechanisms the job uses (raises the fit check).")
+        .def_property_readonly("bottleneck_stage", [](const estimate_result& r) { return r.memory.bottleneck_stage; })
+        .def_property_readonly("stages", [](const estimate_result& r) { return r.memory.stages; })
+        .def_readonly("margin", &estimate_result::margin)
+        .def_property_readonly("gpu", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.gpu->name; }); })
+        .def_property_readonly("fits", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->fits; }); },
+                               "Whether it fits the GPU with the margin kept free (None without a GPU).")
+        .def_property_readonly("required_bytes",
+                               [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->required.value; }); },
+                               "Peak reserved x (1 + uncertainty): what the fit rule compares (None without a GPU).")
+        .def_property_readonly("capacity_bytes",
+                               [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->capacity.value; }); },
+                               "(1 - margin) x the GPU's memory (None without a GPU).")
+        .def_property_readonly("step_time_s",
+                               [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.step_time.value; }); })
+        .def_property_readonly("tokens_per_s",
+                               [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.tokens_per_s; }); })
+        .def_property_readonly("mfu", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.mfu; }); })
         .def("__repr__", [](const estimate_result& r) {
             std::string s = "<frenzy.Estimate " + r.job.name + ": peak reserved " +
-                            std::to_string(r.report.peak_reserved.value / (1024.0 * 1024 * 1024)) + " GiB";
-            if (r.gpu) s += std::string(r.fits ? ", fits " : ", does not fit ") + r.gpu->name;
+                            std::to_string(r.memory.peak_reserved.value / (1024.0 * 1024 * 1024)) + " GiB";
+            if (r.gpu) s += std::string(r.fit->fits ? ", fits " : ", does not fit ") + r.gpu->name;
             return s + ">";
         });
 
     m.def(
         "estimate", [](py::handle job, py::handle gpu, double margin) { return frenzy_py::estimate(job, gpu, margin); },
-        "job"_a, "gpu"_a = py::none(), "margin"_a = 0.0,
+        "job"_a, "gpu"_a = py::none(), "margin"_a = frenzy::default_margin,
         "Per-GPU peak training memory of `job` (a Job, a dict shaped like the job JSON, or a job file path) with its "
         "parallel layout. With `gpu` (a catalog name or a dict of GPU type fields) also whether it fits, keeping "
-        "`margin` of the GPU's memory free, and the predicted step time.");
+        "`margin` of the GPU's memory free (memory/fit.hpp), and the predicted step time.");
 
-    m.def("_cpp_estimate_ns", &frenzy_py::cpp_estimate_ns, "job"_a, "gpu"_a = py::none(), "margin"_a = 0.0,
+    m.def("_cpp_estimate_ns", &frenzy_py::cpp_estimate_ns, "job"_a, "gpu"_a = py::none(), "margin"_a = frenzy::default_margin,
           "iterations"_a = 100000,
           "Benchmark helper (benchmarks/python_estimate.py): mean ns of the C++ estimate behind frenzy.estimate, "
           "timed in a C++ loop with the inputs already converted.");
 
     // ---- plan ----
-    py::class_<frenzy::plan>(m, "Plan", "One way to run a job: a GPU type, a count and a parallel layout.")
-        .def("to_dict", [](const frenzy::plan& p) { return to_py(pending::plan_json(p)); },
+    using frenzy::plan;
+    auto budget = [](const plan& p, double v) -> py::object { return p.has_budget ? py::cast(v) : py::none(); };
+    py::class_<plan>(m, "Plan", "One way to run a job: a GPU type, a count and a parallel layout.")
+        .def("to_dict", [](const plan& p) { return to_py(nlohmann::ordered_json(p)); },
              "One entry of the CLI's `frenzy plan --json` plans.")
-        .def_readonly("gpu", &frenzy::plan::gpu)
-        .def_readonly("gpus", &frenzy::plan::gpus)
-        .def_readonly("nodes", &frenzy::plan::nodes)
-        .def_property_readonly("parallel", [](const frenzy::plan& p) { return to_py(frenzy::to_json(p.parallel)); })
-        .def_readonly("micro_batch", &frenzy::plan::micro_batch)
-        .def_property_readonly("framework", [](const frenzy::plan& p) { return std::string(frenzy::to_string(p.framework)); })
-        .def_property_readonly("peak_allocated_bytes", [](const frenzy::plan& p) { return p.peak_allocated.value; })
-        .def_property_readonly("capacity_bytes", [](const frenzy::plan& p) { return p.capacity.value; })
-        .def_property_readonly("step_time_s", [](const frenzy::plan& p) { return p.step_time.value; })
-        .def_readonly("tokens_per_s", &frenzy::plan::tokens_per_s)
-        .def_property_readonly("est_time_s", [](const frenzy::plan& p) { return p.est_time.value; })
-        .def_readonly("gpu_hours", &frenzy::plan::gpu_hours)
-        .def_readonly("cost", &frenzy::plan::cost)
-        .def_readonly("mfu", &frenzy::plan::mfu)
+        .def_readonly("gpu", &plan::gpu)
+        .def_readonly("gpus", &plan::gpus)
+        .def_readonly("nodes", &plan::nodes)
+        .def_readonly("gpus_per_node", &plan::gpus_per_node)
+        .def_property_readonly("framework", [](const plan& p) { return std::string(frenzy::to_string(p.framework)); })
+        .def_property_readonly("precision", [](const plan& p) { return std::string(frenzy::to_string(p.precision)); })
+        .def_readonly("precision_alternative", &plan::precision_alternative,
+                      "True when the GPU type lacks the job's precision and the plan uses the nearest one it has.")
+        .def_property_readonly("parallel", [](const plan& p) { return to_py(nlohmann::ordered_json(p.parallel)); })
+        .def_readonly("micro_batch", &plan::micro_batch)
+        .def_property_readonly("peak_allocated_bytes", [](const plan& p) { return p.peak_allocated.value; })
+        .def_property_readonly("peak_reserved_bytes", [](const plan& p) { return p.peak_reserved.value; })
+        .def_property_readonly("required_bytes", [](const plan& p) { return p.required.value; })
+        .def_property_readonly("capacity_bytes", [](const plan& p) { return p.capacity.value; })
+        .def_property_readonly("step_time_s", [](const plan& p) { return p.step_time.value; })
+        .def_readonly("tokens_per_s", &plan::tokens_per_s)
+        .def_readonly("mfu", &plan::mfu)
+        .def_property_readonly("est_time_s", [=](const plan& p) { return budget(p, p.est_time.value); },
+                               "Time to train the job's total_tokens (None when it has no token budget).")
+        .def_property_readonly("gpu_hours", [=](const plan& p) { return budget(p, p.gpu_hours); })
+        .def_property_readonly("billed_gpu_hours", [=](const plan& p) { return budget(p, p.billed_gpu_hours); })
+        .def_property_readonly("cost", [](const plan& p) -> py::object {
+            return p.has_budget && p.cost ? py::cast(*p.cost) : py::none();
+        }, "Billed GPU-hours x price (None without a budget or a price).")
         .def("__repr__", [](const frenzy::plan& p) {
             const auto& q = p.parallel;
             return "<frenzy.Plan " + std::to_string(p.gpus) + "x " + p.gpu + ": dp" + std::to_string(q.dp) + " tp" +
@@ -407,9 +472,9 @@ PYBIND11_MODULE(_frenzy, m) {
         .def(
             "to_dict",
             [](const plan_result& r, std::optional<std::size_t> top) {
-                return to_py(pending::plan_result_json(r.result, top ? *top : r.result.plans.size()));
+                return to_py(frenzy::plan_result_json(r.result, top ? *top : 0));
             },
-            "top"_a = py::none(), "The CLI's `frenzy plan --json` (with `top`, `--top N`).")
+            "top"_a = py::none(), "The CLI's `frenzy plan --json` (with `top`, `--top N`; None or 0: every plan).")
         .def_property_readonly("plans", [](const plan_result& r) { return r.result.plans; })
         .def_property_readonly("best", [](const plan_result& r) -> py::object {
             return r.result.plans.empty() ? py::none() : py::cast(r.result.plans.front());
@@ -434,12 +499,58 @@ PYBIND11_MODULE(_frenzy, m) {
                    std::to_string(r.result.infeasible.size()) + " infeasible GPU types>";
         });
 
-    m.def("plan", &frenzy_py::plan, "job"_a, "cluster"_a, "objective"_a = "time", "margin"_a = 0.1,
-          "max_gpus"_a = 0, "prices"_a = std::map<std::string, double>{}, "frameworks"_a = std::vector<std::string>{},
-          "tp_across_nodes"_a = false,
-          "Ranks GPU types, counts and parallel layouts for `job` (its parallel layout is ignored) on `cluster` (a "
-          "dict shaped like the cluster JSON or a cluster file path). `objective`: time | gpu-hours | cost (cost "
-          "needs `prices`, USD per GPU-hour by type); `margin`: share of each GPU's memory kept free.");
+    m.def("plan", &frenzy_py::plan, "job"_a, "cluster"_a, "objective"_a = "time", "margin"_a = frenzy::default_margin,
+          "max_gpus"_a = 0, "prices"_a = py::none(), "frameworks"_a = std::vector<std::string>{},
+          "tp_across_nodes"_a = false, "whole_nodes"_a = false, "pin_precision"_a = false,
+          "Ranks GPU types, counts and parallel layouts for `job` on `cluster` (a dict shaped like the cluster JSON, a "
+          "cluster file path, or a GPU list such as \"8xh100-80g,16xa100-40g\"). Layout fields the job states (its "
+          "`parallel` keys, training.micro_batch) are kept, the rest searched. `objective`: time | gpu-hours | cost "
+          "(cost needs `prices`: {type: USD per GPU-hour} or \"example\"); `margin`: share of each GPU's memory kept "
+          "free; `frameworks`: those to consider (default the job's); `whole_nodes`: bill whole nodes; "
+          "`pin_precision`: never offer another precision on types that lack the job's.");
+
+    // ---- launch ----
+    py::class_<launch_out>(m, "Launch", "A plan turned into launch files (launch.sbatch and the framework's configuration).")
+        .def("to_dict", [](const launch_out& l) {
+            nlohmann::ordered_json out;
+            out["plan"] = l.result.plan;
+            out["job"] = nlohmann::ordered_json::parse(frenzy::to_json(l.result.job).dump());
+            out["files"] = l.written;
+            return to_py(out);
+        }, "The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written.")
+        .def_property_readonly("plan", [](const launch_out& l) { return l.result.plan; }, "The plan the files run.")
+        .def_property_readonly("job", [](const launch_out& l) { return job{{l.result.job, true, {}}}; },
+                               "The job with the plan's layout, micro-batch, framework and precision.")
+        .def_property_readonly("files", [](const launch_out& l) {
+            py::dict d;
+            for (const auto& f : l.result.files) d[py::str(f.name)] = f.content;
+            return d;
+        }, "{file name: content}, launch.sbatch first.")
+        .def_readonly("written", &launch_out::written, "Paths of the files written (empty without out_dir).")
+        .def("write", [](const launch_out& l, py::object dir) {
+            const std::filesystem::path d = fspath(dir);
+            std::error_code ec;
+            std::filesystem::create_directories(d, ec);
+            if (ec) throw frenzy::io_error("dir=" + d.string() + ": " + ec.message());
+            frenzy::write_launch_files(l.result.files, d.string());
+            std::vector<std::string> paths;
+            for (const auto& f : l.result.files) paths.push_back((d / f.name).string());
+            return paths;
+        }, "dir"_a, "Writes the files into `dir` (created if missing); returns their paths.")
+        .def("__repr__", [](const launch_out& l) {
+            return "<frenzy.Launch " + std::to_string(l.result.plan.gpus) + "x " + l.result.plan.gpu + ", " +
+                   std::to_string(l.result.files.size()) + " files>";
+        });
+
+    m.def("launch", &frenzy_py::launch, "job"_a, "cluster"_a, "framework"_a = "megatron", "plan"_a = 1,
+          "out_dir"_a = py::none(), "objective"_a = "time", "margin"_a = frenzy::default_margin,
+          "gres"_a = std::map<std::string, std::string>{}, "run_command"_a = "", "time_margin"_a = 0.2,
+          "torchtitan_base"_a = "",
+          "Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp), takes plan number "
+          "`plan` of the ranking (1 = the best) and makes its launch files: launch.sbatch (Slurm + torchrun) and the "
+          "framework's configuration; with `out_dir` also writes them there, as `frenzy launch -o DIR` does. "
+          "`gres` maps catalog names to Slurm GRES types; `time_margin` pads the predicted run time for --time. "
+          "Raises ConfigError when there is no such plan (the planner's reasons in the message).");
 
     // ---- simulate ----
     py::class_<frenzy::sim_result>(m, "SimResult", "Metrics of one simulated run of a trace under one policy.")
@@ -469,12 +580,12 @@ PYBIND11_MODULE(_frenzy, m) {
     m.def("gpus", [] {
         py::list l;
         const frenzy::gpu_catalog catalog;
-        for (const auto& t : catalog.types()) l.append(to_py(frenzy::to_json(t)));
+        for (const auto& t : catalog.types()) l.append(to_py(nlohmann::ordered_json(t)));
         return l;
-    }, "The built-in GPU types, one dict each (the fields a cluster's gpu_types may override).");
+    }, "The built-in GPU types, one dict each (`frenzy gpus --json`).");
     m.def("models", [] {
         py::list l;
-        for (const auto& p : frenzy::model_presets()) l.append(to_py(pending::preset_json(p)));
+        for (const auto& p : frenzy::model_presets()) l.append(to_py(nlohmann::ordered_json(p)));
         return l;
     }, "The built-in model presets with their parameter counts (`frenzy models --json`).");
 }

@@ -27,11 +27,17 @@ def shared_data():
 
 
 @pytest.fixture(scope="session")
-def cli():
-    """cli(*args) runs the frenzy CLI and returns its parsed --json output (args must include --json)."""
+def cli_path():
     path = _cli_path()
     if not path.is_file():
         pytest.fail(f"the frenzy CLI is not built at {path} (set FRENZY_CLI or run scripts/test_python.sh)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cli(cli_path):
+    """cli(*args) runs the frenzy CLI and returns its parsed --json output (args must include --json)."""
+    path = cli_path
 
     def run(*args):
         r = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True, timeout=600)

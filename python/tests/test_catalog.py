@@ -8,6 +8,10 @@ def test_models_equal_cli_json(cli):
     assert frenzy.models() == cli("models", "--json")
 
 
+def test_gpus_equal_cli_json(cli):
+    assert frenzy.gpus() == cli("gpus", "--json")
+
+
 def test_models_include_the_documented_presets():
     names = {m["name"] for m in frenzy.models()}
     # docs/formats.md promises at least these.
@@ -29,3 +33,4 @@ def test_gpus_match_the_datasheet_table(shared_data):
         # "~" marks an approximate datasheet value (gpus.csv header); the catalog keeps the number.
         assert g["memory_mib"] == float(rows[name]["memory_mib"].lstrip("~")), name
         assert g["gpus_per_node"] == int(rows[name]["gpus_per_node_typical"]), name
+        assert g["memory_bytes"] == g["memory_mib"] * 2**20, name

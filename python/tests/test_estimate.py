@@ -36,13 +36,19 @@ def _file(tmp_path, job):
 
 
 @pytest.mark.parametrize("job", [DENSE_PP, MOE, EXPLICIT], ids=["dense-pp", "moe", "explicit"])
-@pytest.mark.parametrize("gpu, margin", [(None, 0.0), ("a100-80g", 0.0), ("h100-80g", 0.1), ("v100-32g", 0.05)])
+@pytest.mark.parametrize("gpu, margin", [(None, None), ("a100-80g", None), ("a100-80g", 0.0), ("h100-80g", 0.1),
+                                         ("v100-32g", 0.05)])
 def test_equals_cli_json(cli, tmp_path, job, gpu, margin):
     f = _file(tmp_path, job)
-    args = ["estimate", "--spec", f, "--json"]
+    args = ["estimate", "--job", f, "--json"]
     if gpu:
-        args += ["--gpu", gpu, "--margin", margin]
+        args += ["--gpu", gpu]
+    if margin is not None:
+        args += ["--margin", margin]
     expected = cli(*args)
+    if margin is None:  # the default on both sides
+        assert frenzy.estimate(job, gpu=gpu).to_dict() == expected
+        margin = expected["margin"]
     assert frenzy.estimate(job, gpu=gpu, margin=margin).to_dict() == expected
     assert frenzy.estimate(frenzy.Job.from_dict(job), gpu=gpu, margin=margin).to_dict() == expected
     assert frenzy.estimate(f, gpu=gpu, margin=margin).to_dict() == expected
@@ -50,7 +56,8 @@ def test_equals_cli_json(cli, tmp_path, job, gpu, margin):
 
 def test_example_job_file(cli, root):
     f = root / "examples" / "jobs" / "llama-3.1-8b-fsdp.json"
-    assert frenzy.estimate(f, gpu="a100-80g").to_dict() == cli("estimate", "--spec", f, "--gpu", "a100-80g", "--json")
+    assert frenzy.estimate(f, gpu="a100-80g").to_dict() == cli("estimate", "--job", f, "--gpu", "a100-80g", "--json")
+    assert frenzy.estimate(f).to_dict() == cli("estimate", "--job", f, "--json")
 
 
 def test_properties_are_the_report():
@@ -62,11 +69,14 @@ def test_properties_are_the_report():
     assert e.stages[e.bottleneck_stage].peak_allocated_bytes == e.peak_allocated_bytes
     assert [s.weights_bytes for s in e.stages] == [s["weights_bytes"] for s in d["stages"]]
     assert e.fits == d["fits"] and e.step_time_s == d["step_time_s"] and e.gpu == "a100-80g"
+    assert e.required_bytes == d["required_bytes"] and e.capacity_bytes == d["capacity_bytes"]
+    assert e.margin == d["margin"] == 0.05  # docs/formats.md: default margin 5%
+    assert e.job == d["job"]
 
 
 def test_without_gpu_there_is_no_verdict():
     e = frenzy.estimate(EXPLICIT)
-    assert e.gpu is None and e.fits is None and e.step_time_s is None
+    assert e.gpu is None and e.fits is None and e.step_time_s is None and e.required_bytes is None
 
 
 def test_v100_has_no_bf16():
@@ -77,13 +87,17 @@ def test_v100_has_no_bf16():
 
 
 def test_gpu_as_dict_overrides_a_catalog_type():
-    # The same A100 with its memory set just below the job's reserved peak cannot hold it; with twice the peak it
-    # can. Memory is the only field overridden: the step time, from the A100's other fields, stays the same.
-    full = frenzy.estimate(DENSE_PP, gpu="a100-80g")
-    peak_mib = full.peak_reserved_bytes / 2**20
-    small = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": peak_mib - 1})
-    large = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": 2 * peak_mib})
+    # The fit rule (memory/fit.hpp) compares required = reserved x (1 + uncertainty) with (1 - margin) x memory.
+    # With no margin, the same A100 with its memory 1 MiB below the required bytes cannot hold the job; 1 MiB above
+    # it can. Memory is the only field overridden: the step time, from the A100's other fields, stays the same.
+    full = frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=0.0)
+    need_mib = full.required_bytes / 2**20
+    assert full.required_bytes == full.peak_reserved_bytes * (1 + full.uncertainty)
+    small = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": need_mib - 1}, margin=0.0)
+    large = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": need_mib + 1}, margin=0.0)
     assert not small.fits and large.fits
+    # A 10% margin takes 10% of the memory away: (1 - 0.1) x 80 GiB.
+    assert frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=0.1).capacity_bytes == 0.9 * 81920 * 2**20
     assert small.peak_reserved_bytes == full.peak_reserved_bytes
     assert small.step_time_s == full.step_time_s
 
@@ -91,7 +105,7 @@ def test_gpu_as_dict_overrides_a_catalog_type():
 def test_bad_input():
     with pytest.raises(frenzy.ConfigError, match=r'gpu="a100-81g" is not a known GPU type'):
         frenzy.estimate(DENSE_PP, gpu="a100-81g")
-    with pytest.raises(frenzy.ConfigError, match=r"margin=1\.5.* must be in \[0, 1\)"):
+    with pytest.raises(frenzy.ConfigError, match=r"margin=1\.5.* in \[0, 1\)"):
         frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=1.5)
     with pytest.raises(frenzy.ConfigError, match=r"gpu\.memory_mib"):
         frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": "lots"})

@@ -17,13 +17,46 @@ import frenzy
 def test_equals_cli_json(cli, root, job, cluster, objective):
     j = root / "examples" / "jobs" / job
     c = root / "examples" / "clusters" / cluster
-    expected = cli("plan", "--job", j, "--cluster", c, "--objective", objective, "--margin", 0.9, "--json")
+    expected = cli("plan", "--job", j, "--cluster", c, "--objective", objective, "--margin", 0.1, "--json")
     got = frenzy.plan(j, c, objective=objective, margin=0.1)
     assert got.to_dict() == expected
     # The same job and cluster given as dicts.
     assert frenzy.plan(json.loads(j.read_text()), json.loads(c.read_text()), objective=objective,
                        margin=0.1).to_dict() == expected
     assert got.to_dict(top=2) == {"plans": expected["plans"][:2], "infeasible": expected["infeasible"]}
+    assert got.to_dict(top=2) == cli("plan", "--job", j, "--cluster", c, "--objective", objective, "--margin", 0.1,
+                                     "--top", 2, "--json")
+
+
+def test_gpu_list_and_options_equal_cli_json(cli, root):
+    j = root / "examples" / "jobs" / "plan-llama-2-7b.json"
+    expected = cli("plan", "--job", j, "--gpus", "16xa100-80g,8xv100-32g", "--objective", "cost", "--price", "example",
+                   "--whole-nodes", "--json")
+    got = frenzy.plan(j, "16xa100-80g,8xv100-32g", objective="cost", prices="example", whole_nodes=True)
+    assert got.to_dict() == expected
+    expected = cli("plan", "--job", j, "--gpus", "8xh100-80g", "--framework", "megatron", "--framework", "fsdp",
+                   "--max-gpus", 4, "--json")
+    assert frenzy.plan(j, "8xh100-80g", frameworks=["megatron", "fsdp"], max_gpus=4).to_dict() == expected
+    # Prices given as a dict: 2 USD per A100-hour and 1 per V100-hour.
+    expected = cli("plan", "--job", j, "--gpus", "16xa100-80g,8xv100-32g", "--objective", "cost", "--price",
+                   "a100-80g=2", "--price", "v100-32g=1", "--json")
+    got = frenzy.plan(j, "16xa100-80g,8xv100-32g", objective="cost", prices={"a100-80g": 2, "v100-32g": 1.0})
+    assert got.to_dict() == expected
+    best = got.best
+    # cost = billed GPU-hours x price, one IEEE multiplication on both sides: exact.
+    assert best.cost == best.billed_gpu_hours * {"a100-80g": 2, "v100-32g": 1}[best.gpu]
+
+
+def test_stated_layout_is_kept(cli, root, tmp_path):
+    # A job that states tp = 2 and micro_batch 1: every plan keeps them (docs/formats.md: stated fields constrain).
+    job = json.loads((root / "examples" / "jobs" / "plan-llama-2-7b.json").read_text())
+    job["parallel"] = {"tp": 2}
+    job["training"]["micro_batch"] = 1
+    f = tmp_path / "job.json"
+    f.write_text(json.dumps(job))
+    r = frenzy.plan(job, "16xa100-80g")
+    assert len(r) > 0 and all(p.parallel["tp"] == 2 and p.micro_batch == 1 for p in r)
+    assert r.to_dict() == cli("plan", "--job", f, "--gpus", "16xa100-80g", "--json")
 
 
 def test_plans_are_values(root):
@@ -48,7 +81,7 @@ def test_a_type_too_small_is_a_result_not_an_error(root):
     # and with AdamW states ~1.1 TiB): no plans, one infeasible entry naming the type.
     cluster = {"nodes": [{"gpu": "rtx-3090", "gpus_per_node": 8, "count": 2}]}
     r = frenzy.plan(root / "examples" / "jobs" / "plan-llama-3.1-70b.json", cluster)
-    assert r.best is None and len(r) == 0
+    assert r.best is None and len(r) == 0 and list(r) == []
     assert [f["gpu"] for f in r.infeasible] == ["rtx-3090"]
 
 
@@ -65,3 +98,11 @@ def test_bad_input(root):
         frenzy.plan(job, {"nodes": [{"gpu": "a100", "count": 1}]})
     with pytest.raises(frenzy.IoError, match="cannot open"):
         frenzy.plan(job, "/nonexistent/cluster.json")
+    with pytest.raises(frenzy.ConfigError, match="a100-81g"):
+        frenzy.plan(job, "8xa100-81g")
+    with pytest.raises(frenzy.ConfigError, match=r'prices\["a100-80g"\]'):
+        frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": -1})
+    with pytest.raises(frenzy.ConfigError, match="margin"):
+        frenzy.plan(job, cluster, margin=1.0)
+    with pytest.raises(frenzy.ConfigError, match="frameworks"):
+        frenzy.plan(job, cluster, frameworks=["jax"])

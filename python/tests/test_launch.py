@@ -1,0 +1,106 @@
+"""frenzy.launch: the launch helper (include/frenzy/launch/launch.hpp) from Python, and the example launcher
+examples/launch_from_hf.py end to end."""
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+import frenzy
+
+JOB = {
+    "name": "llama8b",
+    "model": {"preset": "llama-3.1-8b"},
+    # 10000 steps of 256 sequences of 4096 tokens: launchers count whole steps (torchtitan's training.steps) of
+    # whole sequences (Megatron's --train-samples).
+    "training": {"seq_len": 4096, "global_batch": 256, "total_tokens": 4096 * 256 * 10_000},
+}
+CONFIG_FILE = {"megatron": None, "torchtitan": "frenzy_torchtitan.py", "deepspeed": "ds_config.json",
+               "fsdp": "fsdp_settings.json"}
+PLAN_FRAMEWORKS = {"megatron": ["megatron"], "torchtitan": ["fsdp"], "deepspeed": ["deepspeed"], "fsdp": ["fsdp", "ddp"]}
+
+
+@pytest.mark.parametrize("framework", ["megatron", "torchtitan", "deepspeed", "fsdp"])
+def test_launch_writes_the_plan(tmp_path, framework):
+    cluster = "16xa100-80g,8xv100-32g"
+    r = frenzy.launch(JOB, cluster, framework=framework, out_dir=tmp_path / "out")
+    # The plan is the planner's best for the launcher's frameworks (launcher_frameworks in launch.hpp).
+    best = frenzy.plan(JOB, cluster, frameworks=PLAN_FRAMEWORKS[framework]).best
+    assert r.plan.to_dict() == best.to_dict()
+    names = list(r.files)
+    assert names[0] == "launch.sbatch"
+    if CONFIG_FILE[framework]:
+        assert CONFIG_FILE[framework] in names
+    assert r.written == [str(tmp_path / "out" / n) for n in names]
+    for n, text in r.files.items():
+        assert (tmp_path / "out" / n).read_text() == text
+    sbatch = r.files["launch.sbatch"]
+    per_node = best.gpus // best.nodes
+    assert f"#SBATCH --nodes={best.nodes}\n" in sbatch
+    assert f"#SBATCH --gres=gpu:{best.gpu}:{per_node}\n" in sbatch
+    assert f"--nproc-per-node {per_node}" in sbatch
+    # The job the files describe carries the plan's layout.
+    assert r.job.to_dict()["parallel"] == best.parallel
+    d = r.to_dict()
+    assert d["plan"] == best.to_dict() and d["files"] == r.written and d["job"] == r.job.to_dict()
+
+
+def test_plan_number_and_gres_map():
+    second = frenzy.launch(JOB, "16xa100-80g", plan=2, gres={"a100-80g": "a100"})
+    assert second.plan.to_dict() == frenzy.plan(JOB, "16xa100-80g", frameworks=["megatron"])[1].to_dict()
+    assert re.search(r"#SBATCH --gres=gpu:a100:\d+\n", second.files["launch.sbatch"])
+    assert second.written == []  # nothing written without out_dir
+
+
+def test_cli_launch_json(cli, cli_path, tmp_path):
+    help_text = subprocess.run([str(cli_path), "--help"], capture_output=True, text=True).stdout
+    if not re.search(r"^\s+launch\s", help_text, re.M):  # CLI11 lists each subcommand on its own line
+        pytest.skip("this build's CLI has no `frenzy launch` subcommand yet (examples/frenzy/cmd_launch.cpp)")
+    f = tmp_path / "job.json"
+    f.write_text(json.dumps(JOB))
+    expected = cli("launch", "--job", f, "--gpus", "16xa100-80g", "--framework", "deepspeed", "-o", tmp_path / "cli",
+                   "--json")
+    got = frenzy.launch(f, "16xa100-80g", framework="deepspeed", out_dir=tmp_path / "cli")
+    assert got.to_dict() == expected
+
+
+def test_bad_input():
+    with pytest.raises(frenzy.ConfigError, match="framework"):
+        frenzy.launch(JOB, "16xa100-80g", framework="jax")
+    with pytest.raises(frenzy.ConfigError, match="plan=0"):
+        frenzy.launch(JOB, "16xa100-80g", plan=0)
+    # Llama 3.1 8B with AdamW needs more than two 16 GiB V100s hold: no plan 1 at all.
+    with pytest.raises(frenzy.ConfigError, match="no plan 1"):
+        frenzy.launch(JOB, "2xv100-16g")
+    with pytest.raises(frenzy.ConfigError, match=r"gres"):
+        frenzy.launch(JOB, "16xa100-80g", gres={"a100": "x"})
+    with pytest.raises(frenzy.ConfigError, match=r"total_tokens.*seq_len"):
+        frenzy.launch({**JOB, "training": {**JOB["training"], "total_tokens": 1e10}}, "16xa100-80g")
+
+
+def test_example_launcher_runs(root, tmp_path):
+    out = tmp_path / "launch"
+    r = subprocess.run([sys.executable, str(root / "examples" / "launch_from_hf.py"),
+                        str(root / "tests" / "data" / "hf" / "llama-3.1-8b.json"), "16xa100-80g,8xv100-32g",
+                        "--framework", "megatron", "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert (out / "launch.sbatch").is_file()
+    assert f"cd {out} && sbatch launch.sbatch" in r.stdout
+    assert "best plan:" in r.stdout
+    # The launcher's job is the HF config's model: the same plan as asking the planner directly.
+    job = {"name": "llama-3.1-8b",
+           "model": {"hf_config": str(root / "tests" / "data" / "hf" / "llama-3.1-8b.json")},
+           "training": {"seq_len": 4096, "global_batch": 512, "total_tokens": int(1e11 // (4096 * 512)) * 4096 * 512,
+                        "precision": "bf16-mixed"}}
+    best = frenzy.plan(job, "16xa100-80g,8xv100-32g", frameworks=["megatron"]).best
+    assert f"{best.gpus} x {best.gpu}" in r.stdout
+    assert (out / "launch.sbatch").read_text() == frenzy.launch(job, "16xa100-80g,8xv100-32g").files["launch.sbatch"]
+
+
+def test_example_launcher_reports_no_plan(root, tmp_path):
+    r = subprocess.run([sys.executable, str(root / "examples" / "launch_from_hf.py"),
+                        str(root / "tests" / "data" / "hf" / "llama-3.1-8b.json"), "1xt4", "-o", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "error:" in r.stderr and "no plan" in r.stderr
