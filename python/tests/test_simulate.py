@@ -1,6 +1,8 @@
 """frenzy.simulate(...).to_dict() equals the CLI's `frenzy simulate --json` on the same trace, cluster and policy.
 sched_mean_us and sched_p99_us are wall-clock times of the scheduler's decisions, so they differ from run to run:
 they are compared for presence and sign only; every other metric is deterministic (seeded) and compared exactly."""
+import subprocess
+
 import pytest
 
 import frenzy
@@ -22,6 +24,15 @@ def test_equals_cli_json(cli, root, policy):
     assert _deterministic(got) == _deterministic(expected)
     assert all(got[k] >= 0 for k in TIMED)
     assert got["jobs"] == 30  # examples/traces/small.csv has 30 rows
+
+
+def test_jobs_csv_equals_cli(cli_path, root, tmp_path):
+    trace = root / "examples" / "traces" / "small.csv"
+    cluster = root / "examples" / "clusters" / "three-type.json"
+    out = tmp_path / "jobs.csv"
+    subprocess.run([str(cli_path), "simulate", "--cluster", str(cluster), "--trace", str(trace), "--policy", "has",
+                    "--jobs-csv", str(out), "--quiet"], check=True, capture_output=True)
+    assert frenzy.simulate(cluster, trace, policy="has").jobs_csv() == out.read_text()
 
 
 def test_trace_text_and_jobs_csv(root):
