@@ -124,7 +124,6 @@ inline double cpp_estimate_ns(py::handle job_in, py::handle gpu_in, double margi
 }
 
 struct plan_result {
-    frenzy::job_spec job;
     frenzy::plan_result result;
 };
 
@@ -135,10 +134,16 @@ inline std::map<std::string, double> to_prices(py::handle o, const frenzy::gpu_c
         if (o.cast<std::string>() == "example") return frenzy::example_prices();
         throw frenzy::config_error("prices=\"" + o.cast<std::string>() + "\" must be a dict {type: USD per GPU-hour} or \"example\"");
     }
+    if (!py::isinstance<py::dict>(o))
+        throw py::type_error("prices must be a dict {type: USD per GPU-hour} or \"example\", not " +
+                             py::str(py::type::of(o).attr("__name__")).cast<std::string>());
     std::map<std::string, double> out;
     for (auto kv : o.cast<py::dict>()) {
         const auto type = py::str(kv.first).cast<std::string>();
         catalog.at(type, "prices");
+        const bool number = (py::isinstance<py::float_>(kv.second) || py::isinstance<py::int_>(kv.second)) &&
+                            !py::isinstance<py::bool_>(kv.second);
+        if (!number) throw frenzy::config_error("prices[\"" + type + "\"]=" + py::repr(kv.second).cast<std::string>() + " is not a number");
         const double usd = kv.second.cast<double>();
         if (!std::isfinite(usd) || usd < 0 || usd > 1e6)
             throw frenzy::config_error("prices[\"" + type + "\"] must be a finite number of USD in [0, 1e6]");
@@ -153,7 +158,6 @@ inline plan_result plan(py::handle job_in, py::handle cluster_in, const std::str
     frenzy::validate_margin(margin);
     const auto parsed = to_job(job_in);
     plan_result out;
-    out.job = parsed.job;
     const auto cluster = to_cluster(cluster_in);
     frenzy::plan_options opt;
     opt.objective = frenzy::parse_enum<frenzy::plan_objective>("objective", objective);
@@ -167,7 +171,7 @@ inline plan_result plan(py::handle job_in, py::handle cluster_in, const std::str
     for (const auto& f : frameworks) opt.frameworks.push_back(frenzy::parse_enum<frenzy::framework>("frameworks", f));
     opt.price_per_gpu_hour = to_prices(prices, cluster.catalog);
     py::gil_scoped_release unlocked;
-    out.result = frenzy::planner{}.plan(out.job, cluster, opt);
+    out.result = frenzy::planner{}.plan(parsed.job, cluster, opt);
     return out;
 }
 
@@ -353,7 +357,7 @@ PYBIND11_MODULE(_frenzy, m) {
                                "GPUs of its layout: dp x tp x pp x cp.")
         .def_property_readonly("parameters", [](const job& j) { return frenzy::total_parameters(j.parsed.job.model); },
                                "Parameters of the whole model.")
-        .def("__eq__", [](const job& a, const job& b) { return a.parsed.job == b.parsed.job; })
+        .def("__eq__", [](const job& a, const job& b) { return a.parsed.job == b.parsed.job; }, py::is_operator())
         .def("__repr__", [](const job& j) {
             const auto& p = j.parsed.job.parallel;
             return "<frenzy.Job " + j.parsed.job.name + ": " + j.parsed.job.model.name +

@@ -34,6 +34,8 @@ def test_to_dict_fills_defaults_and_round_trips():
     assert d["model"]["hidden"] == 4096 and d["model"]["kv_heads"] == 8  # the llama-3.1-8b preset
     assert frenzy.Job.from_dict(d) == j
     assert j.gpus == 8  # dp 2 x tp 4
+    assert j != frenzy.Job.from_dict({**JOB, "parallel": {"dp": 4, "tp": 2}})
+    assert j != d  # a Job is not equal to its dict
 
 
 def test_job_without_parallel_is_left_to_the_planner():

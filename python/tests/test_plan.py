@@ -102,6 +102,10 @@ def test_bad_input(root):
         frenzy.plan(job, "8xa100-81g")
     with pytest.raises(frenzy.ConfigError, match=r'prices\["a100-80g"\]'):
         frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": -1})
+    with pytest.raises(frenzy.ConfigError, match=r'prices\["a100-80g"\]=\'2\' is not a number'):
+        frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": "2"})
+    with pytest.raises(TypeError):
+        frenzy.plan(job, cluster, prices=[("a100-80g", 2)])
     with pytest.raises(frenzy.ConfigError, match="margin"):
         frenzy.plan(job, cluster, margin=1.0)
     with pytest.raises(frenzy.ConfigError, match="frameworks"):
