@@ -7,6 +7,7 @@ from ._frenzy import (  # noqa: F401
     ConfigError,
     Error,
     Estimate,
+    Import,
     IoError,
     Job,
     Launch,
@@ -18,6 +19,7 @@ from ._frenzy import (  # noqa: F401
     __version__,
     estimate,
     gpus,
+    import_launcher,
     launch,
     models,
     plan,
@@ -25,6 +27,6 @@ from ._frenzy import (  # noqa: F401
 )
 
 __all__ = [
-    "ConfigError", "Error", "Estimate", "IoError", "Job", "Launch", "Plan", "PlanResult", "SimResult", "SolverError",
-    "StageMemory", "__version__", "estimate", "gpus", "launch", "models", "plan", "simulate",
+    "ConfigError", "Error", "Estimate", "Import", "IoError", "Job", "Launch", "Plan", "PlanResult", "SimResult", "SolverError",
+    "StageMemory", "__version__", "estimate", "gpus", "import_launcher", "launch", "models", "plan", "simulate",
 ]

@@ -233,6 +233,37 @@ def launch(
     (1 = the best) and makes its launch files; with `out_dir` also writes them there (`frenzy launch -o DIR`).
     Raises ConfigError when there is no such plan."""
 
+class Import:
+    """A job read from a launcher configuration, and what was not used."""
+    def to_dict(self) -> JsonDict:
+        """The CLI's `frenzy import --json`: {job, ignored, not_understood, notes}."""
+    @property
+    def job(self) -> Job: ...
+    @property
+    def world_size(self) -> int:
+        """GPUs the launcher starts (0 = not said)."""
+    @property
+    def ignored(self) -> list[str]:
+        """Arguments/keys irrelevant to memory and speed (or not modelled), as written."""
+    @property
+    def not_understood(self) -> list[str]:
+        """Arguments/keys not understood, as written."""
+    @property
+    def notes(self) -> list[str]:
+        """Shell constructs the script reader could not follow."""
+
+def import_launcher(
+    kind: str,
+    path: PathLike,
+    model: str | Mapping[str, Any] | None = None,
+    name: str = "",
+    world_size: int = 0,
+    layout: Mapping[str, Any] | None = None,
+    training: Mapping[str, Any] | None = None,
+) -> Import:
+    """Reads a launcher configuration (megatron | torchtitan | deepspeed | fsdp) into a job; torchtitan, deepspeed
+    and fsdp configurations need `model`. `world_size`, `layout` and `training` supply what it does not say."""
+
 class SimResult:
     """Metrics of one simulated run of a trace under one policy."""
     def to_dict(self) -> JsonDict:

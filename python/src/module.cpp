@@ -17,6 +17,7 @@
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/fit.hpp"
@@ -219,6 +220,20 @@ inline launch_out launch(py::handle job_in, py::handle cluster_in, const std::st
         for (const auto& f : out.result.files) out.written.push_back((dir / f.name).string());
     }
     return out;
+}
+
+/// frenzy.import_launcher: a launcher configuration -> job (io/launcher_configs.hpp), as `frenzy import --from`.
+inline frenzy::launcher_import import_launcher(const std::string& kind, py::handle path, py::handle model,
+                                               const std::string& name, std::int64_t world_size, py::handle layout,
+                                               py::handle training) {
+    frenzy::import_options o;
+    o.name = name;
+    if (!model.is_none()) o.model = frenzy::model_from_json(from_py(model), "model");
+    if (world_size < 0) throw frenzy::config_error("world_size=" + std::to_string(world_size) + " must not be negative");
+    o.world_size = world_size;
+    if (!layout.is_none()) o.layout = frenzy::parallel_from_json(from_py(layout, "parallel"));
+    if (!training.is_none()) o.training = frenzy::training_from_json(from_py(training, "training"));
+    return frenzy::import_launcher_file(kind, fspath(path), o);
 }
 
 inline frenzy::any_scheduler make_policy(const std::string& n, double startup_s) {
@@ -555,6 +570,30 @@ PYBIND11_MODULE(_frenzy, m) {
           "framework's configuration; with `out_dir` also writes them there, as `frenzy launch -o DIR` does. "
           "`gres` maps catalog names to Slurm GRES types; `time_margin` pads the predicted run time for --time. "
           "Raises ConfigError when there is no such plan (the planner's reasons in the message).");
+
+    py::class_<frenzy::launcher_import>(m, "Import", "A job read from a launcher configuration, and what was not used.")
+        .def("to_dict", [](const frenzy::launcher_import& r) {
+            nlohmann::ordered_json out;
+            out["job"] = nlohmann::ordered_json::parse(frenzy::to_json(r.job).dump());
+            out["ignored"] = r.ignored;
+            out["not_understood"] = r.unknown;
+            out["notes"] = r.notes;
+            return to_py(out);
+        }, "The CLI's `frenzy import --json`: {job, ignored, not_understood, notes}.")
+        .def_property_readonly("job", [](const frenzy::launcher_import& r) { return job{{r.job, r.has_parallel, {}}}; })
+        .def_readonly("world_size", &frenzy::launcher_import::world_size, "GPUs the launcher starts (0 = not said).")
+        .def_readonly("ignored", &frenzy::launcher_import::ignored,
+                      "Arguments/keys irrelevant to memory and speed (or not modelled), as written.")
+        .def_readonly("not_understood", &frenzy::launcher_import::unknown, "Arguments/keys not understood, as written.")
+        .def_readonly("notes", &frenzy::launcher_import::notes, "Shell constructs the script reader could not follow.");
+
+    m.def("import_launcher", &frenzy_py::import_launcher, "kind"_a, "path"_a, "model"_a = py::none(), "name"_a = "",
+          "world_size"_a = 0, "layout"_a = py::none(), "training"_a = py::none(),
+          "Reads a launcher configuration into a job: `kind` megatron (a launch script as Megatron-LM's examples are "
+          "written, or a JSON/YAML argument list), torchtitan (recipe module), deepspeed (ds_config.json) or fsdp "
+          "(fsdp_settings.json). The last three do not describe the model: give `model` (a preset name or a dict "
+          "shaped like the job JSON's model). `world_size`, `layout` ({tp, pp, cp, ep}) and `training` ({seq_len, "
+          "total_tokens, ...}) supply what the configuration does not say.");
 
     // ---- simulate ----
     py::class_<frenzy::sim_result>(m, "SimResult", "Metrics of one simulated run of a trace under one policy.")

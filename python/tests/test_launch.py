@@ -104,3 +104,52 @@ def test_example_launcher_reports_no_plan(root, tmp_path):
                         str(root / "tests" / "data" / "hf" / "llama-3.1-8b.json"), "1xt4", "-o", str(tmp_path)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "error:" in r.stderr and "no plan" in r.stderr
+
+
+def test_import_megatron_example_script(root):
+    # Megatron-LM's own Llama 3 8B H100 FP8 example (tests/data/launch, copied with its commit): the script sets
+    # NUM_LAYERS=32, --hidden-size 4096, --ffn-hidden-size 14336, --num-query-groups 8, SEQ_LENGTH=8192,
+    # MICRO_BATCH_SIZE=1, GLOBAL_BATCH_SIZE=128, TP=CP=1 on 8 GPUs of one node, DTYPE=fp8.
+    r = frenzy.import_launcher("megatron", root / "tests" / "data" / "launch" / "megatron_llama3_8b_h100_fp8.sh")
+    j = r.job.to_dict()
+    m, t, p = j["model"], j["training"], j["parallel"]
+    assert (m["layers"], m["hidden"], m["ffn_hidden"], m["kv_heads"]) == (32, 4096, 14336, 8)
+    assert (t["seq_len"], t["micro_batch"], t["global_batch"], t["precision"]) == (8192, 1, 128, "fp8-mixed")
+    assert (p["tp"], p["cp"], p["pp"]) == (1, 1, 1)
+    assert r.world_size == 8 and p["dp"] == 8
+    assert r.ignored  # data paths, logging, checkpointing: listed, not silently dropped
+    d = r.to_dict()
+    assert d["job"] == j and d["ignored"] == r.ignored and d["not_understood"] == r.not_understood
+
+
+@pytest.mark.parametrize("framework, config", [("megatron", "launch.sbatch"), ("torchtitan", "frenzy_torchtitan.py"),
+                                               ("deepspeed", "ds_config.json"), ("fsdp", "fsdp_settings.json")])
+def test_launch_then_import_gives_the_same_job(tmp_path, framework, config):
+    launched = frenzy.launch(JOB, "16xa100-80g", framework=framework, out_dir=tmp_path)
+    want = launched.job.to_dict()
+    # What the configuration does not carry, as a user states it beside it (the model for all but Megatron; the
+    # model-parallel layout, sequence length, budget and optimizer beside a ds_config.json).
+    back = frenzy.import_launcher(framework, tmp_path / config, model=None if framework == "megatron" else want["model"],
+                                  name=want["name"], layout=want["parallel"],
+                                  training={k: want["training"][k] for k in ("seq_len", "total_tokens", "optimizer")})
+    assert back.not_understood == []
+    got = back.job.to_dict()
+    if framework == "megatron":
+        # Megatron's arguments describe the architecture but carry no model name: the importer names the model
+        # after the job. Everything else must come back.
+        assert got["model"]["name"] == want["name"]
+        got["model"]["name"] = want["model"]["name"]
+    assert got == want
+    # Equal jobs, equal estimates (the estimator is deterministic): compared without the echoed job.
+    strip = lambda d: {k: v for k, v in d.items() if k != "job"}  # noqa: E731
+    assert strip(frenzy.estimate(back.job, gpu="a100-80g").to_dict()) == \
+        strip(frenzy.estimate(launched.job, gpu="a100-80g").to_dict())
+
+
+def test_import_bad_input(tmp_path):
+    with pytest.raises(frenzy.ConfigError, match="give --model"):
+        frenzy.import_launcher("deepspeed", tmp_path / "ds_config.json")
+    with pytest.raises(frenzy.ConfigError, match="must be megatron, torchtitan, deepspeed or fsdp"):
+        frenzy.import_launcher("jax", tmp_path / "x", model="gpt2")
+    with pytest.raises(frenzy.Error):
+        frenzy.import_launcher("megatron", tmp_path / "missing.sh")
