@@ -3,12 +3,16 @@
 // files for several plans per launcher; the sbatch header; import of Megatron-LM's own Llama 3 8B example.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/launcher_configs.hpp"
@@ -345,4 +349,65 @@ TEST_CASE("torchtitan base recipe: torchtitan's own for Llama 3 presets, a warne
     CHECK(text.find("# WARNING: torchtitan has no recipe known to frenzy for model \"qwen2.5-7b\"") != std::string::npos);
     CHECK(detail::torchtitan_recipe(j, "my.recipes:qwen7b").find("from my.recipes import qwen7b as base_recipe") != std::string::npos);
     CHECK_THROWS_WITH(detail::torchtitan_recipe(j, "no_colon"), Catch::Contains("MODULE:FUNCTION"));
+}
+
+namespace {
+/// Runs `cmd` with /bin/sh, returns its exit status and standard output.
+std::pair<int, std::string> run(const std::string& cmd) {
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    while (auto n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    const int st = pclose(p);
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+std::vector<std::string> lines_of(const std::string& s) {
+    std::vector<std::string> v;
+    std::istringstream in(s);
+    std::string l;
+    while (std::getline(in, l)) v.push_back(l);
+    return v;
+}
+}  // namespace
+
+TEST_CASE("the generated sbatch scripts are valid bash, and bash expands MEGATRON_ARGS as the importer reads it") {
+    REQUIRE(run("command -v bash >/dev/null").first == 0);
+    for (const auto& c : golden_cases()) {
+        const auto path = data_dir + "/golden/" + c.name + "/launch.sbatch";
+        INFO(path);
+        CHECK(run("bash -n '" + path + "' 2>&1").first == 0);
+        if (c.l != launcher::megatron) continue;
+        // real bash: define the array (the lines between MEGATRON_ARGS=( and its closing parenthesis), print it
+        const auto [rc, out] = run("bash -c \"$(sed -n '/^MEGATRON_ARGS=(/,/^)/p' '" + path + "'); printf '%s\\n' \\\"\\${MEGATRON_ARGS[@]}\\\"\"");
+        REQUIRE(rc == 0);
+        const auto cmd = read_shell_script(slurp(path));
+        REQUIRE(cmd.found);
+        CHECK(cmd.script == "pretrain_gpt.py");
+        CHECK(cmd.args == lines_of(out));
+    }
+}
+
+TEST_CASE("the script reader expands Megatron-LM's Llama 3 example exactly as bash does") {
+    // bash runs the example with torchrun and mkdir stubbed (printing torchrun's arguments) in a scratch directory
+    // holding an empty pretrain_gpt.py, so the script's own existence check passes
+    const auto dir = std::filesystem::temp_directory_path() / ("frenzy_launch_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "pretrain_gpt.py") << "";
+    const auto script = data_dir + "/megatron_llama3_8b_h100_fp8.sh";
+    const auto [rc, out] = run("cd '" + dir.string() + "' && bash -c 'torchrun() { printf \"%s\\n\" \"$@\"; }; mkdir() { :; }; "
+                               "export -f torchrun mkdir; source \"$0\"' '" + script + "'");
+    std::filesystem::remove_all(dir);
+    REQUIRE(rc == 0);
+    auto want = lines_of(out);
+    const auto cmd = read_shell_script(slurp(script));
+    REQUIRE(cmd.found);
+    std::vector<std::string> got(cmd.launcher.begin() + 1, cmd.launcher.end());  // without the word "torchrun"
+    got.push_back(cmd.script);
+    got.insert(got.end(), cmd.args.begin(), cmd.args.end());
+    // the one difference: the reader does not know the environment, so ${PWD} expands to ""
+    for (auto& w : want)
+        if (const auto p = w.find(dir.string()); p != std::string::npos) w.erase(p, dir.string().size());
+    CHECK(got == want);
+    CHECK(want.size() > 100);
 }
