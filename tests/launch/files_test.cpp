@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <typeinfo>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -410,4 +411,59 @@ TEST_CASE("the script reader expands Megatron-LM's Llama 3 example exactly as ba
         if (const auto p = w.find(dir.string()); p != std::string::npos) w.erase(p, dir.string().size());
     CHECK(got == want);
     CHECK(want.size() > 100);
+}
+
+TEST_CASE("mangled launcher files give config_error, never another exception") {
+    // 400 deterministic mutations (truncation, deletion, insertion of shell/JSON syntax) of each input kind; every
+    // outcome must be a job or a config_error (the CLI's exit 2), not a crash or an internal error
+    const std::string mega = slurp(data_dir + "/megatron_llama3_8b_h100_fp8.sh");
+    const std::string ds = slurp(data_dir + "/golden/deepspeed_zero3/ds_config.json");
+    const std::string tt = slurp(data_dir + "/golden/torchtitan_tp_pp/frenzy_torchtitan.py");
+    const std::string fs = slurp(data_dir + "/golden/fsdp_shard_grad_op/fsdp_settings.json");
+    const std::string specials = "$(){}[]\"'\\#;=+*-_0123456789 \n:";
+    std::uint64_t state = 12345;
+    auto rnd = [&](std::size_t n) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<std::size_t>((state >> 33) % n);
+    };
+    import_options o;
+    o.model = preset("llama-3.1-70b");
+    o.world_size = 32;
+    int errors = 0, jobs = 0;
+    for (int i = 0; i < 400; ++i) {
+        for (int kind = 0; kind < 4; ++kind) {
+            std::string t = kind == 0 ? mega : kind == 1 ? ds : kind == 2 ? tt : fs;
+            const int edits = 1 + static_cast<int>(rnd(4));
+            for (int e = 0; e < edits && !t.empty(); ++e) {
+                const auto at = rnd(t.size());
+                switch (rnd(3)) {
+                    case 0: t.resize(at); break;
+                    case 1: t.erase(at, 1 + rnd(8)); break;
+                    default: t.insert(at, 1, specials[rnd(specials.size())]); break;
+                }
+            }
+            try {
+                if (kind == 0) megatron_import_text(t, o);
+                else if (kind == 2) torchtitan_import_text(t, o);
+                else {
+                    nlohmann::json j;
+                    try {
+                        j = nlohmann::json::parse(t);
+                    } catch (const nlohmann::json::exception&) {
+                        ++errors;  // import_launcher_file turns this into a config_error
+                        continue;
+                    }
+                    if (kind == 1) deepspeed_import_json(j, o); else fsdp_import_json(j, o);
+                }
+                ++jobs;
+            } catch (const config_error&) {
+                ++errors;
+            } catch (const std::exception& e) {
+                FAIL("input kind " << kind << " mutation " << i << ": " << typeid(e).name() << ": " << e.what() << "\n" << t);
+            }
+        }
+    }
+    CHECK(errors + jobs == 1600);
+    CHECK(errors > 0);  // the mutations do break files
+    CHECK(jobs > 0);    // and many still parse (comments, ignored lines)
 }

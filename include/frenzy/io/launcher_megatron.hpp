@@ -106,7 +106,9 @@ inline std::optional<std::int64_t> megatron_dense_layers(const std::string& v, s
     if (v == "1") return 0;
     static const std::regex pat(R"(^\(?\s*\[0\]\s*\*\s*(\d+)\s*\+\s*\[1\]\s*\*\s*(\d+)\s*\)?$)");
     std::smatch m;
-    if (std::regex_match(v, m, pat) && std::stoll(m[1]) + std::stoll(m[2]) == layers) return std::stoll(m[1]);
+    if (!std::regex_match(v, m, pat) || m[1].length() > 9 || m[2].length() > 9) return std::nullopt;
+    const auto dense = std::stoll(m[1]), moe = std::stoll(m[2]);
+    if (dense + moe == layers) return dense;
     return std::nullopt;
 }
 
@@ -214,6 +216,11 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
         else if (detail::megatron_irrelevant(f)) out.ignored.push_back(detail::arg_text(a));
         else out.unknown.push_back(detail::arg_text(a));
     }
+    for (auto [flag, v] : {std::pair{"--num-layers", m.layers}, {"--hidden-size", m.hidden}, {"--num-attention-heads", m.heads},
+                           {"--vocab-size", m.vocab}})
+        if (v == 0)
+            throw config_error(std::string(flag) + " is missing from the Megatron arguments" +
+                               (std::string(flag) == "--vocab-size" ? " (the tokenizer's vocabulary is not read: give --vocab-size)" : ""));
     if (gqa && query_groups) m.kv_heads = *query_groups;
     if (!gqa && query_groups) out.ignored.push_back("--num-query-groups (without --group-query-attention)");
     if (m.hidden > 0 && m.heads > 0 && m.head_dim == m.hidden / m.heads && m.hidden % m.heads == 0) m.head_dim = 0;
