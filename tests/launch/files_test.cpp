@@ -215,6 +215,31 @@ TEST_CASE("every torchtitan field written is a field of torchtitan's config data
     }
 }
 
+TEST_CASE("FSDP settings use torch.distributed.fsdp's own names for the sharding strategy and mixed precision") {
+    std::set<std::string> names;
+    {
+        std::istringstream in(slurp(data_dir + "/torch_fsdp_names.txt"));
+        std::string l;
+        while (std::getline(in, l))
+            if (!l.empty() && l[0] != '#') names.insert(l);
+    }
+    REQUIRE(names.size() == 11);
+    for (const auto& c : golden_cases()) {
+        if (c.l != launcher::fsdp) continue;
+        for (auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::bf16, precision::fp32}) {
+            auto j = c.j;
+            j.training.precision = pr;
+            const auto s = detail::fsdp_settings(j);
+            INFO(c.name << " " << to_string(pr) << ": " << s.dump());
+            CHECK(names.count(s.at("sharding_strategy").get<std::string>()) == 1);
+            const bool mixed = pr == precision::bf16_mixed || pr == precision::fp16_mixed;
+            CHECK(s.at("mixed_precision").is_null() == !mixed);
+            if (mixed)
+                for (auto it = s.at("mixed_precision").begin(); it != s.at("mixed_precision").end(); ++it) CHECK(names.count(it.key()) == 1);
+        }
+    }
+}
+
 TEST_CASE("golden launch files") {
     const bool update = std::getenv("FRENZY_UPDATE_GOLDEN") != nullptr;
     for (const auto& c : golden_cases()) {

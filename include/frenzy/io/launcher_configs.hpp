@@ -232,17 +232,17 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
     j.model = opt.model;
     j.parallel = parallel_config{};
     std::int64_t world = opt.world_size, gas = 1;
-    std::string wrapper = "FullyShardedDataParallel", strategy = "FULL_SHARD", param = "bfloat16";
-    bool master = true;
+    std::string wrapper = "FullyShardedDataParallel", strategy = "FULL_SHARD", param, model_dtype = "float32";
     std::int64_t steps = 0;
     for (const auto& [k, v] : c.items()) {
         if (k == "wrapper") wrapper = detail::json_str(v, k);
         else if (k == "sharding_strategy") strategy = detail::json_str(v, k);
+        else if (k == "model_dtype") model_dtype = detail::json_str(v, k);
         else if (k == "mixed_precision") {
+            if (v.is_null()) { param.clear(); continue; }
             for (const auto& [k2, v2] : detail::json_obj(v, k).items()) {
                 if (k2 == "param_dtype") param = detail::json_str(v2, "mixed_precision.param_dtype");
-                else if (k2 == "keep_fp32_master") master = detail::json_bool(v2, "mixed_precision.keep_fp32_master");
-                else if (k2 == "reduce_dtype") {}
+                else if (k2 == "reduce_dtype" || k2 == "buffer_dtype" || k2 == "cast_forward_inputs" || k2 == "cast_root_forward_inputs") {}
                 else out.unknown.push_back("mixed_precision." + k2);
             }
         } else if (k == "activation_checkpointing") j.parallel.recompute = parse_enum<recompute>("activation_checkpointing", detail::json_str(v, k));
@@ -265,7 +265,13 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
     else throw config_error("sharding_strategy=\"" + strategy + "\" must be FULL_SHARD, SHARD_GRAD_OP or NO_SHARD");
     j.parallel.dp = world;
     auto& t = j.training;
-    t.precision = param == "float32" ? precision::fp32 : param == "float16" ? precision::fp16_mixed : (master ? precision::bf16_mixed : precision::bf16);
+    if (model_dtype != "float32" && model_dtype != "bfloat16")
+        throw config_error("model_dtype=\"" + model_dtype + "\" must be float32 or bfloat16");
+    if (!param.empty() && param != "bfloat16" && param != "float16" && param != "float32")
+        throw config_error("mixed_precision.param_dtype=\"" + param + "\" must be bfloat16, float16 or float32");
+    // model dtype bfloat16: pure bf16 (no fp32 copy); float32 with MixedPrecision(bfloat16|float16): mixed
+    t.precision = model_dtype == "bfloat16" ? precision::bf16
+                  : param == "bfloat16" ? precision::bf16_mixed : param == "float16" ? precision::fp16_mixed : precision::fp32;
     t.global_batch = t.micro_batch * gas * world;
     if (steps > 0) t.total_tokens = static_cast<double>(steps) * static_cast<double>(t.global_batch * t.seq_len);
     detail::finish_import(out, opt, world);

@@ -8,8 +8,9 @@
 //    longer reads TOML job files, runs are `--module M --config F`;
 //  - DeepSpeed ds_config.json: microsoft/DeepSpeed@38327e07 deepspeed/runtime/constants.py, zero/config.py,
 //    zero/offload_config.py, activation_checkpointing/config.py;
-//  - plain FSDP/DDP: torchrun + fsdp_settings.json named after torch.distributed.fsdp (ShardingStrategy,
-//    MixedPrecision) for the user's training script.
+//  - plain FSDP/DDP: torchrun + fsdp_settings.json for the user's training script; sharding_strategy and
+//    mixed_precision named as pytorch/pytorch@acd8c9e7 torch/distributed/fsdp/api.py (ShardingStrategy,
+//    MixedPrecision), the other keys Frenzy's own (docs/launch.md).
 // Lists of every flag/key those files define: tests/data/launch/*.txt (tests check every written one is listed).
 #include <cmath>
 #include <cstdint>
@@ -280,8 +281,11 @@ inline nlohmann::ordered_json fsdp_settings(const job_spec& j) {
     nlohmann::ordered_json c;
     c["wrapper"] = ddp ? "DistributedDataParallel" : "FullyShardedDataParallel";
     c["sharding_strategy"] = strategy;
-    c["mixed_precision"] = {{"param_dtype", dt}, {"reduce_dtype", t.precision == precision::bf16 ? "bfloat16" : "float32"},
-                            {"keep_fp32_master", t.precision != precision::bf16 && t.precision != precision::fp32}};
+    // the dtype the model is built in (FSDP keeps its sharded parameters in it); MixedPrecision casts for compute
+    const bool mixed = t.precision == precision::bf16_mixed || t.precision == precision::fp16_mixed;
+    c["model_dtype"] = t.precision == precision::bf16 ? "bfloat16" : "float32";
+    if (mixed) c["mixed_precision"] = {{"param_dtype", dt}, {"reduce_dtype", "float32"}};
+    else c["mixed_precision"] = nullptr;
     c["activation_checkpointing"] = std::string(to_string(p.recompute));
     c["world_size"] = p.gpus();
     c["micro_batch_size"] = t.micro_batch;
