@@ -148,6 +148,11 @@ TEST_CASE("FSDP/DDP round trip") {
     check_roundtrip(j, launcher::fsdp);
     j.parallel = {.dp = 8, .sharding = sharding::gradients};
     check_roundtrip(j, launcher::fsdp);
+    for (auto pr : {precision::bf16, precision::fp32, precision::fp16_mixed}) {  // pure bf16 model, no mixed precision
+        j.training.precision = pr;
+        check_roundtrip(j, launcher::fsdp);
+    }
+    j.training.precision = precision::bf16_mixed;
     j.runtime.framework = framework::ddp;
     j.parallel = {.dp = 16};
     check_roundtrip(j, launcher::fsdp);

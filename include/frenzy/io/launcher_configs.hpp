@@ -28,6 +28,14 @@ inline std::int64_t json_int(const nlohmann::json& v, const std::string& key) {
     if (!v.is_number_integer()) throw config_error(key + "=" + v.dump() + " must be an integer");
     return v.get<std::int64_t>();
 }
+inline std::string json_str(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_string()) throw config_error(key + "=" + v.dump() + " must be a string");
+    return v.get<std::string>();
+}
+inline const nlohmann::json& json_obj(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_object()) throw config_error(key + "=" + v.dump() + " must be an object");
+    return v;
+}
 inline bool json_bool(const nlohmann::json& v, const std::string& key) {
     if (!v.is_boolean()) throw config_error(key + "=" + v.dump() + " must be true or false");
     return v.get<bool>();
@@ -86,7 +94,7 @@ inline launcher_import deepspeed_import_json(const nlohmann::json& c, const impo
             }
         } else if (k == "activation_checkpointing") {
             j.parallel.recompute = recompute::full;
-            for (const auto& [k2, v2] : v.items()) out.ignored.push_back("activation_checkpointing." + k2);
+            for (const auto& [k2, v2] : detail::json_obj(v, k).items()) out.ignored.push_back("activation_checkpointing." + k2);
         } else if (std::find(irrelevant.begin(), irrelevant.end(), k) != irrelevant.end()) {
             out.ignored.push_back(k);
         } else {
@@ -224,26 +232,26 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
     j.model = opt.model;
     j.parallel = parallel_config{};
     std::int64_t world = opt.world_size, gas = 1;
-    std::string wrapper = "FullyShardedDataParallel", strategy = "FULL_SHARD", param = "bfloat16";
-    bool master = true;
+    std::string wrapper = "FullyShardedDataParallel", strategy = "FULL_SHARD", param, model_dtype = "float32";
     std::int64_t steps = 0;
     for (const auto& [k, v] : c.items()) {
-        if (k == "wrapper") wrapper = v.get<std::string>();
-        else if (k == "sharding_strategy") strategy = v.get<std::string>();
+        if (k == "wrapper") wrapper = detail::json_str(v, k);
+        else if (k == "sharding_strategy") strategy = detail::json_str(v, k);
+        else if (k == "model_dtype") model_dtype = detail::json_str(v, k);
         else if (k == "mixed_precision") {
-            for (const auto& [k2, v2] : v.items()) {
-                if (k2 == "param_dtype") param = v2.get<std::string>();
-                else if (k2 == "keep_fp32_master") master = detail::json_bool(v2, "mixed_precision.keep_fp32_master");
-                else if (k2 == "reduce_dtype") {}
+            if (v.is_null()) { param.clear(); continue; }
+            for (const auto& [k2, v2] : detail::json_obj(v, k).items()) {
+                if (k2 == "param_dtype") param = detail::json_str(v2, "mixed_precision.param_dtype");
+                else if (k2 == "reduce_dtype" || k2 == "buffer_dtype" || k2 == "cast_forward_inputs" || k2 == "cast_root_forward_inputs") {}
                 else out.unknown.push_back("mixed_precision." + k2);
             }
-        } else if (k == "activation_checkpointing") j.parallel.recompute = parse_enum<recompute>("activation_checkpointing", v.get<std::string>());
+        } else if (k == "activation_checkpointing") j.parallel.recompute = parse_enum<recompute>("activation_checkpointing", detail::json_str(v, k));
         else if (k == "world_size") world = detail::json_int(v, k);
         else if (k == "micro_batch_size") j.training.micro_batch = detail::json_int(v, k);
         else if (k == "gradient_accumulation_steps") gas = detail::json_int(v, k);
         else if (k == "seq_len") j.training.seq_len = detail::json_int(v, k);
         else if (k == "steps") steps = detail::json_int(v, k);
-        else if (k == "optimizer") j.training.optimizer = parse_enum<optimizer_kind>("optimizer", v.get<std::string>());
+        else if (k == "optimizer") j.training.optimizer = parse_enum<optimizer_kind>("optimizer", detail::json_str(v, k));
         else if (k == "compile") j.runtime.compile = detail::json_bool(v, k);
         else out.unknown.push_back(k);
     }
@@ -257,7 +265,13 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
     else throw config_error("sharding_strategy=\"" + strategy + "\" must be FULL_SHARD, SHARD_GRAD_OP or NO_SHARD");
     j.parallel.dp = world;
     auto& t = j.training;
-    t.precision = param == "float32" ? precision::fp32 : param == "float16" ? precision::fp16_mixed : (master ? precision::bf16_mixed : precision::bf16);
+    if (model_dtype != "float32" && model_dtype != "bfloat16")
+        throw config_error("model_dtype=\"" + model_dtype + "\" must be float32 or bfloat16");
+    if (!param.empty() && param != "bfloat16" && param != "float16" && param != "float32")
+        throw config_error("mixed_precision.param_dtype=\"" + param + "\" must be bfloat16, float16 or float32");
+    // model dtype bfloat16: pure bf16 (no fp32 copy); float32 with MixedPrecision(bfloat16|float16): mixed
+    t.precision = model_dtype == "bfloat16" ? precision::bf16
+                  : param == "bfloat16" ? precision::bf16_mixed : param == "float16" ? precision::fp16_mixed : precision::fp32;
     t.global_batch = t.micro_batch * gas * world;
     if (steps > 0) t.total_tokens = static_cast<double>(steps) * static_cast<double>(t.global_batch * t.seq_len);
     detail::finish_import(out, opt, world);

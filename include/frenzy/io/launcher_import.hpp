@@ -12,8 +12,8 @@ struct launcher_import {
     job_spec job;
     bool has_parallel = true;            ///< the configuration fixes the layout (dp from the world size)
     std::int64_t world_size = 0;         ///< GPUs the launcher starts (0 = not said)
-    std::vector<std::string> ignored;    ///< arguments/keys irrelevant to memory and speed (or not modelled), as written
-    std::vector<std::string> unknown;    ///< arguments/keys not understood, as written
+    std::vector<std::string> ignored;    ///< arguments/keys irrelevant to memory and speed, as written
+    std::vector<std::string> unknown;    ///< arguments/keys not understood (or understood but not modelled: "... (not modelled)")
     std::vector<std::string> notes;      ///< shell constructs the script reader could not follow
 };
 

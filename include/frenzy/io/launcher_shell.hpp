@@ -57,7 +57,9 @@ struct shell_arith {
         if (i < s.size() && s[i] == '}') ++i;
         std::string w(s.substr(b, i - b));
         std::string_view key = w;
-        if (!key.empty() && std::isdigit(static_cast<unsigned char>(key[0]))) return std::stoll(w);
+        if (!key.empty() && std::isdigit(static_cast<unsigned char>(key[0]))) {
+            try { return std::stoll(w); } catch (const std::exception&) { ok = false; return 0; }
+        }
         auto it = st.vars.find(w);
         if (it == st.vars.end() || it->second.empty()) { ok = false; return 0; }
         try { return std::stoll(it->second); } catch (...) { ok = false; return 0; }

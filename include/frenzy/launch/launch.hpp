@@ -8,8 +8,9 @@
 //    longer reads TOML job files, runs are `--module M --config F`;
 //  - DeepSpeed ds_config.json: microsoft/DeepSpeed@38327e07 deepspeed/runtime/constants.py, zero/config.py,
 //    zero/offload_config.py, activation_checkpointing/config.py;
-//  - plain FSDP/DDP: torchrun + fsdp_settings.json named after torch.distributed.fsdp (ShardingStrategy,
-//    MixedPrecision) for the user's training script.
+//  - plain FSDP/DDP: torchrun + fsdp_settings.json for the user's training script; sharding_strategy and
+//    mixed_precision named as pytorch/pytorch@acd8c9e7 torch/distributed/fsdp/api.py (ShardingStrategy,
+//    MixedPrecision), the other keys Frenzy's own (docs/launch.md).
 // Lists of every flag/key those files define: tests/data/launch/*.txt (tests check every written one is listed).
 #include <cmath>
 #include <cstdint>
@@ -64,7 +65,7 @@ struct launch_options {
     double time_margin = 0.2;                         ///< --time = predicted run time x (1 + margin), at least 10 minutes
     double default_time_s = 24 * 3600;                ///< --time when the job has no token budget
     int rdzv_port = 29500;
-    std::string torchtitan_base = "torchtitan.models.llama3.config_registry:llama3_8b";  ///< recipe to start from
+    std::string torchtitan_base;                      ///< recipe to start from, MODULE:FUNCTION; "" = by model name
     plan_options planning{};                          ///< frameworks are set from the launcher
 };
 
@@ -137,10 +138,8 @@ inline std::vector<std::string> megatron_arguments(const job_spec& j) {
     a.push_back("--micro-batch-size " + n(t.micro_batch));
     a.push_back("--global-batch-size " + n(t.global_batch));
     if (t.total_tokens > 0) {
-        const double samples = t.total_tokens / static_cast<double>(t.seq_len);
-        if (samples != std::floor(samples))
-            throw config_error("training.total_tokens=" + std::to_string(t.total_tokens) + " is not a whole number of " +
-                               "training.seq_len=" + std::to_string(t.seq_len) + " samples (--train-samples)");
+        // whole samples, rounded up so the run covers the budget (an import reads back samples x seq_len)
+        const double samples = std::ceil(t.total_tokens / static_cast<double>(t.seq_len));
         a.push_back("--train-samples " + std::to_string(static_cast<long long>(samples)));
     }
     switch (t.precision) {
@@ -170,8 +169,24 @@ inline std::vector<std::string> megatron_arguments(const job_spec& j) {
     return a;
 }
 
-/// torchtitan recipe module: a function returning Trainer.Config, derived from a base recipe.
-inline std::string torchtitan_recipe(const job_spec& j, const std::string& base) {
+/// torchtitan's own recipe for a model preset (torchtitan/models/llama3/config_registry.py: llama3_8b, llama3_70b,
+/// llama3_405b), or "" when it has none.
+inline std::string torchtitan_base_for(const transformer_spec& m) {
+    const auto& n = m.name;
+    if (n.rfind("llama-3", 0) == 0) {
+        for (const char* size : {"405b", "70b", "8b"})
+            if (n.size() >= std::string(size).size() && n.ends_with(std::string("-") + size))
+                return std::string("torchtitan.models.llama3.config_registry:llama3_") + size;
+    }
+    return "";
+}
+
+/// torchtitan recipe module: a function returning Trainer.Config, derived from a base recipe (when `base0` is
+/// empty, torchtitan's recipe for the model, or llama3_8b with a warning comment).
+inline std::string torchtitan_recipe(const job_spec& j, const std::string& base0) {
+    std::string base = base0.empty() ? torchtitan_base_for(j.model) : base0;
+    const bool guessed = base.empty();
+    if (guessed) base = "torchtitan.models.llama3.config_registry:llama3_8b";
     const auto& t = j.training;
     const auto& p = j.parallel;
     if (t.precision == precision::fp16_mixed)
@@ -186,6 +201,9 @@ inline std::string torchtitan_recipe(const job_spec& j, const std::string& base)
     s += "# torchtitan recipe written by `frenzy launch` for job \"" + j.name + "\".\n";
     s += "# Run: torchrun ... -m torchtitan.train --module frenzy_torchtitan --config frenzy_plan\n";
     s += "# Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.\n";
+    if (guessed)
+        s += "# WARNING: torchtitan has no recipe known to frenzy for model \"" + j.model.name +
+             "\"; the base below is llama3_8b: pass --torchtitan-base MODULE:FUNCTION for your model.\n";
     s += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
     if (t.precision == precision::fp8_mixed) s += "from torchtitan.components.quantization import Float8LinearConverter\n";
     s += "from torchtitan.trainer import Trainer\n";
@@ -208,9 +226,6 @@ inline std::string torchtitan_recipe(const job_spec& j, const std::string& base)
     s += "    config.training.num_tokens_per_microbatch_per_dp_rank = " + n(t.micro_batch * t.seq_len) + "\n";
     s += "    config.training.num_tokens_per_train_step = " + n(t.global_batch * t.seq_len) + "\n";
     if (const auto steps = train_steps(j); steps > 0) {
-        if (static_cast<double>(steps) * j.tokens_per_step() != t.total_tokens)
-            throw config_error("training.total_tokens is not a whole number of steps of " +
-                               std::to_string(static_cast<long long>(j.tokens_per_step())) + " tokens (training.steps)");
         s += "    config.training.steps = " + n(steps) + "\n";
     }
     if (t.precision == precision::bf16) s += "    config.training.dtype = \"bfloat16\"\n";
@@ -266,8 +281,11 @@ inline nlohmann::ordered_json fsdp_settings(const job_spec& j) {
     nlohmann::ordered_json c;
     c["wrapper"] = ddp ? "DistributedDataParallel" : "FullyShardedDataParallel";
     c["sharding_strategy"] = strategy;
-    c["mixed_precision"] = {{"param_dtype", dt}, {"reduce_dtype", t.precision == precision::bf16 ? "bfloat16" : "float32"},
-                            {"keep_fp32_master", t.precision != precision::bf16 && t.precision != precision::fp32}};
+    // the dtype the model is built in (FSDP keeps its sharded parameters in it); MixedPrecision casts for compute
+    const bool mixed = t.precision == precision::bf16_mixed || t.precision == precision::fp16_mixed;
+    c["model_dtype"] = t.precision == precision::bf16 ? "bfloat16" : "float32";
+    if (mixed) c["mixed_precision"] = {{"param_dtype", dt}, {"reduce_dtype", "float32"}};
+    else c["mixed_precision"] = nullptr;
     c["activation_checkpointing"] = std::string(to_string(p.recompute));
     c["world_size"] = p.gpus();
     c["micro_batch_size"] = t.micro_batch;
@@ -374,6 +392,7 @@ inline launch_result launch(const job_spec& job, const cluster_spec& cluster, co
     out.job.parallel = out.plan.parallel;
     out.job.runtime.framework = out.plan.framework;
     out.job.training.micro_batch = out.plan.micro_batch;
+    out.job.training.precision = out.plan.precision;  // a marked alternative where the type lacks the job's
     out.files = launch_files(out.job, out.plan, o);
     return out;
 }
