@@ -29,14 +29,10 @@ def main(argv=None):
     ap.add_argument("--precision", default="bf16-mixed")
     a = ap.parse_args(argv)
 
-    # Launchers count training in whole steps (torchtitan's training.steps) of whole sequences (Megatron's
-    # --train-samples): round the token budget down to whole steps.
-    step_tokens = a.seq_len * a.global_batch
-    tokens = int(a.tokens // step_tokens) * step_tokens
     job = frenzy.Job.from_dict({
         "name": a.config.stem,
         "model": {"hf_config": str(a.config.resolve())},
-        "training": {"seq_len": a.seq_len, "global_batch": a.global_batch, "total_tokens": tokens,
+        "training": {"seq_len": a.seq_len, "global_batch": a.global_batch, "total_tokens": a.tokens,
                      "precision": a.precision},
     })
     try:
