@@ -1,0 +1,157 @@
+// `frenzy launch`: a plan becomes launch files (launch.sbatch + the framework's configuration).
+// `frenzy import`: a launcher configuration (Megatron-LM script, torchtitan recipe, ds_config.json, FSDP settings)
+// becomes a job spec, with the arguments ignored and not understood listed.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "frenzy/io/cluster_json.hpp"
+#include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/io/result_json.hpp"
+#include "frenzy/launch/launch.hpp"
+
+namespace {
+
+struct launch_args {
+    frenzy_cli::job_args job;
+    frenzy_cli::cluster_args cluster;
+    std::string out, run_command, objective = "time";
+    std::vector<std::string> gres;
+    std::size_t plan = 1;
+    double margin = frenzy::default_margin;
+    double time_margin = 0.2;
+    std::string torchtitan_base;
+    bool json = false;
+};
+
+void run_launch(launch_args a) {
+    using namespace frenzy;
+    if (a.job.frameworks.size() != 1) throw config_error("give --framework megatron|torchtitan|deepspeed|fsdp once");
+    launch_options o;
+    o.launcher = parse_enum<launcher>("--framework", a.job.frameworks.front());
+    a.job.frameworks.clear();  // the launcher, not a plan framework: launch() plans with the launcher's frameworks
+    const auto parsed = frenzy_cli::build_job(a.job);
+    const auto cluster = frenzy_cli::build_cluster(a.cluster);
+    if (a.plan < 1) throw config_error("--plan=0: plans are numbered from 1");
+    o.plan_index = a.plan - 1;
+    o.run_command = a.run_command;
+    o.time_margin = a.time_margin;
+    o.torchtitan_base = a.torchtitan_base;
+    for (const auto& g : a.gres) {
+        const auto eq = g.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == g.size())
+            throw config_error("--gres-map \"" + g + "\" must be CATALOG_NAME=GRES_TYPE");
+        cluster.catalog.at(g.substr(0, eq), "--gres-map");
+        o.gres_names[g.substr(0, eq)] = g.substr(eq + 1);
+    }
+    o.planning.objective = parse_enum<plan_objective>("--objective", a.objective);
+    o.planning.margin = a.margin;
+    o.planning.constraints = parsed.stated;
+    const auto r = launch(parsed.job, cluster, o);
+    std::error_code ec;
+    std::filesystem::create_directories(a.out, ec);
+    if (ec) throw config_error("-o " + a.out + ": " + ec.message());
+    write_launch_files(r.files, a.out);
+    if (a.json) {
+        nlohmann::ordered_json out;
+        out["plan"] = r.plan;
+        out["job"] = to_json(r.job);
+        out["files"] = nlohmann::ordered_json::array();
+        for (const auto& f : r.files) out["files"].push_back((std::filesystem::path(a.out) / f.name).string());
+        fmt::print("{}\n", out.dump(2));
+        return;
+    }
+    const auto& q = r.plan.parallel;
+    fmt::print("plan {}: {} x {} on {} node(s), {} dp{} tp{} pp{}{}{}{}, sharding {}, recompute {}, micro-batch {}\n", a.plan,
+               r.plan.gpus, r.plan.gpu, r.plan.nodes, to_string(r.plan.framework), q.dp, q.tp, q.pp,
+               q.vpp > 1 ? fmt::format(" vpp{}", q.vpp) : "", q.cp > 1 ? fmt::format(" cp{}", q.cp) : "",
+               q.ep > 1 ? fmt::format(" ep{}", q.ep) : "", to_string(q.sharding), to_string(q.recompute), r.plan.micro_batch);
+    for (const auto& f : r.files) fmt::print("wrote {}\n", (std::filesystem::path(a.out) / f.name).string());
+    fmt::print("submit: cd {} && sbatch launch.sbatch\n", a.out);
+}
+
+struct import_args {
+    std::string from, model, hf_config, name;
+    std::int64_t world_size = 0, seq_len = 0, tp = 1, pp = 1, cp = 1, ep = 1;
+    double total_tokens = 0;
+    bool json = false;
+};
+
+void run_import(const import_args& a) {
+    using namespace frenzy;
+    const auto colon = a.from.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == a.from.size())
+        throw config_error("--from \"" + a.from + "\" must be KIND:FILE (megatron:train.sh, torchtitan:recipe.py, deepspeed:ds_config.json, fsdp:settings.json)");
+    const std::string kind = a.from.substr(0, colon), path = a.from.substr(colon + 1);
+    import_options o;
+    o.name = a.name;
+    if (!a.model.empty() && !a.hf_config.empty()) throw config_error("give --model or --hf-config, not both");
+    if (!a.model.empty()) o.model = preset(a.model);
+    if (!a.hf_config.empty()) o.model = load_hf_config(a.hf_config);
+    o.world_size = a.world_size;
+    o.layout.tp = a.tp;
+    o.layout.pp = a.pp;
+    o.layout.cp = a.cp;
+    o.layout.ep = a.ep;
+    if (a.seq_len > 0) o.training.seq_len = a.seq_len;
+    o.training.total_tokens = a.total_tokens;
+    const auto r = import_launcher_file(kind, path, o);
+    if (a.json) {
+        nlohmann::ordered_json out;
+        out["job"] = to_json(r.job);
+        out["ignored"] = r.ignored;
+        out["not_understood"] = r.unknown;
+        out["notes"] = r.notes;
+        fmt::print("{}\n", out.dump(2));
+        return;
+    }
+    fmt::print("{}\n", to_json(r.job).dump(2));
+    if (!r.has_parallel) fmt::print("layout: not fixed (no world size; dp=1 assumed; give --world-size)\n");
+    fmt::print("ignored ({}, irrelevant to memory and speed or not modelled):\n", r.ignored.size());
+    for (const auto& s : r.ignored) fmt::print("  {}\n", s);
+    fmt::print("not understood ({}):\n", r.unknown.size());
+    for (const auto& s : r.unknown) fmt::print("  {}\n", s);
+    for (const auto& s : r.notes) fmt::print("note: {}\n", s);
+}
+
+const frenzy_cli::registrar reg_launch{35, [](CLI::App& app) {
+    auto a = std::make_shared<launch_args>();
+    auto* c = app.add_subcommand("launch", "Plan a job and write its Slurm launch script and framework configuration");
+    frenzy_cli::add_job_options(c, a->job);
+    frenzy_cli::add_cluster_options(c, a->cluster);
+    // add_job_options' --framework is taken here as the launcher: megatron | torchtitan | deepspeed | fsdp
+    c->add_option("--plan", a->plan, "Take plan N of the ranking (default 1, the best)")->check(CLI::PositiveNumber);
+    c->add_option("-o,--out", a->out, "Output directory (created)")->required();
+    c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time)");
+    c->add_option("--gres-map", a->gres, "Catalog name to Slurm GRES type, NAME=GRES (repeatable; default the catalog name)")->delimiter(',');
+    c->add_option("--run-command", a->run_command, "Script (and arguments) torchrun starts (default: the framework's)");
+    c->add_option("--time-margin", a->time_margin, "Slurm --time = predicted run time x (1 + this) (default 0.2)")->check(CLI::NonNegativeNumber);
+    c->add_option("--torchtitan-base", a->torchtitan_base, "torchtitan recipe the generated one starts from, MODULE:FUNCTION (default: torchtitan's recipe for the model)");
+    frenzy_cli::add_margin(c, a->margin);
+    c->add_flag("--json", a->json, "Print the plan, the job and the files written as JSON");
+    c->callback([a] { run_launch(*a); });
+
+    auto b = std::make_shared<import_args>();
+    auto* i = app.add_subcommand("import", "Read a launcher configuration into a job spec (printed as job JSON)");
+    i->add_option("--from", b->from, "KIND:FILE, KIND = megatron | torchtitan | deepspeed | fsdp")->required();
+    i->add_option("--model", b->model, "Model preset (torchtitan/deepspeed/fsdp configurations do not describe the model)");
+    i->add_option("--hf-config", b->hf_config, "Hugging Face config.json for the model instead")->check(CLI::ExistingFile);
+    i->add_option("--name", b->name, "Job name");
+    i->add_option("--world-size", b->world_size, "GPUs, when the configuration does not start the processes")->check(CLI::PositiveNumber);
+    i->add_option("--seq-len", b->seq_len, "Sequence length (DeepSpeed: ds_config has none)")->check(CLI::PositiveNumber);
+    i->add_option("--total-tokens", b->total_tokens, "Training budget in tokens (DeepSpeed)")->check(CLI::NonNegativeNumber);
+    i->add_option("--tp", b->tp, "Tensor-parallel degree the DeepSpeed training script sets")->check(CLI::PositiveNumber);
+    i->add_option("--pp", b->pp, "Pipeline-parallel degree the DeepSpeed training script sets")->check(CLI::PositiveNumber);
+    i->add_option("--cp", b->cp, "Context-parallel degree the DeepSpeed training script sets")->check(CLI::PositiveNumber);
+    i->add_option("--ep", b->ep, "Expert-parallel degree the DeepSpeed training script sets")->check(CLI::PositiveNumber);
+    i->add_flag("--json", b->json, "Print {job, ignored, not_understood, notes} as JSON");
+    i->callback([b] { run_import(*b); });
+}};
+
+}  // namespace

@@ -1,0 +1,308 @@
+#pragma once
+// DeepSpeed ds_config.json, torchtitan recipe modules and FSDP settings -> job spec. These configurations do not
+// describe the model, which the caller gives (import_options::model). Keys as the frameworks define them:
+// microsoft/DeepSpeed@38327e07 deepspeed/runtime/constants.py + zero/config.py; pytorch/torchtitan@b5bcd76c
+// torchtitan/config/configs.py (fields assigned as `config.<section>.<field> = value`, as launch/launch.hpp writes).
+#include <algorithm>
+#include <regex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "frenzy/io/launcher_import.hpp"
+#include "frenzy/io/launcher_megatron.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+namespace detail {
+inline void finish_import(launcher_import& out, const import_options& opt, std::int64_t world) {
+    auto& j = out.job;
+    j.name = opt.name.empty() ? j.model.name : opt.name;
+    out.world_size = world;
+    validate(j.model);
+    validate(j.training);
+    validate(j);
+}
+inline std::int64_t json_int(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_number_integer()) throw config_error(key + "=" + v.dump() + " must be an integer");
+    return v.get<std::int64_t>();
+}
+inline std::string json_str(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_string()) throw config_error(key + "=" + v.dump() + " must be a string");
+    return v.get<std::string>();
+}
+inline const nlohmann::json& json_obj(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_object()) throw config_error(key + "=" + v.dump() + " must be an object");
+    return v;
+}
+inline bool json_bool(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_boolean()) throw config_error(key + "=" + v.dump() + " must be true or false");
+    return v.get<bool>();
+}
+}  // namespace detail
+
+/// ds_config.json -> job: dp = train_batch_size / (micro-batch x gradient accumulation); tp/pp/cp/ep from
+/// opt.layout (the training script sets them, not ds_config).
+inline launcher_import deepspeed_import_json(const nlohmann::json& c, const import_options& opt) {
+    if (!c.is_object()) throw config_error("ds_config must be a JSON object");
+    launcher_import out;
+    auto& j = out.job;
+    j.model = opt.model;
+    j.training = opt.training;
+    j.runtime.framework = framework::deepspeed;
+    j.parallel = opt.layout;
+    j.parallel.dp = 1;
+    j.parallel.sharding = sharding::none;
+    j.parallel.recompute = recompute::none;
+    j.training.precision = precision::fp32;
+    std::int64_t tbs = 0, mbs = 0, gas = 0;
+    static const std::vector<std::string> irrelevant{"optimizer", "scheduler", "steps_per_print", "wall_clock_breakdown",
+                                                     "gradient_clipping", "prescale_gradients", "gradient_predivide_factor",
+                                                     "tensorboard", "wandb", "csv_monitor", "comms_logger", "flops_profiler",
+                                                     "checkpoint", "dump_state", "seed", "zero_allow_untested_optimizer",
+                                                     "data_types", "communication_data_type"};
+    static const std::vector<std::string> zero_irrelevant{"overlap_comm", "contiguous_gradients", "reduce_bucket_size",
+                                                          "allgather_bucket_size", "reduce_scatter", "allgather_partitions",
+                                                          "round_robin_gradients", "stage3_prefetch_bucket_size",
+                                                          "stage3_param_persistence_threshold", "stage3_max_live_parameters",
+                                                          "stage3_max_reuse_distance", "stage3_gather_16bit_weights_on_model_save",
+                                                          "sub_group_size"};
+    for (const auto& [k, v] : c.items()) {
+        if (k == "train_batch_size") tbs = detail::json_int(v, k);
+        else if (k == "train_micro_batch_size_per_gpu") mbs = detail::json_int(v, k);
+        else if (k == "gradient_accumulation_steps") gas = detail::json_int(v, k);
+        else if (k == "bf16" || k == "fp16") {
+            if (!v.is_object()) throw config_error(k + " must be an object");
+            for (const auto& [k2, v2] : v.items()) {
+                if (k2 == "enabled") {
+                    if (detail::json_bool(v2, k + ".enabled")) j.training.precision = k == "bf16" ? precision::bf16_mixed : precision::fp16_mixed;
+                } else out.ignored.push_back(k + "." + k2);
+            }
+        } else if (k == "zero_optimization") {
+            if (!v.is_object()) throw config_error("zero_optimization must be an object");
+            for (const auto& [k2, v2] : v.items()) {
+                if (k2 == "stage") {
+                    const auto st = detail::json_int(v2, "zero_optimization.stage");
+                    if (st < 0 || st > 3) throw config_error("zero_optimization.stage=" + std::to_string(st) + " must be 0..3");
+                    j.parallel.sharding = st == 0 ? sharding::none : st == 1 ? sharding::optimizer : st == 2 ? sharding::gradients : sharding::full;
+                } else if (std::find(zero_irrelevant.begin(), zero_irrelevant.end(), k2) != zero_irrelevant.end()) {
+                    out.ignored.push_back("zero_optimization." + k2);
+                } else {
+                    out.unknown.push_back("zero_optimization." + k2);  // offload_optimizer/offload_param: not modelled
+                }
+            }
+        } else if (k == "activation_checkpointing") {
+            j.parallel.recompute = recompute::full;
+            for (const auto& [k2, v2] : detail::json_obj(v, k).items()) out.ignored.push_back("activation_checkpointing." + k2);
+        } else if (std::find(irrelevant.begin(), irrelevant.end(), k) != irrelevant.end()) {
+            out.ignored.push_back(k);
+        } else {
+            out.unknown.push_back(k);
+        }
+    }
+    // DeepSpeed (runtime/config.py _configure_train_batch_size): train_batch_size = micro x accumulation x dp
+    if (mbs <= 0) throw config_error("train_micro_batch_size_per_gpu is missing");
+    if (gas <= 0) gas = 1;
+    auto& p = j.parallel;
+    if (tbs > 0) {
+        if (tbs % (mbs * gas) != 0)
+            throw config_error("train_batch_size=" + std::to_string(tbs) + " is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps = " +
+                               std::to_string(mbs * gas));
+        p.dp = tbs / (mbs * gas);
+    } else if (opt.world_size > 0) {
+        p.dp = opt.world_size / (p.tp * p.pp * p.cp);
+        tbs = mbs * gas * p.dp;
+    } else {
+        throw config_error("train_batch_size is missing and no world size is given");
+    }
+    j.training.micro_batch = mbs;
+    j.training.global_batch = tbs;
+    detail::finish_import(out, opt, p.gpus());
+    return out;
+}
+
+/// A torchtitan recipe module (the assignments `config.<section>.<field> = value` of its function) -> job.
+inline launcher_import torchtitan_import_text(const std::string& text, const import_options& opt) {
+    launcher_import out;
+    auto& j = out.job;
+    j.model = opt.model;
+    j.runtime.framework = framework::fsdp;
+    auto& p = j.parallel;
+    p = parallel_config{};
+    p.recompute = recompute::selective;      // Trainer.Config default: SelectiveAC.Config
+    p.sequence_parallel = true;              // ParallelismConfig.enable_sequence_parallel default
+    j.training.precision = precision::bf16_mixed;  // mixed_precision_param default bfloat16
+    std::int64_t replicate = 1, shard = -1, tokens_mb = 16384, tokens_step = -1, ctx = 2048, steps = 0, pp_mbs = 1;
+    std::string reshard = "default", dtype = "float32", mp_param = "bfloat16";
+    static const std::regex assign(R"(^\s*config\.([A-Za-z_][\w.]*)\s*=\s*(.+?)\s*$)");
+    static const std::regex spec(R"(^\s*config\.model_spec\s*=.*Float8LinearConverter.*$)");
+    auto unq = [](std::string v) { return v.size() >= 2 && (v.front() == '"' || v.front() == '\'') ? v.substr(1, v.size() - 2) : v; };
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        auto e = text.find('\n', pos);
+        if (e == std::string::npos) e = text.size();
+        std::string line = text.substr(pos, e - pos);
+        pos = e + 1;
+        if (const auto h = line.find('#'); h != std::string::npos) line = line.substr(0, h);
+        std::smatch m;
+        if (std::regex_match(line, spec)) { j.training.precision = precision::fp8_mixed; continue; }
+        if (!std::regex_match(line, m, assign)) continue;
+        const std::string key = m[1], v = m[2];
+        auto as_int = [&] {
+            try {
+                std::size_t used = 0;
+                const auto x = std::stoll(v, &used);
+                if (used != v.size()) throw std::invalid_argument(v);
+                return x;
+            } catch (const std::exception&) {
+                throw config_error("config." + key + " = " + v + " is not an integer");
+            }
+        };
+        auto as_bool = [&] {
+            if (v == "True") return true;
+            if (v == "False") return false;
+            throw config_error("config." + key + " = " + v + " is not True or False");
+        };
+        if (key == "parallelism.data_parallel_replicate_degree") replicate = as_int();
+        else if (key == "parallelism.data_parallel_shard_degree") shard = as_int();
+        else if (key == "parallelism.fsdp_reshard_after_forward") reshard = unq(v);
+        else if (key == "parallelism.tensor_parallel_degree") p.tp = as_int();
+        else if (key == "parallelism.enable_sequence_parallel") p.sequence_parallel = as_bool();
+        else if (key == "parallelism.pipeline_parallel_degree") p.pp = as_int();
+        else if (key == "parallelism.pipeline_parallel_schedule") {
+            const auto s = unq(v);
+            if (s == "1F1B") p.schedule = pipeline_schedule::one_f_one_b;
+            else if (s == "GPipe") p.schedule = pipeline_schedule::gpipe;
+            else out.unknown.push_back("config." + key + " = " + v);
+        } else if (key == "parallelism.num_pp_microbatches") pp_mbs = as_int();
+        else if (key == "parallelism.context_parallel_degree") p.cp = as_int();
+        else if (key == "parallelism.expert_parallel_degree") p.ep = as_int();
+        else if (key == "training.max_context_length") ctx = as_int();
+        else if (key == "training.num_tokens_per_microbatch_per_dp_rank") tokens_mb = as_int();
+        else if (key == "training.num_tokens_per_train_step") tokens_step = as_int();
+        else if (key == "training.steps") steps = as_int();
+        else if (key == "training.dtype") dtype = unq(v);
+        else if (key == "training.mixed_precision_param") mp_param = unq(v);
+        else if (key == "activation_checkpoint") {
+            if (v == "None") p.recompute = recompute::none;
+            else if (v.rfind("SelectiveAC.Config(", 0) == 0) p.recompute = recompute::selective;
+            else if (v.rfind("FullAC.Config(", 0) == 0) p.recompute = recompute::full;
+            else out.unknown.push_back("config." + key + " = " + v);
+        } else if (key == "compile.enable") j.runtime.compile = as_bool();
+        else if (key.rfind("training.", 0) == 0 || key.rfind("comm.", 0) == 0 || key.rfind("debug.", 0) == 0 ||
+                 key.rfind("metrics.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 || key.rfind("profiler.", 0) == 0 ||
+                 key.rfind("validator.", 0) == 0 || key.rfind("optimizer.", 0) == 0 || key.rfind("lr_scheduler.", 0) == 0 ||
+                 key.rfind("dataloader.", 0) == 0)
+            out.ignored.push_back("config." + key + " = " + v);
+        else out.unknown.push_back("config." + key + " = " + v);
+    }
+    if (shard == -1) {  // -1: the GPUs left over (ParallelismConfig.data_parallel_shard_degree)
+        const auto rest = p.tp * p.pp * p.cp * replicate;
+        if (opt.world_size <= 0 || opt.world_size % rest != 0)
+            throw config_error("parallelism.data_parallel_shard_degree=-1 needs a world size that is a multiple of " + std::to_string(rest));
+        shard = opt.world_size / rest;
+    }
+    if (replicate > 1 && shard > 1) out.unknown.push_back("HSDP (data_parallel_replicate_degree x data_parallel_shard_degree): taken as full sharding over both");
+    p.dp = replicate * shard;
+    p.sharding = shard > 1 ? (reshard == "never" ? sharding::gradients : sharding::full) : sharding::none;
+    if (p.tp == 1) p.sequence_parallel = false;  // only meaningful with tensor parallelism
+    if (tokens_mb % ctx != 0) throw config_error("training.num_tokens_per_microbatch_per_dp_rank=" + std::to_string(tokens_mb) +
+                                                 " is not a multiple of training.max_context_length=" + std::to_string(ctx));
+    auto& t = j.training;
+    t.seq_len = ctx;
+    t.micro_batch = tokens_mb / ctx;
+    if (tokens_step == -1) tokens_step = tokens_mb * pp_mbs * p.dp;
+    if (tokens_step % ctx != 0) throw config_error("training.num_tokens_per_train_step is not a multiple of max_context_length");
+    t.global_batch = tokens_step / ctx;
+    if (steps > 0) t.total_tokens = static_cast<double>(steps) * static_cast<double>(tokens_step);
+    if (t.precision != precision::fp8_mixed) {
+        if (dtype == "bfloat16") t.precision = precision::bf16;
+        else t.precision = mp_param == "float32" ? precision::fp32 : precision::bf16_mixed;
+    }
+    detail::finish_import(out, opt, p.gpus());
+    return out;
+}
+
+/// fsdp_settings.json (as launch/launch.hpp writes it) -> job.
+inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_options& opt) {
+    if (!c.is_object()) throw config_error("fsdp settings must be a JSON object");
+    launcher_import out;
+    auto& j = out.job;
+    j.model = opt.model;
+    j.parallel = parallel_config{};
+    std::int64_t world = opt.world_size, gas = 1;
+    std::string wrapper = "FullyShardedDataParallel", strategy = "FULL_SHARD", param, model_dtype = "float32";
+    std::int64_t steps = 0;
+    for (const auto& [k, v] : c.items()) {
+        if (k == "wrapper") wrapper = detail::json_str(v, k);
+        else if (k == "sharding_strategy") strategy = detail::json_str(v, k);
+        else if (k == "model_dtype") model_dtype = detail::json_str(v, k);
+        else if (k == "mixed_precision") {
+            if (v.is_null()) { param.clear(); continue; }
+            for (const auto& [k2, v2] : detail::json_obj(v, k).items()) {
+                if (k2 == "param_dtype") param = detail::json_str(v2, "mixed_precision.param_dtype");
+                else if (k2 == "reduce_dtype" || k2 == "buffer_dtype" || k2 == "cast_forward_inputs" || k2 == "cast_root_forward_inputs") {}
+                else out.unknown.push_back("mixed_precision." + k2);
+            }
+        } else if (k == "activation_checkpointing") j.parallel.recompute = parse_enum<recompute>("activation_checkpointing", detail::json_str(v, k));
+        else if (k == "world_size") world = detail::json_int(v, k);
+        else if (k == "micro_batch_size") j.training.micro_batch = detail::json_int(v, k);
+        else if (k == "gradient_accumulation_steps") gas = detail::json_int(v, k);
+        else if (k == "seq_len") j.training.seq_len = detail::json_int(v, k);
+        else if (k == "steps") steps = detail::json_int(v, k);
+        else if (k == "optimizer") j.training.optimizer = parse_enum<optimizer_kind>("optimizer", detail::json_str(v, k));
+        else if (k == "compile") j.runtime.compile = detail::json_bool(v, k);
+        else out.unknown.push_back(k);
+    }
+    if (world <= 0) throw config_error("world_size is missing");
+    j.runtime.framework = wrapper == "DistributedDataParallel" ? framework::ddp : framework::fsdp;
+    if (wrapper != "DistributedDataParallel" && wrapper != "FullyShardedDataParallel")
+        throw config_error("wrapper=\"" + wrapper + "\" must be FullyShardedDataParallel or DistributedDataParallel");
+    if (strategy == "FULL_SHARD") j.parallel.sharding = sharding::full;
+    else if (strategy == "SHARD_GRAD_OP") j.parallel.sharding = sharding::gradients;
+    else if (strategy == "NO_SHARD") j.parallel.sharding = sharding::none;
+    else throw config_error("sharding_strategy=\"" + strategy + "\" must be FULL_SHARD, SHARD_GRAD_OP or NO_SHARD");
+    j.parallel.dp = world;
+    auto& t = j.training;
+    if (model_dtype != "float32" && model_dtype != "bfloat16")
+        throw config_error("model_dtype=\"" + model_dtype + "\" must be float32 or bfloat16");
+    if (!param.empty() && param != "bfloat16" && param != "float16" && param != "float32")
+        throw config_error("mixed_precision.param_dtype=\"" + param + "\" must be bfloat16, float16 or float32");
+    // model dtype bfloat16: pure bf16 (no fp32 copy); float32 with MixedPrecision(bfloat16|float16): mixed
+    t.precision = model_dtype == "bfloat16" ? precision::bf16
+                  : param == "bfloat16" ? precision::bf16_mixed : param == "float16" ? precision::fp16_mixed : precision::fp32;
+    t.global_batch = t.micro_batch * gas * world;
+    if (steps > 0) t.total_tokens = static_cast<double>(steps) * static_cast<double>(t.global_batch * t.seq_len);
+    detail::finish_import(out, opt, world);
+    return out;
+}
+
+}  // namespace frenzy
+
+namespace frenzy {
+
+/// `--from KIND:FILE` for every launcher: megatron (script or JSON argument list), torchtitan (recipe module),
+/// deepspeed (ds_config.json), fsdp (fsdp_settings.json). The last three need opt.model.
+inline launcher_import import_launcher_file(std::string_view kind, const std::string& path, const import_options& opt = {}) {
+    try {
+        if (kind == "megatron") return megatron_import_text(detail::read_text_file(path), opt);
+        if (opt.model.layers == 0)
+            throw config_error("--from " + std::string(kind) + ": the configuration does not describe the model; give --model");
+        if (kind == "torchtitan") return torchtitan_import_text(detail::read_text_file(path), opt);
+        if (kind == "deepspeed" || kind == "fsdp") {
+            nlohmann::json j;
+            try {
+                j = nlohmann::json::parse(detail::read_text_file(path));
+            } catch (const nlohmann::json::exception& e) {
+                throw config_error(std::string("invalid JSON: ") + e.what());
+            }
+            return kind == "deepspeed" ? deepspeed_import_json(j, opt) : fsdp_import_json(j, opt);
+        }
+    } catch (const config_error& e) {
+        throw config_error(path + ": " + e.what());
+    }
+    throw config_error("--from \"" + std::string(kind) + "\" must be megatron, torchtitan, deepspeed or fsdp");
+}
+
+}  // namespace frenzy

@@ -1,0 +1,339 @@
+#pragma once
+// Megatron-LM pretrain_gpt.py arguments -> job spec. Flags and defaults as NVIDIA/Megatron-LM@d98e8a64
+// megatron/training/arguments.py defines them (the checked-in list: tests/data/launch/megatron_arguments.txt).
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "frenzy/io/launcher_import.hpp"
+#include "frenzy/io/launcher_shell.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+namespace detail {
+
+inline std::string read_text_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw config_error(path + ": cannot open file");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+inline std::int64_t arg_int(const cli_argument& a) {
+    if (a.values.size() != 1) throw config_error(a.flag + " needs one integer value");
+    try {
+        std::size_t used = 0;
+        const auto v = std::stoll(a.values[0], &used);
+        if (used != a.values[0].size()) throw std::invalid_argument(a.values[0]);
+        return v;
+    } catch (const std::exception&) {
+        throw config_error(a.flag + "=\"" + a.values[0] + "\" is not an integer");
+    }
+}
+inline double arg_double(const cli_argument& a) {
+    if (a.values.size() != 1) throw config_error(a.flag + " needs one number");
+    try {
+        return std::stod(a.values[0]);
+    } catch (const std::exception&) {
+        throw config_error(a.flag + "=\"" + a.values[0] + "\" is not a number");
+    }
+}
+inline std::string arg_str(const cli_argument& a) {
+    if (a.values.size() != 1) throw config_error(a.flag + " needs one value");
+    return a.values[0];
+}
+inline std::string arg_text(const cli_argument& a) {
+    std::string s = a.flag;
+    for (const auto& v : a.values) s += " " + v;
+    return s;
+}
+
+/// Megatron flags that do not change memory or speed as Frenzy models them (optimiser hyper-parameters, data,
+/// logging, checkpointing, initialisation, fusions Frenzy's step model assumes on), by exact name or "prefix*".
+inline bool megatron_irrelevant(const std::string& f) {
+    static const std::vector<std::string> names{
+        "--lr", "--min-lr", "--decoupled-lr", "--decoupled-min-lr", "--lr-decay-style", "--lr-decay-samples",
+        "--lr-decay-iters", "--lr-warmup-samples", "--lr-warmup-iters", "--lr-warmup-fraction", "--lr-wsd-decay-style",
+        "--clip-grad", "--weight-decay", "--start-weight-decay", "--end-weight-decay", "--weight-decay-incr-style",
+        "--adam-beta1", "--adam-beta2", "--adam-eps", "--sgd-momentum", "--init-method-std", "--seed",
+        "--rotary-base", "--rotary-percent", "--rotary-scaling-factor",
+        "--use-rope-scaling", "--use-mcore-models", "--norm-epsilon", "--apply-layernorm-1p",
+        "--mock-data", "--data-path", "--split", "--data-cache-path", "--tokenizer-type", "--tokenizer-model",
+        "--tiktoken-pattern", "--vocab-file", "--merge-file", "--num-workers", "--no-mmap-bin-files",
+        "--no-create-attention-mask-in-dataloader", "--save", "--load", "--save-interval", "--ckpt-format",
+        "--tensorboard-dir", "--log-interval", "--log-throughput", "--eval-iters", "--eval-interval",
+        "--profile", "--profile-step-start", "--profile-step-end", "--distributed-timeout-minutes",
+        "--exit-duration-in-mins", "--exit-interval", "--manual-gc", "--manual-gc-interval",
+        "--calculate-per-token-loss",
+        "--overlap-grad-reduce", "--init-method-xavier-uniform",
+        "--fp8-amax-history-len", "--fp8-amax-compute-algo", "--fp8-recipe", "--fp8-margin",
+        "--bias-swiglu-fusion", "--no-bias-swiglu-fusion", "--masked-softmax-fusion", "--no-masked-softmax-fusion",
+        "--no-gradient-accumulation-fusion", "--use-distributed-optimizer-overlap", "--train-iters-per-epoch",
+        "--moe-router-load-balancing-type", "--moe-aux-loss-coeff",
+        "--moe-router-dtype", "--moe-z-loss-coeff", "--moe-router-score-function", "--moe-router-pre-softmax",
+        "--transformer-impl"};
+    static const std::vector<std::string> prefixes{"--log-", "--wandb-", "--tensorboard-", "--eval-", "--save-",
+                                                    "--load-", "--ckpt-", "--no-load-", "--no-save-", "--data-",
+                                                    "--tokenizer-", "--lr-", "--exit-", "--timing-", "--rerun-"};
+    if (std::find(names.begin(), names.end(), f) != names.end()) return true;
+    for (const auto& p : prefixes)
+        if (f.rfind(p, 0) == 0) return true;
+    return false;
+}
+
+/// Megatron flags that change memory or speed in ways the job spec does not describe (dropout masks, bf16 gradient
+/// reduction, fp8 parameter all-gather, the fused cross-entropy, cache emptying, MoE kernels): reported as not
+/// understood, with the reason, so the user knows the estimate does not account for them.
+inline bool megatron_not_modelled(const std::string& f) {
+    static const std::vector<std::string> names{
+        "--attention-dropout", "--hidden-dropout", "--grad-reduce-in-bf16", "--fp8-param-gather",
+        "--cross-entropy-loss-fusion", "--empty-unused-memory-level", "--overlap-param-gather", "--moe-grouped-gemm",
+        "--moe-token-dispatcher-type", "--moe-permute-fusion", "--use-precision-aware-optimizer-no-fp8"};
+    return std::find(names.begin(), names.end(), f) != names.end();
+}
+
+/// `--moe-layer-freq`: an integer k (every k-th layer is MoE; only 1 is modelled) or a pattern "([0]*a+[1]*b)".
+inline std::optional<std::int64_t> megatron_dense_layers(const std::string& v, std::int64_t layers) {
+    if (v == "1") return 0;
+    static const std::regex pat(R"(^\(?\s*\[0\]\s*\*\s*(\d+)\s*\+\s*\[1\]\s*\*\s*(\d+)\s*\)?$)");
+    std::smatch m;
+    if (!std::regex_match(v, m, pat) || m[1].length() > 9 || m[2].length() > 9) return std::nullopt;
+    const auto dense = std::stoll(m[1]), moe = std::stoll(m[2]);
+    if (dense + moe == layers) return dense;
+    return std::nullopt;
+}
+
+}  // namespace detail
+
+/// Megatron-LM arguments (as pretrain_gpt.py receives them) -> job. `world_size` (GPUs) gives dp = world /
+/// (tp x pp x cp); 0 leaves dp 1 and marks the layout as not fixed (has_parallel=false) unless the caller sets it.
+inline launcher_import megatron_import_arguments(const std::vector<std::string>& args, const import_options& opt = {},
+                                                 std::int64_t world_size = 0) {
+    using detail::arg_int;
+    using detail::arg_str;
+    launcher_import out;
+    std::vector<std::string> stray;
+    const auto parsed = split_arguments(args, &stray);
+    for (auto& s : stray) out.unknown.push_back(s);
+    job_spec j;
+    auto& m = j.model;
+    auto& t = j.training;
+    auto& p = j.parallel;
+    j.runtime.framework = framework::megatron;
+    m.name = "megatron";
+    m.tied_embeddings = true;                                  // Megatron ties unless --untie-embeddings-and-output-weights
+    m.position_embedding = position_embedding::learned;        // --position-embedding-type default learned_absolute
+    m.norm = norm_kind::layernorm;                             // --normalization default LayerNorm
+    m.bias = true;                                             // --add-bias-linear default
+    t.precision = precision::fp32;                             // neither --bf16 nor --fp16
+    t.optimizer = optimizer_kind::adamw;                       // --optimizer adam: Adam with decoupled weight decay
+    std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos,
+        moe_ffn, shared_size;
+    std::optional<std::string> layer_freq;
+    bool gqa = false, main_bf16 = false, fp8 = false;
+    for (const auto& a : parsed) {
+        const auto& f = a.flag;
+        if (f == "--num-layers") m.layers = arg_int(a);
+        else if (f == "--hidden-size") m.hidden = arg_int(a);
+        else if (f == "--ffn-hidden-size") ffn = arg_int(a);
+        else if (f == "--num-attention-heads") m.heads = arg_int(a);
+        else if (f == "--kv-channels") m.head_dim = arg_int(a);
+        else if (f == "--group-query-attention") gqa = true;
+        else if (f == "--num-query-groups") query_groups = arg_int(a);
+        else if (f == "--vocab-size") m.vocab = arg_int(a);
+        else if (f == "--make-vocab-size-divisible-by") out.ignored.push_back(detail::arg_text(a));  // padding is the estimator's rule
+        else if (f == "--seq-length") t.seq_len = arg_int(a);
+        else if (f == "--max-position-embeddings") max_pos = arg_int(a);
+        else if (f == "--position-embedding-type") {
+            const auto v = arg_str(a);
+            if (v == "rope") m.position_embedding = position_embedding::rope;
+            else if (v == "learned_absolute") m.position_embedding = position_embedding::learned;
+            else out.unknown.push_back(detail::arg_text(a));
+        } else if (f == "--no-position-embedding") m.position_embedding = position_embedding::rope;  // legacy: no learned table
+        else if (f == "--use-rotary-position-embeddings") m.position_embedding = position_embedding::rope;
+        else if (f == "--normalization") {
+            const auto v = arg_str(a);
+            if (v == "RMSNorm") m.norm = norm_kind::rmsnorm;
+            else if (v == "LayerNorm") m.norm = norm_kind::layernorm;
+            else out.unknown.push_back(detail::arg_text(a));
+        } else if (f == "--swiglu") m.activation = activation::swiglu;
+        else if (f == "--squared-relu") m.activation = activation::squared_relu;
+        else if (f == "--disable-bias-linear") m.bias = false;
+        else if (f == "--add-bias-linear") m.bias = true;
+        else if (f == "--add-qkv-bias") m.qkv_bias = true;
+        else if (f == "--untie-embeddings-and-output-weights") m.tied_embeddings = false;
+        else if (f == "--num-experts") m.moe.experts = arg_int(a);
+        else if (f == "--moe-router-topk") m.moe.top_k = arg_int(a);
+        else if (f == "--moe-ffn-hidden-size") moe_ffn = arg_int(a);
+        else if (f == "--moe-shared-expert-intermediate-size") shared_size = arg_int(a);
+        else if (f == "--moe-layer-freq") layer_freq = arg_str(a);
+        else if (f == "--micro-batch-size") t.micro_batch = arg_int(a);
+        else if (f == "--global-batch-size") gbs = arg_int(a);
+        else if (f == "--train-samples") train_samples = arg_int(a);
+        else if (f == "--train-iters") train_iters = arg_int(a);
+        else if (f == "--bf16") t.precision = precision::bf16_mixed;
+        else if (f == "--fp16") t.precision = precision::fp16_mixed;
+        else if (f == "--fp8-format") fp8 = true;
+        else if (f == "--main-params-dtype") main_bf16 = arg_str(a) == "bf16";
+        else if (f == "--use-precision-aware-optimizer" || f == "--main-grads-dtype" || f == "--exp-avg-dtype" ||
+                 f == "--exp-avg-sq-dtype") {}
+        else if (f == "--optimizer") {
+            const auto v = arg_str(a);
+            if (v == "adam") t.optimizer = optimizer_kind::adamw;
+            else if (v == "sgd") t.optimizer = optimizer_kind::sgd;
+            else out.unknown.push_back(detail::arg_text(a));
+        } else if (f == "--tensor-model-parallel-size") p.tp = arg_int(a);
+        else if (f == "--pipeline-model-parallel-size") p.pp = arg_int(a);
+        else if (f == "--num-virtual-stages-per-pipeline-rank") vpp_stages = arg_int(a);
+        else if (f == "--num-layers-per-virtual-pipeline-stage") vpp_layers = arg_int(a);
+        else if (f == "--context-parallel-size") p.cp = arg_int(a);
+        else if (f == "--expert-model-parallel-size") p.ep = arg_int(a);
+        else if (f == "--sequence-parallel") p.sequence_parallel = true;
+        else if (f == "--use-distributed-optimizer") p.sharding = sharding::optimizer;
+        else if (f == "--recompute-activations") p.recompute = recompute::selective;
+        else if (f == "--recompute-granularity") {
+            const auto v = arg_str(a);
+            if (v == "full") p.recompute = recompute::full;
+            else if (v == "selective") p.recompute = recompute::selective;
+            else out.unknown.push_back(detail::arg_text(a));
+        } else if (f == "--recompute-method" || f == "--recompute-num-layers") out.ignored.push_back(detail::arg_text(a));
+        else if (f == "--attention-backend") {
+            const auto v = arg_str(a);
+            if (v == "unfused" || v == "local") j.runtime.attention = attention_impl::unfused;
+            else if (v == "flash" || v == "fused" || v == "auto") j.runtime.attention = attention_impl::flash;
+            else out.unknown.push_back(detail::arg_text(a));
+        } else if (f == "--use-flash-attn") j.runtime.attention = attention_impl::flash;
+        else if (detail::megatron_not_modelled(f)) out.unknown.push_back(detail::arg_text(a) + " (not modelled)");
+        else if (detail::megatron_irrelevant(f)) out.ignored.push_back(detail::arg_text(a));
+        else out.unknown.push_back(detail::arg_text(a));
+    }
+    for (auto [flag, v] : {std::pair{"--num-layers", m.layers}, {"--hidden-size", m.hidden}, {"--num-attention-heads", m.heads},
+                           {"--vocab-size", m.vocab}})
+        if (v == 0)
+            throw config_error(std::string(flag) + " is missing from the Megatron arguments" +
+                               (std::string(flag) == "--vocab-size" ? " (the tokenizer's vocabulary is not read: give --vocab-size)" : ""));
+    if (gqa && query_groups) m.kv_heads = *query_groups;
+    if (!gqa && query_groups) out.ignored.push_back("--num-query-groups (without --group-query-attention)");
+    if (m.hidden > 0 && m.heads > 0 && m.head_dim == m.hidden / m.heads && m.hidden % m.heads == 0) m.head_dim = 0;
+    if (ffn) m.ffn_hidden = *ffn;
+    else if (m.hidden > 0)  // arguments.py: 4h, or for SwiGLU int((4h x 2/3) / 64) x 64
+        m.ffn_hidden = m.activation == activation::swiglu ? static_cast<std::int64_t>((4.0 * static_cast<double>(m.hidden) * 2 / 3) / 64) * 64
+                                                          : 4 * m.hidden;
+    if (m.is_moe()) {
+        if (moe_ffn && *moe_ffn != m.ffn_hidden) m.moe.expert_ffn_hidden = *moe_ffn;
+        if (m.moe.top_k == 0) m.moe.top_k = 2;  // --moe-router-topk default 2
+        if (shared_size) {
+            if (*shared_size % m.expert_ffn() != 0)
+                throw config_error("--moe-shared-expert-intermediate-size=" + std::to_string(*shared_size) +
+                                   " is not a multiple of the expert width " + std::to_string(m.expert_ffn()));
+            m.moe.shared_experts = *shared_size / m.expert_ffn();
+        }
+        if (layer_freq) {
+            auto d = detail::megatron_dense_layers(*layer_freq, m.layers);
+            if (!d) out.unknown.push_back("--moe-layer-freq " + *layer_freq);
+            else m.moe.dense_layers = *d;
+        }
+    }
+    // a learned table keeps its size; for RoPE the value only bounds the sequence, and seq_len is the default (0)
+    if (max_pos && !(m.position_embedding == position_embedding::rope && *max_pos == t.seq_len)) m.max_positions = *max_pos;
+    if (fp8) t.precision = precision::fp8_mixed;
+    if (main_bf16 && t.precision == precision::bf16_mixed) t.precision = precision::bf16;
+    if (vpp_stages) p.vpp = *vpp_stages;
+    else if (vpp_layers && *vpp_layers > 0 && p.pp > 0) p.vpp = m.layers / p.pp / *vpp_layers;
+    if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
+    if (p.sequence_parallel && p.tp == 1) {  // arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled"
+        p.sequence_parallel = false;
+        out.ignored.push_back("--sequence-parallel (Megatron disables it at tensor-model-parallel-size 1)");
+    }
+    const std::int64_t world = world_size > 0 ? world_size : opt.world_size;
+    out.world_size = world;
+    const std::int64_t per_replica = p.tp * p.pp * p.cp;
+    if (world > 0) {
+        if (per_replica <= 0 || world % per_replica != 0)
+            throw config_error("world size " + std::to_string(world) + " is not a multiple of tp x pp x cp = " +
+                               std::to_string(per_replica));
+        p.dp = world / per_replica;
+    } else {
+        out.has_parallel = false;
+    }
+    t.global_batch = gbs ? *gbs : t.micro_batch * p.dp;
+    if (train_samples) t.total_tokens = static_cast<double>(*train_samples) * static_cast<double>(t.seq_len);
+    else if (train_iters) t.total_tokens = static_cast<double>(*train_iters) * static_cast<double>(t.global_batch * t.seq_len);
+    m.name = !opt.model.name.empty() ? opt.model.name : !opt.name.empty() ? opt.name : "megatron";
+    j.name = opt.name.empty() ? m.name : opt.name;
+    validate(m);
+    validate(t);
+    if (out.has_parallel) validate(j);
+    out.job = j;
+    return out;
+}
+
+/// World size from torchrun's own arguments (--nproc-per-node / --nproc_per_node x --nnodes); 0 if not given.
+inline std::int64_t torchrun_world_size(const std::vector<std::string>& launcher) {
+    std::int64_t per = 0, nodes = 1;
+    const auto a = split_arguments(launcher);
+    for (const auto& x : a) {
+        if ((x.flag == "--nproc-per-node" || x.flag == "--nproc_per_node") && x.values.size() == 1) {
+            try { per = std::stoll(x.values[0]); } catch (...) { per = 0; }
+        }
+        if (x.flag == "--nnodes" && x.values.size() == 1) {
+            const auto& v = x.values[0];
+            try { nodes = std::stoll(v.substr(v.find(':') == std::string::npos ? 0 : v.find(':') + 1)); } catch (...) { nodes = 0; }
+        }
+    }
+    return per > 0 && nodes > 0 ? per * nodes : 0;
+}
+
+/// A Megatron launch script (bash, as Megatron's examples are written), a JSON list of arguments
+/// (["--num-layers", "32", ...]) or object ({"num-layers": 32, "swiglu": true, ...}) -> job.
+inline launcher_import megatron_import_text(const std::string& text, const import_options& opt = {}) {
+    std::vector<std::string> args;
+    std::int64_t world = 0;
+    std::vector<std::string> notes;
+    std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && (text[first] == '[' || text[first] == '{')) {
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::exception& e) {
+            throw config_error(std::string("megatron arguments: invalid JSON: ") + e.what());
+        }
+        if (j.is_array()) {
+            for (const auto& v : j) args.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+        } else {
+            for (const auto& [k, v] : j.items()) {
+                const std::string flag = k.rfind("--", 0) == 0 ? k : "--" + k;
+                if (v.is_boolean()) { if (v.get<bool>()) args.push_back(flag); continue; }
+                args.push_back(flag);
+                args.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+            }
+        }
+    } else {
+        auto cmd = read_shell_script(text, opt.positional);
+        args = cmd.args;
+        world = torchrun_world_size(cmd.launcher);
+        notes = cmd.notes;
+    }
+    auto r = megatron_import_arguments(args, opt, world);
+    r.notes = notes;
+    return r;
+}
+
+inline launcher_import megatron_import_file(const std::string& path, const import_options& opt = {}) {
+    try {
+        return megatron_import_text(detail::read_text_file(path), opt);
+    } catch (const config_error& e) {
+        throw config_error(path + ": " + e.what());
+    }
+}
+
+}  // namespace frenzy

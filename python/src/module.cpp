@@ -1,0 +1,634 @@
+// The Python module `frenzy` (imported as frenzy._frenzy and re-exported by frenzy/__init__.py). It converts
+// Python values to the library's specs and the library's results to Python; it computes nothing itself: every
+// parse goes through frenzy/io/*.hpp (the CLI's parsers) and every to_dict() through the C++ to_json the CLI's
+// --json prints.
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/hw/gpu.hpp"
+#include "frenzy/io/cluster_json.hpp"
+#include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/io/result_json.hpp"
+#include "frenzy/launch/launch.hpp"
+#include "frenzy/memory/fit.hpp"
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/model/presets.hpp"
+#include "frenzy/perf/step_time.hpp"
+#include "frenzy/plan/estimate.hpp"
+#include "frenzy/plan/planner.hpp"
+#include "frenzy/plan/prices.hpp"
+#include "frenzy/sched/fcfs.hpp"
+#include "frenzy/sched/has.hpp"
+#include "frenzy/sched/tiresias.hpp"
+#include "frenzy/sim/simulator.hpp"
+#include "frenzy/sim/trace.hpp"
+#include "frenzy/version.hpp"
+#ifdef FRENZY_HAS_GLPK
+#include "frenzy/sched/gavel.hpp"
+#include "frenzy/sched/sia.hpp"
+#endif
+
+#include "json_py.hpp"
+
+namespace py = pybind11;
+using namespace py::literals;
+
+namespace frenzy_py {
+
+// ---- inputs ----------------------------------------------------------------------------------------------------
+
+/// A job as the library parses it (io/job_json.hpp), with whether it fixed its parallel layout.
+struct job {
+    frenzy::parsed_job parsed;
+};
+
+inline std::string fspath(py::handle o) { return py::str(py::module_::import("os").attr("fspath")(o)).cast<std::string>(); }
+
+inline bool is_pathlike(py::handle o) {
+    return py::isinstance<py::str>(o) || py::hasattr(o, "__fspath__");
+}
+
+/// Job, dict shaped like the job JSON, or a path to a job JSON file.
+inline frenzy::parsed_job to_job(py::handle o) {
+    if (py::isinstance<job>(o)) return o.cast<const job&>().parsed;
+    if (py::isinstance<py::dict>(o)) return frenzy::job_from_json(from_py(o));
+    if (is_pathlike(o)) return frenzy::load_job(fspath(o));
+    throw py::type_error("job must be a frenzy.Job, a dict shaped like the job JSON or a path to a job JSON file, not " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+}
+
+/// Cluster: dict shaped like the cluster JSON, a path to a cluster JSON file, or a GPU list "8xh100-80g,16xa100-40g".
+inline frenzy::cluster_spec to_cluster(py::handle o) {
+    if (py::isinstance<py::dict>(o)) return frenzy::cluster_from_json(from_py(o));
+    if (is_pathlike(o)) {
+        const auto s = fspath(o);
+        if (std::filesystem::exists(s) || s.ends_with(".json")) return frenzy::load_cluster(s);
+        return frenzy::cluster_from_gpu_list(s);
+    }
+    throw py::type_error("cluster must be a dict shaped like the cluster JSON, a path to a cluster JSON file or a GPU "
+                         "list such as \"8xh100-80g,16xa100-40g\", not " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+}
+
+/// A GPU type: a catalog name, or a dict with the catalog's fields (fields left out keep the named type's values).
+inline frenzy::gpu_type to_gpu(py::handle o) {
+    static const frenzy::gpu_catalog catalog;
+    if (py::isinstance<py::str>(o)) return catalog.at(o.cast<std::string>(), "gpu");
+    if (py::isinstance<py::dict>(o)) return frenzy::gpu_type_from_json(from_py(o), "gpu", catalog);
+    throw py::type_error("gpu must be a GPU type name (frenzy.gpus()) or a dict of GPU type fields, not " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+}
+
+
+// ---- results ---------------------------------------------------------------------------------------------------
+
+/// The C++ part of frenzy.estimate once the inputs are converted (what the benchmark times on its own).
+inline frenzy::estimate_result estimate_core(const frenzy::job_spec& job, const frenzy::gpu_type* gpu, double margin) {
+    frenzy::validate(job);
+    return frenzy::estimate(job, gpu, margin);
+}
+
+inline frenzy::estimate_result estimate(py::handle job_in, py::handle gpu_in, double margin) {
+    std::optional<frenzy::parsed_job> parsed;  // a Job is used in place, anything else parsed
+    const frenzy::job_spec& j = py::isinstance<job>(job_in) ? job_in.cast<const job&>().parsed.job
+                                                             : parsed.emplace(to_job(job_in)).job;
+    if (gpu_in.is_none()) return estimate_core(j, nullptr, margin);
+    const auto gpu = to_gpu(gpu_in);
+    return estimate_core(j, &gpu, margin);
+}
+
+/// Benchmark helper: mean nanoseconds of estimate_core over `iterations` calls, timed in C++.
+inline double cpp_estimate_ns(py::handle job_in, py::handle gpu_in, double margin, int iterations) {
+    frenzy::validate_margin(margin);
+    if (iterations < 1) throw frenzy::config_error("iterations must be at least 1");
+    const auto job = to_job(job_in).job;
+    std::optional<frenzy::gpu_type> gpu;
+    if (!gpu_in.is_none()) gpu = to_gpu(gpu_in);
+    double sink = 0;
+    for (int i = 0; i < iterations / 10 + 1; ++i) sink += estimate_core(job, gpu ? &*gpu : nullptr, margin).margin;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iterations; ++i)
+        sink += estimate_core(job, gpu ? &*gpu : nullptr, margin).memory.peak_allocated.value;
+    const auto t1 = std::chrono::steady_clock::now();
+    if (sink == 42.0) py::print("");  // keeps the results alive
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / iterations;
+}
+
+struct plan_result {
+    frenzy::plan_result result;
+};
+
+/// Prices per GPU-hour: {type: USD}, or "example" for the built-in example prices (plan/prices.hpp).
+inline std::map<std::string, double> to_prices(py::handle o, const frenzy::gpu_catalog& catalog) {
+    if (o.is_none()) return {};
+    if (py::isinstance<py::str>(o)) {
+        if (o.cast<std::string>() == "example") return frenzy::example_prices();
+        throw frenzy::config_error("prices=\"" + o.cast<std::string>() + "\" must be a dict {type: USD per GPU-hour} or \"example\"");
+    }
+    if (!py::isinstance<py::dict>(o))
+        throw py::type_error("prices must be a dict {type: USD per GPU-hour} or \"example\", not " +
+                             py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+    std::map<std::string, double> out;
+    for (auto kv : o.cast<py::dict>()) {
+        const auto type = py::str(kv.first).cast<std::string>();
+        catalog.at(type, "prices");
+        const bool number = (py::isinstance<py::float_>(kv.second) || py::isinstance<py::int_>(kv.second)) &&
+                            !py::isinstance<py::bool_>(kv.second);
+        if (!number) throw frenzy::config_error("prices[\"" + type + "\"]=" + py::repr(kv.second).cast<std::string>() + " is not a number");
+        const double usd = kv.second.cast<double>();
+        if (!std::isfinite(usd) || usd < 0 || usd > 1e6)
+            throw frenzy::config_error("prices[\"" + type + "\"] must be a finite number of USD in [0, 1e6]");
+        out[type] = usd;
+    }
+    return out;
+}
+
+inline plan_result plan(py::handle job_in, py::handle cluster_in, const std::string& objective, double margin,
+                        std::int64_t max_gpus, py::handle prices, const std::vector<std::string>& frameworks,
+                        bool tp_across_nodes, bool whole_nodes, bool pin_precision) {
+    frenzy::validate_margin(margin);
+    const auto parsed = to_job(job_in);
+    plan_result out;
+    const auto cluster = to_cluster(cluster_in);
+    frenzy::plan_options opt;
+    opt.objective = frenzy::parse_enum<frenzy::plan_objective>("objective", objective);
+    opt.margin = margin;
+    if (max_gpus < 0) throw frenzy::config_error("max_gpus=" + std::to_string(max_gpus) + " must not be negative");
+    opt.max_gpus = max_gpus;
+    opt.allow_tp_across_nodes = tp_across_nodes;
+    opt.whole_node_billing = whole_nodes;
+    opt.pin_precision = pin_precision;
+    opt.constraints = parsed.stated;
+    for (const auto& f : frameworks) opt.frameworks.push_back(frenzy::parse_enum<frenzy::framework>("frameworks", f));
+    opt.price_per_gpu_hour = to_prices(prices, cluster.catalog);
+    py::gil_scoped_release unlocked;
+    out.result = frenzy::planner{}.plan(parsed.job, cluster, opt);
+    return out;
+}
+
+/// frenzy.launch: the launch helper's options from keyword arguments (examples/frenzy/cmd_launch.cpp's flags).
+struct launch_out {
+    frenzy::launch_result result;
+    std::vector<std::string> written;  ///< paths of the files written, when an output directory was given
+};
+
+inline launch_out launch(py::handle job_in, py::handle cluster_in, const std::string& framework, std::int64_t plan_no,
+                         py::handle out_dir, const std::string& objective, double margin,
+                         const std::map<std::string, std::string>& gres, const std::string& run_command,
+                         double time_margin, const std::string& torchtitan_base) {
+    frenzy::validate_margin(margin);
+    const auto parsed = to_job(job_in);
+    const auto cluster = to_cluster(cluster_in);
+    frenzy::launch_options o;
+    o.launcher = frenzy::parse_enum<frenzy::launcher>("framework", framework);
+    if (plan_no < 1) throw frenzy::config_error("plan=" + std::to_string(plan_no) + ": plans are numbered from 1");
+    o.plan_index = static_cast<std::size_t>(plan_no - 1);
+    o.run_command = run_command;
+    if (!(time_margin >= 0) || !std::isfinite(time_margin))
+        throw frenzy::config_error("time_margin=" + std::to_string(time_margin) + " must be a finite fraction >= 0");
+    o.time_margin = time_margin;
+    if (!torchtitan_base.empty()) o.torchtitan_base = torchtitan_base;
+    for (const auto& [type, name] : gres) {
+        cluster.catalog.at(type, "gres");
+        if (name.empty()) throw frenzy::config_error("gres[\"" + type + "\"] must not be empty");
+        o.gres_names[type] = name;
+    }
+    o.planning.objective = frenzy::parse_enum<frenzy::plan_objective>("objective", objective);
+    o.planning.margin = margin;
+    o.planning.constraints = parsed.stated;
+    launch_out out;
+    {
+        py::gil_scoped_release unlocked;
+        out.result = frenzy::launch(parsed.job, cluster, o);
+    }
+    if (!out_dir.is_none()) {
+        const std::filesystem::path dir = fspath(out_dir);
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        if (ec) throw frenzy::io_error("out_dir=" + dir.string() + ": " + ec.message());
+        frenzy::write_launch_files(out.result.files, dir.string());
+        for (const auto& f : out.result.files) out.written.push_back((dir / f.name).string());
+    }
+    return out;
+}
+
+/// frenzy.import_launcher: a launcher configuration -> job (io/launcher_configs.hpp), as `frenzy import --from`.
+inline frenzy::launcher_import import_launcher(const std::string& kind, py::handle path, py::handle model,
+                                               const std::string& name, std::int64_t world_size, py::handle layout,
+                                               py::handle training) {
+    frenzy::import_options o;
+    o.name = name;
+    if (!model.is_none()) o.model = frenzy::model_from_json(from_py(model), "model");
+    if (world_size < 0) throw frenzy::config_error("world_size=" + std::to_string(world_size) + " must not be negative");
+    o.world_size = world_size;
+    if (!layout.is_none()) o.layout = frenzy::parallel_from_json(from_py(layout, "parallel"));
+    if (!training.is_none()) o.training = frenzy::training_from_json(from_py(training, "training"));
+    return frenzy::import_launcher_file(kind, fspath(path), o);
+}
+
+inline frenzy::any_scheduler make_policy(const std::string& n, double startup_s) {
+    // The library's defaults are the CLI's defaults (examples/frenzy/cmd_simulate.cpp).
+    if (n == "has") {
+        frenzy::has_options o;
+        o.startup_s = startup_s;
+        return frenzy::has_scheduler<>(o);
+    }
+    if (n == "fcfs") return frenzy::fcfs_scheduler{};
+    if (n == "tiresias") return frenzy::tiresias_scheduler{};
+#ifdef FRENZY_HAS_GLPK
+    if (n == "gavel") return frenzy::gavel_scheduler{};
+    if (n == "sia") return frenzy::sia_scheduler{};
+#endif
+    throw frenzy::config_error("policy=\"" + n + "\" is not one of: has | fcfs | tiresias"
+#ifdef FRENZY_HAS_GLPK
+                               " | gavel | sia"
+#endif
+    );
+}
+
+inline std::vector<frenzy::trace_job> to_trace(py::handle o) {
+    if (py::isinstance<py::str>(o) && o.cast<std::string>().find('\n') != std::string::npos) {
+        std::istringstream in(o.cast<std::string>());
+        return frenzy::read_trace(in, "trace");
+    }
+    if (is_pathlike(o)) return frenzy::load_trace(fspath(o));
+    throw py::type_error("trace must be a path to a trace CSV or the CSV text, not " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+}
+
+inline frenzy::sim_result simulate(py::handle cluster_in, py::handle trace_in, const std::string& policy,
+                                   std::uint64_t seed, double startup_s, double restart_s, double mtbf_h,
+                                   double repair_h) {
+    const auto cluster = to_cluster(cluster_in);
+    const auto trace = to_trace(trace_in);
+    if (startup_s < 0) throw frenzy::config_error("startup_s must not be negative");
+    if (restart_s < 0) throw frenzy::config_error("restart_s must not be negative");
+    if (mtbf_h < 0) throw frenzy::config_error("mtbf_h must not be negative");
+    if (!(repair_h > 0)) throw frenzy::config_error("repair_h must be positive");
+    auto sched = make_policy(policy, startup_s);
+    frenzy::sim_options o;
+    o.seed = seed;
+    o.startup_s = startup_s;
+    o.restart_s = restart_s;
+    o.node_mtbf_s = mtbf_h * 3600;
+    o.node_repair_s = repair_h * 3600;
+    py::gil_scoped_release unlocked;
+    const frenzy::plan_provider plans =
+        frenzy::cached_plan_provider([&cluster](const frenzy::job_spec& j) { return frenzy::planner{}.plan(j, cluster); });
+    return frenzy::simulate(cluster, trace, plans, std::move(sched), o);
+}
+
+// ---- errors ----------------------------------------------------------------------------------------------------
+
+struct exceptions {
+    py::object base, config, io, solver;
+};
+
+inline exceptions& errors() {
+    static exceptions e;
+    return e;
+}
+
+}  // namespace frenzy_py
+
+PYBIND11_MODULE(_frenzy, m) {
+    using namespace frenzy_py;
+    m.doc() = "Frenzy: per-GPU memory (MARP), GPU plans and heterogeneity-aware scheduling of LLM training jobs.\n\n"
+              "The C++ library underneath; every result's to_dict() equals the `frenzy` CLI's --json.";
+    m.attr("__version__") = frenzy::version_string;
+
+    // Exceptions: frenzy.Error is the base of everything the library throws; ConfigError is also a ValueError
+    // (bad input), IoError an OSError (a file that cannot be read), SolverError a RuntimeError.
+    auto& ex = errors();
+    ex.base = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+        "frenzy.Error", "Base of every error Frenzy raises; the message is the library's.", PyExc_Exception, nullptr));
+    auto derived = [&](const char* name, const char* doc, PyObject* also) {
+        py::tuple bases = py::make_tuple(ex.base, py::handle(also));
+        return py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(name, doc, bases.ptr(), nullptr));
+    };
+    ex.config = derived("frenzy.ConfigError",
+                        "Invalid input; the message names the field, its value and the rule, e.g. "
+                        "'parallel.tp=3 does not divide model.heads=32'.",
+                        PyExc_ValueError);
+    ex.io = derived("frenzy.IoError", "A file could not be read or parsed.", PyExc_OSError);
+    ex.solver = derived("frenzy.SolverError", "A linear or integer program could not be solved (baseline schedulers).",
+                        PyExc_RuntimeError);
+    m.attr("Error") = ex.base;
+    m.attr("ConfigError") = ex.config;
+    m.attr("IoError") = ex.io;
+    m.attr("SolverError") = ex.solver;
+    py::register_exception_translator([](std::exception_ptr p) {
+        auto& e = errors();
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const frenzy::config_error& x) {
+            PyErr_SetString(e.config.ptr(), x.what());
+        } catch (const frenzy::io_error& x) {
+            PyErr_SetString(e.io.ptr(), x.what());
+        } catch (const frenzy::solver_error& x) {
+            PyErr_SetString(e.solver.ptr(), x.what());
+        } catch (const frenzy::error& x) {
+            PyErr_SetString(e.base.ptr(), x.what());
+        }
+    });
+
+    // ---- Job ----
+    py::class_<job>(m, "Job", "A training job: model, training, parallel layout and runtime, as in the job JSON.")
+        .def_static(
+            "from_dict", [](const py::dict& d) { return job{frenzy::job_from_json(from_py(d))}; }, "d"_a,
+            "A job from a dict shaped like the job JSON (docs/formats.md). Unknown fields and values raise "
+            "ConfigError naming them.")
+        .def_static(
+            "from_json",
+            [](const std::string& text) {
+                nlohmann::json j;
+                try {
+                    j = nlohmann::json::parse(text);
+                } catch (const nlohmann::json::parse_error& e) {
+                    throw frenzy::io_error(std::string("job JSON: invalid JSON: ") + e.what());
+                }
+                return job{frenzy::job_from_json(j)};
+            },
+            "text"_a, "A job from JSON text.")
+        .def_static(
+            "from_file", [](py::object path) { return job{frenzy::load_job(fspath(path))}; }, "path"_a,
+            "A job from a job JSON file (the file `frenzy estimate/plan --job` reads).")
+        .def("to_dict", [](const job& j) { return to_py(frenzy::to_json(j.parsed.job)); },
+             "The job with every field filled in, as a dict shaped like the job JSON.")
+        .def_property_readonly("name", [](const job& j) { return j.parsed.job.name; })
+        .def_property_readonly("has_parallel", [](const job& j) { return j.parsed.has_parallel; },
+                               "Whether the job fixes its parallel layout (otherwise the planner chooses it).")
+        .def_property_readonly("gpus", [](const job& j) { return j.parsed.job.parallel.gpus(); },
+                               "GPUs of its layout: dp x tp x pp x cp.")
+        .def_property_readonly("parameters", [](const job& j) { return frenzy::total_parameters(j.parsed.job.model); },
+                               "Parameters of the whole model.")
+        .def("__eq__", [](const job& a, const job& b) { return a.parsed.job == b.parsed.job; }, py::is_operator())
+        .def("__repr__", [](const job& j) {
+            const auto& p = j.parsed.job.parallel;
+            return "<frenzy.Job " + j.parsed.job.name + ": " + j.parsed.job.model.name +
+                   (j.parsed.has_parallel ? ", dp" + std::to_string(p.dp) + " tp" + std::to_string(p.tp) + " pp" +
+                                                std::to_string(p.pp) + " cp" + std::to_string(p.cp)
+                                          : ", layout left to the planner") +
+                   ">";
+        });
+
+    // ---- estimate ----
+    py::class_<frenzy::stage_memory>(m, "StageMemory", "Per-GPU memory of one pipeline stage at its peak (bytes).")
+        .def_readonly("stage", &frenzy::stage_memory::stage)
+        .def_readonly("parameters", &frenzy::stage_memory::parameters)
+        .def_property_readonly("weights_bytes", [](const frenzy::stage_memory& s) { return s.breakdown.weights.value; })
+        .def_property_readonly("gradients_bytes", [](const frenzy::stage_memory& s) { return s.breakdown.gradients.value; })
+        .def_property_readonly("optimizer_bytes", [](const frenzy::stage_memory& s) { return s.breakdown.optimizer.value; })
+        .def_property_readonly("activations_bytes",
+                               [](const frenzy::stage_memory& s) { return s.breakdown.activations.value; })
+        .def_property_readonly("temporary_bytes", [](const frenzy::stage_memory& s) { return s.breakdown.temporary.value; })
+        .def_property_readonly("peak_allocated_bytes", [](const frenzy::stage_memory& s) { return s.peak_allocated.value; })
+        .def_readonly("in_flight_micro_batches", &frenzy::stage_memory::in_flight_micro_batches)
+        .def("__repr__", [](const frenzy::stage_memory& s) {
+            return "<frenzy.StageMemory " + std::to_string(s.stage) + ": " +
+                   std::to_string(s.peak_allocated.value / (1024.0 * 1024 * 1024)) + " GiB>";
+        });
+
+    using frenzy::estimate_result;
+    auto when_gpu = [](const estimate_result& r, auto&& f) -> py::object { return r.gpu ? py::cast(f(r)) : py::none(); };
+    auto when_speed = [](const estimate_result& r, auto&& f) -> py::object {
+        return r.speed && r.speed->supported ? py::cast(f(*r.speed)) : py::none();
+    };
+    py::class_<estimate_result>(m, "Estimate", "MARP's per-GPU memory of one job, with the fit and speed on a GPU type.")
+        .def("to_dict", [](const estimate_result& r) { return to_py(nlohmann::ordered_json(r)); },
+             "The CLI's `frenzy estimate --json` for the same job, GPU and margin.")
+        .def_property_readonly("job", [](const estimate_result& r) { return to_py(frenzy::to_json(r.job)); },
+                               "The job estimated, as a dict shaped like the job JSON.")
+        .def_property_readonly("parameters", [](const estimate_result& r) { return r.memory.parameters; })
+        .def_property_readonly("peak_allocated_bytes", [](const estimate_result& r) { return r.memory.peak_allocated.value; })
+        .def_property_readonly("peak_reserved_bytes", [](const estimate_result& r) { return r.memory.peak_reserved.value; })
+        .def_property_readonly("uncertainty", [](const estimate_result& r) { return r.memory.uncertainty; },
+                               "Validated upper relative error of the mechanisms the job uses (raises the fit check).")
+        .def_property_readonly("bottleneck_stage", [](const estimate_result& r) { return r.memory.bottleneck_stage; })
+        .def_property_readonly("stages", [](const estimate_result& r) { return r.memory.stages; })
+        .def_readonly("margin", &estimate_result::margin)
+        .def_property_readonly("gpu", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.gpu->name; }); })
+        .def_property_readonly("fits", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->fits; }); },
+                               "Whether it fits the GPU with the margin kept free (None without a GPU).")
+        .def_property_readonly("required_bytes",
+                               [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->required.value; }); },
+                               "Peak reserved x (1 + uncertainty): what the fit rule compares (None without a GPU).")
+        .def_property_readonly("capacity_bytes",
+                               [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->capacity.value; }); },
+                               "(1 - margin) x the GPU's memory (None without a GPU).")
+        .def_property_readonly("step_time_s",
+                               [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.step_time.value; }); })
+        .def_property_readonly("tokens_per_s",
+                               [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.tokens_per_s; }); })
+        .def_property_readonly("mfu", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.mfu; }); })
+        .def("__repr__", [](const estimate_result& r) {
+            std::string s = "<frenzy.Estimate " + r.job.name + ": peak reserved " +
+                            std::to_string(r.memory.peak_reserved.value / (1024.0 * 1024 * 1024)) + " GiB";
+            if (r.gpu) s += std::string(r.fit->fits ? ", fits " : ", does not fit ") + r.gpu->name;
+            return s + ">";
+        });
+
+    m.def(
+        "estimate", [](py::handle job, py::handle gpu, double margin) { return frenzy_py::estimate(job, gpu, margin); },
+        "job"_a, "gpu"_a = py::none(), "margin"_a = frenzy::default_margin,
+        "Per-GPU peak training memory of `job` (a Job, a dict shaped like the job JSON, or a job file path) with its "
+        "parallel layout. With `gpu` (a catalog name or a dict of GPU type fields) also whether it fits, keeping "
+        "`margin` of the GPU's memory free (memory/fit.hpp), and the predicted step time.");
+
+    m.def("_cpp_estimate_ns", &frenzy_py::cpp_estimate_ns, "job"_a, "gpu"_a = py::none(), "margin"_a = frenzy::default_margin,
+          "iterations"_a = 100000,
+          "Benchmark helper (benchmarks/python_estimate.py): mean ns of the C++ estimate behind frenzy.estimate, "
+          "timed in a C++ loop with the inputs already converted.");
+
+    // ---- plan ----
+    using frenzy::plan;
+    auto budget = [](const plan& p, double v) -> py::object { return p.has_budget ? py::cast(v) : py::none(); };
+    py::class_<plan>(m, "Plan", "One way to run a job: a GPU type, a count and a parallel layout.")
+        .def("to_dict", [](const plan& p) { return to_py(nlohmann::ordered_json(p)); },
+             "One entry of the CLI's `frenzy plan --json` plans.")
+        .def_readonly("gpu", &plan::gpu)
+        .def_readonly("gpus", &plan::gpus)
+        .def_readonly("nodes", &plan::nodes)
+        .def_readonly("gpus_per_node", &plan::gpus_per_node)
+        .def_property_readonly("framework", [](const plan& p) { return std::string(frenzy::to_string(p.framework)); })
+        .def_property_readonly("precision", [](const plan& p) { return std::string(frenzy::to_string(p.precision)); })
+        .def_readonly("precision_alternative", &plan::precision_alternative,
+                      "True when the GPU type lacks the job's precision and the plan uses the nearest one it has.")
+        .def_property_readonly("parallel", [](const plan& p) { return to_py(nlohmann::ordered_json(p.parallel)); })
+        .def_readonly("micro_batch", &plan::micro_batch)
+        .def_property_readonly("peak_allocated_bytes", [](const plan& p) { return p.peak_allocated.value; })
+        .def_property_readonly("peak_reserved_bytes", [](const plan& p) { return p.peak_reserved.value; })
+        .def_property_readonly("required_bytes", [](const plan& p) { return p.required.value; })
+        .def_property_readonly("capacity_bytes", [](const plan& p) { return p.capacity.value; })
+        .def_property_readonly("step_time_s", [](const plan& p) { return p.step_time.value; })
+        .def_readonly("tokens_per_s", &plan::tokens_per_s)
+        .def_readonly("mfu", &plan::mfu)
+        .def_property_readonly("est_time_s", [=](const plan& p) { return budget(p, p.est_time.value); },
+                               "Time to train the job's total_tokens (None when it has no token budget).")
+        .def_property_readonly("gpu_hours", [=](const plan& p) { return budget(p, p.gpu_hours); })
+        .def_property_readonly("billed_gpu_hours", [=](const plan& p) { return budget(p, p.billed_gpu_hours); })
+        .def_property_readonly("cost", [](const plan& p) -> py::object {
+            return p.has_budget && p.cost ? py::cast(*p.cost) : py::none();
+        }, "Billed GPU-hours x price (None without a budget or a price).")
+        .def("__repr__", [](const frenzy::plan& p) {
+            const auto& q = p.parallel;
+            return "<frenzy.Plan " + std::to_string(p.gpus) + "x " + p.gpu + ": dp" + std::to_string(q.dp) + " tp" +
+                   std::to_string(q.tp) + " pp" + std::to_string(q.pp) + ", " + std::to_string(p.tokens_per_s) +
+                   " tokens/s>";
+        });
+
+    py::class_<plan_result>(m, "PlanResult", "Every feasible plan, best first, and the GPU types that cannot run the job.")
+        .def(
+            "to_dict",
+            [](const plan_result& r, std::optional<std::size_t> top) {
+                return to_py(frenzy::plan_result_json(r.result, top ? *top : 0));
+            },
+            "top"_a = py::none(), "The CLI's `frenzy plan --json` (with `top`, `--top N`; None or 0: every plan).")
+        .def_property_readonly("plans", [](const plan_result& r) { return r.result.plans; })
+        .def_property_readonly("best", [](const plan_result& r) -> py::object {
+            return r.result.plans.empty() ? py::none() : py::cast(r.result.plans.front());
+        }, "The best plan, or None when no GPU type can run the job.")
+        .def_property_readonly("infeasible", [](const plan_result& r) {
+            py::list l;
+            for (const auto& f : r.result.infeasible) l.append(py::dict("gpu"_a = f.gpu, "reason"_a = f.reason));
+            return l;
+        }, "[{'gpu': ..., 'reason': ...}] for each GPU type that cannot run the job.")
+        .def("__len__", [](const plan_result& r) { return r.result.plans.size(); })
+        .def(
+            "__iter__", [](const plan_result& r) { return py::make_iterator(r.result.plans.begin(), r.result.plans.end()); },
+            py::keep_alive<0, 1>())
+        .def("__getitem__", [](const plan_result& r, std::int64_t i) {
+            const auto n = static_cast<std::int64_t>(r.result.plans.size());
+            if (i < 0) i += n;
+            if (i < 0 || i >= n) throw py::index_error("plan index out of range");
+            return r.result.plans[static_cast<std::size_t>(i)];
+        })
+        .def("__repr__", [](const plan_result& r) {
+            return "<frenzy.PlanResult " + std::to_string(r.result.plans.size()) + " plans, " +
+                   std::to_string(r.result.infeasible.size()) + " infeasible GPU types>";
+        });
+
+    m.def("plan", &frenzy_py::plan, "job"_a, "cluster"_a, "objective"_a = "time", "margin"_a = frenzy::default_margin,
+          "max_gpus"_a = 0, "prices"_a = py::none(), "frameworks"_a = std::vector<std::string>{},
+          "tp_across_nodes"_a = false, "whole_nodes"_a = false, "pin_precision"_a = false,
+          "Ranks GPU types, counts and parallel layouts for `job` on `cluster` (a dict shaped like the cluster JSON, a "
+          "cluster file path, or a GPU list such as \"8xh100-80g,16xa100-40g\"). Layout fields the job states (its "
+          "`parallel` keys, training.micro_batch) are kept, the rest searched. `objective`: time | gpu-hours | cost "
+          "(cost needs `prices`: {type: USD per GPU-hour} or \"example\"); `margin`: share of each GPU's memory kept "
+          "free; `frameworks`: those to consider (default the job's); `whole_nodes`: bill whole nodes; "
+          "`pin_precision`: never offer another precision on types that lack the job's.");
+
+    // ---- launch ----
+    py::class_<launch_out>(m, "Launch", "A plan turned into launch files (launch.sbatch and the framework's configuration).")
+        .def("to_dict", [](const launch_out& l) {
+            nlohmann::ordered_json out;
+            out["plan"] = l.result.plan;
+            out["job"] = nlohmann::ordered_json::parse(frenzy::to_json(l.result.job).dump());
+            out["files"] = l.written;
+            return to_py(out);
+        }, "The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written.")
+        .def_property_readonly("plan", [](const launch_out& l) { return l.result.plan; }, "The plan the files run.")
+        .def_property_readonly("job", [](const launch_out& l) { return job{{l.result.job, true, {}}}; },
+                               "The job with the plan's layout, micro-batch, framework and precision.")
+        .def_property_readonly("files", [](const launch_out& l) {
+            py::dict d;
+            for (const auto& f : l.result.files) d[py::str(f.name)] = f.content;
+            return d;
+        }, "{file name: content}, launch.sbatch first.")
+        .def_readonly("written", &launch_out::written, "Paths of the files written (empty without out_dir).")
+        .def("write", [](const launch_out& l, py::object dir) {
+            const std::filesystem::path d = fspath(dir);
+            std::error_code ec;
+            std::filesystem::create_directories(d, ec);
+            if (ec) throw frenzy::io_error("dir=" + d.string() + ": " + ec.message());
+            frenzy::write_launch_files(l.result.files, d.string());
+            std::vector<std::string> paths;
+            for (const auto& f : l.result.files) paths.push_back((d / f.name).string());
+            return paths;
+        }, "dir"_a, "Writes the files into `dir` (created if missing); returns their paths.")
+        .def("__repr__", [](const launch_out& l) {
+            return "<frenzy.Launch " + std::to_string(l.result.plan.gpus) + "x " + l.result.plan.gpu + ", " +
+                   std::to_string(l.result.files.size()) + " files>";
+        });
+
+    m.def("launch", &frenzy_py::launch, "job"_a, "cluster"_a, "framework"_a = "megatron", "plan"_a = 1,
+          "out_dir"_a = py::none(), "objective"_a = "time", "margin"_a = frenzy::default_margin,
+          "gres"_a = std::map<std::string, std::string>{}, "run_command"_a = "", "time_margin"_a = 0.2,
+          "torchtitan_base"_a = "",
+          "Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp), takes plan number "
+          "`plan` of the ranking (1 = the best) and makes its launch files: launch.sbatch (Slurm + torchrun) and the "
+          "framework's configuration; with `out_dir` also writes them there, as `frenzy launch -o DIR` does. "
+          "`gres` maps catalog names to Slurm GRES types; `time_margin` pads the predicted run time for --time. "
+          "Raises ConfigError when there is no such plan (the planner's reasons in the message).");
+
+    py::class_<frenzy::launcher_import>(m, "Import", "A job read from a launcher configuration, and what was not used.")
+        .def("to_dict", [](const frenzy::launcher_import& r) {
+            nlohmann::ordered_json out;
+            out["job"] = nlohmann::ordered_json::parse(frenzy::to_json(r.job).dump());
+            out["ignored"] = r.ignored;
+            out["not_understood"] = r.unknown;
+            out["notes"] = r.notes;
+            return to_py(out);
+        }, "The CLI's `frenzy import --json`: {job, ignored, not_understood, notes}.")
+        .def_property_readonly("job", [](const frenzy::launcher_import& r) { return job{{r.job, r.has_parallel, {}}}; })
+        .def_readonly("world_size", &frenzy::launcher_import::world_size, "GPUs the launcher starts (0 = not said).")
+        .def_readonly("ignored", &frenzy::launcher_import::ignored,
+                      "Arguments/keys irrelevant to memory and speed (or not modelled), as written.")
+        .def_readonly("not_understood", &frenzy::launcher_import::unknown, "Arguments/keys not understood, as written.")
+        .def_readonly("notes", &frenzy::launcher_import::notes, "Shell constructs the script reader could not follow.");
+
+    m.def("import_launcher", &frenzy_py::import_launcher, "kind"_a, "path"_a, "model"_a = py::none(), "name"_a = "",
+          "world_size"_a = 0, "layout"_a = py::none(), "training"_a = py::none(),
+          "Reads a launcher configuration into a job: `kind` megatron (a launch script as Megatron-LM's examples are "
+          "written, or a JSON/YAML argument list), torchtitan (recipe module), deepspeed (ds_config.json) or fsdp "
+          "(fsdp_settings.json). The last three do not describe the model: give `model` (a preset name or a dict "
+          "shaped like the job JSON's model). `world_size`, `layout` ({tp, pp, cp, ep}) and `training` ({seq_len, "
+          "total_tokens, ...}) supply what the configuration does not say.");
+
+    // ---- simulate ----
+    py::class_<frenzy::sim_result>(m, "SimResult", "Metrics of one simulated run of a trace under one policy.")
+        .def("to_dict", [](const frenzy::sim_result& r) { return to_py(frenzy::to_json(r.metrics)); },
+             "The CLI's `frenzy simulate --json`.")
+        .def("jobs_csv", [](const frenzy::sim_result& r) {
+            std::ostringstream s;
+            frenzy::write_jobs_csv(s, r);
+            return s.str();
+        }, "One CSV row per job (the file `frenzy simulate --jobs-csv` writes).")
+        .def_property_readonly("policy", [](const frenzy::sim_result& r) { return r.metrics.policy; })
+        .def_property_readonly("completed", [](const frenzy::sim_result& r) { return r.metrics.completed; })
+        .def_property_readonly("avg_jct_s", [](const frenzy::sim_result& r) { return r.metrics.avg_jct_s; })
+        .def_property_readonly("makespan_s", [](const frenzy::sim_result& r) { return r.metrics.makespan_s; })
+        .def_property_readonly("gpu_utilization", [](const frenzy::sim_result& r) { return r.metrics.gpu_utilization; })
+        .def("__repr__", [](const frenzy::sim_result& r) {
+            return "<frenzy.SimResult " + r.metrics.policy + ": " + std::to_string(r.metrics.completed) + "/" +
+                   std::to_string(r.metrics.jobs) + " jobs completed>";
+        });
+
+    m.def("simulate", &frenzy_py::simulate, "cluster"_a, "trace"_a, "policy"_a = "has", "seed"_a = 1,
+          "startup_s"_a = 30.0, "restart_s"_a = 30.0, "mtbf_h"_a = 0.0, "repair_h"_a = 1.0,
+          "Replays `trace` (a trace CSV path or its text) on `cluster` under `policy` (has | fcfs | tiresias | gavel "
+          "| sia), as `frenzy simulate` does.");
+
+    // ---- catalogs ----
+    m.def("gpus", [] {
+        py::list l;
+        const frenzy::gpu_catalog catalog;
+        for (const auto& t : catalog.types()) l.append(to_py(nlohmann::ordered_json(t)));
+        return l;
+    }, "The built-in GPU types, one dict each (`frenzy gpus --json`).");
+    m.def("models", [] {
+        py::list l;
+        for (const auto& p : frenzy::model_presets()) l.append(to_py(nlohmann::ordered_json(p)));
+        return l;
+    }, "The built-in model presets with their parameter counts (`frenzy models --json`).");
+}

@@ -1,0 +1,47 @@
+"""Shared fixtures: the repository root, the built CLI (FRENZY_CLI, set by scripts/test_python.sh) and a helper
+that runs it with --json and parses what it prints."""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _cli_path():
+    p = os.environ.get("FRENZY_CLI", str(ROOT / "build" / "examples" / "frenzy"))
+    return pathlib.Path(p)
+
+
+@pytest.fixture(scope="session")
+def root():
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """The reference data (FRENZY_SHARED_DATA of the build, set by scripts/test_python.sh)."""
+    return pathlib.Path(os.environ.get("FRENZY_SHARED_DATA", str(ROOT.parent / "shared" / "data")))
+
+
+@pytest.fixture(scope="session")
+def cli_path():
+    path = _cli_path()
+    if not path.is_file():
+        pytest.fail(f"the frenzy CLI is not built at {path} (set FRENZY_CLI or run scripts/test_python.sh)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cli(cli_path):
+    """cli(*args) runs the frenzy CLI and returns its parsed --json output (args must include --json)."""
+    path = cli_path
+
+    def run(*args):
+        r = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, f"frenzy {' '.join(map(str, args))} exited {r.returncode}: {r.stderr}"
+        return json.loads(r.stdout)
+
+    return run

@@ -1,0 +1,115 @@
+"""frenzy.estimate(...).to_dict() is exactly the CLI's `frenzy estimate --json` for the same job, GPU and margin
+(same C++ code, same build flags: the doubles match bit for bit, so the comparison is exact)."""
+import json
+
+import pytest
+
+import frenzy
+
+DENSE_PP = {
+    "name": "llama-2-7b-pp",
+    "model": {"preset": "llama-2-7b"},
+    "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 64, "precision": "bf16-mixed"},
+    "parallel": {"dp": 2, "tp": 2, "pp": 4, "sequence_parallel": True, "sharding": "optimizer",
+                 "recompute": "selective"},
+    "runtime": {"framework": "megatron"},
+}
+MOE = {
+    "name": "mixtral-ep",
+    "model": {"preset": "mixtral-8x7b"},
+    "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 32},
+    "parallel": {"dp": 8, "tp": 2, "pp": 2, "ep": 8, "sequence_parallel": True, "sharding": "optimizer"},
+}
+EXPLICIT = {
+    "model": {"layers": 12, "hidden": 768, "heads": 12, "ffn_hidden": 3072, "activation": "gelu", "vocab": 50257,
+              "tied_embeddings": True, "position_embedding": "learned", "norm": "layernorm"},
+    "training": {"seq_len": 1024, "micro_batch": 8, "global_batch": 32, "precision": "fp16-mixed"},
+    "parallel": {"dp": 4},
+    "runtime": {"framework": "ddp", "attention": "unfused"},
+}
+
+
+def _file(tmp_path, job):
+    p = tmp_path / "job.json"
+    p.write_text(json.dumps(job))
+    return p
+
+
+@pytest.mark.parametrize("job", [DENSE_PP, MOE, EXPLICIT], ids=["dense-pp", "moe", "explicit"])
+@pytest.mark.parametrize("gpu, margin", [(None, None), ("a100-80g", None), ("a100-80g", 0.0), ("h100-80g", 0.1),
+                                         ("v100-32g", 0.05)])
+def test_equals_cli_json(cli, tmp_path, job, gpu, margin):
+    f = _file(tmp_path, job)
+    args = ["estimate", "--job", f, "--json"]
+    if gpu:
+        args += ["--gpu", gpu]
+    if margin is not None:
+        args += ["--margin", margin]
+    expected = cli(*args)
+    if margin is None:  # the default on both sides
+        assert frenzy.estimate(job, gpu=gpu).to_dict() == expected
+        margin = expected["margin"]
+    assert frenzy.estimate(job, gpu=gpu, margin=margin).to_dict() == expected
+    assert frenzy.estimate(frenzy.Job.from_dict(job), gpu=gpu, margin=margin).to_dict() == expected
+    assert frenzy.estimate(f, gpu=gpu, margin=margin).to_dict() == expected
+
+
+def test_example_job_file(cli, root):
+    f = root / "examples" / "jobs" / "llama-3.1-8b-fsdp.json"
+    assert frenzy.estimate(f, gpu="a100-80g").to_dict() == cli("estimate", "--job", f, "--gpu", "a100-80g", "--json")
+    assert frenzy.estimate(f).to_dict() == cli("estimate", "--job", f, "--json")
+
+
+def test_properties_are_the_report():
+    e = frenzy.estimate(DENSE_PP, gpu="a100-80g")
+    d = e.to_dict()
+    assert len(e.stages) == 4  # pp = 4: one entry per pipeline stage
+    # The peak is the bottleneck stage's allocated peak.
+    assert e.peak_allocated_bytes == max(s.peak_allocated_bytes for s in e.stages)
+    assert e.stages[e.bottleneck_stage].peak_allocated_bytes == e.peak_allocated_bytes
+    assert [s.weights_bytes for s in e.stages] == [s["weights_bytes"] for s in d["stages"]]
+    assert e.fits == d["fits"] and e.step_time_s == d["step_time_s"] and e.gpu == "a100-80g"
+    assert e.required_bytes == d["required_bytes"] and e.capacity_bytes == d["capacity_bytes"]
+    assert e.margin == d["margin"] == 0.05  # docs/formats.md: default margin 5%
+    assert e.job == d["job"]
+
+
+def test_without_gpu_there_is_no_verdict():
+    e = frenzy.estimate(EXPLICIT)
+    assert e.gpu is None and e.fits is None and e.step_time_s is None and e.required_bytes is None
+
+
+def test_v100_has_no_bf16():
+    # V100 has no bf16 tensor cores (gpus.csv: bf16_tflops empty), so no step time; the memory verdict stays.
+    e = frenzy.estimate(DENSE_PP, gpu="v100-32g")
+    assert e.step_time_s is None and e.tokens_per_s is None
+    assert "bf16" in e.to_dict()["perf_reason"]
+
+
+def test_gpu_as_dict_overrides_a_catalog_type():
+    # The fit rule (memory/fit.hpp) compares required = reserved x (1 + uncertainty) with (1 - margin) x memory.
+    # With no margin, the same A100 with its memory 1 MiB below the required bytes cannot hold the job; 1 MiB above
+    # it can. Memory is the only field overridden: the step time, from the A100's other fields, stays the same.
+    full = frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=0.0)
+    need_mib = full.required_bytes / 2**20
+    assert full.required_bytes == full.peak_reserved_bytes * (1 + full.uncertainty)
+    small = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": need_mib - 1}, margin=0.0)
+    large = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": need_mib + 1}, margin=0.0)
+    assert not small.fits and large.fits
+    # A 10% margin takes 10% of the memory away: (1 - 0.1) x 80 GiB.
+    assert frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=0.1).capacity_bytes == 0.9 * 81920 * 2**20
+    assert small.peak_reserved_bytes == full.peak_reserved_bytes
+    assert small.step_time_s == full.step_time_s
+
+
+def test_bad_input():
+    with pytest.raises(frenzy.ConfigError, match=r'gpu="a100-81g" is not a known GPU type'):
+        frenzy.estimate(DENSE_PP, gpu="a100-81g")
+    with pytest.raises(frenzy.ConfigError, match=r"margin=1\.5.* in \[0, 1\)"):
+        frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=1.5)
+    with pytest.raises(frenzy.ConfigError, match=r"gpu\.memory_mib"):
+        frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": "lots"})
+    with pytest.raises(frenzy.ConfigError, match=r"parallel\.ep"):
+        frenzy.estimate({**MOE, "parallel": {**MOE["parallel"], "ep": 3}})
+    with pytest.raises(TypeError):
+        frenzy.estimate(42)

@@ -1,0 +1,112 @@
+"""frenzy.plan(...).to_dict() is exactly the CLI's `frenzy plan --json` for the same job, cluster and options."""
+import json
+
+import pytest
+
+import frenzy
+
+
+@pytest.mark.parametrize(
+    "job, cluster, objective",
+    [
+        ("plan-gpt3-125m.json", "three-type.json", "time"),
+        ("plan-llama-2-7b.json", "three-type.json", "gpu-hours"),
+        ("plan-mixtral-8x7b.json", "five-type.json", "time"),
+    ],
+)
+def test_equals_cli_json(cli, root, job, cluster, objective):
+    j = root / "examples" / "jobs" / job
+    c = root / "examples" / "clusters" / cluster
+    expected = cli("plan", "--job", j, "--cluster", c, "--objective", objective, "--margin", 0.1, "--json")
+    got = frenzy.plan(j, c, objective=objective, margin=0.1)
+    assert got.to_dict() == expected
+    # The same job and cluster given as dicts.
+    assert frenzy.plan(json.loads(j.read_text()), json.loads(c.read_text()), objective=objective,
+                       margin=0.1).to_dict() == expected
+    assert got.to_dict(top=2) == {"plans": expected["plans"][:2], "infeasible": expected["infeasible"]}
+    assert got.to_dict(top=2) == cli("plan", "--job", j, "--cluster", c, "--objective", objective, "--margin", 0.1,
+                                     "--top", 2, "--json")
+
+
+def test_gpu_list_and_options_equal_cli_json(cli, root):
+    j = root / "examples" / "jobs" / "plan-llama-2-7b.json"
+    expected = cli("plan", "--job", j, "--gpus", "16xa100-80g,8xv100-32g", "--objective", "cost", "--price", "example",
+                   "--whole-nodes", "--json")
+    got = frenzy.plan(j, "16xa100-80g,8xv100-32g", objective="cost", prices="example", whole_nodes=True)
+    assert got.to_dict() == expected
+    expected = cli("plan", "--job", j, "--gpus", "8xh100-80g", "--framework", "megatron", "--framework", "fsdp",
+                   "--max-gpus", 4, "--json")
+    assert frenzy.plan(j, "8xh100-80g", frameworks=["megatron", "fsdp"], max_gpus=4).to_dict() == expected
+    # Prices given as a dict: 2 USD per A100-hour and 1 per V100-hour.
+    expected = cli("plan", "--job", j, "--gpus", "16xa100-80g,8xv100-32g", "--objective", "cost", "--price",
+                   "a100-80g=2", "--price", "v100-32g=1", "--json")
+    got = frenzy.plan(j, "16xa100-80g,8xv100-32g", objective="cost", prices={"a100-80g": 2, "v100-32g": 1.0})
+    assert got.to_dict() == expected
+    best = got.best
+    # cost = billed GPU-hours x price, one IEEE multiplication on both sides: exact.
+    assert best.cost == best.billed_gpu_hours * {"a100-80g": 2, "v100-32g": 1}[best.gpu]
+
+
+def test_stated_layout_is_kept(cli, root, tmp_path):
+    # A job that states tp = 2 and micro_batch 1: every plan keeps them (docs/formats.md: stated fields constrain).
+    job = json.loads((root / "examples" / "jobs" / "plan-llama-2-7b.json").read_text())
+    job["parallel"] = {"tp": 2}
+    job["training"]["micro_batch"] = 1
+    f = tmp_path / "job.json"
+    f.write_text(json.dumps(job))
+    r = frenzy.plan(job, "16xa100-80g")
+    assert len(r) > 0 and all(p.parallel["tp"] == 2 and p.micro_batch == 1 for p in r)
+    assert r.to_dict() == cli("plan", "--job", f, "--gpus", "16xa100-80g", "--json")
+
+
+def test_plans_are_values(root):
+    r = frenzy.plan(root / "examples" / "jobs" / "plan-gpt3-125m.json",
+                    root / "examples" / "clusters" / "three-type.json")
+    assert len(r) == len(r.plans) > 0
+    best = r.best
+    assert best.to_dict() == r.to_dict()["plans"][0] == r[0].to_dict()
+    assert r[-1].to_dict() == r.to_dict()["plans"][-1]
+    assert [p.to_dict() for p in r] == r.to_dict()["plans"]
+    # A plan's GPU count is its layout's dp x tp x pp x cp, and a plan fits its usable memory.
+    for p in r.plans:
+        q = p.parallel
+        assert p.gpus == q["dp"] * q["tp"] * q["pp"] * q["cp"]
+        assert p.peak_allocated_bytes <= p.capacity_bytes
+    with pytest.raises(IndexError):
+        r[len(r)]
+
+
+def test_a_type_too_small_is_a_result_not_an_error(root):
+    # Llama 3.1 70B does not fit 16 RTX 3090s (24 GiB each, 384 GiB together; its bf16 weights alone are 131 GiB
+    # and with AdamW states ~1.1 TiB): no plans, one infeasible entry naming the type.
+    cluster = {"nodes": [{"gpu": "rtx-3090", "gpus_per_node": 8, "count": 2}]}
+    r = frenzy.plan(root / "examples" / "jobs" / "plan-llama-3.1-70b.json", cluster)
+    assert r.best is None and len(r) == 0 and list(r) == []
+    assert [f["gpu"] for f in r.infeasible] == ["rtx-3090"]
+
+
+def test_bad_input(root):
+    job = root / "examples" / "jobs" / "plan-gpt3-125m.json"
+    cluster = root / "examples" / "clusters" / "three-type.json"
+    with pytest.raises(frenzy.ConfigError, match="objective"):
+        frenzy.plan(job, cluster, objective="fastest")
+    with pytest.raises(frenzy.ConfigError, match="price"):
+        frenzy.plan(job, cluster, objective="cost")
+    with pytest.raises(frenzy.ConfigError, match=r"cluster\.nodes\[0\]\.count=0"):
+        frenzy.plan(job, {"nodes": [{"gpu": "a100-80g", "count": 0}]})
+    with pytest.raises(frenzy.ConfigError, match=r"cluster\.nodes\[0\]\.gpu=\"a100\""):
+        frenzy.plan(job, {"nodes": [{"gpu": "a100", "count": 1}]})
+    with pytest.raises(frenzy.IoError, match="cannot open"):
+        frenzy.plan(job, "/nonexistent/cluster.json")
+    with pytest.raises(frenzy.ConfigError, match="a100-81g"):
+        frenzy.plan(job, "8xa100-81g")
+    with pytest.raises(frenzy.ConfigError, match=r'prices\["a100-80g"\]'):
+        frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": -1})
+    with pytest.raises(frenzy.ConfigError, match=r'prices\["a100-80g"\]=\'2\' is not a number'):
+        frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": "2"})
+    with pytest.raises(TypeError):
+        frenzy.plan(job, cluster, prices=[("a100-80g", 2)])
+    with pytest.raises(frenzy.ConfigError, match="margin"):
+        frenzy.plan(job, cluster, margin=1.0)
+    with pytest.raises(frenzy.ConfigError, match="frameworks"):
+        frenzy.plan(job, cluster, frameworks=["jax"])

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Lists every command-line flag / config key a framework defines, read statically (ast, no imports) from its
+source tree, for tests/launch: each flag or key `frenzy launch` writes must be in these lists.
+
+  extract_framework_keys.py megatron   REPO_DIR > megatron_arguments.txt
+  extract_framework_keys.py deepspeed  REPO_DIR > deepspeed_keys.txt
+  extract_framework_keys.py torchtitan REPO_DIR > torchtitan_fields.txt
+
+Megatron-LM: literal '--flags' of megatron/training/arguments.py plus the flags ArgumentGroupFactory
+(megatron/training/argument_utils.py) derives from the config dataclasses named in arguments.py: `--name-with-dashes`;
+bool fields whose default is not False become `--no-name` and `--disable-name`; metadata argparse_meta arg_names win;
+`exclude=[...]` lists and init=False fields are skipped.
+DeepSpeed: string constants of deepspeed/runtime/constants.py, runtime/zero/config.py, runtime/zero/offload_config.py,
+runtime/activation_checkpointing/config.py, runtime/precision_config.py (pydantic field names and aliases too).
+torchtitan: dotted `section.field` names of the dataclasses Trainer.Config composes (torchtitan/config/configs.py,
+activation_checkpoint.py), as config attributes are spelled in a recipe.
+"""
+import ast
+import os
+import sys
+
+
+def parse(path):
+    with open(path) as f:
+        return ast.parse(f.read(), path)
+
+
+def module_file(root, mod):
+    p = os.path.join(root, *mod.split("."))
+    if os.path.isdir(p):
+        return os.path.join(p, "__init__.py")
+    return p + ".py"
+
+
+def resolve_class(root, mod, name, depth=0):
+    """(ClassDef, module) of `name` as seen from module `mod`, following `from X import name`."""
+    if depth > 8:
+        return None
+    f = module_file(root, mod)
+    if not os.path.exists(f):
+        return None
+    tree = parse(f)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node, mod
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                if (a.asname or a.name) == name:
+                    src = node.module or ""
+                    if node.level:
+                        base = mod.split(".")
+                        if not f.endswith("__init__.py"):
+                            base = base[:-1]
+                        base = base[: len(base) - (node.level - 1)]
+                        src = ".".join(base + ([src] if src else []))
+                    r = resolve_class(root, src, a.name, depth + 1)
+                    if r:
+                        return r
+    return None
+
+
+def const(node):
+    try:
+        return ast.literal_eval(node)
+    except Exception:
+        return None
+
+
+def is_bool(ann):
+    s = ast.unparse(ann).replace(" ", "")
+    return s in ("bool", "Optional[bool]", "bool|None", "None|bool")
+
+
+def dataclass_fields(root, cls, mod, seen=None):
+    out = []
+    for b in cls.bases:
+        bn = ast.unparse(b)
+        if bn in ("object",) or "." in bn:
+            continue
+        r = resolve_class(root, mod, bn)
+        if r:
+            out += dataclass_fields(root, r[0], r[1])
+    for node in cls.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            ann = ast.unparse(node.annotation)
+            if "ClassVar" in ann:
+                continue
+            default, meta, init = None, None, True
+            v = node.value
+            if isinstance(v, ast.Call) and ast.unparse(v.func).split(".")[-1] == "field":
+                for k in v.keywords:
+                    if k.arg == "default":
+                        default = k.value
+                    elif k.arg == "metadata":
+                        meta = k.value
+                    elif k.arg == "init":
+                        init = const(k.value) is not False
+            else:
+                default = v
+            out = [o for o in out if o[0] != node.target.id]
+            out.append((node.target.id, node.annotation, default, meta, init))
+    return out
+
+
+def flag(name, prefix=None):
+    return "--" + ((prefix + "_") if prefix else "").replace("_", "-") + name.replace("_", "-")
+
+
+def megatron(root):
+    args = os.path.join(root, "megatron/training/arguments.py")
+    tree = parse(args)
+    flags = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("add_argument"):
+            for a in node.args:
+                v = const(a)
+                if isinstance(v, str) and v.startswith("--"):
+                    flags.add(v)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "ArgumentGroupFactory":
+            cname = ast.unparse(node.args[0])
+            exclude = set()
+            for k in node.keywords:
+                if k.arg == "exclude":
+                    ev = const(k.value)
+                    if ev is None and isinstance(k.value, ast.Name):  # exclude=exclude: the list assigned before
+                        for n2 in ast.walk(tree):
+                            if isinstance(n2, ast.Assign) and any(isinstance(t, ast.Name) and t.id == k.value.id for t in n2.targets):
+                                if getattr(n2, "lineno", 0) < node.lineno:
+                                    ev = const(n2.value)
+                    exclude = set(ev or [])
+            r = resolve_class(root, "megatron.training.arguments", cname)
+            if not r:
+                print("unresolved " + cname, file=sys.stderr)
+                continue
+            for name, ann, default, meta, init in dataclass_fields(root, r[0], r[1]):
+                if name in exclude or not init:
+                    continue
+                names = None
+                if meta is not None and isinstance(meta, ast.Dict):
+                    for k, v in zip(meta.keys, meta.values):
+                        if const(k) == "argparse_meta" and isinstance(v, ast.Dict):
+                            for k2, v2 in zip(v.keys, v.values):
+                                if const(k2) == "arg_names":
+                                    names = const(v2)
+                if names is None:
+                    if is_bool(ann) and not (isinstance(default, ast.Constant) and default.value is False):
+                        names = [flag(name, "no"), flag(name, "disable")]
+                    else:
+                        names = [flag(name)]
+                flags.update(names)
+    return sorted(flags)
+
+
+def string_constants(path):
+    keys = set()
+    for node in ast.walk(parse(path)):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            if all(isinstance(t, ast.Name) and t.id.isupper() and not t.id.endswith("_DEFAULT") for t in node.targets):
+                keys.add(node.value.value)
+        if isinstance(node, ast.ClassDef):  # pydantic models: field names and Field(alias=...)
+            for b in node.body:
+                if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name):
+                    keys.add(b.target.id)
+                    if isinstance(b.value, ast.Call):
+                        for k in b.value.keywords:
+                            if k.arg == "alias" and isinstance(const(k.value), str):
+                                keys.add(const(k.value))
+    return keys
+
+
+def deepspeed(root):
+    keys = set()
+    for rel in ["deepspeed/runtime/constants.py", "deepspeed/runtime/zero/config.py",
+                "deepspeed/runtime/zero/offload_config.py", "deepspeed/runtime/zero/offload_constants.py",
+                "deepspeed/runtime/activation_checkpointing/config.py", "deepspeed/runtime/precision_config.py",
+                "deepspeed/runtime/fp16/loss_scaler.py"]:
+        p = os.path.join(root, rel)
+        if os.path.exists(p):
+            keys |= string_constants(p)
+    return sorted(k for k in keys if k and " " not in k and k.replace("_", "").isalnum())
+
+
+def torchtitan(root):
+    out = set()
+    sections = {"training": "TrainingConfig", "parallelism": "ParallelismConfig", "compile": "CompileConfig",
+                "comm": "CommConfig", "debug": "DebugConfig"}
+    for sec, cname in sections.items():
+        r = resolve_class(root, "torchtitan.config.configs", cname)
+        for name, *_ in dataclass_fields(root, r[0], r[1]):
+            out.add(sec + "." + name)
+    # activation_checkpoint: ActivationCheckpointing.Config subclasses (FullAC, SelectiveAC, ...)
+    ac = parse(os.path.join(root, "torchtitan/distributed/activation_checkpoint.py"))
+    for node in ac.body:
+        if isinstance(node, ast.ClassDef):
+            for inner in node.body:
+                if isinstance(inner, ast.ClassDef) and inner.name == "Config":
+                    out.add("activation_checkpoint=" + node.name + ".Config")
+                    for b in inner.body:
+                        if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name):
+                            out.add("activation_checkpoint." + b.target.id)
+    base_fields = []  # QuantizationConverter.Config fields every converter inherits
+    for node in parse(os.path.join(root, "torchtitan/components/quantization/__init__.py")).body:
+        if isinstance(node, ast.ClassDef) and node.name == "QuantizationConverter":
+            for inner in node.body:
+                if isinstance(inner, ast.ClassDef) and inner.name == "Config":
+                    base_fields = [b.target.id for b in inner.body if isinstance(b, ast.AnnAssign)]
+    q = parse(os.path.join(root, "torchtitan/components/quantization/float8.py"))
+    for node in q.body:
+        if isinstance(node, ast.ClassDef):
+            for inner in node.body:
+                if isinstance(inner, ast.ClassDef) and inner.name == "Config":
+                    out.add("converter=" + node.name + ".Config")
+                    out.update(node.name + ".Config." + f for f in base_fields)
+                    for b in inner.body:
+                        if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name):
+                            out.add(node.name + ".Config." + b.target.id)
+    return sorted(out)
+
+
+if __name__ == "__main__":
+    which, root = sys.argv[1], sys.argv[2]
+    for k in {"megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan}[which](root):
+        print(k)

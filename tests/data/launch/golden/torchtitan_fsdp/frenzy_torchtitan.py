@@ -1,0 +1,25 @@
+# torchtitan recipe written by `frenzy launch` for job "llama-3.1-8b-job".
+# Run: torchrun ... -m torchtitan.train --module frenzy_torchtitan --config frenzy_plan
+# Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.
+from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC
+from torchtitan.trainer import Trainer
+from torchtitan.models.llama3.config_registry import llama3_8b as base_recipe
+
+
+def frenzy_plan() -> Trainer.Config:
+    config = base_recipe()  # the model: llama-3.1-8b
+    config.parallelism.data_parallel_replicate_degree = 1
+    config.parallelism.data_parallel_shard_degree = 16
+    config.parallelism.fsdp_reshard_after_forward = "always"
+    config.parallelism.tensor_parallel_degree = 1
+    config.parallelism.enable_sequence_parallel = False
+    config.parallelism.pipeline_parallel_degree = 1
+    config.parallelism.context_parallel_degree = 1
+    config.training.max_context_length = 8192
+    config.training.num_tokens_per_microbatch_per_dp_rank = 16384
+    config.training.num_tokens_per_train_step = 524288
+    config.training.steps = 1000
+    config.training.mixed_precision_param = "bfloat16"
+    config.activation_checkpoint = FullAC.Config()
+    config.compile.enable = False
+    return config

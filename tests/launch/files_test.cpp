@@ -1,0 +1,494 @@
+// The launch files: every Megatron-LM flag, torchtitan field and DeepSpeed key written is one the framework
+// defines (lists read from the frameworks' code, tests/data/launch/*.txt, commits in their first lines); golden
+// files for several plans per launcher; the sbatch header; import of Megatron-LM's own Llama 3 8B example.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <typeinfo>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/io/launcher_shell.hpp"
+#include "frenzy/launch/launch.hpp"
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/model/presets.hpp"
+
+using namespace frenzy;
+
+namespace {
+
+const std::string data_dir = std::string(FRENZY_SOURCE_DIR) + "/tests/data/launch";
+
+std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+std::set<std::string> key_list(const std::string& name) {
+    std::set<std::string> s;
+    std::istringstream in(slurp(data_dir + "/" + name));
+    std::string line;
+    while (std::getline(in, line))
+        if (!line.empty() && line[0] != '#') s.insert(line);
+    REQUIRE(s.size() > 50);  // the lists hold hundreds of entries; a truncated file would pass anything
+    return s;
+}
+
+const launch_file& file(const std::vector<launch_file>& fs, const std::string& name) {
+    for (const auto& f : fs)
+        if (f.name == name) return f;
+    FAIL("no file " << name);
+    return fs.front();
+}
+
+job_spec job(const std::string& preset_name, std::int64_t seq, std::int64_t gbs, framework fw, parallel_config p,
+             std::int64_t mb = 1) {
+    job_spec j;
+    j.name = preset_name + "-job";
+    j.model = preset(preset_name);
+    j.training.seq_len = seq;
+    j.training.global_batch = gbs;
+    j.training.micro_batch = mb;
+    j.training.total_tokens = static_cast<double>(gbs * seq) * 1000;
+    j.runtime.framework = fw;
+    j.parallel = p;
+    return j;
+}
+
+/// A hand-made plan (fixed figures, so the golden files do not move with the planner's models).
+plan fixed_plan(const job_spec& j, const std::string& gpu, int per_node) {
+    plan p;
+    p.gpu = gpu;
+    p.gpus = static_cast<int>(j.parallel.gpus());
+    p.nodes = (p.gpus + per_node - 1) / per_node;
+    p.gpus_per_node = per_node;
+    p.framework = j.runtime.framework;
+    p.precision = j.training.precision;
+    p.parallel = j.parallel;
+    p.micro_batch = j.training.micro_batch;
+    p.step_time = seconds{2.5};
+    p.tokens_per_s = j.tokens_per_step() / 2.5;
+    p.est_time = seconds{3600};
+    p.has_budget = true;
+    return p;
+}
+
+launch_options opts(launcher l) {
+    launch_options o;
+    o.launcher = l;
+    o.gres_names["h100-80g"] = "h100";
+    return o;
+}
+
+struct golden_case {
+    std::string name;
+    launcher l;
+    job_spec j;
+};
+
+std::vector<golden_case> golden_cases() {
+    using P = parallel_config;
+    return {
+        {"megatron_dense_tp_sp_pp_vpp", launcher::megatron,
+         job("llama-3.1-8b", 4096, 256, framework::megatron,
+             P{.dp = 4, .tp = 2, .pp = 4, .vpp = 2, .sequence_parallel = true, .sharding = sharding::optimizer,
+               .recompute = recompute::selective, .schedule = pipeline_schedule::interleaved})},
+        {"megatron_moe_ep_cp_fullrecompute", launcher::megatron,
+         job("mixtral-8x7b", 8192, 64, framework::megatron,
+             P{.dp = 8, .tp = 2, .cp = 2, .ep = 8, .sequence_parallel = true, .recompute = recompute::full})},
+        {"megatron_dense_dp_only", launcher::megatron, job("gpt3-1.3b", 2048, 64, framework::megatron, P{.dp = 8}, 2)},
+        {"torchtitan_fsdp", launcher::torchtitan,
+         job("llama-3.1-8b", 8192, 64, framework::fsdp, P{.dp = 16, .sharding = sharding::full, .recompute = recompute::full}, 2)},
+        {"torchtitan_tp_pp", launcher::torchtitan,
+         job("llama-3.1-70b", 8192, 64, framework::fsdp,
+             P{.dp = 4, .tp = 4, .pp = 2, .sequence_parallel = true, .sharding = sharding::full})},
+        {"deepspeed_zero3", launcher::deepspeed,
+         job("llama-2-7b", 4096, 128, framework::deepspeed, P{.dp = 16, .sharding = sharding::full, .recompute = recompute::full}, 2)},
+        {"deepspeed_moe_zero1", launcher::deepspeed,
+         job("mixtral-8x7b", 4096, 64, framework::deepspeed, P{.dp = 8, .pp = 2, .ep = 8, .sharding = sharding::optimizer})},
+        {"fsdp_shard_grad_op", launcher::fsdp,
+         job("qwen2.5-7b", 4096, 64, framework::fsdp, P{.dp = 16, .sharding = sharding::gradients, .recompute = recompute::selective})},
+        {"ddp", launcher::fsdp, job("gpt2", 1024, 64, framework::ddp, P{.dp = 8}, 8)},
+    };
+}
+
+}  // namespace
+
+TEST_CASE("every Megatron-LM flag written is defined by Megatron-LM's arguments.py") {
+    const auto flags = key_list("megatron_arguments.txt");
+    using P = parallel_config;
+    std::vector<job_spec> jobs;
+    for (const auto& c : golden_cases())
+        if (c.l == launcher::megatron) jobs.push_back(c.j);
+    // the branches the golden cases leave out: fp8, pure bf16, fp16, unfused attention, squared ReLU, QKV bias,
+    // shared experts and dense leading layers, SGD
+    auto a = job("deepseek-moe-16b", 2048, 32, framework::megatron, P{.dp = 4, .pp = 2, .ep = 4, .recompute = recompute::full});
+    a.training.precision = precision::fp8_mixed;
+    a.runtime.attention = attention_impl::unfused;
+    jobs.push_back(a);
+    auto b = job("qwen2.5-7b", 2048, 32, framework::megatron, P{.dp = 8, .sharding = sharding::optimizer});
+    b.training.precision = precision::bf16;
+    b.training.optimizer = optimizer_kind::sgd;
+    jobs.push_back(b);
+    auto c = job("gpt2", 1024, 32, framework::megatron, P{.dp = 4});
+    c.training.precision = precision::fp16_mixed;
+    c.model.activation = activation::squared_relu;
+    jobs.push_back(c);
+    for (const auto& j : jobs) {
+        const auto args = detail::megatron_arguments(j);
+        REQUIRE(args.size() > 10);
+        for (const auto& a2 : args) {
+            const auto flag = a2.substr(0, a2.find(' '));
+            INFO("job " << j.name << ": " << a2);
+            CHECK(flags.count(flag) == 1);
+        }
+    }
+}
+
+TEST_CASE("every DeepSpeed key written is defined by DeepSpeed's config code") {
+    const auto keys = key_list("deepspeed_keys.txt");
+    for (const auto& c : golden_cases()) {
+        if (c.l != launcher::deepspeed) continue;
+        auto j = c.j;
+        for (auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::fp32}) {
+            j.training.precision = pr;
+            const auto cfg = detail::deepspeed_config(j);
+            std::vector<std::pair<std::string, nlohmann::ordered_json>> todo{{"", cfg}};
+            int checked = 0;
+            while (!todo.empty()) {
+                auto [path, v] = todo.back();
+                todo.pop_back();
+                for (auto it = v.begin(); it != v.end(); ++it) {
+                    INFO(c.name << ": " << path << it.key());
+                    CHECK(keys.count(it.key()) == 1);
+                    ++checked;
+                    if (it->is_object()) todo.push_back({path + it.key() + ".", *it});
+                }
+            }
+            CHECK(checked >= 8);  // 4 top-level + zero_optimization.stage + bf16/fp16 enabled (+ checkpointing keys)
+        }
+    }
+}
+
+TEST_CASE("every torchtitan field written is a field of torchtitan's config dataclasses") {
+    const auto fields = key_list("torchtitan_fields.txt");
+    static const std::regex assign(R"(^\s*config\.([\w.]+)\s*=\s*(.+)$)");
+    for (const auto& c : golden_cases()) {
+        if (c.l != launcher::torchtitan) continue;
+        for (auto [pr, rc] : {std::pair{precision::bf16_mixed, recompute::none}, {precision::fp8_mixed, recompute::selective},
+                              {precision::bf16, recompute::full}, {precision::fp32, recompute::none}}) {
+            auto j = c.j;
+            j.training.precision = pr;
+            j.parallel.recompute = rc;
+            const auto text = detail::torchtitan_recipe(j, launch_options{}.torchtitan_base);
+            std::istringstream in(text);
+            std::string line;
+            int n = 0;
+            while (std::getline(in, line)) {
+                std::smatch m;
+                if (!std::regex_match(line, m, assign)) continue;
+                const std::string key = m[1], value = m[2];
+                INFO(c.name << ": " << line);
+                if (key == "activation_checkpoint") {
+                    if (value != "None") CHECK(fields.count("activation_checkpoint=" + value.substr(0, value.find('('))) == 1);
+                } else if (key == "model_spec") {
+                    CHECK(fields.count("converter=Float8LinearConverter.Config") == 1);
+                    CHECK(fields.count("Float8LinearConverter.Config.model_compile_enabled") == 1);
+                } else {
+                    CHECK(fields.count(key) == 1);
+                }
+                ++n;
+            }
+            CHECK(n >= 12);
+        }
+    }
+}
+
+TEST_CASE("FSDP settings use torch.distributed.fsdp's own names for the sharding strategy and mixed precision") {
+    std::set<std::string> names;
+    {
+        std::istringstream in(slurp(data_dir + "/torch_fsdp_names.txt"));
+        std::string l;
+        while (std::getline(in, l))
+            if (!l.empty() && l[0] != '#') names.insert(l);
+    }
+    REQUIRE(names.size() == 11);
+    for (const auto& c : golden_cases()) {
+        if (c.l != launcher::fsdp) continue;
+        for (auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::bf16, precision::fp32}) {
+            auto j = c.j;
+            j.training.precision = pr;
+            const auto s = detail::fsdp_settings(j);
+            INFO(c.name << " " << to_string(pr) << ": " << s.dump());
+            CHECK(names.count(s.at("sharding_strategy").get<std::string>()) == 1);
+            const bool mixed = pr == precision::bf16_mixed || pr == precision::fp16_mixed;
+            CHECK(s.at("mixed_precision").is_null() == !mixed);
+            if (mixed)
+                for (auto it = s.at("mixed_precision").begin(); it != s.at("mixed_precision").end(); ++it) CHECK(names.count(it.key()) == 1);
+        }
+    }
+}
+
+TEST_CASE("golden launch files") {
+    const bool update = std::getenv("FRENZY_UPDATE_GOLDEN") != nullptr;
+    for (const auto& c : golden_cases()) {
+        const auto fs = launch_files(c.j, fixed_plan(c.j, "h100-80g", 8), opts(c.l));
+        const auto dir = data_dir + "/golden/" + c.name;
+        if (update) {
+            std::filesystem::create_directories(dir);
+            write_launch_files(fs, dir);
+        }
+        for (const auto& f : fs) {
+            INFO("golden " << c.name << "/" << f.name << " (regenerate with FRENZY_UPDATE_GOLDEN=1 and review the diff)");
+            REQUIRE(std::filesystem::exists(dir + "/" + f.name));
+            CHECK(f.content == slurp(dir + "/" + f.name));
+        }
+    }
+}
+
+TEST_CASE("sbatch header: nodes, one task per node, typed GRES, time from the prediction plus margin") {
+    const auto j = job("llama-3.1-8b", 4096, 256, framework::megatron, parallel_config{.dp = 8, .tp = 2, .sequence_parallel = true});
+    const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::megatron));
+    const auto& s = file(fs, "launch.sbatch").content;
+    CHECK(s.find("#SBATCH --nodes=2\n") != std::string::npos);             // 16 GPUs / 8 per node
+    CHECK(s.find("#SBATCH --ntasks-per-node=1\n") != std::string::npos);
+    CHECK(s.find("#SBATCH --gres=gpu:h100:8\n") != std::string::npos);     // h100-80g mapped to GRES type h100
+    CHECK(s.find("#SBATCH --time=01:12:00\n") != std::string::npos);      // 3600 s x 1.2 = 72 min
+    CHECK(s.find("--rdzv-backend c10d --rdzv-endpoint \"$HEAD_NODE:29500\"") != std::string::npos);
+    CHECK(s.find("scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1") != std::string::npos);
+    CHECK(s.find("torchrun --nnodes 2 --nproc-per-node 8") != std::string::npos);
+    // 30 h x 1.2 = 36 h = 1 day 12 h
+    auto p = fixed_plan(j, "h100-80g", 8);
+    p.est_time = seconds{30 * 3600};
+    CHECK(file(launch_files(j, p, opts(launcher::megatron)), "launch.sbatch").content.find("#SBATCH --time=1-12:00:00\n") != std::string::npos);
+}
+
+TEST_CASE("launchers refuse what their configuration cannot say, naming the field") {
+    auto j = job("llama-3.1-8b", 4096, 64, framework::fsdp, parallel_config{.dp = 8, .sharding = sharding::full});
+    j.training.precision = precision::fp16_mixed;
+    CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::torchtitan)), Catch::Contains("training.precision"));
+    auto d = job("llama-3.1-8b", 4096, 64, framework::deepspeed, parallel_config{.dp = 8});
+    d.training.precision = precision::fp8_mixed;
+    CHECK_THROWS_WITH(launch_files(d, fixed_plan(d, "h100-80g", 8), opts(launcher::deepspeed)), Catch::Contains("fp8-mixed"));
+    // a plan for one framework cannot be written for another launcher
+    CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::megatron)), Catch::Contains("runtime.framework"));
+    auto b = job("bloom-560m", 2048, 64, framework::megatron, parallel_config{.dp = 8});
+    CHECK_THROWS_WITH(launch_files(b, fixed_plan(b, "h100-80g", 8), opts(launcher::megatron)), Catch::Contains("model."));
+}
+
+TEST_CASE("import of Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh") {
+    const auto r = megatron_import_file(data_dir + "/megatron_llama3_8b_h100_fp8.sh");
+    const auto& j = r.job;
+    // values as the script writes them (MODEL_ARGS, TRAINING_ARGS, DTYPE_ARGS with DTYPE=fp8, MOCK data branch)
+    CHECK(j.model.layers == 32);
+    CHECK(j.model.hidden == 4096);
+    CHECK(j.model.ffn_hidden == 14336);
+    CHECK(j.model.heads == 32);
+    CHECK(j.model.kv() == 8);
+    CHECK(j.model.hdim() == 128);
+    CHECK(j.model.vocab == 128256);
+    CHECK(j.model.activation == activation::swiglu);
+    CHECK(j.model.norm == norm_kind::rmsnorm);
+    CHECK(j.model.position_embedding == position_embedding::rope);
+    CHECK_FALSE(j.model.tied_embeddings);
+    CHECK_FALSE(j.model.bias);
+    CHECK(j.training.seq_len == 8192);
+    CHECK(j.training.micro_batch == 1);
+    CHECK(j.training.global_batch == 128);
+    CHECK(j.training.precision == precision::fp8_mixed);                     // --bf16 + --fp8-format hybrid
+    CHECK(j.training.total_tokens == 1953125000.0 * 8192);                  // --train-samples x --seq-length
+    CHECK(r.world_size == 8);                                               // GPUS_PER_NODE=8 x NUM_NODES=1
+    CHECK(j.parallel == parallel_config{.dp = 8, .sharding = sharding::optimizer});  // tp=cp=pp=1, distributed optimizer
+    // understood but not modelled by the job spec (they change memory or speed): reported, not silently dropped
+    CHECK(std::set<std::string>(r.unknown.begin(), r.unknown.end()) ==
+          std::set<std::string>{"--attention-dropout 0.0 (not modelled)", "--hidden-dropout 0.0 (not modelled)",
+                                "--grad-reduce-in-bf16 (not modelled)", "--cross-entropy-loss-fusion (not modelled)",
+                                "--empty-unused-memory-level 1 (not modelled)", "--fp8-param-gather (not modelled)",
+                                "--overlap-param-gather (not modelled)"});
+    // the parameter count is Llama 3.1 8B's: 8,030,261,248 (meta-llama/Llama-3.1-8B; the preset's published count)
+    CHECK(total_parameters(j.model) == total_parameters(preset("llama-3.1-8b")));
+    const std::set<std::string> ignored(r.ignored.begin(), r.ignored.end());
+    for (const auto* s : {"--lr 0.00015", "--adam-beta2 0.95", "--mock-data", "--save-interval 1000", "--use-mcore-models",
+                          "--fp8-amax-history-len 1024", "--overlap-grad-reduce", "--sequence-parallel (Megatron disables it at tensor-model-parallel-size 1)"})
+        CHECK(ignored.count(s) == 1);
+    // the real-data branch is not taken: its flags are absent
+    CHECK(ignored.count("--tokenizer-type HuggingFaceTokenizer") == 0);
+    CHECK(ignored.count("--tokenizer-type NullTokenizer") == 1);
+}
+
+TEST_CASE("the script reader: defaults, arithmetic, arrays, conditions, JSON argument lists") {
+    const std::string s = "N=${N:-4}\nM=$((N*2+1))\nA=(--x 1 \"--y two words\")\nif [[ \"$M\" == \"9\" ]]; then\n  A+=(--z)\nelse\n  A+=(--w)\nfi\n"
+                          "python3 run.py ${A[@]} \\\n  --m $M  # comment\n";
+    const auto c = read_shell_script(s);
+    REQUIRE(c.found);
+    CHECK(c.script == "run.py");
+    CHECK(c.args == std::vector<std::string>{"--x", "1", "--y", "two", "words", "--z", "--m", "9"});
+    const auto q = read_shell_script("A=(\"--y two\")\ntorchrun --nproc_per_node 4 x.py \"${A[@]}\"\n");
+    CHECK(q.args == std::vector<std::string>{"--y two"});  // quoted expansion keeps elements whole
+    CHECK(torchrun_world_size(q.launcher) == 4);
+    const auto j = megatron_import_text(R"({"num-layers": 2, "hidden-size": 64, "num-attention-heads": 4, "vocab-size": 100,
+                                           "swiglu": true, "seq-length": 128, "bf16": true, "lr": 0.1})");
+    CHECK(j.job.model.ffn_hidden == 128);  // arguments.py: int((4 x 64 x 2/3) / 64) x 64 = int(2.67) x 64
+    CHECK(j.job.training.precision == precision::bf16_mixed);
+    CHECK(j.ignored == std::vector<std::string>{"--lr 0.1"});
+    CHECK_FALSE(j.has_parallel);  // no world size: the layout is left to the planner
+}
+
+TEST_CASE("bad launcher input names the argument") {
+    CHECK_THROWS_WITH(megatron_import_text("torchrun pretrain_gpt.py --num-layers x --hidden-size 64\n"),
+                      Catch::Contains("--num-layers") && Catch::Contains("not an integer"));
+    import_options o;
+    o.model = preset("gpt2");
+    CHECK_THROWS_WITH(deepspeed_import_json(nlohmann::json::parse(R"({"train_micro_batch_size_per_gpu": 1, "train_batch_size": 8,
+                                                                      "zero_optimization": {"stage": 5}})"), o),
+                      Catch::Contains("zero_optimization.stage=5"));
+    CHECK_THROWS_WITH(deepspeed_import_json(nlohmann::json::parse(R"({"train_micro_batch_size_per_gpu": 2, "train_batch_size": 7})"), o),
+                      Catch::Contains("train_batch_size=7"));
+    CHECK_THROWS_WITH(import_launcher_file("deepspeed", data_dir + "/golden/deepspeed_zero3/ds_config.json", {}), Catch::Contains("--model"));
+    const auto r = deepspeed_import_json(nlohmann::json::parse(R"({"train_micro_batch_size_per_gpu": 1, "train_batch_size": 8,
+        "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}, "overlap_comm": true}, "optimizer": {"type": "AdamW"}})"), o);
+    CHECK(r.job.parallel.dp == 8);
+    CHECK(r.job.parallel.sharding == sharding::gradients);
+    CHECK(r.unknown == std::vector<std::string>{"zero_optimization.offload_optimizer"});  // offload is not modelled
+    CHECK(r.ignored == std::vector<std::string>{"optimizer", "zero_optimization.overlap_comm"});
+}
+
+TEST_CASE("torchtitan base recipe: torchtitan's own for Llama 3 presets, a warned llama3_8b otherwise") {
+    // torchtitan/models/llama3/config_registry.py defines llama3_8b, llama3_70b, llama3_405b
+    CHECK(detail::torchtitan_base_for(preset("llama-3.1-70b")) == "torchtitan.models.llama3.config_registry:llama3_70b");
+    CHECK(detail::torchtitan_base_for(preset("llama-3.1-405b")) == "torchtitan.models.llama3.config_registry:llama3_405b");
+    CHECK(detail::torchtitan_base_for(preset("llama-3.1-8b")) == "torchtitan.models.llama3.config_registry:llama3_8b");
+    CHECK(detail::torchtitan_base_for(preset("qwen2.5-7b")).empty());
+    auto j = job("qwen2.5-7b", 4096, 64, framework::fsdp, parallel_config{.dp = 8, .sharding = sharding::full});
+    const auto text = detail::torchtitan_recipe(j, "");
+    CHECK(text.find("# WARNING: torchtitan has no recipe known to frenzy for model \"qwen2.5-7b\"") != std::string::npos);
+    CHECK(detail::torchtitan_recipe(j, "my.recipes:qwen7b").find("from my.recipes import qwen7b as base_recipe") != std::string::npos);
+    CHECK_THROWS_WITH(detail::torchtitan_recipe(j, "no_colon"), Catch::Contains("MODULE:FUNCTION"));
+}
+
+namespace {
+/// Runs `cmd` with /bin/sh, returns its exit status and standard output.
+std::pair<int, std::string> run(const std::string& cmd) {
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    while (auto n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    const int st = pclose(p);
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+std::vector<std::string> lines_of(const std::string& s) {
+    std::vector<std::string> v;
+    std::istringstream in(s);
+    std::string l;
+    while (std::getline(in, l)) v.push_back(l);
+    return v;
+}
+}  // namespace
+
+TEST_CASE("the generated sbatch scripts are valid bash, and bash expands MEGATRON_ARGS as the importer reads it") {
+    REQUIRE(run("command -v bash >/dev/null").first == 0);
+    for (const auto& c : golden_cases()) {
+        const auto path = data_dir + "/golden/" + c.name + "/launch.sbatch";
+        INFO(path);
+        CHECK(run("bash -n '" + path + "' 2>&1").first == 0);
+        if (c.l != launcher::megatron) continue;
+        // real bash: define the array (the lines between MEGATRON_ARGS=( and its closing parenthesis), print it
+        const auto [rc, out] = run("bash -c \"$(sed -n '/^MEGATRON_ARGS=(/,/^)/p' '" + path + "'); printf '%s\\n' \\\"\\${MEGATRON_ARGS[@]}\\\"\"");
+        REQUIRE(rc == 0);
+        const auto cmd = read_shell_script(slurp(path));
+        REQUIRE(cmd.found);
+        CHECK(cmd.script == "pretrain_gpt.py");
+        CHECK(cmd.args == lines_of(out));
+    }
+}
+
+TEST_CASE("the script reader expands Megatron-LM's Llama 3 example exactly as bash does") {
+    // bash runs the example with torchrun and mkdir stubbed (printing torchrun's arguments) in a scratch directory
+    // holding an empty pretrain_gpt.py, so the script's own existence check passes
+    const auto dir = std::filesystem::temp_directory_path() / ("frenzy_launch_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "pretrain_gpt.py") << "";
+    const auto script = data_dir + "/megatron_llama3_8b_h100_fp8.sh";
+    const auto [rc, out] = run("cd '" + dir.string() + "' && bash -c 'torchrun() { printf \"%s\\n\" \"$@\"; }; mkdir() { :; }; "
+                               "export -f torchrun mkdir; source \"$0\"' '" + script + "'");
+    std::filesystem::remove_all(dir);
+    REQUIRE(rc == 0);
+    auto want = lines_of(out);
+    const auto cmd = read_shell_script(slurp(script));
+    REQUIRE(cmd.found);
+    std::vector<std::string> got(cmd.launcher.begin() + 1, cmd.launcher.end());  // without the word "torchrun"
+    got.push_back(cmd.script);
+    got.insert(got.end(), cmd.args.begin(), cmd.args.end());
+    // the one difference: the reader does not know the environment, so ${PWD} expands to ""
+    for (auto& w : want)
+        if (const auto p = w.find(dir.string()); p != std::string::npos) w.erase(p, dir.string().size());
+    CHECK(got == want);
+    CHECK(want.size() > 100);
+}
+
+TEST_CASE("mangled launcher files give config_error, never another exception") {
+    // 400 deterministic mutations (truncation, deletion, insertion of shell/JSON syntax) of each input kind; every
+    // outcome must be a job or a config_error (the CLI's exit 2), not a crash or an internal error
+    const std::string mega = slurp(data_dir + "/megatron_llama3_8b_h100_fp8.sh");
+    const std::string ds = slurp(data_dir + "/golden/deepspeed_zero3/ds_config.json");
+    const std::string tt = slurp(data_dir + "/golden/torchtitan_tp_pp/frenzy_torchtitan.py");
+    const std::string fs = slurp(data_dir + "/golden/fsdp_shard_grad_op/fsdp_settings.json");
+    const std::string specials = "$(){}[]\"'\\#;=+*-_0123456789 \n:";
+    std::uint64_t state = 12345;
+    auto rnd = [&](std::size_t n) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<std::size_t>((state >> 33) % n);
+    };
+    import_options o;
+    o.model = preset("llama-3.1-70b");
+    o.world_size = 32;
+    int errors = 0, jobs = 0;
+    for (int i = 0; i < 400; ++i) {
+        for (int kind = 0; kind < 4; ++kind) {
+            std::string t = kind == 0 ? mega : kind == 1 ? ds : kind == 2 ? tt : fs;
+            const int edits = 1 + static_cast<int>(rnd(4));
+            for (int e = 0; e < edits && !t.empty(); ++e) {
+                const auto at = rnd(t.size());
+                switch (rnd(3)) {
+                    case 0: t.resize(at); break;
+                    case 1: t.erase(at, 1 + rnd(8)); break;
+                    default: t.insert(at, 1, specials[rnd(specials.size())]); break;
+                }
+            }
+            try {
+                if (kind == 0) megatron_import_text(t, o);
+                else if (kind == 2) torchtitan_import_text(t, o);
+                else {
+                    nlohmann::json j;
+                    try {
+                        j = nlohmann::json::parse(t);
+                    } catch (const nlohmann::json::exception&) {
+                        ++errors;  // import_launcher_file turns this into a config_error
+                        continue;
+                    }
+                    if (kind == 1) deepspeed_import_json(j, o); else fsdp_import_json(j, o);
+                }
+                ++jobs;
+            } catch (const config_error&) {
+                ++errors;
+            } catch (const std::exception& e) {
+                FAIL("input kind " << kind << " mutation " << i << ": " << typeid(e).name() << ": " << e.what() << "\n" << t);
+            }
+        }
+    }
+    CHECK(errors + jobs == 1600);
+    CHECK(errors > 0);  // the mutations do break files
+    CHECK(jobs > 0);    // and many still parse (comments, ignored lines)
+}

@@ -1,0 +1,174 @@
+// job -> launch files -> import -> the same job and the same memory estimate, for every launcher and several
+// plans (dense and MoE, with/without pipeline and sequence parallelism, sharded and not).
+#include <catch2/catch.hpp>
+
+#include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/launch/launch.hpp"
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/model/presets.hpp"
+
+using namespace frenzy;
+
+namespace {
+
+const launch_file& file(const std::vector<launch_file>& fs, const std::string& name) {
+    for (const auto& f : fs)
+        if (f.name == name) return f;
+    FAIL("no file " << name);
+    return fs.front();
+}
+
+/// Imports the files written for `j` with the launcher `l`.
+launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch_file>& fs) {
+    import_options o;
+    o.name = j.name;
+    o.model = j.model;
+    o.layout = j.parallel;
+    o.training.seq_len = j.training.seq_len;  // what a DeepSpeed user states besides ds_config
+    o.training.total_tokens = j.training.total_tokens;
+    o.training.optimizer = j.training.optimizer;
+    switch (l) {
+        case launcher::megatron: return megatron_import_text(file(fs, "launch.sbatch").content, o);
+        case launcher::torchtitan: return torchtitan_import_text(file(fs, "frenzy_torchtitan.py").content, o);
+        case launcher::deepspeed: return deepspeed_import_json(nlohmann::json::parse(file(fs, "ds_config.json").content), o);
+        case launcher::fsdp: return fsdp_import_json(nlohmann::json::parse(file(fs, "fsdp_settings.json").content), o);
+    }
+    return {};
+}
+
+job_spec base_job(const std::string& preset_name, std::int64_t seq, std::int64_t gbs) {
+    job_spec j;
+    j.name = "rt-" + preset_name;
+    j.model = preset(preset_name);
+    j.model.name = preset_name;
+    j.training.seq_len = seq;
+    j.training.global_batch = gbs;
+    j.training.total_tokens = static_cast<double>(gbs * seq) * 500;  // a whole number of steps and samples
+    return j;
+}
+
+launch_options opts(launcher l, std::size_t n = 0) {
+    launch_options o;
+    o.launcher = l;
+    o.plan_index = n;
+    return o;
+}
+
+plan plan_for(const job_spec& j, const std::string& gpu, int per_node) {
+    plan p;
+    p.gpu = gpu;
+    p.gpus = static_cast<int>(j.parallel.gpus());
+    p.nodes = (p.gpus + per_node - 1) / per_node;
+    p.framework = j.runtime.framework;
+    p.micro_batch = j.training.micro_batch;
+    return p;
+}
+
+void check_roundtrip(const job_spec& j, launcher l) {
+    INFO("launcher " << to_string(l) << ", job " << j.name);
+    const auto fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(l));
+    const auto r = reimport(j, l, fs);
+    INFO("differences (JSON patch from the job to the import): " << nlohmann::json::diff(to_json(j), to_json(r.job)).dump());
+    CHECK(r.unknown.empty());
+    CHECK(r.job.model == j.model);
+    CHECK(r.job.training == j.training);
+    CHECK(r.job.parallel == j.parallel);
+    CHECK(r.job.runtime == j.runtime);
+    CHECK(r.job == j);
+    // the same estimate: the estimator is deterministic, so equal jobs give equal bytes (exact)
+    const memory_estimator est;
+    CHECK(est.estimate(r.job).peak_allocated.value == est.estimate(j).peak_allocated.value);
+}
+
+}  // namespace
+
+TEST_CASE("Megatron round trip: dense with tp+sp+pp+vpp, distributed optimizer, full recompute") {
+    auto j = base_job("llama-3.1-8b", 4096, 256);
+    j.training.micro_batch = 1;
+    j.parallel = {.dp = 4, .tp = 2, .pp = 4, .vpp = 2, .sequence_parallel = true, .sharding = sharding::optimizer,
+                  .recompute = recompute::full, .schedule = pipeline_schedule::interleaved};
+    check_roundtrip(j, launcher::megatron);
+}
+
+TEST_CASE("Megatron round trip: MoE with ep, cp, selective recompute, fp8, no sharding") {
+    auto j = base_job("mixtral-8x7b", 8192, 64);
+    j.training.precision = precision::fp8_mixed;
+    j.parallel = {.dp = 8, .tp = 2, .pp = 1, .cp = 2, .ep = 8, .sequence_parallel = true, .recompute = recompute::selective};
+    check_roundtrip(j, launcher::megatron);
+}
+
+TEST_CASE("Megatron round trip: DeepSeek-style MoE (shared experts, dense leading layers), learned positions, tied, fp16") {
+    auto j = base_job("deepseek-moe-16b", 2048, 32);
+    j.training.precision = precision::fp16_mixed;
+    j.parallel = {.dp = 4, .tp = 1, .pp = 2, .ep = 4};
+    check_roundtrip(j, launcher::megatron);
+    auto g = base_job("gpt3-1.3b", 2048, 64);  // learned positions, tied embeddings, biases
+    g.parallel = {.dp = 8};
+    check_roundtrip(g, launcher::megatron);
+}
+
+TEST_CASE("torchtitan round trip: FSDP full sharding, tp+sp, pp, compile, fp8, recompute levels") {
+    auto j = base_job("llama-3.1-8b", 8192, 64);
+    j.runtime.framework = framework::fsdp;
+    j.training.micro_batch = 2;
+    j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::none};
+    check_roundtrip(j, launcher::torchtitan);
+    j.parallel = {.dp = 4, .tp = 2, .pp = 2, .sequence_parallel = true, .sharding = sharding::full, .recompute = recompute::full};
+    j.training.micro_batch = 1;
+    j.runtime.compile = true;
+    j.training.precision = precision::fp8_mixed;
+    check_roundtrip(j, launcher::torchtitan);
+    j.parallel = {.dp = 8, .sharding = sharding::gradients, .recompute = recompute::selective};
+    j.training.precision = precision::bf16;
+    j.runtime.compile = false;
+    check_roundtrip(j, launcher::torchtitan);
+    j.parallel = {.dp = 8, .sharding = sharding::none};  // replicate only (DDP-style)
+    check_roundtrip(j, launcher::torchtitan);
+}
+
+TEST_CASE("DeepSpeed round trip: ZeRO stages 0-3, full recompute, fp16 and bf16") {
+    auto j = base_job("llama-2-7b", 4096, 128);
+    j.runtime.framework = framework::deepspeed;
+    for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full}) {
+        j.parallel = {.dp = 16, .sharding = sh, .recompute = sh == sharding::full ? recompute::full : recompute::none};
+        j.training.micro_batch = 2;
+        check_roundtrip(j, launcher::deepspeed);
+    }
+    j.training.precision = precision::fp16_mixed;
+    j.parallel = {.dp = 8, .tp = 2, .pp = 2, .sharding = sharding::optimizer};  // tp/pp from the training script (import_options.layout)
+    j.training.micro_batch = 1;
+    check_roundtrip(j, launcher::deepspeed);
+}
+
+TEST_CASE("FSDP/DDP round trip") {
+    auto j = base_job("qwen2.5-1.5b", 2048, 64);
+    j.runtime.framework = framework::fsdp;
+    j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::selective};
+    check_roundtrip(j, launcher::fsdp);
+    j.parallel = {.dp = 8, .sharding = sharding::gradients};
+    check_roundtrip(j, launcher::fsdp);
+    for (auto pr : {precision::bf16, precision::fp32, precision::fp16_mixed}) {  // pure bf16 model, no mixed precision
+        j.training.precision = pr;
+        check_roundtrip(j, launcher::fsdp);
+    }
+    j.training.precision = precision::bf16_mixed;
+    j.runtime.framework = framework::ddp;
+    j.parallel = {.dp = 16};
+    check_roundtrip(j, launcher::fsdp);
+}
+
+TEST_CASE("launch() plans with the launcher's frameworks and its files import back to the planned job") {
+    auto j = base_job("llama-3.1-8b", 4096, 256);
+    cluster_spec c;
+    c.nodes.push_back({"h100", "h100-80g", 8, 4, 0});
+    for (auto l : {launcher::megatron, launcher::torchtitan, launcher::deepspeed, launcher::fsdp})
+        for (std::size_t n : {0u, 1u}) {
+            INFO("launcher " << to_string(l) << " plan " << n);
+            const auto r = launch(j, c, opts(l, n));
+            const auto fw = launcher_frameworks(l);
+            CHECK(std::find(fw.begin(), fw.end(), r.plan.framework) != fw.end());
+            CHECK(r.job.parallel == r.plan.parallel);
+            check_roundtrip(r.job, l);
+        }
+}
