@@ -36,6 +36,7 @@ inline std::string batch_script(const batch_request& r) {
          std::to_string(r.p.nodes) + " node(s), tp=" + std::to_string(par.tp) + " pp=" + std::to_string(par.pp) +
          " dp=" + std::to_string(par.dp) + " micro_batch=" + std::to_string(r.p.micro_batch) + "\n";
     s += "export FRENZY_JOB_ID=" + std::to_string(r.job) + "\n";
+    s += "export FRENZY_JOB_NAME=" + detail::sh_quote(r.name) + "\n";
     s += "export FRENZY_GPU=" + detail::sh_quote(r.p.gpu) + "\n";
     s += "export FRENZY_TP=" + std::to_string(par.tp) + " FRENZY_PP=" + std::to_string(par.pp) +
          " FRENZY_DP=" + std::to_string(par.dp) + " FRENZY_MICRO_BATCH=" + std::to_string(r.p.micro_batch) + "\n";

@@ -115,15 +115,28 @@ struct slurm_options {
     std::string bin_dir;            ///< directory of the Slurm commands ("" = PATH)
 };
 
+/// What the backend needs of Slurm; slurm_client runs the real commands, tests may substitute a fake.
+/// Every call throws frenzy::io_error when Slurm cannot be reached or answers something unparsable.
+class slurm_api {
+public:
+    virtual ~slurm_api() = default;
+    virtual const slurm_options& options() const = 0;
+    virtual std::vector<slurm_node> nodes() const = 0;
+    /// Every job Slurm still knows (pending, running, and ended within MinJobAge).
+    virtual std::vector<slurm_job> jobs() const = 0;
+    /// Submits `script` with the sbatch options `args`; returns the Slurm job id.
+    virtual std::int64_t sbatch(const std::vector<std::string>& args, const std::string& script) const = 0;
+    virtual void scancel(std::int64_t id) const = 0;
+};
+
 /// The Slurm commands, each run with an argument vector and parsed by io/slurm_json.hpp.
-class slurm_client {
+class slurm_client : public slurm_api {
 public:
     explicit slurm_client(slurm_options o = {}) : opt_(std::move(o)) {}
-    const slurm_options& options() const { return opt_; }
+    const slurm_options& options() const override { return opt_; }
 
-    std::vector<slurm_node> nodes() const { return parse_sinfo_json(checked({"sinfo", "--json"}).out); }
-    /// Every job Slurm still knows (pending, running, and ended within MinJobAge).
-    std::vector<slurm_job> jobs() const { return parse_squeue_json(checked({"squeue", "--json"}).out); }
+    std::vector<slurm_node> nodes() const override { return parse_sinfo_json(checked({"sinfo", "--json"}).out); }
+    std::vector<slurm_job> jobs() const override { return parse_squeue_json(checked({"squeue", "--json"}).out); }
     std::optional<slurm_job> job(std::int64_t id) const {
         auto r = run({"scontrol", "show", "job", "-o", std::to_string(id)});
         if (!r.ok()) {
@@ -132,15 +145,14 @@ public:
         }
         return parse_scontrol_job(r.out);
     }
-    /// Submits `script` (on stdin) with the sbatch options `args`; returns the Slurm job id.
-    std::int64_t sbatch(const std::vector<std::string>& args, const std::string& script) const {
+    std::int64_t sbatch(const std::vector<std::string>& args, const std::string& script) const override {
         std::vector<std::string> argv{"sbatch", "--parsable"};
         argv.insert(argv.end(), args.begin(), args.end());
         auto r = run(argv, script);
         if (!r.ok()) fail("sbatch", r);
         return parse_sbatch_parsable(r.out);
     }
-    void scancel(std::int64_t id) const { checked({"scancel", std::to_string(id)}); }
+    void scancel(std::int64_t id) const override { checked({"scancel", std::to_string(id)}); }
     bool ping() const {
         auto r = run({"scontrol", "ping"});
         return r.ok() && r.out.find("is UP") != std::string::npos;
@@ -201,7 +213,7 @@ public:
     std::function<void(int job, std::int64_t slurm_id)> after_submit;
     std::function<std::string(int job)> job_name;  ///< the spec's name, for the script header
 
-    slurm_backend(const slurm_client& client, const slurm_inventory& inv) : client_(&client), inv_(&inv) {}
+    slurm_backend(const slurm_api& client, const slurm_inventory& inv) : client_(&client), inv_(&inv) {}
 
     void launch(int job, const plan& p, const allocation& a) override {
         const std::string tag = before_submit ? before_submit(job, p, a) : "frenzy:" + std::to_string(job);
@@ -227,7 +239,7 @@ public:
     }
 
 private:
-    const slurm_client* client_;
+    const slurm_api* client_;
     const slurm_inventory* inv_;
     std::map<int, std::int64_t> slurm_ids_;
 };
