@@ -32,7 +32,8 @@ EXPECTED_NODES = {"a100-1": ("a100-80g", "a100", 8), "a100-2": ("a100-80g", "a10
 
 def small_job(name, tokens=2e6, limits=None):
     j = {"name": name, "model": {"preset": "gpt2"},
-         "training": {"seq_len": 1024, "micro_batch": 1, "global_batch": 8, "total_tokens": tokens}}
+         "training": {"seq_len": 1024, "micro_batch": 1, "global_batch": 8, "total_tokens": tokens,
+                      "precision": "fp16-mixed"}}
     if limits:
         j["limits"] = limits
     return j
@@ -232,7 +233,8 @@ def test_placement(ctx):
 
 def test_too_large(ctx):
     st, r = ctx.serve.post({"name": "huge", "model": {"preset": "llama-3.1-405b"},
-                            "training": {"seq_len": 8192, "micro_batch": 1, "global_batch": 64, "total_tokens": 1e9}})
+                            "training": {"seq_len": 8192, "micro_batch": 1, "global_batch": 64, "total_tokens": 1e9,
+                                         "precision": "fp16-mixed"}})
     assert st == 422, (st, r)
     got = {x["gpu"] for x in r["infeasible"]}
     assert got == set(EXPECTED_TYPES), r
