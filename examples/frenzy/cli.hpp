@@ -1,13 +1,28 @@
 #pragma once
-// Shared pieces of the frenzy CLI: subcommand registry and output helpers.
+// Shared pieces of the frenzy CLI: subcommand registry, the options every subcommand spells the same way (the job,
+// the cluster, --margin, durations, output files), and output helpers. One meaning per option name, everywhere.
+#include <cmath>
+#include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "frenzy/core/error.hpp"
+#include "frenzy/io/cluster_json.hpp"
+#include "frenzy/io/job_json.hpp"
+#include "frenzy/memory/fit.hpp"
+#include "frenzy/plan/plan.hpp"
+
 namespace frenzy_cli {
+
+/// Where the formats are documented (printed in --help).
+inline constexpr const char* formats_doc = "docs/formats.md";
 
 /// Each cmd_*.cpp adds its subcommands through a static `registrar`; main() calls them in `order`.
 struct command_entry {
@@ -30,5 +45,182 @@ inline int& exit_code() {
 
 /// Human-readable bytes in GiB with two decimals.
 inline std::string gib(double b) { return fmt::format("{:.2f}", b / (1024.0 * 1024.0 * 1024.0)); }
+
+/// A duration in seconds from "90", "90s", "30m", "2h", "1.5d" (a bare number is seconds). Finite, >= 0.
+inline double parse_duration(std::string_view text, std::string_view field) {
+    const std::string t(text);
+    auto bad = [&](const std::string& why) {
+        return frenzy::config_error(std::string(field) + "=\"" + t + "\" " + why);
+    };
+    if (t.empty()) throw bad("is empty: give a duration such as 30s, 10m, 2h or 1d");
+    double unit = 1;
+    std::string num = t;
+    switch (t.back()) {
+        case 's': unit = 1; num.pop_back(); break;
+        case 'm': unit = 60; num.pop_back(); break;
+        case 'h': unit = 3600; num.pop_back(); break;
+        case 'd': unit = 86400; num.pop_back(); break;
+        default: break;
+    }
+    double v = 0;
+    std::size_t used = 0;
+    try {
+        v = std::stod(num, &used);
+    } catch (const std::exception&) {
+        throw bad("is not a duration (a number with an optional unit s, m, h or d)");
+    }
+    if (used != num.size()) throw bad("is not a duration (a number with an optional unit s, m, h or d)");
+    if (!std::isfinite(v) || v < 0) throw bad("must be a finite, non-negative duration");
+    if (v * unit > 3.2e9) throw bad("is longer than 100 years");
+    return v * unit;
+}
+
+/// A duration option (`--startup 30s`): the value lands in `seconds` after parsing.
+inline CLI::Option* add_duration(CLI::App* c, const std::string& name, double& seconds, const std::string& help) {
+    auto text = std::make_shared<std::string>();
+    auto* o = c->add_option(name, *text, help + " (a duration: 30s, 10m, 2h, 1d; a bare number is seconds)");
+    o->each([&seconds, name](const std::string& v) { seconds = parse_duration(v, name.substr(name.rfind(',') + 1)); });
+    return o;
+}
+
+/// --margin: the fraction of GPU memory kept free, the same in every subcommand.
+inline CLI::Option* add_margin(CLI::App* c, double& margin) {
+    return c->add_option("--margin", margin,
+                         fmt::format("Fraction of GPU memory kept free (default {}): a job fits when its peak reserved "
+                                     "memory x (1 + MARP's uncertainty) <= (1 - margin) x the GPU's memory",
+                                     frenzy::default_margin))
+        ->each([](const std::string& v) {
+            double m = 0;
+            try {
+                std::size_t used = 0;
+                m = std::stod(v, &used);
+                if (used != v.size()) throw std::invalid_argument(v);
+            } catch (const std::exception&) {
+                throw frenzy::config_error("--margin=\"" + v + "\" is not a number");
+            }
+            frenzy::validate_margin(m, "--margin");
+        });
+}
+
+/// The job of a subcommand: a file (--job, alias --spec), a preset (--model) or a Hugging Face config
+/// (--hf-config), with flags that override it. For `plan`, the layout flags given become constraints.
+struct job_args {
+    std::string file, model, hf_config, precision, optimizer, sharding, recompute, schedule, attention;
+    std::vector<std::string> frameworks;  ///< --framework, repeatable in plan (every one is considered)
+    std::int64_t seq_len = 0, micro_batch = 0, global_batch = 0, dp = 0, tp = 0, pp = 0, vpp = 0, cp = 0, ep = 0;
+    double total_tokens = -1;
+    bool sp = false;
+};
+
+inline void add_job_options(CLI::App* c, job_args& a) {
+    c->add_option("--job,--spec", a.file, fmt::format("Job spec JSON ({}); flags below override it", formats_doc))
+        ->check(CLI::ExistingFile);
+    c->add_option("--model", a.model, "Model preset name (`frenzy models` lists them)");
+    c->add_option("--hf-config", a.hf_config, "Hugging Face config.json")->check(CLI::ExistingFile);
+    c->add_option("--seq-len", a.seq_len, "Sequence length (default 2048)")->check(CLI::PositiveNumber);
+    c->add_option("--micro-batch", a.micro_batch, "Micro-batch size (default 1)")->check(CLI::PositiveNumber);
+    c->add_option("--global-batch", a.global_batch, "Global batch in sequences (default micro-batch x dp)")->check(CLI::PositiveNumber);
+    c->add_option("--total-tokens", a.total_tokens, "Training budget in tokens (for time, GPU-hours and cost)")->check(CLI::NonNegativeNumber);
+    c->add_option("--precision", a.precision, "fp32 | fp16-mixed | bf16-mixed | bf16 | fp8-mixed");
+    c->add_option("--optimizer", a.optimizer, "adam | adamw | sgd | adafactor");
+    c->add_option("--dp", a.dp, "Data-parallel degree")->check(CLI::PositiveNumber);
+    c->add_option("--tp", a.tp, "Tensor-parallel degree")->check(CLI::PositiveNumber);
+    c->add_option("--pp", a.pp, "Pipeline-parallel degree")->check(CLI::PositiveNumber);
+    c->add_option("--vpp", a.vpp, "Virtual pipeline stages per GPU (interleaved schedule)")->check(CLI::PositiveNumber);
+    c->add_option("--cp", a.cp, "Context-parallel degree")->check(CLI::PositiveNumber);
+    c->add_option("--ep", a.ep, "Expert-parallel degree")->check(CLI::PositiveNumber);
+    c->add_flag("--sp,--sequence-parallel", a.sp, "Sequence parallelism (needs tp > 1)");
+    c->add_option("--sharding", a.sharding, "none | optimizer | gradients | full");
+    c->add_option("--recompute", a.recompute, "none | selective | full");
+    c->add_option("--schedule", a.schedule, "1f1b | interleaved | gpipe");
+    c->add_option("--framework", a.frameworks, "megatron | deepspeed | fsdp | ddp (plan: repeatable, each is considered)");
+    c->add_option("--attention", a.attention, "flash | unfused");
+}
+
+/// The job with the flags applied, and the layout fields it states (file `parallel` keys, training.micro_batch,
+/// and every layout flag given).
+inline frenzy::parsed_job build_job(const job_args& a) {
+    using namespace frenzy;
+    parsed_job out;
+    const int sources = !a.file.empty() + !a.model.empty() + !a.hf_config.empty();
+    if (sources > 1) throw config_error("give one of --job FILE, --model PRESET, --hf-config FILE, not several");
+    auto& j = out.job;
+    if (!a.file.empty()) {
+        out = load_job(a.file);
+    } else if (!a.model.empty()) {
+        j.model = preset(a.model);
+        j.name = j.model.name;
+    } else if (!a.hf_config.empty()) {
+        j.model = load_hf_config(a.hf_config);
+        j.name = j.model.name;
+    } else {
+        throw config_error("give a job with --job FILE, --model PRESET or --hf-config FILE");
+    }
+    auto& c = out.stated;
+    auto set = [](std::int64_t v, std::int64_t& field, std::optional<std::int64_t>* pin) {
+        if (v == 0) return;
+        field = v;
+        if (pin) *pin = v;
+    };
+    set(a.seq_len, j.training.seq_len, nullptr);
+    set(a.micro_batch, j.training.micro_batch, &c.micro_batch);
+    set(a.global_batch, j.training.global_batch, nullptr);
+    set(a.dp, j.parallel.dp, &c.dp);
+    set(a.tp, j.parallel.tp, &c.tp);
+    set(a.pp, j.parallel.pp, &c.pp);
+    set(a.vpp, j.parallel.vpp, &c.vpp);
+    set(a.cp, j.parallel.cp, &c.cp);
+    set(a.ep, j.parallel.ep, &c.ep);
+    if (a.total_tokens >= 0) j.training.total_tokens = a.total_tokens;
+    if (a.sp) c.sequence_parallel = j.parallel.sequence_parallel = true;
+    if (!a.precision.empty()) j.training.precision = parse_enum<precision>("--precision", a.precision);
+    if (!a.optimizer.empty()) j.training.optimizer = parse_enum<optimizer_kind>("--optimizer", a.optimizer);
+    if (!a.sharding.empty()) c.sharding = j.parallel.sharding = parse_enum<sharding>("--sharding", a.sharding);
+    if (!a.recompute.empty()) c.recompute = j.parallel.recompute = parse_enum<recompute>("--recompute", a.recompute);
+    if (!a.schedule.empty()) c.schedule = j.parallel.schedule = parse_enum<pipeline_schedule>("--schedule", a.schedule);
+    if (!a.frameworks.empty()) j.runtime.framework = parse_enum<framework>("--framework", a.frameworks.front());
+    if (!a.attention.empty()) j.runtime.attention = parse_enum<attention_impl>("--attention", a.attention);
+    // A global batch neither in a file nor given follows dp x micro-batch (one micro-batch per step).
+    if (a.file.empty() && a.global_batch == 0) j.training.global_batch = j.training.micro_batch * j.parallel.dp;
+    validate(j.training);
+    return out;
+}
+
+/// The cluster of a subcommand: a file (--cluster) or a GPU list (--gpus 8xh100-80g,16xa100-40g), with extra or
+/// overriding GPU types (--gpu-types).
+struct cluster_args {
+    std::string file, gpus, gpu_types;
+};
+
+inline void add_cluster_options(CLI::App* c, cluster_args& a) {
+    c->add_option("--cluster", a.file, fmt::format("Cluster spec JSON ({})", formats_doc))->check(CLI::ExistingFile);
+    c->add_option("--gpus", a.gpus, "The cluster as a GPU list instead: COUNTxTYPE[,...] (8xh100-80g,16xa100-40g) or "
+                                    "NODESxPER_NODExTYPE (2x4xt4); `frenzy gpus` lists the types");
+    c->add_option("--gpu-types", a.gpu_types, "JSON file with extra or overriding GPU types")->check(CLI::ExistingFile);
+}
+
+/// Extra or overriding GPU types from a file: an array, or {"gpu_types": [...]}.
+inline frenzy::gpu_catalog load_gpu_types(const std::string& path, frenzy::gpu_catalog catalog = {}) {
+    using namespace frenzy;
+    if (path.empty()) return catalog;
+    const auto js = detail::read_json_file(path);
+    const auto& arr = js.is_object() && js.contains("gpu_types") ? js.at("gpu_types") : js;
+    if (!arr.is_array()) throw config_error(path + ": expected an array of GPU types or {\"gpu_types\": [...]}");
+    for (std::size_t i = 0; i < arr.size(); ++i)
+        catalog.upsert(gpu_type_from_json(arr[i], path + ": gpu_types[" + std::to_string(i) + "]", catalog));
+    return catalog;
+}
+
+inline bool has_cluster(const cluster_args& a) { return !a.file.empty() || !a.gpus.empty(); }
+
+inline frenzy::cluster_spec build_cluster(const cluster_args& a) {
+    using namespace frenzy;
+    if (!a.file.empty() && !a.gpus.empty()) throw config_error("give --cluster FILE or --gpus LIST, not both");
+    if (a.file.empty() && a.gpus.empty()) throw config_error("give the cluster with --cluster FILE or --gpus LIST (e.g. 8xh100-80g)");
+    if (!a.gpus.empty()) return cluster_from_gpu_list(a.gpus, load_gpu_types(a.gpu_types));
+    auto c = load_cluster(a.file);
+    if (!a.gpu_types.empty()) c.catalog = load_gpu_types(a.gpu_types, c.catalog);
+    return c;
+}
 
 }  // namespace frenzy_cli

@@ -11,121 +11,50 @@
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/measurements_csv.hpp"
+#include "frenzy/io/result_json.hpp"
 #include "frenzy/memory/estimator.hpp"
+#include "frenzy/plan/estimate.hpp"
 #include "frenzy/perf/calibration.hpp"
 #include "frenzy/perf/step_time.hpp"
 
 namespace {
 
 struct estimate_args {
-    std::string spec, model, hf_config, gpu, gpu_types, calibration, precision, optimizer, sharding, recompute, schedule, framework,
-        attention;
-    std::int64_t seq_len = 0, micro_batch = 0, global_batch = 0, dp = 0, tp = 0, pp = 0, vpp = 0, cp = 0, ep = 0;
-    bool sp = false, json = false;
-    double margin = 0.0;
+    frenzy_cli::job_args job;
+    std::string gpu, gpus, gpu_types, calibration;
+    bool json = false;
+    double margin = frenzy::default_margin;
 };
 
-frenzy::job_spec build_job(const estimate_args& a) {
+/// The GPU type and count of `--gpus COUNTxTYPE` (one type): estimate on that type; dp follows the count unless
+/// given.
+const frenzy::gpu_type* resolve_gpu(const estimate_args& a, const frenzy::gpu_catalog& catalog, frenzy::job_spec& j) {
     using namespace frenzy;
-    job_spec j;
-    if (!a.spec.empty()) {
-        auto parsed = load_job(a.spec);
-        j = parsed.job;
-    } else if (!a.model.empty()) {
-        j.model = preset(a.model);
-        j.name = j.model.name;
-    } else if (!a.hf_config.empty()) {
-        j.model = load_hf_config(a.hf_config);
-        j.name = j.model.name;
-    } else {
-        throw config_error("give a job with --spec FILE, --model PRESET or --hf-config FILE");
+    if (!a.gpu.empty() && !a.gpus.empty()) throw config_error("give --gpu TYPE or --gpus COUNTxTYPE, not both");
+    if (!a.gpu.empty()) return &catalog.at(a.gpu, "--gpu");
+    if (a.gpus.empty()) return nullptr;
+    const auto c = cluster_from_gpu_list(a.gpus, catalog);
+    for (const auto& g : c.nodes)
+        if (g.gpu != c.nodes.front().gpu) throw config_error("--gpus=\"" + a.gpus + "\": estimate takes one GPU type");
+    const auto n = c.total_gpus();
+    const auto per_replica = j.parallel.tp * j.parallel.pp * j.parallel.cp;
+    if (a.job.dp == 0) {
+        if (n % per_replica != 0)
+            throw config_error("--gpus=\"" + a.gpus + "\": " + std::to_string(n) + " GPUs is not a multiple of tp x pp x cp = " +
+                               std::to_string(per_replica));
+        j.parallel.dp = n / per_replica;
+        if (a.job.file.empty() && a.job.global_batch == 0) j.training.global_batch = j.training.micro_batch * j.parallel.dp;
+    } else if (j.parallel.gpus() != n) {
+        throw config_error("--gpus=\"" + a.gpus + "\" has " + std::to_string(n) + " GPUs but the layout uses dp x tp x pp x cp = " +
+                           std::to_string(j.parallel.gpus()));
     }
-    auto set = [](std::int64_t v, std::int64_t& out) {
-        if (v != 0) out = v;
-    };
-    set(a.seq_len, j.training.seq_len);
-    set(a.micro_batch, j.training.micro_batch);
-    set(a.global_batch, j.training.global_batch);
-    set(a.dp, j.parallel.dp);
-    set(a.tp, j.parallel.tp);
-    set(a.pp, j.parallel.pp);
-    set(a.vpp, j.parallel.vpp);
-    set(a.cp, j.parallel.cp);
-    set(a.ep, j.parallel.ep);
-    if (a.sp) j.parallel.sequence_parallel = true;
-    if (!a.precision.empty()) j.training.precision = parse_enum<precision>("--precision", a.precision);
-    if (!a.optimizer.empty()) j.training.optimizer = parse_enum<optimizer_kind>("--optimizer", a.optimizer);
-    if (!a.sharding.empty()) j.parallel.sharding = parse_enum<sharding>("--sharding", a.sharding);
-    if (!a.recompute.empty()) j.parallel.recompute = parse_enum<recompute>("--recompute", a.recompute);
-    if (!a.schedule.empty()) j.parallel.schedule = parse_enum<pipeline_schedule>("--schedule", a.schedule);
-    if (!a.framework.empty()) j.runtime.framework = parse_enum<framework>("--framework", a.framework);
-    if (!a.attention.empty()) j.runtime.attention = parse_enum<attention_impl>("--attention", a.attention);
-    // A global batch left at its default follows dp x micro-batch (one micro-batch per step).
-    if (a.spec.empty() && a.global_batch == 0) j.training.global_batch = j.training.micro_batch * j.parallel.dp;
-    validate(j);
-    return j;
+    return &catalog.at(c.nodes.front().gpu, "--gpus");
 }
 
-void run_estimate(const estimate_args& a) {
+void print_estimate(const frenzy::estimate_result& e) {
     using namespace frenzy;
-    const auto j = build_job(a);
-    gpu_catalog catalog;
-    if (!a.gpu_types.empty()) {
-        const auto js = detail::read_json_file(a.gpu_types);
-        const auto& arr = js.is_object() && js.contains("gpu_types") ? js.at("gpu_types") : js;
-        if (!arr.is_array()) throw config_error(a.gpu_types + ": expected an array of GPU types or {\"gpu_types\": [...]}");
-        for (std::size_t i = 0; i < arr.size(); ++i)
-            catalog.upsert(gpu_type_from_json(arr[i], "gpu_types[" + std::to_string(i) + "]", catalog));
-    }
-    if (a.margin < 0 || a.margin >= 1) throw config_error("--margin=" + std::to_string(a.margin) + " must be in [0, 1)");
-    const memory_estimator est;
-    const auto r = est.estimate(j);
-    const gpu_type* gpu = a.gpu.empty() ? nullptr : &catalog.at(a.gpu, "--gpu");
-    std::optional<step_estimate> perf;
-    bool fits = false;
-    double capacity = 0;
-    if (gpu) {
-        capacity = gpu->memory().value * (1.0 - a.margin);
-        fits = r.peak_reserved.value <= capacity;
-        const step_time_model model =
-            a.calibration.empty() ? step_time_model{} : step_time_model{calibrated_compute{load_calibration(a.calibration)}};
-        perf = model.predict(j, *gpu, topology{gpu->gpus_per_node, 0.0});
-    }
-    if (a.json) {
-        nlohmann::json out{{"job", to_json(j)},
-                           {"parameters", r.parameters},
-                           {"peak_allocated_bytes", r.peak_allocated.value},
-                           {"peak_reserved_bytes", r.peak_reserved.value},
-                           {"bottleneck_stage", r.bottleneck_stage},
-                           {"gpus", j.parallel.gpus()}};
-        auto& stages = out["stages"] = nlohmann::json::array();
-        for (const auto& st : r.stages)
-            stages.push_back({{"stage", st.stage},
-                              {"parameters", st.parameters},
-                              {"weights_bytes", st.breakdown.weights.value},
-                              {"gradients_bytes", st.breakdown.gradients.value},
-                              {"optimizer_bytes", st.breakdown.optimizer.value},
-                              {"activations_bytes", st.breakdown.activations.value},
-                              {"temporary_bytes", st.breakdown.temporary.value},
-                              {"peak_allocated_bytes", st.peak_allocated.value},
-                              {"in_flight_micro_batches", st.in_flight_micro_batches}});
-        if (gpu) {
-            out["gpu"] = gpu->name;
-            out["fits"] = fits;
-            out["capacity_bytes"] = capacity;
-            if (perf && perf->supported) {
-                out["step_time_s"] = perf->step_time.value;
-                out["tokens_per_s"] = perf->tokens_per_s;
-                out["mfu"] = perf->mfu;
-            } else {
-                out["step_time_s"] = nullptr;
-                out["tokens_per_s"] = nullptr;
-                if (perf) out["perf_reason"] = perf->reason;
-            }
-        }
-        fmt::print("{}\n", out.dump(2));
-        return;
-    }
+    const auto& j = e.job;
+    const auto& r = e.memory;
     const auto& p = j.parallel;
     fmt::print("job {}: {} ({:.3g}B parameters), seq {}, micro-batch {}, global batch {}, {}, {}\n", j.name,
                j.model.name, r.parameters / 1e9, j.training.seq_len, j.training.micro_batch, j.training.global_batch,
@@ -146,19 +75,38 @@ void run_estimate(const estimate_args& a) {
                    frenzy_cli::gib(st.peak_allocated.value), st.in_flight_micro_batches,
                    st.stage == r.bottleneck_stage && r.stages.size() > 1 ? "  <- bottleneck" : "");
     }
-    fmt::print("\npeak allocated {} GiB, peak reserved (allocator model) {} GiB\n", frenzy_cli::gib(r.peak_allocated.value),
-               frenzy_cli::gib(r.peak_reserved.value));
-    if (gpu) {
-        fmt::print("{} ({} GiB{}): {}\n", gpu->name, frenzy_cli::gib(capacity),
-                   a.margin > 0 ? fmt::format(" after a {:.0f}% margin", 100 * a.margin) : "",
-                   fits ? "FITS" : fmt::format("DOES NOT FIT (needs {} GiB reserved)", frenzy_cli::gib(r.peak_reserved.value)));
-        if (perf && perf->supported)
-            fmt::print("predicted step time {:.3f} s, {:.0f} tokens/s for the job ({:.0f} per GPU), MFU {:.1f}%\n",
-                       perf->step_time.value, perf->tokens_per_s, perf->tokens_per_s / static_cast<double>(p.gpus()),
-                       100 * perf->mfu);
-        else if (perf)
-            fmt::print("no step-time prediction: {}\n", perf->reason);
+    fmt::print("\npeak allocated {} GiB, peak reserved (allocator model) {} GiB{}\n", frenzy_cli::gib(r.peak_allocated.value),
+               frenzy_cli::gib(r.peak_reserved.value),
+               r.uncertainty > 0 ? fmt::format(", uncertainty +{:.0f}%", 100 * r.uncertainty) : "");
+    if (!e.gpu) return;
+    const auto& f = *e.fit;
+    fmt::print("{}: {} GiB usable ({} GiB with {:.0f}% kept free): {}\n", e.gpu->name, frenzy_cli::gib(f.capacity.value),
+               frenzy_cli::gib(e.gpu->memory().value), 100 * e.margin,
+               f.fits ? fmt::format("FITS (needs {} GiB)", frenzy_cli::gib(f.required.value))
+                      : fmt::format("DOES NOT FIT (needs {} GiB)", frenzy_cli::gib(f.required.value)));
+    if (e.speed && e.speed->supported)
+        fmt::print("predicted step time {:.3f} s, {:.0f} tokens/s for the job ({:.0f} per GPU), MFU {:.1f}%\n",
+                   e.speed->step_time.value, e.speed->tokens_per_s, e.speed->tokens_per_s / static_cast<double>(p.gpus()),
+                   100 * e.speed->mfu);
+    else if (e.speed)
+        fmt::print("no step-time prediction: {}\n", e.speed->reason);
+}
+
+void run_estimate(const estimate_args& a) {
+    using namespace frenzy;
+    if (a.job.frameworks.size() > 1) throw config_error("estimate takes one --framework");
+    auto j = frenzy_cli::build_job(a.job).job;
+    const gpu_catalog catalog = frenzy_cli::load_gpu_types(a.gpu_types);
+    const gpu_type* gpu = resolve_gpu(a, catalog, j);
+    validate(j);
+    const step_time_model time =
+        a.calibration.empty() ? step_time_model{} : step_time_model{calibrated_compute{load_calibration(a.calibration)}};
+    const auto e = estimate(j, gpu, a.margin, memory_estimator{}, time);
+    if (a.json) {
+        fmt::print("{}\n", nlohmann::ordered_json(e).dump(2));
+        return;
     }
+    print_estimate(e);
 }
 
 void run_validate(const std::string& path, bool json, double tolerance) {
@@ -199,33 +147,16 @@ void run_validate(const std::string& path, bool json, double tolerance) {
 
 const frenzy_cli::registrar reg_estimate{20, [](CLI::App& app) {
     auto a = std::make_shared<estimate_args>();
-    auto* c = app.add_subcommand("estimate", "Per-GPU peak training memory (MARP) of one job and parallel configuration");
-    c->add_option("--spec", a->spec, "Job spec JSON (DESIGN.md format); flags below override it")->check(CLI::ExistingFile);
-    c->add_option("--model", a->model, "Model preset name (see `frenzy models`)");
-    c->add_option("--hf-config", a->hf_config, "Hugging Face config.json")->check(CLI::ExistingFile);
-    c->add_option("--seq-len", a->seq_len, "Sequence length (default 2048)")->check(CLI::PositiveNumber);
-    c->add_option("--micro-batch", a->micro_batch, "Micro-batch size (default 1)")->check(CLI::PositiveNumber);
-    c->add_option("--global-batch", a->global_batch, "Global batch in sequences (default micro-batch x dp)")->check(CLI::PositiveNumber);
-    c->add_option("--precision", a->precision, "fp32 | fp16-mixed | bf16-mixed | bf16 | fp8-mixed");
-    c->add_option("--optimizer", a->optimizer, "adam | adamw | sgd | adafactor");
-    c->add_option("--dp", a->dp, "Data-parallel degree")->check(CLI::PositiveNumber);
-    c->add_option("--tp", a->tp, "Tensor-parallel degree")->check(CLI::PositiveNumber);
-    c->add_option("--pp", a->pp, "Pipeline-parallel degree")->check(CLI::PositiveNumber);
-    c->add_option("--vpp", a->vpp, "Virtual pipeline stages per GPU (interleaved schedule)")->check(CLI::PositiveNumber);
-    c->add_option("--cp", a->cp, "Context-parallel degree")->check(CLI::PositiveNumber);
-    c->add_option("--ep", a->ep, "Expert-parallel degree")->check(CLI::PositiveNumber);
-    c->add_flag("--sp,--sequence-parallel", a->sp, "Sequence parallelism (needs tp > 1)");
-    c->add_option("--sharding", a->sharding, "none | optimizer | gradients | full");
-    c->add_option("--recompute", a->recompute, "none | selective | full");
-    c->add_option("--schedule", a->schedule, "1f1b | interleaved | gpipe");
-    c->add_option("--framework", a->framework, "megatron | deepspeed | fsdp | ddp");
-    c->add_option("--attention", a->attention, "flash | unfused");
-    c->add_option("--gpu", a->gpu, "GPU type: report fit, step time and tokens/s on it");
+    auto* c = app.add_subcommand("estimate", "Per-GPU peak training memory (MARP) of one job and parallel configuration, "
+                                             "and with --gpu whether it fits and how fast it runs");
+    frenzy_cli::add_job_options(c, a->job);
+    c->add_option("--gpu", a->gpu, "GPU type: report fit, step time and tokens/s on it (`frenzy gpus` lists them)");
+    c->add_option("--gpus", a->gpus, "COUNTxTYPE, e.g. 8xh100-80g: that type, and dp = COUNT / (tp x pp x cp) unless --dp is given");
     c->add_option("--gpu-types", a->gpu_types, "JSON file with extra or overriding GPU types")->check(CLI::ExistingFile);
     c->add_option("--calibration", a->calibration, "Calibration JSON from `frenzy calibrate` for the step time")
         ->check(CLI::ExistingFile);
-    c->add_option("--margin", a->margin, "Share of GPU memory kept free for the fit verdict (default 0)");
-    c->add_flag("--json", a->json, "Machine-readable output (DESIGN.md keys)");
+    frenzy_cli::add_margin(c, a->margin);
+    c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
     c->callback([a] { run_estimate(*a); });
 }};
 

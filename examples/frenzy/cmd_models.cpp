@@ -7,45 +7,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "frenzy/io/result_json.hpp"
 #include "frenzy/model/presets.hpp"
 
 namespace {
-
-nlohmann::ordered_json preset_json(const frenzy::model_preset& p) {
-    const auto& m = p.spec;
-    // Counts are whole numbers of parameters.
-    nlohmann::ordered_json j{{"name", m.name},
-                     {"parameters", std::llround(frenzy::total_parameters(m))},
-                     {"active_parameters", std::llround(frenzy::active_parameters(m))},
-                     {"published_parameters", std::llround(p.published_parameters)},
-                     {"layers", m.layers},
-                     {"hidden", m.hidden},
-                     {"heads", m.heads},
-                     {"kv_heads", m.kv()},
-                     {"head_dim", m.hdim()},
-                     {"ffn_hidden", m.ffn_hidden},
-                     {"activation", frenzy::to_string(m.activation)},
-                     {"vocab", m.vocab},
-                     {"tied_embeddings", m.tied_embeddings},
-                     {"position_embedding", frenzy::to_string(m.position_embedding)},
-                     {"max_positions", m.max_positions},
-                     {"norm", frenzy::to_string(m.norm)},
-                     {"bias", m.bias},
-                     {"qkv_bias", m.qkv_bias},
-                     {"embedding_norm", m.embedding_norm},
-                     {"moe", nullptr},
-                     {"source", p.source}};
-    if (m.is_moe())
-        j["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.top_k}, {"expert_ffn_hidden", m.expert_ffn()},
-                    {"shared_experts", m.moe.shared_experts}, {"dense_layers", m.moe.dense_layers}};
-    return j;
-}
 
 void run_models(bool json) {
     const auto presets = frenzy::model_presets();
     if (json) {
         auto out = nlohmann::ordered_json::array();
-        for (const auto& p : presets) out.push_back(preset_json(p));
+        for (const auto& p : presets) out.push_back(p);
         fmt::print("{}\n", out.dump(2));
         return;
     }

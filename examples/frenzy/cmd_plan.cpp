@@ -11,23 +11,27 @@
 #include "cli.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/result_json.hpp"
 #include "frenzy/perf/calibration.hpp"
 #include "frenzy/plan/planner.hpp"
+#include "frenzy/plan/prices.hpp"
 
 namespace {
 
 struct plan_args {
-    std::string job, cluster, objective = "time", calibration;
-    std::vector<std::string> prices, frameworks;
+    frenzy_cli::job_args job;
+    frenzy_cli::cluster_args cluster;
+    std::string objective = "time", calibration;
+    std::vector<std::string> prices;
     int top = 0;
-    double margin = 0.9;
+    double margin = frenzy::default_margin;
     std::int64_t max_gpus = 0;
-    bool tp_across_nodes = false;
-    bool json = false;
+    bool tp_across_nodes = false, whole_nodes = false, pin_precision = false, json = false;
 };
 
-std::string duration(double s) {
-    if (s <= 0) return "-";
+std::string duration(const frenzy::plan& p) {
+    const double s = p.est_time.value;
+    if (!p.has_budget) return "no budget";
     if (s < 3600) return fmt::format("{:.0f} min", s / 60);
     if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
     return fmt::format("{:.1f} d", s / 86400);
@@ -37,46 +41,25 @@ std::string layout(const frenzy::plan& p) {
     const auto& q = p.parallel;
     std::string s = fmt::format("dp{} tp{} pp{}", q.dp, q.tp, q.pp);
     if (q.vpp > 1) s += fmt::format(" vpp{}", q.vpp);
+    if (q.cp > 1) s += fmt::format(" cp{}", q.cp);
     if (q.ep > 1) s += fmt::format(" ep{}", q.ep);
     if (q.sequence_parallel) s += " sp";
     return s;
 }
 
-nlohmann::ordered_json plan_json(const frenzy::plan& p) {
-    const auto& q = p.parallel;
-    const nlohmann::ordered_json par{{"dp", q.dp}, {"tp", q.tp}, {"pp", q.pp}, {"vpp", q.vpp}, {"cp", q.cp}, {"ep", q.ep},
-                                     {"sequence_parallel", q.sequence_parallel},
-                                     {"sharding", frenzy::to_string(q.sharding)},
-                                     {"recompute", frenzy::to_string(q.recompute)},
-                                     {"pipeline_schedule", frenzy::to_string(q.schedule)}};
-    return {{"gpu", p.gpu},
-            {"gpus", p.gpus},
-            {"nodes", p.nodes},
-            {"parallel", par},
-            {"micro_batch", p.micro_batch},
-            {"peak_allocated_bytes", std::llround(p.peak_allocated.value)},
-            {"capacity_bytes", std::llround(p.capacity.value)},
-            {"step_time_s", p.step_time.value},
-            {"tokens_per_s", p.tokens_per_s},
-            {"est_time_s", p.est_time.value},
-            {"gpu_hours", p.gpu_hours}};
-}
-
-void run_plan(const plan_args& a) {
+/// --price TYPE=USD (repeatable) and --price example (the built-in example prices, plan/prices.hpp).
+std::map<std::string, double> parse_prices(const std::vector<std::string>& items, const frenzy::gpu_catalog& catalog) {
     using namespace frenzy;
-    const auto parsed = load_job(a.job);
-    const auto cluster = load_cluster(a.cluster);
-    plan_options opt;
-    opt.objective = parse_enum<plan_objective>("--objective", a.objective);
-    opt.memory_safety = a.margin;
-    opt.max_gpus = a.max_gpus;
-    opt.allow_tp_across_nodes = a.tp_across_nodes;
-    for (const auto& f : a.frameworks) opt.frameworks.push_back(parse_enum<framework>("--framework", f));
-    for (const auto& p : a.prices) {
+    std::map<std::string, double> out;
+    for (const auto& p : items) {
+        if (p == "example") {
+            for (const auto& [type, usd] : example_prices()) out.emplace(type, usd);
+            continue;
+        }
         const auto eq = p.find('=');
-        if (eq == std::string::npos || eq == 0) throw config_error("--price \"" + p + "\" must be TYPE=USD_PER_HOUR");
+        if (eq == std::string::npos || eq == 0) throw config_error("--price \"" + p + "\" must be TYPE=USD_PER_HOUR or example");
         const auto type = p.substr(0, eq);
-        cluster.catalog.at(type, "--price");
+        catalog.at(type, "--price");
         double usd = 0;
         try {
             std::size_t used = 0;
@@ -85,69 +68,100 @@ void run_plan(const plan_args& a) {
         } catch (const std::exception&) {
             throw config_error("--price \"" + p + "\": the price is not a number");
         }
-        if (!(usd >= 0)) throw config_error("--price \"" + p + "\": the price must not be negative");
-        opt.price_per_gpu_hour[type] = usd;
+        if (!std::isfinite(usd) || usd < 0 || usd > 1e6)
+            throw config_error("--price \"" + p + "\": the price must be a finite number of USD in [0, 1e6]");
+        out[type] = usd;
     }
-    step_time_model time;
-    if (!a.calibration.empty()) time = step_time_model(calibrated_compute{load_calibration(a.calibration)});
-    const basic_planner<memory_estimator, step_time_model> planner(memory_estimator{}, time);
-    plan_stats stats;
-    const auto r = planner.plan(parsed.job, cluster, opt, &stats);
-    const std::size_t shown = a.top > 0 ? std::min<std::size_t>(static_cast<std::size_t>(a.top), r.plans.size())
-                                        : (a.json ? r.plans.size() : std::min<std::size_t>(10, r.plans.size()));
-    if (a.json) {
-        nlohmann::ordered_json out{{"plans", nlohmann::ordered_json::array()}, {"infeasible", nlohmann::ordered_json::array()}};
-        for (std::size_t i = 0; i < shown; ++i) out["plans"].push_back(plan_json(r.plans[i]));
-        for (const auto& f : r.infeasible) out["infeasible"].push_back({{"gpu", f.gpu}, {"reason", f.reason}});
-        fmt::print("{}\n", out.dump(2));
-        return;
-    }
-    const auto& j = parsed.job;
-    fmt::print("job {}: {:.3g}B parameters, seq {}, global batch {}, {}, {} tokens; objective {}\n", j.name,
+    return out;
+}
+
+void print_plans(const frenzy::job_spec& j, const frenzy::plan_result& r, const frenzy::plan_stats& stats,
+                 const frenzy::plan_options& opt, std::size_t shown, const std::string& objective) {
+    using namespace frenzy;
+    fmt::print("job {}: {:.3g}B parameters, seq {}, global batch {}, {}, {}; objective {}\n", j.name,
                total_parameters(j.model, j.training.seq_len) / 1e9, j.training.seq_len, j.training.global_batch,
-               to_string(j.training.precision), j.training.total_tokens > 0 ? fmt::format("{:.3g}", j.training.total_tokens) : "no budget of",
-               a.objective);
-    fmt::print("searched {} layouts ({} configurations, {} memory estimates); memory margin {:.0f}%\n\n", stats.layouts,
-               stats.configurations, stats.memory_estimates, 100 * opt.memory_safety);
+               to_string(j.training.precision),
+               j.training.total_tokens > 0 ? fmt::format("{:.3g} tokens", j.training.total_tokens)
+                                           : "no token budget (time and GPU-hours not known)",
+               objective);
+    fmt::print("searched {} layouts ({} configurations, {} memory estimates); {:.0f}% of GPU memory kept free{}\n\n",
+               stats.layouts, stats.configurations, stats.memory_estimates, 100 * opt.margin,
+               opt.whole_node_billing ? "; whole nodes billed" : "");
     const bool cost = !opt.price_per_gpu_hour.empty();
-    fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<22} {:<9} {:<9} {:>3}  {:>13}  {:>8} {:>10} {:>5} {:>9} {:>10}{}\n", "#", "gpu", "gpus",
-               "nodes", "layout", "sharding", "recompute", "mb", "GiB used/cap", "step s", "tokens/s", "MFU", "time",
-               "GPU-hours", cost ? "        cost" : "");
+    fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>13}  {:>8} {:>10} {:>5} {:>9} {:>10}{}\n",
+               "#", "gpu", "gpus", "nodes", "framework", "precision", "layout", "sharding", "recompute", "mb",
+               "GiB need/cap", "step s", "tokens/s", "MFU", "time", "GPU-hours", cost ? "        cost" : "");
     for (std::size_t i = 0; i < shown; ++i) {
         const auto& p = r.plans[i];
-        fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<22} {:<9} {:<9} {:>3}  {:>6}/{:<6}  {:>8.2f} {:>10.0f} {:>4.0f}% {:>9} {:>10.0f}{}\n",
-                   i + 1, p.gpu, p.gpus, p.nodes, layout(p), to_string(p.parallel.sharding), to_string(p.parallel.recompute),
-                   p.micro_batch, frenzy_cli::gib(p.peak_allocated.value), frenzy_cli::gib(p.capacity.value),
-                   p.step_time.value, p.tokens_per_s, 100 * p.mfu, duration(p.est_time.value), p.gpu_hours,
-                   cost ? fmt::format(" {:>10.0f} $", p.cost) : "");
+        const std::string prec = std::string(to_string(p.precision)) + (p.precision_alternative ? "*" : "");
+        fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>6}/{:<6}  {:>8.2f} {:>10.0f} {:>4.0f}% {:>9} {:>10}{}\n",
+                   i + 1, p.gpu, p.gpus, p.nodes, to_string(p.framework), prec, layout(p), to_string(p.parallel.sharding),
+                   to_string(p.parallel.recompute), p.micro_batch, frenzy_cli::gib(p.required.value),
+                   frenzy_cli::gib(p.capacity.value), p.step_time.value, p.tokens_per_s, 100 * p.mfu, duration(p),
+                   p.has_budget ? fmt::format("{:.0f}", p.billed_gpu_hours) : "-",
+                   cost ? (p.cost && p.has_budget ? fmt::format(" {:>10.0f} $", *p.cost) : fmt::format(" {:>12}", "-")) : "");
     }
     if (shown < r.plans.size()) fmt::print("... {} more (--top N)\n", r.plans.size() - shown);
-    // per type: the minimum-GPU plan and the fastest plan
+    if (std::any_of(r.plans.begin(), r.plans.begin() + static_cast<std::ptrdiff_t>(shown),
+                    [](const plan& p) { return p.precision_alternative; }))
+        fmt::print("* the GPU type lacks the job's {}: the nearest precision it has is offered (--pin-precision to "
+                   "refuse)\n", to_string(j.training.precision));
     const auto per = summarize_by_type(r);
     if (!per.empty()) fmt::print("\nper GPU type (best type first):\n");
     for (const auto& t : per)
         fmt::print("  {:<10} minimum {:>4} GPUs ({}, {:.0f} tokens/s, {}); fastest {:>4} GPUs ({}, {:.0f} tokens/s, {})\n", t.gpu,
-                   t.minimum.gpus, layout(t.minimum), t.minimum.tokens_per_s, duration(t.minimum.est_time.value),
-                   t.fastest.gpus, layout(t.fastest), t.fastest.tokens_per_s, duration(t.fastest.est_time.value));
+                   t.minimum.gpus, layout(t.minimum), t.minimum.tokens_per_s, duration(t.minimum), t.fastest.gpus,
+                   layout(t.fastest), t.fastest.tokens_per_s, duration(t.fastest));
     if (!r.infeasible.empty()) fmt::print("\ninfeasible:\n");
     for (const auto& f : r.infeasible) fmt::print("  {:<10} {}\n", f.gpu, f.reason);
+}
+
+void run_plan(const plan_args& a) {
+    using namespace frenzy;
+    const auto parsed = frenzy_cli::build_job(a.job);
+    const auto cluster = frenzy_cli::build_cluster(a.cluster);
+    plan_options opt;
+    opt.objective = parse_enum<plan_objective>("--objective", a.objective);
+    opt.margin = a.margin;
+    opt.max_gpus = a.max_gpus;
+    opt.allow_tp_across_nodes = a.tp_across_nodes;
+    opt.whole_node_billing = a.whole_nodes;
+    opt.pin_precision = a.pin_precision;
+    opt.constraints = parsed.stated;
+    for (const auto& f : a.job.frameworks) opt.frameworks.push_back(parse_enum<framework>("--framework", f));
+    opt.price_per_gpu_hour = parse_prices(a.prices, cluster.catalog);
+    step_time_model time;
+    if (!a.calibration.empty()) time = step_time_model(calibrated_compute{load_calibration(a.calibration)});
+    const planner::with_time_model<step_time_model> planner(memory_estimator{}, time);
+    plan_stats stats;
+    const auto r = planner.plan(parsed.job, cluster, opt, &stats);
+    const std::size_t shown = a.top > 0 ? std::min<std::size_t>(static_cast<std::size_t>(a.top), r.plans.size())
+                                        : (a.json ? r.plans.size() : std::min<std::size_t>(10, r.plans.size()));
+    if (a.json)
+        fmt::print("{}\n", plan_result_json(r, shown).dump(2));
+    else
+        print_plans(parsed.job, r, stats, opt, shown, a.objective);
     if (r.plans.empty()) frenzy_cli::exit_code() = 1;
 }
 
 const frenzy_cli::registrar reg_plan{30, [](CLI::App& app) {
     auto a = std::make_shared<plan_args>();
     auto* c = app.add_subcommand("plan", "Rank GPU types, counts and parallel configurations for a job on a cluster");
-    c->add_option("--job", a->job, "Job spec JSON (DESIGN.md; `parallel` is ignored)")->required()->check(CLI::ExistingFile);
-    c->add_option("--cluster", a->cluster, "Cluster spec JSON (DESIGN.md)")->required()->check(CLI::ExistingFile);
-    c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time)");
-    c->add_option("--price", a->prices, "Price per GPU-hour, TYPE=USD (repeatable; needed for --objective cost)");
+    c->footer("Layout fields the job states (its `parallel` keys, training.micro_batch, or the --dp/--tp/... flags) are "
+              "kept; the rest is searched. Exit 0 with plans, 1 when no GPU type can run the job, 2 on invalid input.");
+    frenzy_cli::add_job_options(c, a->job);
+    frenzy_cli::add_cluster_options(c, a->cluster);
+    c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time; ties go to the faster plan)");
+    c->add_option("--price", a->prices, "Price per GPU-hour, TYPE=USD (repeatable), or `example` for the built-in example "
+                                        "prices (docs/formats.md); needed for --objective cost");
+    c->add_flag("--whole-nodes", a->whole_nodes, "Bill whole nodes: 5 GPUs of an 8-GPU node cost 8");
+    c->add_flag("--pin-precision", a->pin_precision, "Never offer another precision on types that lack the job's");
     c->add_option("--top", a->top, "Show the N best plans (default 10 in the table, all in --json)")->check(CLI::NonNegativeNumber);
     c->add_option("--calibration", a->calibration, "Calibration JSON from `frenzy calibrate`")->check(CLI::ExistingFile);
-    c->add_option("--margin", a->margin, "Usable share of GPU memory (default 0.9)")->check(CLI::Range(0.01, 1.0));
+    frenzy_cli::add_margin(c, a->margin);
     c->add_option("--max-gpus", a->max_gpus, "Largest GPU count per plan (default: what the cluster has)")->check(CLI::NonNegativeNumber);
-    c->add_option("--framework", a->frameworks, "Frameworks to consider (repeatable; default the job's runtime.framework)");
     c->add_flag("--tp-across-nodes", a->tp_across_nodes, "Allow tensor parallelism to span nodes");
-    c->add_flag("--json", a->json, "Machine-readable output (DESIGN.md keys)");
+    c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
     c->callback([a] { run_plan(*a); });
 }};
 

@@ -46,7 +46,6 @@ std::map<std::int64_t, double> brute_force(const job_spec& job0, const gpu_pool&
     step_time_model time;
     selectable_objective obj;
     std::map<std::int64_t, double> best;
-    const auto cap = opt.memory_safety * pool.gpu.memory().value;
     const auto gb = job0.training.global_batch;
     for (std::int64_t tp = 1; tp <= pool.gpus_per_node; ++tp)
         for (std::int64_t pp = 1; pp <= pool.gpus(); ++pp)
@@ -71,7 +70,7 @@ std::map<std::int64_t, double> brute_force(const job_spec& job0, const gpu_pool&
                                 } catch (const config_error&) {
                                     continue;
                                 }
-                                if (mem.estimate(j).peak_allocated.value > cap) continue;
+                                if (!check_fit(mem.estimate(j), pool.gpu, opt.margin).fits) continue;
                                 const auto e = time.predict(j, pool.gpu, {pool.gpus_per_node, pool.network_gbps});
                                 plan p;
                                 p.gpu = pool.gpu.name;
@@ -93,9 +92,14 @@ void check_plan_valid(const plan& p, const job_spec& job, const cluster_spec& c,
     REQUIRE_NOTHROW(validate(j));
     const auto& g = c.catalog.at(p.gpu);
     const auto rep = memory_estimator{}.estimate(j);
+    j.training.precision = p.precision;
+    const auto rep = memory_estimator{}.estimate(j);
     CHECK(rep.peak_allocated == p.peak_allocated);
-    CHECK(p.peak_allocated.value <= opt.memory_safety * g.memory().value);
-    CHECK(p.capacity.value == Approx(opt.memory_safety * g.memory().value));
+    CHECK(rep.peak_reserved == p.peak_reserved);
+    // the one fit rule: reserved x (1 + uncertainty) within (1 - margin) x memory
+    CHECK(p.required.value == Approx(rep.peak_reserved.value * (1 + rep.uncertainty)));
+    CHECK(p.required.value <= (1 - opt.margin) * g.memory().value);
+    CHECK(p.capacity.value == Approx((1 - opt.margin) * g.memory().value));
     CHECK(p.gpus == p.parallel.gpus());
     int gpn = 0, nodes = 0;
     for (const auto& n : c.nodes)
@@ -116,23 +120,31 @@ TEST_CASE("concepts: the defaults model them, unrelated types do not") {
     static_assert(StepTimeModel<step_time_model> && !StepTimeModel<not_a_model>);
     static_assert(SearchSpace<divisor_search_space> && !SearchSpace<not_a_model>);
     static_assert(Objective<selectable_objective> && !Objective<not_a_model>);
-    SUCCEED();
+    static_assert(BoundedMemoryModel<memory_estimator> && !BoundedMemoryModel<not_a_model>);
+    CHECK(MemoryModel<memory_estimator>);
 }
 
 TEST_CASE("every plan fits with the safety margin and respects node shapes") {
     const auto c = cluster({{"a100", "a100-80g", 8, 4}, {"v100", "v100-32g", 8, 4}, {"3090", "rtx-3090", 8, 8}});
     for (auto fw : {framework::megatron, framework::fsdp, framework::deepspeed}) {
         auto job = make_job(preset("llama-3.1-8b"), 4096, 256, fw);
-        for (double margin : {0.9, 0.75}) {
+        for (double margin : {0.1, 0.25}) {
             plan_options opt;
-            opt.memory_safety = margin;
+            opt.margin = margin;
             const auto r = planner{}.plan(job, c, opt);
             REQUIRE(!r.plans.empty());
             for (const auto& p : r.plans) check_plan_valid(p, job, c, opt);
-            // V100 has no bf16 tensor cores: bf16-mixed jobs are not runnable there
-            REQUIRE(r.infeasible.size() == 1);
-            CHECK(r.infeasible[0].gpu == "v100-32g");
-            CHECK(r.infeasible[0].reason.find("bf16-mixed not supported on v100-32g") == 0);
+            // V100 has no bf16 tensor cores: its plans are offered in fp16-mixed, marked as the alternative
+            for (const auto& p : r.plans) {
+                CHECK(p.precision_alternative == (p.gpu == "v100-32g"));
+                CHECK(p.precision == (p.gpu == "v100-32g" ? precision::fp16_mixed : precision::bf16_mixed));
+            }
+            // ... unless the job pins its precision: then V100 is infeasible, with the reason
+            opt.pin_precision = true;
+            const auto pinned = planner{}.plan(job, c, opt);
+            REQUIRE(pinned.infeasible.size() == 1);
+            CHECK(pinned.infeasible[0].gpu == "v100-32g");
+            CHECK(pinned.infeasible[0].reason.find("bf16-mixed is not supported on v100-32g") == 0);
             // ranked best first (objective time: highest tokens/s first)
             for (std::size_t i = 1; i < r.plans.size(); ++i) CHECK(r.plans[i - 1].tokens_per_s >= r.plans[i].tokens_per_s);
         }

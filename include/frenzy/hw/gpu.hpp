@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/suggest.hpp"
 #include "frenzy/core/units.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -94,9 +95,10 @@ public:
     /// The type called `name`; the error names `field` and lists the known types.
     const gpu_type& at(std::string_view name, std::string_view field = "gpu") const {
         if (auto* p = find(name)) return *p;
-        std::string known;
-        for (const auto& x : types_) known += (known.empty() ? "" : ", ") + x.name;
-        throw config_error(std::string(field) + "=\"" + std::string(name) + "\" is not a known GPU type (known: " + known + ")");
+        std::vector<std::string> names;
+        for (const auto& x : types_) names.push_back(x.name);
+        throw config_error(std::string(field) + "=\"" + std::string(name) + "\" is not a known GPU type" +
+                           detail::did_you_mean(name, names) + "; `frenzy gpus` lists them");
     }
     std::span<const gpu_type> types() const { return types_; }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Cluster spec <-> JSON (DESIGN.md "Cluster spec"): node groups and optional GPU type overrides.
+#include <algorithm>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -77,6 +79,69 @@ inline cluster_spec load_cluster(const std::string& path) {
     } catch (const config_error& e) {
         throw config_error(path + ": " + e.what());
     }
+}
+
+namespace detail {
+/// A positive whole number of at most `max` from text (digits only); the error names `what` in `spec`.
+inline int gpu_list_count(std::string_view text, std::string_view what, std::string_view spec, int max) {
+    if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string_view::npos)
+        throw config_error("--gpus=\"" + std::string(spec) + "\": " + std::string(what) + " \"" + std::string(text) +
+                           "\" is not a positive whole number");
+    const long v = std::stol(std::string(text));
+    if (v < 1 || v > max)
+        throw config_error("--gpus=\"" + std::string(spec) + "\": " + std::string(what) + "=" + std::to_string(v) +
+                           " must be in [1, " + std::to_string(max) + "]");
+    return static_cast<int>(v);
+}
+}  // namespace detail
+
+/// A cluster from a GPU list, as `frenzy plan --gpus` takes it: comma-separated `COUNTxTYPE` (GPUs of a catalog
+/// type, in nodes of the type's typical size, the last node holding the rest) or `NODESxPER_NODExTYPE`, e.g.
+/// "8xh100-80g,16xa100-40g" or "2x4xt4". Types come from `catalog` (the built-in one by default).
+inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catalog& catalog = {}) {
+    cluster_spec c;
+    c.catalog = catalog;
+    std::size_t start = 0;
+    if (spec.empty()) throw config_error("--gpus is empty: give COUNTxTYPE[,COUNTxTYPE...], e.g. 8xh100-80g");
+    while (start <= spec.size()) {
+        const auto comma = spec.find(',', start);
+        const auto item = spec.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        start = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
+        const auto x1 = item.find('x');
+        if (x1 == std::string_view::npos || x1 == 0)
+            throw config_error("--gpus=\"" + std::string(spec) + "\": \"" + std::string(item) +
+                               "\" must be COUNTxTYPE (e.g. 8xh100-80g) or NODESxPER_NODExTYPE (e.g. 2x4xt4)");
+        const auto rest = item.substr(x1 + 1);
+        const auto x2 = rest.find('x');
+        const bool shaped = x2 != std::string_view::npos && x2 > 0 &&
+                            rest.substr(0, x2).find_first_not_of("0123456789") == std::string_view::npos;
+        const auto type = shaped ? rest.substr(x2 + 1) : rest;
+        const auto& t = c.catalog.at(type, "--gpus type");
+        node_group g;
+        g.name = std::string(type);
+        g.gpu = std::string(type);
+        if (shaped) {
+            g.count = detail::gpu_list_count(item.substr(0, x1), "node count", spec, 1 << 20);
+            g.gpus_per_node = detail::gpu_list_count(rest.substr(0, x2), "GPUs per node", spec, 1024);
+            c.nodes.push_back(g);
+            continue;
+        }
+        const int n = detail::gpu_list_count(item.substr(0, x1), "GPU count", spec, 1 << 24);
+        g.gpus_per_node = std::min(n, t.gpus_per_node);
+        g.count = n / g.gpus_per_node;
+        c.nodes.push_back(g);
+        if (const int left = n % g.gpus_per_node; left > 0) {
+            g.name += "-part";
+            g.gpus_per_node = left;
+            g.count = 1;
+            c.nodes.push_back(g);
+        }
+    }
+    for (std::size_t i = 0; i < c.nodes.size(); ++i)  // the same type twice: distinct group names
+        for (std::size_t k = 0; k < i; ++k)
+            if (c.nodes[k].name == c.nodes[i].name) c.nodes[i].name += "-" + std::to_string(i);
+    validate(c);
+    return c;
 }
 
 inline nlohmann::json to_json(const gpu_type& t) {

@@ -7,6 +7,7 @@
 #include "frenzy/io/json_reader.hpp"
 #include "frenzy/model/hf_config.hpp"
 #include "frenzy/model/presets.hpp"
+#include "frenzy/plan/plan.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -101,11 +102,37 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     return rt;
 }
 
-/// A parsed job; `has_parallel` is false when the spec leaves the layout to the planner.
+/// A parsed job; `has_parallel` is false when the spec leaves the layout to the planner. `stated` holds the
+/// layout fields the file gives (its `parallel` keys and training.micro_batch): the planner keeps those.
 struct parsed_job {
     job_spec job;
     bool has_parallel = false;
+    plan_constraints stated;
 };
+
+/// The layout fields a job JSON states, as plan constraints.
+inline plan_constraints stated_constraints(const nlohmann::json& j, const job_spec& job) {
+    plan_constraints c;
+    if (j.contains("training") && j["training"].is_object() && j["training"].contains("micro_batch"))
+        c.micro_batch = job.training.micro_batch;
+    if (!j.contains("parallel") || !j["parallel"].is_object()) return c;
+    const auto& p = j["parallel"];
+    const auto& q = job.parallel;
+    auto pin = [&](const char* key, auto& out, auto value) {
+        if (p.contains(key) && !p[key].is_null()) out = value;
+    };
+    pin("dp", c.dp, q.dp);
+    pin("tp", c.tp, q.tp);
+    pin("pp", c.pp, q.pp);
+    pin("vpp", c.vpp, q.vpp);
+    pin("cp", c.cp, q.cp);
+    pin("ep", c.ep, q.ep);
+    pin("sequence_parallel", c.sequence_parallel, q.sequence_parallel);
+    pin("sharding", c.sharding, q.sharding);
+    pin("recompute", c.recompute, q.recompute);
+    pin("pipeline_schedule", c.schedule, q.schedule);
+    return c;
+}
 
 /// Parses a job spec. The parallel rules are checked only when `parallel` is present.
 inline parsed_job job_from_json(const nlohmann::json& j) {
@@ -124,6 +151,7 @@ inline parsed_job job_from_json(const nlohmann::json& j) {
     if (out.job.name.empty()) out.job.name = out.job.model.name;
     validate(out.job.training);
     if (out.has_parallel) validate(out.job);
+    out.stated = stated_constraints(j, out.job);
     return out;
 }
 
@@ -167,5 +195,9 @@ inline nlohmann::json to_json(const job_spec& j) {
                          {"compile", j.runtime.compile}, {"loss_chunks", j.runtime.loss_chunks},
                          {"optimizer_impl", to_string(j.runtime.optimizer)}}}};
 }
+
+/// ADL hooks for nlohmann::json: `nlohmann::json j = job;` and `j.get<frenzy::job_spec>()`.
+inline void to_json(nlohmann::json& out, const job_spec& j) { out = to_json(j); }
+inline void from_json(const nlohmann::json& in, job_spec& j) { j = job_from_json(in).job; }
 
 }  // namespace frenzy

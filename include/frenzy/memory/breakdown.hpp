@@ -31,6 +31,7 @@ struct memory_report {
     int bottleneck_stage = 0;
     bytes peak_allocated{};            ///< comparable with torch.cuda.max_memory_allocated
     bytes peak_reserved{};             ///< comparable with torch.cuda.max_memory_reserved (allocator model)
+    double uncertainty = 0;            ///< relative upper error the validation shows for this job's mechanisms
     const stage_memory& bottleneck() const { return stages.at(static_cast<std::size_t>(bottleneck_stage)); }
 };
 

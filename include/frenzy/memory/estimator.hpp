@@ -73,6 +73,21 @@ public:
         return r;
     }
 
+    /// A floor under estimate(j).peak_allocated from the model-state policy alone (no activations): the largest
+    /// stage's weights + optimizer states, plus its gradients unless the optimizer runs inside backward (then the
+    /// gradients never exist together). Both phases of estimate() hold at least that. The planner prunes layouts
+    /// with it, so a host's own ModelStatePolicy (CPU offload, say) is bounded by its own answer.
+    bytes lower_bound(const job_spec& j) const { return lower_bound(j, profile_of(j)); }
+    bytes lower_bound(const job_spec& j, const framework_profile& f) const {
+        double floor = 0;
+        for (const auto& l : stage_layouts(j, f)) {
+            const auto ms = states_.model_states(j, l, f);
+            const bytes b = ms.weights + ms.optimizer + (f.optimizer_in_backward ? bytes{} : ms.gradients);
+            floor = std::max(floor, b.value);
+        }
+        return bytes{floor};
+    }
+
     const O& overheads() const { return over_; }
 
 private:

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/suggest.hpp"
 #include "frenzy/model/transformer.hpp"
 
 namespace frenzy {
@@ -167,9 +168,10 @@ inline std::span<const model_preset> model_presets() { return detail::preset_tab
 inline const transformer_spec& preset(std::string_view name) {
     for (const auto& p : model_presets())
         if (p.spec.name == name) return p.spec;
-    std::string known;
-    for (const auto& p : model_presets()) known += (known.empty() ? "" : ", ") + p.spec.name;
-    throw config_error("model.preset=\"" + std::string(name) + "\" is not a known preset (known: " + known + ")");
+    std::vector<std::string> names;
+    for (const auto& p : model_presets()) names.push_back(p.spec.name);
+    throw config_error("model.preset=\"" + std::string(name) + "\" is not a known preset" + detail::did_you_mean(name, names) +
+                       "; `frenzy models` lists them");
 }
 
 }  // namespace frenzy

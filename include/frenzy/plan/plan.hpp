@@ -1,6 +1,8 @@
 #pragma once
-// Plan values: a job on one GPU type with a parallel configuration, and why a type is infeasible.
+// Plan values: a job on one GPU type with a parallel configuration, why a type is infeasible, and the parts of a
+// layout a job pins (the planner keeps them and searches the rest).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,22 +11,32 @@
 
 namespace frenzy {
 
-/// One way to run a job: `gpus` GPUs of type `gpu` over `nodes` nodes with `parallel`.
+/// One way to run a job: `gpus` GPUs of type `gpu` over `nodes` nodes with `parallel`, in `framework` and
+/// `precision`. Memory figures are per GPU; speed figures for the whole job.
 struct plan {
     std::string gpu;
     int gpus = 0;
     int nodes = 0;
+    int gpus_per_node = 0;
+    frenzy::framework framework = framework::megatron;  ///< the framework the plan was checked against
+    frenzy::precision precision = precision::bf16_mixed;
+    /// True when `precision` is not the job's own: the GPU type lacks it and the planner offers the nearest one
+    /// it has (fp16-mixed for bf16 on V100), as a marked alternative.
+    bool precision_alternative = false;
     parallel_config parallel{};
     std::int64_t micro_batch = 1;
     bytes peak_allocated{};
-    bytes capacity{};          ///< usable memory per GPU (after the safety margin)
+    bytes peak_reserved{};
+    bytes required{};          ///< what the fit rule compared (memory/fit.hpp): reserved x (1 + uncertainty)
+    bytes capacity{};          ///< usable memory per GPU: (1 - margin) x memory
     seconds step_time{};
     double tokens_per_s = 0;   ///< whole job
-    seconds est_time{};        ///< total_tokens / tokens_per_s
-    double gpu_hours = 0;
-    double cost = 0;           ///< gpu_hours x price per GPU-hour (0 when no prices are given)
-    frenzy::framework framework = framework::megatron;  ///< the framework the plan was checked against
     double mfu = 0;            ///< predicted model FLOPs utilisation (perf/step_time.hpp convention)
+    bool has_budget = false;   ///< the job gave training.total_tokens: est_time and gpu_hours are meaningful
+    seconds est_time{};        ///< total_tokens / tokens_per_s (0 without a budget)
+    double gpu_hours = 0;      ///< GPUs used x est_time
+    double billed_gpu_hours = 0;  ///< = gpu_hours, or whole nodes x est_time with whole-node billing
+    std::optional<double> cost;   ///< billed_gpu_hours x price per GPU-hour, when a price is known
     bool operator==(const plan&) const = default;
 };
 
@@ -38,6 +50,24 @@ struct infeasible_type {
 struct plan_result {
     std::vector<plan> plans;
     std::vector<infeasible_type> infeasible;
+};
+
+/// The parts of a layout a job states: the planner keeps these and searches the rest. A job file's `parallel`
+/// fields and `training.micro_batch`, or the CLI's --dp/--tp/... flags, become these (io/job_json.hpp).
+struct plan_constraints {
+    std::optional<std::int64_t> dp, tp, pp, vpp, cp, ep, micro_batch;
+    std::optional<bool> sequence_parallel;
+    std::optional<frenzy::sharding> sharding;
+    std::optional<frenzy::recompute> recompute;
+    std::optional<pipeline_schedule> schedule;
+    bool operator==(const plan_constraints&) const = default;
+
+    /// Every field of a layout stated (what `frenzy estimate` takes): then the planner checks just that layout.
+    static plan_constraints all_of(const job_spec& j) {
+        const auto& p = j.parallel;
+        return {p.dp, p.tp, p.pp, p.vpp, p.cp, p.ep, j.training.micro_batch, p.sequence_parallel, p.sharding,
+                p.recompute, p.schedule};
+    }
 };
 
 }  // namespace frenzy

@@ -1,12 +1,13 @@
 #pragma once
-// Resource prediction: for a job and a cluster, search GPU type x count x (dp, tp, pp, vpp, sharding, recompute,
-// micro-batch), keep the configurations that fit in memory (MARP) with a safety margin and respect the node
-// shapes, predict their speed (perf/step_time.hpp) and rank them by an objective. Composed from four policies:
-// memory model, step-time model, search space and objective.
+// Resource prediction: for a job and a cluster, search GPU type x count x (dp, tp, pp, vpp, cp, ep, sharding,
+// recompute, micro-batch), keep the configurations that fit in memory by the one fit rule (memory/fit.hpp) and
+// respect the node shapes, predict their speed (perf/step_time.hpp) and rank them by an objective. Composed from
+// four policies: memory model, step-time model, search space and objective; the fields a job pins
+// (plan_constraints) are kept and the rest searched.
 //
 // Pruning (each step keeps every configuration that can be optimal):
-//  1. a lower bound on per-GPU model-state bytes (weights/gradients/optimizer of the stage, sharded) rejects a
-//     layout before the estimator runs;
+//  1. the memory model's own lower bound (its model states, when it offers `lower_bound`) rejects a layout before
+//     the full estimate runs;
 //  2. memory grows with the micro-batch and shrinks with recompute, so for each layout and recompute level the
 //     micro-batches that fit are a prefix of the sorted divisors: found by binary search;
 //  3. recompute only costs time, so a micro-batch that fits without recompute is not tried with it, and one that
@@ -33,8 +34,10 @@
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/memory/breakdown.hpp"
 #include "frenzy/memory/estimator.hpp"
+#include "frenzy/memory/fit.hpp"
 #include "frenzy/perf/step_time.hpp"
 #include "frenzy/plan/plan.hpp"
+#include "frenzy/plan/policies.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -50,15 +53,15 @@ template <> struct enum_names<plan_objective> {
 struct plan_options {
     plan_objective objective = plan_objective::time;
     std::map<std::string, double> price_per_gpu_hour;  ///< by GPU type name (USD); needed for objective cost
-    /// Usable share of each GPU's memory: a plan fits when the estimated peak allocated bytes are at most
-    /// memory_safety x the GPU's memory. 0.9 leaves ~10% for the CUDA context, NCCL buffers and allocator
-    /// fragmentation (MARP's peak_reserved is typically 2-10% above peak_allocated).
-    double memory_safety = 0.9;
+    double margin = default_margin;        ///< fraction of GPU memory kept free (memory/fit.hpp)
+    bool whole_node_billing = false;       ///< cost and GPU-hours objectives bill whole nodes (5 GPUs of 8 = 8)
+    bool pin_precision = false;            ///< never offer another precision where a type lacks the job's
     std::int64_t max_gpus = 0;             ///< 0 = as many as the cluster has
     bool allow_tp_across_nodes = false;    ///< tensor parallelism normally stays inside a node (NVLink/PCIe)
     std::vector<framework> frameworks;     ///< empty = the job's runtime.framework
     std::int64_t max_pp = 0;               ///< 0 = up to model.layers
     std::int64_t max_vpp = 4;              ///< largest virtual pipeline size tried (Megatron interleaved)
+    plan_constraints constraints;          ///< layout fields the job pins
 };
 
 /// Where the GPUs of one type are: its catalog entry, node shape and how many nodes there are.
@@ -70,27 +73,21 @@ struct gpu_pool {
     std::int64_t gpus() const { return static_cast<std::int64_t>(gpus_per_node) * nodes; }
 };
 
-/// The axes of the search for one job on one pool. Every combination is checked against validate(job).
+/// The axes of the search for one job on one pool. Every combination is checked against the framework's rules
+/// (framework_rejects) and validate(job).
 struct search_axes {
     std::vector<framework> frameworks;
     std::vector<std::int64_t> tp, pp, dp, micro_batch;
-    std::vector<std::int64_t> ep{1};  ///< expert-parallel degrees (MoE models); each must divide dp
-    std::int64_t max_vpp = 1;
+    std::vector<std::int64_t> ep{1};   ///< expert-parallel degrees (MoE models); each must divide dp x cp
+    std::vector<std::int64_t> cp{1};   ///< context-parallel degrees
+    std::vector<std::int64_t> vpp{1};  ///< virtual pipeline sizes (used where pp > 1 and they divide the stage)
+    std::vector<sharding> shardings{sharding::none, sharding::optimizer, sharding::gradients, sharding::full};
     std::vector<recompute> recomputes{recompute::none, recompute::selective, recompute::full};
+    std::optional<bool> sequence_parallel;  ///< unset: default_sequence_parallel(framework, tp, seq_len)
 };
 
 // ---- policies ------------------------------------------------------------------------------------------------
 
-/// Memory model: MARP's interface (memory/estimator.hpp); throws config_error on invalid layouts.
-template <class M>
-concept MemoryModel = requires(const M& m, const job_spec& j) {
-    { m.estimate(j) } -> std::same_as<memory_report>;
-};
-/// Step-time model: perf/step_time.hpp's interface.
-template <class T>
-concept StepTimeModel = requires(const T& t, const job_spec& j, const gpu_type& g, const topology& topo) {
-    { t.predict(j, g, topo) } -> std::same_as<step_estimate>;
-};
 /// Search space: the axes to enumerate for a job on a pool.
 template <class S>
 concept SearchSpace = requires(const S& s, const job_spec& j, const gpu_pool& p, const plan_options& o) {
@@ -102,25 +99,39 @@ concept Objective = requires(const O& o, const plan& p, const plan_options& opt)
     { o.score(p, opt) } -> std::convertible_to<double>;
 };
 
-static_assert(MemoryModel<memory_estimator>);
-static_assert(StepTimeModel<step_time_model>);
+
 
 namespace detail {
+/// Divisors of n in ascending order, up to `limit` when it is positive: O(sqrt n), so the work does not follow the
+/// size of a number such as training.global_batch.
 inline std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit = 0) {
-    std::vector<std::int64_t> d;
-    for (std::int64_t i = 1; i <= n && (limit <= 0 || i <= limit); ++i)
-        if (n % i == 0) d.push_back(i);
-    return d;
+    std::vector<std::int64_t> low, high;
+    for (std::int64_t i = 1; i <= n / i; ++i) {
+        if (n % i != 0) continue;
+        low.push_back(i);
+        if (i != n / i) high.push_back(n / i);
+    }
+    low.insert(low.end(), high.rbegin(), high.rend());
+    if (limit > 0) low.erase(std::upper_bound(low.begin(), low.end(), limit), low.end());
+    return low;
+}
+/// `pinned` alone when the job pins it (and it is among the allowed), else `all`.
+template <class T>
+std::vector<T> pinned_or(const std::optional<T>& pinned, std::vector<T> all) {
+    if (pinned) return {*pinned};
+    return all;
 }
 }  // namespace detail
 
 /// Default search space: tp among the divisors of the node size (or of the pool when tp may cross nodes) that
 /// divide heads, kv_heads and the MLP widths; pp among the divisors of model.layers; dp and micro-batch among the
-/// divisors of training.global_batch; for MoE models, ep among the divisors of the expert count (Megatron and
-/// DeepSpeed only).
+/// divisors of training.global_batch; vpp up to plan_options::max_vpp; for MoE models, ep among the divisors of the
+/// expert count (Megatron and DeepSpeed only); every sharding and recompute level. A field the job pins
+/// (plan_options::constraints) is that value alone.
 struct divisor_search_space {
     search_axes axes(const job_spec& j, const gpu_pool& pool, const plan_options& o) const {
         search_axes a;
+        const auto& c = o.constraints;
         a.frameworks = o.frameworks.empty() ? std::vector<framework>{j.runtime.framework} : o.frameworks;
         const std::int64_t avail = o.max_gpus > 0 ? std::min(o.max_gpus, pool.gpus()) : pool.gpus();
         const auto& m = j.model;
@@ -128,34 +139,62 @@ struct divisor_search_space {
         for (auto t : detail::divisors(o.allow_tp_across_nodes ? std::max<std::int64_t>(tp_limit, 1) : pool.gpus_per_node, tp_limit))
             if (m.heads % t == 0 && m.kv() % t == 0 && m.ffn_hidden % t == 0 && (!m.is_moe() || m.expert_ffn() % t == 0))
                 a.tp.push_back(t);
-        a.pp = detail::divisors(m.layers, std::min(o.max_pp > 0 ? o.max_pp : m.layers, avail));
-        a.dp = detail::divisors(j.training.global_batch, avail);
-        a.micro_batch = detail::divisors(j.training.global_batch);
-        if (m.is_moe()) a.ep = detail::divisors(m.moe.experts);
-        a.max_vpp = std::max<std::int64_t>(1, o.max_vpp);
+        if (c.tp) a.tp = {*c.tp};
+        a.pp = detail::pinned_or(c.pp, detail::divisors(m.layers, std::min(o.max_pp > 0 ? o.max_pp : m.layers, avail)));
+        a.dp = detail::pinned_or(c.dp, detail::divisors(j.training.global_batch, avail));
+        a.micro_batch = detail::pinned_or(c.micro_batch, detail::divisors(j.training.global_batch));
+        if (m.is_moe()) a.ep = detail::pinned_or(c.ep, detail::divisors(m.moe.experts));
+        else if (c.ep) a.ep = {*c.ep};
+        if (c.cp) a.cp = {*c.cp};
+        a.vpp.clear();
+        for (std::int64_t v = 1; v <= std::max<std::int64_t>(1, o.max_vpp); ++v) a.vpp.push_back(v);
+        if (c.vpp) a.vpp = {*c.vpp};
+        if (c.sharding) a.shardings = {*c.sharding};
+        if (c.recompute) a.recomputes = {*c.recompute};
+        a.sequence_parallel = c.sequence_parallel;
         return a;
     }
 };
 static_assert(SearchSpace<divisor_search_space>);
 
-/// Default objective, chosen by plan_options::objective: time to finish, GPU-hours, or cost (GPU-hours x price).
-/// With no token budget (total_tokens = 0) the same measures per token are used.
+/// Default objective, chosen by plan_options::objective: time to finish, GPU-hours, or cost (billed GPU-hours x
+/// price). With no token budget (total_tokens = 0) the same measures per token are used. Ties are broken by the
+/// planner: the faster plan first.
 struct selectable_objective {
     double score(const plan& p, const plan_options& o) const {
         const double per_token = p.tokens_per_s > 0 ? 1.0 / p.tokens_per_s : 1e300;
+        const double billed = o.whole_node_billing ? static_cast<double>(p.nodes) * p.gpus_per_node : p.gpus;
         switch (o.objective) {
             case plan_objective::time: return per_token;
-            case plan_objective::gpu_hours: return per_token * p.gpus;
+            case plan_objective::gpu_hours: return per_token * billed;
             case plan_objective::cost: {
                 auto it = o.price_per_gpu_hour.find(p.gpu);
                 const double price = it == o.price_per_gpu_hour.end() ? 0.0 : it->second;
-                return per_token * p.gpus * price;
+                return per_token * billed * price;
             }
         }
         return per_token;
     }
 };
 static_assert(Objective<selectable_objective>);
+
+/// The precision a GPU type offers in place of one it lacks, nearest first: pure or mixed bf16 -> fp16-mixed
+/// (V100, T4, Turing cards have fp16 tensor cores but no bf16), fp8-mixed -> bf16-mixed -> fp16-mixed.
+/// Empty when the type has the precision or nothing close.
+inline std::optional<precision> fallback_precision(precision p, const gpu_type& g) {
+    if (g.peak_flops(p) > 0) return std::nullopt;
+    std::vector<precision> order;
+    switch (p) {
+        case precision::fp8_mixed: order = {precision::bf16_mixed, precision::fp16_mixed}; break;
+        case precision::bf16_mixed:
+        case precision::bf16: order = {precision::fp16_mixed}; break;
+        case precision::fp16_mixed: order = {precision::bf16_mixed}; break;
+        case precision::fp32: break;
+    }
+    for (auto q : order)
+        if (g.peak_flops(q) > 0) return q;
+    return std::nullopt;
+}
 
 /// Search statistics (for benchmarks and tests).
 struct plan_stats {
@@ -184,54 +223,54 @@ inline std::vector<gpu_pool> gpu_pools(const cluster_spec& c) {
     return pools;
 }
 
-/// The composed planner.
+/// The composed planner. Each policy can be replaced alone by name:
+/// `planner::with_objective<my_objective>`, `planner::with_memory_model<my_estimator>`, ... (the others keep
+/// their defaults).
 template <MemoryModel M = memory_estimator, StepTimeModel T = step_time_model, SearchSpace S = divisor_search_space,
           Objective O = selectable_objective>
 class basic_planner {
 public:
+    template <MemoryModel M2> using with_memory_model = basic_planner<M2, T, S, O>;
+    template <StepTimeModel T2> using with_time_model = basic_planner<M, T2, S, O>;
+    template <SearchSpace S2> using with_search_space = basic_planner<M, T, S2, O>;
+    template <Objective O2> using with_objective = basic_planner<M, T, S, O2>;
+
     basic_planner() = default;
     explicit basic_planner(M memory, T time = {}, S space = {}, O objective = {})
         : mem_(std::move(memory)), time_(std::move(time)), space_(std::move(space)), obj_(std::move(objective)) {}
 
     const M& memory_model() const { return mem_; }
     const T& time_model() const { return time_; }
+    const S& search_space() const { return space_; }
     const O& objective() const { return obj_; }
 
-    /// Plans `job` (its `parallel` is ignored) on every GPU type of `cluster`. Returns, for each GPU count of each
-    /// type, the best configuration by the objective, all ranked best first (so the first plan of each type is
-    /// its best, the smallest-count one its minimum-GPU plan), and the types that cannot run the job, with why.
+    /// Plans `job` on every GPU type of `cluster`, keeping the layout fields `opt.constraints` pins and searching
+    /// the rest. Returns, for each GPU count of each type, the best configuration by the objective, all ranked
+    /// best first (ties: the faster plan first), and the types that cannot run the job, with why.
     plan_result plan(const job_spec& job, const cluster_spec& cluster, const plan_options& opt = {},
                      plan_stats* stats = nullptr) const {
-        validate(job.model);
-        validate(job.training);
-        if (!(opt.memory_safety > 0 && opt.memory_safety <= 1))
-            throw config_error("plan.memory_safety=" + std::to_string(opt.memory_safety) + " must be in (0, 1]");
+        check_inputs(job, opt);
         if (opt.objective == plan_objective::cost)
             for (const auto& pool : gpu_pools(cluster))
                 if (!opt.price_per_gpu_hour.contains(pool.gpu.name))
                     throw config_error("objective cost needs a price for GPU type \"" + pool.gpu.name + "\" (--price " +
-                                       pool.gpu.name + "=USD_PER_HOUR)");
+                                       pool.gpu.name + "=USD_PER_HOUR, or --prices example)");
         plan_result r;
         plan_stats local;
         plan_stats& st = stats ? *stats : local;
         for (const auto& pool : gpu_pools(cluster)) plan_pool(job, pool, opt, r, st);
-        std::stable_sort(r.plans.begin(), r.plans.end(), [&](const frenzy::plan& a, const frenzy::plan& b) {
-            const double sa = obj_.score(a, opt), sb = obj_.score(b, opt);
-            if (sa != sb) return sa < sb;
-            if (a.gpus != b.gpus) return a.gpus < b.gpus;
-            return a.gpu < b.gpu;
-        });
+        rank(r, opt);
         return r;
     }
 
     /// Plans of one pool only (the helper a scheduler uses for "this job on that type").
     plan_result plan_on(const job_spec& job, const gpu_pool& pool, const plan_options& opt = {},
                         plan_stats* stats = nullptr) const {
+        check_inputs(job, opt);
         plan_result r;
         plan_stats local;
         plan_pool(job, pool, opt, r, stats ? *stats : local);
-        std::stable_sort(r.plans.begin(), r.plans.end(),
-                         [&](const frenzy::plan& a, const frenzy::plan& b) { return obj_.score(a, opt) < obj_.score(b, opt); });
+        rank(r, opt);
         return r;
     }
 
@@ -242,41 +281,30 @@ private:
         double score = 0;
     };
 
-    static bool framework_allows(framework fw, sharding s, const parallel_config& p) {
-        switch (fw) {
-            case framework::megatron: return s == sharding::none || s == sharding::optimizer;
-            case framework::deepspeed: return p.pp == 1 || s == sharding::none || s == sharding::optimizer;
-            case framework::fsdp: return s != sharding::optimizer && p.vpp == 1;
-            case framework::ddp: return s == sharding::none && p.tp == 1 && p.pp == 1;
-        }
-        return false;
+    static void check_inputs(const job_spec& job, const plan_options& opt) {
+        validate(job.model);
+        validate(job.training);
+        validate_margin(opt.margin, "plan.margin");
     }
 
-    /// Lower bound on the bottleneck stage's model-state bytes per GPU, below what any framework profile holds:
-    /// 16-bit weights and gradients, and for Adam two moments of the compute precision plus an fp32 master copy in
-    /// mixed precision (FSDP's sharded fp32 parameters count as that copy), each sharded as far as the layout
-    /// shards it. Cheaper than the estimator and never above its answer.
-    static double state_lower_bound(const job_spec& j) {
-        const auto& p = j.parallel;
-        const auto& t = j.training;
-        const double params = detail::stage_parameters(j.model, p, t.seq_len);
-        const double dp = static_cast<double>(p.dp);
-        const double w = 2.0, gr = 2.0;
-        const bool mixed = t.precision != precision::bf16 && t.precision != precision::fp32;
-        const bool adam = t.optimizer == optimizer_kind::adam || t.optimizer == optimizer_kind::adamw;
-        // Adam moments: fp32 except in pure bf16; mixed precision's fp32 master adds 4 B, of which 2 may be the
-        // weights themselves (FSDP keeps only the sharded fp32 parameters): count 2
-        const double o = adam ? (t.precision == precision::bf16 ? 4.0 : 8.0) + (mixed ? 2.0 : 0.0) : 0.0;
-        return params * (w / (p.sharding == sharding::full ? dp : 1.0) +
-                         gr / (p.sharding >= sharding::gradients ? dp : 1.0) +
-                         o / (p.sharding >= sharding::optimizer ? dp : 1.0));
+    void rank(plan_result& r, const plan_options& opt) const {
+        std::stable_sort(r.plans.begin(), r.plans.end(), [&](const frenzy::plan& a, const frenzy::plan& b) {
+            const double sa = obj_.score(a, opt), sb = obj_.score(b, opt);
+            if (sa != sb) return sa < sb;
+            if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
+            if (a.gpus != b.gpus) return a.gpus < b.gpus;
+            return a.gpu < b.gpu;
+        });
     }
 
-    bool fits(const job_spec& j, double capacity, plan_stats& st, memory_report* out = nullptr) const {
+    /// The fit rule (memory/fit.hpp), with the estimate when asked for. A layout the memory model rejects does
+    /// not fit.
+    bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt, plan_stats& st,
+              memory_report* out = nullptr) const {
         ++st.memory_estimates;
         try {
             auto r = mem_.estimate(j);
-            const bool ok = r.peak_allocated.value <= capacity;
+            const bool ok = check_fit(r, g, opt.margin).fits;
             if (out) *out = std::move(r);
             return ok;
         } catch (const config_error&) {
@@ -284,67 +312,114 @@ private:
         }
     }
 
-    void plan_pool(const job_spec& job0, const gpu_pool& pool, const plan_options& opt, plan_result& r,
+    /// False when the memory model's own floor already exceeds the capacity (a model without a floor: true).
+    bool may_fit(const job_spec& j, const gpu_type& g, const plan_options& opt) const {
+        if constexpr (BoundedMemoryModel<M>) {
+            try {
+                return mem_.lower_bound(j).value <= usable_memory(g, opt.margin).value;
+            } catch (const config_error&) {
+                return false;
+            }
+        } else {
+            return true;
+        }
+    }
+
+    /// The job as planned on `g`: its own precision, or the nearest one the type has (a marked alternative), or
+    /// nothing with the reason.
+    static std::optional<job_spec> job_for_type(const job_spec& job, const gpu_type& g, const plan_options& opt,
+                                                std::string& why) {
+        const precision want = job.training.precision;
+        if (g.peak_flops(want) > 0) return job;
+        const std::string prec(to_string(want));
+        why = prec + " is not supported on " + g.name + " (no " + prec.substr(0, prec.find('-')) + " tensor cores)";
+        const auto alt = fallback_precision(want, g);
+        if (!alt) return std::nullopt;
+        if (opt.pin_precision) {
+            why += "; the job pins its precision (without the pin, " + std::string(to_string(*alt)) + " is offered)";
+            return std::nullopt;
+        }
+        job_spec j = job;
+        j.training.precision = *alt;
+        return j;
+    }
+
+    /// Whether a layout is searched at all: node shape, expert and sharding sanity, the framework's rules.
+    static bool layout_allowed(const job_spec& j, const gpu_pool& pool, const plan_options& opt) {
+        const auto& p = j.parallel;
+        if ((p.dp * p.cp) % p.ep != 0) return false;
+        if (!opt.allow_tp_across_nodes && pool.gpus_per_node % p.tp != 0) return false;
+        if (opt.allow_tp_across_nodes && p.tp > pool.gpus_per_node && p.tp % pool.gpus_per_node != 0) return false;
+        if (p.dp == 1 && p.sharding != sharding::none) return false;  // nothing to shard over
+        if (p.pp > 1 ? (j.model.layers / p.pp) % p.vpp != 0 : p.vpp != 1) return false;
+        return framework_rejects(j.runtime.framework, p).empty();
+    }
+
+    /// The layout a point of the axes describes.
+    static job_spec layout_job(const job_spec& job0, const search_axes& ax, framework fw, std::int64_t tp,
+                               std::int64_t pp, std::int64_t vpp, std::int64_t cp, sharding sh, std::int64_t ep,
+                               std::int64_t dp, const plan_options& opt) {
+        job_spec j = job0;
+        j.runtime.framework = fw;
+        auto& p = j.parallel;
+        p = parallel_config{};
+        p.dp = dp;
+        p.tp = tp;
+        p.pp = pp;
+        p.vpp = vpp;
+        p.cp = cp;
+        p.ep = ep;
+        p.sharding = sh;
+        p.schedule = opt.constraints.schedule.value_or(vpp > 1 ? pipeline_schedule::interleaved
+                                                               : pipeline_schedule::one_f_one_b);
+        p.sequence_parallel = ax.sequence_parallel.value_or(default_sequence_parallel(fw, tp, j.training.seq_len));
+        return j;
+    }
+
+    void plan_pool(const job_spec& job, const gpu_pool& pool, const plan_options& opt, plan_result& r,
                    plan_stats& st) const {
         const auto& g = pool.gpu;
-        const std::string& name = g.name;
-        if (!(g.peak_flops(job0.training.precision) > 0)) {
-            const std::string prec(to_string(job0.training.precision));
-            const std::string base = prec.substr(0, prec.find('-'));
-            const bool bf = job0.training.precision == precision::bf16_mixed || job0.training.precision == precision::bf16;
-            r.infeasible.push_back({name, prec + " not supported on " + name + " (no " + base + " tensor cores" +
-                                              (bf && g.fp16_tflops > 0 ? "; use fp16-mixed)" : ")")});
+        std::string why;
+        const auto job0 = job_for_type(job, g, opt, why);
+        if (!job0) {
+            r.infeasible.push_back({g.name, why});
             return;
         }
-        const double capacity = opt.memory_safety * g.memory().value;
         const std::int64_t avail = opt.max_gpus > 0 ? std::min(opt.max_gpus, pool.gpus()) : pool.gpus();
-        auto ax = space_.axes(job0, pool, opt);
-        for (auto* v : {&ax.tp, &ax.pp, &ax.dp, &ax.micro_batch, &ax.ep}) std::sort(v->begin(), v->end());  // pruning needs ascending axes
+        auto ax = space_.axes(*job0, pool, opt);
+        for (auto* v : {&ax.tp, &ax.pp, &ax.dp, &ax.micro_batch, &ax.ep, &ax.cp, &ax.vpp})
+            std::sort(v->begin(), v->end());  // pruning needs ascending axes
         const topology topo{pool.gpus_per_node, pool.network_gbps};
         std::map<std::int64_t, candidate> best;  // by GPU count
         for (auto fw : ax.frameworks)
             for (auto tp : ax.tp)
                 for (auto pp : ax.pp)
-                    for (std::int64_t vpp = 1; vpp <= (pp > 1 ? ax.max_vpp : 1); ++vpp) {
-                        if ((job0.model.layers / pp) % vpp != 0) continue;
-                        for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full})
-                          for (auto ep : ax.ep) {
-                            if (ep > 1 && fw != framework::megatron && fw != framework::deepspeed) continue;
-                            frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
-                            for (auto dp : ax.dp) {
-                                const std::int64_t n = dp * tp * pp;
-                                if (n > avail) break;
-                                if (dp % ep != 0) continue;
-                                if (!opt.allow_tp_across_nodes && pool.gpus_per_node % tp != 0) continue;
-                                if (opt.allow_tp_across_nodes && tp > pool.gpus_per_node && tp % pool.gpus_per_node != 0) continue;
-                                if (dp == 1 && sh != sharding::none) continue;  // nothing to shard over
-                                job_spec j = job0;
-                                j.runtime.framework = fw;
-                                auto& p = j.parallel;
-                                p = parallel_config{};
-                                p.dp = dp;
-                                p.tp = tp;
-                                p.pp = pp;
-                                p.vpp = vpp;
-                                p.schedule = vpp > 1 ? pipeline_schedule::interleaved : pipeline_schedule::one_f_one_b;
-                                p.ep = ep;
-                                p.sharding = sh;
-                                p.sequence_parallel = tp > 1 && fw == framework::megatron && j.training.seq_len % tp == 0;
-                                if (!framework_allows(fw, sh, p)) continue;
-                                search_layout(j, g, topo, capacity, ax, opt, best, st, known);
-                            }
-                        }
-                    }
+                    for (auto vpp : ax.vpp)
+                        for (auto cp : ax.cp)
+                            for (auto sh : ax.shardings)
+                                for (auto ep : ax.ep) {
+                                    frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
+                                    for (auto dp : ax.dp) {
+                                        if (dp * tp * pp * cp > avail) break;
+                                        job_spec j = layout_job(*job0, ax, fw, tp, pp, vpp, cp, sh, ep, dp, opt);
+                                        if (!layout_allowed(j, pool, opt)) continue;
+                                        search_layout(j, g, topo, ax, opt, best, st, known);
+                                    }
+                                }
         if (best.empty()) {
-            r.infeasible.push_back({name, infeasible_reason(job0, pool, avail, ax, opt, st)});
+            r.infeasible.push_back({g.name, infeasible_reason(*job0, pool, avail, ax, opt, st)});
             return;
         }
         for (auto& [n, c] : best) {
             memory_report rep;
-            fits(c.job, capacity, st, &rep);
+            fits(c.job, g, opt, st, &rep);
             frenzy::plan pl = make_plan(c.job, g, pool.gpus_per_node, c.speed.step_time.value, c.speed.tokens_per_s, opt);
+            const auto fit = check_fit(rep, g, opt.margin);
+            pl.precision_alternative = pl.precision != job.training.precision;
             pl.peak_allocated = rep.peak_allocated;
-            pl.capacity = bytes{capacity};
+            pl.peak_reserved = rep.peak_reserved;
+            pl.required = fit.required;
+            pl.capacity = fit.capacity;
             pl.mfu = c.speed.mfu;
             r.plans.push_back(std::move(pl));
         }
@@ -357,17 +432,22 @@ private:
         const auto n = j.parallel.gpus();
         pl.gpu = g.name;
         pl.gpus = static_cast<int>(n);
+        pl.gpus_per_node = gpus_per_node;
         pl.nodes = static_cast<int>((n + gpus_per_node - 1) / gpus_per_node);
         pl.parallel = j.parallel;
         pl.framework = j.runtime.framework;
+        pl.precision = j.training.precision;
         pl.micro_batch = j.training.micro_batch;
         pl.step_time = seconds{step_s};
         pl.tokens_per_s = tokens_per_s;
         const double tokens = j.training.total_tokens;
+        pl.has_budget = tokens > 0;
         pl.est_time = seconds{tokens > 0 && tokens_per_s > 0 ? tokens / tokens_per_s : 0.0};
         pl.gpu_hours = pl.est_time.value * static_cast<double>(n) / 3600.0;
-        auto price = opt.price_per_gpu_hour.find(g.name);
-        pl.cost = price == opt.price_per_gpu_hour.end() ? 0.0 : pl.gpu_hours * price->second;
+        const double billed_gpus = opt.whole_node_billing ? static_cast<double>(pl.nodes) * gpus_per_node : static_cast<double>(n);
+        pl.billed_gpu_hours = pl.est_time.value * billed_gpus / 3600.0;
+        if (auto price = opt.price_per_gpu_hour.find(g.name); price != opt.price_per_gpu_hour.end())
+            pl.cost = pl.billed_gpu_hours * price->second;
         return pl;
     }
 
@@ -379,7 +459,7 @@ private:
         std::map<recompute, std::int64_t> fits_mb;
     };
 
-    void search_layout(job_spec& j, const gpu_type& g, const topology& topo, double capacity, const search_axes& ax,
+    void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax,
                        const plan_options& opt, std::map<std::int64_t, candidate>& best, plan_stats& st,
                        frontier& known) const {
         ++st.layouts;
@@ -416,14 +496,14 @@ private:
             return obj_.score(probe, opt) >= it->second.score;
         };
         if (beaten(levels.front())) return;
-        if (state_lower_bound(j) > capacity) return;
+        if (!may_fit(j, g, opt)) return;
         const bool reuse = p.dp > 1;  // frontier entries come from dp >= 2 only
         auto fits_at = [&](recompute rc, std::size_t k) {
             if (reuse)
                 if (auto it = known.fits_mb.find(rc); it != known.fits_mb.end() && mbs[k] <= it->second) return true;
             j.parallel.recompute = rc;
             j.training.micro_batch = mbs[k];
-            const bool ok = fits(j, capacity, st);
+            const bool ok = fits(j, g, opt, st);
             if (ok && reuse) known.fits_mb[rc] = std::max(known.fits_mb[rc], mbs[k]);
             return ok;
         };
@@ -464,51 +544,54 @@ private:
             best[j.parallel.gpus()] = candidate{j, std::move(speed), s};
     }
 
-    /// Why nothing fits: the smallest GPU count that would fit with the most frugal settings, if any.
+    /// The most frugal sharding framework `fw` offers for a layout (what the infeasibility search tries).
+    static sharding frugal_sharding(framework fw, std::int64_t dp, std::int64_t pp) {
+        if (dp == 1) return sharding::none;
+        for (auto sh : {sharding::full, sharding::gradients, sharding::optimizer}) {
+            parallel_config p;
+            p.dp = dp;
+            p.pp = pp;
+            p.sharding = sh;
+            if (framework_rejects(fw, p).empty()) return sh;
+        }
+        return sharding::none;
+    }
+
+    /// Why nothing fits: the smallest GPU count that would fit with the most frugal settings (keeping what the job
+    /// pins), if any, up to 2^16 GPUs.
     std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::int64_t avail, const search_axes& ax,
                                   const plan_options& opt, plan_stats& st) const {
         const auto& g = pool.gpu;
-        const double capacity = opt.memory_safety * g.memory().value;
+        const auto& c = opt.constraints;
         const std::string gib = std::to_string(static_cast<long long>(std::llround(g.memory().value / GiB)));
         const std::string have = std::to_string(pool.nodes) + (pool.nodes == 1 ? " node of " : " nodes of ") +
                                  std::to_string(pool.gpus_per_node) + " available";
         bool can_full = false;
-        for (auto fw : ax.frameworks) can_full = can_full || fw == framework::fsdp || fw == framework::deepspeed;
-        const std::string how = can_full ? "full sharding and recompute" : "tensor+pipeline parallelism, sharded optimizer and full recompute";
-        // frugal layouts: largest tp, any pp, dp from the divisors of the global batch, micro-batch 1
+        for (auto fw : ax.frameworks) can_full = can_full || frugal_sharding(fw, 2, 1) == sharding::full;
+        const std::string how = std::string(can_full ? "full sharding and recompute" : "tensor+pipeline parallelism, sharded optimizer and full recompute") +
+                                (c == plan_constraints{} ? "" : " (keeping the layout fields the job pins)");
         std::int64_t need = 0;
         std::string layout;
         const std::int64_t limit = 1 << 16;
         for (auto fw : ax.frameworks)
             for (auto tp : ax.tp)
-                for (auto pp : detail::divisors(job0.model.layers))
-                    for (auto dp : detail::divisors(job0.training.global_batch)) {
-                        const auto n = dp * tp * pp;
+                for (auto pp : detail::pinned_or(c.pp, detail::divisors(job0.model.layers)))
+                    for (auto dp : detail::pinned_or(c.dp, detail::divisors(job0.training.global_batch))) {
+                        const auto n = dp * tp * pp * ax.cp.back();
                         if (n > limit || (need > 0 && n >= need)) continue;
-                        job_spec j = job0;
-                        j.runtime.framework = fw;
-                        j.training.micro_batch = 1;
-                        j.parallel = parallel_config{};
-                        j.parallel.dp = dp;
-                        j.parallel.tp = tp;
-                        j.parallel.pp = pp;
-                        j.parallel.recompute = recompute::full;
-                        j.parallel.sequence_parallel = tp > 1 && fw == framework::megatron && job0.training.seq_len % tp == 0;
-                        if (fw == framework::megatron || fw == framework::deepspeed)
-                            for (auto ep : ax.ep)
-                                if (dp % ep == 0) j.parallel.ep = std::max(j.parallel.ep, ep);
-                        const sharding sh = dp == 1 ? sharding::none
-                                            : (fw == framework::fsdp || (fw == framework::deepspeed && pp == 1))
-                                                ? sharding::full
-                                                : (fw == framework::ddp ? sharding::none : sharding::optimizer);
-                        j.parallel.sharding = sh;
-                        if (!framework_allows(fw, sh, j.parallel)) continue;
-                        if (state_lower_bound(j) > capacity) continue;
-                        if (fits(j, capacity, st)) {
+                        std::int64_t ep = 1;
+                        for (auto e : ax.ep)
+                            if ((dp * ax.cp.back()) % e == 0) ep = std::max(ep, e);
+                        job_spec j = layout_job(job0, ax, fw, tp, pp, ax.vpp.front(), ax.cp.back(),
+                                                c.sharding.value_or(frugal_sharding(fw, dp, pp)), ep, dp, opt);
+                        j.training.micro_batch = c.micro_batch.value_or(1);
+                        j.parallel.recompute = c.recompute.value_or(recompute::full);
+                        if (!framework_rejects(fw, j.parallel).empty() || !may_fit(j, g, opt)) continue;
+                        if (fits(j, g, opt, st)) {
                             need = n;
                             layout = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
                                      (j.parallel.ep > 1 ? " ep=" + std::to_string(j.parallel.ep) : "") +
-                                     (fw != ax.frameworks.front() || ax.frameworks.size() > 1 ? " " + std::string(to_string(fw)) : "");
+                                     (ax.frameworks.size() > 1 ? " " + std::string(to_string(fw)) : "");
                         }
                     }
         if (need == 0)

@@ -236,7 +236,7 @@ public:
         if (p.gpus != a.gpus())
             throw error("orchestrator: job " + std::to_string(job) + " plan needs " + std::to_string(p.gpus) +
                         " GPUs but allocation has " + std::to_string(a.gpus()));
-        if (p.capacity.value > 0 && p.peak_allocated > p.capacity)
+        if (p.capacity.value > 0 && p.required > p.capacity)
             throw error("orchestrator: job " + std::to_string(job) + " plan on " + p.gpu + " does not fit in memory");
         state_.allocate(job, p.gpu, a);
         backend_->launch(job, p, a);

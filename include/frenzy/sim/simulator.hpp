@@ -131,8 +131,10 @@ inline plan_provider cached_plan_provider(plan_provider inner) {
             if (!(p.tokens_per_s > 0)) continue;
             const double old = p.est_time.value;
             p.est_time = seconds{j.training.total_tokens / p.tokens_per_s};
+            p.has_budget = j.training.total_tokens > 0;
             p.gpu_hours = p.est_time.value * p.gpus / 3600.0;
-            if (old > 0) p.cost *= p.est_time.value / old;
+            if (old > 0) p.billed_gpu_hours *= p.est_time.value / old;
+            if (old > 0 && p.cost) *p.cost *= p.est_time.value / old;
         }
         return r;
     };

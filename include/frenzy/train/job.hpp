@@ -128,6 +128,44 @@ namespace detail {
 inline std::string kv(const char* field, std::int64_t v) { return std::string(field) + "=" + std::to_string(v); }
 }  // namespace detail
 
+/// Why framework `fw` cannot run layout `p`, or "" when it can: the sharding and parallelism each framework offers
+/// (Megatron-LM arguments.py: distributed optimizer = ZeRO-1; DeepSpeed's pipeline engine: ZeRO 0/1 only;
+/// PyTorch FSDP: NO_SHARD / SHARD_GRAD_OP / FULL_SHARD, no virtual stages; DDP: data parallel only). The one place
+/// these rules live: validate(job) and the planner's search both ask it.
+inline std::string framework_rejects(framework fw, const parallel_config& p) {
+    using detail::kv;
+    const std::string fws = "runtime.framework=\"" + std::string(to_string(fw)) + "\"";
+    const std::string sh = "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\"";
+    switch (fw) {
+        case framework::megatron:
+            if (p.sharding == sharding::gradients || p.sharding == sharding::full)
+                return sh + " is not supported by " + fws + " (use none or optimizer)";
+            break;
+        case framework::deepspeed:
+            if (p.pp > 1 && (p.sharding == sharding::gradients || p.sharding == sharding::full))
+                return sh + " with " + kv("parallel.pp", p.pp) + " is not supported by " + fws +
+                       " (pipeline parallelism needs ZeRO stage 0 or 1)";
+            break;
+        case framework::fsdp:
+            if (p.sharding == sharding::optimizer) return sh + " is not supported by " + fws + " (use none, gradients or full)";
+            if (p.vpp > 1) return kv("parallel.vpp", p.vpp) + " is not supported by " + fws;
+            break;
+        case framework::ddp:
+            if (p.sharding != sharding::none) return sh + " is not supported by " + fws;
+            if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
+                return fws + " is data parallel only (got " + kv("tp", p.tp) + ", " + kv("pp", p.pp) + ", " +
+                       kv("cp", p.cp) + ", " + kv("ep", p.ep) + ")";
+            break;
+    }
+    return {};
+}
+
+/// Whether a layout chosen for a job turns sequence parallelism on when the job does not say: Megatron-LM runs it
+/// with every tp > 1 (its recommended setting, --sequence-parallel) when the sequence splits evenly over tp.
+inline bool default_sequence_parallel(framework fw, std::int64_t tp, std::int64_t seq_len) {
+    return tp > 1 && fw == framework::megatron && seq_len % tp == 0;
+}
+
 /// Checks the training spec on its own.
 inline void validate(const training_spec& t) {
     using detail::kv;
@@ -202,31 +240,7 @@ inline void validate(const job_spec& j) {
                            std::to_string(t.micro_batch * p.dp) + ")");
     if (j.runtime.loss_chunks < 1)
         throw config_error(kv("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
-    const auto fw = j.runtime.framework;
-    const std::string fws = "runtime.framework=\"" + std::string(to_string(fw)) + "\"";
-    const std::string sh = "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\"";
-    switch (fw) {
-        case framework::megatron:  // distributed optimizer = ZeRO-1; ZeRO-2/3 are not Megatron options
-            if (p.sharding == sharding::gradients || p.sharding == sharding::full)
-                throw config_error(sh + " is not supported by " + fws + " (use none or optimizer)");
-            break;
-        case framework::deepspeed:  // DeepSpeed's pipeline engine supports ZeRO stage 0/1 only
-            if (p.pp > 1 && (p.sharding == sharding::gradients || p.sharding == sharding::full))
-                throw config_error(sh + " with " + kv("parallel.pp", p.pp) + " is not supported by " + fws +
-                                   " (pipeline parallelism needs ZeRO stage 0 or 1)");
-            break;
-        case framework::fsdp:  // FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD
-            if (p.sharding == sharding::optimizer)
-                throw config_error(sh + " is not supported by " + fws + " (use none, gradients or full)");
-            if (p.vpp > 1) throw config_error(kv("parallel.vpp", p.vpp) + " is not supported by " + fws);
-            break;
-        case framework::ddp:
-            if (p.sharding != sharding::none) throw config_error(sh + " is not supported by " + fws);
-            if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
-                throw config_error(fws + " is data parallel only (got " + kv("tp", p.tp) + ", " + kv("pp", p.pp) +
-                                   ", " + kv("cp", p.cp) + ", " + kv("ep", p.ep) + ")");
-            break;
-    }
+    if (auto why = framework_rejects(j.runtime.framework, p); !why.empty()) throw config_error(why);
 }
 
 }  // namespace frenzy

@@ -1,0 +1,61 @@
+#pragma once
+// "Did you mean": the closest known name to a mistyped one (Damerau-Levenshtein distance, as git and CLI11 hint).
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace frenzy::detail {
+
+/// Optimal-string-alignment distance between a and b (insert, delete, substitute, swap neighbours), ASCII
+/// case-insensitive. Inputs longer than 256 characters are compared by their first 256 (bounded work).
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+    a = a.substr(0, std::min<std::size_t>(a.size(), 256));
+    b = b.substr(0, std::min<std::size_t>(b.size(), 256));
+    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+    const std::size_t n = a.size(), m = b.size();
+    std::vector<std::size_t> d((n + 1) * (m + 1));
+    auto at = [&](std::size_t i, std::size_t j) -> std::size_t& { return d[i * (m + 1) + j]; };
+    for (std::size_t i = 0; i <= n; ++i) at(i, 0) = i;
+    for (std::size_t j = 0; j <= m; ++j) at(0, j) = j;
+    for (std::size_t i = 1; i <= n; ++i)
+        for (std::size_t j = 1; j <= m; ++j) {
+            const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+            at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
+            if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
+                at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
+        }
+    return at(n, m);
+}
+
+/// The known names closest to `name`, within a third of its length (at least 2 edits), best first; a known name
+/// that contains `name` (or the reverse, for names of 3+ characters) counts too. At most `limit` names.
+inline std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& known,
+                                              std::size_t limit = 3) {
+    std::vector<std::pair<std::size_t, std::string>> scored;
+    const std::size_t budget = std::max<std::size_t>(2, name.size() / 3);
+    for (const auto& k : known) {
+        std::size_t dist = edit_distance(name, k);
+        if (name.size() >= 3 && (k.find(name) != std::string::npos || name.find(k) != std::string_view::npos))
+            dist = std::min(dist, budget);
+        if (dist <= budget) scored.emplace_back(dist, k);
+    }
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<std::string> out;
+    for (const auto& [dist, k] : scored)
+        if (out.size() < limit) out.push_back(k);
+    return out;
+}
+
+/// " (did you mean \"a\" or \"b\"?)" or "" when nothing is close.
+inline std::string did_you_mean(std::string_view name, const std::vector<std::string>& known) {
+    const auto near = closest_names(name, known);
+    if (near.empty()) return "";
+    std::string s = " (did you mean ";
+    for (std::size_t i = 0; i < near.size(); ++i)
+        s += (i == 0 ? "\"" : (i + 1 == near.size() ? " or \"" : ", \"")) + near[i] + "\"";
+    return s + "?)";
+}
+
+}  // namespace frenzy::detail

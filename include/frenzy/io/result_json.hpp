@@ -1,0 +1,149 @@
+#pragma once
+// Results -> JSON: the one place the `--json` keys of `frenzy estimate`, `plan`, `gpus` and `models` are built
+// (docs/formats.md lists them). The Python module and the service serialise through these too. Sizes in bytes,
+// times in seconds; a figure that does not exist (no GPU given, no token budget, no price) is null, never 0.
+#include <cmath>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "frenzy/io/cluster_json.hpp"
+#include "frenzy/io/job_json.hpp"
+#include "frenzy/memory/fit.hpp"
+#include "frenzy/model/presets.hpp"
+#include "frenzy/plan/estimate.hpp"
+#include "frenzy/plan/plan.hpp"
+
+namespace frenzy {
+
+namespace detail {
+template <class T>
+nlohmann::ordered_json or_null(const std::optional<T>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+inline nlohmann::ordered_json positive_or_null(bool known, double v) {
+    return known ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+}  // namespace detail
+
+inline void to_json(nlohmann::ordered_json& out, const stage_memory& st) {
+    out = {{"stage", st.stage},
+           {"parameters", st.parameters},
+           {"weights_bytes", st.breakdown.weights.value},
+           {"gradients_bytes", st.breakdown.gradients.value},
+           {"optimizer_bytes", st.breakdown.optimizer.value},
+           {"activations_bytes", st.breakdown.activations.value},
+           {"temporary_bytes", st.breakdown.temporary.value},
+           {"peak_allocated_bytes", st.peak_allocated.value},
+           {"in_flight_micro_batches", st.in_flight_micro_batches}};
+}
+
+inline void to_json(nlohmann::ordered_json& out, const memory_report& r) {
+    out = {{"parameters", r.parameters},
+           {"peak_allocated_bytes", r.peak_allocated.value},
+           {"peak_reserved_bytes", r.peak_reserved.value},
+           {"uncertainty", r.uncertainty},
+           {"bottleneck_stage", r.bottleneck_stage},
+           {"stages", r.stages}};
+}
+
+inline void to_json(nlohmann::ordered_json& out, const fit_check& f) {
+    out = {{"fits", f.fits}, {"required_bytes", f.required.value}, {"capacity_bytes", f.capacity.value}};
+}
+
+/// `frenzy estimate --json`: the job, its memory report, and with a GPU the fit and speed.
+inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
+    out = nlohmann::ordered_json::object();
+    out["job"] = nlohmann::ordered_json::parse(to_json(e.job).dump());
+    nlohmann::ordered_json mem = e.memory;
+    for (auto it = mem.begin(); it != mem.end(); ++it) out[it.key()] = it.value();
+    out["gpus"] = e.job.parallel.gpus();
+    out["margin"] = e.margin;
+    if (!e.gpu) return;
+    out["gpu"] = e.gpu->name;
+    nlohmann::ordered_json fit = *e.fit;
+    for (auto it = fit.begin(); it != fit.end(); ++it) out[it.key()] = it.value();
+    const bool ok = e.speed && e.speed->supported;
+    out["step_time_s"] = detail::positive_or_null(ok, ok ? e.speed->step_time.value : 0.0);
+    out["tokens_per_s"] = detail::positive_or_null(ok, ok ? e.speed->tokens_per_s : 0.0);
+    out["mfu"] = detail::positive_or_null(ok, ok ? e.speed->mfu : 0.0);
+    if (e.speed && !e.speed->supported) out["perf_reason"] = e.speed->reason;
+}
+
+inline void to_json(nlohmann::ordered_json& out, const parallel_config& q) {
+    out = {{"dp", q.dp}, {"tp", q.tp}, {"pp", q.pp}, {"vpp", q.vpp}, {"cp", q.cp}, {"ep", q.ep},
+           {"sequence_parallel", q.sequence_parallel}, {"sharding", to_string(q.sharding)},
+           {"recompute", to_string(q.recompute)}, {"pipeline_schedule", to_string(q.schedule)}};
+}
+
+/// One element of `frenzy plan --json`'s `plans`.
+inline void to_json(nlohmann::ordered_json& out, const plan& p) {
+    out = {{"gpu", p.gpu},
+           {"gpus", p.gpus},
+           {"nodes", p.nodes},
+           {"gpus_per_node", p.gpus_per_node},
+           {"framework", to_string(p.framework)},
+           {"precision", to_string(p.precision)},
+           {"precision_alternative", p.precision_alternative},
+           {"parallel", p.parallel},
+           {"micro_batch", p.micro_batch},
+           {"peak_allocated_bytes", p.peak_allocated.value},
+           {"peak_reserved_bytes", p.peak_reserved.value},
+           {"required_bytes", p.required.value},
+           {"capacity_bytes", p.capacity.value},
+           {"step_time_s", p.step_time.value},
+           {"tokens_per_s", p.tokens_per_s},
+           {"mfu", p.mfu},
+           {"est_time_s", detail::positive_or_null(p.has_budget, p.est_time.value)},
+           {"gpu_hours", detail::positive_or_null(p.has_budget, p.gpu_hours)},
+           {"billed_gpu_hours", detail::positive_or_null(p.has_budget, p.billed_gpu_hours)},
+           {"cost", p.has_budget ? detail::or_null(p.cost) : nlohmann::ordered_json(nullptr)}};
+}
+
+inline void to_json(nlohmann::ordered_json& out, const infeasible_type& f) { out = {{"gpu", f.gpu}, {"reason", f.reason}}; }
+
+/// `frenzy plan --json`: the first `top` plans (all when 0) and every infeasible type.
+inline nlohmann::ordered_json plan_result_json(const plan_result& r, std::size_t top = 0) {
+    nlohmann::ordered_json out{{"plans", nlohmann::ordered_json::array()}, {"infeasible", r.infeasible}};
+    const std::size_t n = top > 0 ? std::min(top, r.plans.size()) : r.plans.size();
+    for (std::size_t i = 0; i < n; ++i) out["plans"].push_back(r.plans[i]);
+    return out;
+}
+inline void to_json(nlohmann::ordered_json& out, const plan_result& r) { out = plan_result_json(r); }
+
+/// One element of `frenzy gpus --json`.
+inline void to_json(nlohmann::ordered_json& out, const gpu_type& t) {
+    out = nlohmann::ordered_json::parse(to_json(t).dump());
+    out["memory_bytes"] = t.memory().value;
+}
+
+/// One element of `frenzy models --json` (parameter counts are whole numbers).
+inline void to_json(nlohmann::ordered_json& out, const model_preset& p) {
+    const auto& m = p.spec;
+    out = {{"name", m.name},
+           {"parameters", std::llround(total_parameters(m))},
+           {"active_parameters", std::llround(active_parameters(m))},
+           {"published_parameters", std::llround(p.published_parameters)},
+           {"layers", m.layers},
+           {"hidden", m.hidden},
+           {"heads", m.heads},
+           {"kv_heads", m.kv()},
+           {"head_dim", m.hdim()},
+           {"ffn_hidden", m.ffn_hidden},
+           {"activation", to_string(m.activation)},
+           {"vocab", m.vocab},
+           {"tied_embeddings", m.tied_embeddings},
+           {"position_embedding", to_string(m.position_embedding)},
+           {"max_positions", m.max_positions},
+           {"norm", to_string(m.norm)},
+           {"bias", m.bias},
+           {"qkv_bias", m.qkv_bias},
+           {"embedding_norm", m.embedding_norm},
+           {"moe", nullptr},
+           {"source", p.source}};
+    if (m.is_moe())
+        out["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.top_k}, {"expert_ffn_hidden", m.expert_ffn()},
+                      {"shared_experts", m.moe.shared_experts}, {"dense_layers", m.moe.dense_layers}};
+}
+
+}  // namespace frenzy

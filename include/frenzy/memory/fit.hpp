@@ -1,0 +1,58 @@
+#pragma once
+// The one fit rule every caller uses (estimate, plan, the schedulers, the service): does a job's memory report fit
+// on a GPU type with a margin of its memory kept free?
+//
+// What is compared: MARP's peak *reserved* bytes (the caching allocator's footprint, torch.cuda.max_memory_reserved),
+// not peak allocated: an out-of-memory error happens when the allocator cannot reserve a new segment, so reserved is
+// what must fit. It is raised by the report's uncertainty (the validated upper error of the mechanisms the job uses)
+// so a plan stays clear of OOM by what the validation shows, and compared with (1 - margin) x the GPU's memory as
+// nvidia-smi reports it; the margin covers what PyTorch does not see (CUDA context, NCCL's own buffers, about
+// 0.5-2 GiB on 80 GiB cards) and the user's own headroom.
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/core/units.hpp"
+#include "frenzy/hw/gpu.hpp"
+#include "frenzy/memory/breakdown.hpp"
+
+namespace frenzy {
+
+/// Fraction of GPU memory kept free by default, in every subcommand and API (see above).
+inline constexpr double default_margin = 0.05;
+
+/// The verdict of the fit rule, with the two numbers it compared.
+struct fit_check {
+    bool fits = false;
+    bytes required{};  ///< peak reserved x (1 + uncertainty)
+    bytes capacity{};  ///< (1 - margin) x GPU memory
+    bool operator==(const fit_check&) const = default;
+};
+
+/// Throws config_error unless 0 <= margin < 1 (NaN rejected). `field` names the option in the message.
+inline void validate_margin(double margin, std::string_view field = "margin") {
+    if (!(margin >= 0.0 && margin < 1.0))
+        throw config_error(std::string(field) + "=" + std::to_string(margin) +
+                           " must be a fraction of GPU memory kept free, in [0, 1)");
+}
+
+/// Usable bytes of one GPU of type `g` after keeping `margin` of its memory free.
+inline bytes usable_memory(const gpu_type& g, double margin = default_margin) {
+    validate_margin(margin);
+    return bytes{(1.0 - margin) * g.memory().value};
+}
+
+/// Bytes the fit rule requires for a report.
+inline bytes required_memory(const memory_report& r) { return bytes{r.peak_reserved.value * (1.0 + r.uncertainty)}; }
+
+/// The fit rule.
+inline fit_check check_fit(const memory_report& r, const gpu_type& g, double margin = default_margin) {
+    fit_check f;
+    f.capacity = usable_memory(g, margin);
+    f.required = required_memory(r);
+    f.fits = f.required.value <= f.capacity.value;
+    return f;
+}
+
+}  // namespace frenzy
