@@ -23,6 +23,7 @@
 
 #include "frenzy/backend/slurm.hpp"
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/result_json.hpp"
 #include "frenzy/plan/planner.hpp"
 #include "frenzy/sched/has.hpp"
 #include "frenzy/service/store.hpp"
@@ -47,29 +48,13 @@ struct engine_options {
 /// HTTP-shaped answer of an engine call.
 struct api_reply {
     int status = 200;
-    nlohmann::json body;
+    nlohmann::ordered_json body;
 };
 
 namespace detail {
 
-// Plan <-> JSON with the keys of docs/formats.md ("plan"); the store keeps this form.
-// TODO(lead): switch the output side to io/result_json.hpp's to_json(plan) once it lands on main.
-inline nlohmann::json service_plan_json(const plan& p) {
-    return {{"gpu", p.gpu},
-            {"gpus", p.gpus},
-            {"nodes", p.nodes},
-            {"parallel", to_json(p.parallel)},
-            {"micro_batch", p.micro_batch},
-            {"framework", to_string(p.framework)},
-            {"peak_allocated_bytes", p.peak_allocated.value},
-            {"capacity_bytes", p.capacity.value},
-            {"step_time_s", p.step_time.value},
-            {"tokens_per_s", p.tokens_per_s},
-            {"est_time_s", p.est_time.value},
-            {"gpu_hours", p.gpu_hours},
-            {"cost", p.cost},
-            {"mfu", p.mfu}};
-}
+// A plan as `frenzy plan --json` writes it (io/result_json.hpp); the store keeps this text.
+inline nlohmann::ordered_json service_plan_json(const plan& p) { return nlohmann::ordered_json(p); }
 
 inline std::optional<double> seconds_value(const nlohmann::json& v) {
     if (v.is_number()) return v.get<double>();
@@ -203,7 +188,7 @@ public:
             return {400, {{"error", e.what()}}};
         }
         if (usable.empty()) {
-            nlohmann::json reasons = nlohmann::json::array();
+            nlohmann::ordered_json reasons = nlohmann::ordered_json::array();
             for (const auto& i : pr.infeasible) reasons.push_back({{"gpu", i.gpu}, {"reason", i.reason}});
             if (!pr.plans.empty() && parsed_job.limits.deadline_s > 0)
                 reasons.push_back({{"gpu", "*"}, {"reason", "no plan finishes within limits.deadline=" +
@@ -232,14 +217,14 @@ public:
         auto row = store_->get(id);
         if (!row) return {404, {{"error", "no job " + std::to_string(id)}}};
         auto j = row_json(*row);
-        nlohmann::json ev = nlohmann::json::array();
+        nlohmann::ordered_json ev = nlohmann::ordered_json::array();
         for (const auto& e : store_->events(id)) ev.push_back({{"t", e.t}, {"kind", e.kind}, {"detail", e.detail}});
         j["events"] = ev;
         return {200, j};
     }
     api_reply list() const {
         std::lock_guard lk(m_);
-        nlohmann::json a = nlohmann::json::array();
+        nlohmann::ordered_json a = nlohmann::ordered_json::array();
         for (const auto& r : store_->all()) a.push_back(row_json(r));
         return {200, {{"jobs", a}}};
     }
@@ -266,7 +251,7 @@ public:
         std::lock_guard lk(m_);
         if (!orch_) return {503, {{"error", "not ready"}}};
         const auto& cs = orch_->state();
-        nlohmann::json nodes = nlohmann::json::array();
+        nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
         for (std::size_t i = 0; i < inv_.nodes.size(); ++i) {
             const auto& n = last_nodes_.count(inv_.nodes[i].name) ? last_nodes_.at(inv_.nodes[i].name) : inv_.nodes[i];
             const auto& st = cs.nodes()[i];
@@ -274,7 +259,7 @@ public:
                              {"gpus", st.gpus}, {"free", st.free}, {"up", st.up}, {"slurm_state", n.state},
                              {"slurm_flags", n.flags}, {"slurm_gpus_used", n.gpus_used()}, {"reason", n.reason}});
         }
-        nlohmann::json types = nlohmann::json::array();
+        nlohmann::ordered_json types = nlohmann::ordered_json::array();
         for (std::size_t t = 0; t < cs.types().size(); ++t)
             types.push_back({{"gpu", cs.types()[t]}, {"gpus", cs.total_gpus(static_cast<int>(t))},
                              {"up", cs.up_gpus(static_cast<int>(t))}, {"free", cs.free_gpus(static_cast<int>(t))}});
@@ -410,6 +395,7 @@ private:
     };
     struct parsed {
         job_spec job;
+        plan_constraints stated;  ///< layout fields the spec pins (the planner searches the rest)
         job_limits limits;
     };
 
@@ -439,8 +425,12 @@ private:
         if (spec.contains("model") && spec["model"].is_object() && spec["model"].contains("hf_config"))
             throw config_error("model.hf_config is not accepted by frenzy serve (it names a file on the server); give the model's fields or a preset");
         parsed p;
-        p.job = job_from_json(spec).job;
+        auto pj = job_from_json(spec);
+        p.job = std::move(pj.job);
+        p.stated = pj.stated;
         p.limits = detail::limits_from_json(limits, catalog_);
+        if (p.limits.deadline_s > 0 && !(p.job.training.total_tokens > 0))
+            throw config_error("limits.deadline needs training.total_tokens (without a token budget no plan has a duration)");
         return p;
     }
 
@@ -457,6 +447,7 @@ private:
             c.nodes = std::move(keep);
         }
         plan_options o = opt_.planning;
+        o.constraints = pj.stated;
         if (pj.limits.max_gpus > 0) o.max_gpus = o.max_gpus > 0 ? std::min(o.max_gpus, pj.limits.max_gpus) : pj.limits.max_gpus;
         auto r = planner{}.plan(pj.job, c, o);
         for (const auto& p : r.plans)
@@ -464,26 +455,26 @@ private:
         return r;
     }
 
-    nlohmann::json row_json(const stored_job& r) const {
-        nlohmann::json j{{"id", r.id}, {"state", r.state == job_states::submitting ? job_states::submitted : r.state},
+    nlohmann::ordered_json row_json(const stored_job& r) const {
+        nlohmann::ordered_json j{{"id", r.id}, {"state", r.state == job_states::submitting ? job_states::submitted : r.state},
                          {"submit_time", r.submit_s}, {"attempt", r.attempt}};
         try {
-            auto spec = nlohmann::json::parse(r.spec);
+            auto spec = nlohmann::ordered_json::parse(r.spec);
             j["name"] = spec.contains("name") && spec["name"].is_string() ? spec["name"].get<std::string>() : std::string{};
             if (spec.contains("limits")) j["limits"] = spec["limits"];
         } catch (const std::exception&) {
         }
         if (auto it = jobs_.find(static_cast<int>(r.id)); it != jobs_.end() && j["name"] == "") j["name"] = it->second.spec.name;
-        j["slurm_job_id"] = r.slurm_id > 0 ? nlohmann::json(r.slurm_id) : nlohmann::json(nullptr);
-        j["plan"] = r.plan.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(r.plan);
-        j["allocation"] = r.alloc.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(r.alloc);
+        j["slurm_job_id"] = r.slurm_id > 0 ? nlohmann::ordered_json(r.slurm_id) : nlohmann::ordered_json(nullptr);
+        j["plan"] = r.plan.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json::parse(r.plan);
+        j["allocation"] = r.alloc.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json::parse(r.alloc);
         if (!r.reason.empty()) j["reason"] = r.reason;
         if (r.cancel_requested && !job_states::terminal(r.state)) j["cancel_requested"] = true;
         return j;
     }
 
-    nlohmann::json alloc_json(const allocation& a) const {
-        nlohmann::json v = nlohmann::json::array();
+    nlohmann::ordered_json alloc_json(const allocation& a) const {
+        nlohmann::ordered_json v = nlohmann::ordered_json::array();
         for (const auto& p : a.parts) v.push_back({inv_.nodes.at(static_cast<std::size_t>(p.node)).name, p.gpus});
         return v;
     }
@@ -610,7 +601,7 @@ private:
         try {
             const auto pj = nlohmann::json::parse(row.plan);
             for (const auto& p : j.plans.plans)
-                if (detail::service_plan_json(p) == pj) return p;
+                if (detail::service_plan_json(p).dump() == row.plan) return p;
             // Not among today's plans (the model changed): keep what HAS needs.
             plan p;
             p.gpu = pj.at("gpu").get<std::string>();
@@ -619,7 +610,11 @@ private:
             p.parallel = parallel_from_json(pj.at("parallel"));
             p.micro_batch = pj.at("micro_batch").get<std::int64_t>();
             p.tokens_per_s = pj.at("tokens_per_s").get<double>();
-            p.est_time = seconds{pj.at("est_time_s").get<double>()};
+            p.gpus_per_node = pj.value("gpus_per_node", 0);
+            if (pj.at("est_time_s").is_number()) {
+                p.est_time = seconds{pj.at("est_time_s").get<double>()};
+                p.has_budget = true;
+            }
             return p;
         } catch (const std::exception&) {
             return std::nullopt;
@@ -819,7 +814,7 @@ private:
             auto it = jobs_.find(s.job);
             if (it == jobs_.end() || it->second.state != job_states::queued) continue;  // HAS restarts (expansion) are not used here
             auto& j = it->second;
-            nlohmann::json alts = nlohmann::json::array();
+            nlohmann::ordered_json alts = nlohmann::ordered_json::array();
             for (const auto& p : j.usable) {
                 if (alts.size() >= 5) break;
                 if (p == s.p) continue;
@@ -843,7 +838,7 @@ private:
         for (int id : gone) jobs_.erase(id);
     }
 
-    void log_decision(nlohmann::json j) {
+    void log_decision(nlohmann::ordered_json j) {
         if (!log_.is_open()) return;
         j["t"] = unix_now();
         log_ << j.dump() << '\n';
