@@ -116,7 +116,14 @@ inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catal
         const bool shaped = x2 != std::string_view::npos && x2 > 0 &&
                             rest.substr(0, x2).find_first_not_of("0123456789") == std::string_view::npos;
         const auto type = shaped ? rest.substr(x2 + 1) : rest;
-        const auto& t = c.catalog.at(type, "--gpus type");
+        const auto* found = c.catalog.find(type);
+        if (!found) {
+            std::vector<std::string> names;
+            for (const auto& k : c.catalog.types()) names.push_back(k.name);
+            throw config_error("--gpus=\"" + std::string(spec) + "\": \"" + std::string(type) + "\" is not a known GPU type" +
+                               detail::did_you_mean(type, names) + "; `frenzy gpus` lists them");
+        }
+        const auto& t = *found;
         node_group g;
         g.name = std::string(type);
         g.gpu = std::string(type);

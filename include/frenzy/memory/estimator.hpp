@@ -18,6 +18,11 @@ template <ModelStatePolicy S = sharded_model_states, ActivationPolicy A = transf
           OverheadPolicy O = framework_overheads>
 class basic_memory_estimator {
 public:
+    /// Replace one policy, keep the others: `memory_estimator::with_overheads<my_overheads>`.
+    template <ModelStatePolicy S2> using with_model_states = basic_memory_estimator<S2, A, O>;
+    template <ActivationPolicy A2> using with_activations = basic_memory_estimator<S, A2, O>;
+    template <OverheadPolicy O2> using with_overheads = basic_memory_estimator<S, A, O2>;
+
     basic_memory_estimator() = default;
     basic_memory_estimator(S s, A a, O o) : states_(std::move(s)), acts_(std::move(a)), over_(std::move(o)) {}
 
