@@ -1,0 +1,201 @@
+// `frenzy serve`: the long-running service in front of Slurm (HAS decides, Slurm runs, SQLite remembers), and its
+// clients `frenzy submit`, `frenzy status`, `frenzy cancel`. Built only when frenzy::service is (SQLite, httplib).
+#ifdef FRENZY_HAS_SERVICE
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "frenzy/service/http.hpp"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+httplib::Server* g_server = nullptr;
+
+extern "C" void on_signal(int) {
+    g_stop = true;
+    if (g_server) g_server->stop();
+}
+
+std::string read_text_file(const std::string& path, const std::string& field) {
+    std::ifstream f(path);
+    if (!f) throw frenzy::config_error(field + "=" + path + ": cannot read the file");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+std::string read_token(const std::string& path) {
+    auto t = read_text_file(path, "--token-file");
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+    if (t.size() < 16) throw frenzy::config_error("--token-file=" + path + ": the token must be at least 16 characters");
+    return t;
+}
+
+struct serve_args {
+    bool slurm = false;
+    std::string state, listen = "127.0.0.1:8470", token_file, gres_map, run_command, partition, decision_log, output_dir;
+    double tick_s = 1.0, slurm_timeout_s = 20;
+    std::size_t max_body = 1 << 20;
+};
+
+void run_serve(const serve_args& a) {
+    if (!a.slurm) throw frenzy::config_error("--slurm is required (Slurm is the only backend of frenzy serve)");
+    if (a.state.empty()) throw frenzy::config_error("--state PATH is required (the SQLite job store)");
+    if (!(a.tick_s > 0)) throw frenzy::config_error("--tick must be positive");
+    auto [host, port] = frenzy::parse_listen(a.listen);
+    frenzy::http_options ho{host, port, {}, a.max_body};
+    if (!a.token_file.empty()) ho.token = read_token(a.token_file);
+    if (!frenzy::is_loopback(host) && ho.token.empty())
+        throw frenzy::config_error("--listen=" + a.listen + " is not a loopback address: binding there requires --token-file");
+    frenzy::gpu_catalog catalog;
+    frenzy::gres_map map;
+    if (!a.gres_map.empty())
+        map = a.gres_map.find('=') != std::string::npos ? frenzy::gres_map::parse(a.gres_map, catalog) : frenzy::gres_map::load(a.gres_map, catalog);
+    frenzy::slurm_options so;
+    so.timeout_s = a.slurm_timeout_s;
+    so.partition = a.partition;
+    so.run_command = a.run_command;
+    so.output_dir = a.output_dir;
+    frenzy::slurm_client client(so);
+    frenzy::job_store store(a.state);
+    frenzy::engine_options eo;
+    eo.tick_s = a.tick_s;
+    eo.decision_log = a.decision_log.empty() ? a.state + ".decisions.jsonl" : a.decision_log;
+    frenzy::serve_engine eng(client, store, map, eo, catalog);
+    // Slurm may still be starting: retry the inventory for a while.
+    for (int attempt = 0;; ++attempt) {
+        try {
+            eng.start();
+            break;
+        } catch (const frenzy::io_error& e) {
+            if (attempt >= 30 || g_stop) throw;
+            fmt::print(stderr, "frenzy serve: waiting for Slurm: {}\n", e.what());
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+        }
+    }
+    const auto& inv = eng.inventory();
+    for (const auto& s : inv.skipped) fmt::print(stderr, "frenzy serve: skipping node {}\n", s);
+    httplib::Server svr;
+    frenzy::install_routes(svr, eng, ho);
+    g_server = &svr;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (!svr.bind_to_port(host.c_str(), port)) throw frenzy::config_error("--listen=" + a.listen + ": cannot bind (in use or not a local address)");
+    std::thread loop([&eng] { eng.run(g_stop); });
+    fmt::print("frenzy serve: {} nodes ({} GPUs), listening on http://{}:{}, state {}\n", inv.spec.nodes.size(), inv.spec.total_gpus(),
+               host, port, a.state);
+    std::fflush(stdout);
+    svr.listen_after_bind();
+    g_stop = true;
+    loop.join();
+    g_server = nullptr;
+}
+
+struct client_args {
+    std::string server = "http://127.0.0.1:8470", token_file;
+    std::string job_file, id, gpu_types, deadline;
+    std::int64_t max_gpus = 0;
+    int priority = 0;
+    bool priority_set = false;
+};
+
+httplib::Headers client_headers(const client_args& c) {
+    httplib::Headers h;
+    if (!c.token_file.empty()) h.emplace("Authorization", "Bearer " + read_token(c.token_file));
+    return h;
+}
+
+/// Prints the server's answer; exit code 0 for 2xx, 1 otherwise (2 for 4xx: the request was wrong).
+void print_reply(const httplib::Result& r, const std::string& server) {
+    if (!r) throw frenzy::error("cannot reach frenzy serve at " + server + " (" + httplib::to_string(r.error()) + ")");
+    fmt::print("{}", r->body);
+    if (!r->body.empty() && r->body.back() != '\n') fmt::print("\n");
+    if (r->status >= 400) frenzy_cli::exit_code() = r->status < 500 ? 2 : 1;
+}
+
+void run_submit(const client_args& c) {
+    auto body = nlohmann::json::parse(read_text_file(c.job_file, "--job"), nullptr, false);
+    if (body.is_discarded() || !body.is_object()) throw frenzy::config_error("--job=" + c.job_file + ": not a JSON object");
+    nlohmann::json& lim = body["limits"];
+    if (lim.is_null()) lim = nlohmann::json::object();
+    if (!c.gpu_types.empty()) {
+        lim["gpu_types"] = nlohmann::json::array();
+        for (auto t : frenzy::detail::split(c.gpu_types, ','))
+            if (!t.empty()) lim["gpu_types"].push_back(std::string(t));
+    }
+    if (c.max_gpus > 0) lim["max_gpus"] = c.max_gpus;
+    if (!c.deadline.empty()) lim["deadline"] = c.deadline;
+    if (c.priority_set) lim["priority"] = c.priority;
+    if (lim.empty()) body.erase("limits");
+    httplib::Client cli(c.server);
+    cli.set_read_timeout(120);
+    print_reply(cli.Post("/v1/jobs", client_headers(c), body.dump(), "application/json"), c.server);
+}
+
+void run_status(const client_args& c) {
+    httplib::Client cli(c.server);
+    print_reply(cli.Get(c.id.empty() ? "/v1/jobs" : "/v1/jobs/" + c.id, client_headers(c)), c.server);
+}
+
+void run_cancel(const client_args& c) {
+    httplib::Client cli(c.server);
+    print_reply(cli.Delete("/v1/jobs/" + c.id, client_headers(c)), c.server);
+}
+
+void add_client_options(CLI::App* c, client_args& a) {
+    c->add_option("--server", a.server, "URL of frenzy serve")->capture_default_str();
+    c->add_option("--token-file", a.token_file, "File holding the bearer token");
+}
+
+const frenzy_cli::registrar reg_serve{70, [](CLI::App& app) {
+    auto a = std::make_shared<serve_args>();
+    auto* c = app.add_subcommand("serve", "Run the service that schedules jobs onto a Slurm cluster with HAS");
+    c->add_flag("--slurm", a->slurm, "Drive the Slurm cluster whose commands are on PATH (SLURM_CONF as usual)");
+    c->add_option("--state", a->state, "SQLite job store (created if missing)")->required();
+    c->add_option("--listen", a->listen, "HOST:PORT (loopback unless --token-file)")->capture_default_str();
+    c->add_option("--token-file", a->token_file, "Bearer token every request must carry (needed off loopback)");
+    c->add_option("--gres-map", a->gres_map, "Slurm GRES type -> catalog GPU type: a100=a100-80g,v100=v100-32g or a file");
+    c->add_option("--run-command", a->run_command, "Command the jobs run instead of training (tests, dry runs)");
+    c->add_option("--partition", a->partition, "Slurm partition to submit to");
+    c->add_option("--decision-log", a->decision_log, "JSON-lines decision log (default STATE.decisions.jsonl)");
+    c->add_option("--output-dir", a->output_dir, "Directory for the jobs' stdout (default /dev/null)");
+    c->add_option("--tick", a->tick_s, "Seconds between polls of Slurm")->capture_default_str();
+    c->add_option("--slurm-timeout", a->slurm_timeout_s, "Seconds a Slurm command may take")->capture_default_str();
+    c->add_option("--max-body", a->max_body, "Largest request body in bytes")->capture_default_str();
+    c->callback([a] { run_serve(*a); });
+
+    auto s = std::make_shared<client_args>();
+    auto* sub = app.add_subcommand("submit", "Submit a job spec to frenzy serve");
+    sub->add_option("job,--job", s->job_file, "Job spec JSON")->required();
+    add_client_options(sub, *s);
+    sub->add_option("--gpu-types", s->gpu_types, "Allowed GPU types, comma separated");
+    sub->add_option("--max-gpus", s->max_gpus, "Most GPUs the job may use");
+    sub->add_option("--deadline", s->deadline, "The plan must finish within this (seconds or 30m, 2h, 1d)");
+    sub->add_option("--priority", s->priority, "Higher goes first")->each([s](const std::string&) { s->priority_set = true; });
+    sub->callback([s] { run_submit(*s); });
+
+    auto st = std::make_shared<client_args>();
+    auto* stc = app.add_subcommand("status", "Show all jobs of frenzy serve, or one");
+    stc->add_option("id", st->id, "Job id");
+    add_client_options(stc, *st);
+    stc->callback([st] { run_status(*st); });
+
+    auto ca = std::make_shared<client_args>();
+    auto* cac = app.add_subcommand("cancel", "Cancel a job of frenzy serve");
+    cac->add_option("id", ca->id, "Job id")->required();
+    add_client_options(cac, *ca);
+    cac->callback([ca] { run_cancel(*ca); });
+}};
+
+}  // namespace
+#endif

@@ -1,0 +1,247 @@
+#pragma once
+// The Slurm backend of the orchestrator: the live inventory from `sinfo --json` (typed GPU GRES mapped to catalog
+// GPU types by a configurable table), submission with `sbatch --parsable` pinned to the chosen nodes, following
+// jobs with `squeue --json`, cancelling with `scancel`. Every command runs with an argument vector (process.hpp),
+// never through a shell, with a timeout; every output is parsed by io/slurm_json.hpp.
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frenzy/backend/batch_script.hpp"
+#include "frenzy/backend/process.hpp"
+#include "frenzy/core/error.hpp"
+#include "frenzy/hw/cluster.hpp"
+#include "frenzy/io/slurm_json.hpp"
+#include "frenzy/sched/cluster_state.hpp"
+
+namespace frenzy {
+
+/// Slurm GRES type name -> catalog GPU type name ("a100" -> "a100-80g").
+class gres_map {
+public:
+    gres_map() = default;
+    /// "a100=a100-80g,v100=v100-32g"; entries may also be separated by newlines; '#' starts a comment.
+    static gres_map parse(std::string_view text, const gpu_catalog& catalog = {}, const std::string& field = "--gres-map") {
+        gres_map m;
+        std::string clean;
+        bool comment = false;
+        for (char c : text) {
+            if (c == '#') comment = true;
+            if (c == '\n') comment = false, c = ',';
+            if (!comment) clean += (c == '\r' || c == ' ' || c == '\t') ? ',' : c;
+        }
+        for (auto item : detail::split(clean, ',')) {
+            if (item.empty()) continue;
+            const auto eq = item.find('=');
+            if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
+                throw config_error(field + ": entry \"" + std::string(item) + "\" is not SLURM_TYPE=CATALOG_TYPE");
+            const std::string from(item.substr(0, eq)), to(item.substr(eq + 1));
+            if (!catalog.find(to))
+                throw config_error(field + ": " + from + "=" + to + ": \"" + to + "\" is not a GPU type of the catalog");
+            if (m.map_.count(from)) throw config_error(field + ": Slurm GRES type \"" + from + "\" is mapped twice");
+            m.map_[from] = to;
+        }
+        return m;
+    }
+    static gres_map load(const std::string& path, const gpu_catalog& catalog = {}) {
+        std::ifstream f(path);
+        if (!f) throw config_error("--gres-map: cannot read file " + path);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        return parse(ss.str(), catalog, path);
+    }
+    /// The catalog type of a GRES type: the table's entry, else the GRES type itself if the catalog has it, else "".
+    std::string lookup(const std::string& gres_type, const gpu_catalog& catalog = {}) const {
+        if (auto it = map_.find(gres_type); it != map_.end()) return it->second;
+        if (catalog.find(gres_type)) return gres_type;
+        return {};
+    }
+    const std::map<std::string, std::string>& entries() const { return map_; }
+
+private:
+    std::map<std::string, std::string> map_;
+};
+
+/// The cluster as Frenzy sees it: one node group (count 1) per Slurm node with mapped GPUs, in sinfo's order,
+/// so node index i of a cluster_state built from `spec` is Slurm node `nodes[i].name`.
+struct slurm_inventory {
+    cluster_spec spec;
+    std::vector<slurm_node> nodes;            ///< the nodes kept, same order as spec.nodes
+    std::vector<std::string> gres_types;      ///< Slurm GRES type of each kept node ("a100")
+    std::vector<std::string> skipped;         ///< "node: why" for nodes without usable GPUs
+
+    int index(std::string_view name) const {
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            if (nodes[i].name == name) return static_cast<int>(i);
+        return -1;
+    }
+};
+
+inline slurm_inventory inventory_from_nodes(const std::vector<slurm_node>& nodes, const gres_map& map,
+                                            const gpu_catalog& catalog = {}) {
+    slurm_inventory inv;
+    inv.spec.catalog = catalog;
+    for (const auto& n : nodes) {
+        if (inv.index(n.name) >= 0) continue;  // sinfo lists a node once per partition
+        const auto g = n.gpus();
+        if (g.count == 0) {
+            inv.skipped.push_back(n.name + ": no gpu GRES");
+            continue;
+        }
+        const std::string type = map.lookup(g.type, catalog);
+        if (type.empty()) {
+            inv.skipped.push_back(n.name + ": GRES type \"" + g.type + "\" has no catalog GPU type (add it to --gres-map)");
+            continue;
+        }
+        inv.spec.nodes.push_back({n.name, type, g.count, 1, 0});
+        inv.nodes.push_back(n);
+        inv.gres_types.push_back(g.type);
+    }
+    return inv;
+}
+
+struct slurm_options {
+    double timeout_s = 20;          ///< per command
+    std::string partition;          ///< "" = the default partition
+    std::string run_command;        ///< replaces the training command (tests, dry runs)
+    std::string output_dir;         ///< where job stdout goes ("" = /dev/null)
+    std::string job_prefix = "frenzy";
+    std::string bin_dir;            ///< directory of the Slurm commands ("" = PATH)
+};
+
+/// What the backend needs of Slurm; slurm_client runs the real commands, tests may substitute a fake.
+/// Every call throws frenzy::io_error when Slurm cannot be reached or answers something unparsable.
+class slurm_api {
+public:
+    virtual ~slurm_api() = default;
+    virtual const slurm_options& options() const = 0;
+    virtual std::vector<slurm_node> nodes() const = 0;
+    /// Every job Slurm still knows (pending, running, and ended within MinJobAge).
+    virtual std::vector<slurm_job> jobs() const = 0;
+    /// Submits `script` with the sbatch options `args`; returns the Slurm job id.
+    virtual std::int64_t sbatch(const std::vector<std::string>& args, const std::string& script) const = 0;
+    virtual void scancel(std::int64_t id) const = 0;
+};
+
+/// The Slurm commands, each run with an argument vector and parsed by io/slurm_json.hpp.
+class slurm_client : public slurm_api {
+public:
+    explicit slurm_client(slurm_options o = {}) : opt_(std::move(o)) {}
+    const slurm_options& options() const override { return opt_; }
+
+    std::vector<slurm_node> nodes() const override { return parse_sinfo_json(checked({"sinfo", "--json"}).out); }
+    std::vector<slurm_job> jobs() const override { return parse_squeue_json(checked({"squeue", "--json"}).out); }
+    std::optional<slurm_job> job(std::int64_t id) const {
+        auto r = run({"scontrol", "show", "job", "-o", std::to_string(id)});
+        if (!r.ok()) {
+            if (r.err.find("Invalid job id") != std::string::npos) return std::nullopt;
+            fail("scontrol show job -o " + std::to_string(id), r);
+        }
+        return parse_scontrol_job(r.out);
+    }
+    std::int64_t sbatch(const std::vector<std::string>& args, const std::string& script) const override {
+        std::vector<std::string> argv{"sbatch", "--parsable"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto r = run(argv, script);
+        if (!r.ok()) fail("sbatch", r);
+        return parse_sbatch_parsable(r.out);
+    }
+    void scancel(std::int64_t id) const override { checked({"scancel", std::to_string(id)}); }
+    bool ping() const {
+        auto r = run({"scontrol", "ping"});
+        return r.ok() && r.out.find("is UP") != std::string::npos;
+    }
+
+    command_result run(std::vector<std::string> argv, const std::string& input = {}) const {
+        if (!opt_.bin_dir.empty()) argv[0] = opt_.bin_dir + "/" + argv[0];
+        return run_command(argv, opt_.timeout_s, input);
+    }
+
+private:
+    command_result checked(std::vector<std::string> argv) const {
+        std::string what;
+        for (const auto& a : argv) what += (what.empty() ? "" : " ") + a;
+        auto r = run(std::move(argv));
+        if (!r.ok()) fail(what, r);
+        return r;
+    }
+    [[noreturn]] static void fail(const std::string& what, const command_result& r) {
+        std::string msg = what + ": ";
+        if (r.timed_out) msg += "timed out";
+        else if (r.exit_code == 127) msg += "command not found";
+        else msg += "exit code " + std::to_string(r.exit_code);
+        std::string e = r.err;
+        while (!e.empty() && (e.back() == '\n' || e.back() == ' ')) e.pop_back();
+        if (!e.empty()) msg += " (" + e + ")";
+        throw io_error(msg);
+    }
+    slurm_options opt_;
+};
+
+/// The sbatch options that pin a plan to its allocation: node list, node count, typed GRES per node (or per job
+/// when the parts are uneven), one task per node, no Slurm-side requeue (Frenzy re-places a job itself).
+inline std::vector<std::string> sbatch_placement_args(const slurm_inventory& inv, const allocation& a, const std::string& job_name,
+                                                      const std::string& comment, const slurm_options& o) {
+    std::vector<std::string> args{"--job-name=" + job_name, "--comment=" + comment, "--no-requeue",
+                                  "--nodes=" + std::to_string(a.nodes()), "--ntasks-per-node=1"};
+    std::string list;
+    bool even = true;
+    for (const auto& p : a.parts) {
+        list += (list.empty() ? "" : ",") + inv.nodes.at(static_cast<std::size_t>(p.node)).name;
+        even = even && p.gpus == a.parts.front().gpus;
+    }
+    args.push_back("--nodelist=" + list);
+    const std::string gres_type = inv.gres_types.at(static_cast<std::size_t>(a.parts.front().node));
+    if (even) args.push_back("--gres=gpu:" + gres_type + ":" + std::to_string(a.parts.front().gpus));
+    else args.push_back("--gpus=" + gres_type + ":" + std::to_string(a.gpus()));
+    if (!o.partition.empty()) args.push_back("--partition=" + o.partition);
+    args.push_back("--output=" + (o.output_dir.empty() ? std::string("/dev/null") : o.output_dir + "/" + job_name + "-%j.out"));
+    return args;
+}
+
+/// cluster_backend over Slurm. `before_submit` (the service records its intent durably there) returns the tag that
+/// travels in the Slurm job's comment; `after_submit` receives the Slurm job id.
+class slurm_backend : public cluster_backend {
+public:
+    std::function<std::string(int job, const plan& p, const allocation& a)> before_submit;
+    std::function<void(int job, std::int64_t slurm_id)> after_submit;
+    std::function<std::string(int job)> job_name;  ///< the spec's name, for the script header
+
+    slurm_backend(const slurm_api& client, const slurm_inventory& inv) : client_(&client), inv_(&inv) {}
+
+    void launch(int job, const plan& p, const allocation& a) override {
+        const std::string tag = before_submit ? before_submit(job, p, a) : "frenzy:" + std::to_string(job);
+        const std::string name = client_->options().job_prefix + "-" + std::to_string(job);
+        batch_request req{job, job_name ? job_name(job) : name, p, {}, client_->options().run_command};
+        for (const auto& part : a.parts) req.nodes.push_back(inv_->nodes.at(static_cast<std::size_t>(part.node)).name);
+        const auto id = client_->sbatch(sbatch_placement_args(*inv_, a, name, tag, client_->options()), batch_script(req));
+        slurm_ids_[job] = id;
+        if (after_submit) after_submit(job, id);
+    }
+    void stop(int job) override {
+        auto it = slurm_ids_.find(job);
+        if (it == slurm_ids_.end()) return;
+        client_->scancel(it->second);
+        slurm_ids_.erase(it);
+    }
+    /// A job known from before (reconciled after a restart).
+    void adopt(int job, std::int64_t slurm_id) { slurm_ids_[job] = slurm_id; }
+    void forget(int job) { slurm_ids_.erase(job); }
+    std::optional<std::int64_t> slurm_id(int job) const {
+        auto it = slurm_ids_.find(job);
+        return it == slurm_ids_.end() ? std::nullopt : std::optional<std::int64_t>(it->second);
+    }
+
+private:
+    const slurm_api* client_;
+    const slurm_inventory* inv_;
+    std::map<int, std::int64_t> slurm_ids_;
+};
+
+}  // namespace frenzy

@@ -1,0 +1,107 @@
+#pragma once
+// HTTP + JSON API of `frenzy serve` over serve_engine, with cpp-httplib (Debian's libcpp-httplib-dev):
+//   POST /v1/jobs, GET /v1/jobs, GET /v1/jobs/ID, DELETE /v1/jobs/ID, GET /v1/cluster, GET /healthz, GET /metrics.
+// Bodies over `max_body` bytes get 413 before any handler runs. With a token, every request must carry
+// "Authorization: Bearer TOKEN" (401 otherwise, compared in constant time).
+#include <httplib.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/service/engine.hpp"
+
+namespace frenzy {
+
+struct http_options {
+    std::string host = "127.0.0.1";
+    int port = 8470;
+    std::string token;                 ///< "" = no token
+    std::size_t max_body = 1 << 20;    ///< bytes
+};
+
+/// "127.0.0.1:8470" -> host, port. Throws config_error naming `field`.
+inline std::pair<std::string, int> parse_listen(const std::string& s, const std::string& field = "--listen") {
+    const auto colon = s.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == s.size())
+        throw config_error(field + "=\"" + s + "\" must be HOST:PORT");
+    const std::string host = s.substr(0, colon), ps = s.substr(colon + 1);
+    int port = 0;
+    for (char c : ps) {
+        if (c < '0' || c > '9' || port > 65535) throw config_error(field + "=\"" + s + "\": port must be 1..65535");
+        port = port * 10 + (c - '0');
+    }
+    if (port < 1 || port > 65535) throw config_error(field + "=\"" + s + "\": port must be 1..65535");
+    return {host, port};
+}
+
+inline bool is_loopback(const std::string& host) {
+    return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+namespace detail {
+inline bool same_token(std::string_view a, std::string_view b) {
+    unsigned char d = a.size() == b.size() ? 0 : 1;
+    for (std::size_t i = 0; i < a.size(); ++i) d |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+    return d == 0;
+}
+inline void reply(httplib::Response& res, const api_reply& r) {
+    res.status = r.status;
+    res.set_content(r.body.dump(2) + "\n", "application/json");
+}
+inline std::optional<std::int64_t> path_id(const std::string& s) {
+    if (s.empty() || s.size() > 15) return std::nullopt;
+    std::int64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+}  // namespace detail
+
+/// Configures `svr` with the API routes over `eng`.
+inline void install_routes(httplib::Server& svr, serve_engine& eng, const http_options& o) {
+    svr.set_payload_max_length(o.max_body);
+    const std::string token = o.token;
+    svr.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
+        if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        const auto h = req.get_header_value("Authorization");
+        const std::string_view pre = "Bearer ";
+        if (h.size() > pre.size() && h.compare(0, pre.size(), pre) == 0 && detail::same_token(std::string_view(h).substr(pre.size()), token))
+            return httplib::Server::HandlerResponse::Unhandled;
+        detail::reply(res, {401, {{"error", "missing or wrong bearer token (Authorization: Bearer TOKEN)"}}});
+        return httplib::Server::HandlerResponse::Handled;
+    });
+    svr.Post("/v1/jobs", [&eng](const httplib::Request& req, httplib::Response& res) { detail::reply(res, eng.submit(req.body)); });
+    svr.Get("/v1/jobs", [&eng](const httplib::Request&, httplib::Response& res) { detail::reply(res, eng.list()); });
+    svr.Get(R"(/v1/jobs/([^/]+))", [&eng](const httplib::Request& req, httplib::Response& res) {
+        auto id = detail::path_id(req.matches[1]);
+        if (!id) return detail::reply(res, {400, {{"error", "job id \"" + std::string(req.matches[1]) + "\" is not a number"}}});
+        detail::reply(res, eng.job(*id));
+    });
+    svr.Delete(R"(/v1/jobs/([^/]+))", [&eng](const httplib::Request& req, httplib::Response& res) {
+        auto id = detail::path_id(req.matches[1]);
+        if (!id) return detail::reply(res, {400, {{"error", "job id \"" + std::string(req.matches[1]) + "\" is not a number"}}});
+        detail::reply(res, eng.cancel(*id));
+    });
+    svr.Get("/v1/cluster", [&eng](const httplib::Request&, httplib::Response& res) { detail::reply(res, eng.cluster()); });
+    svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+    svr.Get("/metrics", [&eng](const httplib::Request&, httplib::Response& res) {
+        res.set_content(eng.metrics(), "text/plain; version=0.0.4");
+    });
+    svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+            if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        detail::reply(res, {500, {{"error", what}}});
+    });
+}
+
+}  // namespace frenzy

@@ -1,0 +1,105 @@
+// The Slurm backend's pieces that need no Slurm: the command runner, the GRES map, the inventory from recorded
+// sinfo output, the sbatch placement options and the batch script.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "frenzy/backend/slurm.hpp"
+
+namespace {
+std::string slurm_file(const std::string& name) {
+    std::ifstream f(std::string(FRENZY_SOURCE_DIR) + "/tests/data/slurm/" + name);
+    REQUIRE(f.good());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+}  // namespace
+
+TEST_CASE("run_command: argument vector, exit code, stdout/stderr, stdin, timeout, missing program") {
+    auto r = frenzy::run_command({"sh", "-c", "echo hi; echo err >&2; exit 3"}, 10);
+    CHECK(r.exit_code == 3);
+    CHECK(r.out == "hi\n");
+    CHECK(r.err == "err\n");
+    CHECK_FALSE(r.ok());
+    // No shell: the argument reaches the program verbatim, metacharacters included.
+    r = frenzy::run_command({"echo", "a; rm -rf /nonexistent $(id)"}, 10);
+    CHECK(r.ok());
+    CHECK(r.out == "a; rm -rf /nonexistent $(id)\n");
+    r = frenzy::run_command({"cat"}, 10, "script body\n");
+    CHECK(r.out == "script body\n");
+    const auto t0 = std::chrono::steady_clock::now();
+    r = frenzy::run_command({"sleep", "5"}, 0.3);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(r.timed_out);
+    CHECK(took < 2.0);  // killed at 0.3 s; 2 s leaves room for a loaded 2-core machine
+    r = frenzy::run_command({"/nonexistent/frenzy-no-such-program"}, 5);
+    CHECK(r.exit_code == 127);
+}
+
+TEST_CASE("gres_map parses SLURM_TYPE=CATALOG_TYPE lists and files, and names what is wrong") {
+    auto m = frenzy::gres_map::parse("a100=a100-80g, v100=v100-32g\n# comment\nt4=t4");
+    CHECK(m.entries().size() == 3);
+    CHECK(m.lookup("a100") == "a100-80g");
+    CHECK(m.lookup("t4") == "t4");
+    CHECK(m.lookup("h100-80g") == "h100-80g");  // a catalog name maps to itself
+    CHECK(m.lookup("k80").empty());
+    CHECK_THROWS_WITH(frenzy::gres_map::parse("a100"), Catch::Contains("--gres-map: entry \"a100\" is not SLURM_TYPE=CATALOG_TYPE"));
+    CHECK_THROWS_WITH(frenzy::gres_map::parse("a100=a100-81g"), Catch::Contains("\"a100-81g\" is not a GPU type of the catalog"));
+    CHECK_THROWS_WITH(frenzy::gres_map::parse("a100=a100-80g,a100=a100-40g"), Catch::Contains("mapped twice"));
+    CHECK_THROWS_WITH(frenzy::gres_map::load("/nonexistent/map"), Catch::Contains("cannot read file /nonexistent/map"));
+}
+
+TEST_CASE("inventory from recorded sinfo: one group per node, GRES types mapped, unmapped nodes skipped") {
+    const auto nodes = frenzy::parse_sinfo_json(slurm_file("sinfo_idle.json"));
+    const auto inv = frenzy::inventory_from_nodes(nodes, frenzy::gres_map::parse("a100=a100-80g,v100=v100-32g,t4=t4"));
+    // slurm.conf of tests/slurm/slurm_cluster.py: 2 x 8 a100, 1 x 8 v100, 1 x 4 t4 = 28 GPUs.
+    REQUIRE(inv.spec.nodes.size() == 4);
+    CHECK(inv.spec.total_gpus() == 28);
+    CHECK(inv.spec.nodes[0].name == "a100-1");
+    CHECK(inv.spec.nodes[0].gpu == "a100-80g");
+    CHECK(inv.spec.nodes[3].gpu == "v100-32g");
+    CHECK(inv.gres_types[2] == "t4");
+    CHECK(inv.index("v100-1") == 3);
+    CHECK(inv.skipped.empty());
+    const auto partial = frenzy::inventory_from_nodes(nodes, frenzy::gres_map::parse("a100=a100-80g"));
+    CHECK(partial.spec.nodes.size() == 3);  // v100 has no catalog name of its own; t4 does
+    REQUIRE(partial.skipped.size() == 1);
+    CHECK(partial.skipped[0] == "v100-1: GRES type \"v100\" has no catalog GPU type (add it to --gres-map)");
+}
+
+TEST_CASE("sbatch options pin the allocation: node list, node count, typed GRES") {
+    const auto inv = frenzy::inventory_from_nodes(frenzy::parse_sinfo_json(slurm_file("sinfo_idle.json")),
+                                                  frenzy::gres_map::parse("a100=a100-80g,v100=v100-32g"));
+    frenzy::allocation even{0, {{0, 6}, {1, 6}}};
+    auto args = frenzy::sbatch_placement_args(inv, even, "frenzy-7", "frenzy:7:1", {});
+    auto has = [&](const std::string& a) { return std::find(args.begin(), args.end(), a) != args.end(); };
+    CHECK(has("--nodes=2"));
+    CHECK(has("--nodelist=a100-1,a100-2"));
+    CHECK(has("--gres=gpu:a100:6"));
+    CHECK(has("--comment=frenzy:7:1"));
+    CHECK(has("--job-name=frenzy-7"));
+    CHECK(has("--no-requeue"));
+    frenzy::allocation uneven{0, {{0, 8}, {1, 4}}};
+    args = frenzy::sbatch_placement_args(inv, uneven, "frenzy-8", "frenzy:8:1", {});
+    CHECK(has("--gpus=a100:12"));
+    CHECK_FALSE(has("--gres=gpu:a100:8"));
+}
+
+TEST_CASE("batch script: the run command replaces training; the plan travels in the environment") {
+    frenzy::plan p;
+    p.gpu = "a100-80g";
+    p.gpus = 16;
+    p.nodes = 2;
+    p.parallel.tp = 8;
+    p.parallel.dp = 2;
+    const auto s = frenzy::batch_script({3, "it's mine", p, {"a100-1", "a100-2"}, "sleep 1"});
+    CHECK(s.rfind("#!/bin/sh\n", 0) == 0);
+    CHECK(s.find("export FRENZY_JOB_NAME='it'\\''s mine'\n") != std::string::npos);
+    CHECK(s.find("FRENZY_TP=8 FRENZY_PP=1 FRENZY_DP=2") != std::string::npos);
+    CHECK(s.find("\nsleep 1\n") != std::string::npos);
+    const auto t = frenzy::batch_script({3, "x", p, {}, ""});
+    CHECK(t.find("torchrun --nnodes=\"$SLURM_NNODES\" --nproc-per-node=8") != std::string::npos);
+}

@@ -1,0 +1,302 @@
+// serve_engine against a fake Slurm (an in-memory slurm_api): acceptance, placement on the plan's nodes and GRES,
+// following job states, node drain -> requeue elsewhere, and reconciliation of the store after a crash.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
+
+#include "frenzy/service/engine.hpp"
+
+namespace {
+
+/// Slurm in memory: nodes as sinfo would list them, jobs as squeue would; sbatch appends a PENDING job.
+struct fake_slurm : frenzy::slurm_api {
+    frenzy::slurm_options opt;
+    mutable std::vector<frenzy::slurm_node> node_list;
+    mutable std::vector<frenzy::slurm_job> job_list;
+    mutable std::vector<std::vector<std::string>> sbatch_calls;
+    mutable std::vector<std::int64_t> scancels;
+    mutable std::int64_t next_id = 100;
+    mutable bool fail_after_register = false;  ///< sbatch registers the job, then the call fails (lost reply)
+    mutable bool down = false;                 ///< controller unreachable
+
+    fake_slurm() {
+        node_list = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("t4-1", "t4", 4)};
+    }
+    static frenzy::slurm_node node(std::string name, std::string type, int n) {
+        frenzy::slurm_node x;
+        x.name = std::move(name);
+        x.state = "idle";
+        x.gres = {{"gpu", std::move(type), n}};
+        return x;
+    }
+    const frenzy::slurm_options& options() const override { return opt; }
+    std::vector<frenzy::slurm_node> nodes() const override {
+        if (down) throw frenzy::io_error("sinfo --json: exit code 1 (Unable to contact slurm controller)");
+        return node_list;
+    }
+    std::vector<frenzy::slurm_job> jobs() const override {
+        if (down) throw frenzy::io_error("squeue --json: exit code 1");
+        return job_list;
+    }
+    std::int64_t sbatch(const std::vector<std::string>& args, const std::string&) const override {
+        if (down) throw frenzy::io_error("sbatch: exit code 1");
+        sbatch_calls.push_back(args);
+        frenzy::slurm_job j;
+        j.job_id = next_id++;
+        j.state = "PENDING";
+        for (const auto& a : args) {
+            auto val = [&](const char* k) { return a.rfind(k, 0) == 0 ? a.substr(std::string(k).size()) : std::string{}; };
+            if (auto v = val("--comment="); !v.empty()) j.comment = v;
+            if (auto v = val("--job-name="); !v.empty()) j.name = v;
+            if (auto v = val("--nodelist="); !v.empty()) j.nodes = frenzy::expand_hostlist(v);
+            if (auto v = val("--gres="); !v.empty()) j.tres_per_node = "gres:" + v;
+        }
+        job_list.push_back(j);
+        if (fail_after_register) throw frenzy::io_error("sbatch: timed out");
+        return j.job_id;
+    }
+    void scancel(std::int64_t id) const override {
+        scancels.push_back(id);
+        for (auto& j : job_list)
+            if (j.job_id == id && !j.finished()) j.state = "CANCELLED";
+    }
+    frenzy::slurm_job* by_comment_prefix(const std::string& p) const {
+        for (auto& j : job_list)
+            if (j.comment.rfind(p, 0) == 0) return &j;
+        return nullptr;
+    }
+    void set_all(const std::string& from, const std::string& to) const {
+        for (auto& j : job_list)
+            if (j.state == from) j.state = to;
+    }
+};
+
+struct temp_db {
+    std::string path;
+    temp_db() {
+        path = (std::filesystem::temp_directory_path() / ("frenzy-engine-test-" + std::to_string(getpid()) + "-" +
+                                                          std::to_string(counter()++) + ".db")).string();
+    }
+    ~temp_db() {
+        for (const char* s : {"", "-wal", "-shm"}) std::remove((path + s).c_str());
+    }
+    static int& counter() {
+        static int c = 0;
+        return c;
+    }
+};
+
+const frenzy::gres_map map = frenzy::gres_map::parse("a100=a100-80g,t4=t4");
+
+std::string small_job(const std::string& name, const std::string& limits = "") {
+    return R"({"name": ")" + name + R"(", "model": {"preset": "gpt2"}, "training": {"seq_len": 1024, "micro_batch": 1,
+              "global_batch": 8, "total_tokens": 2e6, "precision": "fp16-mixed"})" +
+           (limits.empty() ? "" : ", \"limits\": " + limits) + "}";
+}
+
+nlohmann::ordered_json job_of(frenzy::serve_engine& e, std::int64_t id) {
+    auto r = e.job(id);
+    REQUIRE(r.status == 200);
+    return r.body;
+}
+
+}  // namespace
+
+TEST_CASE("a job is accepted, submitted on its plan's nodes and GRES, followed to completion") {
+    fake_slurm slurm;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::serve_engine eng(slurm, store, map);
+    eng.start();
+    auto r = eng.submit(small_job("one", R"({"gpu_types": ["a100-80g"]})"));
+    REQUIRE(r.status == 201);
+    const auto id = r.body["id"].get<std::int64_t>();
+    CHECK(job_of(eng, id)["state"] == "queued");
+    eng.tick();
+    REQUIRE(slurm.sbatch_calls.size() == 1);
+    auto j = job_of(eng, id);
+    CHECK(j["state"] == "submitted");
+    CHECK(j["slurm_job_id"] == 100);
+    CHECK(j["plan"]["gpu"] == "a100-80g");
+    // The sbatch options name exactly the allocation's nodes, and per-node GRES x nodes = the plan's GPUs.
+    const auto& sj = slurm.job_list[0];
+    CHECK(sj.comment == "frenzy:" + std::to_string(id) + ":1");
+    REQUIRE(sj.nodes.size() == j["allocation"].size());
+    int gpus = 0;
+    for (std::size_t k = 0; k < sj.nodes.size(); ++k) {
+        CHECK(sj.nodes[k] == j["allocation"][k][0].get<std::string>());
+        gpus += j["allocation"][k][1].get<int>();
+        CHECK(sj.tres_per_node == "gres:gpu:a100:" + std::to_string(j["allocation"][k][1].get<int>()));
+    }
+    CHECK(gpus == j["plan"]["gpus"].get<int>());
+    slurm.set_all("PENDING", "RUNNING");
+    eng.tick();
+    CHECK(job_of(eng, id)["state"] == "running");
+    CHECK(eng.metrics().find("frenzy_running_jobs 1\n") != std::string::npos);
+    slurm.set_all("RUNNING", "COMPLETED");
+    eng.tick();
+    j = job_of(eng, id);
+    CHECK(j["state"] == "completed");
+    CHECK(slurm.sbatch_calls.size() == 1);
+    // events: accepted, submitting, submitted, running, completed
+    REQUIRE(j["events"].size() == 5);
+    CHECK(j["events"][1]["kind"] == "submitting");
+    CHECK(j["events"][4]["kind"] == "completed");
+    CHECK(eng.metrics().find("frenzy_gpus_busy{type=\"a100-80g\"} 0\n") != std::string::npos);
+}
+
+TEST_CASE("malformed and impossible jobs are refused and change nothing") {
+    fake_slurm slurm;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::serve_engine eng(slurm, store, map);
+    eng.start();
+    auto r = eng.submit("{\"model\": ");
+    CHECK(r.status == 400);
+    r = eng.submit(R"({"model": {"preset": "gpt2"}, "trainig": {}})");
+    CHECK(r.status == 400);
+    CHECK_THAT(r.body["error"].get<std::string>(), Catch::Contains("trainig"));
+    r = eng.submit(small_job("x", R"({"max_gpu": 4})"));
+    CHECK(r.status == 400);
+    CHECK_THAT(r.body["error"].get<std::string>(), Catch::Contains("limits.max_gpu is not a known field"));
+    r = eng.submit(R"({"model": {"preset": "gpt2"}, "limits": {"deadline": "2h"}})");
+    CHECK(r.status == 400);
+    CHECK_THAT(r.body["error"].get<std::string>(), Catch::Contains("limits.deadline needs training.total_tokens"));
+    // llama-3.1-405b cannot fit on 16 A100-80G or 4 T4 (the planner's reasons come back per type).
+    r = eng.submit(R"({"model": {"preset": "llama-3.1-405b"}, "training": {"seq_len": 8192, "global_batch": 64, "precision": "fp16-mixed"}})");
+    CHECK(r.status == 422);
+    REQUIRE(r.body["infeasible"].size() == 2);
+    CHECK_THAT(r.body["infeasible"][0]["reason"].get<std::string>(), Catch::Contains("needs"));
+    // A deadline no plan meets: gpt2 with 2e12 tokens takes far longer than 60 s on any plan here.
+    r = eng.submit(R"({"model": {"preset": "gpt2"}, "training": {"total_tokens": 2e12, "precision": "fp16-mixed"}, "limits": {"deadline": 60}})");
+    CHECK(r.status == 422);
+    CHECK(eng.list().body["jobs"].empty());
+    CHECK(store.all().empty());
+}
+
+TEST_CASE("a drained node's job is cancelled in Slurm and placed again elsewhere") {
+    fake_slurm slurm;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::serve_engine eng(slurm, store, map);
+    eng.start();
+    const auto id = eng.submit(small_job("d", R"({"gpu_types": ["a100-80g"], "max_gpus": 8})")).body["id"].get<std::int64_t>();
+    eng.tick();
+    slurm.set_all("PENDING", "RUNNING");
+    eng.tick();
+    const auto first = job_of(eng, id);
+    REQUIRE(first["state"] == "running");
+    const auto node = first["allocation"][0][0].get<std::string>();
+    for (auto& n : slurm.node_list)
+        if (n.name == node) n.flags = {"DRAIN"};
+    eng.tick();  // node seen drained: scancel, requeue, and HAS places it on the other A100 node
+    REQUIRE(slurm.scancels == std::vector<std::int64_t>{100});
+    REQUIRE(slurm.sbatch_calls.size() == 2);
+    const auto second = job_of(eng, id);
+    CHECK(second["attempt"] == 2);
+    CHECK(second["slurm_job_id"] == 101);
+    CHECK(second["allocation"][0][0].get<std::string>() != node);
+    CHECK(slurm.job_list[1].comment == "frenzy:" + std::to_string(id) + ":2");
+}
+
+TEST_CASE("after a crash: an intent Slurm took is adopted, one it never saw is submitted once more, nothing twice") {
+    fake_slurm slurm;
+    temp_db db;
+    std::int64_t took = 0, lost = 0;
+    {
+        frenzy::job_store store(db.path);
+        frenzy::serve_engine eng(slurm, store, map);
+        eng.start();
+        took = eng.submit(small_job("took")).body["id"].get<std::int64_t>();
+        lost = eng.submit(small_job("lost")).body["id"].get<std::int64_t>();
+        // The crash: "took" reached Slurm but the reply was lost; "lost" had its intent written and then the
+        // process died before sbatch. Both rows say "submitting" (written by the engine's own pre-sbatch step).
+        slurm.fail_after_register = true;
+        eng.tick();
+        slurm.fail_after_register = false;
+    }
+    REQUIRE(slurm.sbatch_calls.size() == 2);
+    // Make "lost" a job Slurm never saw.
+    const std::string lost_tag = "frenzy:" + std::to_string(lost) + ":1";
+    std::erase_if(slurm.job_list, [&](const frenzy::slurm_job& j) { return j.comment == lost_tag; });
+    {
+        frenzy::job_store store(db.path);
+        REQUIRE(store.get(took)->state == "submitting");
+        REQUIRE(store.get(lost)->state == "submitting");
+        frenzy::serve_engine eng(slurm, store, map);
+        eng.start();  // reconciliation
+        CHECK(job_of(eng, took)["state"] == "submitted");
+        CHECK(job_of(eng, took)["slurm_job_id"] == 100);
+        CHECK(job_of(eng, lost)["state"] == "queued");
+        eng.tick();
+        REQUIRE(slurm.sbatch_calls.size() == 3);  // only "lost" again
+        CHECK(slurm.job_list.back().comment == "frenzy:" + std::to_string(lost) + ":2");
+        slurm.set_all("PENDING", "COMPLETED");
+        eng.tick();
+        CHECK(job_of(eng, took)["state"] == "completed");
+        CHECK(job_of(eng, lost)["state"] == "completed");
+        eng.tick();
+        CHECK(slurm.sbatch_calls.size() == 3);
+    }
+}
+
+TEST_CASE("a failed sbatch whose job Slurm did take is confirmed from squeue, not submitted again") {
+    fake_slurm slurm;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::serve_engine eng(slurm, store, map);
+    eng.start();
+    const auto id = eng.submit(small_job("t")).body["id"].get<std::int64_t>();
+    slurm.fail_after_register = true;
+    eng.tick();
+    slurm.fail_after_register = false;
+    CHECK(job_of(eng, id)["state"] == "submitted");  // "submitting" is shown as submitted
+    eng.tick();
+    CHECK(slurm.sbatch_calls.size() == 1);
+    CHECK(job_of(eng, id)["slurm_job_id"] == 100);
+    slurm.set_all("PENDING", "COMPLETED");
+    eng.tick();
+    CHECK(job_of(eng, id)["state"] == "completed");
+}
+
+TEST_CASE("an unreachable controller is reported, and nothing is lost meanwhile") {
+    fake_slurm slurm;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::serve_engine eng(slurm, store, map);
+    eng.start();
+    slurm.down = true;
+    const auto id = eng.submit(small_job("u")).body["id"].get<std::int64_t>();
+    eng.tick();
+    CHECK(eng.metrics().find("frenzy_slurm_reachable 0\n") != std::string::npos);
+    CHECK(job_of(eng, id)["state"] == "queued");
+    slurm.down = false;
+    eng.tick();
+    CHECK(eng.metrics().find("frenzy_slurm_reachable 1\n") != std::string::npos);
+    CHECK(job_of(eng, id)["state"] == "submitted");
+}
+
+TEST_CASE("cancel: a queued job at once, a running one through scancel") {
+    fake_slurm slurm;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::serve_engine eng(slurm, store, map);
+    eng.start();
+    slurm.down = true;  // keep the first job queued
+    const auto q = eng.submit(small_job("q")).body["id"].get<std::int64_t>();
+    CHECK(eng.cancel(q).status == 200);
+    CHECK(job_of(eng, q)["state"] == "cancelled");
+    CHECK(eng.cancel(q).status == 409);
+    CHECK(eng.cancel(12345).status == 404);
+    slurm.down = false;
+    const auto r = eng.submit(small_job("r")).body["id"].get<std::int64_t>();
+    eng.tick();
+    slurm.set_all("PENDING", "RUNNING");
+    eng.tick();
+    CHECK(eng.cancel(r).status == 202);
+    eng.tick();
+    CHECK(slurm.scancels == std::vector<std::int64_t>{100});
+    CHECK(job_of(eng, r)["state"] == "cancelled");
+}
