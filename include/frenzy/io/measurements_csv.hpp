@@ -43,6 +43,61 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
     if (j == i) throw config_error(field + "=\"" + cell + "\" is not an integer");
     return std::stoll(cell.substr(i, j - i));
 }
+/// The integer after a command-line flag in free text ("--num-experts 8" -> 8); nullopt when the flag is absent.
+inline std::optional<std::int64_t> flag_int(const std::string& lowered, const std::string& flag) {
+    auto at = lowered.find(flag);
+    if (at == std::string::npos) return std::nullopt;
+    at += flag.size();
+    while (at < lowered.size() && (lowered[at] == ' ' || lowered[at] == '=')) ++at;
+    std::size_t end = at;
+    while (end < lowered.size() && std::isdigit(static_cast<unsigned char>(lowered[end]))) ++end;
+    if (end == at) throw config_error("other_flags: " + flag + " is not followed by an integer");
+    return std::stoll(lowered.substr(at, end - at));
+}
+
+/// Megatron-Core options a row names in other_flags (Megatron-LM megatron/training/arguments.py flag names):
+/// MoE (--num-experts, --moe-router-topk, --expert-tensor-parallel-size, --moe-grouped-gemm, dispatcher type),
+/// uneven pipeline splits and Megatron-FSDP.
+inline void apply_megatron_flags(const std::string& text, job_spec& j) {
+    const auto f = lower(text);
+    auto& m = j.model;
+    auto& p = j.parallel;
+    if (auto e = flag_int(f, "--num-experts")) {
+        m.moe.experts = *e;
+        m.moe.top_k = flag_int(f, "--moe-router-topk").value_or(2);  // Megatron's default topk is 2
+    }
+    if (auto v = flag_int(f, "--moe-ffn-hidden-size")) m.moe.expert_ffn_hidden = *v;
+    if (auto v = flag_int(f, "--moe-shared-expert-intermediate-size")) {
+        m.moe.shared_experts = 1;  // one shared expert block of that width (expert_ffn_hidden must equal it)
+        if (m.moe.expert_ffn_hidden == 0) m.moe.expert_ffn_hidden = *v;
+    }
+    if (auto v = flag_int(f, "--expert-tensor-parallel-size")) p.etp = *v;
+    if (auto v = flag_int(f, "--expert-model-parallel-size")) p.ep = *v;
+    if (contains(f, "grouped gemm") || contains(f, "grouped-gemm") || contains(f, "groupedmlp"))
+        p.grouped_gemm = !(contains(f, "no grouped gemm") || contains(f, "sequentialmlp"));
+    if (contains(f, "allgather token dispatcher") || contains(f, "dispatcher-type allgather") ||
+        contains(f, "dispatcher allgather"))
+        p.dispatcher = moe_dispatcher::allgather;
+    if (auto v = flag_int(f, "--decoder-first-pipeline-num-layers")) p.first_stage_layers = *v;
+    if (auto v = flag_int(f, "--decoder-last-pipeline-num-layers")) p.last_stage_layers = *v;
+    if (contains(f, "--account-for-embedding-in-pipeline-split")) p.embedding_stage = true;
+    if (contains(f, "--account-for-loss-in-pipeline-split")) p.loss_stage = true;
+}
+
+/// Sharding named in a Megatron row: Megatron-FSDP's --data-parallel-sharding-strategy (optim, optim_grads,
+/// optim_grads_params; megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py @d98e8a64), else
+/// the common free-text mapping.
+inline sharding megatron_sharding(const std::string& sharding_cell, const std::string& flags) {
+    const auto t = lower(sharding_cell + " " + flags);
+    if (contains(t, "megatron-fsdp") || contains(t, "megatron fsdp") || contains(t, "use-megatron-fsdp") ||
+        contains(t, "optim_grads")) {
+        if (contains(t, "optim_grads_params") || contains(lower(sharding_cell), "full")) return sharding::full;
+        if (contains(t, "optim_grads")) return sharding::gradients;
+        if (contains(t, "no_shard")) return sharding::none;
+        return sharding::full;
+    }
+    return sharding_from_text(sharding_cell);
+}
 }  // namespace detail
 
 namespace detail {
@@ -131,15 +186,18 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
             p.dp = num("dp", 1);
             p.tp = num("tp", 1);
             p.pp = num("pp", 1);
+            const std::string fw_cell = lower(cell("framework"));
             p.vpp = num("vpp", 1);
             p.cp = num("cp", 1);
             p.ep = num("ep", 1);
             if (t.global_batch == 0) t.global_batch = t.micro_batch * p.dp;
             if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
             p.sequence_parallel = contains(lower(cell("seq_parallel")), "yes");
-            p.sharding = sharding_from_text(cell("sharding"));
+            p.sharding = contains(fw_cell, "megatron") ? megatron_sharding(cell("sharding"), cell("other_flags"))
+                                                       : sharding_from_text(cell("sharding"));
             p.recompute = recompute_from_text(cell("recompute"));
-            const auto fw = lower(cell("framework"));
+            const auto& fw = fw_cell;
+            if (contains(fw, "megatron")) apply_megatron_flags(cell("other_flags"), m.job);
             m.job.runtime.framework = contains(fw, "megatron")    ? framework::megatron
                                       : contains(fw, "deepspeed") ? framework::deepspeed
                                       : (contains(fw, "fsdp") || contains(fw, "torchtitan") || contains(fw, "foundry"))

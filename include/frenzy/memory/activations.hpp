@@ -24,27 +24,61 @@ struct activation_bytes {
     bool operator==(const activation_bytes&) const = default;
 };
 
-/// Micro-batches whose activations a stage holds at its peak.
-/// 1F1B (Narayanan et al. 2021 sec. 2.2; Megatron schedules.py forward_backward_pipelining_without_interleaving):
-///   stage s runs pp - s - 1 warm-up forwards, so pp - s are live, capped by the micro-batches per step m.
-/// Interleaved (schedules.py forward_backward_pipelining_with_interleaving): warm-up of
-///   (pp - s - 1) x 2 + (vpp - 1) x pp model chunks plus the one in flight, each chunk 1/vpp of the stage.
+/// Forward passes whose saved activations a pipeline rank holds at its peak, counted per model chunk.
+struct pipeline_in_flight {
+    double chunks = 1;       ///< live (micro-batch, chunk) forwards of any chunk: the rank's total
+    double first_chunk = 1;  ///< of which, at most, of chunk 0 (rank 0: the embedding's chunk)
+    double last_chunk = 1;   ///< of which, at most, of chunk vpp - 1 (last rank: the loss's chunk)
+};
+
+/// Per-chunk in-flight counts of rank `stage`; every count is a closed form in (pp, vpp, m, rank), checked against
+/// a step-by-step simulation of each schedule in tests/memory/pipeline_schedule_test.cpp.
+/// 1F1B (Narayanan et al. 2021 sec. 2.2; Megatron-LM megatron/core/pipeline_parallel/schedules.py
+///   forward_backward_pipelining_without_interleaving @d98e8a64): pp - s - 1 warm-up forwards, then one forward
+///   before each backward: min(pp - s, m) live.
+/// Interleaved (schedules.py get_pp_rank_microbatches / get_schedule_table @d98e8a64): W = (pp - s - 1) x 2 +
+///   (vpp - 1) x g warm-up chunk forwards (g = microbatch_group_size_per_vp_stage = pp), then each 1F1B step adds
+///   one chunk forward before one chunk backward, so min(W + 1, m x vpp) chunk forwards are live. Forwards run
+///   the table "g micro-batches of chunk 0, g of chunk 1, ..." and backwards the same table with the chunk order
+///   reversed, so the loss's chunk (vpp - 1) is backpropagated right after its forward: the last rank holds the
+///   loss of min(g, W + 1 - (vpp - 1) g) = 1 micro-batch, not vpp-fold more; chunk 0 of rank 0 peaks at
+///   min(m, 2g) (it keeps receiving forwards while the reversed backward order drains the last chunks first).
+///   When W + 1 >= m x vpp every forward runs before any backward: m of each chunk.
 /// GPipe: every micro-batch's forward runs before any backward: m.
-inline double in_flight_micro_batches(const job_spec& j, int stage) {
+inline pipeline_in_flight pipeline_in_flight_counts(const job_spec& j, int stage) {
     const auto& p = j.parallel;
     const auto m = j.micro_batches();
-    if (p.pp == 1) return 1;
+    pipeline_in_flight r;
+    if (p.pp == 1) return r;
     switch (p.schedule) {
-        case pipeline_schedule::gpipe: return static_cast<double>(m);
-        case pipeline_schedule::one_f_one_b: return static_cast<double>(std::min<std::int64_t>(p.pp - stage, m));
+        case pipeline_schedule::gpipe:
+            r.chunks = r.first_chunk = r.last_chunk = static_cast<double>(m);
+            return r;
+        case pipeline_schedule::one_f_one_b:
+            r.chunks = r.first_chunk = r.last_chunk = static_cast<double>(std::min<std::int64_t>(p.pp - stage, m));
+            return r;
         case pipeline_schedule::interleaved: {
+            const auto g = p.pp;
             const auto total = m * p.vpp;
-            const auto warmup = std::min<std::int64_t>((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp, total);
-            const auto live = std::min<std::int64_t>(warmup + 1, total);
-            return static_cast<double>(live) / static_cast<double>(p.vpp);
+            const auto warmup = (p.pp - stage - 1) * 2 + (p.vpp - 1) * g;
+            if (warmup + 1 >= total) {
+                r.chunks = static_cast<double>(total);
+                r.first_chunk = r.last_chunk = static_cast<double>(m);
+                return r;
+            }
+            r.chunks = static_cast<double>(warmup + 1);
+            r.last_chunk = static_cast<double>(std::min<std::int64_t>(g, warmup + 1 - (p.vpp - 1) * g));
+            r.first_chunk = static_cast<double>(std::min<std::int64_t>(m, 2 * g));  // exact on rank 0, where it is used
+            return r;
         }
     }
-    return 1;
+    return r;
+}
+
+/// Micro-batches whose activations a stage holds at its peak, in whole-stage equivalents (live chunk forwards /
+/// vpp).
+inline double in_flight_micro_batches(const job_spec& j, int stage) {
+    return pipeline_in_flight_counts(j, stage).chunks / static_cast<double>(j.parallel.vpp);
 }
 
 /// Saved-tensor bytes of one transformer layer for one micro-batch, by recompute mode.
@@ -182,15 +216,16 @@ struct transformer_activations {
         };
         const double dense_layers = static_cast<double>(l.layers - l.moe_layers);
         const double moe_layers = static_cast<double>(l.moe_layers);
-        double per_mb = dense_layers * pick(dense) + moe_layers * pick(moe);
-        if (l.first && f.dropout) per_mb += sb * h * rep;  // embedding dropout mask
+        const double layers_per_mb = dense_layers * pick(dense) + moe_layers * pick(moe);  // all chunks of the stage
+        double first_extra = 0, last_extra = 0;  // per micro-batch, in the embedding's / the loss's chunk
+        if (l.first && f.dropout) first_extra += sb * h * rep;  // embedding dropout mask
         // Last stage: final norm input and output (the LM head's input), and the loss's saved fp32 softmax /
         // log-softmax over the vocabulary-parallel logits (Megatron tensor_parallel/cross_entropy.py;
         // torch.nn.functional.cross_entropy on logits.float()).
         const double logits = sb * static_cast<double>(framework_vocab(j, f)) / static_cast<double>(p.tp);
         double loss_transient = 0;
         if (l.last) {
-            per_mb += 2 * e * sb * h * rep + 4.0 * logits;
+            last_extra += 2 * e * sb * h * rep + 4.0 * logits;
             // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B). The upcast path has
             // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the
             // fp32 gradients of the log-softmax output and input of one chunk (8/n B); n = runtime.loss_chunks
@@ -210,8 +245,12 @@ struct transformer_activations {
         const double recompute_transient = big.none - pick(big) + big.largest;
 
         activation_bytes r;
-        r.in_flight = in_flight_micro_batches(j, l.stage);
-        r.stored = bytes{per_mb * r.in_flight};
+        // Per-chunk accounting: a chunk holds 1/vpp of the stage's layers; the embedding extras live as often as
+        // chunk 0's forwards, the loss extras as often as chunk vpp-1's (pipeline_in_flight_counts).
+        const auto live = pipeline_in_flight_counts(j, l.stage);
+        const double vpp = static_cast<double>(p.vpp);
+        r.in_flight = live.chunks / vpp;
+        r.stored = bytes{layers_per_mb / vpp * live.chunks + first_extra * live.first_chunk + last_extra * live.last_chunk};
         r.transient = bytes{std::max(loss_transient, recompute_transient)};
         return r;
     }

@@ -69,7 +69,9 @@ struct sharded_model_states {
         const auto b = bytes_per_param(j, f);
         const auto& p = j.parallel;
         const double n_dense = static_cast<double>(p.dp * p.cp);
-        const double n_expert = static_cast<double>(p.dp * p.cp / p.ep);
+        // Expert data-parallel group: the stage's dp x cp x tp GPUs regrouped as ep x etp x edp (Megatron
+        // parallel_state.initialize_model_parallel expert groups @d98e8a64).
+        const double n_expert = static_cast<double>(p.dp * p.cp * p.tp / (p.ep * p.expert_tp()));
         auto sharded = [&](double per_param, bool shard) {
             if (!shard) return bytes{per_param * l.params()};
             return bytes{per_param * (l.dense_params / n_dense + l.expert_params / n_expert)};

@@ -17,6 +17,9 @@ enum class recompute { none, selective, full };
 enum class pipeline_schedule { one_f_one_b, interleaved, gpipe };
 enum class framework { megatron, deepspeed, fsdp, ddp };
 enum class attention_impl { flash, unfused };
+/// How an MoE layer moves tokens to the experts of the expert-parallel group (Megatron-Core
+/// --moe-token-dispatcher-type, megatron/core/transformer/moe/token_dispatcher.py @d98e8a64).
+enum class moe_dispatcher { alltoall, allgather };
 /// How the optimizer step runs: one fused kernel per tensor group (apex/TE FusedAdam, torch fused=True),
 /// torch.optim's default foreach path, which materialises a temporary per state (see memory/overheads.hpp), or
 /// fused into backward (torchtune optimizer_in_bwd: each parameter is updated and its gradient freed as soon as
@@ -57,6 +60,10 @@ template <> struct enum_names<optimizer_impl> {
         {optimizer_impl::framework_default, "default"}, {optimizer_impl::fused, "fused"},
         {optimizer_impl::foreach, "foreach"}, {optimizer_impl::in_backward, "in-backward"}}};
 };
+template <> struct enum_names<moe_dispatcher> {
+    static constexpr std::array<std::pair<moe_dispatcher, std::string_view>, 2> table{{
+        {moe_dispatcher::alltoall, "alltoall"}, {moe_dispatcher::allgather, "allgather"}}};
+};
 template <> struct enum_names<attention_impl> {
     static constexpr std::array<std::pair<attention_impl, std::string_view>, 2> table{{
         {attention_impl::flash, "flash"}, {attention_impl::unfused, "unfused"}}};
@@ -81,9 +88,21 @@ struct parallel_config {
     frenzy::sharding sharding = sharding::none;
     frenzy::recompute recompute = recompute::none;
     pipeline_schedule schedule = pipeline_schedule::one_f_one_b;
+    /// Expert tensor parallelism: how many GPUs split each expert's matrices (Megatron
+    /// --expert-tensor-parallel-size; 0 = tp, Megatron's default). Expert GPUs: ep x etp divides dp x cp x tp.
+    std::int64_t etp = 0;
+    moe_dispatcher dispatcher = moe_dispatcher::alltoall;  ///< Megatron --moe-token-dispatcher-type
+    bool grouped_gemm = false;                             ///< Megatron --moe-grouped-gemm (TEGroupedMLP)
+    /// Uneven pipeline split: transformer layers on the first / last stage (Megatron
+    /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers); 0 = even split.
+    std::int64_t first_stage_layers = 0, last_stage_layers = 0;
+    /// The embedding / the loss count as one layer of the split (Megatron --account-for-embedding-in-pipeline-split
+    /// / --account-for-loss-in-pipeline-split): the first (last) virtual stage builds one transformer layer fewer.
+    bool embedding_stage = false, loss_stage = false;
     bool operator==(const parallel_config&) const = default;
 
     std::int64_t gpus() const { return dp * tp * pp * cp; }
+    std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
 };
 
 struct runtime_spec {
@@ -160,12 +179,34 @@ inline void validate(const job_spec& j) {
         throw config_error(kv("parallel.tp", p.tp) + " does not divide " + kv("model.kv_heads", m.kv()));
     if (m.ffn_hidden % p.tp != 0)
         throw config_error(kv("parallel.tp", p.tp) + " does not divide " + kv("model.ffn_hidden", m.ffn_hidden));
-    if (m.is_moe() && m.expert_ffn() % p.tp != 0)
-        throw config_error(kv("parallel.tp", p.tp) + " does not divide " +
-                           kv("model.moe.expert_ffn_hidden", m.expert_ffn()));
-    if (m.layers % (p.pp * p.vpp) != 0)
-        throw config_error(kv("model.layers", m.layers) + " does not split evenly over " + kv("parallel.pp", p.pp) +
-                           " x " + kv("parallel.vpp", p.vpp));
+    for (auto [f, v] : {std::pair{"parallel.etp", p.etp}, {"parallel.first_stage_layers", p.first_stage_layers},
+                        {"parallel.last_stage_layers", p.last_stage_layers}})
+        if (v < 0) throw config_error(kv(f, v) + " must not be negative");
+    // Layer split rules of megatron/core/transformer/transformer_block.py get_num_layers_to_build (@d98e8a64).
+    const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+    if (uneven) {
+        if (p.pp < 2) throw config_error("parallel.first_stage_layers/last_stage_layers need parallel.pp>1 (got " + kv("pp", p.pp) + ")");
+        if (p.embedding_stage || p.loss_stage)
+            throw config_error("parallel.first_stage_layers/last_stage_layers cannot be combined with parallel.embedding_stage/loss_stage (Megatron rejects it)");
+        const auto rest = m.layers - p.first_stage_layers - p.last_stage_layers;
+        const auto stages_left = p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
+        if (rest < 0 || (stages_left == 0 && rest != 0) || (stages_left > 0 && (rest % stages_left != 0 || rest / stages_left < 1)))
+            throw config_error(kv("model.layers", m.layers) + " minus " + kv("parallel.first_stage_layers", p.first_stage_layers) +
+                               " and " + kv("parallel.last_stage_layers", p.last_stage_layers) +
+                               " does not split evenly (at least one layer each) over the other stages of " + kv("parallel.pp", p.pp));
+        for (auto [f, v] : {std::pair{"parallel.first_stage_layers", p.first_stage_layers}, {"parallel.last_stage_layers", p.last_stage_layers}})
+            if (v % p.vpp != 0) throw config_error(kv(f, v) + " is not a multiple of " + kv("parallel.vpp", p.vpp));
+        if (stages_left > 0 && (rest / stages_left) % p.vpp != 0)
+            throw config_error("layers per middle stage (" + std::to_string(rest / stages_left) + ") is not a multiple of " + kv("parallel.vpp", p.vpp));
+    } else {
+        const auto slots = m.layers + (p.embedding_stage ? 1 : 0) + (p.loss_stage ? 1 : 0);
+        if (slots % (p.pp * p.vpp) != 0)
+            throw config_error(kv("model.layers", m.layers) + (p.embedding_stage ? " + 1 (embedding stage)" : "") +
+                               (p.loss_stage ? " + 1 (loss stage)" : "") + " does not split evenly over " +
+                               kv("parallel.pp", p.pp) + " x " + kv("parallel.vpp", p.vpp));
+        if ((p.embedding_stage || p.loss_stage) && slots / (p.pp * p.vpp) < 1)
+            throw config_error("parallel.embedding_stage/loss_stage: not enough layers in the first/last virtual stage");
+    }
     if (p.vpp > 1 && p.schedule != pipeline_schedule::interleaved)
         throw config_error(kv("parallel.vpp", p.vpp) + " needs parallel.pipeline_schedule=\"interleaved\", not \"" +
                            std::string(to_string(p.schedule)) + "\"");
@@ -186,10 +227,15 @@ inline void validate(const job_spec& j) {
         if (!m.is_moe()) throw config_error(kv("parallel.ep", p.ep) + " needs a mixture-of-experts model (model.moe.experts=0)");
         if (m.moe.experts % p.ep != 0)
             throw config_error(kv("parallel.ep", p.ep) + " does not divide " + kv("model.moe.experts", m.moe.experts));
-        if ((p.dp * p.cp) % p.ep != 0)
-            throw config_error(kv("parallel.ep", p.ep) + " does not divide " + kv("parallel.dp", p.dp) + " x " +
-                               kv("parallel.cp", p.cp));
+        if ((p.dp * p.cp * p.tp) % (p.ep * p.expert_tp()) != 0)
+            throw config_error(kv("parallel.ep", p.ep) + " x etp=" + std::to_string(p.expert_tp()) + " does not divide " +
+                               kv("parallel.dp", p.dp) + " x " + kv("parallel.cp", p.cp) + " x " + kv("parallel.tp", p.tp) +
+                               " (Megatron parallel_state: expert GPUs regroup the dp x cp x tp GPUs of a stage)");
     }
+    if (m.is_moe() && m.expert_ffn() % p.expert_tp() != 0)
+        throw config_error("parallel.etp=" + std::to_string(p.expert_tp()) + " does not divide " +
+                           kv("model.moe.expert_ffn_hidden", m.expert_ffn()));
+    if (p.etp > 0 && !m.is_moe()) throw config_error(kv("parallel.etp", p.etp) + " needs a mixture-of-experts model");
     if (p.sequence_parallel && p.tp < 2)
         throw config_error("parallel.sequence_parallel=true needs parallel.tp>1 (got " + kv("tp", p.tp) + ")");
     if (p.sequence_parallel && t.seq_len % p.tp != 0)
@@ -206,9 +252,14 @@ inline void validate(const job_spec& j) {
     const std::string fws = "runtime.framework=\"" + std::string(to_string(fw)) + "\"";
     const std::string sh = "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\"";
     switch (fw) {
-        case framework::megatron:  // distributed optimizer = ZeRO-1; ZeRO-2/3 are not Megatron options
-            if (p.sharding == sharding::gradients || p.sharding == sharding::full)
-                throw config_error(sh + " is not supported by " + fws + " (use none or optimizer)");
+        case framework::megatron:
+            // distributed optimizer = ZeRO-1; full = Megatron-FSDP (--use-megatron-fsdp
+            // --data-parallel-sharding-strategy optim_grads_params, megatron/core/distributed/fsdp @d98e8a64).
+            // ZeRO-2 alone (optim_grads) exists in Megatron-FSDP too.
+            if (p.sharding == sharding::full || p.sharding == sharding::gradients) {
+                if (p.pp > 1 && p.vpp > 1)
+                    throw config_error(sh + " (Megatron-FSDP) with " + kv("parallel.vpp", p.vpp) + " is not supported by " + fws);
+            }
             break;
         case framework::deepspeed:  // DeepSpeed's pipeline engine supports ZeRO stage 0/1 only
             if (p.pp > 1 && (p.sharding == sharding::gradients || p.sharding == sharding::full))
