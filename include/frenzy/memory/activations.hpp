@@ -141,17 +141,28 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
         if (is_gated(m.activation)) mlp_mm_outputs = {e * sb * ffn / t, e * sb * ffn / t, e * sb * h * rep};
         else mlp_mm_outputs = {e * sb * ffn / t, e * sb * h * rep};
     } else {
-        // Token routing (Megatron-Core moe_layer / token_dispatcher): each token goes to top_k experts; on average a
-        // GPU processes s*b*top_k tokens for its local experts (all-to-all over ep keeps the count balanced).
+        // Megatron-Core MoE layer (megatron/core/transformer/moe/{moe_layer,router,token_dispatcher,experts}.py
+        // @d98e8a64). The router's linear saves the normed input (fc1_in) and keeps fp32 logits/probs for top-k
+        // and the load-balancing loss. Both dispatchers hand each GPU the tokens routed to its local experts from
+        // the ep x etp GPUs it exchanges with: alltoall over ep then all-gather over etp; allgather over etp x ep
+        // then a local permute. With sequence parallelism a GPU starts from s*b/tp tokens, so it receives
+        // T = s*b/tp x etp x top_k tokens on average (balanced routing). The gathered tokens go through the
+        // global memory buffer and the index_select permute saves only indices. The experts (SequentialMLP /
+        // TEGroupedMLP) save their input (T x h), fc1's output, the activation output and its product with the
+        // routing probabilities (fc2's input): one T x ffn/etp tensor more than a dense MLP.
+        // Load imbalance: the measured peak is the worst iteration's; tokens_per_expert is not capped unless a
+        // capacity factor is set, so the received count is scaled by moe_imbalance.
         const double ffn = static_cast<double>(m.expert_ffn());
-        const double tokens = sb * static_cast<double>(m.moe.top_k) * rep;
-        const double router = 4.0 * sb * static_cast<double>(m.moe.experts) * rep;  // fp32 routing probabilities
-        const double permuted_in = e * tokens * h;                                 // dispatched expert inputs
-        const double expert_out = e * tokens * h;                                  // saved for the weighted combine
-        mlp = fc1_in + router + permuted_in + mlp_saved(tokens, ffn) + expert_out;
+        const double et = static_cast<double>(p.expert_tp());
+        const double tokens = sb * static_cast<double>(m.moe.top_k) * std::min(1.0, rep * et) * f.moe_imbalance;
+        const double router = 8.0 * sb * static_cast<double>(m.moe.experts) * rep;  // fp32 scores and probs
+        const double permuted_in = e * tokens * h;                                  // dispatched expert inputs
+        const double fc1_out = e * tokens * (is_gated(m.activation) ? 2 * ffn : ffn) / et;
+        const double act_out = e * tokens * ffn / et;
+        mlp = fc1_in + router + permuted_in + fc1_out + 2 * act_out;
         if (m.moe.shared_experts > 0) mlp += mlp_saved(sb * rep, ffn * static_cast<double>(m.moe.shared_experts));
-        mlp_largest = e * tokens * ffn / t;
-        mlp_mm_outputs = {e * tokens * ffn / t, e * tokens * h};
+        mlp_largest = e * tokens * ffn / et;
+        mlp_mm_outputs = {fc1_out, e * tokens * h};
     }
 
     // Eager PyTorch saves more around the elementwise ops than fused kernels do: RMSNorm keeps an fp32 copy of its
@@ -162,8 +173,8 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
         if (m.norm == norm_kind::rmsnorm) eager += 2 * 4.0 * sb * h * rep;
         if (is_gated(m.activation)) {
             const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
-            const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * rep : sb;
-            eager += e * tokens * ffn / t;
+            const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * std::min(1.0, rep * static_cast<double>(p.expert_tp())) * f.moe_imbalance : sb;
+            eager += e * tokens * ffn / static_cast<double>(moe ? p.expert_tp() : p.tp);
         }
     }
 
