@@ -142,6 +142,7 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
         if (!col.contains(need)) throw io_error(path + ": missing column \"" + std::string(need) + "\"");
     std::vector<memory_measurement> out;
     std::map<std::string, run_flags> cumulative;  // by source
+    std::map<std::string, std::int64_t> cumulative_id;  // id of the last cumulative row read, by source
     while (true) {
         const std::size_t at = line + 1;
         if (!read_csv_record(in, row, line)) break;
@@ -215,7 +216,24 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
                                        contains(lower(cell("other_flags")), "cumulative");
             if (is_cumulative) flags = cumulative[cell("source")];
             flags.apply(cell("other_flags"));
-            if (is_cumulative) cumulative[cell("source")] = flags;
+            if (is_cumulative) {
+                cumulative[cell("source")] = flags;
+                // A cumulative row adds one option to the row before it in its source. When the ids show that
+                // rows of the same source are missing in between (38 then 41), the options those rows added are
+                // unknown: the row cannot be read as the table states it.
+                const auto id = leading_int(cell("id"), "id", -1);
+                const auto it = cumulative_id.find(cell("source"));
+                const std::int64_t prev = it != cumulative_id.end() ? it->second : -1;
+                const bool gap = prev >= 0 && id >= 0 && id != prev + 1;
+                cumulative_id[cell("source")] = id;
+                if (gap) {
+                    if (skipped)
+                        skipped->push_back("row " + cell("id") + ": cumulative on rows " + std::to_string(prev + 1) +
+                                           "-" + std::to_string(id - 1) + " of its source, which the table lacks: the options " +
+                                           "they add are unknown");
+                    continue;
+                }
+            }
             if (!flags.unsupported.empty()) {
                 if (skipped) skipped->push_back("row " + cell("id") + ": " + flags.unsupported + " is not modelled");
                 continue;

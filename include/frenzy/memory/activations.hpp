@@ -176,6 +176,10 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
             const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * std::min(1.0, rep * static_cast<double>(p.expert_tp())) * f.moe_imbalance : sb;
             eager += e * tokens * ffn / static_cast<double>(moe ? p.expert_tp() : p.tp);
         }
+        // Eager rotary embedding computes in fp32 and its multiplications save the fp32 copies of q and k
+        // (torchtune modules/position_embeddings.py RotaryPositionalEmbeddings: x.float() ... * rope_cache;
+        // torchtitan models/llama apply_rotary_emb: view_as_complex(xq.float()) * freqs_cis).
+        if (m.position_embedding == position_embedding::rope) eager += 4.0 * sb * (q + kv) / t;
     }
 
     layer_activation_bytes r;

@@ -61,12 +61,15 @@ public:
                 st.breakdown.temporary = ov.step;
             }
             st.peak_allocated = st.breakdown.total();
-            const bytes reserved = over_.reserved(j, f, st.peak_allocated, act);
+            // Reserved: when the peak is in forward/backward the gradients of the breakdown may be absent (they
+            // appear during backward); the reserved model needs the stage's full model states.
+            const double reserved = std::max(over_.reserved(j, f, st.peak_allocated, act, ms).value,
+                                             st.peak_allocated.value);
             if (st.peak_allocated > r.peak_allocated) {
                 r.peak_allocated = st.peak_allocated;
                 r.bottleneck_stage = l.stage;
             }
-            best_reserved = std::max(best_reserved, reserved.value);
+            best_reserved = std::max(best_reserved, reserved);
             r.stages.push_back(st);
         }
         r.peak_reserved = bytes{best_reserved};

@@ -46,6 +46,12 @@ inline state_bytes_per_param bytes_per_param(const job_spec& j, const framework_
     if (f.master == master_weights::separate) {
         b.weights = 2;
         b.gradients = fp16 ? f.grad_bytes_fp16 : f.grad_bytes_bf16;
+        // Megatron-FSDP (optim_grads / optim_grads_params): the main-grad buffer takes the model's dtype
+        // (--megatron-fsdp-main-grads-dtype auto) and the main weights fp32 (--megatron-fsdp-main-params-dtype
+        // fp32): megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py
+        // _resolve_group_grad_dtype, megatron/training/arguments.py @d98e8a64.
+        const auto sh = j.parallel.sharding;
+        if (f.framework == framework::megatron && (sh == sharding::gradients || sh == sharding::full)) b.gradients = 2;
         b.optimizer = 4 + 4 * state_elems;  // fp32 master + fp32 states
     } else {
         b.weights = 4;  // the fp32 parameters are the master copy

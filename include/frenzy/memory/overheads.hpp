@@ -26,7 +26,7 @@ template <class T>
 concept OverheadPolicy = requires(const T& p, const job_spec& j, const stage_layout& l, const framework_profile& f,
                                   const model_state_bytes& s, const activation_bytes& a, bytes allocated) {
     { p.temporaries(j, l, f, s) } -> std::same_as<overhead_bytes>;
-    { p.reserved(j, f, allocated, a) } -> std::same_as<bytes>;
+    { p.reserved(j, f, allocated, a, s) } -> std::same_as<bytes>;
 };
 
 struct framework_overheads {
@@ -73,8 +73,17 @@ struct framework_overheads {
     /// PyTorch's caching allocator rounds blocks up (to 2 MiB segments for large blocks) and keeps freed blocks
     /// cached: transient tensors of changing sizes leave reserved-but-unallocated space. Model: reserved =
     /// allocated + a share of the transient and activation churn (the blocks freed and re-requested each step).
-    bytes reserved(const job_spec&, const framework_profile&, bytes allocated, const activation_bytes& a) const {
-        return allocated + bytes{fragmentation * (a.transient.value + a.stored.value)};
+    bytes reserved(const job_spec& j, const framework_profile& f, bytes allocated, const activation_bytes& a,
+                   const model_state_bytes& s) const {
+        // FSDP2 allocates the reduce-scattered (sharded) gradients on its reduce-scatter stream; the caching
+        // allocator keeps one block pool per stream, so the activation blocks freed on the default stream during
+        // backward cannot serve them and that stream's pool adds their size to the reserved peak
+        // (c10/cuda/CUDACachingAllocator.cpp per-stream pools; torch/distributed/fsdp/_fully_shard/
+        // _fsdp_collectives.py foreach_reduce allocates on reduce_scatter_stream).
+        const bool side_stream_grads = f.framework == framework::fsdp &&
+                                       (j.parallel.sharding == sharding::full || j.parallel.sharding == sharding::gradients);
+        return allocated + bytes{fragmentation * (a.transient.value + a.stored.value)} +
+               (side_stream_grads ? s.gradients : bytes{});
     }
 
     /// Share of the activation and transient bytes left reserved but unallocated. 0.15 is the one free constant of
