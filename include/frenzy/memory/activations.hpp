@@ -6,8 +6,8 @@
 // 34sbh/t with sequence parallelism and selective recompute), generalised to GQA, gated MLPs, flash attention,
 // context parallelism, dropout on/off and MoE token routing.
 #include <algorithm>
+#include <array>
 #include <concepts>
-#include <vector>
 
 #include "frenzy/core/units.hpp"
 #include "frenzy/memory/framework_profile.hpp"
@@ -133,13 +133,20 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
         return e * tokens * in / t + e * tokens * ffn / t;
     };
     double mlp = 0, mlp_largest = 0;
-    std::vector<double> mlp_mm_outputs;  // matmul outputs in execution order (for every-other-mm SAC)
+    // Matmul outputs in execution order (for every-other-mm SAC); fixed storage: no allocation per estimate.
+    std::array<double, 3> mlp_mm_outputs{};
+    std::size_t mlp_mms = 0;
     if (!moe) {
         const double ffn = static_cast<double>(m.ffn_hidden);
         mlp = fc1_in + mlp_saved(sb, ffn);
         mlp_largest = e * sb * (is_gated(m.activation) ? ffn : ffn) / t;
-        if (is_gated(m.activation)) mlp_mm_outputs = {e * sb * ffn / t, e * sb * ffn / t, e * sb * h * rep};
-        else mlp_mm_outputs = {e * sb * ffn / t, e * sb * h * rep};
+        if (is_gated(m.activation)) {
+            mlp_mm_outputs = {e * sb * ffn / t, e * sb * ffn / t, e * sb * h * rep};
+            mlp_mms = 3;
+        } else {
+            mlp_mm_outputs = {e * sb * ffn / t, e * sb * h * rep, 0.0};
+            mlp_mms = 2;
+        }
     } else {
         // Megatron-Core MoE layer (megatron/core/transformer/moe/{moe_layer,router,token_dispatcher,experts}.py
         // @d98e8a64). The router's linear saves the normed input (fc1_in) and keeps fp32 logits/probs for top-k
@@ -162,7 +169,8 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
         mlp = fc1_in + router + permuted_in + fc1_out + 2 * act_out;
         if (m.moe.shared_experts > 0) mlp += mlp_saved(sb * rep, ffn * static_cast<double>(m.moe.shared_experts));
         mlp_largest = e * tokens * ffn / et;
-        mlp_mm_outputs = {fc1_out, e * tokens * h};
+        mlp_mm_outputs = {fc1_out, e * tokens * h, 0.0};
+        mlp_mms = 2;
     }
 
     // Eager PyTorch saves more around the elementwise ops than fused kernels do: RMSNorm keeps an fp32 copy of its
@@ -193,10 +201,9 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
         case selective_kind::every_other_mm: {
             // torchtitan apply_ac "op" policy: save outputs of mm #1, #3, ... within a block and of the attention
             // kernel (+ its log-sum-exp); recompute everything else from them and the block input.
-            std::vector<double> mms{q_out, k_out, v_out, e * sb * h * rep};
-            mms.insert(mms.end(), mlp_mm_outputs.begin(), mlp_mm_outputs.end());
+            const std::array<double, 4> attn_mms{q_out, k_out, v_out, e * sb * h * rep};
             double saved = r.full + attn_out + lse + (flash ? 0.0 : scores * e);
-            for (std::size_t i = 0; i < mms.size(); i += 2) saved += mms[i];
+            for (std::size_t i = 0; i < 4 + mlp_mms; i += 2) saved += i < 4 ? attn_mms[i] : mlp_mm_outputs[i - 4];
             r.selective = std::min(saved, r.none);
             break;
         }

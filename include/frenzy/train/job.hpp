@@ -249,32 +249,33 @@ inline void validate(const job_spec& j) {
     if (j.runtime.loss_chunks < 1)
         throw config_error(kv("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
     const auto fw = j.runtime.framework;
-    const std::string fws = "runtime.framework=\"" + std::string(to_string(fw)) + "\"";
-    const std::string sh = "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\"";
+    // Messages are built only when a rule fails (validate runs on every estimate).
+    const auto fws_of = [&] { return "runtime.framework=\"" + std::string(to_string(fw)) + "\""; };
+    const auto sh_of = [&] { return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\""; };
     switch (fw) {
         case framework::megatron:
             // distributed optimizer = ZeRO-1; full = Megatron-FSDP (--use-megatron-fsdp
             // --data-parallel-sharding-strategy optim_grads_params, megatron/core/distributed/fsdp @d98e8a64).
-            // ZeRO-2 alone (optim_grads) exists in Megatron-FSDP too.
-            if (p.sharding == sharding::full || p.sharding == sharding::gradients) {
-                if (p.pp > 1 && p.vpp > 1)
-                    throw config_error(sh + " (Megatron-FSDP) with " + kv("parallel.vpp", p.vpp) + " is not supported by " + fws);
-            }
+            // ZeRO-2 alone (optim_grads) exists in Megatron-FSDP too. megatron/training/arguments.py: Megatron-FSDP
+            // supports the sgd and adam optimizers only.
+            if ((p.sharding == sharding::full || p.sharding == sharding::gradients) &&
+                j.training.optimizer == optimizer_kind::adafactor)
+                throw config_error(sh_of() + " (Megatron-FSDP) does not support training.optimizer=\"adafactor\" (sgd or adam)");
             break;
         case framework::deepspeed:  // DeepSpeed's pipeline engine supports ZeRO stage 0/1 only
             if (p.pp > 1 && (p.sharding == sharding::gradients || p.sharding == sharding::full))
-                throw config_error(sh + " with " + kv("parallel.pp", p.pp) + " is not supported by " + fws +
+                throw config_error(sh_of() + " with " + kv("parallel.pp", p.pp) + " is not supported by " + fws_of() +
                                    " (pipeline parallelism needs ZeRO stage 0 or 1)");
             break;
         case framework::fsdp:  // FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD
             if (p.sharding == sharding::optimizer)
-                throw config_error(sh + " is not supported by " + fws + " (use none, gradients or full)");
-            if (p.vpp > 1) throw config_error(kv("parallel.vpp", p.vpp) + " is not supported by " + fws);
+                throw config_error(sh_of() + " is not supported by " + fws_of() + " (use none, gradients or full)");
+            if (p.vpp > 1) throw config_error(kv("parallel.vpp", p.vpp) + " is not supported by " + fws_of());
             break;
         case framework::ddp:
-            if (p.sharding != sharding::none) throw config_error(sh + " is not supported by " + fws);
+            if (p.sharding != sharding::none) throw config_error(sh_of() + " is not supported by " + fws_of());
             if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
-                throw config_error(fws + " is data parallel only (got " + kv("tp", p.tp) + ", " + kv("pp", p.pp) +
+                throw config_error(fws_of() + " is data parallel only (got " + kv("tp", p.tp) + ", " + kv("pp", p.pp) +
                                    ", " + kv("cp", p.cp) + ", " + kv("ep", p.ep) + ")");
             break;
     }
