@@ -24,6 +24,9 @@ struct uncertainty_band {
     double expert_tp = 0.03;     ///< etp != tp: no measured row
     double uneven_pipeline = 0.02;  ///< first/last stage layer counts, embedding/loss stages: no measured row
     double context_parallel = 0.02; ///< cp > 1: no measured row in ../shared/data/memory
+    /// tp > 1 without sequence parallelism: rows 1 and 16 are within 2.2%, but issue 10 reports the hidden dense
+    /// tp 4 runs under by 8-10% before this work, with no mechanism found in the code for the gap: base + 7 = 11%.
+    double tp_without_sp = 0.07;
 };
 
 /// The band of `j`: the sum of the bands of the mechanisms it uses.
@@ -38,6 +41,7 @@ inline double memory_uncertainty(const job_spec& j, const uncertainty_band& b = 
     if (j.model.is_moe() && p.expert_tp() != p.tp) u += b.expert_tp;
     if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_stage || p.loss_stage) u += b.uneven_pipeline;
     if (p.cp > 1) u += b.context_parallel;
+    if (p.tp > 1 && !p.sequence_parallel) u += b.tp_without_sp;
     return u;
 }
 
