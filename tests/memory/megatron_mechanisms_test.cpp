@@ -157,6 +157,35 @@ TEST_CASE("interleaved: the last stage stores 9 one-layer chunk forwards and the
     CHECK(a.in_flight == Approx(3.0));
 }
 
+TEST_CASE("interleaved with a loss stage: the lighter or heavier loss chunk is counted as the schedule holds it") {
+    // 15 layers + loss stage over pp 4 x vpp 2: 16 slots, 2 per chunk; the last rank's chunk 1 builds 1 layer and
+    // the loss. m = 8: last rank W = 0 + 1 x 4 = 4 -> 5 live chunk forwards: 4 of chunk 0 (2 layers each) and the
+    // loss chunk's 1 (1 layer + loss) at the peak step when the loss is heavier than a layer.
+    auto j = dense(15, 4);
+    j.model.vocab = 8192;
+    j.parallel.vpp = 2;
+    j.parallel.schedule = pipeline_schedule::interleaved;
+    j.parallel.loss_stage = true;
+    j.training.global_batch = 8;
+    REQUIRE_NOTHROW(validate(j));
+    const auto f = profile_of(j);
+    const auto ls = stage_layouts(j, f);
+    REQUIRE(ls.back().layers == 3);
+    REQUIRE(ls.back().chunk_slots == 2);
+    const double layer = layer_activations(j, f, false).none;
+    const double loss = 2 * 2.0 * 128 * 256 + 4.0 * 128 * 8192;  // final norm in/out + fp32 softmax
+    REQUIRE(loss > layer);
+    const auto a = transformer_activations{}.activations(j, ls.back(), f);
+    CHECK(a.stored.value == Approx(4 * 2 * layer + 1 * (layer + loss)));
+    // With a small vocabulary the loss chunk is lighter than a 2-layer chunk: the peak step is one without it
+    // (m = 8 > pp: the 1F1B phase passes steps with no loss forward alive), 5 chunks of 2 layers.
+    j.model.vocab = 128;
+    const double small_loss = 2 * 2.0 * 128 * 256 + 4.0 * 128 * 128;
+    REQUIRE(small_loss < layer);
+    const auto b = transformer_activations{}.activations(j, stage_layouts(j, f).back(), f);
+    CHECK(b.stored.value == Approx(5 * 2 * layer));
+}
+
 TEST_CASE("Megatron options are read from a measured table's other_flags") {
     const auto path = std::filesystem::temp_directory_path() / "frenzy_megatron_flags_test.csv";
     {

@@ -88,6 +88,12 @@ TEST_CASE("per-chunk in-flight counts equal a step-by-step simulation of every s
                         if (rank == pp - 1) w.back() += 7;
                         else if (rank == 0) w.front() += 7;
                         const auto sim = simulate(pp, vpp, m, rank, s, w);
+                        // The same with that chunk lighter (10 - 3: it builds one layer fewer): the peak holds the
+                        // fewest of it among the steps that hold the most chunks.
+                        std::vector<std::int64_t> light(static_cast<std::size_t>(vpp), 10);
+                        if (rank == pp - 1) light.back() -= 3;
+                        else if (rank == 0) light.front() -= 3;
+                        const auto sim_light = simulate(pp, vpp, m, rank, s, light);
                         const auto got = pipeline_in_flight_counts(j, static_cast<int>(rank));
                         INFO("pp " << pp << " vpp " << vpp << " m " << m << " rank " << rank << " schedule "
                                    << to_string(s));
@@ -97,6 +103,8 @@ TEST_CASE("per-chunk in-flight counts equal a step-by-step simulation of every s
                         // What the estimator stores: chunks x 10 + (the special chunk's count) x 7.
                         const double special = rank == pp - 1 ? got.last_chunk : rank == 0 ? got.first_chunk : 0.0;
                         CHECK(10 * got.chunks + 7 * special == static_cast<double>(sim.weighted));
+                        const double special_min = rank == pp - 1 ? got.last_chunk_min : rank == 0 ? got.first_chunk_min : 0.0;
+                        CHECK(10 * got.chunks - 3 * special_min == static_cast<double>(sim_light.weighted));
                         CHECK(in_flight_micro_batches(j, static_cast<int>(rank)) == Approx(sim.total / static_cast<double>(vpp)));
                         ++cases;
                     }

@@ -29,6 +29,9 @@ struct pipeline_in_flight {
     double chunks = 1;       ///< live (micro-batch, chunk) forwards of any chunk: the rank's total
     double first_chunk = 1;  ///< of which, at most, of chunk 0 (rank 0: the embedding's chunk)
     double last_chunk = 1;   ///< of which, at most, of chunk vpp - 1 (last rank: the loss's chunk)
+    /// The fewest of chunk 0 (rank 0) / chunk vpp - 1 (last rank) among the peak steps (those holding `chunks`):
+    /// what the peak holds when that chunk is lighter than the others (it builds one layer fewer).
+    double first_chunk_min = 1, last_chunk_min = 1;
 };
 
 /// Per-chunk in-flight counts of rank `stage`; every count is a closed form in (pp, vpp, m, rank), checked against
@@ -52,10 +55,11 @@ inline pipeline_in_flight pipeline_in_flight_counts(const job_spec& j, int stage
     if (p.pp == 1) return r;
     switch (p.schedule) {
         case pipeline_schedule::gpipe:
-            r.chunks = r.first_chunk = r.last_chunk = static_cast<double>(m);
+            r.chunks = r.first_chunk = r.last_chunk = r.first_chunk_min = r.last_chunk_min = static_cast<double>(m);
             return r;
         case pipeline_schedule::one_f_one_b:
-            r.chunks = r.first_chunk = r.last_chunk = static_cast<double>(std::min<std::int64_t>(p.pp - stage, m));
+            r.chunks = r.first_chunk = r.last_chunk = r.first_chunk_min = r.last_chunk_min =
+                static_cast<double>(std::min<std::int64_t>(p.pp - stage, m));
             return r;
         case pipeline_schedule::interleaved: {
             const auto g = p.pp;
@@ -63,12 +67,16 @@ inline pipeline_in_flight pipeline_in_flight_counts(const job_spec& j, int stage
             const auto warmup = (p.pp - stage - 1) * 2 + (p.vpp - 1) * g;
             if (warmup + 1 >= total) {
                 r.chunks = static_cast<double>(total);
-                r.first_chunk = r.last_chunk = static_cast<double>(m);
+                r.first_chunk = r.last_chunk = r.first_chunk_min = r.last_chunk_min = static_cast<double>(m);
                 return r;
             }
             r.chunks = static_cast<double>(warmup + 1);
+            // Exact on the rank where each is used (last rank / rank 0); checked by the simulation.
             r.last_chunk = static_cast<double>(std::min<std::int64_t>(g, warmup + 1 - (p.vpp - 1) * g));
-            r.first_chunk = static_cast<double>(std::min<std::int64_t>(m, 2 * g));  // exact on rank 0, where it is used
+            // Between a loss forward's backward and the next loss forward, which takes more than g 1F1B steps.
+            r.last_chunk_min = total - warmup > g ? 0.0 : r.last_chunk;
+            r.first_chunk = static_cast<double>(std::min<std::int64_t>(m, 2 * g));
+            r.first_chunk_min = static_cast<double>(std::min<std::int64_t>(m, 2 * g - 1));
             return r;
         }
     }
@@ -269,10 +277,27 @@ struct transformer_activations {
         activation_bytes r;
         // Per-chunk accounting: a chunk holds 1/vpp of the stage's layers; the embedding extras live as often as
         // chunk 0's forwards, the loss extras as often as chunk vpp-1's (pipeline_in_flight_counts).
+        // A chunk that builds one layer fewer (embedding/loss stage) weighs less or more than the others depending
+        // on its extras; the peak step holds the most of it when heavier, the fewest when lighter.
         const auto live = pipeline_in_flight_counts(j, l.stage);
         const double vpp = static_cast<double>(p.vpp);
         r.in_flight = live.chunks / vpp;
-        r.stored = bytes{layers_per_mb / vpp * live.chunks + first_extra * live.first_chunk + last_extra * live.last_chunk};
+        const double per_layer = l.layers > 0 ? layers_per_mb / static_cast<double>(l.layers) : 0.0;
+        const bool light_first = l.first && p.embedding_stage && p.vpp > 1;
+        const bool light_last = l.last && p.loss_stage && p.vpp > 1;
+        double stored = layers_per_mb / vpp * live.chunks;
+        if (light_first || light_last) {
+            // Regular chunks hold chunk_slots layers, the special one chunk_slots - 1.
+            const double w = static_cast<double>(l.chunk_slots);
+            const double delta = light_first ? first_extra - per_layer : last_extra - per_layer;  // vs a regular chunk
+            const double n = light_first ? (delta > 0 ? live.first_chunk : live.first_chunk_min)
+                                         : (delta > 0 ? live.last_chunk : live.last_chunk_min);
+            stored = per_layer * w * live.chunks + delta * n + (light_first ? 0.0 : first_extra * live.first_chunk) +
+                     (light_last ? 0.0 : last_extra * live.last_chunk);
+        } else {
+            stored += first_extra * live.first_chunk + last_extra * live.last_chunk;
+        }
+        r.stored = bytes{stored};
         r.transient = bytes{std::max(loss_transient, recompute_transient)};
         return r;
     }

@@ -16,6 +16,7 @@ struct stage_layout {
     std::int64_t moe_layers = 0;   ///< of which mixture-of-experts layers
     bool first = false;            ///< holds the word (and position) embedding
     bool last = false;             ///< holds the final norm, the output layer and the loss
+    std::int64_t chunk_slots = 0;  ///< layer slots per virtual chunk (an embedding/loss stage takes one slot)
     double dense_params = 0;       ///< per GPU, replicated over the data-parallel group (dp x cp)
     double expert_params = 0;      ///< per GPU, replicated over the expert-data-parallel group (dp x cp / ep)
     double params() const { return dense_params + expert_params; }
@@ -90,6 +91,7 @@ inline std::vector<stage_layout> stage_layouts(const job_spec& j, const framewor
         l.first = s == 0;
         l.last = s == p.pp - 1;
         const auto w = width[static_cast<std::size_t>(s)];
+        l.chunk_slots = w;
         for (std::int64_t v = 0; v < p.vpp; ++v) {
             const bool emb = s == 0 && v == 0 && e == 1;
             const bool loss = l.last && v == p.vpp - 1 && p.loss_stage;

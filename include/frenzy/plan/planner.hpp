@@ -244,7 +244,7 @@ private:
 
     static bool framework_allows(framework fw, sharding s, const parallel_config& p) {
         switch (fw) {
-            case framework::megatron: return s == sharding::none || s == sharding::optimizer;
+            case framework::megatron: return true;  // none, distributed optimizer, Megatron-FSDP (gradients, full)
             case framework::deepspeed: return p.pp == 1 || s == sharding::none || s == sharding::optimizer;
             case framework::fsdp: return s != sharding::optimizer && p.vpp == 1;
             case framework::ddp: return s == sharding::none && p.tp == 1 && p.pp == 1;
