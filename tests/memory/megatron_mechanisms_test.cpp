@@ -242,3 +242,19 @@ TEST_CASE("the uncertainty band grows with the mechanisms a job uses") {
     j.model.moe = {.experts = 4, .top_k = 2};
     CHECK(est.estimate(j).uncertainty == Approx(base + uncertainty_band{}.interleaved + uncertainty_band{}.moe));
 }
+
+TEST_CASE("grouped-GEMM experts add Transformer Engine's 4 per-stream cuBLAS workspaces") {
+    job_spec j;
+    j.model = {.name = "moe", .layers = 2, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .vocab = 1024,
+               .moe = {.experts = 8, .top_k = 2}};
+    j.training = {.seq_len = 256, .micro_batch = 1, .global_batch = 2};
+    j.parallel = {.dp = 2, .ep = 2};
+    const auto f = profile_of(j);
+    const auto l = stage_layouts(j, f).at(0);
+    const auto s = sharded_model_states{}.model_states(j, l, f);
+    const double sequential = framework_overheads{}.temporaries(j, l, f, s).train.value;
+    j.parallel.grouped_gemm = true;
+    const double grouped = framework_overheads{}.temporaries(j, l, f, s).train.value;
+    // 4 compute streams x (32 MiB + 1 KiB), TransformerEngine cpp_extensions/gemm.py.
+    CHECK(grouped - sequential == Approx(4 * (32.0 * 1024 * 1024 + 1024)));
+}

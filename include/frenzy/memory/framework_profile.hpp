@@ -80,8 +80,8 @@ inline framework_profile profile_of(framework f) {
     switch (f) {
         case framework::megatron:
             // Transformer Engine (Megatron's default --transformer-impl) allocates its own cuBLAS workspace through
-            // the caching allocator besides torch's: 33,554,432 B on Hopper (TransformerEngine
-            // transformer_engine/pytorch/module/base.py get_workspace / get_cublas_workspace_size_bytes).
+            // the caching allocator besides torch's: 32 MiB + 1 KiB from Hopper on (NVIDIA/TransformerEngine@d0067d0d
+            // transformer_engine/pytorch/cpp_extensions/gemm.py get_cublas_workspace_size_bytes, get_cublas_workspace).
             return {.framework = f, .vocab_divisible_by = 128, .workspace_bytes = 64.0 * MiB};
         case framework::deepspeed:  // Megatron-DeepSpeed: Megatron's layers, DeepSpeed ZeRO; grads in param dtype
             return {.framework = f, .vocab_divisible_by = 128, .grad_bytes_bf16 = 2, .grad_bytes_fp16 = 2,

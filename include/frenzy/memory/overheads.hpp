@@ -36,6 +36,10 @@ struct framework_overheads {
         const auto b = bytes_per_param(j, f);
         overhead_bytes o;
         double train = f.workspace_bytes;
+        // Grouped-GEMM experts (TEGroupedMLP) run on TE's 4 compute streams, each with its own cuBLAS workspace of
+        // 32 MiB + 1 KiB (TransformerEngine@d0067d0d cpp_extensions/gemm.py get_cublas_workspace(grouped_gemm=True),
+        // common/util/multi_stream.cpp num_compute_streams = 4); Hopper sizes, the larger ones.
+        if (f.framework == framework::megatron && j.model.is_moe() && p.grouped_gemm) train += 4 * (32.0 * MiB + 1024);
         // Megatron's unfused core attention writes Q K^T into a persistent global buffer (b x a/t x s x s, 16-bit).
         if (f.attention_score_buffer && j.runtime.attention == attention_impl::unfused) {
             const double s_local = static_cast<double>(j.training.seq_len / p.cp);
