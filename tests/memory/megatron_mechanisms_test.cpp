@@ -258,3 +258,19 @@ TEST_CASE("grouped-GEMM experts add Transformer Engine's 4 per-stream cuBLAS wor
     // 4 compute streams x (32 MiB + 1 KiB), TransformerEngine cpp_extensions/gemm.py.
     CHECK(grouped - sequential == Approx(4 * (32.0 * 1024 * 1024 + 1024)));
 }
+
+TEST_CASE("the allgather dispatcher keeps one global buffer of the tokens gathered over etp x ep") {
+    job_spec j;
+    j.model = {.name = "moe", .layers = 2, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .vocab = 1024,
+               .moe = {.experts = 8, .top_k = 1}};
+    j.training = {.seq_len = 1024, .micro_batch = 4, .global_batch = 16};
+    j.parallel = {.dp = 4, .tp = 2, .ep = 2, .sequence_parallel = true};
+    const auto f = profile_of(j);
+    const auto l = stage_layouts(j, f).at(0);
+    const auto s = sharded_model_states{}.model_states(j, l, f);
+    const double alltoall = framework_overheads{}.temporaries(j, l, f, s).train.value;
+    j.parallel.dispatcher = moe_dispatcher::allgather;
+    const double allgather = framework_overheads{}.temporaries(j, l, f, s).train.value;
+    // 4096 tokens / tp 2 x (etp 2 x ep 2) = 8192 tokens x 512 x 2 bytes (measured_more.csv row 46's layout).
+    CHECK(allgather - alltoall == Approx(8192.0 * 512 * 2));
+}

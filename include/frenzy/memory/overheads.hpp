@@ -40,6 +40,15 @@ struct framework_overheads {
         // 32 MiB + 1 KiB (TransformerEngine@d0067d0d cpp_extensions/gemm.py get_cublas_workspace(grouped_gemm=True),
         // common/util/multi_stream.cpp num_compute_streams = 4); Hopper sizes, the larger ones.
         if (f.framework == framework::megatron && j.model.is_moe() && p.grouped_gemm) train += 4 * (32.0 * MiB + 1024);
+        // The allgather dispatcher gathers every MoE layer's tokens over etp x ep into one persistent global memory
+        // buffer (token_dispatcher.py MoEAllGatherTokenDispatcher.token_dispatch, use_global_buffer=True):
+        // s b / tp x etp x ep tokens of h 16-bit values.
+        if (f.framework == framework::megatron && j.model.is_moe() && p.dispatcher == moe_dispatcher::allgather &&
+            p.expert_tp() * p.ep > 1) {
+            const double local = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch) /
+                                 (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
+            train += 2.0 * local * static_cast<double>(p.expert_tp() * p.ep) * static_cast<double>(j.model.hidden);
+        }
         // Megatron's unfused core attention writes Q K^T into a persistent global buffer (b x a/t x s x s, 16-bit).
         if (f.attention_score_buffer && j.runtime.attention == attention_impl::unfused) {
             const double s_local = static_cast<double>(j.training.seq_len / p.cp);
