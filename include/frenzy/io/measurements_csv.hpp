@@ -68,8 +68,12 @@ inline void apply_megatron_flags(const std::string& text, job_spec& j) {
     }
     if (auto v = flag_int(f, "--moe-ffn-hidden-size")) m.moe.expert_ffn_hidden = *v;
     if (auto v = flag_int(f, "--moe-shared-expert-intermediate-size")) {
-        m.moe.shared_experts = 1;  // one shared expert block of that width (expert_ffn_hidden must equal it)
-        if (m.moe.expert_ffn_hidden == 0) m.moe.expert_ffn_hidden = *v;
+        // frenzy counts shared experts in units of the routed expert's width (model.moe.shared_experts).
+        const auto width = m.moe.expert_ffn_hidden > 0 ? m.moe.expert_ffn_hidden : m.ffn_hidden;
+        if (width <= 0 || *v % width != 0)
+            throw config_error("other_flags: --moe-shared-expert-intermediate-size " + std::to_string(*v) +
+                               " is not a multiple of the expert width " + std::to_string(width));
+        m.moe.shared_experts = *v / width;
     }
     if (auto v = flag_int(f, "--expert-tensor-parallel-size")) p.etp = *v;
     if (auto v = flag_int(f, "--expert-model-parallel-size")) p.ep = *v;
