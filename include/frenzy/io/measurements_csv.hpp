@@ -93,13 +93,18 @@ inline void apply_megatron_flags(const std::string& text, job_spec& j) {
 /// the common free-text mapping.
 inline sharding megatron_sharding(const std::string& sharding_cell, const std::string& flags) {
     const auto t = lower(sharding_cell + " " + flags);
-    if (contains(t, "megatron-fsdp") || contains(t, "megatron fsdp") || contains(t, "use-megatron-fsdp") ||
-        contains(t, "optim_grads")) {
-        if (contains(t, "optim_grads_params") || contains(lower(sharding_cell), "full")) return sharding::full;
+    const auto cell = lower(sharding_cell);
+    if (contains(t, "megatron-fsdp") || contains(t, "megatron fsdp") || contains(t, "megatron_fsdp") ||
+        contains(t, "custom fsdp") || contains(t, "custom-fsdp") || contains(t, "optim_grads") ||
+        (contains(cell, "fsdp") && !contains(cell, "torch"))) {
+        if (contains(t, "optim_grads_params") || contains(cell, "full")) return sharding::full;
         if (contains(t, "optim_grads")) return sharding::gradients;
         if (contains(t, "no_shard")) return sharding::none;
-        return sharding::full;
+        if (contains(t, "strategy optim") || contains(t, "strategy=optim")) return sharding::optimizer;
+        return sharding::full;  // --data-parallel-sharding-strategy defaults to optim_grads_params
     }
+    // --use-torch-fsdp2 (megatron/core/distributed/torch_fully_sharded_data_parallel.py): fully_shard.
+    if (contains(cell, "fsdp2") || contains(cell, "torch fsdp") || contains(cell, "torch-fsdp")) return sharding::full;
     return sharding_from_text(sharding_cell);
 }
 }  // namespace detail
