@@ -264,7 +264,7 @@ TEST_CASE("the allgather dispatcher keeps one global buffer of the tokens gather
     j.model = {.name = "moe", .layers = 2, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .vocab = 1024,
                .moe = {.experts = 8, .top_k = 1}};
     j.training = {.seq_len = 1024, .micro_batch = 4, .global_batch = 16};
-    j.parallel = {.dp = 4, .tp = 2, .ep = 2, .sequence_parallel = true};
+    j.parallel = {.dp = 4, .tp = 2, .ep = 2, .sequence_parallel = true, .dispatcher = moe_dispatcher::alltoall};
     const auto f = profile_of(j);
     const auto l = stage_layouts(j, f).at(0);
     const auto s = sharded_model_states{}.model_states(j, l, f);

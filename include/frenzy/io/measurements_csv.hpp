@@ -79,6 +79,8 @@ inline void apply_megatron_flags(const std::string& text, job_spec& j) {
     if (auto v = flag_int(f, "--expert-model-parallel-size")) p.ep = *v;
     if (contains(f, "grouped gemm") || contains(f, "grouped-gemm") || contains(f, "groupedmlp"))
         p.grouped_gemm = !(contains(f, "no grouped gemm") || contains(f, "sequentialmlp"));
+    if (contains(f, "alltoall") || contains(f, "all-to-all") || contains(f, "all_to_all"))
+        p.dispatcher = moe_dispatcher::alltoall;
     if (contains(f, "allgather token dispatcher") || contains(f, "dispatcher-type allgather") ||
         contains(f, "dispatcher allgather"))
         p.dispatcher = moe_dispatcher::allgather;

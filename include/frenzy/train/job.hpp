@@ -91,7 +91,8 @@ struct parallel_config {
     /// Expert tensor parallelism: how many GPUs split each expert's matrices (Megatron
     /// --expert-tensor-parallel-size; 0 = tp, Megatron's default). Expert GPUs: ep x etp divides dp x cp x tp.
     std::int64_t etp = 0;
-    moe_dispatcher dispatcher = moe_dispatcher::alltoall;  ///< Megatron --moe-token-dispatcher-type
+    /// Megatron --moe-token-dispatcher-type; allgather is Megatron-Core's default (transformer_config.py @d98e8a64).
+    moe_dispatcher dispatcher = moe_dispatcher::allgather;
     bool grouped_gemm = false;                             ///< Megatron --moe-grouped-gemm (TEGroupedMLP)
     /// Uneven pipeline split: transformer layers on the first / last stage (Megatron
     /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers); 0 = even split.
