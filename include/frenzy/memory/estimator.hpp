@@ -67,6 +67,7 @@ public:
             r.parameters = total_parameters(m, j.training.seq_len);
         }
         double best_reserved = 0;
+        r.stages.reserve(layouts.size());
         for (const auto& l : layouts) {
             const auto ms = states_.model_states(j, l, f);
             const auto act = acts_.activations(j, l, f);

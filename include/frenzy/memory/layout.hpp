@@ -76,13 +76,11 @@ inline std::vector<stage_layout> stage_layouts(const job_spec& j, const framewor
     const std::int64_t dense_first = m.is_moe() ? m.moe.dense_layers : m.layers;
 
     // Slots (layers, plus the embedding/loss when they count) per chunk of each rank, and per round of chunks.
-    std::vector<std::int64_t> width(static_cast<std::size_t>(p.pp));
+    auto width_of = [&](std::int64_t s) {
+        return (stage_layer_count(j, s) + (s == 0 ? e : 0) + (s == p.pp - 1 && p.loss_stage ? 1 : 0)) / p.vpp;
+    };
     std::int64_t round = 0;
-    for (std::int64_t s = 0; s < p.pp; ++s) {
-        const auto slots = stage_layer_count(j, s) + (s == 0 ? e : 0) + (s == p.pp - 1 && p.loss_stage ? 1 : 0);
-        width[static_cast<std::size_t>(s)] = slots / p.vpp;
-        round += slots / p.vpp;
-    }
+    for (std::int64_t s = 0; s < p.pp; ++s) round += width_of(s);
     std::vector<stage_layout> out(static_cast<std::size_t>(p.pp));
     std::int64_t before = 0;  // slots of the chunks of earlier ranks in one round
     for (std::int64_t s = 0; s < p.pp; ++s) {
@@ -90,7 +88,7 @@ inline std::vector<stage_layout> stage_layouts(const job_spec& j, const framewor
         l.stage = static_cast<int>(s);
         l.first = s == 0;
         l.last = s == p.pp - 1;
-        const auto w = width[static_cast<std::size_t>(s)];
+        const auto w = width_of(s);
         l.chunk_slots = w;
         for (std::int64_t v = 0; v < p.vpp; ++v) {
             const bool emb = s == 0 && v == 0 && e == 1;
