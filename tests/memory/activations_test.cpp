@@ -83,9 +83,14 @@ TEST_CASE("MoE layers store routed tokens for top_k experts") {
     const double sb = 1024, h = 1024, k = 2, E = 8, ffn = 2048;
     const double dense = layer_activations(j, f, false).none;
     const double moe = layer_activations(j, f, true).none;
-    const double dense_mlp = 2 * sb * h + 2 * sb * 3 * 4096;
-    const double moe_mlp = 2 * sb * h + 4 * sb * E + 2 * sb * k * h + 2 * sb * k * 3 * ffn + 2 * sb * k * h;
-    CHECK(moe - dense == Approx(moe_mlp - dense_mlp));
+    // Dense MLP (bf16, eager SwiGLU): fc1 input 2sbh, w1|w3 outputs 2 x 2 sb ffn, product 2 sb ffn, eager silu 2 sb ffn.
+    const double dense_mlp = 2 * sb * h + 2 * sb * 3 * 4096 + 2 * sb * 4096;
+    // MoE MLP (Megatron-Core experts.py): router input 2sbh, fp32 scores + probs 8 sb E, each of the
+    // T = sb x top_k x imbalance received tokens: input 2h, fc1 output 2 x 2 ffn, activation output and its product
+    // with the probabilities 2 x 2 ffn, eager silu 2 ffn.
+    const double T = sb * k * f.moe_imbalance;
+    const double moe_mlp = 2 * sb * h + 8 * sb * E + 2 * T * h + 2 * T * 2 * ffn + 2 * 2 * T * ffn + 2 * T * ffn;
+    CHECK(moe - dense == Approx(moe_mlp - dense_mlp).epsilon(1e-9));
 }
 
 TEST_CASE("micro-batches in flight per schedule") {

@@ -142,6 +142,13 @@ inline parallel_config parallel_from_json(const nlohmann::json& j) {
     r.get("sharding", p.sharding);
     r.get("recompute", p.recompute);
     r.get("pipeline_schedule", p.schedule);
+    r.get("etp", p.etp);
+    r.get("moe_dispatcher", p.dispatcher);
+    r.get("grouped_gemm", p.grouped_gemm);
+    r.get("first_stage_layers", p.first_stage_layers);
+    r.get("last_stage_layers", p.last_stage_layers);
+    r.get("embedding_stage", p.embedding_stage);
+    r.get("loss_stage", p.loss_stage);
     r.finish();
     return p;
 }
@@ -253,7 +260,10 @@ inline nlohmann::json to_json(const transformer_spec& m) {
 inline nlohmann::json to_json(const parallel_config& p) {
     return {{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}, {"cp", p.cp}, {"ep", p.ep},
             {"sequence_parallel", p.sequence_parallel}, {"sharding", to_string(p.sharding)},
-            {"recompute", to_string(p.recompute)}, {"pipeline_schedule", to_string(p.schedule)}};
+            {"recompute", to_string(p.recompute)}, {"pipeline_schedule", to_string(p.schedule)},
+            {"etp", p.etp}, {"moe_dispatcher", to_string(p.dispatcher)}, {"grouped_gemm", p.grouped_gemm},
+            {"first_stage_layers", p.first_stage_layers}, {"last_stage_layers", p.last_stage_layers},
+            {"embedding_stage", p.embedding_stage}, {"loss_stage", p.loss_stage}};
 }
 
 inline nlohmann::json to_json(const training_spec& t) {

@@ -43,6 +43,72 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
     if (j == i) throw config_error(field + "=\"" + cell + "\" is not an integer");
     return std::stoll(cell.substr(i, j - i));
 }
+/// The integer after a command-line flag in free text ("--num-experts 8" -> 8); nullopt when the flag is absent.
+inline std::optional<std::int64_t> flag_int(const std::string& lowered, const std::string& flag) {
+    auto at = lowered.find(flag);
+    if (at == std::string::npos) return std::nullopt;
+    at += flag.size();
+    while (at < lowered.size() && (lowered[at] == ' ' || lowered[at] == '=')) ++at;
+    std::size_t end = at;
+    while (end < lowered.size() && std::isdigit(static_cast<unsigned char>(lowered[end]))) ++end;
+    if (end == at) throw config_error("other_flags: " + flag + " is not followed by an integer");
+    return std::stoll(lowered.substr(at, end - at));
+}
+
+/// Megatron-Core options a row names in other_flags (Megatron-LM megatron/training/arguments.py flag names):
+/// MoE (--num-experts, --moe-router-topk, --expert-tensor-parallel-size, --moe-grouped-gemm, dispatcher type),
+/// uneven pipeline splits and Megatron-FSDP.
+inline void apply_megatron_flags(const std::string& text, job_spec& j) {
+    const auto f = lower(text);
+    auto& m = j.model;
+    auto& p = j.parallel;
+    if (auto e = flag_int(f, "--num-experts")) {
+        m.moe.experts = *e;
+        m.moe.top_k = flag_int(f, "--moe-router-topk").value_or(2);  // Megatron's default topk is 2
+    }
+    if (auto v = flag_int(f, "--moe-ffn-hidden-size")) m.moe.expert_ffn_hidden = *v;
+    if (auto v = flag_int(f, "--moe-shared-expert-intermediate-size")) {
+        // frenzy counts shared experts in units of the routed expert's width (model.moe.shared_experts).
+        const auto width = m.moe.expert_ffn_hidden > 0 ? m.moe.expert_ffn_hidden : m.ffn_hidden;
+        if (width <= 0 || *v % width != 0)
+            throw config_error("other_flags: --moe-shared-expert-intermediate-size " + std::to_string(*v) +
+                               " is not a multiple of the expert width " + std::to_string(width));
+        m.moe.shared_experts = *v / width;
+    }
+    if (auto v = flag_int(f, "--expert-tensor-parallel-size")) p.etp = *v;
+    if (auto v = flag_int(f, "--expert-model-parallel-size")) p.ep = *v;
+    if (contains(f, "grouped gemm") || contains(f, "grouped-gemm") || contains(f, "groupedmlp"))
+        p.grouped_gemm = !(contains(f, "no grouped gemm") || contains(f, "sequentialmlp"));
+    if (contains(f, "alltoall") || contains(f, "all-to-all") || contains(f, "all_to_all"))
+        p.dispatcher = moe_dispatcher::alltoall;
+    if (contains(f, "allgather token dispatcher") || contains(f, "dispatcher-type allgather") ||
+        contains(f, "dispatcher allgather"))
+        p.dispatcher = moe_dispatcher::allgather;
+    if (auto v = flag_int(f, "--decoder-first-pipeline-num-layers")) p.first_stage_layers = *v;
+    if (auto v = flag_int(f, "--decoder-last-pipeline-num-layers")) p.last_stage_layers = *v;
+    if (contains(f, "--account-for-embedding-in-pipeline-split")) p.embedding_stage = true;
+    if (contains(f, "--account-for-loss-in-pipeline-split")) p.loss_stage = true;
+}
+
+/// Sharding named in a Megatron row: Megatron-FSDP's --data-parallel-sharding-strategy (optim, optim_grads,
+/// optim_grads_params; megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py @d98e8a64), else
+/// the common free-text mapping.
+inline sharding megatron_sharding(const std::string& sharding_cell, const std::string& flags) {
+    const auto t = lower(sharding_cell + " " + flags);
+    const auto cell = lower(sharding_cell);
+    if (contains(t, "megatron-fsdp") || contains(t, "megatron fsdp") || contains(t, "megatron_fsdp") ||
+        contains(t, "custom fsdp") || contains(t, "custom-fsdp") || contains(t, "optim_grads") ||
+        (contains(cell, "fsdp") && !contains(cell, "torch"))) {
+        if (contains(t, "optim_grads_params") || contains(cell, "full")) return sharding::full;
+        if (contains(t, "optim_grads")) return sharding::gradients;
+        if (contains(t, "no_shard")) return sharding::none;
+        if (contains(t, "strategy optim") || contains(t, "strategy=optim")) return sharding::optimizer;
+        return sharding::full;  // --data-parallel-sharding-strategy defaults to optim_grads_params
+    }
+    // --use-torch-fsdp2 (megatron/core/distributed/torch_fully_sharded_data_parallel.py): fully_shard.
+    if (contains(cell, "fsdp2") || contains(cell, "torch fsdp") || contains(cell, "torch-fsdp")) return sharding::full;
+    return sharding_from_text(sharding_cell);
+}
 }  // namespace detail
 
 namespace detail {
@@ -87,6 +153,7 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
         if (!col.contains(need)) throw io_error(path + ": missing column \"" + std::string(need) + "\"");
     std::vector<memory_measurement> out;
     std::map<std::string, run_flags> cumulative;  // by source
+    std::map<std::string, std::int64_t> cumulative_id;  // id of the last cumulative row read, by source
     while (true) {
         const std::size_t at = line + 1;
         if (!read_csv_record(in, row, line)) break;
@@ -131,15 +198,18 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
             p.dp = num("dp", 1);
             p.tp = num("tp", 1);
             p.pp = num("pp", 1);
+            const std::string fw_cell = lower(cell("framework"));
             p.vpp = num("vpp", 1);
             p.cp = num("cp", 1);
             p.ep = num("ep", 1);
             if (t.global_batch == 0) t.global_batch = t.micro_batch * p.dp;
             if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
             p.sequence_parallel = contains(lower(cell("seq_parallel")), "yes");
-            p.sharding = sharding_from_text(cell("sharding"));
+            p.sharding = contains(fw_cell, "megatron") ? megatron_sharding(cell("sharding"), cell("other_flags"))
+                                                       : sharding_from_text(cell("sharding"));
             p.recompute = recompute_from_text(cell("recompute"));
-            const auto fw = lower(cell("framework"));
+            const auto& fw = fw_cell;
+            if (contains(fw, "megatron")) apply_megatron_flags(cell("other_flags"), m.job);
             m.job.runtime.framework = contains(fw, "megatron")    ? framework::megatron
                                       : contains(fw, "deepspeed") ? framework::deepspeed
                                       : (contains(fw, "fsdp") || contains(fw, "torchtitan") || contains(fw, "foundry"))
@@ -157,7 +227,24 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
                                        contains(lower(cell("other_flags")), "cumulative");
             if (is_cumulative) flags = cumulative[cell("source")];
             flags.apply(cell("other_flags"));
-            if (is_cumulative) cumulative[cell("source")] = flags;
+            if (is_cumulative) {
+                cumulative[cell("source")] = flags;
+                // A cumulative row adds one option to the row before it in its source. When the ids show that
+                // rows of the same source are missing in between (38 then 41), the options those rows added are
+                // unknown: the row cannot be read as the table states it.
+                const auto id = leading_int(cell("id"), "id", -1);
+                const auto it = cumulative_id.find(cell("source"));
+                const std::int64_t prev = it != cumulative_id.end() ? it->second : -1;
+                const bool gap = prev >= 0 && id >= 0 && id != prev + 1;
+                cumulative_id[cell("source")] = id;
+                if (gap) {
+                    if (skipped)
+                        skipped->push_back("row " + cell("id") + ": cumulative on rows " + std::to_string(prev + 1) +
+                                           "-" + std::to_string(id - 1) + " of its source, which the table lacks: the options " +
+                                           "they add are unknown");
+                    continue;
+                }
+            }
             if (!flags.unsupported.empty()) {
                 if (skipped) skipped->push_back("row " + cell("id") + ": " + flags.unsupported + " is not modelled");
                 continue;

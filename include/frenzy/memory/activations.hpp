@@ -6,8 +6,8 @@
 // 34sbh/t with sequence parallelism and selective recompute), generalised to GQA, gated MLPs, flash attention,
 // context parallelism, dropout on/off and MoE token routing.
 #include <algorithm>
+#include <array>
 #include <concepts>
-#include <vector>
 
 #include "frenzy/core/units.hpp"
 #include "frenzy/memory/framework_profile.hpp"
@@ -24,27 +24,69 @@ struct activation_bytes {
     bool operator==(const activation_bytes&) const = default;
 };
 
-/// Micro-batches whose activations a stage holds at its peak.
-/// 1F1B (Narayanan et al. 2021 sec. 2.2; Megatron schedules.py forward_backward_pipelining_without_interleaving):
-///   stage s runs pp - s - 1 warm-up forwards, so pp - s are live, capped by the micro-batches per step m.
-/// Interleaved (schedules.py forward_backward_pipelining_with_interleaving): warm-up of
-///   (pp - s - 1) x 2 + (vpp - 1) x pp model chunks plus the one in flight, each chunk 1/vpp of the stage.
+/// Forward passes whose saved activations a pipeline rank holds at its peak, counted per model chunk.
+struct pipeline_in_flight {
+    double chunks = 1;       ///< live (micro-batch, chunk) forwards of any chunk: the rank's total
+    double first_chunk = 1;  ///< of which, at most, of chunk 0 (rank 0: the embedding's chunk)
+    double last_chunk = 1;   ///< of which, at most, of chunk vpp - 1 (last rank: the loss's chunk)
+    /// The fewest of chunk 0 (rank 0) / chunk vpp - 1 (last rank) among the peak steps (those holding `chunks`):
+    /// what the peak holds when that chunk is lighter than the others (it builds one layer fewer).
+    double first_chunk_min = 1, last_chunk_min = 1;
+};
+
+/// Per-chunk in-flight counts of rank `stage`; every count is a closed form in (pp, vpp, m, rank), checked against
+/// a step-by-step simulation of each schedule in tests/memory/pipeline_schedule_test.cpp.
+/// 1F1B (Narayanan et al. 2021 sec. 2.2; Megatron-LM megatron/core/pipeline_parallel/schedules.py
+///   forward_backward_pipelining_without_interleaving @d98e8a64): pp - s - 1 warm-up forwards, then one forward
+///   before each backward: min(pp - s, m) live.
+/// Interleaved (schedules.py get_pp_rank_microbatches / get_schedule_table @d98e8a64): W = (pp - s - 1) x 2 +
+///   (vpp - 1) x g warm-up chunk forwards (g = microbatch_group_size_per_vp_stage = pp), then each 1F1B step adds
+///   one chunk forward before one chunk backward, so min(W + 1, m x vpp) chunk forwards are live. Forwards run
+///   the table "g micro-batches of chunk 0, g of chunk 1, ..." and backwards the same table with the chunk order
+///   reversed, so the loss's chunk (vpp - 1) is backpropagated right after its forward: the last rank holds the
+///   loss of min(g, W + 1 - (vpp - 1) g) = 1 micro-batch, not vpp-fold more; chunk 0 of rank 0 peaks at
+///   min(m, 2g) (it keeps receiving forwards while the reversed backward order drains the last chunks first).
+///   When W + 1 >= m x vpp every forward runs before any backward: m of each chunk.
 /// GPipe: every micro-batch's forward runs before any backward: m.
-inline double in_flight_micro_batches(const job_spec& j, int stage) {
+inline pipeline_in_flight pipeline_in_flight_counts(const job_spec& j, int stage) {
     const auto& p = j.parallel;
     const auto m = j.micro_batches();
-    if (p.pp == 1) return 1;
+    pipeline_in_flight r;
+    if (p.pp == 1) return r;
     switch (p.schedule) {
-        case pipeline_schedule::gpipe: return static_cast<double>(m);
-        case pipeline_schedule::one_f_one_b: return static_cast<double>(std::min<std::int64_t>(p.pp - stage, m));
+        case pipeline_schedule::gpipe:
+            r.chunks = r.first_chunk = r.last_chunk = r.first_chunk_min = r.last_chunk_min = static_cast<double>(m);
+            return r;
+        case pipeline_schedule::one_f_one_b:
+            r.chunks = r.first_chunk = r.last_chunk = r.first_chunk_min = r.last_chunk_min =
+                static_cast<double>(std::min<std::int64_t>(p.pp - stage, m));
+            return r;
         case pipeline_schedule::interleaved: {
+            const auto g = p.pp;
             const auto total = m * p.vpp;
-            const auto warmup = std::min<std::int64_t>((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp, total);
-            const auto live = std::min<std::int64_t>(warmup + 1, total);
-            return static_cast<double>(live) / static_cast<double>(p.vpp);
+            const auto warmup = (p.pp - stage - 1) * 2 + (p.vpp - 1) * g;
+            if (warmup + 1 >= total) {
+                r.chunks = static_cast<double>(total);
+                r.first_chunk = r.last_chunk = r.first_chunk_min = r.last_chunk_min = static_cast<double>(m);
+                return r;
+            }
+            r.chunks = static_cast<double>(warmup + 1);
+            // Exact on the rank where each is used (last rank / rank 0); checked by the simulation.
+            r.last_chunk = static_cast<double>(std::min<std::int64_t>(g, warmup + 1 - (p.vpp - 1) * g));
+            // Between a loss forward's backward and the next loss forward, which takes more than g 1F1B steps.
+            r.last_chunk_min = total - warmup > g ? 0.0 : r.last_chunk;
+            r.first_chunk = static_cast<double>(std::min<std::int64_t>(m, 2 * g));
+            r.first_chunk_min = static_cast<double>(std::min<std::int64_t>(m, 2 * g - 1));
+            return r;
         }
     }
-    return 1;
+    return r;
+}
+
+/// Micro-batches whose activations a stage holds at its peak, in whole-stage equivalents (live chunk forwards /
+/// vpp).
+inline double in_flight_micro_batches(const job_spec& j, int stage) {
+    return pipeline_in_flight_counts(j, stage).chunks / static_cast<double>(j.parallel.vpp);
 }
 
 /// Saved-tensor bytes of one transformer layer for one micro-batch, by recompute mode.
@@ -99,25 +141,44 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
         return e * tokens * in / t + e * tokens * ffn / t;
     };
     double mlp = 0, mlp_largest = 0;
-    std::vector<double> mlp_mm_outputs;  // matmul outputs in execution order (for every-other-mm SAC)
+    // Matmul outputs in execution order (for every-other-mm SAC); fixed storage: no allocation per estimate.
+    std::array<double, 3> mlp_mm_outputs{};
+    std::size_t mlp_mms = 0;
     if (!moe) {
         const double ffn = static_cast<double>(m.ffn_hidden);
         mlp = fc1_in + mlp_saved(sb, ffn);
         mlp_largest = e * sb * (is_gated(m.activation) ? ffn : ffn) / t;
-        if (is_gated(m.activation)) mlp_mm_outputs = {e * sb * ffn / t, e * sb * ffn / t, e * sb * h * rep};
-        else mlp_mm_outputs = {e * sb * ffn / t, e * sb * h * rep};
+        if (is_gated(m.activation)) {
+            mlp_mm_outputs = {e * sb * ffn / t, e * sb * ffn / t, e * sb * h * rep};
+            mlp_mms = 3;
+        } else {
+            mlp_mm_outputs = {e * sb * ffn / t, e * sb * h * rep, 0.0};
+            mlp_mms = 2;
+        }
     } else {
-        // Token routing (Megatron-Core moe_layer / token_dispatcher): each token goes to top_k experts; on average a
-        // GPU processes s*b*top_k tokens for its local experts (all-to-all over ep keeps the count balanced).
+        // Megatron-Core MoE layer (megatron/core/transformer/moe/{moe_layer,router,token_dispatcher,experts}.py
+        // @d98e8a64). The router's linear saves the normed input (fc1_in) and keeps fp32 logits/probs for top-k
+        // and the load-balancing loss. Both dispatchers hand each GPU the tokens routed to its local experts from
+        // the ep x etp GPUs it exchanges with: alltoall over ep then all-gather over etp; allgather over etp x ep
+        // then a local permute. With sequence parallelism a GPU starts from s*b/tp tokens, so it receives
+        // T = s*b/tp x etp x top_k tokens on average (balanced routing). The gathered tokens go through the
+        // global memory buffer and the index_select permute saves only indices. The experts (SequentialMLP /
+        // TEGroupedMLP) save their input (T x h), fc1's output, the activation output and its product with the
+        // routing probabilities (fc2's input): one T x ffn/etp tensor more than a dense MLP.
+        // Load imbalance: the measured peak is the worst iteration's; tokens_per_expert is not capped unless a
+        // capacity factor is set, so the received count is scaled by moe_imbalance.
         const double ffn = static_cast<double>(m.expert_ffn());
-        const double tokens = sb * static_cast<double>(m.moe.top_k) * rep;
-        const double router = 4.0 * sb * static_cast<double>(m.moe.experts) * rep;  // fp32 routing probabilities
-        const double permuted_in = e * tokens * h;                                 // dispatched expert inputs
-        const double expert_out = e * tokens * h;                                  // saved for the weighted combine
-        mlp = fc1_in + router + permuted_in + mlp_saved(tokens, ffn) + expert_out;
+        const double et = static_cast<double>(p.expert_tp());
+        const double tokens = sb * static_cast<double>(m.moe.top_k) * std::min(1.0, rep * et) * f.moe_imbalance;
+        const double router = 8.0 * sb * static_cast<double>(m.moe.experts) * rep;  // fp32 scores and probs
+        const double permuted_in = e * tokens * h;                                  // dispatched expert inputs
+        const double fc1_out = e * tokens * (is_gated(m.activation) ? 2 * ffn : ffn) / et;
+        const double act_out = e * tokens * ffn / et;
+        mlp = fc1_in + router + permuted_in + fc1_out + 2 * act_out;
         if (m.moe.shared_experts > 0) mlp += mlp_saved(sb * rep, ffn * static_cast<double>(m.moe.shared_experts));
-        mlp_largest = e * tokens * ffn / t;
-        mlp_mm_outputs = {e * tokens * ffn / t, e * tokens * h};
+        mlp_largest = e * tokens * ffn / et;
+        mlp_mm_outputs = {fc1_out, e * tokens * h, 0.0};
+        mlp_mms = 2;
     }
 
     // Eager PyTorch saves more around the elementwise ops than fused kernels do: RMSNorm keeps an fp32 copy of its
@@ -128,9 +189,13 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
         if (m.norm == norm_kind::rmsnorm) eager += 2 * 4.0 * sb * h * rep;
         if (is_gated(m.activation)) {
             const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
-            const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * rep : sb;
-            eager += e * tokens * ffn / t;
+            const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * std::min(1.0, rep * static_cast<double>(p.expert_tp())) * f.moe_imbalance : sb;
+            eager += e * tokens * ffn / static_cast<double>(moe ? p.expert_tp() : p.tp);
         }
+        // Eager rotary embedding computes in fp32 and its multiplications save the fp32 copies of q and k
+        // (torchtune modules/position_embeddings.py RotaryPositionalEmbeddings: x.float() ... * rope_cache;
+        // torchtitan models/llama apply_rotary_emb: view_as_complex(xq.float()) * freqs_cis).
+        if (m.position_embedding == position_embedding::rope) eager += 4.0 * sb * (q + kv) / t;
     }
 
     layer_activation_bytes r;
@@ -144,10 +209,9 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
         case selective_kind::every_other_mm: {
             // torchtitan apply_ac "op" policy: save outputs of mm #1, #3, ... within a block and of the attention
             // kernel (+ its log-sum-exp); recompute everything else from them and the block input.
-            std::vector<double> mms{q_out, k_out, v_out, e * sb * h * rep};
-            mms.insert(mms.end(), mlp_mm_outputs.begin(), mlp_mm_outputs.end());
+            const std::array<double, 4> attn_mms{q_out, k_out, v_out, e * sb * h * rep};
             double saved = r.full + attn_out + lse + (flash ? 0.0 : scores * e);
-            for (std::size_t i = 0; i < mms.size(); i += 2) saved += mms[i];
+            for (std::size_t i = 0; i < 4 + mlp_mms; i += 2) saved += i < 4 ? attn_mms[i] : mlp_mm_outputs[i - 4];
             r.selective = std::min(saved, r.none);
             break;
         }
@@ -182,15 +246,16 @@ struct transformer_activations {
         };
         const double dense_layers = static_cast<double>(l.layers - l.moe_layers);
         const double moe_layers = static_cast<double>(l.moe_layers);
-        double per_mb = dense_layers * pick(dense) + moe_layers * pick(moe);
-        if (l.first && f.dropout) per_mb += sb * h * rep;  // embedding dropout mask
+        const double layers_per_mb = dense_layers * pick(dense) + moe_layers * pick(moe);  // all chunks of the stage
+        double first_extra = 0, last_extra = 0;  // per micro-batch, in the embedding's / the loss's chunk
+        if (l.first && f.dropout) first_extra += sb * h * rep;  // embedding dropout mask
         // Last stage: final norm input and output (the LM head's input), and the loss's saved fp32 softmax /
         // log-softmax over the vocabulary-parallel logits (Megatron tensor_parallel/cross_entropy.py;
         // torch.nn.functional.cross_entropy on logits.float()).
         const double logits = sb * static_cast<double>(framework_vocab(j, f)) / static_cast<double>(p.tp);
         double loss_transient = 0;
         if (l.last) {
-            per_mb += 2 * e * sb * h * rep + 4.0 * logits;
+            last_extra += 2 * e * sb * h * rep + 4.0 * logits;
             // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B). The upcast path has
             // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the
             // fp32 gradients of the log-softmax output and input of one chunk (8/n B); n = runtime.loss_chunks
@@ -210,8 +275,29 @@ struct transformer_activations {
         const double recompute_transient = big.none - pick(big) + big.largest;
 
         activation_bytes r;
-        r.in_flight = in_flight_micro_batches(j, l.stage);
-        r.stored = bytes{per_mb * r.in_flight};
+        // Per-chunk accounting: a chunk holds 1/vpp of the stage's layers; the embedding extras live as often as
+        // chunk 0's forwards, the loss extras as often as chunk vpp-1's (pipeline_in_flight_counts).
+        // A chunk that builds one layer fewer (embedding/loss stage) weighs less or more than the others depending
+        // on its extras; the peak step holds the most of it when heavier, the fewest when lighter.
+        const auto live = pipeline_in_flight_counts(j, l.stage);
+        const double vpp = static_cast<double>(p.vpp);
+        r.in_flight = live.chunks / vpp;
+        const double per_layer = l.layers > 0 ? layers_per_mb / static_cast<double>(l.layers) : 0.0;
+        const bool light_first = l.first && p.embedding_stage && p.vpp > 1;
+        const bool light_last = l.last && p.loss_stage && p.vpp > 1;
+        double stored = layers_per_mb / vpp * live.chunks;
+        if (light_first || light_last) {
+            // Regular chunks hold chunk_slots layers, the special one chunk_slots - 1.
+            const double w = static_cast<double>(l.chunk_slots);
+            const double delta = light_first ? first_extra - per_layer : last_extra - per_layer;  // vs a regular chunk
+            const double n = light_first ? (delta > 0 ? live.first_chunk : live.first_chunk_min)
+                                         : (delta > 0 ? live.last_chunk : live.last_chunk_min);
+            stored = per_layer * w * live.chunks + delta * n + (light_first ? 0.0 : first_extra * live.first_chunk) +
+                     (light_last ? 0.0 : last_extra * live.last_chunk);
+        } else {
+            stored += first_extra * live.first_chunk + last_extra * live.last_chunk;
+        }
+        r.stored = bytes{stored};
         r.transient = bytes{std::max(loss_transient, recompute_transient)};
         return r;
     }

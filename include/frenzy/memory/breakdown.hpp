@@ -31,7 +31,9 @@ struct memory_report {
     int bottleneck_stage = 0;
     bytes peak_allocated{};            ///< comparable with torch.cuda.max_memory_allocated
     bytes peak_reserved{};             ///< comparable with torch.cuda.max_memory_reserved (allocator model)
-    double uncertainty = 0;            ///< relative upper error the validation shows for this job's mechanisms
+    /// Relative upper error of the prediction for the mechanisms this job uses (memory_uncertainty): the measured
+    /// peak is expected to stay below peak x (1 + uncertainty). Documented in docs/memory-model.md.
+    double uncertainty = 0;
     const stage_memory& bottleneck() const { return stages.at(static_cast<std::size_t>(bottleneck_stage)); }
 };
 

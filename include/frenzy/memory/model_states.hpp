@@ -46,6 +46,12 @@ inline state_bytes_per_param bytes_per_param(const job_spec& j, const framework_
     if (f.master == master_weights::separate) {
         b.weights = 2;
         b.gradients = fp16 ? f.grad_bytes_fp16 : f.grad_bytes_bf16;
+        // Megatron-FSDP (optim_grads / optim_grads_params): the main-grad buffer takes the model's dtype
+        // (--megatron-fsdp-main-grads-dtype auto) and the main weights fp32 (--megatron-fsdp-main-params-dtype
+        // fp32): megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py
+        // _resolve_group_grad_dtype, megatron/training/arguments.py @d98e8a64.
+        const auto sh = j.parallel.sharding;
+        if (f.framework == framework::megatron && (sh == sharding::gradients || sh == sharding::full)) b.gradients = 2;
         b.optimizer = 4 + 4 * state_elems;  // fp32 master + fp32 states
     } else {
         b.weights = 4;  // the fp32 parameters are the master copy
@@ -69,7 +75,9 @@ struct sharded_model_states {
         const auto b = bytes_per_param(j, f);
         const auto& p = j.parallel;
         const double n_dense = static_cast<double>(p.dp * p.cp);
-        const double n_expert = static_cast<double>(p.dp * p.cp / p.ep);
+        // Expert data-parallel group: the stage's dp x cp x tp GPUs regrouped as ep x etp x edp (Megatron
+        // parallel_state.initialize_model_parallel expert groups @d98e8a64).
+        const double n_expert = static_cast<double>(p.dp * p.cp * p.tp / (p.ep * p.expert_tp()));
         auto sharded = [&](double per_param, bool shard) {
             if (!shard) return bytes{per_param * l.params()};
             return bytes{per_param * (l.dense_params / n_dense + l.expert_params / n_expert)};

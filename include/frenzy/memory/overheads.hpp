@@ -26,7 +26,7 @@ template <class T>
 concept OverheadPolicy = requires(const T& p, const job_spec& j, const stage_layout& l, const framework_profile& f,
                                   const model_state_bytes& s, const activation_bytes& a, bytes allocated) {
     { p.temporaries(j, l, f, s) } -> std::same_as<overhead_bytes>;
-    { p.reserved(j, f, allocated, a) } -> std::same_as<bytes>;
+    { p.reserved(j, f, allocated, a, s) } -> std::same_as<bytes>;
 };
 
 struct framework_overheads {
@@ -36,6 +36,19 @@ struct framework_overheads {
         const auto b = bytes_per_param(j, f);
         overhead_bytes o;
         double train = f.workspace_bytes;
+        // Grouped-GEMM experts (TEGroupedMLP) run on TE's 4 compute streams, each with its own cuBLAS workspace of
+        // 32 MiB + 1 KiB (TransformerEngine@d0067d0d cpp_extensions/gemm.py get_cublas_workspace(grouped_gemm=True),
+        // common/util/multi_stream.cpp num_compute_streams = 4); Hopper sizes, the larger ones.
+        if (f.framework == framework::megatron && j.model.is_moe() && p.grouped_gemm) train += 4 * (32.0 * MiB + 1024);
+        // The allgather dispatcher gathers every MoE layer's tokens over etp x ep into one persistent global memory
+        // buffer (token_dispatcher.py MoEAllGatherTokenDispatcher.token_dispatch, use_global_buffer=True):
+        // s b / tp x etp x ep tokens of h 16-bit values.
+        if (f.framework == framework::megatron && j.model.is_moe() && p.dispatcher == moe_dispatcher::allgather &&
+            p.expert_tp() * p.ep > 1) {
+            const double local = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch) /
+                                 (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
+            train += 2.0 * local * static_cast<double>(p.expert_tp() * p.ep) * static_cast<double>(j.model.hidden);
+        }
         // Megatron's unfused core attention writes Q K^T into a persistent global buffer (b x a/t x s x s, 16-bit).
         if (f.attention_score_buffer && j.runtime.attention == attention_impl::unfused) {
             const double s_local = static_cast<double>(j.training.seq_len / p.cp);
@@ -73,8 +86,17 @@ struct framework_overheads {
     /// PyTorch's caching allocator rounds blocks up (to 2 MiB segments for large blocks) and keeps freed blocks
     /// cached: transient tensors of changing sizes leave reserved-but-unallocated space. Model: reserved =
     /// allocated + a share of the transient and activation churn (the blocks freed and re-requested each step).
-    bytes reserved(const job_spec&, const framework_profile&, bytes allocated, const activation_bytes& a) const {
-        return allocated + bytes{fragmentation * (a.transient.value + a.stored.value)};
+    bytes reserved(const job_spec& j, const framework_profile& f, bytes allocated, const activation_bytes& a,
+                   const model_state_bytes& s) const {
+        // FSDP2 allocates the reduce-scattered (sharded) gradients on its reduce-scatter stream; the caching
+        // allocator keeps one block pool per stream, so the activation blocks freed on the default stream during
+        // backward cannot serve them and that stream's pool adds their size to the reserved peak
+        // (c10/cuda/CUDACachingAllocator.cpp per-stream pools; torch/distributed/fsdp/_fully_shard/
+        // _fsdp_collectives.py foreach_reduce allocates on reduce_scatter_stream).
+        const bool side_stream_grads = f.framework == framework::fsdp &&
+                                       (j.parallel.sharding == sharding::full || j.parallel.sharding == sharding::gradients);
+        return allocated + bytes{fragmentation * (a.transient.value + a.stored.value)} +
+               (side_stream_grads ? s.gradients : bytes{});
     }
 
     /// Share of the activation and transient bytes left reserved but unallocated. 0.15 is the one free constant of

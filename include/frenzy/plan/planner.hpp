@@ -354,7 +354,7 @@ private:
         if (opt.allow_tp_across_nodes && p.tp > pool.gpus_per_node && p.tp % pool.gpus_per_node != 0) return false;
         if (p.dp == 1 && p.sharding != sharding::none) return false;  // nothing to shard over
         if (p.pp > 1 ? (j.model.layers / p.pp) % p.vpp != 0 : p.vpp != 1) return false;
-        return framework_rejects(j.runtime.framework, p).empty();
+        return framework_rejects(j.runtime.framework, p, j.training.optimizer).empty();
     }
 
     /// The layout a point of the axes describes.
@@ -588,7 +588,7 @@ private:
                                                 c.sharding.value_or(frugal_sharding(fw, dp, pp)), ep, dp, opt);
                         j.training.micro_batch = c.micro_batch.value_or(1);
                         j.parallel.recompute = c.recompute.value_or(recompute::full);
-                        if (!framework_rejects(fw, j.parallel).empty() || !may_fit(j, g, opt)) continue;
+                        if (!framework_rejects(fw, j.parallel, j.training.optimizer).empty() || !may_fit(j, g, opt)) continue;
                         if (fits(j, g, opt, st)) {
                             need = n;
                             layout = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +

@@ -20,6 +20,9 @@ enum class recompute { none, selective, full };
 enum class pipeline_schedule { one_f_one_b, interleaved, gpipe };
 enum class framework { megatron, deepspeed, fsdp, ddp };
 enum class attention_impl { flash, unfused };
+/// How an MoE layer moves tokens to the experts of the expert-parallel group (Megatron-Core
+/// --moe-token-dispatcher-type, megatron/core/transformer/moe/token_dispatcher.py @d98e8a64).
+enum class moe_dispatcher { alltoall, allgather };
 /// How the optimizer step runs: one fused kernel per tensor group (apex/TE FusedAdam, torch fused=True),
 /// torch.optim's default foreach path, which materialises a temporary per state (see memory/overheads.hpp), or
 /// fused into backward (torchtune optimizer_in_bwd: each parameter is updated and its gradient freed as soon as
@@ -59,6 +62,10 @@ template <> struct enum_names<optimizer_impl> {
     static constexpr std::array<std::pair<optimizer_impl, std::string_view>, 4> table{{
         {optimizer_impl::framework_default, "default"}, {optimizer_impl::fused, "fused"},
         {optimizer_impl::foreach, "foreach"}, {optimizer_impl::in_backward, "in-backward"}}};
+};
+template <> struct enum_names<moe_dispatcher> {
+    static constexpr std::array<std::pair<moe_dispatcher, std::string_view>, 2> table{{
+        {moe_dispatcher::alltoall, "alltoall"}, {moe_dispatcher::allgather, "allgather"}}};
 };
 template <> struct enum_names<attention_impl> {
     static constexpr std::array<std::pair<attention_impl, std::string_view>, 2> table{{
@@ -118,9 +125,22 @@ struct parallel_config {
     frenzy::sharding sharding = sharding::none;
     frenzy::recompute recompute = recompute::none;
     pipeline_schedule schedule = pipeline_schedule::one_f_one_b;
+    /// Expert tensor parallelism: how many GPUs split each expert's matrices (Megatron
+    /// --expert-tensor-parallel-size; 0 = tp, Megatron's default). Expert GPUs: ep x etp divides dp x cp x tp.
+    std::int64_t etp = 0;
+    /// Megatron --moe-token-dispatcher-type; allgather is Megatron-Core's default (transformer_config.py @d98e8a64).
+    moe_dispatcher dispatcher = moe_dispatcher::allgather;
+    bool grouped_gemm = false;                             ///< Megatron --moe-grouped-gemm (TEGroupedMLP)
+    /// Uneven pipeline split: transformer layers on the first / last stage (Megatron
+    /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers); 0 = even split.
+    std::int64_t first_stage_layers = 0, last_stage_layers = 0;
+    /// The embedding / the loss count as one layer of the split (Megatron --account-for-embedding-in-pipeline-split
+    /// / --account-for-loss-in-pipeline-split): the first (last) virtual stage builds one transformer layer fewer.
+    bool embedding_stage = false, loss_stage = false;
     bool operator==(const parallel_config&) const = default;
 
     std::int64_t gpus() const { return dp * tp * pp * cp; }
+    std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
 };
 
 /// What lives in host memory instead of the GPU (runtime.offload; memory/methods.hpp): optimizer states and fp32
@@ -184,32 +204,38 @@ namespace detail {
 inline std::string kv(const char* field, std::int64_t v) { return std::string(field) + "=" + std::to_string(v); }
 }  // namespace detail
 
-/// Why framework `fw` cannot run layout `p`, or "" when it can: the sharding and parallelism each framework offers
-/// (Megatron-LM arguments.py: distributed optimizer = ZeRO-1; DeepSpeed's pipeline engine: ZeRO 0/1 only;
+/// Why framework `fw` cannot run layout `p` (with `optimizer`), or "" when it can: the sharding and parallelism each
+/// framework offers (Megatron-LM arguments.py: distributed optimizer = ZeRO-1, Megatron-FSDP; DeepSpeed's pipeline
+/// engine: ZeRO 0/1 only;
 /// PyTorch FSDP: NO_SHARD / SHARD_GRAD_OP / FULL_SHARD, no virtual stages; DDP: data parallel only). The one place
 /// these rules live: validate(job) and the planner's search both ask it.
-inline std::string framework_rejects(framework fw, const parallel_config& p) {
+inline std::string framework_rejects(framework fw, const parallel_config& p,
+                                     optimizer_kind optimizer = optimizer_kind::adamw) {
     using detail::kv;
-    const std::string fws = "runtime.framework=\"" + std::string(to_string(fw)) + "\"";
-    const std::string sh = "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\"";
+    // messages are built only when a rule fails (validate runs on every estimate)
+    const auto fws = [&] { return "runtime.framework=\"" + std::string(to_string(fw)) + "\""; };
+    const auto sh = [&] { return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\""; };
     switch (fw) {
         case framework::megatron:
-            if (p.sharding == sharding::gradients || p.sharding == sharding::full)
-                return sh + " is not supported by " + fws + " (use none or optimizer)";
+            // distributed optimizer = ZeRO-1; full = Megatron-FSDP (--use-megatron-fsdp
+            // --data-parallel-sharding-strategy optim_grads_params, megatron/core/distributed/fsdp @d98e8a64), and
+            // gradients = its optim_grads. megatron/training/arguments.py: Megatron-FSDP supports sgd and adam only.
+            if ((p.sharding == sharding::full || p.sharding == sharding::gradients) && optimizer == optimizer_kind::adafactor)
+                return sh() + " (Megatron-FSDP) does not support training.optimizer=\"adafactor\" (sgd or adam)";
             break;
         case framework::deepspeed:
             if (p.pp > 1 && (p.sharding == sharding::gradients || p.sharding == sharding::full))
-                return sh + " with " + kv("parallel.pp", p.pp) + " is not supported by " + fws +
+                return sh() + " with " + kv("parallel.pp", p.pp) + " is not supported by " + fws() +
                        " (pipeline parallelism needs ZeRO stage 0 or 1)";
             break;
         case framework::fsdp:
-            if (p.sharding == sharding::optimizer) return sh + " is not supported by " + fws + " (use none, gradients or full)";
-            if (p.vpp > 1) return kv("parallel.vpp", p.vpp) + " is not supported by " + fws;
+            if (p.sharding == sharding::optimizer) return sh() + " is not supported by " + fws() + " (use none, gradients or full)";
+            if (p.vpp > 1) return kv("parallel.vpp", p.vpp) + " is not supported by " + fws();
             break;
         case framework::ddp:
-            if (p.sharding != sharding::none) return sh + " is not supported by " + fws;
+            if (p.sharding != sharding::none) return sh() + " is not supported by " + fws();
             if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
-                return fws + " is data parallel only (got " + kv("tp", p.tp) + ", " + kv("pp", p.pp) + ", " +
+                return fws() + " is data parallel only (got " + kv("tp", p.tp) + ", " + kv("pp", p.pp) + ", " +
                        kv("cp", p.cp) + ", " + kv("ep", p.ep) + ")";
             break;
     }
@@ -324,12 +350,34 @@ inline void validate(const job_spec& j) {
         throw config_error(kv("parallel.tp", p.tp) + " does not divide " + kv("model.kv_heads", m.kv()));
     if (m.ffn_hidden % p.tp != 0)
         throw config_error(kv("parallel.tp", p.tp) + " does not divide " + kv("model.ffn_hidden", m.ffn_hidden));
-    if (m.is_moe() && m.expert_ffn() % p.tp != 0)
-        throw config_error(kv("parallel.tp", p.tp) + " does not divide " +
-                           kv("model.moe.expert_ffn_hidden", m.expert_ffn()));
-    if (m.layers % (p.pp * p.vpp) != 0)
-        throw config_error(kv("model.layers", m.layers) + " does not split evenly over " + kv("parallel.pp", p.pp) +
-                           " x " + kv("parallel.vpp", p.vpp));
+    for (auto [f, v] : {std::pair{"parallel.etp", p.etp}, {"parallel.first_stage_layers", p.first_stage_layers},
+                        {"parallel.last_stage_layers", p.last_stage_layers}})
+        if (v < 0) throw config_error(kv(f, v) + " must not be negative");
+    // Layer split rules of megatron/core/transformer/transformer_block.py get_num_layers_to_build (@d98e8a64).
+    const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+    if (uneven) {
+        if (p.pp < 2) throw config_error("parallel.first_stage_layers/last_stage_layers need parallel.pp>1 (got " + kv("pp", p.pp) + ")");
+        if (p.embedding_stage || p.loss_stage)
+            throw config_error("parallel.first_stage_layers/last_stage_layers cannot be combined with parallel.embedding_stage/loss_stage (Megatron rejects it)");
+        const auto rest = m.layers - p.first_stage_layers - p.last_stage_layers;
+        const auto stages_left = p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
+        if (rest < 0 || (stages_left == 0 && rest != 0) || (stages_left > 0 && (rest % stages_left != 0 || rest / stages_left < 1)))
+            throw config_error(kv("model.layers", m.layers) + " minus " + kv("parallel.first_stage_layers", p.first_stage_layers) +
+                               " and " + kv("parallel.last_stage_layers", p.last_stage_layers) +
+                               " does not split evenly (at least one layer each) over the other stages of " + kv("parallel.pp", p.pp));
+        for (auto [f, v] : {std::pair{"parallel.first_stage_layers", p.first_stage_layers}, {"parallel.last_stage_layers", p.last_stage_layers}})
+            if (v % p.vpp != 0) throw config_error(kv(f, v) + " is not a multiple of " + kv("parallel.vpp", p.vpp));
+        if (stages_left > 0 && (rest / stages_left) % p.vpp != 0)
+            throw config_error("layers per middle stage (" + std::to_string(rest / stages_left) + ") is not a multiple of " + kv("parallel.vpp", p.vpp));
+    } else {
+        const auto slots = m.layers + (p.embedding_stage ? 1 : 0) + (p.loss_stage ? 1 : 0);
+        if (slots % (p.pp * p.vpp) != 0)
+            throw config_error(kv("model.layers", m.layers) + (p.embedding_stage ? " + 1 (embedding stage)" : "") +
+                               (p.loss_stage ? " + 1 (loss stage)" : "") + " does not split evenly over " +
+                               kv("parallel.pp", p.pp) + " x " + kv("parallel.vpp", p.vpp));
+        if ((p.embedding_stage || p.loss_stage) && slots / (p.pp * p.vpp) < 1)
+            throw config_error("parallel.embedding_stage/loss_stage: not enough layers in the first/last virtual stage");
+    }
     if (p.vpp > 1 && p.schedule != pipeline_schedule::interleaved)
         throw config_error(kv("parallel.vpp", p.vpp) + " needs parallel.pipeline_schedule=\"interleaved\", not \"" +
                            std::string(to_string(p.schedule)) + "\"");
@@ -350,10 +398,15 @@ inline void validate(const job_spec& j) {
         if (!m.is_moe()) throw config_error(kv("parallel.ep", p.ep) + " needs a mixture-of-experts model (model.moe.experts=0)");
         if (m.moe.experts % p.ep != 0)
             throw config_error(kv("parallel.ep", p.ep) + " does not divide " + kv("model.moe.experts", m.moe.experts));
-        if ((p.dp * p.cp) % p.ep != 0)
-            throw config_error(kv("parallel.ep", p.ep) + " does not divide " + kv("parallel.dp", p.dp) + " x " +
-                               kv("parallel.cp", p.cp));
+        if ((p.dp * p.cp * p.tp) % (p.ep * p.expert_tp()) != 0)
+            throw config_error(kv("parallel.ep", p.ep) + " x etp=" + std::to_string(p.expert_tp()) + " does not divide " +
+                               kv("parallel.dp", p.dp) + " x " + kv("parallel.cp", p.cp) + " x " + kv("parallel.tp", p.tp) +
+                               " (Megatron parallel_state: expert GPUs regroup the dp x cp x tp GPUs of a stage)");
     }
+    if (m.is_moe() && m.expert_ffn() % p.expert_tp() != 0)
+        throw config_error("parallel.etp=" + std::to_string(p.expert_tp()) + " does not divide " +
+                           kv("model.moe.expert_ffn_hidden", m.expert_ffn()));
+    if (p.etp > 0 && !m.is_moe()) throw config_error(kv("parallel.etp", p.etp) + " needs a mixture-of-experts model");
     if (p.sequence_parallel && p.tp < 2)
         throw config_error("parallel.sequence_parallel=true needs parallel.tp>1 (got " + kv("tp", p.tp) + ")");
     if (p.sequence_parallel && t.seq_len % p.tp != 0)
@@ -368,7 +421,7 @@ inline void validate(const job_spec& j) {
     validate_offload(j);
     if (j.runtime.loss_chunks < 1)
         throw config_error(kv("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
-    if (auto why = framework_rejects(j.runtime.framework, p); !why.empty()) throw config_error(why);
+    if (auto why = framework_rejects(j.runtime.framework, p, j.training.optimizer); !why.empty()) throw config_error(why);
 }
 
 }  // namespace frenzy
