@@ -337,6 +337,9 @@ TEST_CASE("the script reader: defaults, arithmetic, arrays, conditions, JSON arg
     const auto q = read_shell_script("A=(\"--y two\")\ntorchrun --nproc_per_node 4 x.py \"${A[@]}\"\n");
     CHECK(q.args == std::vector<std::string>{"--y two"});  // quoted expansion keeps elements whole
     CHECK(torchrun_world_size(q.launcher) == 4);
+    const auto alt = read_shell_script("P=a\nE=\nx.py ${P:+-p} ${E:+-e} ${U+-u}\n");
+    CHECK(alt.args == std::vector<std::string>{"-p"});  // :+ alternate value only for set, non-empty variables
+    CHECK(alt.notes.empty());
     const auto j = megatron_import_text(R"({"num-layers": 2, "hidden-size": 64, "num-attention-heads": 4, "vocab-size": 100,
                                            "swiglu": true, "seq-length": 128, "bf16": true, "lr": 0.1})");
     CHECK(j.job.model.ffn_hidden == 128);  // arguments.py: int((4 x 64 x 2/3) / 64) x 64 = int(2.67) x 64
