@@ -33,7 +33,7 @@ int main() {
     cluster.nodes = {{"a100", "a100-80g", 8, 4}, {"h100", "h100-80g", 8, 2}, {"l40s", "l40s", 8, 4}};
     validate(cluster);
 
-    basic_planner<memory_estimator, step_time_model, divisor_search_space, deadline_then_gpu_hours> planner;
+    planner::with_objective<deadline_then_gpu_hours> planner;  // only the objective replaced; the rest default
     const plan_result r = planner.plan(job, cluster);
     if (r.plans.empty()) {
         std::printf("no feasible plan\n");
@@ -46,8 +46,8 @@ int main() {
                 static_cast<long long>(p.parallel.tp), static_cast<long long>(p.parallel.pp),
                 std::string(to_string(p.parallel.sharding)).c_str(), std::string(to_string(p.parallel.recompute)).c_str(),
                 static_cast<long long>(p.micro_batch));
-    std::printf("        %.1f of %.1f GiB per GPU, %.0f tokens/s, %.1f days, %.0f GPU-hours\n",
-                p.peak_allocated.value / GiB, p.capacity.value / GiB, p.tokens_per_s, p.est_time.value / 86400,
+    std::printf("        %.1f of %.1f GiB usable per GPU, %.0f tokens/s, %.1f days, %.0f GPU-hours\n",
+                p.required.value / GiB, p.capacity.value / GiB, p.tokens_per_s, p.est_time.value / 86400,
                 p.gpu_hours);
     // the launcher's rule holds: the chosen plan meets the deadline if any plan does
     return p.est_time.value <= planner.objective().deadline_s || r.plans.back().est_time.value > planner.objective().deadline_s ? 0 : 1;

@@ -1,6 +1,7 @@
 #pragma once
 // Shared pieces of the frenzy CLI: subcommand registry, the options every subcommand spells the same way (the job,
 // the cluster, --margin, durations, output files), and output helpers. One meaning per option name, everywhere.
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -45,6 +46,41 @@ inline int& exit_code() {
 
 /// Human-readable bytes in GiB with two decimals.
 inline std::string gib(double b) { return fmt::format("{:.2f}", b / (1024.0 * 1024.0 * 1024.0)); }
+
+/// Validator of a whole-number flag: digits only (an optional leading '-'), no overflow past int64 (CLI11's own
+/// conversion saturates silently), within [lo, hi]. The message CLI11 prints names the option.
+inline CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            std::int64_t v = 0;
+            const char* end = text.data() + text.size();
+            const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+            if (ec == std::errc::result_out_of_range) return "\"" + text.substr(0, 40) + "\" is out of range (at most " + std::to_string(hi) + ")";
+            if (ec != std::errc() || ptr != end) return "\"" + text.substr(0, 40) + "\" is not a whole number";
+            if (v < lo || v > hi)
+                return "=" + text + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+            return {};
+        },
+        "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+/// Validator of a finite number in [lo, hi] (NaN and inf rejected; short bounds in the message).
+inline CLI::Validator finite_number(double lo, double hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            double v = 0;
+            std::size_t used = 0;
+            try {
+                v = std::stod(text, &used);
+            } catch (const std::exception&) {
+                return "\"" + text.substr(0, 40) + "\" is not a number";
+            }
+            if (used != text.size()) return "\"" + text.substr(0, 40) + "\" is not a number";
+            if (!std::isfinite(v) || v < lo || v > hi) return "=" + text.substr(0, 40) + fmt::format(" must be a finite number in [{:g}, {:g}]", lo, hi);
+            return {};
+        },
+        fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
+}
 
 /// A duration in seconds from "90", "90s", "30m", "2h", "1.5d" (a bare number is seconds). Finite, >= 0.
 inline double parse_duration(std::string_view text, std::string_view field) {
@@ -117,18 +153,18 @@ inline void add_job_options(CLI::App* c, job_args& a) {
         ->check(CLI::ExistingFile);
     c->add_option("--model", a.model, "Model preset name (`frenzy models` lists them)");
     c->add_option("--hf-config", a.hf_config, "Hugging Face config.json")->check(CLI::ExistingFile);
-    c->add_option("--seq-len", a.seq_len, "Sequence length (default 2048)")->check(CLI::PositiveNumber);
-    c->add_option("--micro-batch", a.micro_batch, "Micro-batch size (default 1)")->check(CLI::PositiveNumber);
-    c->add_option("--global-batch", a.global_batch, "Global batch in sequences (default micro-batch x dp)")->check(CLI::PositiveNumber);
-    c->add_option("--total-tokens", a.total_tokens, "Training budget in tokens (for time, GPU-hours and cost)")->check(CLI::NonNegativeNumber);
+    c->add_option("--seq-len", a.seq_len, "Sequence length (default 2048)")->check(whole_number(1, std::int64_t{1} << 24));
+    c->add_option("--micro-batch", a.micro_batch, "Micro-batch size (default 1)")->check(whole_number(1, std::int64_t{1} << 20));
+    c->add_option("--global-batch", a.global_batch, "Global batch in sequences (default micro-batch x dp)")->check(whole_number(1, std::int64_t{1} << 30));
+    c->add_option("--total-tokens", a.total_tokens, "Training budget in tokens (for time, GPU-hours and cost)")->check(finite_number(0, 1e18));
     c->add_option("--precision", a.precision, "fp32 | fp16-mixed | bf16-mixed | bf16 | fp8-mixed");
     c->add_option("--optimizer", a.optimizer, "adam | adamw | sgd | adafactor");
-    c->add_option("--dp", a.dp, "Data-parallel degree")->check(CLI::PositiveNumber);
-    c->add_option("--tp", a.tp, "Tensor-parallel degree")->check(CLI::PositiveNumber);
-    c->add_option("--pp", a.pp, "Pipeline-parallel degree")->check(CLI::PositiveNumber);
-    c->add_option("--vpp", a.vpp, "Virtual pipeline stages per GPU (interleaved schedule)")->check(CLI::PositiveNumber);
-    c->add_option("--cp", a.cp, "Context-parallel degree")->check(CLI::PositiveNumber);
-    c->add_option("--ep", a.ep, "Expert-parallel degree")->check(CLI::PositiveNumber);
+    c->add_option("--dp", a.dp, "Data-parallel degree")->check(whole_number(1, std::int64_t{1} << 20));
+    c->add_option("--tp", a.tp, "Tensor-parallel degree")->check(whole_number(1, 4096));
+    c->add_option("--pp", a.pp, "Pipeline-parallel degree")->check(whole_number(1, 4096));
+    c->add_option("--vpp", a.vpp, "Virtual pipeline stages per GPU (interleaved schedule)")->check(whole_number(1, 4096));
+    c->add_option("--cp", a.cp, "Context-parallel degree")->check(whole_number(1, 4096));
+    c->add_option("--ep", a.ep, "Expert-parallel degree")->check(whole_number(1, 4096));
     c->add_flag("--sp,--sequence-parallel", a.sp, "Sequence parallelism (needs tp > 1)");
     c->add_option("--sharding", a.sharding, "none | optimizer | gradients | full");
     c->add_option("--recompute", a.recompute, "none | selective | full");

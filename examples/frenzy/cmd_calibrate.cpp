@@ -74,7 +74,7 @@ const frenzy_cli::registrar reg_calibrate{40, [](CLI::App& app) {
     c->add_option("--data", a->data, "Throughput CSV (columns of shared/data/throughput/measured_calibration.csv)")
         ->required()
         ->check(CLI::ExistingFile);
-    c->add_option("--out", a->out, "Write the calibration JSON here");
+    c->add_option("-o,--out", a->out, "Write the calibration JSON here");
     c->add_option("--start", a->start, "Calibration JSON to start from (types without rows keep its values)")
         ->check(CLI::ExistingFile);
     c->add_option("--folds", a->folds, "Cross-validation folds (default 5; 0 = none)")->check(CLI::NonNegativeNumber);

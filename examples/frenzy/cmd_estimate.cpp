@@ -109,15 +109,30 @@ void run_estimate(const estimate_args& a) {
     print_estimate(e);
 }
 
-void run_validate(const std::string& path, bool json, double tolerance) {
+struct validate_args {
+    std::vector<std::string> data;
+    bool json = false, markdown = false;
+    double tolerance = 0;
+};
+
+/// MARP against measurement tables: one row per measured run, predicted with the metric and stage the row states.
+void run_validate(const validate_args& a) {
     using namespace frenzy;
+    if (!(a.tolerance >= 0 && a.tolerance < 10))
+        throw config_error("--tolerance=" + std::to_string(a.tolerance) + " must be a relative error in [0, 10)");
     std::vector<std::string> skipped;
-    const auto rows = read_memory_measurements(path, &skipped);
-    if (rows.empty()) throw config_error(path + ": no measured rows");
+    std::vector<memory_measurement> rows;
+    for (const auto& path : a.data) {
+        auto part = read_memory_measurements(path, &skipped);
+        if (part.empty()) throw config_error(path + ": no measured rows");
+        rows.insert(rows.end(), part.begin(), part.end());
+    }
     const memory_estimator est;
-    nlohmann::json out = nlohmann::json::array();
-    double sum = 0, worst = 0;
-    if (!json)
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    double sum = 0, worst = 0, worst_signed = 0;
+    if (a.markdown)
+        fmt::print("| id | run | metric | measured GiB | predicted GiB | error |\n|---|---|---|---|---|---|\n");
+    else if (!a.json)
         fmt::print("{:<5} {:<9} {:<40} {:>10} {:>10} {:>8}\n", "id", "metric", "run", "measured", "predicted", "error");
     for (const auto& m : rows) {
         const auto r = est.estimate(m.job);
@@ -125,24 +140,27 @@ void run_validate(const std::string& path, bool json, double tolerance) {
         const double pred = m.metric == memory_metric::reserved ? r.peak_reserved.value : st.peak_allocated.value;
         const double err = pred / m.measured.value - 1.0;
         sum += std::fabs(err);
-        worst = std::max(worst, std::fabs(err));
+        if (std::fabs(err) > worst) worst = std::fabs(err), worst_signed = err;
         const char* metric = m.metric == memory_metric::reserved ? "reserved" : m.metric == memory_metric::active ? "active" : "allocated";
-        if (json)
+        if (a.json)
             out.push_back({{"id", m.id}, {"run", m.label}, {"metric", metric}, {"measured_bytes", m.measured.value},
                            {"predicted_bytes", pred}, {"error", err}});
+        else if (a.markdown)
+            fmt::print("| {} | {} | {} | {} | {} | {:+.1f}% |\n", m.id, m.label, metric, frenzy_cli::gib(m.measured.value),
+                       frenzy_cli::gib(pred), 100 * err);
         else
             fmt::print("{:<5} {:<9} {:<40.40} {:>8} G {:>8} G {:>+7.1f}%\n", m.id, metric, m.label,
                        frenzy_cli::gib(m.measured.value), frenzy_cli::gib(pred), 100 * err);
     }
     const double mae = sum / static_cast<double>(rows.size());
-    if (json)
-        fmt::print("{}\n", nlohmann::json{{"rows", out}, {"mean_abs_error", mae}, {"max_abs_error", worst},
-                                          {"skipped", skipped}}.dump(2));
+    if (a.json)
+        fmt::print("{}\n", nlohmann::ordered_json{{"rows", out}, {"mean_abs_error", mae}, {"max_abs_error", worst},
+                                                  {"skipped", skipped}}.dump(2));
     else {
-        fmt::print("\n{} rows: mean absolute error {:.1f}%, worst {:.1f}%\n", rows.size(), 100 * mae, 100 * worst);
-        for (const auto& s : skipped) fmt::print("skipped {}\n", s);
+        fmt::print("\n{} rows: mean absolute error {:.1f}%, worst {:+.1f}%\n", rows.size(), 100 * mae, 100 * worst_signed);
+        for (const auto& s : skipped) fmt::print("{}skipped {}\n", a.markdown ? "- " : "", s);
     }
-    if (tolerance > 0 && worst > tolerance) frenzy_cli::exit_code() = 1;
+    if (a.tolerance > 0 && worst > a.tolerance) frenzy_cli::exit_code() = 1;
 }
 
 const frenzy_cli::registrar reg_estimate{20, [](CLI::App& app) {
@@ -161,15 +179,15 @@ const frenzy_cli::registrar reg_estimate{20, [](CLI::App& app) {
 }};
 
 const frenzy_cli::registrar reg_validate{25, [](CLI::App& app) {
-    auto path = std::make_shared<std::string>();
-    auto json = std::make_shared<bool>(false);
-    auto tol = std::make_shared<double>(0.0);
-    auto* c = app.add_subcommand("validate", "Compare MARP with measured peaks (CSV in the format of "
-                                             "shared/data/memory/measured_calibration.csv)");
-    c->add_option("--data", *path, "CSV of measured runs")->required()->check(CLI::ExistingFile);
-    c->add_option("--tolerance", *tol, "Exit 1 when any row's relative error exceeds this (e.g. 0.12)");
-    c->add_flag("--json", *json, "Machine-readable output");
-    c->callback([path, json, tol] { run_validate(*path, *json, *tol); });
+    auto a = std::make_shared<validate_args>();
+    auto* c = app.add_subcommand("validate", "Compare MARP with measured peak memory (tables in the format of "
+                                             "docs/formats.md, \"Measurement tables\")");
+    c->add_option("--data", a->data, "CSV of measured runs (repeatable)")->required()->check(CLI::ExistingFile);
+    c->add_option("--tolerance", a->tolerance, "Exit 1 when any row's relative error exceeds this (e.g. 0.12)")
+        ->check(frenzy_cli::finite_number(0, 10));
+    c->add_flag("--json", a->json, "Machine-readable output");
+    c->add_flag("--markdown", a->markdown, "A Markdown table (what the README shows)");
+    c->callback([a] { run_validate(*a); });
 }};
 
 }  // namespace

@@ -156,10 +156,10 @@ const frenzy_cli::registrar reg_plan{30, [](CLI::App& app) {
                                         "prices (docs/formats.md); needed for --objective cost");
     c->add_flag("--whole-nodes", a->whole_nodes, "Bill whole nodes: 5 GPUs of an 8-GPU node cost 8");
     c->add_flag("--pin-precision", a->pin_precision, "Never offer another precision on types that lack the job's");
-    c->add_option("--top", a->top, "Show the N best plans (default 10 in the table, all in --json)")->check(CLI::NonNegativeNumber);
+    c->add_option("--top", a->top, "Show the N best plans (default 10 in the table, all in --json)")->check(frenzy_cli::whole_number(0, 1 << 20));
     c->add_option("--calibration", a->calibration, "Calibration JSON from `frenzy calibrate`")->check(CLI::ExistingFile);
     frenzy_cli::add_margin(c, a->margin);
-    c->add_option("--max-gpus", a->max_gpus, "Largest GPU count per plan (default: what the cluster has)")->check(CLI::NonNegativeNumber);
+    c->add_option("--max-gpus", a->max_gpus, "Largest GPU count per plan (default: what the cluster has)")->check(frenzy_cli::whole_number(0, std::int64_t{1} << 24));
     c->add_flag("--tp-across-nodes", a->tp_across_nodes, "Allow tensor parallelism to span nodes");
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
     c->callback([a] { run_plan(*a); });

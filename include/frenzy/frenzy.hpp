@@ -1,9 +1,11 @@
 #pragma once
 // Umbrella header: everything except the GLPK-based baselines (frenzy/sched/gavel*.hpp, frenzy/sched/sia*.hpp),
-// which need frenzy::glpk.
+// which need frenzy::glpk, and the calibration fit (frenzy/perf/calibration.hpp), which needs Eigen: light to
+// include (no Eigen), in the manner of Eigen's own split between light and heavy headers.
 #include "frenzy/version.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/units.hpp"
+#include "frenzy/core/suggest.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/model/hf_config.hpp"
@@ -11,11 +13,13 @@
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/memory/estimator.hpp"
+#include "frenzy/memory/fit.hpp"
 #include "frenzy/perf/flops.hpp"
 #include "frenzy/perf/step_time.hpp"
-#include "frenzy/perf/calibration.hpp"
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/plan/planner.hpp"
+#include "frenzy/plan/estimate.hpp"
+#include "frenzy/plan/prices.hpp"
 #include "frenzy/sched/cluster_state.hpp"
 #include "frenzy/sched/scheduler.hpp"
 #include "frenzy/sched/placement.hpp"
@@ -28,3 +32,4 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/measurements_csv.hpp"
+#include "frenzy/io/result_json.hpp"

@@ -200,3 +200,52 @@ TEST_CASE("validate(transformer_spec) names the field and the rule") {
         CHECK_THAT(error_of(m), Contains("model.moe.experts=0"));
     }
 }
+
+TEST_CASE("architecture fields of the 2024-2026 families") {
+    SECTION("interleaved MoE layers: closed-form count and membership") {
+        transformer_spec m = preset("mixtral-8x7b");
+        m.moe.layer_step = 2;  // layers 1, 3, 5, ... are MoE (Llama 4 Maverick's rule)
+        CHECK(m.moe_layers() == 16);
+        CHECK(m.moe_layers_below(5) == 2);  // layers 1 and 3
+        CHECK_FALSE(m.is_moe_layer(4));
+        CHECK(m.is_moe_layer(5));
+        m.moe.dense_layers = 3;  // then layers 4, 6, ... (every second after the dense prefix)
+        CHECK(m.moe_layers() == 14);  // (32 - 3) / 2
+        CHECK(m.is_moe_layer(4));
+        m.moe.layer_step = 40;
+        CHECK_THROWS_WITH(validate(m), Catch::Matchers::Contains("model.moe.layer_step=40 leaves no MoE layer"));
+    }
+    SECTION("parallel attention: one norm a layer unless given") {
+        transformer_spec m = preset("gpt2");
+        const double two = count_parameters(m, m.vocab, 1024).layer_norms;
+        m.parallel_attention = true;
+        CHECK(count_parameters(m, m.vocab, 1024).layer_norms == two / 2);  // one LayerNorm (2 x 768)
+        m.norms_per_layer = 4;
+        CHECK(count_parameters(m, m.vocab, 1024).layer_norms == 2 * two);
+    }
+    SECTION("GeGLU is gated: three MLP matrices") {
+        transformer_spec m = preset("llama-2-7b");
+        const double swiglu = count_parameters(m, m.vocab, 0).dense_mlp;
+        m.activation = activation::geglu;
+        CHECK(is_gated(m.activation));
+        CHECK(count_parameters(m, m.vocab, 0).dense_mlp == swiglu);  // 3 x 4096 x 11008
+    }
+    SECTION("sliding windows shorten the mean attention span") {
+        transformer_spec m = preset("gemma-2-9b");
+        // 42 layers, every 2nd global: 21 x 8192 + 21 x 4096 keys at s = 8192 -> 6144 on average.
+        CHECK(mean_attention_span(m, 8192) == 6144.0);
+        CHECK(mean_attention_span(m, 4096) == 4096.0);  // window >= s: no effect
+    }
+}
+
+TEST_CASE("MLA: GEMM weights and widths") {
+    const auto& m = preset("deepseek-v2-lite");
+    // q 2048 x 16 x 192 + kv_a 2048 x (512 + 64) + kv_b 512 x 16 x (128 + 128) + o 16 x 128 x 2048 = 13,762,560
+    CHECK(attention_weights(m) == 13762560.0);
+    CHECK(m.q_width() == 3072);
+    CHECK(m.v_width() == 2048);
+    const auto& v3 = preset("deepseek-v3");
+    // with the q low-rank pair: 7168 x 1536 + 1536 x 128 x 192 + 7168 x 576 + 512 x 128 x 256 + 128 x 128 x 7168
+    CHECK(attention_weights(v3) ==
+          7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168);
+}

@@ -29,22 +29,23 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
     return at(n, m);
 }
 
-/// The known names closest to `name`, within a third of its length (at least 2 edits), best first; a known name
-/// that contains `name` (or the reverse, for names of 3+ characters) counts too. At most `limit` names.
+/// The known names closest to `name`, best first: those within a third of its length in edits (at least 2), a
+/// known name containing `name` (an abbreviation of 3+ characters) counting as half an edit; only those
+/// within one edit of the best; at most `limit`.
 inline std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& known,
                                               std::size_t limit = 3) {
-    std::vector<std::pair<std::size_t, std::string>> scored;
-    const std::size_t budget = std::max<std::size_t>(2, name.size() / 3);
+    std::vector<std::pair<double, std::string>> scored;
+    const double budget = static_cast<double>(std::max<std::size_t>(2, name.size() / 3));
     for (const auto& k : known) {
-        std::size_t dist = edit_distance(name, k);
-        if (name.size() >= 3 && (k.find(name) != std::string::npos || name.find(k) != std::string_view::npos))
-            dist = std::min(dist, budget);
+        double dist = static_cast<double>(edit_distance(name, k));
+        if (name.size() >= 3 && k.find(name) != std::string::npos)
+            dist = std::min(dist, 0.5);
         if (dist <= budget) scored.emplace_back(dist, k);
     }
     std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     std::vector<std::string> out;
     for (const auto& [dist, k] : scored)
-        if (out.size() < limit) out.push_back(k);
+        if (out.size() < limit && dist <= scored.front().first + 1.0) out.push_back(k);
     return out;
 }
 

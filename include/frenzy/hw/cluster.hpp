@@ -1,5 +1,6 @@
 #pragma once
 // Cluster inventory: node groups of one GPU type each.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,11 +30,27 @@ struct cluster_spec {
     }
 };
 
-/// Default inter-node bandwidth of a node group, GB/s: 8x200 Gb/s InfiniBand for NVLink/HBM nodes
-/// (DGX A100/H100 class: 200 GB/s), 100 Gb/s Ethernet (12.5 GB/s) for PCIe nodes.
+/// Default network (NIC) bandwidth per GPU, GB/s, of the reference system of a GPU's class: DGX A100 has one
+/// 200 Gb/s HDR InfiniBand NIC per GPU (25 GB/s), DGX H100/H200/B200 and MI300X platforms one 400 Gb/s NDR NIC per
+/// GPU (50 GB/s), GB300 NVL72 one 800 Gb/s ConnectX-8 per GPU (100 GB/s) (NVIDIA DGX A100/H100/B200 and GB300
+/// NVL72 datasheets; AMD Instinct MI300X platform brief); older NVLink systems (DGX-1/2) 100 Gb/s EDR (12.5 GB/s);
+/// PCIe servers share one 100 Gb/s Ethernet port per node.
+inline double default_nic_gbps_per_gpu(const gpu_type& t) {
+    if (t.link == "nvlink3") return 25.0;
+    if (t.link == "nvlink4" || t.link == "infinity-fabric") return 50.0;
+    if (t.link == "nvlink5") return t.chip == "gb110" ? 100.0 : 50.0;
+    return 12.5;
+}
+/// Default inter-node bandwidth of a node of `gpus_per_node` GPUs of type `t`, GB/s: the per-GPU NICs above, or
+/// one 100 Gb/s Ethernet port (12.5 GB/s) for PCIe nodes.
+inline double default_network_gbps(const gpu_type& t, int gpus_per_node) {
+    if (!t.nvlink()) return 12.5;
+    return default_nic_gbps_per_gpu(t) * static_cast<double>(std::max(1, gpus_per_node));
+}
+/// Inter-node bandwidth of a node group, GB/s: its own `network_gbps`, else the default of its GPU class.
 inline double network_gbps(const node_group& g, const gpu_type& t) {
     if (g.network_gbps > 0) return g.network_gbps;
-    return t.nvlink() ? 200.0 : 12.5;
+    return default_network_gbps(t, g.gpus_per_node);
 }
 
 inline void validate(const cluster_spec& c) {

@@ -26,7 +26,9 @@ struct gpu_type {
     double mem_bw_gbps = 0;    ///< GB/s
     std::string link;          ///< intra-node path: nvlink2..5, pcie3..5, infinity-fabric
     double link_gbps = 0;      ///< total bidirectional GB/s per GPU over that path
-    int gpus_per_node = 8;     ///< typical node size
+    int gpus_per_node = 8;     ///< typical node size (GB200/GB300: the 72-GPU NVLink domain of an NVL72 rack)
+    double fp4_tflops = 0;     ///< 0 = no fp4 tensor cores (Blackwell has them)
+    std::string chip;          ///< silicon family (e.g. "gh100"): types of one chip share calibrated efficiencies
     bool operator==(const gpu_type&) const = default;
 
     bytes memory() const { return bytes{memory_mib * MiB}; }
@@ -39,36 +41,71 @@ struct gpu_type {
             case precision::bf16_mixed:
             case precision::bf16: return bf16_tflops * 1e12;
             case precision::fp8_mixed: return (fp8_tflops > 0 ? fp8_tflops : 0) * 1e12;
+            case precision::fp4_mixed: return (fp4_tflops > 0 ? fp4_tflops : 0) * 1e12;
         }
         return 0;
     }
+    /// Dense peak of what a precision runs outside its GEMMs (attention core, element-wise work): bf16 for the
+    /// fp8/fp4 recipes (Transformer Engine keeps DotProductAttention in bf16 unless fp8_dpa is set,
+    /// transformer_engine/common/recipe/__init__.py), else the GEMM peak; fp16 where the type has no bf16.
+    double non_gemm_peak_flops(precision p) const {
+        if (p != precision::fp8_mixed && p != precision::fp4_mixed) return peak_flops(p);
+        return (bf16_tflops > 0 ? bf16_tflops : fp16_tflops) * 1e12;
+    }
+    /// Whether a precision runs its GEMMs in a low-precision format with per-tensor scaling (fp8, fp4).
+    static bool scaled_gemms(precision p) { return p == precision::fp8_mixed || p == precision::fp4_mixed; }
 };
 
 namespace detail {
-// name, product, memory_mib, bf16, fp16, fp32, fp8, mem_bw, link, link_gbps, gpus_per_node.
-// Values from ../shared/data/gpus.csv (vendor datasheets; "~" entries there are approximate).
+// name, product, memory_mib, bf16, fp16, fp32, fp8, mem_bw (GB/s), link, link_gbps (bidirectional per GPU),
+// gpus_per_node, fp4, chip. Dense peaks (no 2:4 sparsity). Rows up to b200 and mi300x follow ../shared/data/gpus.csv
+// (vendor datasheets; "~" entries there are approximate); the source of every other figure is given per row.
 inline const std::vector<gpu_type>& builtin_gpus() {
     static const std::vector<gpu_type> v{
-        {"p100-16g", "Tesla P100-SXM2-16GB", 16280, 0, 21.2, 10.6, 0, 732, "nvlink1", 160, 8},
-        {"v100-16g", "Tesla V100-SXM2-16GB", 16160, 0, 125, 15.7, 0, 900, "nvlink2", 300, 8},
-        {"v100-32g", "Tesla V100-SXM2-32GB", 32510, 0, 125, 15.7, 0, 900, "nvlink2", 300, 8},
-        {"t4", "Tesla T4", 15360, 0, 65, 8.1, 0, 320, "pcie3", 32, 4},
-        {"rtx-2080ti", "GeForce RTX 2080 Ti", 11264, 0, 53.8, 13.4, 0, 616, "pcie3", 32, 8},
-        {"quadro-rtx-6000", "Quadro RTX 6000", 24576, 0, 130.5, 16.3, 0, 672, "pcie3", 32, 8},
-        {"titan-rtx", "TITAN RTX", 24576, 0, 130.5, 16.3, 0, 672, "pcie3", 32, 8},
-        {"a10", "NVIDIA A10", 23028, 125, 125, 31.2, 0, 600, "pcie4", 64, 4},
-        {"l4", "NVIDIA L4", 23034, 121, 121, 30.3, 0, 300, "pcie4", 64, 8},
-        {"rtx-3090", "GeForce RTX 3090", 24576, 71, 71, 35.6, 0, 936, "pcie4", 64, 8},
-        {"rtx-4090", "GeForce RTX 4090", 24564, 165.2, 165.2, 82.6, 0, 1008, "pcie4", 64, 8},
-        {"l40s", "NVIDIA L40S", 46068, 362, 362, 91.6, 0, 864, "pcie4", 64, 8},
-        {"a100-40g", "A100-SXM4-40GB", 40960, 312, 312, 19.5, 0, 1555, "nvlink3", 600, 8},
-        {"a100-80g", "A100-SXM4-80GB", 81920, 312, 312, 19.5, 0, 2039, "nvlink3", 600, 8},
-        {"a100-80g-pcie", "A100 80GB PCIe", 81920, 312, 312, 19.5, 0, 1935, "pcie4", 64, 8},
-        {"h100-80g", "H100 80GB HBM3 (SXM5)", 81559, 989, 989, 67, 1979, 3350, "nvlink4", 900, 8},
-        {"h100-pcie", "H100 PCIe", 81559, 756, 756, 51, 1513, 2000, "pcie5", 128, 8},
-        {"h200", "H200 (SXM)", 143771, 989, 989, 67, 1979, 4800, "nvlink4", 900, 8},
-        {"b200", "B200", 183359, 2250, 2250, 75, 4500, 8000, "nvlink5", 1800, 8},
-        {"mi300x", "AMD Instinct MI300X", 196592, 1307, 1307, 163.4, 2615, 5300, "infinity-fabric", 896, 8},
+        {"p100-16g", "Tesla P100-SXM2-16GB", 16280, 0, 21.2, 10.6, 0, 732, "nvlink1", 160, 8, 0, "gp100"},
+        {"v100-16g", "Tesla V100-SXM2-16GB", 16160, 0, 125, 15.7, 0, 900, "nvlink2", 300, 8, 0, "gv100"},
+        {"v100-32g", "Tesla V100-SXM2-32GB", 32510, 0, 125, 15.7, 0, 900, "nvlink2", 300, 8, 0, "gv100"},
+        {"t4", "Tesla T4", 15360, 0, 65, 8.1, 0, 320, "pcie3", 32, 4, 0, "tu104"},
+        {"rtx-2080ti", "GeForce RTX 2080 Ti", 11264, 0, 53.8, 13.4, 0, 616, "pcie3", 32, 8, 0, "tu102"},
+        {"quadro-rtx-6000", "Quadro RTX 6000", 24576, 0, 130.5, 16.3, 0, 672, "pcie3", 32, 8, 0, "tu102"},
+        {"titan-rtx", "TITAN RTX", 24576, 0, 130.5, 16.3, 0, 672, "pcie3", 32, 8, 0, "tu102"},
+        {"a10", "NVIDIA A10", 23028, 125, 125, 31.2, 0, 600, "pcie4", 64, 4, 0, "ga102"},
+        // L4 datasheet: fp8 485.5 TFLOPS with sparsity -> 242.8 dense
+        {"l4", "NVIDIA L4", 23034, 121, 121, 30.3, 242.8, 300, "pcie4", 64, 8, 0, "ad104"},
+        {"rtx-3090", "GeForce RTX 3090", 24576, 71, 71, 35.6, 0, 936, "pcie4", 64, 8, 0, "ga102"},
+        {"rtx-4090", "GeForce RTX 4090", 24564, 165.2, 165.2, 82.6, 0, 1008, "pcie4", 64, 8, 0, "ad102"},
+        // L40S datasheet (NVIDIA L40S product brief, 2023): 48 GB GDDR6, 864 GB/s, bf16 362.05 / fp8 733 dense
+        // (724 / 1466 with sparsity), fp32 91.6, PCIe Gen4 x16 (64 GB/s bidirectional), no NVLink
+        {"l40s", "NVIDIA L40S", 46068, 362, 362, 91.6, 733, 864, "pcie4", 64, 8, 0, "ad102"},
+        {"a100-40g", "A100-SXM4-40GB", 40960, 312, 312, 19.5, 0, 1555, "nvlink3", 600, 8, 0, "ga100"},
+        {"a100-80g", "A100-SXM4-80GB", 81920, 312, 312, 19.5, 0, 2039, "nvlink3", 600, 8, 0, "ga100"},
+        {"a100-80g-pcie", "A100 80GB PCIe", 81920, 312, 312, 19.5, 0, 1935, "pcie4", 64, 8, 0, "ga100"},
+        {"h100-80g", "H100 80GB HBM3 (SXM5)", 81559, 989, 989, 67, 1979, 3350, "nvlink4", 900, 8, 0, "gh100"},
+        {"h100-pcie", "H100 PCIe", 81559, 756, 756, 51, 1513, 2000, "pcie5", 128, 8, 0, "gh100"},
+        // H200 datasheet (NVIDIA H200 Tensor Core GPU, 2024): SXM 141 GB HBM3e, 4.8 TB/s, bf16 989 / fp8 1979
+        // dense (1979 / 3958 sparse), fp32 67, NVLink 900 GB/s
+        {"h200", "H200 (SXM)", 143771, 989, 989, 67, 1979, 4800, "nvlink4", 900, 8, 0, "gh100"},
+        // same datasheet, H200 NVL (PCIe card): bf16 835 / fp8 1671 dense (1671 / 3341 sparse), fp32 60, 4.8 TB/s;
+        // its NVLink bridge joins only 2 or 4 cards, so the node-wide path is PCIe Gen5 (128 GB/s bidirectional)
+        {"h200-nvl", "H200 NVL", 143771, 835, 835, 60, 1671, 4800, "pcie5", 128, 8, 0, "gh100"},
+        // H20 (export Hopper, NVIDIA HGX H20 spec as published by OEMs, 2024): 96 GB HBM3, 4.0 TB/s, bf16 148 /
+        // fp8 296 dense, fp32 44, NVLink 900 GB/s
+        {"h20", "H20", 97871, 148, 148, 44, 296, 4000, "nvlink4", 900, 8, 0, "gh100"},
+        // B200 (DGX B200 datasheet: 72 PF fp8 / 144 PF fp4 sparse per 8 GPUs -> 4.5 / 9 PF dense per GPU; bf16
+        // 2.25 PF dense; 8 TB/s; NVLink 5 1.8 TB/s); memory as exposed in DGX B200 (gpus.csv)
+        {"b200", "B200", 183359, 2250, 2250, 75, 4500, 8000, "nvlink5", 1800, 8, 9000, "gb100"},
+        // GB200 NVL72 datasheet (per rack of 72 GPUs: fp4 1440 PF, fp8 720 PF, bf16 360 PF with sparsity; fp32
+        // 5760 TF; 13.4 TB HBM3e at 576 TB/s; NVLink 5 1.8 TB/s per GPU in one 72-GPU domain) -> per GPU dense:
+        // fp4 10 PF, fp8 5 PF, bf16 2.5 PF, fp32 80 TF, 186 GB (177,383 MiB), 8 TB/s
+        {"gb200", "GB200 (NVL72)", 177383, 2500, 2500, 80, 5000, 8000, "nvlink5", 1800, 72, 10000, "gb100"},
+        // GB300 NVL72 datasheet (Blackwell Ultra, per rack: fp4 1080 PF dense, fp8 720 PF and bf16 360 PF with
+        // sparsity, fp32 6 PF; 20.7 TB HBM3e at 576 TB/s; NVLink 5 1.8 TB/s) -> per GPU dense: fp4 15 PF,
+        // fp8 5 PF, bf16 2.5 PF, fp32 83 TF, 288 GB (274,658 MiB), 8 TB/s
+        {"gb300", "GB300 (NVL72)", 274658, 2500, 2500, 83, 5000, 8000, "nvlink5", 1800, 72, 15000, "gb110"},
+        {"mi300x", "AMD Instinct MI300X", 196592, 1307, 1307, 163.4, 2615, 5300, "infinity-fabric", 896, 8, 0, "cdna3"},
+        // AMD Instinct MI325X datasheet (2024): 256 GB HBM3E, 6 TB/s, bf16 1307.4 / fp8 2614.9 dense, fp32 163.4,
+        // Infinity Fabric 896 GB/s (7 links x 128 GB/s)
+        {"mi325x", "AMD Instinct MI325X", 262144, 1307.4, 1307.4, 163.4, 2614.9, 6000, "infinity-fabric", 896, 8, 0, "cdna3"},
     };
     return v;
 }
@@ -108,7 +145,7 @@ public:
         if (!(t.memory_mib > 0)) throw config_error(f + "memory_mib must be positive");
         if (!(t.fp16_tflops > 0 || t.bf16_tflops > 0 || t.fp32_tflops > 0))
             throw config_error(f + "needs at least one of bf16_tflops, fp16_tflops, fp32_tflops > 0");
-        if (t.bf16_tflops < 0 || t.fp16_tflops < 0 || t.fp32_tflops < 0 || t.fp8_tflops < 0)
+        if (t.bf16_tflops < 0 || t.fp16_tflops < 0 || t.fp32_tflops < 0 || t.fp8_tflops < 0 || t.fp4_tflops < 0)
             throw config_error(f + "TFLOPS must not be negative");
         if (!(t.mem_bw_gbps > 0)) throw config_error(f + "mem_bw_gbps must be positive");
         if (!(t.link_gbps > 0)) throw config_error(f + "link_gbps must be positive");

@@ -26,6 +26,8 @@ inline gpu_type gpu_type_from_json(const nlohmann::json& j, const std::string& p
     r.get("fp16_tflops", t.fp16_tflops);
     r.get("fp32_tflops", t.fp32_tflops);
     r.get("fp8_tflops", t.fp8_tflops);
+    r.get("fp4_tflops", t.fp4_tflops);
+    r.get("chip", t.chip);
     r.get("mem_bw_gbps", t.mem_bw_gbps);
     r.get("link", t.link);
     r.get("link_gbps", t.link_gbps);
@@ -116,7 +118,14 @@ inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catal
         const bool shaped = x2 != std::string_view::npos && x2 > 0 &&
                             rest.substr(0, x2).find_first_not_of("0123456789") == std::string_view::npos;
         const auto type = shaped ? rest.substr(x2 + 1) : rest;
-        const auto& t = c.catalog.at(type, "--gpus type");
+        const auto* found = c.catalog.find(type);
+        if (!found) {
+            std::vector<std::string> names;
+            for (const auto& k : c.catalog.types()) names.push_back(k.name);
+            throw config_error("--gpus=\"" + std::string(spec) + "\": \"" + std::string(type) + "\" is not a known GPU type" +
+                               detail::did_you_mean(type, names) + "; `frenzy gpus` lists them");
+        }
+        const auto& t = *found;
         node_group g;
         g.name = std::string(type);
         g.gpu = std::string(type);
@@ -146,7 +155,7 @@ inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catal
 
 inline nlohmann::json to_json(const gpu_type& t) {
     return {{"name", t.name}, {"product", t.product}, {"memory_mib", t.memory_mib}, {"bf16_tflops", t.bf16_tflops},
-            {"fp16_tflops", t.fp16_tflops}, {"fp32_tflops", t.fp32_tflops}, {"fp8_tflops", t.fp8_tflops},
+            {"fp16_tflops", t.fp16_tflops}, {"fp32_tflops", t.fp32_tflops}, {"fp8_tflops", t.fp8_tflops}, {"fp4_tflops", t.fp4_tflops}, {"chip", t.chip},
             {"mem_bw_gbps", t.mem_bw_gbps}, {"link", t.link}, {"link_gbps", t.link_gbps},
             {"gpus_per_node", t.gpus_per_node}};
 }

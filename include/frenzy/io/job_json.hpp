@@ -30,6 +30,20 @@ inline void read_model_fields(detail::object_reader& r, transformer_spec& m) {
     r.get("bias", m.bias);
     r.get("qkv_bias", m.qkv_bias);
     r.get("embedding_norm", m.embedding_norm);
+    r.get("parallel_attention", m.parallel_attention);
+    r.get("norms_per_layer", m.norms_per_layer);
+    r.get("sliding_window", m.sliding_window);
+    r.get("global_layer_every", m.global_layer_every);
+    r.get("final_logit_softcap", m.final_logit_softcap);
+    if (r.has("mla") && !r.raw("mla").is_null()) {
+        detail::object_reader a(r.raw("mla"), r.field("mla"));
+        a.get("q_lora_rank", m.mla.q_lora_rank);
+        a.get("kv_lora_rank", m.mla.kv_lora_rank);
+        a.get("qk_nope_head_dim", m.mla.qk_nope_head_dim);
+        a.get("qk_rope_head_dim", m.mla.qk_rope_head_dim);
+        a.get("v_head_dim", m.mla.v_head_dim);
+        a.finish();
+    }
     if (r.has("moe") && !r.raw("moe").is_null()) {
         detail::object_reader e(r.raw("moe"), r.field("moe"));
         e.get("experts", m.moe.experts);
@@ -37,6 +51,7 @@ inline void read_model_fields(detail::object_reader& r, transformer_spec& m) {
         e.get("expert_ffn_hidden", m.moe.expert_ffn_hidden);
         e.get("shared_experts", m.moe.shared_experts);
         e.get("dense_layers", m.moe.dense_layers);
+        e.get("layer_step", m.moe.layer_step);
         e.finish();
     }
 }
@@ -59,6 +74,46 @@ inline transformer_spec model_from_json(const nlohmann::json& j, const std::stri
     return m;
 }
 
+/// `training.finetune`: {"method": "full"|"freeze"|"lora"|"qlora", "rank", "alpha", "target_modules": [...],
+/// "frozen_layers"}.
+inline finetune_spec finetune_from_json(const nlohmann::json& j) {
+    detail::object_reader r(j, "training.finetune");
+    finetune_spec f;
+    r.get("method", f.method);
+    r.get("rank", f.rank);
+    r.get("alpha", f.alpha);
+    r.get("frozen_layers", f.frozen_layers);
+    r.get("dropout", f.dropout);
+    r.get("qlora_saves_inputs", f.qlora_saves_inputs);
+    r.get("double_quant", f.double_quant);
+    if (r.has("target_modules") && !r.raw("target_modules").is_null()) {
+        const auto& a = r.raw("target_modules");
+        if (!a.is_array()) throw config_error("training.finetune.target_modules=" + a.dump() + " must be an array of names");
+        f.targets = 0;
+        for (const auto& e : a) {
+            const std::string name = e.is_string() ? e.get<std::string>() : e.dump();
+            unsigned bit = 0;
+            for (const auto& [b, n] : lora_target_names)
+                if (n == name) bit = b;
+            if (bit == 0 || !e.is_string())
+                throw config_error("training.finetune.target_modules: \"" + name +
+                                   "\" is not one of: q | k | v | o | gate | up | down");
+            f.targets |= bit;
+        }
+    }
+    r.finish();
+    return f;
+}
+
+inline nlohmann::json to_json(const finetune_spec& f) {
+    nlohmann::json targets = nlohmann::json::array();
+    for (const auto& [b, n] : lora_target_names)
+        if (f.targets & b) targets.push_back(n);
+    return {{"method", to_string(f.method)}, {"rank", f.rank}, {"alpha", f.alpha}, {"target_modules", targets},
+            {"frozen_layers", f.frozen_layers}, {"dropout", f.dropout}, {"qlora_saves_inputs", f.qlora_saves_inputs},
+            {"double_quant", f.double_quant}};
+}
+
 inline training_spec training_from_json(const nlohmann::json& j) {
     detail::object_reader r(j, "training");
     training_spec t;
@@ -69,6 +124,7 @@ inline training_spec training_from_json(const nlohmann::json& j) {
     r.get("optimizer", t.optimizer);
     r.get("total_tokens", t.total_tokens);
     r.get("checkpoint_interval_s", t.checkpoint_interval_s);
+    if (r.has("finetune") && !r.raw("finetune").is_null()) t.finetune = finetune_from_json(r.raw("finetune"));
     r.finish();
     return t;
 }
@@ -97,7 +153,16 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     r.get("attention", rt.attention);
     r.get("compile", rt.compile);
     r.get("loss_chunks", rt.loss_chunks);
+    r.get("tp_comm_overlap", rt.tp_comm_overlap);
+    r.get("overlap_grad_reduce", rt.overlap_grad_reduce);
     r.get("optimizer_impl", rt.optimizer);
+    if (r.has("offload") && !r.raw("offload").is_null()) {  // {"optimizer": bool, "parameters": bool, "activations": bool}
+        detail::object_reader o(r.raw("offload"), "runtime.offload");
+        o.get("optimizer", rt.offload.optimizer);
+        o.get("parameters", rt.offload.parameters);
+        o.get("activations", rt.offload.activations);
+        o.finish();
+    }
     r.finish();
     return rt;
 }
@@ -150,6 +215,7 @@ inline parsed_job job_from_json(const nlohmann::json& j) {
     r.finish();
     if (out.job.name.empty()) out.job.name = out.job.model.name;
     validate(out.job.training);
+    validate_finetune(out.job);
     if (out.has_parallel) validate(out.job);
     out.stated = stated_constraints(j, out.job);
     return out;
@@ -169,10 +235,18 @@ inline nlohmann::json to_json(const transformer_spec& m) {
                      {"activation", to_string(m.activation)}, {"vocab", m.vocab},
                      {"tied_embeddings", m.tied_embeddings}, {"position_embedding", to_string(m.position_embedding)},
                      {"max_positions", m.max_positions}, {"norm", to_string(m.norm)}, {"bias", m.bias},
-                     {"qkv_bias", m.qkv_bias}, {"embedding_norm", m.embedding_norm}};
+                     {"qkv_bias", m.qkv_bias}, {"embedding_norm", m.embedding_norm},
+                     {"parallel_attention", m.parallel_attention}, {"norms_per_layer", m.norms_per_layer},
+                     {"sliding_window", m.sliding_window}, {"global_layer_every", m.global_layer_every},
+                     {"final_logit_softcap", m.final_logit_softcap}};
     if (m.is_moe())
         j["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.top_k}, {"expert_ffn_hidden", m.expert_ffn()},
-                    {"shared_experts", m.moe.shared_experts}, {"dense_layers", m.moe.dense_layers}};
+                    {"shared_experts", m.moe.shared_experts}, {"dense_layers", m.moe.dense_layers},
+                    {"layer_step", m.moe.layer_step}};
+    if (m.is_mla())
+        j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank}, {"kv_lora_rank", m.mla.kv_lora_rank},
+                    {"qk_nope_head_dim", m.mla.qk_nope_head_dim}, {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                    {"v_head_dim", m.mla.v_head_dim}};
     return j;
 }
 
@@ -185,7 +259,8 @@ inline nlohmann::json to_json(const parallel_config& p) {
 inline nlohmann::json to_json(const training_spec& t) {
     return {{"seq_len", t.seq_len}, {"micro_batch", t.micro_batch}, {"global_batch", t.global_batch},
             {"precision", to_string(t.precision)}, {"optimizer", to_string(t.optimizer)},
-            {"total_tokens", t.total_tokens}, {"checkpoint_interval_s", t.checkpoint_interval_s}};
+            {"total_tokens", t.total_tokens}, {"checkpoint_interval_s", t.checkpoint_interval_s},
+            {"finetune", to_json(t.finetune)}};
 }
 
 inline nlohmann::json to_json(const job_spec& j) {
@@ -193,7 +268,11 @@ inline nlohmann::json to_json(const job_spec& j) {
             {"parallel", to_json(j.parallel)},
             {"runtime", {{"framework", to_string(j.runtime.framework)}, {"attention", to_string(j.runtime.attention)},
                          {"compile", j.runtime.compile}, {"loss_chunks", j.runtime.loss_chunks},
-                         {"optimizer_impl", to_string(j.runtime.optimizer)}}}};
+                         {"tp_comm_overlap", j.runtime.tp_comm_overlap}, {"overlap_grad_reduce", j.runtime.overlap_grad_reduce},
+                         {"optimizer_impl", to_string(j.runtime.optimizer)},
+                         {"offload", {{"optimizer", j.runtime.offload.optimizer},
+                                      {"parameters", j.runtime.offload.parameters},
+                                      {"activations", j.runtime.offload.activations}}}}}};
 }
 
 /// ADL hooks for nlohmann::json: `nlohmann::json j = job;` and `j.get<frenzy::job_spec>()`.

@@ -6,6 +6,7 @@
 #include "frenzy/memory/breakdown.hpp"
 #include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/memory/layout.hpp"
+#include "frenzy/memory/methods.hpp"
 #include "frenzy/memory/model_states.hpp"
 #include "frenzy/memory/overheads.hpp"
 #include "frenzy/train/job.hpp"
@@ -18,6 +19,11 @@ template <ModelStatePolicy S = sharded_model_states, ActivationPolicy A = transf
           OverheadPolicy O = framework_overheads>
 class basic_memory_estimator {
 public:
+    /// Replace one policy, keep the others: `memory_estimator::with_overheads<my_overheads>`.
+    template <ModelStatePolicy S2> using with_model_states = basic_memory_estimator<S2, A, O>;
+    template <ActivationPolicy A2> using with_activations = basic_memory_estimator<S, A2, O>;
+    template <OverheadPolicy O2> using with_overheads = basic_memory_estimator<S, A, O2>;
+
     basic_memory_estimator() = default;
     basic_memory_estimator(S s, A a, O o) : states_(std::move(s)), acts_(std::move(a)), over_(std::move(o)) {}
 
@@ -35,9 +41,12 @@ public:
         }
         double best_reserved = 0;
         for (const auto& l : layouts) {
-            const auto ms = states_.model_states(j, l, f);
-            const auto act = acts_.activations(j, l, f);
-            const auto ov = over_.temporaries(j, l, f, ms);
+            // Training methods and architecture extras (memory/methods.hpp: LoRA/QLoRA, frozen layers, 8-bit Adam,
+            // offload, fp8, parallel attention, MLA) adjust the policies' answers; identity for plain jobs.
+            const auto ms = method_model_states(j, l, f, states_.model_states(j, l, f));
+            const auto act = method_activations(j, l, f, acts_.activations(j, l, f));
+            auto ov = over_.temporaries(j, l, f, ms);
+            ov.train += bytes{method_temporaries(j, l, f)};
             // Gradients exist at the forward/loss peak when kept in persistent buffers or when earlier micro-batches
             // of the step have accumulated into them; otherwise they appear during backward as activations go.
             // With the optimizer fused into backward the gradients never exist together and there is no step phase.
@@ -81,7 +90,7 @@ public:
     bytes lower_bound(const job_spec& j, const framework_profile& f) const {
         double floor = 0;
         for (const auto& l : stage_layouts(j, f)) {
-            const auto ms = states_.model_states(j, l, f);
+            const auto ms = method_model_states(j, l, f, states_.model_states(j, l, f));
             const bytes b = ms.weights + ms.optimizer + (f.optimizer_in_backward ? bytes{} : ms.gradients);
             floor = std::max(floor, b.value);
         }

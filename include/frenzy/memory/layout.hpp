@@ -61,7 +61,7 @@ inline std::vector<stage_layout> stage_layouts(const job_spec& j, const framewor
             const std::int64_t begin = (s + v * p.pp) * chunk;
             for (std::int64_t layer = begin; layer < begin + chunk; ++layer) {
                 ++l.layers;
-                const bool moe = m.is_moe() && layer >= m.moe.dense_layers;
+                const bool moe = m.is_moe_layer(layer);  // dense prefix + interleave step (model/transformer.hpp)
                 l.dense_params += attn + c.layer_norms;
                 if (moe) {
                     ++l.moe_layers;

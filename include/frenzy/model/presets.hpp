@@ -77,6 +77,45 @@ inline transformer_spec with_moe(transformer_spec s, moe_spec m) {
     return s;
 }
 
+/// Gemma: a LLaMA block with GeGLU, head_dim 256 (heads x head_dim may differ from hidden) and tied embeddings;
+/// Gemma 2 adds two norms a layer, sliding-window layers every other layer and logit soft-capping
+/// (transformers modeling_gemma.py / modeling_gemma2.py).
+inline transformer_spec gemma_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                    std::int64_t kv_heads, std::int64_t head_dim, std::int64_t ffn, std::int64_t vocab,
+                                    int version) {
+    auto s = llama_style(name, layers, hidden, heads, kv_heads, ffn, vocab, true);
+    s.activation = activation::geglu;
+    s.head_dim = head_dim * heads == hidden ? 0 : head_dim;
+    if (version >= 2) {
+        s.norms_per_layer = 4;
+        s.sliding_window = 4096;
+        s.global_layer_every = 2;
+        s.final_logit_softcap = 30.0;
+    }
+    return s;
+}
+
+/// DeepSeek-V2/V3: MLA attention (mla_spec), dense first layers, shared + routed experts (modeling_deepseek_v2.py).
+/// head_dim holds qk_nope + qk_rope and kv_heads == heads, as from_hf_config stores them.
+inline transformer_spec deepseek_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                       std::int64_t ffn, std::int64_t vocab, mla_spec mla, moe_spec moe) {
+    auto s = llama_style(name, layers, hidden, heads, heads, ffn, vocab);
+    s.mla = mla;
+    s.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    s.moe = moe;
+    return s;
+}
+
+/// Falcon (RW) 7B: parallel attention with one LayerNorm a layer, multi-query attention, no biases, GELU 4h MLP,
+/// rotary, tied embeddings (transformers configuration_falcon.py defaults).
+inline transformer_spec falcon_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                     std::int64_t vocab) {
+    return {.name = name, .layers = layers, .hidden = hidden, .heads = heads, .kv_heads = 1, .ffn_hidden = 4 * hidden,
+            .activation = activation::gelu, .vocab = vocab, .tied_embeddings = true,
+            .position_embedding = position_embedding::rope, .norm = norm_kind::layernorm, .bias = false,
+            .parallel_attention = true};
+}
+
 inline const std::vector<model_preset>& preset_table() {
     using A = activation;
     // GPT-3 and OPT publish nominal sizes (names such as "2.7B"), not counts; their architectures come from
@@ -154,6 +193,28 @@ inline const std::vector<model_preset>& preset_table() {
         {bloom_style("bloom-560m", 24, 1024, 16), 559214592, "bigscience/bloom-560m model card: 559,214,592"},
         {bloom_style("bloom-7b1", 30, 4096, 32), 7069016064, "bigscience/bloom-7b1 model card: 7,069,016,064"},
         {bloom_style("bloom-176b", 70, 14336, 112), 176247271424, "bigscience/bloom model card: 176,247,271,424"},
+        // Google Gemma (tests/data/hf/SOURCES.md: config.json files; Hugging Face model pages for the counts).
+        {gemma_style("gemma-2b", 18, 2048, 8, 1, 256, 16384, 256000, 1), 2.51e9, "google/gemma-2b config.json; model page 2.51B"},
+        {gemma_style("gemma-2-9b", 42, 3584, 16, 8, 256, 14336, 256000, 2), 9.24e9, "google/gemma-2-9b config.json; model page 9.24B"},
+        // Microsoft Phi-3.5 / Phi-4 mini: the LLaMA block with fused qkv and gate_up projections.
+        {llama_style("phi-3.5-mini", 32, 3072, 32, 32, 8192, 32064), 3.82e9, "microsoft/Phi-3.5-mini-instruct config.json; model card 3.8B, model page 3.82B"},
+        {llama_style("phi-4-mini", 32, 3072, 24, 8, 8192, 200064, true), 3.84e9, "microsoft/Phi-4-mini-instruct config.json (tied); model page 3.84B"},
+        // Qwen3 (q_norm/k_norm, 2 x 128 weights a layer, not counted).
+        {llama_style("qwen3-1.7b", 28, 2048, 16, 8, 6144, 151936, true), 1.7e9, "Qwen/Qwen3-1.7B config.json (head_dim 128); model card 1.7B"},
+        // OLMo 2 (q_norm/k_norm of 8192 weights a layer, 0.004%, not counted).
+        {llama_style("olmo-2-7b", 32, 4096, 32, 32, 11008, 100352), 7.3e9, "allenai/OLMo-2-1124-7B config.json; model page 7.3B"},
+        // DeepSeek-V2-Lite: MLA without q compression, 1 dense layer, 2 shared + 64 routed experts of 1408, top-6.
+        {deepseek_style("deepseek-v2-lite", 27, 2048, 16, 10944, 102400,
+                        {.q_lora_rank = 0, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128},
+                        {.experts = 64, .top_k = 6, .expert_ffn_hidden = 1408, .shared_experts = 2, .dense_layers = 1}),
+         15.7e9, "deepseek-ai/DeepSeek-V2-Lite config.json; DeepSeek-AI 2024 (DeepSeek-V2) appendix: 15.7B total, 2.4B active"},
+        // DeepSeek-V3 (without the multi-token-prediction module): 3 dense layers, 1 shared + 256 routed of 2048, top-8.
+        {deepseek_style("deepseek-v3", 61, 7168, 128, 18432, 129280,
+                        {.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128},
+                        {.experts = 256, .top_k = 8, .expert_ffn_hidden = 2048, .shared_experts = 1, .dense_layers = 3}),
+         671e9, "transformers DeepseekV3Config defaults (configuration_deepseek_v3.py@0fc683d); DeepSeek-AI 2024 (V3 report): 671B total, 37B active"},
+        // TII Falcon.
+        {falcon_style("falcon-7b", 32, 4544, 71, 65024), 7e9, "transformers FalconConfig defaults (configuration_falcon.py@5fd8eda) = tiiuae/falcon-7b; TII: 7B (nominal)"},
         // MosaicML MPT.
         {mpt_style("mpt-7b", 32, 4096, 32), 6.7e9, "mosaicml/mpt-7b config.json; model card 6.7B"},
         {mpt_style("mpt-30b", 48, 7168, 64), 29.95e9, "mosaicml/mpt-30b config.json; model card 29.95B"},

@@ -9,14 +9,14 @@
 
 namespace frenzy {
 
-enum class activation { gelu, swiglu, squared_relu, relu };
+enum class activation { gelu, swiglu, squared_relu, relu, geglu };
 enum class position_embedding { learned, rope, alibi };
 enum class norm_kind { layernorm, rmsnorm };
 
 template <> struct enum_names<activation> {
-    static constexpr std::array<std::pair<activation, std::string_view>, 4> table{{
+    static constexpr std::array<std::pair<activation, std::string_view>, 5> table{{
         {activation::gelu, "gelu"}, {activation::swiglu, "swiglu"},
-        {activation::squared_relu, "squared-relu"}, {activation::relu, "relu"}}};
+        {activation::squared_relu, "squared-relu"}, {activation::relu, "relu"}, {activation::geglu, "geglu"}}};
 };
 template <> struct enum_names<position_embedding> {
     static constexpr std::array<std::pair<position_embedding, std::string_view>, 3> table{{
@@ -28,8 +28,8 @@ template <> struct enum_names<norm_kind> {
         {norm_kind::layernorm, "layernorm"}, {norm_kind::rmsnorm, "rmsnorm"}}};
 };
 
-/// Gated MLPs (SwiGLU) have two input projections (gate and up).
-constexpr bool is_gated(activation a) { return a == activation::swiglu; }
+/// Gated MLPs (SwiGLU; GeGLU: Gemma's gelu(gate) x up, Shazeer 2020) have two input projections (gate and up).
+constexpr bool is_gated(activation a) { return a == activation::swiglu || a == activation::geglu; }
 
 /// Mixture-of-experts part of a model. experts == 0 means a dense model.
 struct moe_spec {
@@ -38,7 +38,22 @@ struct moe_spec {
     std::int64_t expert_ffn_hidden = 0;  ///< 0 = model.ffn_hidden
     std::int64_t shared_experts = 0;     ///< always-active experts of expert_ffn_hidden each
     std::int64_t dense_layers = 0;       ///< leading layers with a dense MLP (DeepSeek-style)
+    /// After the dense layers, every layer_step-th layer is MoE, the others dense (Llama 4 interleave_moe_layer_step:
+    /// layer i is MoE when (i + 1) % step == 0, transformers modeling_llama4.py); 1 = all of them.
+    std::int64_t layer_step = 1;
     bool operator==(const moe_spec&) const = default;
+};
+
+/// Multi-head latent attention (DeepSeek-V2 sec. 2.1; transformers modeling_deepseek_v2.py): queries through an
+/// optional low-rank pair h -> q_lora_rank -> heads x (nope + rope), keys and values through a shared latent
+/// h -> kv_lora_rank (+ the rope key) -> heads x (nope + v). kv_lora_rank == 0 means standard attention.
+struct mla_spec {
+    std::int64_t q_lora_rank = 0;  ///< 0 = a full-rank q projection
+    std::int64_t kv_lora_rank = 0;
+    std::int64_t qk_nope_head_dim = 0;
+    std::int64_t qk_rope_head_dim = 0;
+    std::int64_t v_head_dim = 0;
+    bool operator==(const mla_spec&) const = default;
 };
 
 /// A decoder-only transformer. Zero for kv_heads / head_dim means "derive" (heads, hidden/heads).
@@ -60,15 +75,36 @@ struct transformer_spec {
     bool qkv_bias = false;       ///< biases on the QKV projection only (Qwen2); implied by bias
     bool embedding_norm = false; ///< a norm right after the word embedding (BLOOM)
     moe_spec moe{};
+    mla_spec mla{};
+    /// Attention and MLP read the same normed input and are summed (GPT-J, Falcon; Wang & Komatsuzaki 2021).
+    bool parallel_attention = false;
+    std::int64_t norms_per_layer = 0;  ///< 0 = derive: 2 (1 with parallel_attention); Gemma 2/3 have 4
+    /// Sliding-window attention span (0 = none) and every how many layers one attends globally (0 = none does;
+    /// Gemma 2: 2, Gemma 3: 6). Affects attention FLOPs only (flash attention memory is linear in s either way).
+    std::int64_t sliding_window = 0;
+    std::int64_t global_layer_every = 0;
+    double final_logit_softcap = 0;     ///< tanh soft-capping of the logits (Gemma 2); 0 = none
 
     bool operator==(const transformer_spec&) const = default;
 
     std::int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
     std::int64_t hdim() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }
     bool is_moe() const { return moe.experts > 0; }
+    bool is_mla() const { return mla.kv_lora_rank > 0; }
     std::int64_t expert_ffn() const { return moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : ffn_hidden; }
+    std::int64_t layer_norm_count() const { return norms_per_layer > 0 ? norms_per_layer : (parallel_attention ? 1 : 2); }
+    /// Width of the queries (and keys) and of the values over all heads.
+    std::int64_t q_width() const { return heads * (is_mla() ? mla.qk_nope_head_dim + mla.qk_rope_head_dim : hdim()); }
+    std::int64_t v_width() const { return heads * (is_mla() ? mla.v_head_dim : hdim()); }
+    /// MoE layers among layers [0, n) (closed form of the dense-prefix + interleave rule).
+    std::int64_t moe_layers_below(std::int64_t n) const {
+        if (!is_moe() || n <= moe.dense_layers) return 0;
+        const auto step = moe.layer_step > 0 ? moe.layer_step : 1;
+        return (std::min(n, layers) - moe.dense_layers) / step;
+    }
+    bool is_moe_layer(std::int64_t i) const { return moe_layers_below(i + 1) > moe_layers_below(i); }
     /// Layers whose MLP is a mixture of experts.
-    std::int64_t moe_layers() const { return is_moe() ? layers - moe.dense_layers : 0; }
+    std::int64_t moe_layers() const { return moe_layers_below(layers); }
 };
 
 /// Checks the architecture alone (positive sizes, heads divisible by kv_heads, MoE consistency).
@@ -94,6 +130,19 @@ inline void validate(const transformer_spec& m) {
     const auto& e = m.moe;
     if (e.experts < 0 || e.top_k < 0 || e.expert_ffn_hidden < 0 || e.shared_experts < 0 || e.dense_layers < 0)
         throw config_error("model.moe: experts, top_k, expert_ffn_hidden, shared_experts and dense_layers must not be negative");
+    if (e.layer_step < 1) throw config_error("model.moe.layer_step=" + std::to_string(e.layer_step) + " must be at least 1");
+    const auto& a = m.mla;
+    if (a.q_lora_rank < 0 || a.kv_lora_rank < 0 || a.qk_nope_head_dim < 0 || a.qk_rope_head_dim < 0 || a.v_head_dim < 0)
+        throw config_error("model.mla: q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim must not be negative");
+    if (a.kv_lora_rank > 0 && (a.qk_nope_head_dim + a.qk_rope_head_dim <= 0 || a.v_head_dim <= 0))
+        throw config_error("model.mla.kv_lora_rank=" + std::to_string(a.kv_lora_rank) +
+                           " needs positive model.mla.qk_nope_head_dim + qk_rope_head_dim and v_head_dim");
+    if (m.norms_per_layer < 0)
+        throw config_error("model.norms_per_layer=" + std::to_string(m.norms_per_layer) + " must not be negative");
+    if (m.sliding_window < 0 || m.global_layer_every < 0)
+        throw config_error("model.sliding_window and model.global_layer_every must not be negative");
+    if (!(m.final_logit_softcap >= 0))
+        throw config_error("model.final_logit_softcap=" + std::to_string(m.final_logit_softcap) + " must not be negative");
     if (e.experts > 0) {
         if (e.top_k < 1 || e.top_k > e.experts)
             throw config_error("model.moe.top_k=" + std::to_string(e.top_k) + " must be in 1..model.moe.experts=" +
@@ -101,6 +150,9 @@ inline void validate(const transformer_spec& m) {
         if (e.dense_layers >= m.layers)
             throw config_error("model.moe.dense_layers=" + std::to_string(e.dense_layers) +
                                " must be less than model.layers=" + std::to_string(m.layers));
+        if (m.moe_layers() == 0)
+            throw config_error("model.moe.layer_step=" + std::to_string(e.layer_step) + " leaves no MoE layer among model.layers=" +
+                               std::to_string(m.layers) + " after model.moe.dense_layers=" + std::to_string(e.dense_layers));
     } else if (e.top_k != 0 || e.shared_experts != 0 || e.dense_layers != 0) {
         throw config_error("model.moe.experts=0 but top_k/shared_experts/dense_layers are set");
     }
@@ -141,13 +193,23 @@ inline parameter_counts count_parameters(const transformer_spec& m, std::int64_t
     const double kv = static_cast<double>(m.kv() * m.hdim());
     const bool qkvb = m.bias || m.qkv_bias;
     c.attention = h * (q + 2 * kv) + q * h + (qkvb ? q + 2 * kv : 0.0) + (m.bias ? h : 0.0);
+    if (m.is_mla()) {  // modeling_deepseek_v2.py DeepseekV2Attention: q_a/q_b (or q_proj), kv_a_proj_with_mqa, kv_b_proj, o_proj
+        const auto& a = m.mla;
+        const double heads = static_cast<double>(m.heads);
+        const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+        const double ql = static_cast<double>(a.q_lora_rank), kl = static_cast<double>(a.kv_lora_rank);
+        const double qproj = a.q_lora_rank > 0 ? h * ql + ql + ql * heads * qk : h * heads * qk;  // + q_a_layernorm
+        c.attention = qproj + h * (kl + static_cast<double>(a.qk_rope_head_dim)) + kl /* kv_a_layernorm */ +
+                      kl * heads * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim) +
+                      heads * static_cast<double>(a.v_head_dim) * h + (m.bias ? h : 0.0);
+    }
     auto mlp = [&](double f) {
         const double in = is_gated(m.activation) ? 2 * f : f;
         return h * in + f * h + (m.bias ? in + h : 0.0);
     };
     c.dense_mlp = mlp(static_cast<double>(m.ffn_hidden));
     const double norm = m.norm == norm_kind::layernorm ? 2 * h : h;
-    c.layer_norms = 2 * norm;
+    c.layer_norms = static_cast<double>(m.layer_norm_count()) * norm;
     if (m.is_moe()) {
         c.expert = mlp(static_cast<double>(m.expert_ffn()));
         c.shared_expert = static_cast<double>(m.moe.shared_experts) * c.expert;
@@ -158,6 +220,33 @@ inline parameter_counts count_parameters(const transformer_spec& m, std::int64_t
     c.output_layer = m.tied_embeddings ? 0.0 : static_cast<double>(vocab) * h;
     c.final_norm = norm * (m.embedding_norm ? 2 : 1);
     return c;
+}
+
+/// Weight elements of one layer's attention matrices (no biases or norms): the GEMMs of the attention block.
+inline double attention_weights(const transformer_spec& m) {
+    const double h = static_cast<double>(m.hidden);
+    if (m.is_mla()) {
+        const auto& a = m.mla;
+        const double heads = static_cast<double>(m.heads);
+        const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+        const double ql = static_cast<double>(a.q_lora_rank), kl = static_cast<double>(a.kv_lora_rank);
+        return (a.q_lora_rank > 0 ? h * ql + ql * heads * qk : h * heads * qk) +
+               h * (kl + static_cast<double>(a.qk_rope_head_dim)) +
+               kl * heads * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim) + heads * static_cast<double>(a.v_head_dim) * h;
+    }
+    const double q = static_cast<double>(m.heads * m.hdim());
+    const double kv = static_cast<double>(m.kv() * m.hdim());
+    return h * (q + 2 * kv) + q * h;
+}
+
+/// Mean number of keys each query attends to over the layers at sequence length s, in the no-causal-halving
+/// convention of perf/flops.hpp: s for global layers, min(window, s) for sliding-window layers.
+inline double mean_attention_span(const transformer_spec& m, std::int64_t seq_len) {
+    const double s = static_cast<double>(seq_len);
+    if (m.sliding_window <= 0 || m.sliding_window >= seq_len || m.layers <= 0) return s;
+    const double layers = static_cast<double>(m.layers);
+    const double global = m.global_layer_every > 0 ? static_cast<double>(m.layers / m.global_layer_every) : 0.0;
+    return (global * s + (layers - global) * static_cast<double>(m.sliding_window)) / layers;
 }
 
 /// Total parameters of the model as published (unpadded vocab). `seq_len` sizes a learned position

@@ -1,13 +1,18 @@
 #pragma once
-// Achievable fraction of peak FLOP/s: per-GPU coefficients and GEMM-size penalties, with the shipped defaults.
+// Achievable fraction of peak per kernel class (GEMM, attention core, element-wise memory traffic) per chip, with
+// GEMM-shape penalties, and the shipped defaults.
 //
-// Model (fitted by least squares in perf/calibration.hpp, see docs/perf-model.md):
-//   seconds = [ dense x (c_gpu + token_penalty x (peak / 312 TFLOP/s) / tokens + width_penalty / width)
-//               + attention x attention_inverse ] / peak
-// where c_gpu is the inverse of the fraction of peak that large GEMMs reach on that GPU, `tokens` the rows of
-// each GEMM (micro_batch x seq_len / cp), `width` the hidden size one tensor-parallel rank holds (hidden / tp),
-// and `attention` the FLOPs of the attention core (flash attention, full s^2 count, perf/flops.hpp).
-// The token penalty scales with peak because a faster GPU needs larger GEMMs to stay busy.
+// Model (fitted in perf/calibration.hpp, see docs/perf-model.md), for the work of one micro-batch on one GPU:
+//   seconds = gemm x (c_chip,prec + token_penalty x (peak / 312 TFLOP/s) / tokens + width_penalty / width) / peak
+//           + attention x c_attn,chip / peak_attn
+//           + memory_bytes x memory_inverse / memory_bandwidth
+// c_chip,prec is the inverse of the fraction of the GEMM peak that large GEMMs reach on that chip in that precision
+// (fp8/fp4 GEMMs have their own, else c_chip x fp8_ratio); `tokens` are the rows of each GEMM (micro_batch x
+// seq_len / cp), `width` the hidden size one tensor-parallel rank holds (hidden / tp). The token penalty adds a
+// fixed time per GEMM row independent of the peak (launch and wave-quantisation overhead), hence the peak factor.
+// peak_attn is the bf16 peak for fp8/fp4 jobs (the attention core is not run in fp8; hw/gpu.hpp). memory_bytes are
+// the element-wise kernels' HBM traffic (norms, residuals, activations, rotary, cross-entropy, fp8 casts with their
+// amax; perf/step_time.hpp counts them), so that a faster GEMM precision does not speed them up.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,84 +27,112 @@ struct gemm_shape {
     double width = 0;   ///< hidden / tp
 };
 
-/// Inverse efficiency of one GPU type for large GEMMs, and where the number comes from.
+/// What one GPU computes for one micro-batch, by kernel class.
+struct compute_work {
+    double gemm_flops = 0;       ///< dense GEMMs (projections, MLP, logits), incl. recompute
+    double attention_flops = 0;  ///< attention core (full s^2 count, perf/flops.hpp), incl. recompute
+    double memory_bytes = 0;     ///< HBM traffic of the element-wise kernels
+    double gemm_peak = 0;        ///< FLOP/s of the GEMM precision
+    double attention_peak = 0;   ///< FLOP/s of the precision the attention core runs in
+    bool scaled = false;         ///< GEMMs in fp8/fp4 with per-tensor scaling
+    gemm_shape shape{};
+    double expert_flops = 0;     ///< the part of gemm_flops in routed-expert GEMMs (MoE)
+    double expert_tokens = 0;    ///< rows of each routed-expert GEMM: tokens x top_k x ep / experts
+    bool te_attention = false;   ///< attention through Transformer Engine's fused (cuDNN) kernels (Megatron-Core)
+};
+
+/// Inverse efficiencies of one chip (or one GPU type) and where they come from.
 struct gpu_coefficient {
-    std::string gpu;
-    double inverse = 2.0;  ///< 1 / (fraction of dense peak reached by large GEMMs)
-    double attention = 0;  ///< inverse efficiency of attention-core FLOPs on this type; 0 = the shared value
-    std::string source;    ///< "fit" or "alias of TYPE: reason"
+    std::string gpu;       ///< a chip family ("gh100") or a catalog type name; a type name wins over its chip
+    double inverse = 2.0;  ///< 1 / (fraction of the bf16/fp16 dense peak reached by large GEMMs)
+    double attention = 0;  ///< inverse efficiency of attention-core FLOPs; 0 = the shared value
+    std::string source;    ///< "fit" or "alias of KEY: reason"
+    double scaled = 0;     ///< inverse efficiency of fp8/fp4 GEMMs w.r.t. their peak; 0 = inverse x fp8_ratio
+    /// inverse efficiency of attention through Transformer Engine's fused attention (cuDNN flash attention, what
+    /// Megatron-Core runs); 0 = the same as `attention`
+    double te_attention = 0;
     bool operator==(const gpu_coefficient&) const = default;
 };
 
 /// The calibrated coefficients of the compute-time model.
 struct efficiency_model {
     std::vector<gpu_coefficient> gpus;
-    double default_inverse = 2.0;    ///< GPU types with no data and no alias
+    double default_inverse = 2.0;    ///< chips with no data and no alias
     double token_penalty = 0;        ///< tokens (at 312 TFLOP/s) at which small GEMMs add one unit of inverse efficiency
     double width_penalty = 0;        ///< width at which narrow GEMMs add one unit of inverse efficiency
-    double attention_inverse = 2.0;  ///< attention-core inverse efficiency of types without their own (full s^2 count)
+    double attention_inverse = 2.0;  ///< attention-core inverse efficiency of chips without their own (full s^2 count)
+    double fp8_ratio = 1.0;          ///< scaled-GEMM inverse efficiency / bf16 inverse efficiency, chips without their own
+    /// attention inverse efficiency / GEMM inverse efficiency for chips without their own attention value; 0 = use
+    /// the absolute attention_inverse instead
+    double attention_ratio = 0;
+    double memory_inverse = 1.0;     ///< 1 / (fraction of HBM bandwidth the element-wise kernels reach)
     std::string source;              ///< what the coefficients were fitted on
 
-    /// c_gpu of `g`: its own entry, else the default.
-    double gpu_inverse(std::string_view name) const {
+    /// The entry of a key (chip or type name), or null.
+    const gpu_coefficient* entry(std::string_view key) const {
         for (const auto& c : gpus)
-            if (c.gpu == name) return c.inverse;
-        return default_inverse;
+            if (c.gpu == key) return &c;
+        return nullptr;
     }
-    /// Inverse efficiency of attention-core FLOPs on `name`: its own, else the shared value.
-    double gpu_attention_inverse(std::string_view name) const {
-        for (const auto& c : gpus)
-            if (c.gpu == name && c.attention > 0) return c.attention;
-        return attention_inverse;
+    /// The entry that applies to `g`: its type name's, else its chip's, else null.
+    const gpu_coefficient* entry(const gpu_type& g) const {
+        if (auto* e = entry(std::string_view(g.name))) return e;
+        return g.chip.empty() ? nullptr : entry(std::string_view(g.chip));
     }
-    bool has(std::string_view name) const {
-        for (const auto& c : gpus)
-            if (c.gpu == name) return true;
-        return false;
+    double gpu_inverse(std::string_view key) const {
+        auto* e = entry(key);
+        return e ? e->inverse : default_inverse;
     }
-    /// Inverse efficiency of the dense GEMMs of the given shape on `g` (>= c_gpu).
-    double dense_inverse(const gpu_type& g, double peak, gemm_shape s) const {
+    double gpu_attention_inverse(std::string_view key) const {
+        auto* e = entry(key);
+        if (e && e->attention > 0) return e->attention;
+        return attention_ratio > 0 ? attention_ratio * (e ? e->inverse : default_inverse) : attention_inverse;
+    }
+    bool has(std::string_view key) const { return entry(key) != nullptr; }
+
+    double inverse(const gpu_type& g) const {
+        auto* e = entry(g);
+        return e ? e->inverse : default_inverse;
+    }
+    double scaled_inverse(const gpu_type& g) const {
+        auto* e = entry(g);
+        if (e && e->scaled > 0) return e->scaled;
+        return (e ? e->inverse : default_inverse) * fp8_ratio;
+    }
+    double attention_inverse_of(const gpu_type& g, bool te = false) const {
+        auto* e = entry(g);
+        if (te && e && e->te_attention > 0) return e->te_attention;
+        if (e && e->attention > 0) return e->attention;
+        return attention_ratio > 0 ? attention_ratio * (e ? e->inverse : default_inverse) : attention_inverse;
+    }
+    /// Inverse efficiency of the dense GEMMs of the given shape on `g` (>= c_chip).
+    double dense_inverse(const gpu_type& g, double peak, gemm_shape s, bool scaled = false) const {
         const double tok = s.tokens > 0 ? s.tokens : 1.0;
         const double wid = s.width > 0 ? s.width : 1.0;
-        return gpu_inverse(g.name) + token_penalty * (peak / 312e12) / tok + width_penalty / wid;
+        return (scaled ? scaled_inverse(g) : inverse(g)) + token_penalty * (peak / 312e12) / tok + width_penalty / wid;
     }
-    /// Seconds to run `dense` GEMM FLOPs and `attention` attention-core FLOPs at `peak` FLOP/s.
-    double seconds(double dense, double attention, const gpu_type& g, double peak, gemm_shape s) const {
-        if (!(peak > 0)) return 0;
-        return (dense * dense_inverse(g, peak, s) + attention * gpu_attention_inverse(g.name)) / peak;
+    /// Seconds of the three kernel classes of `w` on `g`.
+    double seconds(const compute_work& w, const gpu_type& g) const {
+        if (!(w.gemm_peak > 0)) return 0;
+        const double attn_peak = w.attention_peak > 0 ? w.attention_peak : w.gemm_peak;
+        // routed experts run grouped GEMMs of the tokens routed to each local expert: smaller, hence slower
+        const double expert = w.expert_flops > 0 && w.expert_tokens > 0
+                                  ? w.expert_flops * dense_inverse(g, w.gemm_peak, {w.expert_tokens, w.shape.width}, w.scaled)
+                                  : 0.0;
+        const double rest = w.gemm_flops - (expert > 0 ? w.expert_flops : 0.0);
+        return (rest * dense_inverse(g, w.gemm_peak, w.shape, w.scaled) + expert) / w.gemm_peak +
+               w.attention_flops * attention_inverse_of(g, w.te_attention) / attn_peak +
+               w.memory_bytes * memory_inverse / (g.mem_bw_gbps * 1e9);
     }
     bool operator==(const efficiency_model&) const = default;
 };
 
-/// The shipped calibration: fitted by perf/calibration.hpp (fit_efficiency) on all 142 rows of
-/// ../shared/data/throughput/measured_calibration.csv; tests/perf/calibration_test.cpp re-fits and checks these.
-/// Aliases carry a fitted type to types of the same chip with no throughput rows (docs/perf-model.md).
-inline efficiency_model default_efficiency() {
-    efficiency_model e;
-    e.source = "fit on shared/data/throughput/measured_calibration.csv (142 rows: llm-foundry MPT on A100-40G/H100, "
-               "Megatron-LM GPT on V100/A100)";
-    // fitted values (fit_efficiency on the full file, converged; docs/perf-model.md): inverse efficiency of large
-    // GEMMs and of attention cores per type. V100's dense value sits at the physical bound 1 (its four Megatron
-    // rows are explained by the shared width penalty); it has no long-sequence rows, so it uses the shared
-    // attention value (the mean of the A100 and H100 ones).
-    const double a100 = 1.3897995, a100_attn = 1.9218231;
-    const double h100 = 1.6985921, h100_attn = 3.2406779;
-    const double v100 = 1.0;
-    e.gpus = {
-        {"a100-40g", a100, a100_attn, "fit"},
-        {"h100-80g", h100, h100_attn, "fit"},
-        {"v100-32g", v100, 0, "fit"},
-        {"a100-80g", a100, a100_attn, "alias of a100-40g: same chip and clocks; sailor profiles give A100-80/A100-40 speed ~1"},
-        {"a100-80g-pcie", a100, a100_attn, "alias of a100-40g: same chip (PCIe link modelled separately)"},
-        {"h100-pcie", h100, h100_attn, "alias of h100-80g: same architecture (lower peak is in the catalog)"},
-        {"h200", h100, h100_attn, "alias of h100-80g: same chip, more memory"},
-        {"v100-16g", v100, 0, "alias of v100-32g: same chip"},
-    };
-    e.default_inverse = h100;       // types without data: the least efficient fitted type (conservative)
-    e.token_penalty = 581.0718;
-    e.width_penalty = 668.2078;
-    e.attention_inverse = 2.5812505;
-    return e;
-}
+/// The shipped calibration: fitted by perf/calibration.hpp (fit_efficiency) on the 177 measured runs of
+/// ../shared/data/throughput/ (measured_calibration.csv and megatron_nemo_at_scale.csv);
+/// tests/perf/calibration_test.cpp re-fits and checks these. Coefficients are per chip, so every type of a fitted
+/// chip (a100-80g, h200, h20, h100-pcie, ...) is predicted from its own datasheet peaks and bandwidths.
+inline efficiency_model default_efficiency();
 
 }  // namespace frenzy
+
+#include "frenzy/perf/detail/shipped_efficiency.hpp"

@@ -38,10 +38,7 @@ struct token_flops {
 inline token_flops forward_flops_per_token(const transformer_spec& m, std::int64_t seq_len) {
     token_flops f;
     const double h = static_cast<double>(m.hidden);
-    const double q = static_cast<double>(m.heads * m.hdim());
-    const double kv = static_cast<double>(m.kv() * m.hdim());
-    const double s = static_cast<double>(seq_len);
-    const double attn_proj = 2.0 * h * (q + 2.0 * kv) + 2.0 * q * h;  // QKV + output projection
+    const double attn_proj = 2.0 * attention_weights(m);  // QKV (or MLA's low-rank pairs) + output projection
     auto mlp = [&](double ffn) { return 2.0 * h * ffn * (is_gated(m.activation) ? 3.0 : 2.0); };
     f.dense_layer = attn_proj + mlp(static_cast<double>(m.ffn_hidden));
     if (m.is_moe()) {
@@ -49,7 +46,10 @@ inline token_flops forward_flops_per_token(const transformer_spec& m, std::int64
         f.moe_layer = attn_proj + 2.0 * h * static_cast<double>(m.moe.experts) +  // router
                       e * static_cast<double>(m.moe.top_k + m.moe.shared_experts);
     }
-    f.attention_core = 4.0 * s * q;  // QK^T (2 s q) + AV (2 s q), full s^2 (see the conventions above)
+    // QK^T (2 s q) + AV (2 s v), full s^2 (see the conventions above); MLA: q = heads x (nope + rope), v = heads x
+    // v_head_dim; sliding-window layers attend to min(window, s) keys (model/transformer.hpp mean_attention_span).
+    f.attention_core = 2.0 * mean_attention_span(m, seq_len) *
+                       static_cast<double>(m.q_width() + m.v_width());
     f.logits = 2.0 * h * static_cast<double>(m.vocab);
     f.moe_layers = static_cast<double>(m.moe_layers());
     f.dense_layers = static_cast<double>(m.layers) - f.moe_layers;

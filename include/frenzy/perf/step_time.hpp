@@ -1,9 +1,11 @@
 #pragma once
-// Step-time model: compute (exact FLOPs at a calibrated fraction of peak), tensor/expert/pipeline/data-parallel
-// communication, the pipeline bubble of each schedule, and the optimizer step; composed from policies.
+// Step-time model: compute by kernel class (GEMMs at the precision's peak, attention core in bf16, element-wise
+// memory traffic at the memory bandwidth), tensor/context/expert/pipeline/data-parallel communication with the
+// overlap each framework implements, the pipeline bubble of each schedule, and the optimizer step; composed from
+// policies.
 //
 // One optimizer step on the bottleneck (last) pipeline stage:
-//   t_mb  = max(compute + tp + ep collectives, sharded-state traffic of ZeRO-2/3 per micro-batch) + pp send/recv
+//   t_mb  = max(compute + exposed tp + exposed cp + ep, sharded-state traffic of ZeRO-2/3) + exposed pp send/recv
 //   step  = (m + bubble) x t_mb + exposed gradient sync + ZeRO-2 parameter gather + optimizer pass
 // with m = global_batch / (micro_batch x dp) micro-batches and bubble = pp - 1 micro-batch slots for 1F1B and
 // GPipe, (pp - 1) / vpp for the interleaved schedule (Narayanan et al. 2021 Sec. 2.2: bubble fraction
@@ -13,12 +15,15 @@
 #include <concepts>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "frenzy/core/units.hpp"
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/perf/efficiency.hpp"
+#include "frenzy/perf/error_band.hpp"
 #include "frenzy/perf/flops.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -35,10 +40,10 @@ enum class collective { all_reduce, all_gather, reduce_scatter, all_to_all, send
 
 // ---- policies ------------------------------------------------------------------------------------------------
 
-/// Compute time of dense-GEMM and attention-core FLOPs on one GPU.
+/// Compute time of one micro-batch's work (GEMMs, attention core, element-wise traffic) on one GPU.
 template <class C>
-concept ComputePolicy = requires(const C& c, double f, const gpu_type& g, gemm_shape s) {
-    { c.seconds(f, f, g, f, s) } -> std::convertible_to<double>;
+concept ComputePolicy = requires(const C& c, const compute_work& w, const gpu_type& g) {
+    { c.seconds(w, g) } -> std::convertible_to<double>;
 };
 
 /// Time of one collective of `bytes` (the full buffer) among `ranks` GPUs at `gbps` GB/s per GPU.
@@ -56,9 +61,7 @@ concept PipelinePolicy = requires(const B& b, const parallel_config& p, std::int
 /// Default compute policy: the calibrated efficiency model (perf/efficiency.hpp).
 struct calibrated_compute {
     efficiency_model efficiency = default_efficiency();
-    double seconds(double dense, double attention, const gpu_type& g, double peak, gemm_shape s) const {
-        return efficiency.seconds(dense, attention, g, peak, s);
-    }
+    double seconds(const compute_work& w, const gpu_type& g) const { return efficiency.seconds(w, g); }
 };
 static_assert(ComputePolicy<calibrated_compute>);
 
@@ -98,10 +101,14 @@ static_assert(PipelinePolicy<megatron_pipeline>);
 
 /// The pieces of one step (seconds). Per-micro-batch pieces are on the bottleneck stage.
 struct step_breakdown {
-    double compute_mb = 0;     ///< fwd + bwd + recompute of one micro-batch on one GPU
-    double tp_mb = 0;          ///< tensor-parallel all-reduces (or reduce-scatter + all-gather with SP)
+    double compute_mb = 0;     ///< fwd + bwd + recompute of one micro-batch on one GPU (all kernel classes)
+    double tp_mb = 0;          ///< tensor-parallel collectives (all-reduces, or reduce-scatter + all-gather with SP)
+    double tp_exposed_mb = 0;  ///< the part of tp_mb not hidden behind GEMMs (all of it without tp_comm_overlap)
+    double cp_mb = 0;          ///< context-parallel ring exchange of K/V (forward) and K/V + their gradients (backward)
+    double cp_exposed_mb = 0;  ///< the part of cp_mb not hidden behind the attention of the other chunks
     double ep_mb = 0;          ///< expert-parallel all-to-alls
     double pp_mb = 0;          ///< pipeline send/recv of activations and their gradients
+    double pp_exposed_mb = 0;  ///< the part of pp_mb on the critical path (interleaved: overlapped with compute)
     double shard_mb = 0;       ///< ZeRO-3/FSDP parameter gathers + gradient reduce-scatter (ZeRO-2: reduce-scatter)
     double micro_batch = 0;    ///< time of one micro-batch slot
     std::int64_t micro_batches = 1;
@@ -113,8 +120,9 @@ struct step_breakdown {
     double optimizer = 0;      ///< memory-bandwidth-bound optimizer pass
     double total = 0;
     // inputs of the compute term (what calibration inverts)
-    double dense_flops_mb = 0, attention_flops_mb = 0, peak = 0;
+    double dense_flops_mb = 0, attention_flops_mb = 0, memory_bytes_mb = 0, peak = 0;
     gemm_shape shape{};
+    compute_work work{};
 };
 
 /// Predicted speed of a job on a GPU type.
@@ -125,6 +133,11 @@ struct step_estimate {
     double tokens_per_s = 0;     ///< whole job (all dp x tp x pp x cp GPUs together)
     double tokens_per_s_per_gpu = 0;
     double mfu = 0;              ///< model FLOPs (perf/flops.hpp, no recompute, full s^2 attention) / (time x GPUs x peak)
+    /// Relative error band of tokens/s (and step time) for the job's regime: the 90th percentile of |error| that
+    /// leave-one-source-out validation shows for comparable runs (perf/error_band.hpp, docs/perf-model.md); the
+    /// true throughput is expected within tokens_per_s x (1 +- rel_error_band) nine times in ten.
+    double rel_error_band = 0;
+    std::string_view error_regime;  ///< which regime the band was taken from (a static string)
     flop_count flops{};          ///< whole step, all GPUs
     step_breakdown parts{};
 };
@@ -134,7 +147,7 @@ namespace detail {
 /// (nccl-tests busbw on DGX A100: ~230 of 300 GB/s) and ~90% of the NIC rate across nodes.
 inline double intra_node_gbps(const gpu_type& g) { return 0.75 * g.link_gbps / 2.0; }
 inline double node_network_gbps(const gpu_type& g, const topology& t) {
-    return t.network_gbps > 0 ? t.network_gbps : (g.nvlink() ? 200.0 : 12.5);  // hw/cluster.hpp defaults
+    return t.network_gbps > 0 ? t.network_gbps : default_network_gbps(g, t.gpus_per_node);  // hw/cluster.hpp
 }
 /// Bus bandwidth of a collective whose group has `per_node` members in each of several nodes: NCCL runs one ring
 /// per NIC, so the members of a node share the node's network bandwidth (a group with one member per node gets
@@ -158,9 +171,27 @@ inline double optimizer_pass_bytes(precision p, optimizer_kind o) {
         case optimizer_kind::adamw: states = 2 * state_elem; break;     // m and v
         case optimizer_kind::sgd: states = state_elem; break;            // momentum
         case optimizer_kind::adafactor: states = 0.1 * state_elem; break; // factored second moment (small)
+        case optimizer_kind::adamw_8bit: states = 2 * (1.0 + 4.0 / 256); break;  // memory/methods.hpp adam8bit_state_bytes
     }
     const double grad = pure ? w : 4.0;  // mixed precision accumulates fp32 main gradients (Megatron)
     return 2.0 * (w + master + states + grad);
+}
+
+/// Layers on the bottleneck pipeline stage: ceil(layers / pp) for an even split; with an uneven one (Megatron
+/// --decoder-first/last-pipeline-num-layers, when parallel_config has first_stage_layers / last_stage_layers) the
+/// largest of the first, the last and the even share of the middle stages.
+template <class P>
+double stage_layers(const transformer_spec& m, const P& p) {
+    const double L = static_cast<double>(m.layers), pp = static_cast<double>(p.pp);
+    if constexpr (requires { p.first_stage_layers; p.last_stage_layers; }) {
+        const double first = static_cast<double>(p.first_stage_layers), last = static_cast<double>(p.last_stage_layers);
+        if (p.pp > 1 && (first > 0 || last > 0)) {
+            const double fixed = (first > 0 ? 1.0 : 0.0) + (last > 0 ? 1.0 : 0.0);
+            const double rest = pp - fixed > 0 ? std::ceil((L - first - last) / (pp - fixed)) : 0.0;
+            return std::max({first, last, rest});
+        }
+    }
+    return std::ceil(L / pp);
 }
 
 /// Parameters one GPU of the bottleneck pipeline stage holds before data-parallel sharding.
@@ -175,6 +206,40 @@ inline double stage_parameters(const transformer_spec& m, const parallel_config&
     const double last = (m.tied_embeddings ? c.word_embedding : c.output_layer) + c.final_norm;
     const double emb = p.pp == 1 ? first + (m.tied_embeddings ? 0.0 : last) : std::max(first, last);
     return (nonexpert / pp + experts / (pp * ep) + emb) / tp;
+}
+
+/// HBM bytes of the element-wise kernels of one transformer layer per token on one GPU, forward only (backward
+/// reads the saved inputs and the output gradient and writes the input gradient: 2 x forward). Counted per
+/// kernel as elements read + written, 2 bytes each (Megatron-LM megatron/core/transformer/transformer_layer.py
+/// order): 2 norms (h in, h out), 2 residual adds (2h in, h out), rotary on q and k (in + out), the MLP activation
+/// (f in, f out; gated: 2f in). Norm and residual tensors are sharded by tp only under sequence parallelism;
+/// q/k/v and the MLP hidden always. torch.compile fuses each chain of element-wise ops into one kernel that
+/// reads its inputs and writes its outputs once: counted as half the traffic (assumption, no shipped data).
+inline double layer_elementwise_bytes(const transformer_spec& m, const parallel_config& p, double ffn, bool compiled) {
+    const double h = static_cast<double>(m.hidden), tp = static_cast<double>(p.tp);
+    const double q = static_cast<double>(m.heads * m.hdim()), kv = static_cast<double>(m.kv() * m.hdim());
+    const double hs = p.sequence_parallel ? h / tp : h;
+    const double act = (is_gated(m.activation) ? 3.0 : 2.0) * ffn;
+    const double elems = 4.0 * hs + 6.0 * hs + (2.0 * (q + kv) + act) / tp;
+    return 2.0 * elems * (compiled ? 0.5 : 1.0);
+}
+/// Extra HBM bytes per token of the fp8/fp4 casts of one layer (Transformer Engine: each GEMM input is cast from
+/// bf16 with its amax in one kernel, reading 2 and writing 1 byte per element, plus the transposed copy the
+/// weight-gradient GEMM needs, 1 byte; transformer_engine/pytorch/module/linear.py, cast_transpose). Forward:
+/// the inputs of QKV (h), output projection (q), fc1 (h) and fc2 (f); backward: the output gradients of QKV
+/// (q + 2kv), projection (h), fc1 (f, gated 2f) and fc2 (h).
+inline std::pair<double, double> layer_cast_bytes(const transformer_spec& m, const parallel_config& p, double ffn) {
+    const double h = static_cast<double>(m.hidden), tp = static_cast<double>(p.tp);
+    const double q = static_cast<double>(m.heads * m.hdim()), kv = static_cast<double>(m.kv() * m.hdim());
+    const double hs = p.sequence_parallel ? h / tp : h;
+    const double fwd = 2.0 * hs + (q + ffn) / tp;
+    const double bwd = 2.0 * hs + (q + 2.0 * kv + ffn * (is_gated(m.activation) ? 2.0 : 1.0)) / tp;
+    return {4.0 * fwd, 4.0 * bwd};
+}
+/// Cross-entropy over the (vocabulary-parallel) logits per token: Megatron's vocab_parallel_cross_entropy casts
+/// to fp32 and passes over them for max, exp-sum and the gradient (about 4 fp32 reads/writes per logit).
+inline double logits_elementwise_bytes(const transformer_spec& m, const parallel_config& p) {
+    return 4.0 * 4.0 * static_cast<double>(m.vocab) / static_cast<double>(p.tp);
 }
 }  // namespace detail
 
@@ -196,6 +261,7 @@ public:
         const auto& m = j.model;
         const auto& t = j.training;
         const auto& p = j.parallel;
+        const auto& rt = j.runtime;
         const double peak = g.peak_flops(t.precision);
         if (!(peak > 0)) {
             r.supported = false;
@@ -203,74 +269,162 @@ public:
             return r;
         }
         auto& b = r.parts;
-        const double s = static_cast<double>(t.seq_len);
-        const double tp = static_cast<double>(p.tp), pp = static_cast<double>(p.pp), cp = static_cast<double>(p.cp);
-        const double mb_tokens = static_cast<double>(t.micro_batch) * s;
-        const double act = param_bytes(t.precision);  // activation element bytes
+        const double tp = static_cast<double>(p.tp), cp = static_cast<double>(p.cp);
+        const double mb_tokens = static_cast<double>(t.micro_batch) * static_cast<double>(t.seq_len);
+        const double gpu_tokens = mb_tokens / cp;     // tokens of one micro-batch on one GPU
+        const double act = param_bytes(t.precision);  // activation element bytes (communication)
+        const bool scaled = gpu_type::scaled_gemms(t.precision);
         const auto f = forward_flops_per_token(m, t.seq_len);
+        const double layers_stage = detail::stage_layers(m, p);
+        const double layer_frac = layers_stage / static_cast<double>(m.layers);  // share of the layers on this stage
 
         // compute of one micro-batch on one GPU of the last stage (it also holds the logits)
         const double rec_dense = p.recompute == recompute::full ? f.layers_dense() : 0.0;
         const double rec_attn = p.recompute == recompute::none ? 0.0 : f.layers_attention();
-        const double dense_tok = 3.0 * (f.layers_dense() / pp + f.logits) + rec_dense / pp;
-        const double attn_tok = (3.0 * f.layers_attention() + rec_attn) / pp;
-        b.dense_flops_mb = dense_tok * mb_tokens / (tp * cp);
-        b.attention_flops_mb = attn_tok * mb_tokens / (tp * cp);
+        const double dense_tok = (3.0 * f.layers_dense() + rec_dense) * layer_frac + 3.0 * f.logits;
+        const double attn_tok = (3.0 * f.layers_attention() + rec_attn) * layer_frac;
+        b.dense_flops_mb = dense_tok * gpu_tokens / tp;
+        b.attention_flops_mb = attn_tok * gpu_tokens / tp;
+        // element-wise traffic: forward, backward (2x), full recompute (one more forward); fp8/fp4 casts
+        {
+            const double fwd_passes = 3.0 + (p.recompute == recompute::full ? 1.0 : 0.0);
+            const double dense_l = static_cast<double>(m.layers - m.moe_layers());
+            const double moe_l = static_cast<double>(m.moe_layers());
+            const double moe_ffn = static_cast<double>(m.is_moe() ? m.expert_ffn() * (m.moe.top_k + m.moe.shared_experts) : 0);
+            const double dense_ffn = static_cast<double>(m.ffn_hidden);
+            double per_tok = fwd_passes * (dense_l * detail::layer_elementwise_bytes(m, p, dense_ffn, rt.compile) +
+                                           moe_l * detail::layer_elementwise_bytes(m, p, moe_ffn, rt.compile));
+            if (scaled) {
+                const auto [cf, cb] = detail::layer_cast_bytes(m, p, dense_ffn);
+                const auto [mf, mbw] = detail::layer_cast_bytes(m, p, moe_ffn);
+                const double rec = p.recompute == recompute::full ? 1.0 : 0.0;
+                per_tok += dense_l * ((1.0 + rec) * cf + cb) + moe_l * ((1.0 + rec) * mf + mbw);
+            }
+            per_tok = per_tok * layer_frac + detail::logits_elementwise_bytes(m, p);
+            b.memory_bytes_mb = per_tok * gpu_tokens;
+        }
         b.peak = peak;
-        b.shape = {mb_tokens / cp, static_cast<double>(m.hidden) / tp};
-        b.compute_mb = compute_.seconds(b.dense_flops_mb, b.attention_flops_mb, g, peak, b.shape);
+        b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp};
+        b.work = {b.dense_flops_mb, b.attention_flops_mb, b.memory_bytes_mb, peak, g.non_gemm_peak_flops(t.precision),
+                  scaled, b.shape, 0.0, 0.0, rt.framework == framework::megatron};
+        if (m.is_moe()) {  // routed experts: top_k expert MLPs per token, on tokens x top_k x ep / experts rows each
+            const double e_mlp = 2.0 * static_cast<double>(m.hidden * m.expert_ffn()) * (is_gated(m.activation) ? 3.0 : 2.0);
+            const double routed = e_mlp * static_cast<double>(m.moe.top_k);
+            const double rec = p.recompute == recompute::full ? 1.0 : 0.0;
+            b.work.expert_flops = (3.0 + rec) * routed * static_cast<double>(m.moe_layers()) * layer_frac * gpu_tokens / tp;
+            b.work.expert_tokens = gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
+        }
+        b.compute_mb = compute_.seconds(b.work, g);
 
         const int gpn = std::max(1, topo.gpus_per_node);
         const std::int64_t gpus = p.gpus();
         const double intra = detail::intra_node_gbps(g);
-        const double layers_stage = static_cast<double>(m.layers) / pp;
         // tensor parallel: 2 all-reduces forward, 2 backward, 2 more per recomputed forward (Megatron-LM
-        // Shoeybi et al. 2019 Fig. 3); with sequence parallelism reduce-scatter + all-gather of the same volume
+        // Shoeybi et al. 2019 Fig. 3); with sequence parallelism reduce-scatter + all-gather of the same volume.
+        // With --tp-comm-overlap (Megatron-Core + Transformer Engine userbuffers, megatron/core/
+        // model_parallel_config.py tp_comm_overlap) each collective is split into tp chunks pipelined with the
+        // GEMM it feeds: only the first chunk (1/tp) and what exceeds the GEMM time stays exposed.
         if (p.tp > 1) {
             const double bw = p.tp <= gpn ? intra : detail::spanning_gbps(g, topo, gpn);
             const double n = 4.0 + (p.recompute == recompute::full ? 2.0 : 0.0);
-            const double buf = mb_tokens / cp * static_cast<double>(m.hidden) * act;
+            const double buf = gpu_tokens * static_cast<double>(m.hidden) * act;
             b.tp_mb = layers_stage * n * comm_.seconds(collective::all_reduce, buf, p.tp, bw);
+            if (rt.tp_comm_overlap) {
+                const double gemm_s = b.compute_mb * b.dense_flops_mb / std::max(1.0, b.dense_flops_mb + b.attention_flops_mb);
+                b.tp_exposed_mb = b.tp_mb / tp + std::max(0.0, b.tp_mb * (tp - 1.0) / tp - gemm_s);
+            } else {
+                b.tp_exposed_mb = b.tp_mb;
+            }
         }
-        // data-parallel group: contiguous after tp (Megatron order tp-cp-dp-pp), spans nodes when tp x cp x dp > node
-        const bool dp_intra = p.tp * p.cp * p.dp <= gpn;
-        const double dp_bw = dp_intra ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / (p.tp * p.cp)));
+        // context parallel. Megatron-Core/Transformer Engine (ring attention, AttnFuncWithCPAndKVP2P in
+        // transformer_engine/pytorch/attention.py): cp - 1 exchanges of a K/V chunk per layer forward, of K/V and
+        // their gradients backward (and again when the layer is recomputed), each overlapped with the attention of
+        // the chunk in hand, so only what exceeds the attention time is exposed. PyTorch's context_parallel (what
+        // torchtitan uses with FSDP; torch/distributed/tensor/experimental/_attention.py, rotate_method all-gather
+        // by default, convert_to_f32 on) all-gathers K/V before the attention (backward: all-gather again and
+        // reduce-scatter their gradients), not overlapped, and merges the cp partial outputs and log-sum-exps in
+        // fp32 (read + write of an fp32 output chunk per merge, forward and twice backward): added to the
+        // element-wise traffic.
+        if (p.cp > 1) {
+            const double kv_elems = 2.0 * static_cast<double>(m.kv() * m.hdim()) / tp;
+            const double chunk = gpu_tokens * kv_elems * act;
+            const double bw = p.tp * p.cp <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+            const double fwd_passes = 1.0 + (p.recompute == recompute::none ? 0.0 : 1.0);
+            if (rt.framework == framework::megatron) {
+                b.cp_mb = layers_stage * (fwd_passes + 2.0) * (cp - 1.0) * comm_.seconds(collective::send_recv, chunk, 2, bw);
+                const double attn_s = b.compute_mb * b.attention_flops_mb / std::max(1.0, b.dense_flops_mb + b.attention_flops_mb);
+                b.cp_exposed_mb = std::max(0.0, b.cp_mb - attn_s * (cp - 1.0) / cp);
+            } else {
+                const double full = chunk * cp;  // the gathered K/V of the whole sequence
+                b.cp_mb = layers_stage * ((fwd_passes + 1.0) * comm_.seconds(collective::all_gather, full, p.cp, bw) +
+                                          comm_.seconds(collective::reduce_scatter, full, p.cp, bw));
+                b.cp_exposed_mb = b.cp_mb;
+                const double q_elems = static_cast<double>(m.heads * m.hdim()) / tp;
+                const double merge = layers_stage * (fwd_passes + 2.0) * cp * gpu_tokens * q_elems * 2.0 * 4.0;
+                b.memory_bytes_mb += merge;
+                b.work.memory_bytes = b.memory_bytes_mb;
+                b.compute_mb = compute_.seconds(b.work, g);
+            }
+        }
+        // gradient-reduction group: dp x cp (Megatron reduces gradients over the data-parallel group with context
+        // parallelism, parallel_state.get_data_parallel_group(with_context_parallel=True); torchtitan shards FSDP
+        // over dp_shard x cp); contiguous after tp (order tp-cp-dp-pp), spans nodes when tp x cp x dp > node
+        const std::int64_t dpg = p.dp * p.cp;
+        const bool dp_intra = p.tp * dpg <= gpn;
+        const double dp_bw = dp_intra ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
         if (p.ep > 1 && m.is_moe()) {  // two all-to-alls forward (dispatch, combine), two backward per MoE layer
-            const double buf = mb_tokens / cp * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
+            const double buf = gpu_tokens * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
             const double bw = p.tp * p.ep <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
-            b.ep_mb = static_cast<double>(m.moe_layers()) / pp * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
+            b.ep_mb = static_cast<double>(m.moe_layers()) * layer_frac * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
         }
-        if (p.pp > 1) {  // activations forward, their gradients backward, per model chunk (vpp)
-            const double buf = mb_tokens / cp * static_cast<double>(m.hidden) * act / (p.sequence_parallel ? tp : 1.0);
+        // pipeline: activations forward, their gradients backward, per model chunk (vpp). Megatron sends 1/tp of
+        // the tensor per rank and all-gathers it over NVLink (scatter-gather optimisation, Narayanan et al. 2021
+        // Sec. 4.1; sequence parallelism shards it anyway); the interleaved schedule overlaps the sends with the
+        // next chunk's compute (--overlap-p2p-communication, on by default: megatron/training/arguments.py),
+        // 1F1B and GPipe wait for them.
+        if (p.pp > 1) {
+            const bool split = p.sequence_parallel || rt.framework == framework::megatron;
+            const double buf = gpu_tokens * static_cast<double>(m.hidden) * act / (split ? tp : 1.0);
             const double bw = gpus <= gpn ? intra : detail::inter_node_gbps(g, topo);
             b.pp_mb = 2.0 * static_cast<double>(p.vpp) * comm_.seconds(collective::send_recv, buf, 2, bw);
+            b.pp_exposed_mb = p.schedule == pipeline_schedule::interleaved
+                                  ? std::max(0.0, b.pp_mb - b.compute_mb) + b.pp_mb / (2.0 * static_cast<double>(p.vpp))
+                                  : b.pp_mb;
         }
         const double params = detail::stage_parameters(m, p, t.seq_len);
         const double wbytes = params * param_bytes(t.precision);
         const double gbytes = params * param_bytes(t.precision);  // gradients are reduced in the compute precision
-        if (p.dp > 1 && p.sharding == sharding::full)  // ZeRO-3/FSDP: gather fwd, gather bwd, reduce-scatter grads
-            b.shard_mb = 2.0 * comm_.seconds(collective::all_gather, wbytes, p.dp, dp_bw) +
-                         comm_.seconds(collective::reduce_scatter, gbytes, p.dp, dp_bw);
-        else if (p.dp > 1 && p.sharding == sharding::gradients)  // ZeRO-2: reduce-scatter every micro-batch
-            b.shard_mb = comm_.seconds(collective::reduce_scatter, gbytes, p.dp, dp_bw);
+        if (dpg > 1 && p.sharding == sharding::full)  // ZeRO-3/FSDP: gather fwd, gather bwd, reduce-scatter grads
+            b.shard_mb = 2.0 * comm_.seconds(collective::all_gather, wbytes, dpg, dp_bw) +
+                         comm_.seconds(collective::reduce_scatter, gbytes, dpg, dp_bw);
+        else if (dpg > 1 && p.sharding == sharding::gradients)  // ZeRO-2: reduce-scatter every micro-batch
+            b.shard_mb = comm_.seconds(collective::reduce_scatter, gbytes, dpg, dp_bw);
 
         // sharded-state traffic is prefetched/overlapped with compute (FSDP forward/backward prefetch)
-        b.micro_batch = std::max(b.compute_mb + b.tp_mb + b.ep_mb, b.shard_mb) + b.pp_mb;
+        b.micro_batch = std::max(b.compute_mb + b.tp_exposed_mb + b.cp_exposed_mb + b.ep_mb, b.shard_mb) + b.pp_exposed_mb;
         b.micro_batches = std::max<std::int64_t>(1, j.micro_batches());
         b.bubble_slots = pipe_.bubble_slots(p, b.micro_batches);
         b.pipeline = (static_cast<double>(b.micro_batches) + b.bubble_slots) * b.micro_batch;
 
-        if (p.dp > 1 && (p.sharding == sharding::none || p.sharding == sharding::optimizer)) {
-            // all-reduce, or ZeRO-1 reduce-scatter + all-gather (same volume); bucketed and overlapped with the
-            // backward of the last micro-batch (PyTorch DDP, Megatron overlap_grad_reduce)
-            b.dp_sync = comm_.seconds(collective::all_reduce, gbytes, p.dp, dp_bw);
-            const double backward = b.compute_mb * 2.0 / 3.0;
-            b.dp_exposed = std::max(0.0, b.dp_sync - backward);
+        if (dpg > 1 && (p.sharding == sharding::none || p.sharding == sharding::optimizer)) {
+            // all-reduce, or ZeRO-1 reduce-scatter + all-gather (same volume). PyTorch DDP, DeepSpeed and
+            // Megatron with --overlap-grad-reduce bucket it behind the last micro-batch's backward (Megatron's
+            // distributed optimizer also overlaps the parameter all-gather with the next forward,
+            // --overlap-param-gather); one bucket (a layer's gradients) always stays exposed. Megatron-LM
+            // without it reduces after the backward (megatron/core/distributed/distributed_data_parallel.py).
+            b.dp_sync = comm_.seconds(collective::all_reduce, gbytes, dpg, dp_bw);
+            const bool overlapped = rt.framework != framework::megatron || rt.overlap_grad_reduce;
+            if (overlapped) {
+                const double window = b.compute_mb * (p.sharding == sharding::optimizer ? 1.0 : 2.0 / 3.0);
+                b.dp_exposed = std::max(b.dp_sync / std::max(1.0, layers_stage), b.dp_sync - window);
+            } else {
+                b.dp_exposed = b.dp_sync;
+            }
         }
-        if (p.dp > 1 && p.sharding == sharding::gradients)
-            b.param_gather = comm_.seconds(collective::all_gather, wbytes, p.dp, dp_bw);
+        if (dpg > 1 && p.sharding == sharding::gradients)
+            b.param_gather = comm_.seconds(collective::all_gather, wbytes, dpg, dp_bw);
         // optimizer: element-wise pass over this GPU's share of the states at ~80% of the datasheet bandwidth
-        const double shard = p.sharding == sharding::none ? 1.0 : static_cast<double>(p.dp);
+        const double shard = p.sharding == sharding::none ? 1.0 : static_cast<double>(dpg);
         b.optimizer = params / shard * detail::optimizer_pass_bytes(t.precision, t.optimizer) / (0.8 * g.mem_bw_gbps * 1e9);
 
         b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
@@ -279,6 +433,9 @@ public:
         r.tokens_per_s = j.tokens_per_step() / b.total;
         r.tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(gpus);
         r.mfu = r.flops.model().value / (b.total * static_cast<double>(gpus) * peak);
+        const auto band = error_band_for(j, g, compute_);
+        r.rel_error_band = band.first;
+        r.error_regime = band.second;
         return r;
     }
 

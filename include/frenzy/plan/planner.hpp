@@ -179,12 +179,14 @@ struct selectable_objective {
 static_assert(Objective<selectable_objective>);
 
 /// The precision a GPU type offers in place of one it lacks, nearest first: pure or mixed bf16 -> fp16-mixed
-/// (V100, T4, Turing cards have fp16 tensor cores but no bf16), fp8-mixed -> bf16-mixed -> fp16-mixed.
+/// (V100, T4, Turing cards have fp16 tensor cores but no bf16), fp8-mixed -> bf16-mixed -> fp16-mixed, fp4-mixed ->
+/// fp8-mixed -> ... (fp4 tensor cores are Blackwell-only).
 /// Empty when the type has the precision or nothing close.
 inline std::optional<precision> fallback_precision(precision p, const gpu_type& g) {
     if (g.peak_flops(p) > 0) return std::nullopt;
     std::vector<precision> order;
     switch (p) {
+        case precision::fp4_mixed: order = {precision::fp8_mixed, precision::bf16_mixed, precision::fp16_mixed}; break;
         case precision::fp8_mixed: order = {precision::bf16_mixed, precision::fp16_mixed}; break;
         case precision::bf16_mixed:
         case precision::bf16: order = {precision::fp16_mixed}; break;

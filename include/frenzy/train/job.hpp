@@ -10,8 +10,11 @@
 
 namespace frenzy {
 
-enum class precision { fp32, fp16_mixed, bf16_mixed, bf16, fp8_mixed };
-enum class optimizer_kind { adam, adamw, sgd, adafactor };
+/// fp8_mixed / fp4_mixed: the GEMMs run in fp8 / fp4 (Transformer Engine; MXFP4/NVFP4 on Blackwell), everything
+/// else (attention core, norms, element-wise ops, optimizer, communication) in bf16 with fp32 master weights.
+enum class precision { fp32, fp16_mixed, bf16_mixed, bf16, fp8_mixed, fp4_mixed };
+/// adamw_8bit: bitsandbytes AdamW8bit (two 8-bit block-quantised moments, see memory/methods.hpp).
+enum class optimizer_kind { adam, adamw, sgd, adafactor, adamw_8bit };
 enum class sharding { none, optimizer, gradients, full };
 enum class recompute { none, selective, full };
 enum class pipeline_schedule { one_f_one_b, interleaved, gpipe };
@@ -24,14 +27,14 @@ enum class attention_impl { flash, unfused };
 enum class optimizer_impl { framework_default, fused, foreach, in_backward };
 
 template <> struct enum_names<precision> {
-    static constexpr std::array<std::pair<precision, std::string_view>, 5> table{{
+    static constexpr std::array<std::pair<precision, std::string_view>, 6> table{{
         {precision::fp32, "fp32"}, {precision::fp16_mixed, "fp16-mixed"}, {precision::bf16_mixed, "bf16-mixed"},
-        {precision::bf16, "bf16"}, {precision::fp8_mixed, "fp8-mixed"}}};
+        {precision::bf16, "bf16"}, {precision::fp8_mixed, "fp8-mixed"}, {precision::fp4_mixed, "fp4-mixed"}}};
 };
 template <> struct enum_names<optimizer_kind> {
-    static constexpr std::array<std::pair<optimizer_kind, std::string_view>, 4> table{{
+    static constexpr std::array<std::pair<optimizer_kind, std::string_view>, 5> table{{
         {optimizer_kind::adam, "adam"}, {optimizer_kind::adamw, "adamw"}, {optimizer_kind::sgd, "sgd"},
-        {optimizer_kind::adafactor, "adafactor"}}};
+        {optimizer_kind::adafactor, "adafactor"}, {optimizer_kind::adamw_8bit, "adamw-8bit"}}};
 };
 template <> struct enum_names<sharding> {
     static constexpr std::array<std::pair<sharding, std::string_view>, 4> table{{
@@ -62,6 +65,39 @@ template <> struct enum_names<attention_impl> {
         {attention_impl::flash, "flash"}, {attention_impl::unfused, "unfused"}}};
 };
 
+/// What part of the model is trained (training.finetune). full: everything; freeze: everything but the first
+/// frozen_layers layers (and the embedding when frozen_layers > 0); lora / qlora: low-rank adapters of rank `rank`
+/// on the target modules of every layer, the base frozen (qlora: base linears in 4-bit NF4). memory/methods.hpp.
+enum class finetune_method { full, freeze, lora, qlora };
+template <> struct enum_names<finetune_method> {
+    static constexpr std::array<std::pair<finetune_method, std::string_view>, 4> table{{
+        {finetune_method::full, "full"}, {finetune_method::freeze, "freeze"}, {finetune_method::lora, "lora"},
+        {finetune_method::qlora, "qlora"}}};
+};
+
+/// Linear layers of a transformer layer that LoRA can target (bit flags; names as PEFT/torchtune recipes
+/// abbreviate q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj).
+enum lora_target : unsigned { lora_q = 1, lora_k = 2, lora_v = 4, lora_o = 8, lora_gate = 16, lora_up = 32, lora_down = 64 };
+inline constexpr std::array<std::pair<unsigned, std::string_view>, 7> lora_target_names{{
+    {lora_q, "q"}, {lora_k, "k"}, {lora_v, "v"}, {lora_o, "o"}, {lora_gate, "gate"}, {lora_up, "up"}, {lora_down, "down"}}};
+
+struct finetune_spec {
+    finetune_method method = finetune_method::full;
+    std::int64_t rank = 16;
+    double alpha = 32;                                   ///< scaling only; no memory effect
+    unsigned targets = lora_q | lora_k | lora_v | lora_o; ///< lora_target bits
+    std::int64_t frozen_layers = 0;                      ///< leading layers frozen (method full or freeze)
+    double dropout = 0;                                  ///< lora_dropout probability (> 0 saves a mask + copy)
+    /// bitsandbytes before 0.43.2 saved the input of every 4-bit linear for backward (autograd/_functions.py
+    /// MatMul4Bit: ctx.tensors = (A, B); removed by PR #1270, commit 9e75374, 2024-07-16).
+    bool qlora_saves_inputs = false;
+    bool double_quant = true;  ///< QLoRA: absmax quantised again (bnb_4bit_use_double_quant / compress_statistics)
+    bool operator==(const finetune_spec&) const = default;
+    bool adapters() const { return method == finetune_method::lora || method == finetune_method::qlora; }
+    /// Anything frozen: parts of the model have no gradients or optimizer states.
+    bool partial() const { return adapters() || frozen_layers > 0; }
+};
+
 /// What is trained and for how long.
 struct training_spec {
     std::int64_t seq_len = 2048;
@@ -71,6 +107,7 @@ struct training_spec {
     optimizer_kind optimizer = optimizer_kind::adamw;
     double total_tokens = 0;                   ///< training budget; 0 = unknown
     double checkpoint_interval_s = 3600;       ///< work lost on failure is at most this
+    finetune_spec finetune{};
     bool operator==(const training_spec&) const = default;
 };
 
@@ -86,12 +123,30 @@ struct parallel_config {
     std::int64_t gpus() const { return dp * tp * pp * cp; }
 };
 
+/// What lives in host memory instead of the GPU (runtime.offload; memory/methods.hpp): optimizer states and fp32
+/// master weights (ZeRO-Offload, Megatron --optimizer-cpu-offload), parameters (ZeRO-Infinity offload_param,
+/// FSDP CPUOffload), saved activations (torchtune enable_activation_offloading, Megatron --cpu-offloading).
+struct offload_spec {
+    bool optimizer = false;
+    bool parameters = false;
+    bool activations = false;
+    bool operator==(const offload_spec&) const = default;
+    bool any() const { return optimizer || parameters || activations; }
+};
+
 struct runtime_spec {
     frenzy::framework framework = framework::megatron;
     attention_impl attention = attention_impl::flash;
     bool compile = false;                       ///< torch.compile of the layers (fuses elementwise ops)
     std::int64_t loss_chunks = 1;               ///< cross-entropy computed over this many vocabulary-output chunks
     optimizer_impl optimizer = optimizer_impl::framework_default;
+    offload_spec offload{};
+    /// Megatron-Core/Transformer Engine userbuffer overlap of the tensor-parallel all-gather/reduce-scatter with the
+    /// GEMMs (--tp-comm-overlap; NeMo recipes turn it on for tp > 1). Off by default, as in Megatron-LM.
+    bool tp_comm_overlap = false;
+    /// Megatron's --overlap-grad-reduce (bucketed gradient reduce during backward; NeMo default on). DDP, FSDP and
+    /// DeepSpeed always overlap; Megatron-LM's default is off.
+    bool overlap_grad_reduce = false;
     bool operator==(const runtime_spec&) const = default;
 };
 
@@ -117,6 +172,7 @@ constexpr double param_bytes(precision p) {
     switch (p) {
         case precision::fp32: return 4;
         case precision::fp8_mixed:  // fp8 GEMM inputs are cast on the fly; the parameters stay bf16
+        case precision::fp4_mixed:  // likewise for fp4
         case precision::fp16_mixed:
         case precision::bf16_mixed:
         case precision::bf16: return 2;
@@ -177,6 +233,76 @@ inline void validate(const training_spec& t) {
     if (!(t.checkpoint_interval_s > 0))
         throw config_error("training.checkpoint_interval_s=" + std::to_string(t.checkpoint_interval_s) +
                            " must be positive");
+    const auto& f = t.finetune;
+    if (f.adapters() && f.rank < 1)
+        throw config_error(kv("training.finetune.rank", f.rank) + " must be at least 1 for method \"" +
+                           std::string(to_string(f.method)) + "\"");
+    if (f.adapters() && f.targets == 0)
+        throw config_error("training.finetune.target_modules is empty for method \"" + std::string(to_string(f.method)) +
+                           "\" (name at least one of q, k, v, o, gate, up, down)");
+    if (f.frozen_layers < 0) throw config_error(kv("training.finetune.frozen_layers", f.frozen_layers) + " must not be negative");
+    if (!(f.dropout >= 0 && f.dropout < 1))
+        throw config_error("training.finetune.dropout=" + std::to_string(f.dropout) + " must be in [0, 1)");
+    if (f.qlora_saves_inputs && f.method != finetune_method::qlora)
+        throw config_error("training.finetune.qlora_saves_inputs=true needs method \"qlora\"");
+    if (f.adapters() && f.frozen_layers != 0)
+        throw config_error(kv("training.finetune.frozen_layers", f.frozen_layers) + " needs method \"full\" or \"freeze\" (" +
+                           std::string(to_string(f.method)) + " freezes the whole base model)");
+    if (f.method == finetune_method::freeze && f.frozen_layers == 0)
+        throw config_error("training.finetune.method=\"freeze\" needs training.finetune.frozen_layers>0");
+}
+
+/// Fine-tuning rules that need the model (checked with or without a parallel layout).
+inline void validate_finetune(const job_spec& j) {
+    const auto& ft = j.training.finetune;
+    if (ft.frozen_layers >= j.model.layers)
+        throw config_error(detail::kv("training.finetune.frozen_layers", ft.frozen_layers) + " must be less than " +
+                           detail::kv("model.layers", j.model.layers) + " (nothing would be trained)");
+}
+
+/// Offload rules of each framework (DeepSpeed runtime/zero/config.py: offload_optimizer needs ZeRO stage >= 1,
+/// offload_param stage 3; torch FSDP CPUOffload(offload_params=True) moves parameters, gradients and the optimizer
+/// step together; Megatron-Core --optimizer-cpu-offload needs --use-distributed-optimizer and has no parameter
+/// offload; torchtune activation offloading is a torch saved-tensor hook, so any framework).
+inline void validate_offload(const job_spec& j) {
+    const auto& o = j.runtime.offload;
+    const auto fw = j.runtime.framework;
+    const auto sh = j.parallel.sharding;
+    const std::string fws = "runtime.framework=\"" + std::string(to_string(fw)) + "\"";
+    const std::string shs = "parallel.sharding=\"" + std::string(to_string(sh)) + "\"";
+    if (o.parameters && !o.optimizer)
+        throw config_error("runtime.offload.parameters=true needs runtime.offload.optimizer=true (the optimizer step of "
+                           "offloaded parameters runs on the CPU)");
+    switch (fw) {
+        case framework::deepspeed:
+            if (o.optimizer && sh == sharding::none)
+                throw config_error("runtime.offload.optimizer=true with " + fws + " needs ZeRO: " + shs +
+                                   " must be optimizer, gradients or full");
+            if (o.parameters && sh != sharding::full)
+                throw config_error("runtime.offload.parameters=true with " + fws + " needs ZeRO stage 3: " + shs +
+                                   " must be full");
+            break;
+        case framework::fsdp:
+            if (o.optimizer && !o.parameters)
+                throw config_error("runtime.offload.optimizer=true without runtime.offload.parameters=true is not supported "
+                                   "by " + fws + " (CPUOffload moves parameters, gradients and optimizer together)");
+            break;
+        case framework::megatron:
+            if (o.parameters) throw config_error("runtime.offload.parameters=true is not supported by " + fws);
+            if (o.optimizer && sh != sharding::optimizer)
+                throw config_error("runtime.offload.optimizer=true with " + fws + " needs the distributed optimizer (" +
+                                   shs + " must be optimizer)");
+            break;
+        case framework::ddp:
+            if (o.optimizer || o.parameters)
+                throw config_error("runtime.offload.optimizer/parameters are not supported by " + fws);
+            break;
+    }
+    if (j.training.optimizer == optimizer_kind::adamw_8bit && fw == framework::megatron)
+        throw config_error("training.optimizer=\"adamw-8bit\" (bitsandbytes) is not supported by " + fws);
+    if (j.training.optimizer == optimizer_kind::adamw_8bit && o.optimizer)
+        throw config_error("training.optimizer=\"adamw-8bit\" runs on the GPU; it cannot be combined with "
+                           "runtime.offload.optimizer=true");
 }
 
 /// Checks every rule between model, training, parallel layout and framework that the framework itself would
@@ -238,6 +364,8 @@ inline void validate(const job_spec& j) {
         throw config_error("runtime.optimizer_impl=\"in-backward\" cannot accumulate gradients: training.global_batch=" +
                            std::to_string(t.global_batch) + " must equal training.micro_batch x parallel.dp (" +
                            std::to_string(t.micro_batch * p.dp) + ")");
+    validate_finetune(j);
+    validate_offload(j);
     if (j.runtime.loss_chunks < 1)
         throw config_error(kv("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
     if (auto why = framework_rejects(j.runtime.framework, p); !why.empty()) throw config_error(why);

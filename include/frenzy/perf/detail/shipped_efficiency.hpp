@@ -1,0 +1,34 @@
+#pragma once
+// The shipped coefficients of perf/efficiency.hpp: fit_efficiency (perf/calibration.hpp) from neutral_start() on
+// the 168 usable rows of ../shared/data/throughput/measured_calibration.csv and megatron_nemo_at_scale.csv
+// (tests/perf/calibration_test.cpp re-fits and checks them to 1%; docs/perf-model.md explains each).
+#include "frenzy/perf/efficiency.hpp"
+
+namespace frenzy {
+
+inline efficiency_model default_efficiency() {
+    efficiency_model e;
+    e.source = "fit on shared/data/throughput/measured_calibration.csv + megatron_nemo_at_scale.csv (168 rows: "
+               "llm-foundry MPT on A100-40G/H100, Megatron-LM GPT on V100/A100 2020-2022 up to 3072 GPUs, NeMo "
+               "24.07 fp8 on H100)";
+    // per chip: large-GEMM inverse efficiency (bf16/fp16), attention-core inverse efficiency (0 = ratio x GEMM),
+    // fp8 GEMM inverse efficiency w.r.t. the fp8 peak (0 = GEMM x fp8_ratio), and attention through Megatron-Core's
+    // Transformer Engine fused (cuDNN) attention (0 = as attention). gh100's fp8 value sits at its bound (fp8 GEMMs
+    // reach at most the fraction of their peak that bf16 GEMMs reach): the NeMo rows would take less. gv100 has no
+    // long-sequence rows, so its attention follows its GEMMs at the fitted ratio.
+    e.gpus = {
+        {"ga100", 1.330148, 1.816998, "fit", 0, 0},
+        {"gh100", 1.597732, 3.128614, "fit", 1.597732, 1.003593},
+        {"gv100", 1.260007, 0, "fit", 0, 0},
+    };
+    e.default_inverse = 1.597732;  // chips without data (Blackwell, Ada, CDNA3, ...): the least efficient fitted chip
+    e.token_penalty = 259.7702;
+    e.width_penalty = 0.0;         // at its bound: the element-wise term explains what thin GEMMs lost before
+    e.attention_inverse = 2.0;     // unused while attention_ratio > 0
+    e.attention_ratio = 1.662086;  // mean attention / GEMM inverse efficiency of ga100 and gh100
+    e.fp8_ratio = 1.0;
+    e.memory_inverse = 2.436388;   // element-wise kernels at 41% of the datasheet memory bandwidth
+    return e;
+}
+
+}  // namespace frenzy

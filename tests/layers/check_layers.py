@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""The include graph points down only (docs/api.md, "Layers"): a header of a layer includes headers of its own layer
+or of lower layers, never of a higher one. io (parsing and serialisation) sits above the value layers whose types
+it reads and writes, and below everything that parses (launch, sched, sim, backend, service)."""
+import os
+import re
+import sys
+
+RANK = {"core": 0, "model": 1, "hw": 1, "train": 2, "memory": 3, "perf": 3, "plan": 4, "io": 5,
+        "launch": 6, "sched": 6, "sim": 7, "backend": 7, "service": 8}
+
+
+def main() -> int:
+    root = os.path.join(sys.argv[1], "include", "frenzy")
+    bad, checked = [], 0
+    for layer in sorted(os.listdir(root)):
+        d = os.path.join(root, layer)
+        if not os.path.isdir(d):
+            continue
+        if layer not in RANK:
+            bad.append(f"include/frenzy/{layer}/ is not a known layer (add it to tests/layers/check_layers.py)")
+            continue
+        for dirpath, _, files in os.walk(d):
+            for f in files:
+                path = os.path.join(dirpath, f)
+                for n, line in enumerate(open(path, encoding="utf-8"), 1):
+                    m = re.match(r'\s*#\s*include\s+[<"]frenzy/([a-z_]+)/', line)
+                    if not m:
+                        continue
+                    checked += 1
+                    dep = m.group(1)
+                    if dep not in RANK or RANK[dep] > RANK[layer]:
+                        bad.append(f"{os.path.relpath(path, sys.argv[1])}:{n}: {layer}/ includes {dep}/ (a higher layer)")
+    for b in bad:
+        print(b)
+    print(f"{checked} includes checked")
+    print(f"{0 if bad else 1} passed, {1 if bad else 0} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
