@@ -113,9 +113,9 @@ void run_import(const import_args& a) {
     }
     fmt::print("{}\n", to_json(r.job).dump(2));
     if (!r.has_parallel) fmt::print("layout: not fixed (no world size; dp=1 assumed; give --world-size)\n");
-    fmt::print("ignored ({}, irrelevant to memory and speed or not modelled):\n", r.ignored.size());
+    fmt::print("ignored ({}, irrelevant to memory and speed):\n", r.ignored.size());
     for (const auto& s : r.ignored) fmt::print("  {}\n", s);
-    fmt::print("not understood ({}):\n", r.unknown.size());
+    fmt::print("not understood or not modelled ({}; the estimate does not account for them):\n", r.unknown.size());
     for (const auto& s : r.unknown) fmt::print("  {}\n", s);
     for (const auto& s : r.notes) fmt::print("note: {}\n", s);
 }

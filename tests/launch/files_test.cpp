@@ -136,11 +136,17 @@ TEST_CASE("every Megatron-LM flag written is defined by Megatron-LM's arguments.
     auto a = job("deepseek-moe-16b", 2048, 32, framework::megatron, P{.dp = 4, .pp = 2, .ep = 4, .recompute = recompute::full});
     a.training.precision = precision::fp8_mixed;
     a.runtime.attention = attention_impl::unfused;
+    a.runtime.overlap_grad_reduce = true;
+    a.runtime.tp_comm_overlap = true;
     jobs.push_back(a);
     auto b = job("qwen2.5-7b", 2048, 32, framework::megatron, P{.dp = 8, .sharding = sharding::optimizer});
     b.training.precision = precision::bf16;
     b.training.optimizer = optimizer_kind::sgd;
+    b.runtime.offload.optimizer = true;
     jobs.push_back(b);
+    auto f4 = job("llama-3.1-8b", 2048, 32, framework::megatron, P{.dp = 8});
+    f4.training.precision = precision::fp4_mixed;
+    jobs.push_back(f4);
     auto c = job("gpt2", 1024, 32, framework::megatron, P{.dp = 4});
     c.training.precision = precision::fp16_mixed;
     c.model.activation = activation::squared_relu;
@@ -316,11 +322,12 @@ TEST_CASE("import of Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh") 
                                 "--grad-reduce-in-bf16 (not modelled)", "--cross-entropy-loss-fusion (not modelled)",
                                 "--empty-unused-memory-level 1 (not modelled)", "--fp8-param-gather (not modelled)",
                                 "--overlap-param-gather (not modelled)"});
+    CHECK(j.runtime.overlap_grad_reduce);  // --overlap-grad-reduce (runtime.overlap_grad_reduce)
     // the parameter count is Llama 3.1 8B's: 8,030,261,248 (meta-llama/Llama-3.1-8B; the preset's published count)
     CHECK(total_parameters(j.model) == total_parameters(preset("llama-3.1-8b")));
     const std::set<std::string> ignored(r.ignored.begin(), r.ignored.end());
     for (const auto* s : {"--lr 0.00015", "--adam-beta2 0.95", "--mock-data", "--save-interval 1000", "--use-mcore-models",
-                          "--fp8-amax-history-len 1024", "--overlap-grad-reduce", "--sequence-parallel (Megatron disables it at tensor-model-parallel-size 1)"})
+                          "--fp8-amax-history-len 1024", "--sequence-parallel (Megatron disables it at tensor-model-parallel-size 1)"})
         CHECK(ignored.count(s) == 1);
     // the real-data branch is not taken: its flags are absent
     CHECK(ignored.count("--tokenizer-type HuggingFaceTokenizer") == 0);
@@ -337,6 +344,9 @@ TEST_CASE("the script reader: defaults, arithmetic, arrays, conditions, JSON arg
     const auto q = read_shell_script("A=(\"--y two\")\ntorchrun --nproc_per_node 4 x.py \"${A[@]}\"\n");
     CHECK(q.args == std::vector<std::string>{"--y two"});  // quoted expansion keeps elements whole
     CHECK(torchrun_world_size(q.launcher) == 4);
+    const auto alt = read_shell_script("P=a\nE=\nx.py ${P:+-p} ${E:+-e} ${U+-u}\n");
+    CHECK(alt.args == std::vector<std::string>{"-p"});  // :+ alternate value only for set, non-empty variables
+    CHECK(alt.notes.empty());
     const auto j = megatron_import_text(R"({"num-layers": 2, "hidden-size": 64, "num-attention-heads": 4, "vocab-size": 100,
                                            "swiglu": true, "seq-length": 128, "bf16": true, "lr": 0.1})");
     CHECK(j.job.model.ffn_hidden == 128);  // arguments.py: int((4 x 64 x 2/3) / 64) x 64 = int(2.67) x 64
@@ -360,7 +370,8 @@ TEST_CASE("bad launcher input names the argument") {
         "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}, "overlap_comm": true}, "optimizer": {"type": "AdamW"}})"), o);
     CHECK(r.job.parallel.dp == 8);
     CHECK(r.job.parallel.sharding == sharding::gradients);
-    CHECK(r.unknown == std::vector<std::string>{"zero_optimization.offload_optimizer"});  // offload is not modelled
+    CHECK(r.unknown.empty());
+    CHECK(r.job.runtime.offload == offload_spec{.optimizer = true});  // offload_optimizer.device = cpu
     CHECK(r.ignored == std::vector<std::string>{"optimizer", "zero_optimization.overlap_comm"});
 }
 

@@ -94,6 +94,8 @@ TEST_CASE("Megatron round trip: dense with tp+sp+pp+vpp, distributed optimizer, 
 TEST_CASE("Megatron round trip: MoE with ep, cp, selective recompute, fp8, no sharding") {
     auto j = base_job("mixtral-8x7b", 8192, 64);
     j.training.precision = precision::fp8_mixed;
+    j.runtime.overlap_grad_reduce = true;
+    j.runtime.tp_comm_overlap = true;
     j.parallel = {.dp = 8, .tp = 2, .pp = 1, .cp = 2, .ep = 8, .sequence_parallel = true, .recompute = recompute::selective};
     check_roundtrip(j, launcher::megatron);
 }
@@ -136,6 +138,7 @@ TEST_CASE("DeepSpeed round trip: ZeRO stages 0-3, full recompute, fp16 and bf16"
         check_roundtrip(j, launcher::deepspeed);
     }
     j.training.precision = precision::fp16_mixed;
+    j.runtime.offload.optimizer = true;  // ZeRO-Offload (zero_optimization.offload_optimizer)
     j.parallel = {.dp = 8, .tp = 2, .pp = 2, .sharding = sharding::optimizer};  // tp/pp from the training script (import_options.layout)
     j.training.micro_batch = 1;
     check_roundtrip(j, launcher::deepspeed);

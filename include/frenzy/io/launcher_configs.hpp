@@ -86,10 +86,15 @@ inline launcher_import deepspeed_import_json(const nlohmann::json& c, const impo
                     const auto st = detail::json_int(v2, "zero_optimization.stage");
                     if (st < 0 || st > 3) throw config_error("zero_optimization.stage=" + std::to_string(st) + " must be 0..3");
                     j.parallel.sharding = st == 0 ? sharding::none : st == 1 ? sharding::optimizer : st == 2 ? sharding::gradients : sharding::full;
+                } else if (k2 == "offload_optimizer" || k2 == "offload_param") {
+                    // {"device": "cpu"|"nvme"|"none", ...}: offloaded unless the device is "none"
+                    const auto& o2 = detail::json_obj(v2, "zero_optimization." + k2);
+                    const bool on = !o2.contains("device") || detail::json_str(o2.at("device"), "zero_optimization." + k2 + ".device") != "none";
+                    (k2 == "offload_optimizer" ? j.runtime.offload.optimizer : j.runtime.offload.parameters) = on;
                 } else if (std::find(zero_irrelevant.begin(), zero_irrelevant.end(), k2) != zero_irrelevant.end()) {
                     out.ignored.push_back("zero_optimization." + k2);
                 } else {
-                    out.unknown.push_back("zero_optimization." + k2);  // offload_optimizer/offload_param: not modelled
+                    out.unknown.push_back("zero_optimization." + k2);
                 }
             }
         } else if (k == "activation_checkpointing") {

@@ -74,7 +74,7 @@ inline bool megatron_irrelevant(const std::string& f) {
         "--profile", "--profile-step-start", "--profile-step-end", "--distributed-timeout-minutes",
         "--exit-duration-in-mins", "--exit-interval", "--manual-gc", "--manual-gc-interval",
         "--calculate-per-token-loss",
-        "--overlap-grad-reduce", "--init-method-xavier-uniform",
+        "--init-method-xavier-uniform",
         "--fp8-amax-history-len", "--fp8-amax-compute-algo", "--fp8-recipe", "--fp8-margin",
         "--bias-swiglu-fusion", "--no-bias-swiglu-fusion", "--masked-softmax-fusion", "--no-masked-softmax-fusion",
         "--no-gradient-accumulation-fusion", "--use-distributed-optimizer-overlap", "--train-iters-per-epoch",
@@ -139,7 +139,7 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos,
         moe_ffn, shared_size;
     std::optional<std::string> layer_freq;
-    bool gqa = false, main_bf16 = false, fp8 = false;
+    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false;
     for (const auto& a : parsed) {
         const auto& f = a.flag;
         if (f == "--num-layers") m.layers = arg_int(a);
@@ -183,6 +183,10 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
         else if (f == "--bf16") t.precision = precision::bf16_mixed;
         else if (f == "--fp16") t.precision = precision::fp16_mixed;
         else if (f == "--fp8-format") fp8 = true;
+        else if (f == "--fp4-format") fp4 = true;
+        else if (f == "--overlap-grad-reduce") j.runtime.overlap_grad_reduce = true;
+        else if (f == "--tp-comm-overlap") j.runtime.tp_comm_overlap = true;
+        else if (f == "--optimizer-cpu-offload") j.runtime.offload.optimizer = true;
         else if (f == "--main-params-dtype") main_bf16 = arg_str(a) == "bf16";
         else if (f == "--use-precision-aware-optimizer" || f == "--main-grads-dtype" || f == "--exp-avg-dtype" ||
                  f == "--exp-avg-sq-dtype") {}
@@ -246,6 +250,7 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     // a learned table keeps its size; for RoPE the value only bounds the sequence, and seq_len is the default (0)
     if (max_pos && !(m.position_embedding == position_embedding::rope && *max_pos == t.seq_len)) m.max_positions = *max_pos;
     if (fp8) t.precision = precision::fp8_mixed;
+    if (fp4) t.precision = precision::fp4_mixed;
     if (main_bf16 && t.precision == precision::bf16_mixed) t.precision = precision::bf16;
     if (vpp_stages) p.vpp = *vpp_stages;
     else if (vpp_layers && *vpp_layers > 0 && p.pp > 0) p.vpp = m.layers / p.pp / *vpp_layers;

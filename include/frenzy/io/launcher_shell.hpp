@@ -185,6 +185,9 @@ inline std::vector<std::string> shell_words(std::string_view line, const shell_s
             if (op.rfind(":-", 0) == 0 || op.rfind("-", 0) == 0) {
                 const auto def = strip_quotes(op.substr(op[0] == ':' ? 2 : 1));
                 if (!set || (op[0] == ':' && v.empty())) v = def;
+            } else if (op.rfind(":+", 0) == 0 || op.rfind("+", 0) == 0) {  // alternate value (not expanded further)
+                const bool use = set && (op[0] != ':' || !v.empty());
+                v = use ? strip_quotes(op.substr(op[0] == ':' ? 2 : 1)) : "";
             } else if (st.notes) {
                 st.notes->push_back("expansion ${" + name + op + "}");
             }

@@ -147,6 +147,7 @@ inline std::vector<std::string> megatron_arguments(const job_spec& j) {
         case precision::fp16_mixed: a.push_back("--fp16"); break;
         case precision::bf16_mixed: a.push_back("--bf16"); break;
         case precision::fp8_mixed: a.push_back("--bf16"); a.push_back("--fp8-format hybrid"); break;
+        case precision::fp4_mixed: a.push_back("--bf16"); a.push_back("--fp4-format e2m1"); break;  // TransformerConfig.fp4 (NVFP4 recipe)
         case precision::bf16:  // no fp32 master copy: the precision-aware optimizer with bf16 main params and states
             a.insert(a.end(), {"--bf16", "--use-precision-aware-optimizer", "--main-params-dtype bf16",
                                "--main-grads-dtype bf16", "--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16"});
@@ -164,6 +165,12 @@ inline std::vector<std::string> megatron_arguments(const job_spec& j) {
     if (p.recompute == recompute::selective) a.push_back("--recompute-granularity selective");
     if (p.recompute == recompute::full)
         a.insert(a.end(), {"--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"});
+    if (j.runtime.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
+    if (j.runtime.tp_comm_overlap) a.push_back("--tp-comm-overlap");
+    if (j.runtime.offload.optimizer) a.push_back("--optimizer-cpu-offload");  // needs the distributed optimizer (HybridDeviceOptimizer)
+    if (j.runtime.offload.parameters || j.runtime.offload.activations)
+        throw config_error("runtime.offload: parameter/activation offload has no Megatron-LM argument (optimizer offload does)");
+    if (j.training.optimizer == optimizer_kind::adamw_8bit) throw config_error("training.optimizer=\"adamw-8bit\" is not a Megatron-LM --optimizer");
     if (j.runtime.compile) throw config_error("runtime.compile=true has no Megatron-LM argument");
     if (j.runtime.loss_chunks != 1) throw config_error("runtime.loss_chunks=" + std::to_string(j.runtime.loss_chunks) + " has no Megatron-LM argument");
     return a;
@@ -191,6 +198,10 @@ inline std::string torchtitan_recipe(const job_spec& j, const std::string& base0
     const auto& p = j.parallel;
     if (t.precision == precision::fp16_mixed)
         throw config_error("training.precision=\"fp16-mixed\": torchtitan's training.mixed_precision_param is bfloat16 or float32");
+    if (t.precision == precision::fp4_mixed) throw config_error("training.precision=\"fp4-mixed\" is not written by frenzy launch for torchtitan");
+    if (j.runtime.offload.any()) throw config_error("runtime.offload: torchtitan offloads only whole FSDP states (training.enable_cpu_offload); not written by frenzy launch");
+    if (t.optimizer != optimizer_kind::adamw && t.optimizer != optimizer_kind::adam)
+        throw config_error("training.optimizer=\"" + std::string(to_string(t.optimizer)) + "\": the torchtitan recipe keeps its base recipe's AdamW");
     if (p.ep > 1 || p.vpp > 1)
         throw config_error("parallel.ep/vpp > 1: frenzy plans torchtitan as FSDP2 without expert or virtual pipeline stages");
     const auto colon = base.find(':');
@@ -253,13 +264,19 @@ inline nlohmann::ordered_json deepspeed_config(const job_spec& j) {
     const auto& p = j.parallel;
     if (t.precision == precision::bf16)
         throw config_error("training.precision=\"bf16\" (no fp32 master weights) has no ds_config key; use bf16-mixed");
-    if (t.precision == precision::fp8_mixed) throw config_error("training.precision=\"fp8-mixed\" has no ds_config key");
+    if (t.precision == precision::fp8_mixed || t.precision == precision::fp4_mixed)
+        throw config_error("training.precision=\"" + std::string(to_string(t.precision)) + "\" has no ds_config key");
+    if (j.runtime.offload.activations) throw config_error("runtime.offload.activations: written by frenzy launch only as DeepSpeed's optimizer/parameter offload");
+    if (j.runtime.offload.parameters && p.sharding != sharding::full)
+        throw config_error("runtime.offload.parameters needs ZeRO stage 3 (parallel.sharding=\"full\") in DeepSpeed");
     const int stage = p.sharding == sharding::none ? 0 : p.sharding == sharding::optimizer ? 1 : p.sharding == sharding::gradients ? 2 : 3;
     nlohmann::ordered_json c;
     c["train_batch_size"] = t.global_batch;
     c["train_micro_batch_size_per_gpu"] = t.micro_batch;
     c["gradient_accumulation_steps"] = j.micro_batches();
     c["zero_optimization"] = {{"stage", stage}};
+    if (j.runtime.offload.optimizer) c["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+    if (j.runtime.offload.parameters) c["zero_optimization"]["offload_param"] = {{"device", "cpu"}, {"pin_memory", true}};
     c["bf16"] = {{"enabled", t.precision == precision::bf16_mixed}};
     c["fp16"] = {{"enabled", t.precision == precision::fp16_mixed}};
     if (p.recompute == recompute::full)  // DeepSpeed's checkpointing API (deepspeed.checkpointing) recomputes whole layers
@@ -277,7 +294,9 @@ inline nlohmann::ordered_json fsdp_settings(const job_spec& j) {
                            : p.sharding == sharding::full ? "FULL_SHARD"
                            : p.sharding == sharding::gradients ? "SHARD_GRAD_OP" : "NO_SHARD";
     const char* dt = t.precision == precision::fp32 ? "float32" : t.precision == precision::fp16_mixed ? "float16" : "bfloat16";
-    if (t.precision == precision::fp8_mixed) throw config_error("training.precision=\"fp8-mixed\" needs torchao float8 (use --framework torchtitan)");
+    if (t.precision == precision::fp8_mixed || t.precision == precision::fp4_mixed)
+        throw config_error("training.precision=\"" + std::string(to_string(t.precision)) + "\" needs torchao/TE (use --framework torchtitan or megatron)");
+    if (j.runtime.offload.any()) throw config_error("runtime.offload is not written by frenzy launch for plain FSDP/DDP");
     nlohmann::ordered_json c;
     c["wrapper"] = ddp ? "DistributedDataParallel" : "FullyShardedDataParallel";
     c["sharding_strategy"] = strategy;
@@ -302,6 +321,9 @@ inline nlohmann::ordered_json fsdp_settings(const job_spec& j) {
 /// The launch files for a job whose `parallel` is the plan's layout, on `p.nodes` nodes of `p.gpu`.
 inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
     validate(j);
+    if (!(j.training.finetune == finetune_spec{}))
+        throw config_error("training.finetune: frenzy launch writes pretraining launches (pretrain_gpt.py, torchtitan.train); "
+                           "fine-tuning methods are not written");
     const auto& fws = launcher_frameworks(o.launcher);
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())
         throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched with --framework " +
