@@ -17,6 +17,7 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/plan/plan.hpp"
 
@@ -141,7 +142,7 @@ inline CLI::Option* add_margin(CLI::App* c, double& margin) {
 /// The job of a subcommand: a file (--job, alias --spec), a preset (--model) or a Hugging Face config
 /// (--hf-config), with flags that override it. For `plan`, the layout flags given become constraints.
 struct job_args {
-    std::string file, model, hf_config, precision, optimizer, sharding, recompute, schedule, attention;
+    std::string file, from, model, hf_config, precision, optimizer, sharding, recompute, schedule, attention;
     std::vector<std::string> frameworks;  ///< --framework, repeatable in plan (every one is considered)
     std::int64_t seq_len = 0, micro_batch = 0, global_batch = 0, dp = 0, tp = 0, pp = 0, vpp = 0, cp = 0, ep = 0;
     double total_tokens = -1;
@@ -151,6 +152,9 @@ struct job_args {
 inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_option("--job,--spec", a.file, fmt::format("Job spec JSON ({}); flags below override it", formats_doc))
         ->check(CLI::ExistingFile);
+    c->add_option("--from", a.from, "The job from a launcher configuration, KIND:FILE: megatron:train.sh (or a JSON argument "
+                                   "list), torchtitan:recipe.py, deepspeed:ds_config.json, fsdp:settings.json (the last three "
+                                   "with --model); ignored and not-understood arguments are listed on stderr");
     c->add_option("--model", a.model, "Model preset name (`frenzy models` lists them)");
     c->add_option("--hf-config", a.hf_config, "Hugging Face config.json")->check(CLI::ExistingFile);
     c->add_option("--seq-len", a.seq_len, "Sequence length (default 2048)")->check(whole_number(1, std::int64_t{1} << 24));
@@ -173,15 +177,40 @@ inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_option("--attention", a.attention, "flash | unfused");
 }
 
+/// The job a launcher configuration describes (`--from KIND:FILE`, io/launcher_configs.hpp); what was ignored or
+/// not understood goes to stderr, so --json output stays clean. The flags given override it afterwards.
+inline frenzy::job_spec import_from(const job_args& a) {
+    using namespace frenzy;
+    const auto colon = a.from.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == a.from.size())
+        throw config_error("--from=\"" + a.from + "\" must be KIND:FILE (megatron:train.sh, torchtitan:recipe.py, "
+                           "deepspeed:ds_config.json, fsdp:settings.json)");
+    const std::string kind = a.from.substr(0, colon), path = a.from.substr(colon + 1);
+    import_options o;
+    if (!a.model.empty()) o.model = preset(a.model);
+    if (a.seq_len > 0) o.training.seq_len = a.seq_len;
+    for (auto [v, out] : {std::pair{a.tp, &o.layout.tp}, {a.pp, &o.layout.pp}, {a.cp, &o.layout.cp}, {a.ep, &o.layout.ep}})
+        if (v > 0) *out = v;
+    const auto r = import_launcher_file(kind, path, o);
+    fmt::print(stderr, "imported {} from {}: {} argument(s) ignored as irrelevant to memory and speed, {} not understood or "
+               "not modelled{}\n", r.job.name, a.from, r.ignored.size(), r.unknown.size(), r.unknown.empty() ? "" : ":");
+    for (const auto& u : r.unknown) fmt::print(stderr, "  {}\n", u);
+    for (const auto& n : r.notes) fmt::print(stderr, "note: {}\n", n);
+    return r.job;
+}
+
 /// The job with the flags applied, and the layout fields it states (file `parallel` keys, training.micro_batch,
 /// and every layout flag given).
 inline frenzy::parsed_job build_job(const job_args& a) {
     using namespace frenzy;
     parsed_job out;
-    const int sources = !a.file.empty() + !a.model.empty() + !a.hf_config.empty();
-    if (sources > 1) throw config_error("give one of --job FILE, --model PRESET, --hf-config FILE, not several");
+    const int sources = !a.file.empty() + !a.hf_config.empty() + (!a.model.empty() && a.from.empty());
+    if (sources > 1 || (!a.from.empty() && (!a.file.empty() || !a.hf_config.empty())))
+        throw config_error("give one of --job FILE, --from KIND:FILE, --model PRESET, --hf-config FILE, not several");
     auto& j = out.job;
-    if (!a.file.empty()) {
+    if (!a.from.empty()) {
+        j = import_from(a);
+    } else if (!a.file.empty()) {
         out = load_job(a.file);
     } else if (!a.model.empty()) {
         j.model = preset(a.model);
@@ -190,7 +219,7 @@ inline frenzy::parsed_job build_job(const job_args& a) {
         j.model = load_hf_config(a.hf_config);
         j.name = j.model.name;
     } else {
-        throw config_error("give a job with --job FILE, --model PRESET or --hf-config FILE");
+        throw config_error("give a job with --job FILE, --from KIND:FILE, --model PRESET or --hf-config FILE");
     }
     auto& c = out.stated;
     auto set = [](std::int64_t v, std::int64_t& field, std::optional<std::int64_t>* pin) {
@@ -217,7 +246,7 @@ inline frenzy::parsed_job build_job(const job_args& a) {
     if (!a.frameworks.empty()) j.runtime.framework = parse_enum<framework>("--framework", a.frameworks.front());
     if (!a.attention.empty()) j.runtime.attention = parse_enum<attention_impl>("--attention", a.attention);
     // A global batch neither in a file nor given follows dp x micro-batch (one micro-batch per step).
-    if (a.file.empty() && a.global_batch == 0) j.training.global_batch = j.training.micro_batch * j.parallel.dp;
+    if (a.file.empty() && a.from.empty() && a.global_batch == 0) j.training.global_batch = j.training.micro_batch * j.parallel.dp;
     validate(j.training);
     return out;
 }

@@ -43,7 +43,7 @@ const frenzy::gpu_type* resolve_gpu(const estimate_args& a, const frenzy::gpu_ca
             throw config_error("--gpus=\"" + a.gpus + "\": " + std::to_string(n) + " GPUs is not a multiple of tp x pp x cp = " +
                                std::to_string(per_replica));
         j.parallel.dp = n / per_replica;
-        if (a.job.file.empty() && a.job.global_batch == 0) j.training.global_batch = j.training.micro_batch * j.parallel.dp;
+        if (a.job.file.empty() && a.job.from.empty() && a.job.global_batch == 0) j.training.global_batch = j.training.micro_batch * j.parallel.dp;
     } else if (j.parallel.gpus() != n) {
         throw config_error("--gpus=\"" + a.gpus + "\" has " + std::to_string(n) + " GPUs but the layout uses dp x tp x pp x cp = " +
                            std::to_string(j.parallel.gpus()));
