@@ -51,7 +51,6 @@ inline cluster_spec cluster_from_json(const nlohmann::json& j) {
             c.catalog.upsert(gpu_type_from_json((*arr)[i], "cluster.gpu_types[" + std::to_string(i) + "]", c.catalog));
     if (!r.has("nodes") || r.raw("nodes").is_null()) throw config_error("cluster.nodes is missing");
     const auto& nodes = *r.array("nodes", max_node_groups);
-    std::int64_t total = 0;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         detail::object_reader n(nodes[i], "cluster.nodes[" + std::to_string(i) + "]");
         node_group g;
@@ -67,13 +66,16 @@ inline cluster_spec cluster_from_json(const nlohmann::json& j) {
         n.get("network_gbps", g.network_gbps, b::bandwidth_gbps);
         n.finish();
         if (g.name.empty()) g.name = g.gpu;
-        total = detail::checked_add(total, detail::checked_mul(g.gpus_per_node, g.count, n.field("gpus_per_node x count")),
-                                    "cluster GPUs");
-        detail::check_bound("cluster total GPUs (sum of gpus_per_node x count)", total, b::gpus);
         c.nodes.push_back(g);
     }
     r.finish();
     validate(c);
+    // Each group has at most 1024 x 10^6 GPUs and there are at most 10^4 groups: the sum fits int64.
+    std::int64_t total = 0;
+    for (const auto& g : c.nodes)
+        total = detail::checked_add(total, detail::checked_mul(g.gpus_per_node, g.count, "gpus_per_node x count"),
+                                    "cluster GPUs");
+    detail::check_bound("cluster total GPUs (sum of gpus_per_node x count)", total, b::gpus);
     return c;
 }
 

@@ -2,6 +2,7 @@
 // Strict reading of JSON: documents are parsed with duplicate keys rejected and nesting bounded, every field has a
 // type, integers are checked for overflow, floats for finiteness (core/checked.hpp), and unknown fields are errors
 // naming their path. No nlohmann exception text reaches a user: errors name the file, the JSON path and the rule.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -41,82 +42,109 @@ inline std::string describe(const nlohmann::json& v) {
     }
 }
 
-/// Parses JSON text strictly: duplicate keys in one object and nesting deeper than max_json_depth are config_errors
-/// naming the JSON path; syntax errors are io_errors naming line and column; numbers outside a double's range are
-/// config_errors naming the field. `source` (a file name) prefixes every message.
-inline nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
+/// SAX handler of parse_json_text: builds the document with nlohmann's own DOM builder while tracking the JSON
+/// path, rejecting duplicate keys and nesting deeper than max_json_depth. (nlohmann's parser_callback_t would do
+/// the same checks but scans the parent container after every element: quadratic in an array's length.)
+class strict_json_handler {
+public:
+    using json = nlohmann::json;
+    strict_json_handler(json& out, std::string where) : dom_(out, true), where_(std::move(where)) {}
+
+    bool null() { done(); return dom_.null(); }
+    bool boolean(bool v) { done(); return dom_.boolean(v); }
+    bool number_integer(json::number_integer_t v) { done(); return dom_.number_integer(v); }
+    bool number_unsigned(json::number_unsigned_t v) { done(); return dom_.number_unsigned(v); }
+    bool number_float(json::number_float_t v, const json::string_t& s) { done(); return dom_.number_float(v, s); }
+    bool string(json::string_t& v) { done(); return dom_.string(v); }
+    bool binary(json::binary_t& v) { done(); return dom_.binary(v); }
+    bool start_object(std::size_t n) { push(true); return dom_.start_object(n); }
+    bool start_array(std::size_t n) { push(false); return dom_.start_array(n); }
+    bool end_object() { stack_.pop_back(); done(); return dom_.end_object(); }
+    bool end_array() { stack_.pop_back(); done(); return dom_.end_array(); }
+    bool key(json::string_t& k) {
+        auto& f = stack_.back();
+        f.key = k;
+        f.has_key = true;
+        if (!f.keys.insert(k).second)
+            throw config_error(where_ + path() + " is given twice in the same object (duplicate key)");
+        return dom_.key(k);
+    }
+    template <class Exception>
+    bool parse_error(std::size_t byte, const std::string& token, const Exception& ex) {
+        const auto p = path();
+        if (ex.id == 406)  // out_of_range.406: a number literal beyond a double's range (1e400)
+            throw field_error(where_ + (p.empty() ? std::string("a number") : p), token,
+                              "is outside the range of a double (numbers must be finite)");
+        throw io_error(where_ + "invalid JSON at " + position(byte) + (p.empty() ? std::string() : " (in " + p + ")") +
+                       ": " + reason(ex.what()));
+    }
+    void set_text(std::string_view t) { text_ = t; }
+
+private:
     struct frame {
-        bool object;
+        bool object = false;
+        bool has_key = false;
         std::set<std::string> keys;
         std::string key;
         std::size_t index = 0;
     };
-    std::vector<frame> stack;
-    auto path = [&stack] {
+    void push(bool object) {
+        if (stack_.size() >= max_json_depth) {
+            const auto p = path();
+            throw config_error(where_ + (p.empty() ? std::string("the document") : p) + " nests deeper than " +
+                               std::to_string(max_json_depth) + " levels of arrays/objects");
+        }
+        frame f;
+        f.object = object;
+        stack_.push_back(std::move(f));
+    }
+    /// A value (scalar or container) ended: the enclosing array moves to its next index.
+    void done() {
+        if (!stack_.empty() && !stack_.back().object) ++stack_.back().index;
+    }
+    std::string path() const {
         std::string p;
-        for (const auto& f : stack) {
+        for (std::size_t i = 0; i < stack_.size(); ++i) {
+            const auto& f = stack_[i];
             if (f.object) {
-                if (!f.key.empty() || !f.keys.empty()) p += (p.empty() ? "" : ".") + printable(f.key, 60);
+                if (f.has_key) p += (p.empty() ? "" : ".") + printable(f.key, 60);
             } else {
                 p += "[" + std::to_string(f.index) + "]";
             }
         }
         return p;
-    };
-    const std::string where = source.empty() ? std::string() : printable(source, 200) + ": ";
-    auto element_done = [&stack] {
-        if (!stack.empty() && !stack.back().object) ++stack.back().index;
-    };
-    nlohmann::json::parser_callback_t cb = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
-        using E = nlohmann::json::parse_event_t;
-        switch (ev) {
-            case E::object_start:
-            case E::array_start:
-                if (stack.size() >= max_json_depth) {
-                    const auto p = path();
-                    throw config_error(where + (p.empty() ? std::string("the document") : p) + " nests deeper than " +
-                                       std::to_string(max_json_depth) + " levels of arrays/objects");
-                }
-                stack.push_back(frame{ev == E::object_start, {}, {}, 0});
-                break;
-            case E::key: {
-                auto& f = stack.back();
-                f.key = parsed.get<std::string>();
-                if (!f.keys.insert(f.key).second)
-                    throw config_error(where + path() + " is given twice in the same object (duplicate key)");
-                break;
-            }
-            case E::object_end:
-            case E::array_end:
-                stack.pop_back();
-                element_done();
-                break;
-            case E::value: element_done(); break;
-        }
-        return true;
-    };
-    try {
-        return nlohmann::json::parse(text.begin(), text.end(), cb);
-    } catch (const nlohmann::json::parse_error& e) {
-        // Position from the byte offset; the reason is nlohmann's phrase without its exception id and "last read".
+    }
+    std::string position(std::size_t byte) const {
         std::size_t line = 1, col = 1;
-        const std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
+        const std::size_t at = byte == 0 ? 0 : std::min(byte - 1, text_.size());
         for (std::size_t i = 0; i < at; ++i) {
-            if (text[i] == '\n') { ++line; col = 1; }
+            if (text_[i] == '\n') { ++line; col = 1; }
             else ++col;
         }
-        std::string reason = e.what();
-        if (const auto c = reason.find(": "); c != std::string::npos) reason = reason.substr(c + 2);
-        if (const auto l = reason.find("; last read"); l != std::string::npos) reason = reason.substr(0, l);
-        const auto p = path();
-        throw io_error(where + "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(col) +
-                       (p.empty() ? std::string() : " (in " + p + ")") + ": " + printable(reason, 120));
-    } catch (const nlohmann::json::exception&) {
-        // out_of_range.406: a number literal beyond a double's range (1e400).
-        const auto p = path();
-        throw config_error(where + (p.empty() ? std::string("a number") : p) +
-                           " is outside the range of a double (numbers must be finite)");
+        return "line " + std::to_string(line) + ", column " + std::to_string(col);
     }
+    /// nlohmann's phrase without its exception id, position and "last read" (which may hold raw bytes).
+    static std::string reason(std::string w) {
+        if (const auto c = w.rfind("column "); c != std::string::npos)
+            if (const auto d = w.find(": ", c); d != std::string::npos) w = w.substr(d + 2);
+        if (const auto l = w.find("; last read"); l != std::string::npos) w = w.substr(0, l);
+        return printable(w, 120);
+    }
+    nlohmann::detail::json_sax_dom_parser<json> dom_;
+    std::string where_;
+    std::string_view text_;
+    std::vector<frame> stack_;
+};
+
+/// Parses JSON text strictly: duplicate keys in one object and nesting deeper than max_json_depth are config_errors
+/// naming the JSON path; syntax errors are io_errors naming line and column; numbers outside a double's range are
+/// config_errors naming the field. `source` (a file name) prefixes every message. Linear in the text's length.
+inline nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
+    nlohmann::json out;
+    strict_json_handler h(out, source.empty() ? std::string() : printable(source, 200) + ": ");
+    h.set_text(text);
+    nlohmann::json::sax_parse(text.begin(), text.end(), &h);
+    return out;
 }
 
 /// Reads and parses a JSON file (regular files only, at most max_json_bytes); errors name the file.
