@@ -26,13 +26,15 @@ check() {
   elif ! iconv -f UTF-8 -t UTF-8 <<<"$out" >/dev/null 2>&1; then why="output is not valid UTF-8";
   elif grep -q -E '[0-9]{26,}' <<<"$out"; then why="a number of more than 25 digits";
   fi
+  local shown
+  shown="$(printf '%q ' "$@")"  # no raw bytes in the log
   if [ -z "$why" ]; then
-    if [ "$kind" = lead ]; then echo "XPASS  $*"; else echo "ok     $*"; fi
+    if [ "$kind" = lead ]; then echo "XPASS  $shown"; else echo "ok     $shown"; fi
     passes=$((passes + 1))
   elif [ "$kind" = lead ]; then
-    echo "XFAIL  $* -- $why (needs the lead's CLI change)"; xfails=$((xfails + 1))
+    echo "XFAIL  $shown -- $why (needs the lead's CLI change)"; xfails=$((xfails + 1))
   else
-    echo "FAIL   $* -- $why"; printf '%s\n' "$out" | head -5 | sed 's/^/       | /'; fails=$((fails + 1))
+    echo "FAIL   $shown -- $why"; printf '%s\n' "$out" | head -5 | sed 's/^/       | /'; fails=$((fails + 1))
   fi
 }
 
@@ -78,6 +80,10 @@ check must 2 'peak_GiB=-3 must be in' -- validate --data "$tmp/neg_peak.csv"
 check must 2 'model.layers=4611686018427387904 must be in 1..100000' -- estimate --spec "$tmp/layers.json"
 check must 2 'training.global_batch=1000000000000000 must be in' -- plan --job "$tmp/gb.json" --cluster "$tmp/cluster.json"
 check must 1 '/dev/zero is not a regular file' -- estimate --spec /dev/zero
+check must 1 '/dev/zero is not a regular file' -- validate --data /dev/zero
+check must 1 '/dev/zero is not a regular file' -- calibrate --data /dev/zero
+check must 1 '/dev/zero is not a regular file' -- simulate --trace /dev/zero --cluster "$S/examples/clusters/three-type.json"
+check must 1 '/dev/zero is not a regular file' -- plan --job /dev/zero --cluster "$tmp/cluster.json"
 # Unclear errors: raw bytes, 309-digit bounds.
 check must 2 '\\xFF' -- estimate --model $'\xff' --json
 check must 2 'top' -- plan --job "$tmp/job.json" --cluster "$tmp/cluster.json" --top abc

@@ -10,6 +10,7 @@
 
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
+#include "frenzy/io/file.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy::detail {
