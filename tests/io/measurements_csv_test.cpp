@@ -47,8 +47,8 @@ TEST_CASE("cumulative tables carry earlier rows' options forward; unmodelled tec
     const std::string row_prefix =
         "torchtune,Llama,28,3072,24,8,8192,SwiGLU,128256,yes,4096,2,2,1,1,1,1,,1,1,no,none,";
     auto row = [&](int id, const char* recompute, const char* flags) {
-        return std::to_string(id) + ",measured," + row_prefix + recompute + ",SDPA,pure bf16,AdamW,A100,10,,active,single," +
-               flags + ",tt-readme,medium,rows are cumulative\n";
+        return std::to_string(id) + ",measured," + row_prefix + recompute + ",SDPA,pure bf16,AdamW,A100,10,,active,single,\"" +
+               flags + "\",tt-readme,medium,rows are cumulative\n";  // quoted: row 1's flags hold a comma
     };
     const auto path = write_temp("cumulative", std::string(header) + row(1, "none", "cumulative: packed (no compile, full CE)") +
                                                    row(2, "none", "cumulative: + compile") +

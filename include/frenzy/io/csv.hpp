@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <istream>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
+#include "frenzy/io/file.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy::detail {
@@ -61,6 +64,51 @@ inline bool read_csv_record(std::istream& in, std::vector<std::string>& out, std
 }
 
 /// Strips leading and trailing blanks and tabs.
+inline std::string trim(std::string_view s);
+
+/// The columns of a CSV table, by name. Built from the header record: names are trimmed, and an empty or repeated
+/// name is an error (a repeated column would make one of the two silently ignored).
+struct csv_columns {
+    std::map<std::string, std::size_t> index;
+    std::size_t width = 0;
+    std::string source;
+
+    bool has(const std::string& name) const { return index.contains(name); }
+    /// Throws naming the first of `names` the header lacks.
+    void require(std::initializer_list<const char*> names) const {
+        for (const char* n : names)
+            if (!has(n)) throw config_error(source + ": header: missing column \"" + std::string(n) + "\"");
+    }
+    /// Checks a data record has exactly one field per column: a short row (a lost cell) or a long one (a header
+    /// missing a column) would shift every later column. `line` is the record's first line.
+    void check_width(const std::vector<std::string>& row, std::size_t line) const {
+        if (row.size() != width)
+            throw config_error(source + ":" + std::to_string(line) + ": row has " + std::to_string(row.size()) +
+                               " fields but the header has " + std::to_string(width) + " columns");
+    }
+    /// The cell of column `name` ("" when the table has no such column).
+    const std::string& cell(const std::vector<std::string>& row, const std::string& name) const {
+        static const std::string empty;
+        const auto it = index.find(name);
+        return it != index.end() && it->second < row.size() ? row[it->second] : empty;
+    }
+};
+
+inline csv_columns csv_columns_from_header(const std::vector<std::string>& header, const std::string& source) {
+    csv_columns c;
+    c.source = printable(source, 200);
+    c.width = header.size();
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        const auto name = trim(header[i]);
+        if (name.empty())
+            throw config_error(c.source + ": header: column " + std::to_string(i + 1) + " has no name");
+        if (!c.index.emplace(name, i).second)
+            throw config_error(c.source + ": header: column \"" + printable(name) + "\" appears twice");
+    }
+    return c;
+}
+
+
 inline std::string trim(std::string_view s) {
     const auto b = s.find_first_not_of(" \t");
     if (b == std::string_view::npos) return {};

@@ -221,6 +221,7 @@ inline parsed_job job_from_json(const nlohmann::json& j) {
     if (r.has("runtime")) out.job.runtime = runtime_from_json(r.raw("runtime"));
     r.finish();
     if (out.job.name.empty()) out.job.name = out.job.model.name;
+    validate_bounds(out.job);  // also when the planner chooses the layout: bounds every number it will loop over
     validate(out.job.training);
     validate_finetune(out.job);
     if (out.has_parallel) validate(out.job);
@@ -229,10 +230,11 @@ inline parsed_job job_from_json(const nlohmann::json& j) {
 }
 
 inline parsed_job load_job(const std::string& path) {
+    const auto j = detail::read_json_file(path);  // its errors name the file already
     try {
-        return job_from_json(detail::read_json_file(path));
+        return job_from_json(j);
     } catch (const config_error& e) {
-        throw config_error(path + ": " + e.what());
+        throw config_error(detail::printable(path, 200) + ": " + e.what());
     }
 }
 

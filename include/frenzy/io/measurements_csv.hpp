@@ -13,6 +13,7 @@
 
 #include "frenzy/core/error.hpp"
 #include "frenzy/io/csv.hpp"
+#include "frenzy/io/file.hpp"
 #include "frenzy/core/units.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -40,8 +41,8 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
     if (i == cell.size()) return fallback;
     std::size_t j = i;
     while (j < cell.size() && std::isdigit(static_cast<unsigned char>(cell[j]))) ++j;
-    if (j == i) throw config_error(field + "=\"" + cell + "\" is not an integer");
-    return std::stoll(cell.substr(i, j - i));
+    if (j == i) throw field_error(field, cell, "is not an integer");
+    return parse_int64(std::string_view(cell).substr(i, j - i), field);  // overflow is an error, not a clamp
 }
 /// The integer after a command-line flag in free text ("--num-experts 8" -> 8); nullopt when the flag is absent.
 inline std::optional<std::int64_t> flag_int(const std::string& lowered, const std::string& flag) {
@@ -137,32 +138,27 @@ struct run_flags {
 /// Reads every `measured` row of a memory-measurement CSV (formula rows and rows without a peak are skipped).
 /// Rows that use a technique MARP does not model (LoRA, activation offloading, 8-bit optimizers) are left out and,
 /// when `skipped` is given, listed there with the reason.
-inline std::vector<memory_measurement> read_memory_measurements(const std::string& path,
+inline std::vector<memory_measurement> read_memory_measurements(std::istream& in, const std::string& path,
                                                                 std::vector<std::string>* skipped = nullptr) {
     using namespace detail;
-    std::ifstream in(path);
-    if (!in) throw io_error("cannot open " + path);
     std::vector<std::string> header, row;
     std::size_t line = 0;  // lines read so far
-    if (!read_csv_record(in, header, line)) throw io_error(path + ": empty file");
-    std::map<std::string, std::size_t> col;
-    for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-    for (const char* need : {"id", "framework", "layers", "hidden", "heads", "ffn_hidden", "mlp_act", "vocab_padded",
-                             "seq_len", "micro_batch", "global_batch", "dp", "tp", "pp", "sharding", "recompute",
-                             "precision", "peak_GiB", "metric"})
-        if (!col.contains(need)) throw io_error(path + ": missing column \"" + std::string(need) + "\"");
+    if (!read_csv_record(in, header, line)) throw io_error(printable(path, 200) + ": empty file");
+    const auto columns = csv_columns_from_header(header, path);
+    columns.require({"id", "framework", "layers", "hidden", "heads", "ffn_hidden", "mlp_act", "vocab_padded",
+                     "seq_len", "micro_batch", "global_batch", "dp", "tp", "pp", "sharding", "recompute",
+                     "precision", "peak_GiB", "metric"});
+    const auto& col = columns.index;
     std::vector<memory_measurement> out;
     std::map<std::string, run_flags> cumulative;  // by source
     std::map<std::string, std::int64_t> cumulative_id;  // id of the last cumulative row read, by source
     while (true) {
         const std::size_t at = line + 1;
         if (!read_csv_record(in, row, line)) break;
-        if (row.size() == 1 && row[0].empty()) continue;
-        auto cell = [&](const char* name) -> std::string {
-            auto it = col.find(name);
-            return it != col.end() && it->second < row.size() ? row[it->second] : std::string();
-        };
-        const std::string where = path + ":" + std::to_string(at) + ": ";
+        if (row.size() == 1 && trim(row[0]).empty()) continue;
+        columns.check_width(row, at);
+        auto cell = [&](const char* name) -> std::string { return columns.cell(row, name); };
+        const std::string where = columns.source + ":" + std::to_string(at) + ": ";
         if (col.contains("value_type") && !contains(lower(cell("value_type")), "measured")) continue;
         if (cell("peak_GiB").empty() || cell("layers").empty()) continue;
         try {
@@ -268,17 +264,29 @@ inline std::vector<memory_measurement> read_memory_measurements(const std::strin
             m.metric = contains(met, "reserved") ? memory_metric::reserved
                        : contains(met, "active") ? memory_metric::active : memory_metric::allocated;
             m.last_stage_only = contains(lower(cell("rank_measured")), "last");
-            if (!cell("peak_bytes").empty()) m.measured = bytes{std::stod(cell("peak_bytes"))};
-            else m.measured = bytes{std::stod(cell("peak_GiB")) * GiB};
+            // A measured peak is a positive, finite number of bytes (0, negative, nan, inf are errors).
+            if (!trim(cell("peak_bytes")).empty())
+                m.measured = bytes{parse_double(cell("peak_bytes"), "peak_bytes", bounds::memory_bytes)};
+            else
+                m.measured = bytes{parse_double(cell("peak_GiB"), "peak_GiB", {0, bounds::memory_bytes.max / GiB}) * GiB};
+            if (!(m.measured.value > 0))
+                throw field_error(trim(cell("peak_bytes")).empty() ? "peak_GiB" : "peak_bytes",
+                                  trim(cell("peak_bytes")).empty() ? cell("peak_GiB") : cell("peak_bytes"),
+                                  "must be positive (a measured peak)");
             validate(m.job);
             out.push_back(std::move(m));
         } catch (const config_error& e) {
             throw config_error(where + e.what());
-        } catch (const std::invalid_argument&) {
-            throw config_error(where + "peak_GiB/peak_bytes is not a number");
         }
     }
     return out;
+}
+
+/// Reads a measurement table from a file (a regular file of at most 256 MiB; errors name the file and line).
+inline std::vector<memory_measurement> read_memory_measurements(const std::string& path,
+                                                                std::vector<std::string>* skipped = nullptr) {
+    std::istringstream in(detail::read_file_limited(path));
+    return read_memory_measurements(in, path, skipped);
 }
 
 }  // namespace frenzy

@@ -197,6 +197,8 @@ inline transformer_spec hf_llama_family(const hf_reader& r, const std::string& t
     s.hidden = r.integer({"hidden_size"});
     s.heads = r.integer({"num_attention_heads"});
     s.kv_heads = r.integer({"num_key_value_heads"}, s.heads);
+    if (s.kv_heads < 1)  // 0 is not "derive" in an HF config: transformers would divide by it
+        r.fail("num_key_value_heads=" + std::to_string(s.kv_heads) + " (model.kv_heads) must be at least 1");
     s.head_dim = r.integer({"head_dim"}, 0);
     s.ffn_hidden = r.integer({"intermediate_size"});
     s.activation = hf_gated_activation(r);

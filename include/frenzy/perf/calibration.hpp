@@ -266,8 +266,7 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
 
 inline std::vector<throughput_sample> load_throughput_csv(const std::string& path, const gpu_catalog& cat = gpu_catalog{},
                                                           std::vector<std::string>* skipped = nullptr) {
-    std::ifstream in(path);
-    if (!in) throw io_error("cannot open " + path);
+    std::istringstream in(detail::read_file_limited(path));  // regular files only: /dev/zero is refused (io/file.hpp)
     return read_throughput_csv(in, path, cat, skipped);
 }
 

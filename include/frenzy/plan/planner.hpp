@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/enum_names.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/units.hpp"
@@ -102,19 +103,9 @@ concept Objective = requires(const O& o, const plan& p, const plan_options& opt)
 
 
 namespace detail {
-/// Divisors of n in ascending order, up to `limit` when it is positive: O(sqrt n), so the work does not follow the
-/// size of a number such as training.global_batch.
-inline std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit = 0) {
-    std::vector<std::int64_t> low, high;
-    for (std::int64_t i = 1; i <= n / i; ++i) {
-        if (n % i != 0) continue;
-        low.push_back(i);
-        if (i != n / i) high.push_back(n / i);
-    }
-    low.insert(low.end(), high.rbegin(), high.rend());
-    if (limit > 0) low.erase(std::upper_bound(low.begin(), low.end(), limit), low.end());
-    return low;
-}
+/// Divisors of n in ascending order, up to `limit` when it is positive: O(sqrt n) (core/checked.hpp), so the work
+/// does not follow the size of a number such as training.global_batch.
+inline std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit = 0) { return divisors_of(n, limit); }
 /// `pinned` alone when the job pins it (and it is among the allowed), else `all`.
 template <class T>
 std::vector<T> pinned_or(const std::optional<T>& pinned, std::vector<T> all) {
@@ -284,6 +275,7 @@ private:
     };
 
     static void check_inputs(const job_spec& job, const plan_options& opt) {
+        validate_bounds(job);
         validate(job.model);
         validate(job.training);
         validate_margin(opt.margin, "plan.margin");

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/enum_names.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/model/transformer.hpp"
@@ -331,11 +332,53 @@ inline void validate_offload(const job_spec& j) {
                            "runtime.offload.optimizer=true");
 }
 
+/// Bounds of every number of a job (core/checked.hpp, docs/hardening.md) and the products the library forms from
+/// them (micro_batch x dp, pp x vpp, dp x tp x pp x cp, dp x cp), checked before any of them is used, so that no
+/// later arithmetic wraps and no work grows with a number's magnitude. Called first by validate(job).
+inline void validate_bounds(const job_spec& j) {
+    namespace b = detail::bounds;
+    using detail::check_bound;
+    const auto& m = j.model;
+    check_bound("model.layers", m.layers, b::layers);
+    check_bound("model.hidden", m.hidden, b::hidden);
+    check_bound("model.heads", m.heads, b::heads);
+    check_bound("model.kv_heads", m.kv_heads, {0, b::heads.max});
+    check_bound("model.head_dim", m.head_dim, {0, b::heads.max});
+    check_bound("model.ffn_hidden", m.ffn_hidden, b::ffn_hidden);
+    check_bound("model.vocab", m.vocab, b::vocab);
+    check_bound("model.max_positions", m.max_positions, b::positions);
+    check_bound("model.moe.experts", m.moe.experts, b::experts);
+    check_bound("model.moe.top_k", m.moe.top_k, b::experts);
+    check_bound("model.moe.expert_ffn_hidden", m.moe.expert_ffn_hidden, {0, b::ffn_hidden.max});
+    check_bound("model.moe.shared_experts", m.moe.shared_experts, b::experts);
+    check_bound("model.moe.dense_layers", m.moe.dense_layers, {0, b::layers.max});
+    const auto& t = j.training;
+    check_bound("training.seq_len", t.seq_len, b::seq_len);
+    check_bound("training.micro_batch", t.micro_batch, b::micro_batch);
+    check_bound("training.global_batch", t.global_batch, b::global_batch);
+    check_bound("training.total_tokens", t.total_tokens, b::tokens);
+    check_bound("training.checkpoint_interval_s", t.checkpoint_interval_s, b::seconds);
+    const auto& p = j.parallel;
+    check_bound("parallel.dp", p.dp, b::degree);
+    check_bound("parallel.tp", p.tp, b::degree);
+    check_bound("parallel.pp", p.pp, b::degree);
+    check_bound("parallel.vpp", p.vpp, b::degree);
+    check_bound("parallel.cp", p.cp, b::degree);
+    check_bound("parallel.ep", p.ep, b::degree);
+    check_bound("runtime.loss_chunks", j.runtime.loss_chunks, b::chunks);
+    // Each degree is at most 2^20, so every product below fits int64; checked_product still guards the arithmetic.
+    detail::checked_mul(t.micro_batch, p.dp, "training.micro_batch x parallel.dp");
+    detail::checked_mul(p.pp, p.vpp, "parallel.pp x parallel.vpp");
+    detail::checked_product({p.dp, p.tp, p.pp, p.cp}, "parallel.dp x tp x pp x cp (GPUs)", b::gpus);
+    detail::checked_product({p.dp, p.cp}, "parallel.dp x cp", b::gpus);
+}
+
 /// Checks every rule between model, training, parallel layout and framework that the framework itself would
 /// reject (Megatron-LM arguments.py / parallel_state.py, DeepSpeed, PyTorch FSDP). Throws config_error naming
 /// the fields and their values.
 inline void validate(const job_spec& j) {
     using detail::kv;
+    validate_bounds(j);
     validate(j.model);
     validate(j.training);
     const auto& m = j.model;

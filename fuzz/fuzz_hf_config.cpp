@@ -1,0 +1,8 @@
+// libFuzzer target: a Hugging Face config.json (model/hf_config.hpp) turned into a transformer spec.
+#include "frenzy/model/hf_config.hpp"
+#include "fuzz_common.hpp"
+
+FRENZY_FUZZ_TARGET({
+    const auto m = frenzy::from_hf_config(frenzy::detail::parse_json_text(input, "config.json"), "config.json");
+    (void)m.is_moe();
+})

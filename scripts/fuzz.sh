@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds every libFuzzer target (fuzz/fuzz_*.cpp) with clang-14 under AddressSanitizer + UBSan into build-fuzz/ and
+# runs each for FUZZ_SECONDS (default 20) from a seed corpus of the repository's fixtures (tests/data, examples/,
+# ../shared/data) with its dictionary (fuzz/<target>.dict). Fails on any crash, leak, timeout, out-of-memory or
+# sanitizer report; a finding is left in build-fuzz/findings/<target>/ (turn it into a test in tests/regress/).
+# Prints executions per second and total executions per target (also in build-fuzz/summary.txt).
+#   FUZZ_SECONDS=60 scripts/fuzz.sh            # longer runs
+#   FUZZ_TARGETS="fuzz_job_json" scripts/fuzz.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CXX="${FUZZ_CXX:-clang++-14}"
+secs="${FUZZ_SECONDS:-20}"
+out=build-fuzz
+shared="${FRENZY_SHARED_DATA:-../shared/data}"
+if ! command -v "$CXX" >/dev/null; then
+  echo "fuzz.sh: $CXX not found (apt-get install clang-14 libfuzzer-14-dev)" >&2
+  exit 1
+fi
+mkdir -p "$out"
+targets="${FUZZ_TARGETS:-$(cd fuzz && ls fuzz_*.cpp | sed 's/\.cpp$//')}"
+flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+       -Iinclude -I/usr/include/eigen3 -Wall -Wextra -Wno-unused-parameter)
+[ -f /usr/include/glpk.h ] && flags+=(-DFRENZY_HAS_GLPK=1)
+
+echo "== building fuzz targets with $CXX =="
+build_one() {  # rebuild when the source or any header is newer than the binary
+  local t="$1"
+  if [ ! -x "$out/$t" ] || [ -n "$(find fuzz include -newer "$out/$t" -name '*.?pp' -print -quit)" ]; then
+    "$CXX" "${flags[@]}" "fuzz/$t.cpp" -o "$out/$t.tmp" && mv "$out/$t.tmp" "$out/$t"
+  fi
+}
+pids=()
+jobs_max="$(nproc)"
+for t in $targets; do
+  build_one "$t" &
+  pids+=($!)
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do sleep 1; done
+done
+for p in "${pids[@]}"; do wait "$p"; done
+
+seeds_for() {  # seed inputs of a target
+  case "$1" in
+    fuzz_job_json|fuzz_estimate_plan) ls examples/jobs/*.json tests/data/*.json 2>/dev/null ;;
+    fuzz_cluster_json) ls examples/clusters/*.json 2>/dev/null ;;
+    fuzz_hf_config) ls tests/data/hf/*.json 2>/dev/null ;;
+    fuzz_measurements_csv) ls "$shared"/memory/*.csv 2>/dev/null ;;
+    fuzz_trace_csv) ls examples/traces/*.csv 2>/dev/null ;;
+  esac
+}
+
+echo "== running each target for ${secs}s =="
+status=0
+summary="$out/summary.txt"
+printf "%-24s %12s %12s %8s  %s\n" target executions exec_per_s corpus result > "$summary"
+for t in $targets; do
+  corpus="$out/corpus/$t"
+  findings="$out/findings/$t"
+  mkdir -p "$corpus" "$findings"
+  for s in $(seeds_for "$t"); do cp -f "$s" "$corpus/seed_$(basename "$s")"; done
+  dict=()
+  [ -f "fuzz/$t.dict" ] && dict=(-dict="fuzz/$t.dict")
+  log="$out/$t.log"
+  rc=0
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "./$out/$t" "${dict[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" >"$log" 2>&1 || rc=$?
+  execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)"
+  eps="$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)"
+  size="$(ls "$corpus" | wc -l)"
+  result=ok
+  if [ "$rc" -ne 0 ] || [ -z "$execs" ] || grep -q -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY: ' "$log"; then
+    result="FAILED (rc=$rc, see $log, input in $findings/)"
+    status=1
+    grep -m5 -E 'ERROR:|runtime error:|SUMMARY:|uncaught|terminate' "$log" >&2 || true
+  fi
+  printf "%-24s %12s %12s %8s  %s\n" "$t" "${execs:-?}" "${eps:-?}" "$size" "$result" | tee -a "$summary"
+done
+echo "summary: $summary"
+exit "$status"
