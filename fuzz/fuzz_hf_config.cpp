@@ -1,5 +1,5 @@
-// libFuzzer target: a Hugging Face config.json (model/hf_config.hpp) turned into a transformer spec.
-#include "frenzy/model/hf_config.hpp"
+// libFuzzer target: a Hugging Face config.json (io/hf_config.hpp) turned into a transformer spec.
+#include "frenzy/io/hf_config.hpp"
 #include "fuzz_common.hpp"
 
 FRENZY_FUZZ_TARGET({

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "cli.hpp"
+#include "frenzy/io/calibration_json.hpp"
+#include "frenzy/io/throughput_csv.hpp"
 #include "frenzy/perf/calibration.hpp"
 
 namespace {

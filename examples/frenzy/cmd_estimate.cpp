@@ -14,7 +14,7 @@
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/plan/estimate.hpp"
-#include "frenzy/perf/calibration.hpp"
+#include "frenzy/io/calibration_json.hpp"
 #include "frenzy/perf/step_time.hpp"
 
 namespace {

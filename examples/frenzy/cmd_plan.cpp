@@ -12,7 +12,7 @@
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/result_json.hpp"
-#include "frenzy/perf/calibration.hpp"
+#include "frenzy/io/calibration_json.hpp"
 #include "frenzy/plan/planner.hpp"
 #include "frenzy/plan/prices.hpp"
 

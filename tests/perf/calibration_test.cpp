@@ -9,8 +9,10 @@
 #include <map>
 #include <sstream>
 
+#include "frenzy/io/calibration_json.hpp"
+#include "frenzy/io/throughput_csv.hpp"
 #include "frenzy/perf/calibration.hpp"
-#include "frenzy/perf/sailor.hpp"
+#include "frenzy/io/sailor.hpp"
 
 using namespace frenzy;
 

@@ -10,7 +10,7 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/suggest.hpp"
 #include "frenzy/core/units.hpp"
-#include "frenzy/train/job.hpp"
+#include "frenzy/core/precision.hpp"
 
 namespace frenzy {
 

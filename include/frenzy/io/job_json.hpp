@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frenzy/io/json_reader.hpp"
-#include "frenzy/model/hf_config.hpp"
+#include "frenzy/io/hf_config.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/train/job.hpp"

@@ -7,13 +7,11 @@
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/enum_names.hpp"
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/precision.hpp"
 #include "frenzy/model/transformer.hpp"
 
 namespace frenzy {
 
-/// fp8_mixed / fp4_mixed: the GEMMs run in fp8 / fp4 (Transformer Engine; MXFP4/NVFP4 on Blackwell), everything
-/// else (attention core, norms, element-wise ops, optimizer, communication) in bf16 with fp32 master weights.
-enum class precision { fp32, fp16_mixed, bf16_mixed, bf16, fp8_mixed, fp4_mixed };
 /// adamw_8bit: bitsandbytes AdamW8bit (two 8-bit block-quantised moments, see memory/methods.hpp).
 enum class optimizer_kind { adam, adamw, sgd, adafactor, adamw_8bit };
 enum class sharding { none, optimizer, gradients, full };
@@ -30,11 +28,6 @@ enum class moe_dispatcher { alltoall, allgather };
 /// the gradient is ready, so the gradients never exist all at once).
 enum class optimizer_impl { framework_default, fused, foreach, in_backward };
 
-template <> struct enum_names<precision> {
-    static constexpr std::array<std::pair<precision, std::string_view>, 6> table{{
-        {precision::fp32, "fp32"}, {precision::fp16_mixed, "fp16-mixed"}, {precision::bf16_mixed, "bf16-mixed"},
-        {precision::bf16, "bf16"}, {precision::fp8_mixed, "fp8-mixed"}, {precision::fp4_mixed, "fp4-mixed"}}};
-};
 template <> struct enum_names<optimizer_kind> {
     static constexpr std::array<std::pair<optimizer_kind, std::string_view>, 5> table{{
         {optimizer_kind::adam, "adam"}, {optimizer_kind::adamw, "adamw"}, {optimizer_kind::sgd, "sgd"},

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/model/hf_config.hpp"
+#include "frenzy/io/hf_config.hpp"
 #include "frenzy/model/presets.hpp"
 
 using namespace frenzy;

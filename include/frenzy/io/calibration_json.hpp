@@ -1,0 +1,79 @@
+#pragma once
+// The calibration file (`frenzy calibrate -o FILE`, read by `--calibration FILE`) <-> efficiency_model
+// (perf/efficiency.hpp). No Eigen: estimate and plan load a calibration without the fitting machinery.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/io/json_reader.hpp"
+#include "frenzy/perf/efficiency.hpp"
+
+namespace frenzy {
+
+inline nlohmann::json to_json(const efficiency_model& e) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& c : e.gpus)
+        gpus.push_back({{"gpu", c.gpu}, {"inverse_efficiency", c.inverse}, {"attention_inverse_efficiency", c.attention},
+                        {"scaled_inverse_efficiency", c.scaled}, {"te_attention_inverse_efficiency", c.te_attention},
+                        {"source", c.source}});
+    return {{"format", "frenzy-calibration-1"}, {"source", e.source}, {"gpus", gpus},
+            {"default_inverse_efficiency", e.default_inverse}, {"token_penalty", e.token_penalty},
+            {"width_penalty", e.width_penalty}, {"attention_inverse_efficiency", e.attention_inverse},
+            {"fp8_ratio", e.fp8_ratio}, {"attention_ratio", e.attention_ratio},
+            {"memory_inverse_efficiency", e.memory_inverse}};
+}
+
+inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
+    detail::object_reader r(j, "calibration");
+    efficiency_model e;
+    std::string format;
+    r.get("format", format);
+    if (format != "frenzy-calibration-1")
+        throw config_error("calibration.format=\"" + format + "\" is not \"frenzy-calibration-1\"");
+    r.get("source", e.source);
+    r.get("default_inverse_efficiency", e.default_inverse);
+    r.get("token_penalty", e.token_penalty);
+    r.get("width_penalty", e.width_penalty);
+    r.get("attention_inverse_efficiency", e.attention_inverse);
+    r.get("fp8_ratio", e.fp8_ratio);
+    r.get("attention_ratio", e.attention_ratio);
+    r.get("memory_inverse_efficiency", e.memory_inverse);
+    if (r.has("gpus")) {
+        const auto& arr = r.raw("gpus");
+        if (!arr.is_array()) throw config_error("calibration.gpus must be an array");
+        for (std::size_t i = 0; i < arr.size(); ++i) {
+            detail::object_reader g(arr[i], "calibration.gpus[" + std::to_string(i) + "]");
+            gpu_coefficient c;
+            g.get("gpu", c.gpu);
+            g.get("inverse_efficiency", c.inverse);
+            g.get("attention_inverse_efficiency", c.attention);
+            g.get("scaled_inverse_efficiency", c.scaled);
+            g.get("te_attention_inverse_efficiency", c.te_attention);
+            g.get("source", c.source);
+            g.finish();
+            if (c.gpu.empty()) throw config_error("calibration.gpus[" + std::to_string(i) + "].gpu is missing");
+            if (!(c.inverse >= 1.0))
+                throw config_error("calibration.gpus[" + std::to_string(i) + "].inverse_efficiency must be at least 1");
+            e.gpus.push_back(c);
+        }
+    }
+    r.finish();
+    if (!(e.default_inverse >= 1.0)) throw config_error("calibration.default_inverse_efficiency must be at least 1");
+    if (e.token_penalty < 0 || e.width_penalty < 0 || e.attention_inverse < 0)
+        throw config_error("calibration: penalties and attention_inverse_efficiency must not be negative");
+    if (e.attention_ratio < 0) throw config_error("calibration.attention_ratio must not be negative");
+    if (!(e.fp8_ratio > 0)) throw config_error("calibration.fp8_ratio must be positive");
+    if (!(e.memory_inverse >= 1.0)) throw config_error("calibration.memory_inverse_efficiency must be at least 1");
+    return e;
+}
+
+inline efficiency_model load_calibration(const std::string& path) {
+    try {
+        return efficiency_from_json(detail::read_json_file(path));
+    } catch (const config_error& e) {
+        throw config_error(path + ": " + e.what());
+    }
+}
+
+}  // namespace frenzy
