@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Sets everything up, builds, and runs the main job on the bundled example: plan jobs, then simulate.
+# Sets everything up, builds, and runs the main job on the bundled examples: estimate, plan, launch files, simulate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFRENZY_BUILD_TESTS=OFF -DFRENZY_BUILD_BENCHMARKS=OFF >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFRENZY_BUILD_TESTS=OFF -DFRENZY_BUILD_BENCHMARKS=OFF \
+  -DFRENZY_BUILD_PYTHON=OFF >/dev/null
 cmake --build build -j"$(nproc)" --target frenzy_cli
 F=build/examples/frenzy
-echo; echo "== frenzy estimate: Llama 3.1 8B, seq 8192, micro-batch 2, FSDP over 8 GPUs, on an H100 =="
-$F estimate --spec examples/jobs/llama-3.1-8b-fsdp.json --gpu h100-80g
+echo; echo "== Will Llama 3.1 8B (seq 8192, micro-batch 2, FSDP) fit on 8 H100s, and how fast? =="
+$F estimate --job examples/jobs/llama-3.1-8b-fsdp.json --gpus 8xh100-80g
 for job in plan-gpt3-125m plan-llama-2-7b-fp16 plan-llama-3.1-70b; do
   echo; echo "== frenzy plan --job examples/jobs/$job.json --cluster examples/clusters/three-type.json =="
   $F plan --job "examples/jobs/$job.json" --cluster examples/clusters/three-type.json --top 5
 done
+out="$(mktemp -d)"
+echo; echo "== frenzy launch: the best Megatron-LM plan of Llama 3.1 8B on 16 A100-80G, as a Slurm batch script =="
+$F launch --job examples/jobs/plan-llama-3.1-8b.json --gpus 16xa100-80g --framework megatron -o "$out"
 echo; echo "== frenzy simulate: the bundled cluster, a short Philly-derived trace, HAS against every baseline =="
 $F simulate --cluster examples/clusters/three-type.json --trace examples/traces/small.csv --policy all

@@ -58,8 +58,7 @@ inline CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) {
             const auto [ptr, ec] = std::from_chars(text.data(), end, v);
             if (ec == std::errc::result_out_of_range) return "\"" + text.substr(0, 40) + "\" is out of range (at most " + std::to_string(hi) + ")";
             if (ec != std::errc() || ptr != end) return "\"" + text.substr(0, 40) + "\" is not a whole number";
-            if (v < lo || v > hi)
-                return "=" + text + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+            if (v < lo || v > hi) return text + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
             return {};
         },
         "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -77,7 +76,7 @@ inline CLI::Validator finite_number(double lo, double hi) {
                 return "\"" + text.substr(0, 40) + "\" is not a number";
             }
             if (used != text.size()) return "\"" + text.substr(0, 40) + "\" is not a number";
-            if (!std::isfinite(v) || v < lo || v > hi) return "=" + text.substr(0, 40) + fmt::format(" must be a finite number in [{:g}, {:g}]", lo, hi);
+            if (!std::isfinite(v) || v < lo || v > hi) return text.substr(0, 40) + fmt::format(" must be a finite number in [{:g}, {:g}]", lo, hi);
             return {};
         },
         fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));

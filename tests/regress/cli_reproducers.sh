@@ -3,16 +3,14 @@
 # exception text, or was silently accepted. Each must now exit with the expected code within 20 s, print a message
 # naming the field, and print no "internal error", nlohmann/std exception text or invalid UTF-8.
 #   tests/regress/cli_reproducers.sh BUILD/examples/frenzy/frenzy SOURCE_DIR
-# Cases marked `lead` need the CLI flag plumbing of examples/frenzy/cmd_*.cpp (owned by the lead) to parse flags
-# through core/checked.hpp; they are run and reported as XFAIL/XPASS, and do not fail this script until wired up.
 set -uo pipefail
 F="$1"
 S="${2:-$(cd "$(dirname "$0")/../.." && pwd)}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-fails=0; passes=0; xfails=0
+fails=0; passes=0
 
-# check KIND RC REGEX -- ARGS...   (KIND: must | lead)
+# check must RC REGEX -- ARGS...
 check() {
   local kind="$1" want_rc="$2" regex="$3"; shift 4
   local out rc why=""
@@ -29,10 +27,8 @@ check() {
   local shown
   shown="$(printf '%q ' "$@")"  # no raw bytes in the log
   if [ -z "$why" ]; then
-    if [ "$kind" = lead ]; then echo "XPASS  $shown"; else echo "ok     $shown"; fi
+    echo "ok     $shown"
     passes=$((passes + 1))
-  elif [ "$kind" = lead ]; then
-    echo "XFAIL  $shown -- $why (needs the lead's CLI change)"; xfails=$((xfails + 1))
   else
     echo "FAIL   $shown -- $why"; printf '%s\n' "$out" | head -5 | sed 's/^/       | /'; fails=$((fails + 1))
   fi
@@ -87,11 +83,11 @@ check must 1 '/dev/zero is not a regular file' -- plan --job /dev/zero --cluster
 # Unclear errors: raw bytes, 309-digit bounds.
 check must 2 '\\xFF' -- estimate --model $'\xff' --json
 check must 2 'top' -- plan --job "$tmp/job.json" --cluster "$tmp/cluster.json" --top abc
-# Needs the lead's flag plumbing (parse flags with detail::parse_int64 / parse_double, check NaN/inf).
-check lead 2 'seq.len=18446744073709551616' -- estimate --model gpt2 --seq-len 18446744073709551616
-check lead 2 'margin=nan' -- estimate --model gpt2 --gpu a100-80g --margin nan
-check lead 2 'tolerance=nan' -- validate --data "$tmp/good.csv" --tolerance nan
-check lead 2 'price.*inf' -- plan --job "$tmp/job.json" --cluster "$tmp/cluster.json" --price a100-80g=inf --objective cost
+# CLI flags: whole-number and finite-number validators (examples/frenzy/cli.hpp).
+check must 2 'seq-len.*18446744073709551616.* is out of range' -- estimate --model gpt2 --seq-len 18446744073709551616
+check must 2 'margin=nan' -- estimate --model gpt2 --gpu a100-80g --margin nan
+check must 2 'tolerance.*nan must be a finite number' -- validate --data "$tmp/good.csv" --tolerance nan
+check must 2 'price.*inf.*must be a finite number' -- plan --job "$tmp/job.json" --cluster "$tmp/cluster.json" --price a100-80g=inf --objective cost
 
-echo "cli_reproducers: $passes passed, $fails failed, $xfails expected failures (need the lead's CLI changes)"
+echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
