@@ -40,12 +40,15 @@ struct job_view {
     // running jobs only:
     const plan* current = nullptr;
     const allocation* alloc = nullptr;
+    double run_started_s = 0;     ///< when the current run was launched
     double predicted_end_s = 0;   ///< with the current plan (its measured speed once observed), start-up included
     double restart_s = 0;         ///< what one more launch of this job costs (checkpoint save + load, relaunch), s
     /// Per GPU type index of the cluster: this job's observed tokens/s over the predicted tokens/s of the plan it
     /// ran, on that type (0 = never measured there). A running job is measured once it has computed for
     /// sim_options::measure_after_s; the value is kept after the run ends. Empty = nothing measured.
     std::span<const double> measured_ratio;
+    /// Cluster type index of each plan in *plans (a host's cache; empty = policies look the types up).
+    std::span<const int> plan_types;
 
     /// Seconds the rest of the job takes with plan `p` (start-up excluded), by the prediction.
     double remaining_s(const plan& p) const {

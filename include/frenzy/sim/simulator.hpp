@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <limits>
 #include <map>
@@ -138,7 +139,7 @@ struct sim_log_entry {
 struct sim_result {
     sim_metrics metrics;
     std::vector<job_record> jobs;     ///< in trace order (sorted by submission)
-    std::vector<double> decision_us;  ///< wall time of every scheduling decision
+    std::vector<double> decision_us;  ///< CPU time of every scheduling decision (detail::thread_cpu_us)
     std::vector<sim_log_entry> log;   ///< when sim_options::record_log
 };
 
@@ -192,6 +193,16 @@ inline plan_provider cached_plan_provider(plan_provider inner) {
 }
 
 namespace detail {
+
+/// CPU time of the calling thread, microseconds: decision cost that does not count time the thread waited for a
+/// CPU on a loaded machine (POSIX CLOCK_THREAD_CPUTIME_ID; steady wall clock where that is unavailable).
+inline double thread_cpu_us() {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    timespec ts{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+#endif
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 /// Nearest-rank percentile of sorted values.
 inline double percentile(const std::vector<double>& sorted, double q) {
@@ -279,6 +290,7 @@ public:
                     why = "no plan at the requested " + std::to_string(trace[i].requested_gpus) + " GPUs (or a doubling of it)" +
                           (j.eff_type.empty() ? std::string{} : " on " + j.eff_type);
             }
+            for (const auto& p : j.plans) j.plan_types.push_back(cs.type_index(p.gpu));
             if (j.plans.empty()) {
                 std::string r;
                 for (const auto& x : pr.infeasible) r += (r.empty() ? "" : "; ") + x.gpu + ": " + x.reason;
@@ -412,6 +424,7 @@ private:
         double restart_s = 30;
         std::vector<double> truth;     // true / predicted speed per type
         std::vector<double> measured;  // what policies have observed of `truth` (0 = not yet)
+        std::vector<int> plan_types;   // cluster type index of each plan
         int eff_gpus = 0;              // the request policies see (regime-adjusted)
         std::string eff_type;
         std::uint64_t gen = 0;
@@ -556,6 +569,7 @@ private:
             v.requested_type = j.eff_type;
             v.restart_s = j.restart_s;
             v.measured_ratio = j.measured;
+            v.plan_types = j.plan_types;
             v.running = j.ph == phase::running;
             v.progress = progress_at(j, now_);
             const double held = v.running ? now_ - j.run_start : 0.0;
@@ -566,6 +580,7 @@ private:
             v.launches = j.rec.launches;
             if (v.running) {
                 v.current = &j.cur;
+                v.run_started_s = j.run_start;
                 v.alloc = &j.alloc;
                 // What a policy can know: the measured speed once observed, else the prediction.
                 const bool seen = j.measured[static_cast<std::size_t>(j.alloc.type)] > 0;
@@ -575,10 +590,9 @@ private:
             views_.push_back(v);
         }
         sched_context ctx{now_, &orch_.state(), views_};
-        const auto t0 = std::chrono::steady_clock::now();
+        const double t0 = thread_cpu_us();
         sched_decisions d = sched_.schedule(ctx);
-        const auto t1 = std::chrono::steady_clock::now();
-        decision_us_.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        decision_us_.push_back(thread_cpu_us() - t0);
 
         for (const auto& r : d.reject) reject(r.job, r.reason);
         for (int id : d.preempt) {
