@@ -39,18 +39,35 @@ TEST_CASE("sia: two equal jobs share a node as 2 + 2 GPUs rather than 4 + none")
     // 4 A100 in one node: shapes 1, 2, 4 GPUs at 100, 190, 360 tok/s. Normalised by 100 and raised to p=-0.5:
     // 1, 0.7255, 0.5270. One job alone: 4 GPUs (0.527). Two jobs: 2+2 costs 1.451 < 4+idle 0.527+1.1 = 1.627.
     const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
+    // The ILP's choice alone: no growth limit (tested below).
     const auto prov = table_provider({{1, {mk_plan("a100-80g", 1, 100), mk_plan("a100-80g", 2, 190),
                                            mk_plan("a100-80g", 4, 360)}}});
-    auto one = simulate(cluster, std::vector<trace_job>{mk_job("J0", 0, 1, 36000)}, prov, sia_scheduler{}, opts());
+    sia_policy_options free_growth;
+    free_growth.growth = 0;
+    auto one = simulate(cluster, std::vector<trace_job>{mk_job("J0", 0, 1, 36000)}, prov, sia_scheduler{free_growth}, opts());
     CHECK(one.jobs[0].gpus == 4);
     CHECK(one.jobs[0].jct() == Approx(110).epsilon(eps));  // 10 + 36000 / 360
     auto two = simulate(cluster, std::vector<trace_job>{mk_job("J0", 0, 1, 36000), mk_job("J1", 0, 1, 36000)}, prov,
-                        sia_scheduler{}, opts());
+                        sia_scheduler{free_growth}, opts());
     for (const auto& j : two.jobs) {
         CHECK(j.gpus == 2);
         CHECK(j.launches == 1);  // no re-allocation while both run (restart factor < 1 makes moving worse)
         CHECK(j.jct() == Approx(10 + 36000.0 / 190).epsilon(eps));
     }
+}
+
+TEST_CASE("sia: growth limit, a job grows at most 2x per re-allocation (sia-simulator cluster.py)") {
+    // Same node and plans, one job, default growth 2: round 0 it may take 1 GPU (it has run on none; smallest
+    // feasible 1); at the 60 s round it has run on 1 -> may take 2; at 120 s -> 4. Work: 0..10 start-up, 10..60 at
+    // 100 tok/s = 5000 tokens; restart 10 s, 70..120 at 190 = 9500; restart, 130.. at 360: 36000 - 14500 = 21500
+    // tokens in 59.72 s -> ends at 189.72 s, after 3 launches, on 4 GPUs.
+    const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
+    const auto prov = table_provider({{1, {mk_plan("a100-80g", 1, 100), mk_plan("a100-80g", 2, 190),
+                                           mk_plan("a100-80g", 4, 360)}}});
+    auto r = simulate(cluster, std::vector<trace_job>{mk_job("J0", 0, 1, 36000)}, prov, sia_scheduler{}, opts());
+    CHECK(r.jobs[0].gpus == 4);
+    CHECK(r.jobs[0].launches == 3);
+    CHECK(r.jobs[0].jct() == Approx(130 + 21500.0 / 360).epsilon(eps));
 }
 #else
 TEST_CASE("gavel and sia need GLPK") { SUCCEED("built without GLPK"); }
