@@ -174,12 +174,13 @@ TEST_CASE("a job that keeps failing ends 'failed: too many restarts'; the event 
     sim_options o = opts();
     o.node_mtbf_s = 50;  // fails about every 50 s, back after 1 s
     o.node_repair_s = 1;
-    o.max_launches = 5;
+    o.max_failures = 5;
     const auto r = simulate(cluster, trace, prov, has_scheduler<>{}, o);
     REQUIRE(r.jobs[0].outcome == job_outcome::failed);
+    CHECK(r.jobs[0].node_failures == 5);  // five runs ended by a node failure; the sixth launch is refused
     CHECK(r.jobs[0].launches == 5);
     CHECK(r.jobs[0].reason.find("too many restarts") != std::string::npos);
-    o.max_launches = 1000000;
+    o.max_failures = 1000000;
     o.max_events = 1000;
     try {
         (void)simulate(cluster, trace, prov, has_scheduler<>{}, o);

@@ -52,7 +52,9 @@ struct sim_options {
     double speed_error = 0;
     double measure_after_s = 60;  ///< compute seconds after which a running job's throughput is observed
     size_regime sizes = size_regime::native;
-    int max_launches = 100;       ///< a job launched this often and still not done fails: "too many restarts"
+    /// A job whose runs have ended this often in a failure (node failure or out-of-memory crash) fails: "too many
+    /// restarts". Preemptions by the policy do not count (--max-events bounds a policy that never settles).
+    int max_failures = 50;
     std::uint64_t max_events = 50'000'000;  ///< guard: more events than this stops the run with an error
     double node_mtbf_s = 0;      ///< mean time between failures of one node (exponential); 0 = no failures
     double node_repair_s = 3600; ///< a failed node comes back after this
@@ -85,7 +87,7 @@ inline void validate(const sim_options& o) {
     bounded("checkpoint_interval_s", o.checkpoint_interval_s, 0, 1e9);
     if (o.checkpoint_interval_s != 0 && o.checkpoint_interval_s < 1)
         throw config_error("simulate.checkpoint_interval_s=" + num(o.checkpoint_interval_s) + " must be 0 or >= 1");
-    if (o.max_launches < 1) throw config_error("simulate.max_launches=" + std::to_string(o.max_launches) + " must be >= 1");
+    if (o.max_failures < 1) throw config_error("simulate.max_failures=" + std::to_string(o.max_failures) + " must be >= 1");
     if (o.max_events < 1) throw config_error("simulate.max_events=0 must be >= 1");
 }
 
@@ -124,7 +126,7 @@ struct sim_metrics {
     double avg_jct_s = 0, p50_jct_s = 0, p99_jct_s = 0;
     double makespan_s = 0;       ///< last completion minus first submission
     double avg_queue_s = 0;      ///< mean of first start minus submission, completed jobs
-    double gpu_utilization = 0;  ///< GPU-seconds held / (GPUs x makespan)
+    double gpu_utilization = 0;  ///< GPU-seconds held / (GPUs x span from first submission to last completion or failure)
     int failed_jobs = 0;         ///< jobs reported infeasible
     int sched_calls = 0;
     double sched_mean_us = 0, sched_p99_us = 0;
@@ -611,9 +613,9 @@ private:
                     if (q.gpu == s.p.gpu && q.gpus <= s.p.gpus && q.tokens_per_s == s.p.tokens_per_s && q.parallel == s.p.parallel) ok = true;
                 if (!ok) throw error("simulator: policy started job " + j.rec.job_id + " on a plan that is not one of its feasible plans");
             }
-            if (j.rec.launches >= opt_.max_launches) {
-                reject(s.job, "failed: too many restarts (" + std::to_string(j.rec.launches) + " launches, limit " +
-                                  std::to_string(opt_.max_launches) + ")", job_outcome::failed);
+            if (j.rec.node_failures + j.rec.oom_failures >= opt_.max_failures) {
+                reject(s.job, "failed: too many restarts (" + std::to_string(j.rec.node_failures + j.rec.oom_failures) +
+                                  " runs ended in a failure, limit " + std::to_string(opt_.max_failures) + ")", job_outcome::failed);
                 continue;
             }
             launch_oom_ = s.oom;
@@ -651,9 +653,10 @@ private:
         m.policy = std::string(sched_.name());
         m.jobs = static_cast<int>(jobs_.size());
         std::vector<double> jct;
-        double queue = 0, first = std::numeric_limits<double>::infinity(), last = 0;
+        double queue = 0, first = std::numeric_limits<double>::infinity(), last = 0, last_any = 0;
         for (auto& j : jobs_) {
             first = std::min(first, j.row->submit_s);
+            if (j.rec.outcome == job_outcome::failed) last_any = std::max(last_any, j.rec.end_s);
             if (j.rec.outcome == job_outcome::completed) {
                 jct.push_back(j.rec.jct());
                 queue += j.rec.first_start_s - j.rec.submit_s;
@@ -673,7 +676,8 @@ private:
             m.p50_jct_s = percentile(jct, 0.50);
             m.p99_jct_s = percentile(jct, 0.99);
             m.makespan_s = last - first;
-            const double cap = static_cast<double>(orch_.state().total_gpus()) * m.makespan_s;
+            // Over the span to the last completion or failure: failed jobs held GPUs too.
+            const double cap = static_cast<double>(orch_.state().total_gpus()) * (std::max(last, last_any) - first);
             m.gpu_utilization = cap > 0 ? busy_gpu_s_ / cap : 0;
         }
         m.sched_calls = static_cast<int>(decision_us_.size());
