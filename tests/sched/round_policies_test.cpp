@@ -26,6 +26,27 @@ TEST_CASE("gavel: max-sum-throughput puts the job with the larger relative speed
     CHECK(rec(r, "J1").jct() == Approx(60).epsilon(eps));   // 10 + 20000 / 400
 }
 
+TEST_CASE("gavel: a round with unchanged LP inputs reuses the last solution; a change solves again") {
+    const auto cluster = mk_cluster({{"a", "a100-80g", 1, 1}, {"v", "v100-32g", 1, 1}});
+    cluster_state cs(cluster);
+    const std::vector<plan> plans{mk_plan("a100-80g", 1, 400), mk_plan("v100-32g", 1, 200)};
+    job_view j;
+    j.id = 0;
+    j.plans = &plans;
+    j.total_tokens = 1e6;
+    j.requested_gpus = 1;
+    std::vector<job_view> v{j};
+    gavel_scheduler g(gavel_options{.round_s = 60});
+    (void)g.schedule({0, &cs, v});
+    (void)g.schedule({60, &cs, v});  // same jobs, sizes, throughputs, capacity
+    CHECK(g.solves() == 1);
+    job_view k = j;
+    k.id = 1;
+    v.push_back(k);
+    (void)g.schedule({120, &cs, v});  // a new job: the LP changes
+    CHECK(g.solves() == 2);
+}
+
 TEST_CASE("gavel: a job arriving mid-round waits for the next round") {
     const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
     const auto prov = table_provider({{1, {mk_plan("a100-80g", 4, 100)}}});

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <string_view>
 #include <vector>
 
@@ -67,13 +68,17 @@ public:
                 }
             }
         }
-        order_.clear();
-        for (const auto& j : c.jobs) order_.push_back(&j);
-        std::sort(order_.begin(), order_.end(), [&](const job_view* a, const job_view* b) {
-            const auto& sa = st_.at(a->id);
-            const auto& sb = st_.at(b->id);
-            return sa.q != sb.q ? sa.q < sb.q : sa.seq < sb.seq;
+        // Sort on (queue, list position) copied out of the state map once (no map look-ups in the comparator).
+        keyed_.clear();
+        for (const auto& j : c.jobs) {
+            const auto& s = st_.at(j.id);
+            keyed_.push_back({s.q, s.seq, &j});
+        }
+        std::sort(keyed_.begin(), keyed_.end(), [](const auto& a, const auto& b) {
+            return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) < std::get<0>(b) : std::get<1>(a) < std::get<1>(b);
         });
+        order_.clear();
+        for (const auto& k : keyed_) order_.push_back(std::get<2>(k));
         // Admission, per type.
         std::vector<int> room(ntypes);
         for (std::size_t t = 0; t < ntypes; ++t) room[t] = cs.up_gpus(static_cast<int>(t));
@@ -81,6 +86,9 @@ public:
         for (std::size_t t = 0; t < ntypes; ++t) maxcap = std::max(maxcap, cs.total_gpus(static_cast<int>(t)));
         std::vector<std::pair<const job_view*, int>> want;
         std::vector<const job_view*> pending_after;
+        auto free = cs.free_vector();
+        std::vector<int> type_free(ntypes);
+        for (std::size_t t = 0; t < ntypes; ++t) type_free[t] = cs.free_gpus(static_cast<int>(t));
         for (const job_view* j : order_) {
             if (j->running) {
                 const auto t = static_cast<std::size_t>(j->alloc->type);
@@ -88,6 +96,8 @@ public:
                 else {
                     d.preempt.push_back(j->id);
                     pending_after.push_back(j);
+                    detail::give(free, *j->alloc);
+                    type_free[t] += j->alloc->gpus();
                 }
                 continue;
             }
@@ -109,15 +119,6 @@ public:
             room[static_cast<std::size_t>(pick)] -= g;
             want.push_back({j, pick});
         }
-        auto free = cs.free_vector();
-        std::vector<int> type_free(ntypes);
-        for (std::size_t t = 0; t < ntypes; ++t) type_free[t] = cs.free_gpus(static_cast<int>(t));
-        for (int id : d.preempt)
-            for (const auto& j : c.jobs)
-                if (j.id == id) {
-                    detail::give(free, *j.alloc);
-                    type_free[static_cast<std::size_t>(j.alloc->type)] += j.alloc->gpus();
-                }
         for (const auto& [j, t] : want) {
             const int g = detail::user_gpus(*j);
             if (!detail::start_user_sized(cs, free, type_free, *j, t, g, d)) pending_after.push_back(j);  // fragmented
@@ -157,6 +158,7 @@ private:
     std::uint64_t next_ = 0;
     int promotions_ = 0;
     std::vector<const job_view*> order_;
+    std::vector<std::tuple<int, std::uint64_t, const job_view*>> keyed_;
 };
 static_assert(Scheduler<tiresias_scheduler>);
 
