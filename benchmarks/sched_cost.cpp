@@ -1,7 +1,8 @@
 // Scheduling cost against cluster size: one HAS decision vs one Sia ILP solve on the same state, side by side.
 // Clusters of 64 .. 16384 GPUs (four GPU types, 8-GPU nodes), ~70% of GPUs busy with running jobs, and a few
 // hundred waiting jobs, each with plans on every type (1 .. 64 GPUs, decreasing scaling efficiency).
-// Usage: bench_sched_cost [waiting_jobs=256] [sia_time_limit_s=10] [max_gpus=16384]
+// Usage: bench_sched_cost [waiting_jobs=500] [sia_time_limit_s=10] [max_gpus=16384]
+// Times are CPU time of the deciding thread (detail::thread_cpu_us), as in `frenzy simulate`; Sia's solve likewise.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,6 +14,7 @@
 
 #include "frenzy/sched/cluster_state.hpp"
 #include "frenzy/sched/has.hpp"
+#include "frenzy/sim/simulator.hpp"
 #ifdef FRENZY_HAS_GLPK
 #include "frenzy/sched/sia_ilp.hpp"
 #endif
@@ -26,6 +28,7 @@ const double kSpeed[] = {4.0, 2.0, 1.0, 0.8};
 struct bench_job {
     std::vector<plan> plans;
     double tokens = 0;
+    std::vector<int> types;  // cluster type index per plan, as the simulator hands them to policies
 };
 
 std::vector<plan> make_plans(std::mt19937_64& rng) {
@@ -49,7 +52,7 @@ std::vector<plan> make_plans(std::mt19937_64& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const int waiting = argc > 1 ? std::atoi(argv[1]) : 256;
+    const int waiting = argc > 1 ? std::atoi(argv[1]) : 500;
     const double limit = argc > 2 ? std::atof(argv[2]) : 10.0;
     const int max_gpus = argc > 3 ? std::atoi(argv[3]) : 16384;
     std::printf("%8s %8s %8s %14s %14s %14s %10s %8s\n", "GPUs", "running", "waiting", "HAS decision us", "HAS max us",
@@ -68,7 +71,7 @@ int main(int argc, char** argv) {
         int busy = 0, id = 0;
         jobs.reserve(static_cast<std::size_t>(n + waiting));
         for (int attempt = 0; busy < want_busy && attempt < 100000; ++attempt) {
-            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100)};
+            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}};
             const plan& p = j.plans[rng() % j.plans.size()];
             const int t = cs.type_index(p.gpu);
             auto a = best_fit_placement{}.place(cs, cs.free_vector(), {t, p.gpus, static_cast<int>(p.parallel.tp)});
@@ -86,26 +89,30 @@ int main(int argc, char** argv) {
         }
         const int running = id;
         for (int w = 0; w < waiting; ++w) {
-            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100)});
+            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}});
             job_view v;
             v.id = id++;
             v.submit_s = static_cast<double>(w);
             views.push_back(v);
         }
         for (std::size_t k = 0; k < views.size(); ++k) {
+            for (const auto& p : jobs[k].plans) jobs[k].types.push_back(cs.type_index(p.gpu));
             views[k].plans = &jobs[k].plans;
+            views[k].plan_types = jobs[k].types;
             views[k].total_tokens = jobs[k].tokens;
         }
-        // HAS: the same decision, repeated on fresh schedulers.
+        // HAS: the same decision, repeated.
         std::vector<double> us;
         std::size_t started = 0;
+        has_options ho;
+        if (std::getenv("NOPRE")) ho.preempt = false;
+        if (std::getenv("NOEXP")) ho.expand_idle = false;
+        has_scheduler<> has(ho);  // one scheduler for all repeats, as the simulator keeps one per run
         for (int r = 0; r < 30; ++r) {
-            has_scheduler<> has;
-            const auto t0 = std::chrono::steady_clock::now();
+            const double t0 = detail::thread_cpu_us();
             auto d = has.schedule({1000.0, &cs, views});
-            const auto t1 = std::chrono::steady_clock::now();
             started = d.start.size();
-            us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+            us.push_back(detail::thread_cpu_us() - t0);
         }
         std::sort(us.begin(), us.end());
         const double has_med = us[us.size() / 2];
@@ -135,9 +142,9 @@ int main(int argc, char** argv) {
         }
         sia_options so;
         so.time_limit_s = limit;
-        const auto t0 = std::chrono::steady_clock::now();
+        const double t0 = detail::thread_cpu_us();
         const auto sol = solve_sia(sj, gpus_t, nodes_t, so);
-        sia_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        sia_ms = (detail::thread_cpu_us() - t0) / 1000.0;
         optimal = sol.optimal;
 #endif
         std::printf("%8d %8d %8d %14.1f %14.1f %14.1f %10.0f %8s   (HAS started %zu)\n", n, running, waiting, has_med,

@@ -32,7 +32,19 @@ struct simulate_args {
     std::uint64_t seed = 1;
     double startup_s = 30, restart_s = 30, mtbf_h = 0, repair_h = 1, has_slack = 0.25, has_idle_slack = 1.0, has_max_share = 1.0, has_equi = 16.0, has_aging_h = 4;
     bool has_no_expand = false;
+    double speed_error = 0, ckpt_gbps = 0, has_preempt_factor = 2.0;
+    bool has_no_preempt = false, has_no_learn = false;
+    std::string sizes = "native";
+    std::uint64_t max_events = 50'000'000;
+    int max_failures = 50;
 };
+
+frenzy::size_regime parse_sizes(const std::string& s) {
+    if (s == "native") return frenzy::size_regime::native;
+    if (s == "requested") return frenzy::size_regime::requested;
+    if (s == "free") return frenzy::size_regime::free;
+    throw frenzy::config_error("--sizes=\"" + s + "\" is not one of: native | requested | free");
+}
 
 std::vector<std::string> policy_names(const std::string& p) {
     std::vector<std::string> all{"has", "fcfs", "tiresias"};
@@ -51,13 +63,18 @@ std::vector<std::string> policy_names(const std::string& p) {
 frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a) {
     using namespace frenzy;
     if (n == "has")
-        return has_scheduler<>(has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .expand_idle = !a.has_no_expand, .startup_s = a.startup_s}, best_fit_placement{},
+        return has_scheduler<>(has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .expand_idle = !a.has_no_expand, .startup_s = a.startup_s,
+                                           .learn = !a.has_no_learn, .preempt = !a.has_no_preempt, .preempt_factor = a.has_preempt_factor}, best_fit_placement{},
                                shortest_remaining_first{.aging_s = a.has_aging_h * 3600});
     if (n == "fcfs") return fcfs_scheduler{};
     if (n == "tiresias") return tiresias_scheduler{};
 #ifdef FRENZY_HAS_GLPK
     if (n == "gavel") return gavel_scheduler{};
-    if (n == "sia") return sia_scheduler{};
+    if (n == "sia") {
+        sia_policy_options so;
+        so.ilp.restart_penalty_s = a.restart_s;  // Sia's restart factor uses the simulator's restart cost
+        return sia_scheduler{so};
+    }
 #endif
     throw config_error("unknown policy " + n);
 }
@@ -77,6 +94,11 @@ void run_simulate(const simulate_args& a) {
         o.restart_s = a.restart_s;
         o.node_mtbf_s = a.mtbf_h * 3600;
         o.node_repair_s = a.repair_h * 3600;
+        o.speed_error = a.speed_error;
+        o.checkpoint_gbps = a.ckpt_gbps;
+        o.sizes = parse_sizes(a.sizes);
+        o.max_events = a.max_events;
+        o.max_failures = a.max_failures;
         auto last = std::chrono::steady_clock::now();
         const auto began = last;
         bool shown = false;
@@ -117,7 +139,9 @@ void run_simulate(const simulate_args& a) {
     }
     fmt::print("{} jobs on {} GPUs ({}), start-up {:.0f} s, restart {:.0f} s{}\n", trace.size(),
                cluster.total_gpus(), a.cluster, a.startup_s, a.restart_s,
-               a.mtbf_h > 0 ? fmt::format(", node MTBF {:.0f} h", a.mtbf_h) : std::string{});
+               (a.mtbf_h > 0 ? fmt::format(", node MTBF {:.0f} h", a.mtbf_h) : std::string{}) +
+                   (a.speed_error > 0 ? fmt::format(", speed error {:g} (seed {})", a.speed_error, a.seed) : std::string{}) +
+                   (a.sizes != "native" ? ", sizes " + a.sizes : std::string{}));
     fmt::print("{:<9} {:>5} {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>6} {:>6} {:>7} {:>10} {:>10}\n", "policy", "done",
                "fail", "avg JCT h", "p50 JCT h", "p99 JCT h", "makespan h", "avg queue h", "util", "calls", "",
                "mean us", "p99 us");
@@ -161,8 +185,21 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
                                                          "within the job's share of free GPUs (default 1; 0 = off)")->check(CLI::NonNegativeNumber);
     c->add_option("--has-max-share", a->has_max_share, "HAS: most of a GPU type's GPUs one job may take (default 1)")->check(CLI::Range(0.0, 1.0));
     c->add_option("--has-equi", a->has_equi, "HAS: a job takes at most this x (type's GPUs / jobs in the system) (default 16; 0 = off)")->check(CLI::NonNegativeNumber);
+    c->add_flag("--has-no-preempt", a->has_no_preempt, "HAS: never preempt running jobs for waiting ones");
+    c->add_flag("--has-no-learn", a->has_no_learn, "HAS: use predictions only, not measured speeds");
+    c->add_option("--has-preempt-factor", a->has_preempt_factor, "HAS: preempt a job whose remaining time exceeds this x "
+                                                                 "(the waiting job's run + the restart) (default 2)")->check(CLI::Range(1.0, 1e6));
     c->add_flag("--has-no-expand", a->has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
     c->add_option("--has-aging-h", a->has_aging_h, "HAS: a job that waited this long counts as half its size (default 4)")->check(CLI::PositiveNumber);
+    c->add_option("--speed-error", a->speed_error, "Sigma of the log-normal true/predicted speed factor per job x GPU type "
+                                                   "(seeded by --seed; default 0: speeds are the predictions)")->check(CLI::Range(0.0, 5.0));
+    c->add_option("--sizes", a->sizes, "GPU counts: native (each policy as built) | requested (every policy runs the trace's "
+                                       "request) | free (every policy chooses) (default native)");
+    c->add_option("--ckpt-gbps", a->ckpt_gbps, "Storage bandwidth, GB/s: each restart also saves and loads the job's checkpoint "
+                                               "(14 B/parameter) at this rate (default 0: --restart only)")->check(CLI::Range(0.0, 1e6));
+    c->add_option("--max-events", a->max_events, "Stop with an error after this many events (default 50000000)")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+    c->add_option("--max-failures", a->max_failures, "A job whose runs failed this often (node failure, out of memory) fails with "
+                                                     "\"too many restarts\" (default 50)")->check(CLI::Range(1, 1000000));
     c->add_flag("--json", a->json, "Machine-readable output (DESIGN.md keys); with --policy all an array");
     c->add_flag("--quiet", a->quiet, "No progress bar");
     c->callback([a] { run_simulate(*a); });

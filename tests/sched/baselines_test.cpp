@@ -79,9 +79,52 @@ TEST_CASE("tiresias: queue order is by attained GPU-seconds, FIFO inside a queue
     CHECK(t.queue_of(j, 0) == 1);
     j.attained_gpu_s = 5000;
     CHECK(t.queue_of(j, 0) == 2);
-    tiresias_scheduler p(tiresias_options{.thresholds_gpu_s = {100}, .round_s = 60, .promote_knob = 2});
-    j.executed_s = 10;
-    j.queued_since_s = 0;
-    CHECK(p.queue_of(j, 15) == 1);  // waited 15 < 2 x 10
-    CHECK(p.queue_of(j, 25) == 0);  // waited 25 > 2 x 10: promoted
+}
+
+TEST_CASE("tiresias: promotion is persistent and resets service (run_sim.py solve_starvation)") {
+    // One A100. A runs with 150 GPU-s (> the 100 GPU-s limit): demoted to queue 1. At t=100 A has waited 50 s since
+    // it was preempted at 50 after executing 10 s: 50 >= 2 x 10, so it is promoted to queue 0 with its service
+    // reset (a job outside the views holds the GPU then). At t=110 B arrives (queue 0, behind A in list order) and one GPU is free: A, not B, starts. Were the
+    // queue recomputed from attained service alone (150 GPU-s: queue 1), B would start.
+    const auto cluster = mk_cluster({{"a", "a100-80g", 1, 1}});
+    cluster_state cs(cluster);
+    const std::vector<plan> plans{mk_plan("a100-80g", 1, 100)};
+    tiresias_scheduler t(tiresias_options{.thresholds_gpu_s = {100}, .round_s = 60, .promote_knob = 2});
+    allocation a{0, {{0, 1}}};
+    cs.allocate(0, "a100-80g", a);
+    job_view A;
+    A.id = 0;
+    A.plans = &plans;
+    A.total_tokens = 1e6;
+    A.requested_gpus = 1;
+    A.running = true;
+    A.alloc = &a;
+    A.current = &plans[0];
+    A.attained_gpu_s = 150;
+    A.executed_s = 10;
+    std::vector<job_view> v1{A};
+    auto d1 = t.schedule({40, &cs, v1});
+    CHECK(d1.preempt.empty());  // alone, it keeps running (in queue 1)
+    cs.release(0);
+    A.running = false;
+    A.alloc = nullptr;
+    A.current = nullptr;
+    A.queued_since_s = 50;
+    cs.allocate(9, "a100-80g", a);  // a job outside the views holds the GPU at t=100: A cannot start yet
+    std::vector<job_view> v2{A};
+    auto d2 = t.schedule({100, &cs, v2});
+    CHECK(d2.start.empty());
+    CHECK(t.promotions() == 1);
+    cs.release(9);
+    job_view B = A;
+    B.id = 1;
+    B.attained_gpu_s = 0;
+    B.executed_s = 0;
+    B.queued_since_s = 110;
+    B.submit_s = 110;
+    std::vector<job_view> v3{A, B};
+    auto d3 = t.schedule({110, &cs, v3});
+    REQUIRE(d3.start.size() == 1);
+    CHECK(d3.start[0].job == 0);
+    CHECK(t.promotions() == 1);  // not promoted again: already in queue 0
 }

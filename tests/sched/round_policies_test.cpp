@@ -26,6 +26,27 @@ TEST_CASE("gavel: max-sum-throughput puts the job with the larger relative speed
     CHECK(rec(r, "J1").jct() == Approx(60).epsilon(eps));   // 10 + 20000 / 400
 }
 
+TEST_CASE("gavel: a round with unchanged LP inputs reuses the last solution; a change solves again") {
+    const auto cluster = mk_cluster({{"a", "a100-80g", 1, 1}, {"v", "v100-32g", 1, 1}});
+    cluster_state cs(cluster);
+    const std::vector<plan> plans{mk_plan("a100-80g", 1, 400), mk_plan("v100-32g", 1, 200)};
+    job_view j;
+    j.id = 0;
+    j.plans = &plans;
+    j.total_tokens = 1e6;
+    j.requested_gpus = 1;
+    std::vector<job_view> v{j};
+    gavel_scheduler g(gavel_options{.round_s = 60});
+    (void)g.schedule({0, &cs, v});
+    (void)g.schedule({60, &cs, v});  // same jobs, sizes, throughputs, capacity
+    CHECK(g.solves() == 1);
+    job_view k = j;
+    k.id = 1;
+    v.push_back(k);
+    (void)g.schedule({120, &cs, v});  // a new job: the LP changes
+    CHECK(g.solves() == 2);
+}
+
 TEST_CASE("gavel: a job arriving mid-round waits for the next round") {
     const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
     const auto prov = table_provider({{1, {mk_plan("a100-80g", 4, 100)}}});
@@ -39,18 +60,35 @@ TEST_CASE("sia: two equal jobs share a node as 2 + 2 GPUs rather than 4 + none")
     // 4 A100 in one node: shapes 1, 2, 4 GPUs at 100, 190, 360 tok/s. Normalised by 100 and raised to p=-0.5:
     // 1, 0.7255, 0.5270. One job alone: 4 GPUs (0.527). Two jobs: 2+2 costs 1.451 < 4+idle 0.527+1.1 = 1.627.
     const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
+    // The ILP's choice alone: no growth limit (tested below).
     const auto prov = table_provider({{1, {mk_plan("a100-80g", 1, 100), mk_plan("a100-80g", 2, 190),
                                            mk_plan("a100-80g", 4, 360)}}});
-    auto one = simulate(cluster, std::vector<trace_job>{mk_job("J0", 0, 1, 36000)}, prov, sia_scheduler{}, opts());
+    sia_policy_options free_growth;
+    free_growth.growth = 0;
+    auto one = simulate(cluster, std::vector<trace_job>{mk_job("J0", 0, 1, 36000)}, prov, sia_scheduler{free_growth}, opts());
     CHECK(one.jobs[0].gpus == 4);
     CHECK(one.jobs[0].jct() == Approx(110).epsilon(eps));  // 10 + 36000 / 360
     auto two = simulate(cluster, std::vector<trace_job>{mk_job("J0", 0, 1, 36000), mk_job("J1", 0, 1, 36000)}, prov,
-                        sia_scheduler{}, opts());
+                        sia_scheduler{free_growth}, opts());
     for (const auto& j : two.jobs) {
         CHECK(j.gpus == 2);
         CHECK(j.launches == 1);  // no re-allocation while both run (restart factor < 1 makes moving worse)
         CHECK(j.jct() == Approx(10 + 36000.0 / 190).epsilon(eps));
     }
+}
+
+TEST_CASE("sia: growth limit, a job grows at most 2x per re-allocation (sia-simulator cluster.py)") {
+    // Same node and plans, one job, default growth 2: round 0 it may take 1 GPU (it has run on none; smallest
+    // feasible 1); at the 60 s round it has run on 1 -> may take 2; at 120 s -> 4. Work: 0..10 start-up, 10..60 at
+    // 100 tok/s = 5000 tokens; restart 10 s, 70..120 at 190 = 9500; restart, 130.. at 360: 36000 - 14500 = 21500
+    // tokens in 59.72 s -> ends at 189.72 s, after 3 launches, on 4 GPUs.
+    const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
+    const auto prov = table_provider({{1, {mk_plan("a100-80g", 1, 100), mk_plan("a100-80g", 2, 190),
+                                           mk_plan("a100-80g", 4, 360)}}});
+    auto r = simulate(cluster, std::vector<trace_job>{mk_job("J0", 0, 1, 36000)}, prov, sia_scheduler{}, opts());
+    CHECK(r.jobs[0].gpus == 4);
+    CHECK(r.jobs[0].launches == 3);
+    CHECK(r.jobs[0].jct() == Approx(130 + 21500.0 / 360).epsilon(eps));
 }
 #else
 TEST_CASE("gavel and sia need GLPK") { SUCCEED("built without GLPK"); }

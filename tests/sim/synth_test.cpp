@@ -31,6 +31,13 @@ TEST_CASE("synth: timestamps become seconds exactly") {
     CHECK(detail::parse_timestamp("1970-01-02 00:00:01", "x") == 86401);
     CHECK(detail::parse_timestamp("2017-10-09 07:01:55", "x") == 1507532515);
     CHECK_THROWS_WITH(detail::parse_timestamp("yesterday", "f line 3"), Catch::StartsWith("f line 3: timestamp"));
+    // No such dates: February 30th; February 29th outside a leap year; hour 24; trailing text.
+    CHECK_THROWS_WITH(detail::parse_timestamp("2017-02-30 00:00:00", "x"), Catch::Contains("month 2 of 2017 has 28"));
+    CHECK_THROWS(detail::parse_timestamp("2017-02-29 00:00:00", "x"));
+    CHECK_THROWS(detail::parse_timestamp("1900-02-29 00:00:00", "x"));  // 1900 is not a leap year
+    CHECK(detail::parse_timestamp("2016-02-29 00:00:00", "x") == 1456704000);  // date -u -d 2016-02-29 +%s
+    CHECK_THROWS(detail::parse_timestamp("2017-10-09 24:00:00", "x"));
+    CHECK_THROWS(detail::parse_timestamp("2017-10-09 07:01:55x", "x"));
 }
 
 TEST_CASE("synth: arrivals, sizes and durations as in the trace") {

@@ -9,6 +9,7 @@
 // received time is counted per type in seconds rather than in rounds; space sharing is not modelled.
 #include <algorithm>
 #include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -79,7 +80,37 @@ public:
                 if (const plan* p = pl[k][static_cast<std::size_t>(t)]) in.throughput(static_cast<Eigen::Index>(k), t) = p->tokens_per_s;
         in.scale_factor = scale;
         for (int t = 0; t < ntypes; ++t) in.capacity.push_back(cs.up_gpus(t));
-        const gavel_allocation x = solve_gavel_max_sum_throughput(in);
+        // The LP depends only on (jobs, their scale factors and throughput rows, capacities): a round where none of
+        // them changed reuses the last solution instead of solving again (the same answer, deterministically).
+        std::string sig;
+        // (appends only: GCC 12 reports a false -Wrestrict on "," + std::string temporaries)
+        for (int t = 0; t < ntypes; ++t) {
+            sig += std::to_string(in.capacity[static_cast<std::size_t>(t)]);
+            sig += ',';
+        }
+        for (std::size_t k = 0; k < jobs.size(); ++k) {
+            sig += std::to_string(jobs[k]->id);
+            sig += ':';
+            sig += std::to_string(scale[k]);
+            for (int t = 0; t < ntypes; ++t) {
+                const plan* p = pl[k][static_cast<std::size_t>(t)];
+                sig += ',';
+                if (!p) {
+                    sig += '-';
+                    continue;
+                }
+                sig += std::to_string(p->gpus);
+                sig += '/';
+                sig += std::to_string(p->tokens_per_s);
+            }
+            sig += ';';
+        }
+        if (sig != last_sig_) {
+            last_x_ = solve_gavel_max_sum_throughput(in);
+            last_sig_ = std::move(sig);
+            ++solves_;
+        }
+        const gavel_allocation& x = last_x_;
 
         // Round mechanism: priority X_jt / received share on t, highest first.
         struct entry {
@@ -135,6 +166,13 @@ private:
     gavel_options opt_;
     double last_ = -1;
     std::map<int, std::vector<double>> received_;
+    std::string last_sig_;
+    gavel_allocation last_x_;
+    int solves_ = 0;
+
+public:
+    /// LP solves so far (rounds with unchanged inputs reuse the last solution).
+    int solves() const { return solves_; }
 };
 static_assert(Scheduler<gavel_scheduler>);
 

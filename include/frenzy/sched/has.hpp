@@ -67,7 +67,25 @@ struct has_options {
     /// Waiting jobs (in queue order) that hold a reservation; later ones that choose to wait do not reserve (they
     /// still start only where they delay no reservation). Bounds the decision cost with hundreds of waiting jobs.
     int max_reservations = 32;
+    /// Past the reservations, the scan stops after this many waiting jobs in a row could not start (the decision
+    /// cost then does not grow with a long queue of jobs that do not fit the fragments left). 0 = scan all.
+    int max_idle_scan = 32;
     double startup_s = 30;      ///< launch cost assumed in predictions (the simulator's own value is what counts)
+    /// Learning: a job's measured speed ratio (job_view::measured_ratio) replaces the prediction for that job on that
+    /// type; for jobs not yet measured on a type, the type's ratio is the geometric mean of the ratios measured
+    /// there, shrunk towards 1 as if `prior_jobs` jobs had measured exactly the prediction. false = predictions only.
+    bool learn = true;
+    double prior_jobs = 4;
+    /// Preemptive shortest-remaining-time: a waiting job among the first `preempt_scan` in queue order that cannot
+    /// start now takes the GPUs of running jobs on one type whose remaining time exceeds preempt_factor x (its own
+    /// run + the victim's restart cost), longest remaining first; a job is not preempted in its first
+    /// max(preempt_lock_s, 10 x its restart cost) of a run (the restart lock that stops thrashing).
+    bool preempt = true;
+    double preempt_factor = 2.0;
+    int preempt_scan = 8;
+    double preempt_lock_s = 600;
+    /// Expansion onto GPUs that stay idle after placing the waiting jobs, only where it delays no reservation.
+    bool expand_while_waiting = true;
 };
 
 template <PlacementPolicy P = best_fit_placement, QueueOrder Q = shortest_remaining_first>
@@ -89,7 +107,9 @@ public:
         free_ = cs.free_vector();
         int total_free = 0;
         for (std::size_t t = 0; t < ntypes; ++t) total_free += cs.free_gpus(static_cast<int>(t));
-        if (total_free == 0) return d;  // nothing can start; reservations are recomputed at the next decision
+        const bool may_preempt = opt_.preempt && opt_.preempt_scan > 0;
+        if (total_free == 0 && !may_preempt) return d;  // nothing can start; reservations are recomputed next time
+        learn_types(c, ntypes);
 
         // Free-GPU profile per type over time: running jobs release at their predicted end.
         releases_.assign(ntypes, {});
@@ -100,12 +120,24 @@ public:
         for (std::size_t t = 0; t < ntypes; ++t) profile_[t].reset(now, cs.free_gpus(static_cast<int>(t)), releases_[t]);
 
         // Queue order.
+        // Estimated remaining seconds of every plan of every waiting job, once (rem_buf_ from rem_at_[i]).
         order_buf_.clear();
+        rem_buf_.clear();
+        rem_at_.assign(c.jobs.size(), 0);
         for (std::size_t i = 0; i < c.jobs.size(); ++i) {
             const auto& j = c.jobs[i];
             if (j.running) continue;
+            rem_at_[i] = rem_buf_.size();
             double best = std::numeric_limits<double>::infinity();
-            for (const auto& p : *j.plans) best = std::min(best, j.remaining_s(p) * p.gpus);
+            const std::span<const int> pt = plan_types(j, cs);
+            const double work = (1.0 - j.progress) * j.total_tokens;  // rem() with one division per plan
+            for (std::size_t k = 0; k < j.plans->size(); ++k) {
+                const auto& p = (*j.plans)[k];
+                const double ratio = opt_.learn && pt[k] >= 0 ? j.ratio_on(pt[k], type_ratio_[static_cast<std::size_t>(pt[k])]) : 1.0;
+                const double r = p.tokens_per_s > 0 ? work / (p.tokens_per_s * ratio) : 0.0;
+                rem_buf_.push_back(r);
+                best = std::min(best, r * (*j.plans)[k].gpus);
+            }
             order_buf_.push_back({order_.key(j, best, now), i});
         }
         std::stable_sort(order_buf_.begin(), order_buf_.end(),
@@ -115,56 +147,83 @@ public:
         for (std::size_t t = 0; t < ntypes; ++t) type_free_[t] = cs.free_gpus(static_cast<int>(t));
         std::size_t left = order_buf_.size();
         int reservations = 0;
+        started_.assign(order_buf_.size(), 0);
+        fail_min_.assign(ntypes * kTpSlots, std::numeric_limits<int>::max());
+        std::size_t pos = 0;
+        int misses = 0;
         for (const auto& [key, idx] : order_buf_) {
+            const std::size_t me = pos++;
             if (total_free == 0) break;
+            if (reservations >= opt_.max_reservations && opt_.max_idle_scan > 0) {
+                if (me > 0 && !started_[me - 1]) ++misses;
+                else misses = 0;
+                if (misses > opt_.max_idle_scan) break;
+            }
             const job_view& j = c.jobs[idx];
             const std::size_t share_div = left--;
             cands_.clear();
             // Efficient plans per type.
             least_.assign(ntypes, std::numeric_limits<double>::infinity());
             min_gpus_.assign(ntypes, std::numeric_limits<int>::max());
-            ptype_.clear();
-            for (const auto& p : *j.plans) {
-                const int t = cs.type_index(p.gpu);
-                ptype_.push_back(t);
-                if (t < 0) continue;
-                const auto ut = static_cast<std::size_t>(t);
-                least_[ut] = std::min(least_[ut], j.remaining_s(p) * p.gpus);
-                min_gpus_[ut] = std::min(min_gpus_[ut], p.gpus);
-            }
+            const std::span<const int> pt = plan_types(j, cs);
+            const double* rj = rem_buf_.data() + rem_at_[idx];
+            bool startable = false;
             for (std::size_t k = 0; k < j.plans->size(); ++k) {
                 const auto& p = (*j.plans)[k];
-                const int t = ptype_[k];
+                const int t = pt[k];
                 if (t < 0) continue;
                 const auto ut = static_cast<std::size_t>(t);
-                const double gs = j.remaining_s(p) * p.gpus;
+                least_[ut] = std::min(least_[ut], rj[k] * p.gpus);
+                min_gpus_[ut] = std::min(min_gpus_[ut], p.gpus);
+                startable |= p.gpus <= type_free_[ut] && !known_bad(t, p.gpus, static_cast<int>(p.parallel.tp));
+            }
+            // Nothing of it fits in the free GPUs and it may not reserve: it waits (bounds the cost per job).
+            if (!startable && reservations >= opt_.max_reservations) continue;
+            const double launch_s = j.launches > 0 ? j.restart_s : opt_.startup_s;
+            for (std::size_t k = 0; k < j.plans->size(); ++k) {
+                const auto& p = (*j.plans)[k];
+                const int t = pt[k];
+                if (t < 0) continue;
+                const auto ut = static_cast<std::size_t>(t);
+                const double r = rj[k];
+                const double gs = r * p.gpus;
                 const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least_[ut] * (1 + 1e-12);
                 const bool uses_idle = opt_.idle_slack > 0 && p.gpus <= static_cast<double>(type_free_[ut]) / static_cast<double>(share_div) &&
                                        gs <= (1.0 + opt_.idle_slack) * least_[ut] * (1 + 1e-12);
                 double cap = opt_.max_share * cs.total_gpus(t);
                 if (opt_.equi_share > 0) cap = std::min(cap, opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size()));
                 const bool within_share = p.gpus <= std::max(static_cast<double>(min_gpus_[ut]), cap);
-                if ((efficient || uses_idle) && within_share) cands_.push_back({0.0, 0.0, &p, t});
+                if ((efficient || uses_idle) && within_share) cands_.push_back({0.0, 0.0, &p, t, launch_s + r});
             }
             // Predicted completion of each: at the earliest time its GPUs are free for its whole run without
             // delaying any job that already holds a reservation (conservative backfilling).
             double best_now = std::numeric_limits<double>::infinity();
             for (auto& cd : cands_) {
-                const double run = opt_.startup_s + j.remaining_s(*cd.p);
-                cd.start = profile_[static_cast<std::size_t>(cd.type)].fits_now(cd.p->gpus, run) ? now : -1;
+                const double run = cd.run;
+                cd.start = cd.p->gpus <= type_free_[static_cast<std::size_t>(cd.type)] &&
+                                   profile_[static_cast<std::size_t>(cd.type)].fits_now(cd.p->gpus, run)
+                               ? now
+                               : -1;
                 if (cd.start == now) best_now = std::min(best_now, run);
             }
+            // Past the reservation budget (deep in the queue) only the fastest option that must wait is timed:
+            // one profile scan per job instead of one per option bounds the decision cost.
+            const cand* only = nullptr;
+            if (reservations >= opt_.max_reservations)
+                for (const auto& cd : cands_)
+                    if (cd.start != now && (!only || cd.run < only->run)) only = &cd;
             for (auto& cd : cands_) {
-                const double run = opt_.startup_s + j.remaining_s(*cd.p);
+                const double run = cd.run;
                 if (cd.start == now) cd.completion = now + run;
-                else if (run >= best_now) cd.completion = std::numeric_limits<double>::infinity();  // cannot beat now
+                else if (run >= best_now || (only && &cd != only)) cd.completion = std::numeric_limits<double>::infinity();
                 else {
                     cd.start = profile_[static_cast<std::size_t>(cd.type)].earliest(cd.p->gpus, run);
                     cd.completion = cd.start + run;
                 }
             }
-            std::stable_sort(cands_.begin(), cands_.end(),
-                             [](const cand& a, const cand& b) { return a.completion < b.completion; });
+            // Stable insertion sort: a job has few candidates, and std::stable_sort would allocate per job.
+            for (std::size_t a = 1; a < cands_.size(); ++a)
+                for (std::size_t b = a; b > 0 && cands_[b].completion < cands_[b - 1].completion; --b) std::swap(cands_[b], cands_[b - 1]);
             bool waits = false;
             for (const auto& cd : cands_) {
                 if (!std::isfinite(cd.completion)) break;
@@ -179,28 +238,151 @@ public:
                     waits = true;
                     break;
                 }
-                auto a = place_.place(cs, free_, {cd.type, cd.p->gpus, static_cast<int>(cd.p->parallel.tp)});
-                if (!a) continue;  // fragmented: try the next option
+                // Free GPUs only shrink in this pass, so a request that failed to place fails again at the same or
+                // a larger size with the same tensor-parallel group (remembered: bounds the placement work).
+                const int tp = static_cast<int>(cd.p->parallel.tp);
+                if (known_bad(cd.type, cd.p->gpus, tp)) continue;
+                auto a = place_.place(cs, free_, {cd.type, cd.p->gpus, tp});
+                if (!a) {
+                    if (tp >= 1 && (tp & (tp - 1)) == 0 && tp < (1 << (kTpSlots - 1))) {
+                        auto& f = fail_min_[fail_slot(cd.type, tp)];
+                        f = std::min(f, cd.p->gpus);
+                    }
+                    continue;  // fragmented: try the next option
+                }
                 detail::take(free_, *a);
                 type_free_[t] -= cd.p->gpus;
                 profile_[t].claim(now, run, cd.p->gpus);
                 total_free -= cd.p->gpus;
                 d.start.push_back({j.id, *cd.p, std::move(*a), false});
+                started_[me] = 1;
                 break;
             }
             if (waits && !opt_.backfill) break;
         }
-        if (opt_.expand_idle && d.start.size() == order_buf_.size() && total_free > 0) expand(c, d);
+        if (may_preempt && d.start.size() < order_buf_.size()) preempt_for_waiting(c, d);
+        if (opt_.expand_idle && total_free > 0 && (d.start.size() == order_buf_.size() || opt_.expand_while_waiting))
+            expand(c, d, d.start.size() < order_buf_.size());
         return d;
+    }
+
+    /// Smallest size that failed to place, per type and tensor-parallel degree (log2 slot; odd degrees share
+    /// the last slot, which only makes the memo conservative: it is then not consulted).
+    static constexpr std::size_t kTpSlots = 8;
+    std::size_t fail_slot(int t, int tp) const {
+        std::size_t k = 0;
+        while (k + 1 < kTpSlots && (1 << k) < tp) ++k;
+        return static_cast<std::size_t>(t) * kTpSlots + k;
+    }
+    bool known_bad(int t, int gpus, int tp) const {
+        if (tp < 1 || (tp & (tp - 1)) != 0 || tp >= (1 << (kTpSlots - 1))) return false;
+        return gpus >= fail_min_[fail_slot(t, tp)];
+    }
+
+    /// Cluster type index of each of the job's plans: the view's (job_view::plan_types), else looked up.
+    std::span<const int> plan_types(const job_view& j, const cluster_state& cs) {
+        if (j.plan_types.size() == j.plans->size()) return j.plan_types;
+        ptype_.clear();
+        for (const auto& p : *j.plans) ptype_.push_back(cs.type_index(p.gpu));
+        return ptype_;
+    }
+
+    /// Estimated seconds the rest of `j` takes on plan `p` (of cluster type `t`): the prediction corrected by the
+    /// job's measured speed ratio on that type, else by the type's learned ratio.
+    double rem(const job_view& j, const plan& p, int t) const {
+        if (!opt_.learn || t < 0) return j.remaining_s(p);
+        return j.remaining_s(p) / j.ratio_on(t, type_ratio_[static_cast<std::size_t>(t)]);
+    }
+
+    /// Per type: geometric mean of the measured ratios of the jobs in view, shrunk towards 1.
+    void learn_types(const sched_context& c, std::size_t ntypes) {
+        type_ratio_.assign(ntypes, 1.0);
+        if (!opt_.learn) return;
+        log_sum_.assign(ntypes, 0.0);
+        count_.assign(ntypes, 0.0);
+        for (const auto& j : c.jobs)
+            for (std::size_t t = 0; t < j.measured_ratio.size() && t < ntypes; ++t)
+                if (j.measured_ratio[t] > 0) {
+                    log_sum_[t] += std::log(j.measured_ratio[t]);
+                    count_[t] += 1;
+                }
+        for (std::size_t t = 0; t < ntypes; ++t)
+            if (count_[t] > 0) type_ratio_[t] = std::exp(log_sum_[t] / (count_[t] + opt_.prior_jobs));
+    }
+
+    /// Preemptive SRPT for the first waiting jobs that did not start (see has_options::preempt).
+    void preempt_for_waiting(const sched_context& c, sched_decisions& d) {
+        const cluster_state& cs = *c.cluster;
+        victims_.clear();
+        for (const auto& j : c.jobs)
+            if (j.running && j.alloc && j.current && j.current->tokens_per_s > 0 &&
+                c.now - j.run_started_s >= std::max(opt_.preempt_lock_s, 10 * j.restart_s))
+                victims_.push_back({j.predicted_end_s - c.now, &j});
+        if (victims_.empty()) return;
+        std::sort(victims_.begin(), victims_.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first > b.first : a.second->id < b.second->id;
+        });
+        taken_.assign(victims_.size(), 0);
+        int scanned = 0;
+        for (std::size_t k = 0; k < order_buf_.size() && scanned < opt_.preempt_scan; ++k) {
+            if (started_[k]) continue;
+            ++scanned;
+            const job_view& w = c.jobs[order_buf_[k].second];
+            const double launch_s = w.launches > 0 ? w.restart_s : opt_.startup_s;
+            // Its fastest efficient plan per type (the same efficiency rule as placement).
+            const plan* best = nullptr;
+            int best_t = -1;
+            double best_run = std::numeric_limits<double>::infinity();
+            least_.assign(cs.types().size(), std::numeric_limits<double>::infinity());
+            for (const auto& p : *w.plans) {
+                const int t = cs.type_index(p.gpu);
+                if (t >= 0) least_[static_cast<std::size_t>(t)] = std::min(least_[static_cast<std::size_t>(t)], rem(w, p, t) * p.gpus);
+            }
+            for (const auto& p : *w.plans) {
+                const int t = cs.type_index(p.gpu);
+                if (t < 0 || rem(w, p, t) * p.gpus > (1.0 + opt_.efficiency_slack) * least_[static_cast<std::size_t>(t)] * (1 + 1e-12)) continue;
+                const double run = launch_s + rem(w, p, t);
+                if (run < best_run) { best_run = run; best = &p; best_t = t; }
+            }
+            if (!best) continue;
+            const auto ut = static_cast<std::size_t>(best_t);
+            int have = type_free_[ut];
+            chosen_.clear();
+            for (std::size_t v = 0; v < victims_.size() && have < best->gpus; ++v) {
+                const auto& [left, vj] = victims_[v];
+                if (taken_[v] || vj->alloc->type != best_t) continue;
+                if (left <= opt_.preempt_factor * best_run + vj->restart_s) break;  // sorted: the rest are shorter
+                chosen_.push_back(v);
+                have += vj->alloc->gpus();
+            }
+            if (have < best->gpus) continue;
+            for (std::size_t v : chosen_) detail::give(free_, *victims_[v].second->alloc);
+            auto a = place_.place(cs, free_, {best_t, best->gpus, static_cast<int>(best->parallel.tp)});
+            if (!a) {
+                for (std::size_t v : chosen_) detail::take(free_, *victims_[v].second->alloc);
+                continue;
+            }
+            detail::take(free_, *a);
+            for (std::size_t v : chosen_) {
+                taken_[v] = 1;
+                d.preempt.push_back(victims_[v].second->id);
+                type_free_[ut] += victims_[v].second->alloc->gpus();
+            }
+            type_free_[ut] -= best->gpus;
+            started_[k] = 1;
+            d.start.push_back({w.id, *best, std::move(*a), false});
+        }
     }
 
     /// When nobody waits and GPUs idle: restart running jobs on a larger plan of the same type (longest remaining
     /// first) if that ends them at least `expand_gain` of their remaining time earlier, restart cost included.
-    void expand(const sched_context& c, sched_decisions& d) {
+    void expand(const sched_context& c, sched_decisions& d, bool others_wait = false) {
         const cluster_state& cs = *c.cluster;
         std::vector<const job_view*> run;
         for (const auto& j : c.jobs)
-            if (j.running && j.alloc && j.current && j.current->tokens_per_s > 0) run.push_back(&j);
+            if (j.running && j.alloc && j.current && j.current->tokens_per_s > 0 &&
+                std::find(d.preempt.begin(), d.preempt.end(), j.id) == d.preempt.end())
+                run.push_back(&j);
         std::stable_sort(run.begin(), run.end(), [&](const job_view* a, const job_view* b) {
             return a->predicted_end_s > b->predicted_end_s;
         });
@@ -212,7 +394,7 @@ public:
             const int have = j->alloc->gpus();
             double least = std::numeric_limits<double>::infinity();
             for (const auto& p : *j->plans)
-                if (p.gpu == j->current->gpu) least = std::min(least, j->remaining_s(p) * p.gpus);
+                if (p.gpu == j->current->gpu) least = std::min(least, rem(*j, p, t) * p.gpus);
             const double cap = std::min(opt_.max_share * cs.total_gpus(t),
                                         opt_.equi_share > 0 ? opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size())
                                                             : std::numeric_limits<double>::infinity());
@@ -220,8 +402,10 @@ public:
             double best_end = left * (1.0 - opt_.expand_gain);
             for (const auto& p : *j->plans) {
                 if (p.gpu != j->current->gpu || p.gpus <= have || p.gpus > have + type_free_[ut] || p.gpus > cap) continue;
-                if (j->remaining_s(p) * p.gpus > (1.0 + opt_.idle_slack) * least * (1 + 1e-12)) continue;
-                const double end = opt_.startup_s + j->remaining_s(p);
+                if (rem(*j, p, t) * p.gpus > (1.0 + opt_.idle_slack) * least * (1 + 1e-12)) continue;
+                const double end = j->restart_s + rem(*j, p, t);
+                // While others wait, the added GPUs must stay free of every reservation for the whole new run.
+                if (others_wait && !profile_[ut].fits_now(p.gpus - have, end)) continue;
                 if (end < best_end) {
                     best_end = end;
                     best = &p;
@@ -236,6 +420,7 @@ public:
             }
             detail::take(free_, *a);
             type_free_[ut] -= best->gpus - have;
+            if (others_wait) profile_[ut].claim(c.now, best_end, best->gpus - have);
             d.preempt.push_back(j->id);
             d.start.push_back({j->id, *best, std::move(*a), false});
         }
@@ -256,8 +441,14 @@ public:
                     f_.push_back(f_.back() + g);
                 }
             }
+            prefix_min();
         }
-        bool fits_now(int g, double dur) const { return fits_from(0, g, dur); }
+        /// Whether `g` GPUs stay free from now for `dur` seconds: a binary search on the prefix minimum.
+        bool fits_now(int g, double dur) const {
+            const auto it = std::lower_bound(t_.begin(), t_.end(), t_[0] + dur);
+            const std::size_t k = it == t_.begin() ? 0 : static_cast<std::size_t>(it - t_.begin()) - 1;
+            return pmin_[k] >= g;
+        }
         /// Earliest step start at which `g` GPUs stay free for `dur` seconds; infinity if never. Linear: a window
         /// that fails at step k cannot start anywhere before k + 1.
         double earliest(int g, double dur) const {
@@ -278,14 +469,14 @@ public:
         void claim(double s, double dur, int g) {
             const std::size_t a = split(s), b = split(s + dur);
             for (std::size_t i = a; i < b; ++i) f_[i] -= g;
+            prefix_min();
         }
 
     private:
-        bool fits_from(std::size_t i, int g, double dur) const {
-            const double end = t_[i] + dur;
-            for (std::size_t k = i; k < t_.size() && (k == i || t_[k] < end); ++k)
-                if (f_[k] < g) return false;
-            return true;
+        void prefix_min() {
+            pmin_.resize(f_.size());
+            int m = std::numeric_limits<int>::max();
+            for (std::size_t i = 0; i < f_.size(); ++i) pmin_[i] = m = std::min(m, f_[i]);
         }
         std::size_t split(double x) {
             auto it = std::lower_bound(t_.begin(), t_.end(), x);
@@ -297,6 +488,7 @@ public:
         }
         std::vector<double> t_;
         std::vector<int> f_;
+        std::vector<int> pmin_;  // pmin_[i] = min(f_[0..i])
     };
 
 private:
@@ -305,6 +497,7 @@ private:
         double start;
         const plan* p;
         int type;
+        double run;  // launch cost + estimated remaining seconds
     };
 
     has_options opt_;
@@ -318,6 +511,12 @@ private:
     std::vector<double> least_;
     std::vector<int> min_gpus_;
     std::vector<int> ptype_;
+    std::vector<double> type_ratio_, log_sum_, count_, rem_buf_;
+    std::vector<std::size_t> rem_at_;
+    std::vector<int> fail_min_;
+    std::vector<char> started_, taken_;
+    std::vector<std::pair<double, const job_view*>> victims_;
+    std::vector<std::size_t> chosen_;
 };
 static_assert(Scheduler<has_scheduler<>>);
 

@@ -2,6 +2,7 @@
 // What a scheduling policy sees (the jobs waiting and running, the cluster) and what it decides (start a job on a
 // plan and an allocation, preempt a job, reject a job with a reason). HAS and every baseline implement the
 // `Scheduler` concept; `any_scheduler` erases the type for hosts that choose at run time.
+#include <algorithm>
 #include <concepts>
 #include <functional>
 #include <memory>
@@ -39,11 +40,24 @@ struct job_view {
     // running jobs only:
     const plan* current = nullptr;
     const allocation* alloc = nullptr;
-    double predicted_end_s = 0;   ///< with the current plan, including any remaining start-up time
+    double run_started_s = 0;     ///< when the current run was launched
+    double predicted_end_s = 0;   ///< with the current plan (its measured speed once observed), start-up included
+    double restart_s = 0;         ///< what one more launch of this job costs (checkpoint save + load, relaunch), s
+    /// Per GPU type index of the cluster: this job's observed tokens/s over the predicted tokens/s of the plan it
+    /// ran, on that type (0 = never measured there). A running job is measured once it has computed for
+    /// sim_options::measure_after_s; the value is kept after the run ends. Empty = nothing measured.
+    std::span<const double> measured_ratio;
+    /// Cluster type index of each plan in *plans (a host's cache; empty = policies look the types up).
+    std::span<const int> plan_types;
 
-    /// Seconds the rest of the job takes with plan `p` (start-up excluded).
+    /// Seconds the rest of the job takes with plan `p` (start-up excluded), by the prediction.
     double remaining_s(const plan& p) const {
         return p.tokens_per_s > 0 ? (1.0 - progress) * total_tokens / p.tokens_per_s : 0.0;
+    }
+    /// Observed/predicted speed ratio of this job on type `t`, or `fallback` when never measured there.
+    double ratio_on(int t, double fallback = 1.0) const {
+        const auto ut = static_cast<std::size_t>(t);
+        return t >= 0 && ut < measured_ratio.size() && measured_ratio[ut] > 0 ? measured_ratio[ut] : fallback;
     }
 };
 
@@ -132,6 +146,28 @@ inline const plan* plan_for_request(const std::vector<plan>& plans, std::string_
     for (const auto& p : plans)
         if (p.gpu == gpu && p.gpus <= max_gpus && (!best || p.tokens_per_s > best->tokens_per_s)) best = &p;
     return best;
+}
+
+/// The GPU count a policy that does not size jobs itself uses when counts are free (sim size_regime::free): that
+/// of the fastest plan whose GPU-seconds stay within (1 + slack) of the least GPU-seconds of the job on that plan's
+/// type (scale out only while efficient; HAS's efficiency rule, has_options::efficiency_slack). 0 without plans.
+inline int efficient_size(const std::vector<plan>& plans, double slack = 0.25) {
+    std::vector<std::pair<std::string_view, double>> least;  // per type: least GPUs / (tokens/s)
+    for (const auto& p : plans) {
+        if (!(p.tokens_per_s > 0)) continue;
+        const double gs = p.gpus / p.tokens_per_s;
+        auto it = std::find_if(least.begin(), least.end(), [&](const auto& e) { return e.first == p.gpu; });
+        if (it == least.end()) least.push_back({p.gpu, gs});
+        else it->second = std::min(it->second, gs);
+    }
+    const plan* best = nullptr;
+    for (const auto& p : plans) {
+        if (!(p.tokens_per_s > 0)) continue;
+        auto it = std::find_if(least.begin(), least.end(), [&](const auto& e) { return e.first == p.gpu; });
+        if (p.gpus / p.tokens_per_s > (1.0 + slack) * it->second * (1 + 1e-12)) continue;
+        if (!best || p.tokens_per_s > best->tokens_per_s || (p.tokens_per_s == best->tokens_per_s && p.gpus < best->gpus)) best = &p;
+    }
+    return best ? best->gpus : 0;
 }
 }  // namespace detail
 

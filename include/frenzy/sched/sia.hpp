@@ -9,6 +9,8 @@
 // efficiency model: LLM pre-training keeps its global batch); a round whose inputs (active jobs, running
 // configurations, GPUs up) are unchanged since the last solve keeps the last decision instead of re-solving.
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +23,12 @@ namespace frenzy {
 
 struct sia_policy_options {
     sia_options ilp{.p = -0.5, .lambda = 1.1, .restart_penalty_s = 30, .round_s = 60, .time_limit_s = 2};
+    /// Largest configuration: CONFIGS_8GPU / CONFIGS_4GPU of siasosp23/artifacts sia-simulator/sia.py (commit
+    /// 37c68be) end at 64 GPUs.
+    int max_gpus = 64;
+    /// Growth limit: a job may be given at most max(growth x the most GPUs it has run on, its smallest feasible
+    /// count) GPUs (sia-simulator/cluster.py: max_replicas = max(2 x max_profiled_replicas, 1)). 0 = no limit.
+    double growth = 2.0;
 };
 
 class sia_scheduler {
@@ -52,9 +60,22 @@ public:
         for (const auto& j : c.jobs) {
             sia_job sj;
             std::vector<const plan*> ps;
+            int& seen = max_seen_[j.id];
+            if (j.running && j.alloc) seen = std::max(seen, j.alloc->gpus());
+            int min_feasible = std::numeric_limits<int>::max();
+            for (const auto& p : *j.plans) min_feasible = std::min(min_feasible, p.gpus);
+            const double cap = opt_.growth > 0 ? std::max(opt_.growth * seen, static_cast<double>(min_feasible))
+                                               : std::numeric_limits<double>::infinity();
             for (int t = 0; t < ntypes; ++t) {
                 const std::string& gpu = cs.types()[static_cast<std::size_t>(t)];
-                for (auto [g, n] : sia_config_shapes(cs.gpus_per_node(t), static_cast<int>(cs.nodes_of_type(t).size()))) {
+                auto shapes = sia_config_shapes(cs.gpus_per_node(t), static_cast<int>(cs.nodes_of_type(t).size()));
+                // A count outside Sia's shapes (a user-sized request, --sizes requested) is offered as it is.
+                for (const auto& p : *j.plans)
+                    if (p.gpu == gpu && std::none_of(shapes.begin(), shapes.end(), [&](const auto& sh) { return sh.first == p.gpus; }) &&
+                        (p.gpus < cs.gpus_per_node(t) || p.gpus % cs.gpus_per_node(t) == 0))
+                        shapes.push_back({p.gpus, std::max(1, p.gpus / cs.gpus_per_node(t))});
+                for (auto [g, n] : shapes) {
+                    if (g > std::max(opt_.max_gpus, min_feasible) || g > cap) continue;
                     const plan* best = nullptr;
                     for (const auto& p : *j.plans)
                         if (p.gpu == gpu && p.gpus == g && (!best || p.tokens_per_s > best->tokens_per_s)) best = &p;
@@ -125,6 +146,7 @@ public:
 
 private:
     sia_policy_options opt_;
+    std::map<int, int> max_seen_;  // most GPUs each job has run on (growth limit)
     std::string last_sig_;
     double last_solve_s_ = 0;
 };

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <limits>
 #include <map>
@@ -14,6 +15,7 @@
 #include <queue>
 #include <random>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@
 
 #include "frenzy/core/error.hpp"
 #include "frenzy/hw/cluster.hpp"
+#include "frenzy/model/transformer.hpp"
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/sched/cluster_state.hpp"
 #include "frenzy/sched/scheduler.hpp"
@@ -28,10 +31,31 @@
 
 namespace frenzy {
 
+/// Which GPU counts a job may run on (docs/results.md "Regimes").
+enum class size_regime {
+    native,     ///< each policy as built: fcfs, Tiresias and Gavel run the request, HAS and Sia choose (legacy)
+    requested,  ///< every policy runs the trace's requested count (doubled until it fits in memory), on the
+                ///< requested type when the trace names one, else on any type
+    free,       ///< every policy may choose count and type from the job's full plan list; policies that do not
+                ///< size jobs (fcfs, Tiresias, Gavel) use detail::efficient_size
+};
+
 struct sim_options {
     double startup_s = 30;   ///< first launch of a job: container start, model load, NCCL init
     double restart_s = 30;   ///< every later launch (after preemption, failure, OOM): also reloads a checkpoint
+    /// > 0: every later launch also saves and reloads the job's checkpoint at this storage bandwidth (GB/s),
+    /// adding 2 x checkpoint bytes / bandwidth to restart_s (detail::checkpoint_bytes). The same for every policy.
+    double checkpoint_gbps = 0;
     std::uint64_t seed = 1;
+    /// True speed of job j on GPU type t = predicted x exp(speed_error x z_jt), z_jt standard normal drawn from
+    /// `seed` (log-normal factor with median 1). Policies see predictions and observed progress only. 0 = oracle.
+    double speed_error = 0;
+    double measure_after_s = 60;  ///< compute seconds after which a running job's throughput is observed
+    size_regime sizes = size_regime::native;
+    /// A job whose runs have ended this often in a failure (node failure or out-of-memory crash) fails: "too many
+    /// restarts". Preemptions by the policy do not count (--max-events bounds a policy that never settles).
+    int max_failures = 50;
+    std::uint64_t max_events = 50'000'000;  ///< guard: more events than this stops the run with an error
     double node_mtbf_s = 0;      ///< mean time between failures of one node (exponential); 0 = no failures
     double node_repair_s = 3600; ///< a failed node comes back after this
     double checkpoint_interval_s = 0;  ///< 0 = each job's training.checkpoint_interval_s
@@ -40,7 +64,39 @@ struct sim_options {
     std::function<void(double done_fraction, double now_s)> progress;  ///< called after event batches
 };
 
-enum class job_outcome { completed, infeasible };
+enum class job_outcome { completed, infeasible, failed };
+
+namespace detail {
+/// Largest simulated time, s (about 31,700 years): inputs that would push events past it are rejected.
+inline constexpr double sim_horizon_s = 1e12;
+
+/// Checks sim_options; throws config_error naming the field, value and rule.
+inline void validate(const sim_options& o) {
+    auto num = [](double v) { std::ostringstream s; s << v; return s.str(); };
+    auto bounded = [&](const char* f, double v, double lo, double hi) {
+        if (!(v >= lo && v <= hi))
+            throw config_error(std::string("simulate.") + f + "=" + num(v) + " must be in [" + num(lo) + ", " + num(hi) + "]");
+    };
+    bounded("startup_s", o.startup_s, 0, 1e9);
+    bounded("restart_s", o.restart_s, 0, 1e9);
+    bounded("checkpoint_gbps", o.checkpoint_gbps, 0, 1e6);
+    bounded("speed_error", o.speed_error, 0, 5);
+    bounded("measure_after_s", o.measure_after_s, 0, 1e9);
+    if (o.node_mtbf_s != 0) bounded("node_mtbf_s", o.node_mtbf_s, 1, 1e12);
+    bounded("node_repair_s", o.node_repair_s, 1, 1e9);
+    bounded("checkpoint_interval_s", o.checkpoint_interval_s, 0, 1e9);
+    if (o.checkpoint_interval_s != 0 && o.checkpoint_interval_s < 1)
+        throw config_error("simulate.checkpoint_interval_s=" + num(o.checkpoint_interval_s) + " must be 0 or >= 1");
+    if (o.max_failures < 1) throw config_error("simulate.max_failures=" + std::to_string(o.max_failures) + " must be >= 1");
+    if (o.max_events < 1) throw config_error("simulate.max_events=0 must be >= 1");
+}
+
+/// Bytes a job's checkpoint holds: 16-bit weights (2 B) plus fp32 main weights and Adam's two moments (12 B) per
+/// parameter, as Megatron-LM's distributed optimizer saves them (NVIDIA/Megatron-LM
+/// megatron/core/optimizer/distrib_optimizer.py, main branch as indexed, commit not pinned: per-parameter fp32
+/// "param", "exp_avg", "exp_avg_sq" beside the 16-bit model state dict).
+inline double checkpoint_bytes(double parameters) { return 14.0 * parameters; }
+}  // namespace detail
 
 /// One job's life in a run.
 struct job_record {
@@ -50,7 +106,7 @@ struct job_record {
     double first_start_s = -1;
     double end_s = -1;
     job_outcome outcome = job_outcome::infeasible;
-    std::string reason;        ///< why it could not run (infeasible jobs)
+    std::string reason;        ///< why it could not run (infeasible) or did not finish (failed)
     std::string gpu;           ///< type of its last run
     int gpus = 0;              ///< GPUs of its last run
     int launches = 0;
@@ -70,7 +126,7 @@ struct sim_metrics {
     double avg_jct_s = 0, p50_jct_s = 0, p99_jct_s = 0;
     double makespan_s = 0;       ///< last completion minus first submission
     double avg_queue_s = 0;      ///< mean of first start minus submission, completed jobs
-    double gpu_utilization = 0;  ///< GPU-seconds held / (GPUs x makespan)
+    double gpu_utilization = 0;  ///< GPU-seconds held / (GPUs x span from first submission to last completion or failure)
     int failed_jobs = 0;         ///< jobs reported infeasible
     int sched_calls = 0;
     double sched_mean_us = 0, sched_p99_us = 0;
@@ -85,7 +141,7 @@ struct sim_log_entry {
 struct sim_result {
     sim_metrics metrics;
     std::vector<job_record> jobs;     ///< in trace order (sorted by submission)
-    std::vector<double> decision_us;  ///< wall time of every scheduling decision
+    std::vector<double> decision_us;  ///< CPU time of every scheduling decision (detail::thread_cpu_us)
     std::vector<sim_log_entry> log;   ///< when sim_options::record_log
 };
 
@@ -106,7 +162,7 @@ inline void write_jobs_csv(std::ostream& out, const sim_result& r) {
         out << r.metrics.policy << ',' << j.job_id << ',' << j.model << ',' << detail::fmt_num(j.submit_s) << ','
             << detail::fmt_num(j.first_start_s) << ',' << detail::fmt_num(j.end_s) << ','
             << (j.outcome == job_outcome::completed ? detail::fmt_num(j.jct()) : std::string{}) << ','
-            << (j.outcome == job_outcome::completed ? "completed" : "infeasible") << ',' << j.gpu << ',' << j.gpus << ','
+            << (j.outcome == job_outcome::completed ? "completed" : j.outcome == job_outcome::failed ? "failed" : "infeasible") << ',' << j.gpu << ',' << j.gpus << ','
             << j.launches << ',' << j.preemptions << ',' << j.node_failures << ',' << j.oom_failures << ','
             << detail::fmt_num(j.gpu_seconds) << ',' << reason << '\n';
     }
@@ -142,6 +198,16 @@ inline plan_provider cached_plan_provider(plan_provider inner) {
 
 namespace detail {
 
+/// CPU time of the calling thread, microseconds: decision cost that does not count time the thread waited for a
+/// CPU on a loaded machine (POSIX CLOCK_THREAD_CPUTIME_ID; steady wall clock where that is unavailable).
+inline double thread_cpu_us() {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    timespec ts{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+#endif
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 /// Nearest-rank percentile of sorted values.
 inline double percentile(const std::vector<double>& sorted, double q) {
     if (sorted.empty()) return 0;
@@ -155,8 +221,10 @@ class simulation final : public cluster_backend {
 public:
     simulation(const cluster_spec& cluster, std::span<const trace_job> trace, const plan_provider& plans,
                any_scheduler& sched, const sim_options& opt)
-        : orch_(cluster, *this), sched_(sched), opt_(opt), rng_(opt.seed) {
+        : orch_(cluster, *this), sched_(sched), opt_((validate(opt), opt)), rng_(opt.seed),
+          truth_rng_(opt.seed ^ 0x9e3779b97f4a7c15ULL) {
         const auto& cs = orch_.state();
+        ntypes_ = cs.types().size();
         jobs_.resize(trace.size());
         for (std::size_t i = 0; i < trace.size(); ++i) {
             auto& j = jobs_[i];
@@ -164,23 +232,73 @@ public:
             j.rec.job_id = trace[i].job_id;
             j.rec.model = trace[i].model;
             j.rec.submit_s = trace[i].submit_s;
+            if (!(trace[i].submit_s >= 0 && trace[i].submit_s <= sim_horizon_s))
+                throw config_error("trace job " + trace[i].job_id + ": submit_s=" + fmt_num(trace[i].submit_s) +
+                                   " must be in [0, 1e12]");
+            if (!trace[i].requested_type.empty() && cs.type_index(trace[i].requested_type) < 0) {
+                std::string known;
+                for (const auto& t : cs.types()) known += (known.empty() ? "" : ", ") + t;
+                throw config_error("trace job " + trace[i].job_id + ": requested_type=\"" + trace[i].requested_type +
+                                   "\" is not a GPU type of the cluster (" + known + ")");
+            }
             const job_spec spec = to_job_spec(trace[i]);
             j.ckpt_s = opt.checkpoint_interval_s > 0 ? opt.checkpoint_interval_s : spec.training.checkpoint_interval_s;
+            j.restart_s = opt.restart_s;
+            if (opt.checkpoint_gbps > 0)
+                j.restart_s += 2.0 * checkpoint_bytes(total_parameters(spec.model, spec.training.seq_len)) / (opt.checkpoint_gbps * 1e9);
+            // Truth: one log-normal factor per job x type, drawn for every job so the draws do not depend on
+            // which plans exist (Box-Muller on explicit mt19937_64 bits: identical on every standard library).
+            j.truth.assign(ntypes_, 1.0);
+            j.measured.assign(ntypes_, 0.0);
+            for (std::size_t t = 0; t < ntypes_; ++t) {
+                const double z = normal_sample();
+                if (opt.speed_error > 0) j.truth[t] = std::exp(opt.speed_error * z);
+            }
             plan_result pr = plans(spec);
             std::string why;
+            std::vector<plan> all;
             for (auto& p : pr.plans) {
                 const int t = cs.type_index(p.gpu);
-                if (t < 0 || !(p.tokens_per_s > 0) || p.gpus < 1) continue;
+                if (t < 0 || !(p.tokens_per_s > 0) || !std::isfinite(p.tokens_per_s) || p.gpus < 1) continue;
                 if (p.gpus > cs.total_gpus(t)) {
                     why = "needs " + std::to_string(p.gpus) + " x " + p.gpu + ", cluster has " + std::to_string(cs.total_gpus(t));
                     continue;
                 }
-                j.plans.push_back(std::move(p));
+                // Work bounded by the answer: a job that would run past the horizon even on this plan is skipped.
+                if (trace[i].total_tokens / p.tokens_per_s > sim_horizon_s / 4) {
+                    why = "would run for more than 7,900 years on " + std::to_string(p.gpus) + " x " + p.gpu;
+                    continue;
+                }
+                all.push_back(std::move(p));
             }
+            j.eff_gpus = trace[i].requested_gpus;
+            j.eff_type = trace[i].requested_type;
+            if (opt.sizes == size_regime::native) {
+                j.plans = std::move(all);
+            } else if (opt.sizes == size_regime::free) {
+                j.plans = std::move(all);
+                j.eff_type.clear();
+                j.eff_gpus = efficient_size(j.plans);
+            } else {  // requested: the requested count (doubled until some plan fits), on the requested type if any
+                int g = j.eff_gpus;
+                if (g <= 0) {
+                    g = std::numeric_limits<int>::max();
+                    for (const auto& p : all)
+                        if (j.eff_type.empty() || p.gpu == j.eff_type) g = std::min(g, p.gpus);
+                }
+                for (; g <= cs.total_gpus() && j.plans.empty(); g *= 2)
+                    for (const auto& p : all)
+                        if (p.gpus == g && (j.eff_type.empty() || p.gpu == j.eff_type)) j.plans.push_back(p);
+                if (!j.plans.empty()) j.eff_gpus = j.plans.front().gpus;
+                else if (!all.empty())
+                    why = "no plan at the requested " + std::to_string(trace[i].requested_gpus) + " GPUs (or a doubling of it)" +
+                          (j.eff_type.empty() ? std::string{} : " on " + j.eff_type);
+            }
+            for (const auto& p : j.plans) j.plan_types.push_back(cs.type_index(p.gpu));
             if (j.plans.empty()) {
                 std::string r;
                 for (const auto& x : pr.infeasible) r += (r.empty() ? "" : "; ") + x.gpu + ": " + x.reason;
-                if (r.empty()) r = why.empty() ? "no feasible plan on this cluster's GPU types" : why;
+                if (r.empty() || !why.empty()) r = why.empty() ? "no feasible plan on this cluster's GPU types" : why;
                 j.reject_reason = "no feasible plan: " + r;
             }
             push(trace[i].submit_s, ev_arrival, static_cast<int>(i), 0);
@@ -192,14 +310,22 @@ public:
 
     sim_result run() {
         const double round = sched_.round_s();
+        std::uint64_t events = 0;
         while (!events_.empty() && finished_ < static_cast<int>(jobs_.size())) {
             const double t = events_.top().t;
-            if (t < now_) throw error("simulator: time went back from " + std::to_string(now_) + " to " + std::to_string(t));
+            if (!(t >= now_)) throw error("simulator: time went back from " + std::to_string(now_) + " to " + std::to_string(t));
+            if (t > sim_horizon_s)
+                throw error("simulator: simulated time passed 1e12 s (31,700 years) with " +
+                            std::to_string(jobs_.size() - static_cast<std::size_t>(finished_)) + " jobs unfinished");
             now_ = t;
             bool changed = false, tick = false;
             while (!events_.empty() && events_.top().t == t) {
                 const event e = events_.top();
                 events_.pop();
+                if (++events > opt_.max_events)
+                    throw error("simulator: more than " + std::to_string(opt_.max_events) + " events (--max-events) at " +
+                                "simulated time " + fmt_num(now_) + " s with " +
+                                std::to_string(jobs_.size() - static_cast<std::size_t>(finished_)) + " jobs unfinished");
                 switch (e.kind) {
                     case ev_arrival: changed |= on_arrival(e.a); break;
                     case ev_complete: changed |= on_complete(e.a, e.gen); break;
@@ -227,10 +353,10 @@ public:
             if (opt_.check_invariants) verify();
             if (decided && waiting_ > 0 && running_ == 0 && !started && pending_progress_events_ == 0) {
                 // Nothing runs, nothing will arrive or recover: the waiting jobs can never start.
-                for (std::size_t i = 0; i < jobs_.size(); ++i)
-                    if (jobs_[i].ph == phase::waiting)
-                        reject(static_cast<int>(i), "policy " + std::string(sched_.name()) +
-                                                        " could not place it on the idle cluster");
+                const std::vector<int> act = active_;
+                for (int i : act)
+                    if (jobs_[static_cast<std::size_t>(i)].ph == phase::waiting)
+                        reject(i, "policy " + std::string(sched_.name()) + " could not place it on the idle cluster");
             }
             if (opt_.progress) opt_.progress(static_cast<double>(finished_) / static_cast<double>(jobs_.size()), now_);
         }
@@ -240,7 +366,7 @@ public:
     // cluster_backend
     void launch(int id, const plan& p, const allocation& a) override {
         auto& j = jobs_[static_cast<std::size_t>(id)];
-        const double cost = j.rec.launches == 0 ? opt_.startup_s : opt_.restart_s;
+        const double cost = j.rec.launches == 0 ? opt_.startup_s : j.restart_s;
         j.rec.launches++;
         if (j.rec.first_start_s < 0) j.rec.first_start_s = now_;
         j.ph = phase::running;
@@ -258,7 +384,8 @@ public:
             push(now_ + cost, ev_oom, id, j.gen);
         } else {
             j.oom_run = false;
-            j.rate = p.tokens_per_s / j.row->total_tokens;
+            j.pred_rate = p.tokens_per_s / j.row->total_tokens;
+            j.rate = p.tokens_per_s * j.truth[static_cast<std::size_t>(a.type)] / j.row->total_tokens;
             push(j.compute_start + (1.0 - j.progress) / j.rate, ev_complete, id, j.gen);
         }
         ++pending_progress_events_;
@@ -297,12 +424,33 @@ private:
         plan cur;
         allocation alloc;
         bool oom_run = false;
-        double run_start = 0, compute_start = 0, rate = 0;
+        double run_start = 0, compute_start = 0, rate = 0, pred_rate = 0;  // rate: true; pred_rate: predicted
+        double restart_s = 30;
+        std::vector<double> truth;     // true / predicted speed per type
+        std::vector<double> measured;  // what policies have observed of `truth` (0 = not yet)
+        std::vector<int> plan_types;   // cluster type index of each plan
+        int eff_gpus = 0;              // the request policies see (regime-adjusted)
+        std::string eff_type;
         std::uint64_t gen = 0;
         job_record rec;
     };
 
     void push(double t, ev_kind k, int a, std::uint64_t gen) { events_.push({t, seq_++, k, a, gen}); }
+    double normal_sample() {  // Box-Muller on explicit bits
+        const double u1 = (static_cast<double>(truth_rng_() >> 11) + 0.5) * 0x1.0p-53;
+        const double u2 = static_cast<double>(truth_rng_() >> 11) * 0x1.0p-53;
+        return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    }
+    /// Records what a run has shown of the job's true speed once it has computed long enough.
+    void observe(job& j) {
+        if (j.ph != phase::running || j.oom_run) return;
+        if (now_ - j.compute_start >= opt_.measure_after_s && j.pred_rate > 0)
+            j.measured[static_cast<std::size_t>(j.alloc.type)] = j.rate / j.pred_rate;
+    }
+    void deactivate(int id) {
+        auto it = std::lower_bound(active_.begin(), active_.end(), id);
+        if (it != active_.end() && *it == id) active_.erase(it);
+    }
     double exp_sample(double mean) {  // inverse-CDF on mt19937_64 bits: identical on every standard library
         const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
         return -std::log1p(-u) * mean;
@@ -316,6 +464,7 @@ private:
     }
     /// Common bookkeeping when a run ends (any reason); the job goes back to the queue.
     void end_run(job& j) {
+        observe(j);
         const double held = now_ - j.run_start;
         j.attained += held * j.alloc.gpus();
         j.executed += held;
@@ -332,6 +481,7 @@ private:
     bool on_arrival(int id) {
         auto& j = jobs_[static_cast<std::size_t>(id)];
         log("arrival", id);
+        active_.insert(std::upper_bound(active_.begin(), active_.end(), id), id);
         if (!j.reject_reason.empty()) {
             j.ph = phase::waiting;
             ++waiting_;
@@ -354,6 +504,7 @@ private:
         j.rec.outcome = job_outcome::completed;
         j.rec.end_s = now_;
         ++finished_;
+        deactivate(id);
         log("complete", id);
         return true;
     }
@@ -381,7 +532,7 @@ private:
             end_run(j);
             j.rec.node_failures++;
         }
-        push(now_ + opt_.node_repair_s, ev_node_recover, node, 0);
+        push(now_ + opt_.node_repair_s, ev_node_recover, node, 0);  // validate() bounds node_repair_s
         ++pending_progress_events_;
         return true;
     }
@@ -392,30 +543,37 @@ private:
         if (finished_ < static_cast<int>(jobs_.size())) push(now_ + exp_sample(opt_.node_mtbf_s), ev_node_fail, node, 0);
         return true;
     }
-    void reject(int id, const std::string& why) {
+    void reject(int id, const std::string& why, job_outcome how = job_outcome::infeasible) {
         auto& j = jobs_[static_cast<std::size_t>(id)];
         if (j.ph != phase::waiting) throw error("simulator: policy rejected job " + j.rec.job_id + " which is not waiting");
         j.ph = phase::done;
         --waiting_;
-        j.rec.outcome = job_outcome::infeasible;
+        j.rec.outcome = how;
         j.rec.reason = why;
+        if (how == job_outcome::failed) j.rec.end_s = now_;
         ++finished_;
-        log("reject", id);
+        deactivate(id);
+        log(how == job_outcome::failed ? "fail" : "reject", id);
     }
 
     /// One scheduling decision: build the views, time the policy, apply its decisions. True if anything started.
     bool decide() {
         views_.clear();
-        for (std::size_t i = 0; i < jobs_.size(); ++i) {
+        for (int id : active_) {
+            const auto i = static_cast<std::size_t>(id);
             auto& j = jobs_[i];
             if (j.ph != phase::waiting && j.ph != phase::running) continue;
+            observe(j);
             job_view v;
             v.id = static_cast<int>(i);
             v.submit_s = j.row->submit_s;
             v.plans = &j.plans;
             v.total_tokens = j.row->total_tokens;
-            v.requested_gpus = j.row->requested_gpus;
-            v.requested_type = j.row->requested_type;
+            v.requested_gpus = j.eff_gpus;
+            v.requested_type = j.eff_type;
+            v.restart_s = j.restart_s;
+            v.measured_ratio = j.measured;
+            v.plan_types = j.plan_types;
             v.running = j.ph == phase::running;
             v.progress = progress_at(j, now_);
             const double held = v.running ? now_ - j.run_start : 0.0;
@@ -426,17 +584,19 @@ private:
             v.launches = j.rec.launches;
             if (v.running) {
                 v.current = &j.cur;
+                v.run_started_s = j.run_start;
                 v.alloc = &j.alloc;
+                // What a policy can know: the measured speed once observed, else the prediction.
+                const bool seen = j.measured[static_cast<std::size_t>(j.alloc.type)] > 0;
                 v.predicted_end_s = j.oom_run ? j.compute_start
-                                              : std::max(now_, j.compute_start) + (1.0 - v.progress) / j.rate;
+                                              : std::max(now_, j.compute_start) + (1.0 - v.progress) / (seen ? j.rate : j.pred_rate);
             }
             views_.push_back(v);
         }
         sched_context ctx{now_, &orch_.state(), views_};
-        const auto t0 = std::chrono::steady_clock::now();
+        const double t0 = thread_cpu_us();
         sched_decisions d = sched_.schedule(ctx);
-        const auto t1 = std::chrono::steady_clock::now();
-        decision_us_.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        decision_us_.push_back(thread_cpu_us() - t0);
 
         for (const auto& r : d.reject) reject(r.job, r.reason);
         for (int id : d.preempt) {
@@ -455,6 +615,11 @@ private:
                     if (q.gpu == s.p.gpu && q.gpus <= s.p.gpus && q.tokens_per_s == s.p.tokens_per_s && q.parallel == s.p.parallel) ok = true;
                 if (!ok) throw error("simulator: policy started job " + j.rec.job_id + " on a plan that is not one of its feasible plans");
             }
+            if (j.rec.node_failures + j.rec.oom_failures >= opt_.max_failures) {
+                reject(s.job, "failed: too many restarts (" + std::to_string(j.rec.node_failures + j.rec.oom_failures) +
+                                  " runs ended in a failure, limit " + std::to_string(opt_.max_failures) + ")", job_outcome::failed);
+                continue;
+            }
             launch_oom_ = s.oom;
             orch_.start(s.job, s.p, s.alloc);
             launch_oom_ = false;
@@ -466,9 +631,11 @@ private:
         const auto& cs = orch_.state();
         if (auto e = cs.check_invariants(); !e.empty()) throw error("simulator: orchestrator invariant broken: " + e);
         int running = 0;
-        for (std::size_t i = 0; i < jobs_.size(); ++i) {
-            const auto& j = jobs_[i];
-            const auto* h = cs.holding(static_cast<int>(i));
+        if (cs.holdings().size() != static_cast<std::size_t>(running_))
+            throw error("simulator: " + std::to_string(cs.holdings().size()) + " jobs hold GPUs, " + std::to_string(running_) + " run");
+        for (int id : active_) {
+            const auto& j = jobs_[static_cast<std::size_t>(id)];
+            const auto* h = cs.holding(id);
             if (j.ph == phase::running) {
                 ++running;
                 if (!h) throw error("simulator: running job " + j.rec.job_id + " holds no GPUs");
@@ -488,9 +655,10 @@ private:
         m.policy = std::string(sched_.name());
         m.jobs = static_cast<int>(jobs_.size());
         std::vector<double> jct;
-        double queue = 0, first = std::numeric_limits<double>::infinity(), last = 0;
+        double queue = 0, first = std::numeric_limits<double>::infinity(), last = 0, last_any = 0;
         for (auto& j : jobs_) {
             first = std::min(first, j.row->submit_s);
+            if (j.rec.outcome == job_outcome::failed) last_any = std::max(last_any, j.rec.end_s);
             if (j.rec.outcome == job_outcome::completed) {
                 jct.push_back(j.rec.jct());
                 queue += j.rec.first_start_s - j.rec.submit_s;
@@ -510,7 +678,8 @@ private:
             m.p50_jct_s = percentile(jct, 0.50);
             m.p99_jct_s = percentile(jct, 0.99);
             m.makespan_s = last - first;
-            const double cap = static_cast<double>(orch_.state().total_gpus()) * m.makespan_s;
+            // Over the span to the last completion or failure: failed jobs held GPUs too.
+            const double cap = static_cast<double>(orch_.state().total_gpus()) * (std::max(last, last_any) - first);
             m.gpu_utilization = cap > 0 ? busy_gpu_s_ / cap : 0;
         }
         m.sched_calls = static_cast<int>(decision_us_.size());
@@ -531,7 +700,10 @@ private:
     any_scheduler& sched_;
     sim_options opt_;
     std::mt19937_64 rng_;
+    std::mt19937_64 truth_rng_;  // speed errors: a stream apart from the failures', so failures do not move
+    std::size_t ntypes_ = 0;
     std::vector<job> jobs_;
+    std::vector<int> active_;    // waiting and running jobs, ascending index (= arrival order)
     std::vector<job_view> views_;
     std::priority_queue<event, std::vector<event>, std::greater<event>> events_;
     std::uint64_t seq_ = 0;

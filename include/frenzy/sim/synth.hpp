@@ -15,6 +15,7 @@
 //    requested type (the rule the fcfs baseline uses), so that the job takes its trace duration as requested.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -48,9 +49,16 @@ constexpr std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
 }
 inline double parse_timestamp(const std::string& s, const std::string& where) {
     int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
-    if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%d", &y, &mo, &d, &h, &mi, &se) != 6 || mo < 1 || mo > 12 || d < 1 ||
-        d > 31)
+    char tail = 0;
+    if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%d%c", &y, &mo, &d, &h, &mi, &se, &tail) != 6 || y < 1900 || y > 9999 ||
+        mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60)
         throw config_error(where + ": timestamp=\"" + s + "\" is not YYYY-MM-DD HH:MM:SS");
+    // Days in the month, Gregorian leap years: 2017-02-30 is no date.
+    static constexpr int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > mdays[mo - 1] + (mo == 2 && leap ? 1 : 0))
+        throw config_error(where + ": timestamp=\"" + s + "\" has day " + std::to_string(d) + ", month " + std::to_string(mo) +
+                           " of " + std::to_string(y) + " has " + std::to_string(mdays[mo - 1] + (mo == 2 && leap ? 1 : 0)));
     return static_cast<double>(days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
                                h * 3600 + mi * 60 + se);
 }
@@ -78,7 +86,12 @@ inline std::vector<philly_job> load_philly(const std::string& path) {
         philly_job j;
         j.submit_s = detail::parse_timestamp(f[0], where);
         j.duration_s = detail::parse_number<double>(f[1], where, "duration");
-        j.gpus = static_cast<int>(detail::parse_number<double>(f[2], where, "num_gpus"));
+        if (!(j.duration_s >= 0 && j.duration_s <= 1e10))
+            throw config_error(where + ": duration=" + f[1] + " must be in [0, 1e10] s");
+        const double g = detail::parse_number<double>(f[2], where, "num_gpus");
+        if (!(g >= 1 && g <= 1e6 && g == std::floor(g)))
+            throw config_error(where + ": num_gpus=" + f[2] + " must be a whole number in [1, 1000000]");
+        j.gpus = static_cast<int>(g);
         j.virtual_cluster = f[4];
         if (j.gpus < 1) throw config_error(where + ": num_gpus must be at least 1");
         out.push_back(std::move(j));
@@ -216,6 +229,9 @@ inline std::vector<trace_job> synth_trace(const std::vector<philly_job>& rows, c
         j.seq_len = o.seq_len;
         j.global_batch = o.global_batch;
         j.total_tokens = r->duration_s * chosen.second;  // runs for the trace duration on its request
+        if (!std::isfinite(j.total_tokens) || !(j.total_tokens > 0))
+            throw config_error("synth: Philly row with duration " + detail::fmt_num(r->duration_s) + " s gives total_tokens=" +
+                               detail::fmt_num(j.total_tokens) + ", which must be finite and positive");
         j.requested_gpus = r->gpus;
         j.requested_type = types[type];
         out.push_back(std::move(j));

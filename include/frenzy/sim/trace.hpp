@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "frenzy/core/error.hpp"
@@ -71,7 +72,7 @@ inline std::vector<trace_job> read_trace(std::istream& in, const std::string& so
     int lineno = 0;
     bool header = false;
     std::vector<trace_job> jobs;
-    std::vector<std::string> ids;
+    std::unordered_set<std::string> ids;  // duplicate check in linear time
     while (std::getline(in, line)) {
         ++lineno;
         if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -104,9 +105,7 @@ inline std::vector<trace_job> read_trace(std::istream& in, const std::string& so
             if (j.requested_gpus < 1) throw config_error(where + ": requested_gpus must be at least 1 (or empty)");
         }
         j.requested_type = f[7];
-        if (std::find(ids.begin(), ids.end(), j.job_id) != ids.end())
-            throw config_error(where + ": job_id \"" + j.job_id + "\" appears twice");
-        ids.push_back(j.job_id);
+        if (!ids.insert(j.job_id).second) throw config_error(where + ": job_id \"" + j.job_id + "\" appears twice");
         jobs.push_back(std::move(j));
     }
     if (!header) throw config_error(source + ": empty trace (no header line)");
