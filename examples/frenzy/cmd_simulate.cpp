@@ -30,7 +30,7 @@ struct simulate_args {
     std::string cluster, trace, policy = "has", jobs_csv;
     bool json = false, quiet = false;
     std::uint64_t seed = 1;
-    double startup_s = 30, restart_s = 30, mtbf_h = 0, repair_h = 1, has_slack = 0.25, has_idle_slack = 1.0, has_max_share = 1.0, has_equi = 16.0, has_aging_h = 4;
+    double startup_s = 30, restart_s = 30, mtbf_s = 0, repair_s = 3600, mtbf_h = -1, repair_h = -1, has_slack = 0.25, has_idle_slack = 1.0, has_max_share = 1.0, has_equi = 16.0, has_aging_s = 4 * 3600;
     bool has_no_expand = false;
     double speed_error = 0, ckpt_gbps = 0, has_preempt_factor = 2.0;
     bool has_no_preempt = false, has_no_learn = false;
@@ -65,7 +65,7 @@ frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a) 
     if (n == "has")
         return has_scheduler<>(has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .expand_idle = !a.has_no_expand, .startup_s = a.startup_s,
                                            .learn = !a.has_no_learn, .preempt = !a.has_no_preempt, .preempt_factor = a.has_preempt_factor}, best_fit_placement{},
-                               shortest_remaining_first{.aging_s = a.has_aging_h * 3600});
+                               shortest_remaining_first{.aging_s = a.has_aging_s});
     if (n == "fcfs") return fcfs_scheduler{};
     if (n == "tiresias") return tiresias_scheduler{};
 #ifdef FRENZY_HAS_GLPK
@@ -92,8 +92,8 @@ void run_simulate(const simulate_args& a) {
         o.seed = a.seed;
         o.startup_s = a.startup_s;
         o.restart_s = a.restart_s;
-        o.node_mtbf_s = a.mtbf_h * 3600;
-        o.node_repair_s = a.repair_h * 3600;
+        o.node_mtbf_s = a.mtbf_h >= 0 ? a.mtbf_h * 3600 : a.mtbf_s;  // --mtbf-h/--repair-h: the older hour options
+        o.node_repair_s = a.repair_h >= 0 ? a.repair_h * 3600 : a.repair_s;
         o.speed_error = a.speed_error;
         o.checkpoint_gbps = a.ckpt_gbps;
         o.sizes = parse_sizes(a.sizes);
@@ -139,7 +139,7 @@ void run_simulate(const simulate_args& a) {
     }
     fmt::print("{} jobs on {} GPUs ({}), start-up {:.0f} s, restart {:.0f} s{}\n", trace.size(),
                cluster.total_gpus(), a.cluster, a.startup_s, a.restart_s,
-               (a.mtbf_h > 0 ? fmt::format(", node MTBF {:.0f} h", a.mtbf_h) : std::string{}) +
+               (a.mtbf_h > 0 || a.mtbf_s > 0 ? fmt::format(", node MTBF {:.0f} h", a.mtbf_h >= 0 ? a.mtbf_h : a.mtbf_s / 3600) : std::string{}) +
                    (a.speed_error > 0 ? fmt::format(", speed error {:g} (seed {})", a.speed_error, a.seed) : std::string{}) +
                    (a.sizes != "native" ? ", sizes " + a.sizes : std::string{}));
     fmt::print("{:<9} {:>5} {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>6} {:>6} {:>7} {:>10} {:>10}\n", "policy", "done",
@@ -171,14 +171,16 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
     auto a = std::make_shared<simulate_args>();
     auto* c = app.add_subcommand("simulate", "Replay a job trace on a cluster under HAS or a baseline scheduler");
     c->add_option("--cluster", a->cluster, "Cluster spec JSON")->required()->check(CLI::ExistingFile);
-    c->add_option("--trace", a->trace, "Trace CSV (DESIGN.md format; see `frenzy trace synth`)")->required()->check(CLI::ExistingFile);
+    c->add_option("--trace", a->trace, "Trace CSV (docs/formats.md; see `frenzy trace synth`)")->required()->check(CLI::ExistingFile);
     c->add_option("--policy", a->policy, "has | fcfs | tiresias | gavel | sia | all (default has)");
     c->add_option("--seed", a->seed, "Seed of the random node failures (default 1)");
-    c->add_option("--jobs-csv", a->jobs_csv, "Write one row per job (and policy) to this CSV");
-    c->add_option("--startup", a->startup_s, "Start-up cost of a job's first launch, s (default 30)")->check(CLI::NonNegativeNumber);
-    c->add_option("--restart", a->restart_s, "Cost of every later launch, s (default 30)")->check(CLI::NonNegativeNumber);
-    c->add_option("--mtbf-h", a->mtbf_h, "Mean time between failures of one node, hours (default 0: no failures)")->check(CLI::NonNegativeNumber);
-    c->add_option("--repair-h", a->repair_h, "Hours until a failed node is back (default 1)")->check(CLI::PositiveNumber);
+    c->add_option("-o,--out,--jobs-csv", a->jobs_csv, "Write one row per job (and policy) to this CSV");
+    frenzy_cli::add_duration(c, "--startup", a->startup_s, "Start-up cost of a job's first launch (default 30s)");
+    frenzy_cli::add_duration(c, "--restart", a->restart_s, "Cost of every later launch (default 30s)");
+    frenzy_cli::add_duration(c, "--mtbf", a->mtbf_s, "Mean time between failures of one node (default 0: no failures)");
+    frenzy_cli::add_duration(c, "--repair", a->repair_s, "Time until a failed node is back (default 1h)");
+    c->add_option("--mtbf-h", a->mtbf_h, "Same as --mtbf, in hours (older spelling)")->check(frenzy_cli::finite_number(0, 1e6));
+    c->add_option("--repair-h", a->repair_h, "Same as --repair, in hours (older spelling)")->check(frenzy_cli::finite_number(1e-6, 1e6));
     c->add_option("--has-slack", a->has_slack, "HAS: scale a job out while its GPU-seconds stay within (1 + slack) of its "
                                                "most efficient plan on that type (default 0.25)")->check(CLI::NonNegativeNumber);
     c->add_option("--has-idle-slack", a->has_idle_slack, "HAS: with idle GPUs, allow (1 + this) x the least GPU-seconds "
@@ -190,7 +192,7 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
     c->add_option("--has-preempt-factor", a->has_preempt_factor, "HAS: preempt a job whose remaining time exceeds this x "
                                                                  "(the waiting job's run + the restart) (default 2)")->check(CLI::Range(1.0, 1e6));
     c->add_flag("--has-no-expand", a->has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
-    c->add_option("--has-aging-h", a->has_aging_h, "HAS: a job that waited this long counts as half its size (default 4)")->check(CLI::PositiveNumber);
+    frenzy_cli::add_duration(c, "--has-aging", a->has_aging_s, "HAS: a job that waited this long counts as half its size (default 4h)");
     c->add_option("--speed-error", a->speed_error, "Sigma of the log-normal true/predicted speed factor per job x GPU type "
                                                    "(seeded by --seed; default 0: speeds are the predictions)")->check(CLI::Range(0.0, 5.0));
     c->add_option("--sizes", a->sizes, "GPU counts: native (each policy as built) | requested (every policy runs the trace's "
@@ -200,7 +202,7 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
     c->add_option("--max-events", a->max_events, "Stop with an error after this many events (default 50000000)")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
     c->add_option("--max-failures", a->max_failures, "A job whose runs failed this often (node failure, out of memory) fails with "
                                                      "\"too many restarts\" (default 50)")->check(CLI::Range(1, 1000000));
-    c->add_flag("--json", a->json, "Machine-readable output (DESIGN.md keys); with --policy all an array");
+    c->add_flag("--json", a->json, "Machine-readable output (keys in docs/formats.md); with --policy all an array");
     c->add_flag("--quiet", a->quiet, "No progress bar");
     c->callback([a] { run_simulate(*a); });
 }};

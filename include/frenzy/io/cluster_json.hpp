@@ -1,5 +1,5 @@
 #pragma once
-// Cluster spec <-> JSON (DESIGN.md "Cluster spec"): node groups and optional GPU type overrides.
+// Cluster spec <-> JSON (docs/formats.md "Cluster spec"): node groups and optional GPU type overrides.
 #include <algorithm>
 #include <string>
 #include <string_view>

@@ -124,7 +124,7 @@ inline std::string lower(std::string s) {
 /// Substring test (callers lower-case first when the match is case-insensitive).
 inline bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
 
-/// Sharding named in a measurement table's free text (DESIGN.md names, ZeRO stages, FSDP strategies, Megatron's
+/// Sharding named in a measurement table's free text (docs/formats.md names, ZeRO stages, FSDP strategies, Megatron's
 /// distributed optimizer).
 inline sharding sharding_from_text(const std::string& text) {
     const auto t = lower(text);

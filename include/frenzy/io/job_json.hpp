@@ -1,5 +1,5 @@
 #pragma once
-// Job spec <-> JSON, in the format of DESIGN.md ("Job spec"). Unknown fields and values are errors.
+// Job spec <-> JSON, in the format of docs/formats.md ("Job spec"). Unknown fields and values are errors.
 #include <string>
 
 #include <nlohmann/json.hpp>

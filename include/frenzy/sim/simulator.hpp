@@ -118,7 +118,7 @@ struct job_record {
     bool operator==(const job_record&) const = default;
 };
 
-/// The DESIGN.md "simulate" metrics.
+/// The `frenzy simulate` metrics (docs/formats.md).
 struct sim_metrics {
     std::string policy;
     int jobs = 0;

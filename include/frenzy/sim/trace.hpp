@@ -1,5 +1,5 @@
 #pragma once
-// Job traces (DESIGN.md "Trace"): one job a row,
+// Job traces (docs/formats.md "Trace"): one job a row,
 //   job_id,submit_s,model,seq_len,global_batch,total_tokens,requested_gpus,requested_type
 // `model` is a preset name; requested_* may be empty. Errors name the source, the line and the column.
 #include <algorithm>
