@@ -4,6 +4,7 @@
 
 #include <type_traits>
 
+#include "frenzy/model/presets.hpp"
 #include "frenzy/plan/planner.hpp"
 
 using namespace frenzy;
