@@ -138,8 +138,8 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     t.optimizer = optimizer_kind::adamw;                       // --optimizer adam: Adam with decoupled weight decay
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos,
         moe_ffn, shared_size;
-    std::optional<std::string> layer_freq;
-    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false;
+    std::optional<std::string> layer_freq, fsdp_strategy;
+    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, megatron_fsdp = false;
     for (const auto& a : parsed) {
         const auto& f = a.flag;
         if (f == "--num-layers") m.layers = arg_int(a);
@@ -203,6 +203,8 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
         else if (f == "--expert-model-parallel-size") p.ep = arg_int(a);
         else if (f == "--sequence-parallel") p.sequence_parallel = true;
         else if (f == "--use-distributed-optimizer") p.sharding = sharding::optimizer;
+        else if (f == "--use-megatron-fsdp") megatron_fsdp = true;
+        else if (f == "--data-parallel-sharding-strategy") fsdp_strategy = arg_str(a);
         else if (f == "--recompute-activations") p.recompute = recompute::selective;
         else if (f == "--recompute-granularity") {
             const auto v = arg_str(a);
@@ -252,6 +254,16 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     if (fp8) t.precision = precision::fp8_mixed;
     if (fp4) t.precision = precision::fp4_mixed;
     if (main_bf16 && t.precision == precision::bf16_mixed) t.precision = precision::bf16;
+    if (megatron_fsdp) {  // megatron/training/arguments.py: no_shard | optim | optim_grads | optim_grads_params
+        const std::string v = fsdp_strategy.value_or("optim_grads_params");
+        if (v == "optim_grads_params") p.sharding = sharding::full;
+        else if (v == "optim_grads") p.sharding = sharding::gradients;
+        else if (v == "optim") p.sharding = sharding::optimizer;
+        else if (v == "no_shard") p.sharding = sharding::none;
+        else out.unknown.push_back("--data-parallel-sharding-strategy " + v);
+    } else if (fsdp_strategy) {
+        out.ignored.push_back("--data-parallel-sharding-strategy " + *fsdp_strategy + " (without --use-megatron-fsdp)");
+    }
     if (vpp_stages) p.vpp = *vpp_stages;
     else if (vpp_layers && *vpp_layers > 0 && p.pp > 0) p.vpp = m.layers / p.pp / *vpp_layers;
     if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;

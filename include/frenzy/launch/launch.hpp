@@ -162,6 +162,10 @@ inline std::vector<std::string> megatron_arguments(const job_spec& j) {
     if (p.ep > 1) a.push_back("--expert-model-parallel-size " + n(p.ep));
     if (p.sequence_parallel) a.push_back("--sequence-parallel");
     if (p.sharding == sharding::optimizer) a.push_back("--use-distributed-optimizer");
+    if (p.sharding == sharding::full || p.sharding == sharding::gradients) {  // Megatron-FSDP (megatron/core/distributed/fsdp)
+        a.push_back("--use-megatron-fsdp");
+        a.push_back(std::string("--data-parallel-sharding-strategy ") + (p.sharding == sharding::full ? "optim_grads_params" : "optim_grads"));
+    }
     if (p.recompute == recompute::selective) a.push_back("--recompute-granularity selective");
     if (p.recompute == recompute::full)
         a.insert(a.end(), {"--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"});
