@@ -28,8 +28,11 @@ def test_gpus_match_the_datasheet_table(shared_data):
         for row in csv.DictReader(line for line in f if not line.startswith("#")):
             rows[row["name"]] = row
     gpus = {g["name"]: g for g in frenzy.gpus()}
-    assert set(gpus) == set(rows)
+    # every datasheet row is in the catalog; the catalog adds newer types, each citing its datasheet in hw/gpu.hpp
+    assert set(rows) <= set(gpus)
     for name, g in gpus.items():
+        if name not in rows:
+            continue
         # "~" marks an approximate datasheet value (gpus.csv header); the catalog keeps the number.
         assert g["memory_mib"] == float(rows[name]["memory_mib"].lstrip("~")), name
         assert g["gpus_per_node"] == int(rows[name]["gpus_per_node_typical"]), name

@@ -70,10 +70,9 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
     if (e.speed && !e.speed->supported) out["perf_reason"] = e.speed->reason;
 }
 
+/// A layout: the same keys as the job spec's `parallel` (io/job_json.hpp writes them; one place).
 inline void to_json(nlohmann::ordered_json& out, const parallel_config& q) {
-    out = {{"dp", q.dp}, {"tp", q.tp}, {"pp", q.pp}, {"vpp", q.vpp}, {"cp", q.cp}, {"ep", q.ep},
-           {"sequence_parallel", q.sequence_parallel}, {"sharding", to_string(q.sharding)},
-           {"recompute", to_string(q.recompute)}, {"pipeline_schedule", to_string(q.schedule)}};
+    out = nlohmann::ordered_json::parse(to_json(q).dump());
 }
 
 /// One element of `frenzy plan --json`'s `plans`.
