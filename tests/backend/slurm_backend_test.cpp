@@ -7,16 +7,7 @@
 #include <sstream>
 
 #include "frenzy/backend/slurm.hpp"
-
-namespace {
-std::string slurm_file(const std::string& name) {
-    std::ifstream f(std::string(FRENZY_SOURCE_DIR) + "/tests/data/slurm/" + name);
-    REQUIRE(f.good());
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-}  // namespace
+#include "../slurm_data.hpp"
 
 TEST_CASE("run_command: argument vector, exit code, stdout/stderr, stdin, timeout, missing program") {
     auto r = frenzy::run_command({"sh", "-c", "echo hi; echo err >&2; exit 3"}, 10);

@@ -5,15 +5,9 @@
 #include <sstream>
 
 #include "frenzy/io/slurm_json.hpp"
+#include "../slurm_data.hpp"
 
 namespace {
-std::string slurm_file(const std::string& name) {
-    std::ifstream f(std::string(FRENZY_SOURCE_DIR) + "/tests/data/slurm/" + name);
-    REQUIRE(f.good());
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
 std::string error_of(const std::function<void()>& f) {
     try {
         f();
