@@ -434,3 +434,61 @@ TEST_CASE("errors name both the config.json key and the spec field") {
         CHECK_THAT(error_of(g), Contains("hidden_activation=\"relu\""));
     }
 }
+
+TEST_CASE("counts past int64, negative or absurd are rejected naming the HF key, our field and the range") {
+    // Bounds are core/checked.hpp's: model.layers 1..100000, model.hidden 1..1048576, model.heads 1..65536.
+    auto c = raw("llama-3.1-8b");
+    SECTION("1e30 layers (a float far past int64)") {
+        c["num_hidden_layers"] = 1e30;
+        CHECK_THAT(error_of(c, "config.json"),
+                   Contains("config.json: num_hidden_layers=1e+30 (model.layers) must be an integer in 1..100000"));
+    }
+    SECTION("2^64 - 1 (an unsigned JSON integer that would wrap to -1)") {
+        c["hidden_size"] = 18446744073709551615ull;
+        CHECK_THAT(error_of(c), Contains("hidden_size=18446744073709551615 (model.hidden) must be an integer in 1..1048576"));
+    }
+    SECTION("2^63 (one past INT64_MAX)") {
+        c["num_attention_heads"] = 9223372036854775808ull;
+        CHECK_THAT(error_of(c), Contains("num_attention_heads=9223372036854775808 (model.heads)"));
+    }
+    SECTION("negative counts") {
+        c["intermediate_size"] = -14336;
+        CHECK_THAT(error_of(c), Contains("intermediate_size=-14336 (model.ffn_hidden) must be an integer in 1.."));
+        auto d = raw("deepseek-v2-lite");
+        d["n_shared_experts"] = -1;  // 0 is allowed (no shared expert), -1 is not
+        CHECK_THAT(error_of(d), Contains("n_shared_experts=-1 (model.moe.shared_experts) must be an integer in 0.."));
+    }
+    SECTION("a fractional count") {
+        c["vocab_size"] = 128256.5;
+        CHECK_THAT(error_of(c), Contains("vocab_size=128256.5 (model.vocab) must be an integer"));
+    }
+    SECTION("an exact float inside the bound is still accepted (1e3 layers)") {
+        c["num_hidden_layers"] = 1e3;
+        CHECK(from_hf_config(c).layers == 1000);
+    }
+}
+
+TEST_CASE("error messages carry a bounded, printable excerpt of the value, never a dump of it") {
+    auto c = raw("llama-3.1-8b");
+    SECTION("a big array in a typed field is described by kind and size") {
+        c["num_hidden_layers"] = nlohmann::json::array();
+        for (int i = 0; i < 10000; ++i) c["num_hidden_layers"].push_back(i);
+        const auto e = error_of(c);
+        CHECK_THAT(e, Contains("num_hidden_layers=[...] (an array of 10000 elements)"));
+        CHECK(e.size() < 300);  // a dump would be ~50,000 characters
+    }
+    SECTION("invalid UTF-8 and control bytes become \\xNN escapes") {
+        c["hidden_act"] = std::string("si\xff\x01lu");
+        const auto e = error_of(c);
+        CHECK_THAT(e, Contains("hidden_act=\"si\\xFF\\x01lu\""));
+    }
+    SECTION("a long string is cut") {
+        c["model_type"] = std::string(5000, 'q');
+        CHECK(error_of(c).size() < 1000);
+    }
+    SECTION("final_logit_softcapping must be finite and not negative") {
+        auto g = raw("gemma-2-9b");
+        g["final_logit_softcapping"] = -30.0;
+        CHECK_THAT(error_of(g), Contains("final_logit_softcapping=-30 (model.final_logit_softcap)"));
+    }
+}

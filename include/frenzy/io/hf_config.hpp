@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/io/json_reader.hpp"
 #include "frenzy/model/transformer.hpp"
@@ -80,6 +81,35 @@ inline std::string hf_field_of(std::string_view key) {
     return "";
 }
 
+/// Bound of each integer config.json key (core/checked.hpp bounds of the spec field it sets; 0 allowed where the
+/// key's 0 means "none" or "derive"). Keys not listed are small structural counts: 0..100000.
+inline int_bound hf_int_bound(std::string_view key) {
+    using namespace bounds;
+    static constexpr std::pair<std::string_view, int_bound> table[] = {
+        {"num_hidden_layers", layers}, {"n_layer", layers},
+        {"hidden_size", hidden}, {"n_embd", hidden}, {"n_embed", hidden}, {"word_embed_proj_dim", hidden},
+        {"num_attention_heads", heads}, {"n_head", heads},
+        {"num_key_value_heads", heads}, {"num_kv_heads", heads}, {"head_dim", {0, heads.max}},
+        {"intermediate_size", ffn_hidden}, {"ffn_dim", ffn_hidden}, {"n_inner", ffn_hidden},
+        {"intermediate_size_mlp", ffn_hidden}, {"ffn_hidden_size", ffn_hidden},
+        {"vocab_size", vocab},
+        {"max_position_embeddings", positions}, {"n_positions", positions},
+        {"num_local_experts", experts}, {"num_experts", experts}, {"n_routed_experts", experts},
+        {"num_experts_per_tok", experts}, {"n_shared_experts", experts},
+        {"moe_intermediate_size", {0, ffn_hidden.max}},
+        {"shared_expert_intermediate_size", {0, ffn_hidden.max * 16}},
+        {"first_k_dense_replace", {0, layers.max}}, {"interleave_moe_layer_step", {1, layers.max}},
+        {"decoder_sparse_step", {0, layers.max}}, {"moe_layer_freq", {0, layers.max}},
+        {"q_lora_rank", {0, hidden.max}}, {"kv_lora_rank", {0, hidden.max}},
+        {"qk_nope_head_dim", {0, heads.max}}, {"qk_rope_head_dim", {0, heads.max}}, {"v_head_dim", {0, heads.max}},
+        {"sliding_window", {0, seq_len.max}}, {"sliding_window_pattern", {0, layers.max}},
+        {"num_ln_in_parallel_attn", {0, 16}},
+    };
+    for (const auto& [k, b] : table)
+        if (k == key) return b;
+    return {0, 100'000};
+}
+
 /// For each spec field named in `message`, the config.json keys present in `cfg` that set it:
 /// "; from config.json: num_key_value_heads=5 -> model.kv_heads".
 inline std::string hf_fields_note(const nlohmann::json& cfg, const std::string& message) {
@@ -93,7 +123,7 @@ inline std::string hf_fields_note(const nlohmann::json& cfg, const std::string& 
                                        message[after] == '.'))
             continue;
         if (!cfg.contains(std::string(k))) continue;
-        note += (note.empty() ? "; from config.json: " : ", ") + std::string(k) + "=" + cfg.at(std::string(k)).dump() +
+        note += (note.empty() ? "; from config.json: " : ", ") + std::string(k) + "=" + describe(cfg.at(std::string(k))) +
                 " -> " + field;
     }
     return note;
@@ -135,26 +165,44 @@ public:
         const auto* v = find({key});
         if (!v) return fallback;
         if (!v->is_boolean())
-            throw config_error(source_ + ": " + key + "=" + v->dump() + hf_field_of(key) + " must be true or false");
+            throw config_error(source_ + ": " + key + "=" + describe(*v) + hf_field_of(key) + " must be true or false");
         return v->get<bool>();
     }
     std::string string(const char* key, std::string fallback) const {
         const auto* v = find({key});
         if (!v) return fallback;
         if (!v->is_string())
-            throw config_error(source_ + ": " + key + "=" + v->dump() + hf_field_of(key) + " must be a string");
+            throw config_error(source_ + ": " + key + "=" + describe(*v) + hf_field_of(key) + " must be a string");
         return v->get<std::string>();
     }
     [[noreturn]] void fail(const std::string& what) const { throw config_error(source_ + ": " + what); }
 
 private:
+    /// A count: a JSON integer (or a float holding an exact integer) inside the key's bound (hf_int_bound); values
+    /// past INT64_MAX, negative counts and 1e30 are errors naming the HF key and our field, never wrapped values.
     std::int64_t as_integer(const char* key, const nlohmann::json& v) const {
-        if (v.is_number_integer()) return v.get<std::int64_t>();
-        if (v.is_number_float()) {
+        const auto b = hf_int_bound(key);
+        auto bad = [&]() -> config_error {
+            return config_error(source_ + ": " + key + "=" + describe(v) + hf_field_of(key) + " must be an integer in " +
+                                std::to_string(b.min) + ".." + std::to_string(b.max));
+        };
+        std::int64_t x = 0;
+        if (v.is_number_unsigned()) {
+            if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(b.max)) throw bad();
+            x = static_cast<std::int64_t>(v.get<std::uint64_t>());
+        } else if (v.is_number_integer()) {
+            x = v.get<std::int64_t>();
+        } else if (v.is_number_float()) {
             const double d = v.get<double>();
-            if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<std::int64_t>(d);
+            // bounds are below 2^53, so a finite integral double inside them converts exactly
+            if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(b.min) || d > static_cast<double>(b.max))
+                throw bad();
+            x = static_cast<std::int64_t>(d);
+        } else {
+            throw bad();
         }
-        throw config_error(source_ + ": " + key + "=" + v.dump() + hf_field_of(key) + " must be an integer");
+        if (x < b.min || x > b.max) throw bad();
+        return x;
     }
     const nlohmann::json& cfg_;
     const std::string& source_;
@@ -165,14 +213,14 @@ inline activation hf_plain_activation(const hf_reader& r, const char* key, const
     if (act.rfind("gelu", 0) == 0) return activation::gelu;  // gelu, gelu_new, gelu_fast, gelu_pytorch_tanh
     if (act == "relu") return activation::relu;
     if (act == "relu2") return activation::squared_relu;
-    r.fail(std::string(key) + "=\"" + act + "\" is not supported (gelu*, relu, relu2)");
+    r.fail(std::string(key) + "=\"" + printable(act) + "\" is not supported (gelu*, relu, relu2)");
 }
 
 /// LLaMA-style models always have a gated MLP (gate_proj, up_proj, down_proj); silu makes it SwiGLU.
 inline activation hf_gated_activation(const hf_reader& r) {
     const auto act = r.string("hidden_act", "silu");
     if (act == "silu" || act == "swish") return activation::swiglu;
-    r.fail("hidden_act=\"" + act + "\" with a gated MLP is not supported (only silu: SwiGLU)");
+    r.fail("hidden_act=\"" + printable(act) + "\" with a gated MLP is not supported (only silu: SwiGLU)");
 }
 
 /// Gemma's gated MLP: act_fn(gate_proj(x)) * up_proj(x) with a GELU (transformers modeling_gemma.py GemmaMLP;
@@ -181,7 +229,7 @@ inline activation hf_gemma_activation(const hf_reader& r) {
     const char* key = r.has("hidden_activation") ? "hidden_activation" : "hidden_act";
     const auto act = r.string(key, "gelu_pytorch_tanh");
     if (act.rfind("gelu", 0) == 0) return activation::geglu;
-    r.fail(std::string(key) + "=\"" + act + "\" is not supported for Gemma (gelu*: GeGLU)");
+    r.fail(std::string(key) + "=\"" + printable(act) + "\" is not supported for Gemma (gelu*: GeGLU)");
 }
 
 /// kv_heads == heads and head_dim == hidden / heads are stored as 0 ("derive"), as the presets do.
@@ -280,8 +328,12 @@ inline transformer_spec hf_gemma(const hf_reader& r, const std::string& type) {
         s.global_layer_every = v2 ? 2 : r.integer({"sliding_window_pattern"}, 6);
         if (const auto* cap = r.find({"final_logit_softcapping"}); v2 || cap) {
             if (!cap) s.final_logit_softcap = 30.0;
-            else if (cap->is_number()) s.final_logit_softcap = cap->get<double>();
-            else r.fail("final_logit_softcapping=" + cap->dump() + " must be a number or null");
+            else if (cap->is_number() && std::isfinite(cap->get<double>()) && cap->get<double>() >= 0 &&
+                     cap->get<double>() <= 1e6)
+                s.final_logit_softcap = cap->get<double>();
+            else
+                r.fail("final_logit_softcapping=" + describe(*cap) +
+                       " (model.final_logit_softcap) must be a finite number in [0, 1000000] or null");
         }
     }
     return s;
@@ -397,7 +449,7 @@ inline transformer_spec hf_llama4(const hf_reader& r) {
         for (std::size_t i = 0; ok && i < ml->size(); ++i)
             ok = (*ml)[i].is_number_integer() &&
                  (*ml)[i].get<std::int64_t>() == static_cast<std::int64_t>(i + 1) * s.moe.layer_step - 1;
-        if (!ok) r.fail("moe_layers=" + ml->dump().substr(0, 60) + " is not every interleave_moe_layer_step-th layer");
+        if (!ok) r.fail("moe_layers=" + describe(*ml) + " is not every interleave_moe_layer_step-th layer");
     }
     return s;
 }
@@ -489,13 +541,13 @@ inline transformer_spec from_hf_config(const nlohmann::json& cfg, const std::str
         for (const auto& [t, cls] : detail::hf_model_types)
             if (cls == a) type = t;
         if (type.empty())
-            r.fail("no \"model_type\" and architectures[0]=\"" + a +
+            r.fail("no \"model_type\" and architectures[0]=\"" + detail::printable(a) +
                    "\" is not supported; supported model_type: " + detail::hf_supported_list());
     }
     // Multimodal wrappers keep the language model in text_config (Llama4Config, Gemma3Config).
     if (type == "llama4" || type == "gemma3") {
         const auto* text = r.find({"text_config"});
-        if (text && !text->is_object()) r.fail("text_config=" + text->dump().substr(0, 40) + " must be an object");
+        if (text && !text->is_object()) r.fail("text_config=" + detail::describe(*text) + " must be an object");
         nlohmann::json inner = text ? *text : nlohmann::json::object();
         if (!inner.contains("model_type")) inner["model_type"] = type == "llama4" ? "llama4_text" : "gemma3_text";
         auto s = from_hf_config(inner, source + ": text_config");
@@ -525,7 +577,7 @@ inline transformer_spec from_hf_config(const nlohmann::json& cfg, const std::str
     else if (type == "bloom")
         s = detail::hf_bloom(r);
     else
-        r.fail("model_type=\"" + type + "\" is not supported (supported: " + detail::hf_supported_list() + ")");
+        r.fail("model_type=\"" + detail::printable(type) + "\" is not supported (supported: " + detail::hf_supported_list() + ")");
     s.name = r.string("_name_or_path", "");
     if (s.name.empty()) s.name = type;
     detail::hf_normalise(s);
