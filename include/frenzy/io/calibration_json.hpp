@@ -24,13 +24,27 @@ inline nlohmann::json to_json(const efficiency_model& e) {
             {"memory_inverse_efficiency", e.memory_inverse}};
 }
 
+/// Inverse efficiencies (peak time / achieved time) are at least 1; 10^6 (a GPU at a millionth of its peak) bounds
+/// them so that no step time derived from a calibration overflows to inf. Ratios lie in [0, 10^6], penalties in [0, 10^9].
+inline constexpr detail::real_bound inverse_bound{1, 1e6};
+
+namespace detail {
+/// An inverse efficiency: finite, at least 1 ("FIELD must be at least 1 (got V)", the wording calibrate's tests
+/// match), at most inverse_bound.max.
+inline void check_inverse(const std::string& field, double v) {
+    check_finite(field, v);
+    if (v < 1.0) throw config_error(field + " must be at least 1 (got " + number_text(v) + ")");
+    check_bound(field, v, inverse_bound);
+}
+}  // namespace detail
+
 inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     detail::object_reader r(j, "calibration");
     efficiency_model e;
     std::string format;
     r.get("format", format);
     if (format != "frenzy-calibration-1")
-        throw config_error("calibration.format=\"" + format + "\" is not \"frenzy-calibration-1\"");
+        throw detail::field_error("calibration.format", "\"" + format + "\"", "is not \"frenzy-calibration-1\"");
     r.get("source", e.source);
     r.get("default_inverse_efficiency", e.default_inverse);
     r.get("token_penalty", e.token_penalty);
@@ -41,7 +55,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     r.get("memory_inverse_efficiency", e.memory_inverse);
     if (r.has("gpus")) {
         const auto& arr = r.raw("gpus");
-        if (!arr.is_array()) throw config_error("calibration.gpus must be an array");
+        if (!arr.is_array()) throw detail::field_error("calibration.gpus", detail::describe(arr), "must be an array");
         for (std::size_t i = 0; i < arr.size(); ++i) {
             detail::object_reader g(arr[i], "calibration.gpus[" + std::to_string(i) + "]");
             gpu_coefficient c;
@@ -53,18 +67,23 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
             g.get("source", c.source);
             g.finish();
             if (c.gpu.empty()) throw config_error("calibration.gpus[" + std::to_string(i) + "].gpu is missing");
-            if (!(c.inverse >= 1.0))
-                throw config_error("calibration.gpus[" + std::to_string(i) + "].inverse_efficiency must be at least 1");
+            const std::string at = "calibration.gpus[" + std::to_string(i) + "].";
+            detail::check_inverse(at + "inverse_efficiency", c.inverse);
+            detail::check_bound(at + "attention_inverse_efficiency", c.attention, {0, inverse_bound.max});
+            detail::check_bound(at + "scaled_inverse_efficiency", c.scaled, {0, inverse_bound.max});
+            detail::check_bound(at + "te_attention_inverse_efficiency", c.te_attention, {0, inverse_bound.max});
             e.gpus.push_back(c);
         }
     }
     r.finish();
-    if (!(e.default_inverse >= 1.0)) throw config_error("calibration.default_inverse_efficiency must be at least 1");
-    if (e.token_penalty < 0 || e.width_penalty < 0 || e.attention_inverse < 0)
-        throw config_error("calibration: penalties and attention_inverse_efficiency must not be negative");
-    if (e.attention_ratio < 0) throw config_error("calibration.attention_ratio must not be negative");
-    if (!(e.fp8_ratio > 0)) throw config_error("calibration.fp8_ratio must be positive");
-    if (!(e.memory_inverse >= 1.0)) throw config_error("calibration.memory_inverse_efficiency must be at least 1");
+    using detail::check_bound;
+    detail::check_inverse("calibration.default_inverse_efficiency", e.default_inverse);
+    check_bound("calibration.token_penalty", e.token_penalty, {0, 1e9});  // tokens: real fits are 1e2..1e4
+    check_bound("calibration.width_penalty", e.width_penalty, {0, 1e9});  // GEMM widths
+    check_bound("calibration.attention_inverse_efficiency", e.attention_inverse, {0, inverse_bound.max});
+    check_bound("calibration.attention_ratio", e.attention_ratio, {0, inverse_bound.max});
+    check_bound("calibration.fp8_ratio", e.fp8_ratio, {1e-6, inverse_bound.max});
+    detail::check_inverse("calibration.memory_inverse_efficiency", e.memory_inverse);
     return e;
 }
 

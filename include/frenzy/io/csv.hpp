@@ -2,6 +2,8 @@
 // CSV reading shared by every table reader (RFC 4180: quoted fields, "" escapes, newlines inside quotes).
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <istream>
 #include <map>
 #include <string>
@@ -121,6 +123,36 @@ inline std::string lower(std::string s) {
     return s;
 }
 
+/// The decimal number at the start of `s` ("4096", "-1.5e3", ".5"; no blanks, no "inf"/"nan"/hex): its value and
+/// length in `used`, or false when `s` does not start with one. A literal beyond a double's range (1e400) is a
+/// config_error naming `field`. std::from_chars: no locale, no exception text, no silent infinity.
+inline bool leading_number(std::string_view s, double& out, std::size_t& used, std::string_view field = "number") {
+    std::size_t i = 0;
+    if (i < s.size() && s[i] == '-') ++i;
+    const std::size_t digits_at = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    bool any = i > digits_at;
+    if (i < s.size() && s[i] == '.') {
+        const std::size_t f = ++i;
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+        any = any || i > f;
+    }
+    if (!any) return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {  // an exponent only when digits follow ("8e" stays "8")
+        std::size_t k = i + 1;
+        if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+        const std::size_t e = k;
+        while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+        if (k > e) i = k;
+    }
+    const auto r = std::from_chars(s.data(), s.data() + i, out, std::chars_format::general);
+    if (r.ec == std::errc::result_out_of_range || (r.ec == std::errc{} && !std::isfinite(out)))
+        throw field_error(field, s.substr(0, i), "is outside the range of a double");
+    if (r.ec != std::errc{}) return false;
+    used = static_cast<std::size_t>(r.ptr - s.data());
+    return true;
+}
+
 /// Substring test (callers lower-case first when the match is case-insensitive).
 inline bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
 
@@ -135,7 +167,7 @@ inline sharding sharding_from_text(const std::string& text) {
     if (contains(t, "shard_grad_op") || contains(t, "zero-2")) return sharding::gradients;
     if (contains(t, "zero-1") || contains(t, "distributed optimizer")) return sharding::optimizer;
     if (t.empty() || contains(t, "none") || contains(t, "no_shard")) return sharding::none;
-    throw config_error("sharding=\"" + text + "\" is not recognised");
+    throw config_error("sharding=\"" + printable(text) + "\" is not recognised");
 }
 /// Recompute named in free text: "full ...", "selective ...", "none"/"no"/empty.
 inline recompute recompute_from_text(const std::string& text) {
@@ -143,7 +175,7 @@ inline recompute recompute_from_text(const std::string& text) {
     if (t.rfind("full", 0) == 0) return recompute::full;
     if (t.rfind("selective", 0) == 0) return recompute::selective;
     if (t.empty() || t.rfind("none", 0) == 0 || t == "no") return recompute::none;
-    throw config_error("recompute=\"" + text + "\" is not recognised");
+    throw config_error("recompute=\"" + printable(text) + "\" is not recognised");
 }
 
 }  // namespace frenzy::detail

@@ -31,7 +31,7 @@ inline std::string gpu_name_from_text(const std::string& text, const gpu_catalog
     if (contains(t, "a100")) return contains(t, "80") ? "a100-80g" : "a100-40g";  // DGX-A100 (2020) = 40 GB
     if (contains(t, "v100")) return contains(t, "16") ? "v100-16g" : "v100-32g";
     if (contains(t, "3090")) return "rtx-3090";
-    throw config_error("gpu_type=\"" + text + "\" is not a catalog name and not recognised");
+    throw config_error("gpu_type=\"" + printable(text) + "\" is not a catalog name and not recognised");
 }
 inline precision precision_from_text(const std::string& text) {
     const auto t = lower(text);
@@ -43,7 +43,7 @@ inline precision precision_from_text(const std::string& text) {
     if (contains(t, "fp32")) return precision::fp32;
     if (contains(t, "fp4")) return precision::fp4_mixed;
     if (contains(t, "mixed")) return precision::bf16_mixed;  // "mixed (not stated)": bf16 and fp16 peaks are equal on A100
-    throw config_error("precision=\"" + text + "\" is not recognised");
+    throw config_error("precision=\"" + printable(text) + "\" is not recognised");
 }
 inline framework framework_from_text(const std::string& text) {
     const auto t = lower(text);
@@ -53,7 +53,7 @@ inline framework framework_from_text(const std::string& text) {
     if (contains(t, "megatron")) return framework::megatron;
     if (contains(t, "deepspeed")) return framework::deepspeed;
     if (contains(t, "ddp")) return framework::ddp;
-    throw config_error("framework=\"" + text + "\" is not recognised");
+    throw config_error("framework=\"" + printable(text) + "\" is not recognised");
 }
 /// Node bandwidth in GB/s from a text like "1600 Gbps node-node interconnect" or "8x 200 Gb/s HDR InfiniBand per
 /// node" (a leading "N x" multiplies); 0 when none is given.
@@ -65,27 +65,28 @@ inline double network_from_text(const std::string& text) {
     std::size_t b = pos;
     while (b > 0 && (std::isdigit(static_cast<unsigned char>(t[b - 1])) || t[b - 1] == ' ' || t[b - 1] == '.')) --b;
     double gbit = 0;
-    try {
-        gbit = std::stod(t.substr(b, pos - b));
-    } catch (...) {
-        return 0;
-    }
+    std::size_t used = 0;
+    while (b < pos && t[b] == ' ') ++b;
+    if (!leading_number(std::string_view(t).substr(b, pos - b), gbit, used, "interconnect")) return 0;
     std::size_t x = b;
     while (x > 0 && t[x - 1] == ' ') --x;
     if (x > 0 && t[x - 1] == 'x') {  // "8x 200 Gb/s"
         std::size_t d = x - 1;
         while (d > 0 && std::isdigit(static_cast<unsigned char>(t[d - 1]))) --d;
-        if (d < x - 1) gbit *= std::stod(t.substr(d, x - 1 - d));
+        double n = 0;
+        if (d < x - 1 && leading_number(std::string_view(t).substr(d, x - 1 - d), n, used, "interconnect")) gbit *= n;
     }
     return gbit / 8.0;
 }
 /// A number from a cell of a measurement table: "4096", "256000 (inferred)", "~50k"; "4 (22B) / 1 (others)"
 /// picks the alternative whose label is in `model` (else "others"); a text with no leading number takes the first
 /// number in it ("paper: small, e.g. 1-2" -> 1); GPT-2's BPE vocabulary is 50257 (Radford et al. 2019). Returns
-/// NaN when the cell has no number at all.
-inline double number_from_text(const std::string& cell, const std::string& model) {
+/// NaN when the cell has no number at all; a literal past a double's range is a config_error naming `field`.
+inline double number_from_text(const std::string& cell, const std::string& model, std::string_view field = "number") {
     const auto t = lower(trim(cell));
     if (t.empty()) return std::nan("");
+    if (t == "inf" || t == "-inf" || t == "+inf" || t == "infinity" || t == "-infinity" || t == "nan")
+        throw field_error(field, trim(cell), "must be a finite number");  // never a silent default
     if (contains(t, "gpt-2 bpe")) return 50257;
     if (t.find('/') != std::string::npos && t.find('(') != std::string::npos) {
         std::string others;
@@ -97,20 +98,19 @@ inline double number_from_text(const std::string& cell, const std::string& model
             if (o == std::string::npos || c == std::string::npos || c < o) continue;
             const auto label = trim(part.substr(o + 1, c - o - 1));
             if (label == "others") others = part;
-            else if (!label.empty() && contains(mdl, label)) return number_from_text(part.substr(0, o), model);
+            else if (!label.empty() && contains(mdl, label)) return number_from_text(part.substr(0, o), model, field);
         }
-        if (!others.empty()) return number_from_text(others.substr(0, others.find('(')), model);
+        if (!others.empty()) return number_from_text(others.substr(0, others.find('(')), model, field);
     }
     std::size_t i = 0;
     while (i < t.size() && (t[i] == '~' || t[i] == ' ')) ++i;
+    double v = 0;
     std::size_t used = 0;
-    try {
-        const double v = std::stod(t.substr(i), &used);
-        if (used > 0) return i + used < t.size() && t[i + used] == 'k' ? v * 1000 : v;
-    } catch (...) {
-    }
+    if (leading_number(std::string_view(t).substr(i), v, used, field))
+        return i + used < t.size() && t[i + used] == 'k' ? v * 1000 : v;
     for (std::size_t k = 0; k < t.size(); ++k)
-        if (std::isdigit(static_cast<unsigned char>(t[k]))) return std::stod(t.substr(k));
+        if (std::isdigit(static_cast<unsigned char>(t[k])) && leading_number(std::string_view(t).substr(k), v, used, field))
+            return v;
     return std::nan("");
 }
 /// Short label of a row's source, the unit of leave-one-source-out validation.
@@ -126,6 +126,10 @@ inline std::string source_group(const std::string& source, const std::string& gp
 }
 }  // namespace detail
 
+/// Measured tokens/s per GPU: positive and below 1e9 (a GPU of 1e6 TFLOPS on a 1-parameter model is ~1e17; real
+/// rows are 1e2..1e5, so 1e9 rejects only nonsense).
+inline constexpr detail::real_bound real_bound_tokens_per_s{0, 1e9};
+
 /// Reads throughput samples from CSV text with the columns of measured_calibration.csv. Required columns:
 /// gpu_type, num_layers, hidden, heads, ffn_hidden, vocab, seq_len, micro_batch, global_batch_seqs, dp, tp, pp,
 /// tokens_per_s_per_gpu; optional: row_id, framework, interconnect, kv_heads, mlp_type, vpp, cp, sharding,
@@ -137,47 +141,59 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
                                                           std::vector<std::string>* skipped = nullptr) {
     std::string line;
     std::vector<std::string> header;
+    std::size_t lineno = 0;
     while (std::getline(in, line)) {
+        ++lineno;
         if (line.empty() || line[0] == '#') continue;
         header = detail::split_csv_line(line);
         break;
     }
-    if (header.empty()) throw io_error(name + ": no header line");
-    std::map<std::string, std::size_t> col;
-    for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+    if (header.empty()) throw io_error(detail::printable(name, 200) + ": no header line");
+    // io/csv.hpp's columns: unnamed or repeated columns are errors, every row has one field per column
+    const auto columns = detail::csv_columns_from_header(header, name);
     for (const char* req : {"gpu_type", "num_layers", "hidden", "heads", "ffn_hidden", "vocab", "seq_len", "micro_batch",
                             "global_batch_seqs", "dp", "tp", "pp", "tokens_per_s_per_gpu"})
-        if (!col.contains(req)) throw config_error(name + ": column " + req + " is missing");
+        if (!columns.has(req)) throw config_error(columns.source + ": header: column " + req + " is missing");
     std::vector<throughput_sample> out;
     if (skipped) skipped->clear();
-    int lineno = 1;
     while (std::getline(in, line)) {
         ++lineno;
         if (line.empty() || line[0] == '#') continue;
         const auto f = detail::split_csv_line(line);
-        const std::string where = name + ":" + std::to_string(lineno);
-        auto get = [&](const char* c) -> std::string {
-            auto it = col.find(c);
-            return it == col.end() || it->second >= f.size() ? std::string{} : f[it->second];
-        };
+        if (f.size() == 1 && detail::trim(f[0]).empty()) continue;
+        columns.check_width(f, lineno);
+        const std::string where = columns.source + ":" + std::to_string(lineno);
+        auto get = [&](const char* c) -> std::string { return columns.cell(f, c); };
         auto num = [&](const char* c, double dflt) -> double {
             const auto v = get(c);
             if (detail::trim(v).empty() || v == "n/a") return dflt;
-            const double d = detail::number_from_text(v, get("model"));
-            if (std::isnan(d)) throw config_error(where + ": " + c + "=\"" + v + "\" is not a number");
+            const double d = detail::number_from_text(v, get("model"), c);
+            if (std::isnan(d)) throw detail::field_error(c, "\"" + v + "\"", "is not a number");
             return d;
         };
         auto opt_num = [&](const char* c, double dflt) -> double {  // optional: a cell without a number -> default
-            const double d = detail::number_from_text(get(c), get("model"));
+            const double d = detail::number_from_text(get(c), get("model"), c);
             return std::isnan(d) ? dflt : d;
         };
-        auto integer = [&](const char* c, double dflt) { return static_cast<std::int64_t>(std::llround(num(c, dflt))); };
+        // counts: finite and inside int64 before rounding (llround of 1e30 is undefined); validate() bounds them
+        auto to_int = [&](const char* c, double d) {
+            if (!(std::fabs(d) <= 9007199254740992.0))  // 2^53
+                throw detail::field_error(c, d, "is not an integer count (at most 2^53)");
+            return static_cast<std::int64_t>(std::llround(d));
+        };
+        auto integer = [&](const char* c, double dflt) { return to_int(c, num(c, dflt)); };
         throughput_sample s;
         s.id = get("row_id").empty() ? std::to_string(lineno) : get("row_id");
         s.source = get("source");
         // nothing measured, the batch not given (Korthikanti et al. 2022's recalled baseline rows), or fine-tuning on
         // packed sequences (NeMo's SFT rows: attention runs per packed sample, which a job spec cannot express)
-        if (std::isnan(detail::number_from_text(get("tokens_per_s_per_gpu"), "")) || detail::trim(get("micro_batch")).empty() ||
+        bool no_measure = false;
+        try {
+            no_measure = std::isnan(detail::number_from_text(get("tokens_per_s_per_gpu"), "", "tokens_per_s_per_gpu"));
+        } catch (const config_error& e) {
+            throw config_error(where + ": " + e.what());
+        }
+        if (no_measure || detail::trim(get("micro_batch")).empty() ||
             detail::contains(detail::lower(get("model")), "packed")) {
             if (skipped) skipped->push_back(s.id);
             continue;
@@ -189,7 +205,7 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
             m.layers = integer("num_layers", 0);
             m.hidden = integer("hidden", 0);
             m.heads = integer("heads", 0);
-            m.kv_heads = static_cast<std::int64_t>(std::llround(opt_num("kv_heads", 0)));
+            m.kv_heads = to_int("kv_heads", opt_num("kv_heads", 0));
             m.ffn_hidden = integer("ffn_hidden", 0);
             m.vocab = integer("vocab", 0);
             const auto mlp = detail::lower(get("mlp_type"));
@@ -207,9 +223,9 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
             p.dp = integer("dp", 1);
             p.tp = integer("tp", 1);
             p.pp = integer("pp", 1);
-            p.vpp = static_cast<std::int64_t>(std::llround(opt_num("vpp", 1)));
-            p.cp = static_cast<std::int64_t>(std::llround(opt_num("cp", 1)));
-            p.ep = static_cast<std::int64_t>(std::llround(opt_num("ep", 1)));
+            p.vpp = to_int("vpp", opt_num("vpp", 1));
+            p.cp = to_int("cp", opt_num("cp", 1));
+            p.ep = to_int("ep", opt_num("ep", 1));
             if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
             p.sharding = detail::sharding_from_text(get("sharding"));
             const auto rc = detail::lower(get("recompute"));
@@ -232,12 +248,16 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
             s.topo.network_gbps = detail::network_from_text(get("interconnect"));
             s.tokens_per_s_per_gpu = num("tokens_per_s_per_gpu", 0);
             s.step_time_s = opt_num("step_time_s", 0);
+            detail::check_bound("step_time_s", s.step_time_s, detail::bounds::seconds);
+            detail::check_bound("tokens_per_s_per_gpu", s.tokens_per_s_per_gpu, real_bound_tokens_per_s);
             s.group = detail::source_group(s.source, s.gpu);
             validate(s.job);
         } catch (const config_error& e) {
             throw config_error(where + ": " + e.what());
         }
-        if (!(s.tokens_per_s_per_gpu > 0)) throw config_error(where + ": tokens_per_s_per_gpu must be positive");
+        if (!(s.tokens_per_s_per_gpu > 0))
+            throw config_error(where + ": tokens_per_s_per_gpu=" + detail::number_text(s.tokens_per_s_per_gpu) +
+                               " must be positive");
         out.push_back(std::move(s));
     }
     return out;
