@@ -14,7 +14,9 @@
 
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/hf_config.hpp"
 #include "frenzy/io/measurements_csv.hpp"
+#include "frenzy/sim/synth.hpp"
 #include "frenzy/sim/trace.hpp"
 
 using namespace frenzy;
@@ -214,4 +216,23 @@ TEST_CASE("issue 13: num_key_value_heads 0 in an HF config is rejected, not take
         "num_attention_heads": 4, "num_key_value_heads": 0, "intermediate_size": 128, "vocab_size": 100})");
     CHECK_THAT(frenzy_error_of([&] { from_hf_config(cfg, "config.json"); }),
                Contains("config.json") && Contains("num_key_value_heads=0"));
+}
+
+TEST_CASE("issue 13: HF config counts past INT64_MAX, negative or 1e30 name the HF key and our field (wrapped before)") {
+    auto cfg = nlohmann::json::parse(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+        "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})");
+    cfg["num_hidden_layers"] = 1e30;
+    CHECK_THAT(frenzy_error_of([&] { from_hf_config(cfg, "config.json"); }),
+               Contains("config.json: num_hidden_layers=1e+30 (model.layers) must be an integer in 1..100000"));
+    cfg["num_hidden_layers"] = 18446744073709551615ull;  // was get<int64_t>() = -1
+    CHECK_THAT(frenzy_error_of([&] { from_hf_config(cfg, "config.json"); }),
+               Contains("num_hidden_layers=18446744073709551615 (model.layers)"));
+    cfg["num_hidden_layers"] = -2;
+    CHECK_THAT(frenzy_error_of([&] { from_hf_config(cfg, "config.json"); }),
+               Contains("num_hidden_layers=-2 (model.layers) must be an integer in 1..100000"));
+}
+
+TEST_CASE("issue 13: the Philly loader refuses devices and directories (it opened any path with ifstream)") {
+    CHECK_THAT(frenzy_error_of([] { load_philly("/dev/zero"); }), Contains("/dev/zero is not a regular file"));
+    CHECK_THAT(frenzy_error_of([] { load_philly("/"); }), Contains("/ is a directory"));
 }

@@ -53,7 +53,7 @@ inline std::optional<std::int64_t> flag_int(const std::string& lowered, const st
     std::size_t end = at;
     while (end < lowered.size() && std::isdigit(static_cast<unsigned char>(lowered[end]))) ++end;
     if (end == at) throw config_error("other_flags: " + flag + " is not followed by an integer");
-    return std::stoll(lowered.substr(at, end - at));
+    return parse_int64(std::string_view(lowered).substr(at, end - at), "other_flags " + flag);  // overflow: an error
 }
 
 /// Megatron-Core options a row names in other_flags (Megatron-LM megatron/training/arguments.py flag names):

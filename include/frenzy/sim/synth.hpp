@@ -20,11 +20,13 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "frenzy/core/error.hpp"
 #include "frenzy/hw/cluster.hpp"
+#include "frenzy/io/file.hpp"
 #include "frenzy/sched/scheduler.hpp"
 #include "frenzy/sim/trace.hpp"
 
@@ -52,12 +54,12 @@ inline double parse_timestamp(const std::string& s, const std::string& where) {
     char tail = 0;
     if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%d%c", &y, &mo, &d, &h, &mi, &se, &tail) != 6 || y < 1900 || y > 9999 ||
         mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60)
-        throw config_error(where + ": timestamp=\"" + s + "\" is not YYYY-MM-DD HH:MM:SS");
+        throw config_error(where + ": timestamp=\"" + printable(s) + "\" is not YYYY-MM-DD HH:MM:SS");
     // Days in the month, Gregorian leap years: 2017-02-30 is no date.
     static constexpr int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     if (d > mdays[mo - 1] + (mo == 2 && leap ? 1 : 0))
-        throw config_error(where + ": timestamp=\"" + s + "\" has day " + std::to_string(d) + ", month " + std::to_string(mo) +
+        throw config_error(where + ": timestamp=\"" + printable(s) + "\" has day " + std::to_string(d) + ", month " + std::to_string(mo) +
                            " of " + std::to_string(y) + " has " + std::to_string(mdays[mo - 1] + (mo == 2 && leap ? 1 : 0)));
     return static_cast<double>(days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
                                h * 3600 + mi * 60 + se);
@@ -65,9 +67,11 @@ inline double parse_timestamp(const std::string& s, const std::string& where) {
 }  // namespace detail
 
 /// Reads the flattened Philly trace: timestamp,duration,num_gpus,gpu_time,cluster. Sorted by submit time.
+/// The file is read through io/file.hpp's bounded reader: regular files only (/dev/zero, directories and FIFOs are
+/// refused before anything is read), at most 256 MiB (the flattened Philly trace is ~10 MiB).
 inline std::vector<philly_job> load_philly(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw io_error("cannot open " + path);
+    std::istringstream in(detail::read_file_limited(path));
+    const std::string shown = detail::printable(path, 200);
     std::string line;
     int n = 0;
     std::vector<philly_job> out;
@@ -75,7 +79,7 @@ inline std::vector<philly_job> load_philly(const std::string& path) {
         ++n;
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
-        const std::string where = path + " line " + std::to_string(n);
+        const std::string where = shown + " line " + std::to_string(n);
         auto f = detail::split_trimmed(line);
         if (n == 1) {
             if (f.size() < 5 || f[0] != "timestamp" || f[1] != "duration" || f[2] != "num_gpus")
@@ -87,10 +91,10 @@ inline std::vector<philly_job> load_philly(const std::string& path) {
         j.submit_s = detail::parse_timestamp(f[0], where);
         j.duration_s = detail::parse_number<double>(f[1], where, "duration");
         if (!(j.duration_s >= 0 && j.duration_s <= 1e10))
-            throw config_error(where + ": duration=" + f[1] + " must be in [0, 1e10] s");
+            throw config_error(where + ": duration=" + detail::printable(f[1]) + " must be in [0, 1e10] s");
         const double g = detail::parse_number<double>(f[2], where, "num_gpus");
         if (!(g >= 1 && g <= 1e6 && g == std::floor(g)))
-            throw config_error(where + ": num_gpus=" + f[2] + " must be a whole number in [1, 1000000]");
+            throw config_error(where + ": num_gpus=" + detail::printable(f[2]) + " must be a whole number in [1, 1000000]");
         j.gpus = static_cast<int>(g);
         j.virtual_cluster = f[4];
         if (j.gpus < 1) throw config_error(where + ": num_gpus must be at least 1");
