@@ -132,7 +132,7 @@ public:
           has_(without_expansion(opt_.has), {}, detail::priority_order{&priority_}) {
         if (!opt_.decision_log.empty()) {
             log_.open(opt_.decision_log, std::ios::app);
-            if (!log_) throw config_error("--decision-log " + opt_.decision_log + ": cannot open for appending");
+            if (!log_) throw config_error("decision_log " + opt_.decision_log + ": cannot open for appending");
         }
     }
 
@@ -151,6 +151,10 @@ public:
         backend_->job_name = [this](int job) {
             auto it = jobs_.find(job);
             return it == jobs_.end() ? std::string{} : it->second.spec.name;
+        };
+        backend_->job_spec_of = [this](int job) {
+            auto it = jobs_.find(job);
+            return it == jobs_.end() ? std::nullopt : std::optional<job_spec>(it->second.spec);
         };
         adopter_ = std::make_unique<adopting_backend>(*backend_);
         orch_ = std::make_unique<orchestrator>(inv_.spec, *adopter_);
