@@ -192,11 +192,10 @@ public:
             return {400, {{"error", e.what()}}};
         }
         if (usable.empty()) {
-            nlohmann::ordered_json reasons = nlohmann::ordered_json::array();
-            for (const auto& i : pr.infeasible) reasons.push_back({{"gpu", i.gpu}, {"reason", i.reason}});
+            auto infeasible = pr.infeasible;  // serialised as `frenzy plan --json`'s infeasible (io/result_json.hpp)
             if (!pr.plans.empty() && parsed_job.limits.deadline_s > 0)
-                reasons.push_back({{"gpu", "*"}, {"reason", "no plan finishes within limits.deadline=" +
-                                                                std::to_string(parsed_job.limits.deadline_s) + " s"}});
+                infeasible.push_back({"*", "no plan finishes within limits.deadline=" + std::to_string(parsed_job.limits.deadline_s) + " s"});
+            const nlohmann::ordered_json reasons = infeasible;
             log_decision({{"decision", "refuse"}, {"name", parsed_job.job.name}, {"why", "no GPU type of the cluster can run it"}, {"reasons", reasons}});
             return {422, {{"error", "no GPU type of the cluster can run this job"}, {"infeasible", reasons}}};
         }
