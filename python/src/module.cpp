@@ -582,7 +582,8 @@ inline void bind_launch(py::module_& m) {
     m.def("import_launcher", &frenzy_py::import_launcher, "kind"_a, "path"_a, "model"_a = py::none(), "name"_a = "",
           "world_size"_a = 0, "layout"_a = py::none(), "training"_a = py::none(),
           "Reads a launcher configuration into a job: `kind` megatron (a launch script as Megatron-LM's examples are "
-          "written, or a JSON/YAML argument list), torchtitan (recipe module), deepspeed (ds_config.json) or fsdp "
+          "written, a JSON argument list, or a Megatron YAML argument file *.yaml / *.yml as `--yaml-cfg` reads it, "
+          "whose world size `world_size` gives), torchtitan (recipe module), deepspeed (ds_config.json) or fsdp "
           "(fsdp_settings.json). The last three do not describe the model: give `model` (a preset name or a dict "
           "shaped like the job JSON's model). `world_size`, `layout` ({tp, pp, cp, ep}) and `training` ({seq_len, "
           "total_tokens, ...}) supply what the configuration does not say.");
