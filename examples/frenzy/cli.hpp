@@ -185,6 +185,8 @@ inline frenzy::job_spec import_from(const job_args& a) {
         throw config_error("--from=\"" + a.from + "\" must be KIND:FILE (megatron:train.sh, torchtitan:recipe.py, "
                            "deepspeed:ds_config.json, fsdp:settings.json)");
     const std::string kind = a.from.substr(0, colon), path = a.from.substr(colon + 1);
+    if (launcher_needs_model(kind) && a.model.empty())
+        throw config_error("--from " + kind + ":FILE: the configuration does not describe the model; give --model");
     import_options o;
     if (!a.model.empty()) o.model = preset(a.model);
     if (a.seq_len > 0) o.training.seq_len = a.seq_len;
@@ -281,7 +283,7 @@ inline frenzy::cluster_spec build_cluster(const cluster_args& a) {
     using namespace frenzy;
     if (!a.file.empty() && !a.gpus.empty()) throw config_error("give --cluster FILE or --gpus LIST, not both");
     if (a.file.empty() && a.gpus.empty()) throw config_error("give the cluster with --cluster FILE or --gpus LIST (e.g. 8xh100-80g)");
-    if (!a.gpus.empty()) return cluster_from_gpu_list(a.gpus, load_gpu_types(a.gpu_types));
+    if (!a.gpus.empty()) return cluster_from_gpu_list(a.gpus, load_gpu_types(a.gpu_types), "--gpus");
     auto c = load_cluster(a.file);
     if (!a.gpu_types.empty()) c.catalog = load_gpu_types(a.gpu_types, c.catalog);
     return c;

@@ -33,7 +33,7 @@ const frenzy::gpu_type* resolve_gpu(const estimate_args& a, const frenzy::gpu_ca
     if (!a.gpu.empty() && !a.gpus.empty()) throw config_error("give --gpu TYPE or --gpus COUNTxTYPE, not both");
     if (!a.gpu.empty()) return &catalog.at(a.gpu, "--gpu");
     if (a.gpus.empty()) return nullptr;
-    const auto c = cluster_from_gpu_list(a.gpus, catalog);
+    const auto c = cluster_from_gpu_list(a.gpus, catalog, "--gpus");
     for (const auto& g : c.nodes)
         if (g.gpu != c.nodes.front().gpu) throw config_error("--gpus=\"" + a.gpus + "\": estimate takes one GPU type");
     const auto n = c.total_gpus();

@@ -1,7 +1,6 @@
 // `frenzy launch`: a plan becomes launch files (launch.sbatch + the framework's configuration).
 // `frenzy import`: a launcher configuration (Megatron-LM script, torchtitan recipe, ds_config.json, FSDP settings)
 // becomes a job spec, with the arguments ignored and not understood listed.
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/launch/launch.hpp"
+#include "frenzy/launch/launch_json.hpp"
 
 namespace {
 
@@ -53,18 +53,14 @@ void run_launch(launch_args a) {
     o.planning.objective = parse_enum<plan_objective>("--objective", a.objective);
     o.planning.margin = a.margin;
     o.planning.constraints = parsed.stated;
-    const auto r = launch(parsed.job, cluster, o);
-    std::error_code ec;
-    std::filesystem::create_directories(a.out, ec);
-    if (ec) throw config_error("-o " + a.out + ": " + ec.message());
-    write_launch_files(r.files, a.out);
+    auto r = launch(parsed.job, cluster, o);
+    try {
+        r.written = write_launch_files(r.files, a.out);
+    } catch (const io_error& e) {
+        throw io_error(std::string("-o: ") + e.what());
+    }
     if (a.json) {
-        nlohmann::ordered_json out;
-        out["plan"] = r.plan;
-        out["job"] = to_json(r.job);
-        out["files"] = nlohmann::ordered_json::array();
-        for (const auto& f : r.files) out["files"].push_back((std::filesystem::path(a.out) / f.name).string());
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}\n", nlohmann::ordered_json(r).dump(2));
         return;
     }
     const auto& q = r.plan.parallel;
@@ -72,7 +68,7 @@ void run_launch(launch_args a) {
                r.plan.gpus, r.plan.gpu, r.plan.nodes, to_string(r.plan.framework), q.dp, q.tp, q.pp,
                q.vpp > 1 ? fmt::format(" vpp{}", q.vpp) : "", q.cp > 1 ? fmt::format(" cp{}", q.cp) : "",
                q.ep > 1 ? fmt::format(" ep{}", q.ep) : "", to_string(q.sharding), to_string(q.recompute), r.plan.micro_batch);
-    for (const auto& f : r.files) fmt::print("wrote {}\n", (std::filesystem::path(a.out) / f.name).string());
+    for (const auto& path : r.written) fmt::print("wrote {}\n", path);
     fmt::print("submit: cd {} && sbatch launch.sbatch\n", a.out);
 }
 
@@ -92,6 +88,8 @@ void run_import(const import_args& a) {
     import_options o;
     o.name = a.name;
     if (!a.model.empty() && !a.hf_config.empty()) throw config_error("give --model or --hf-config, not both");
+    if (launcher_needs_model(kind) && a.model.empty() && a.hf_config.empty())
+        throw config_error("--from " + kind + ":FILE: the configuration does not describe the model; give --model or --hf-config");
     if (!a.model.empty()) o.model = preset(a.model);
     if (!a.hf_config.empty()) o.model = load_hf_config(a.hf_config);
     o.world_size = a.world_size;
@@ -103,12 +101,7 @@ void run_import(const import_args& a) {
     o.training.total_tokens = a.total_tokens;
     const auto r = import_launcher_file(kind, path, o);
     if (a.json) {
-        nlohmann::ordered_json out;
-        out["job"] = to_json(r.job);
-        out["ignored"] = r.ignored;
-        out["not_understood"] = r.unknown;
-        out["notes"] = r.notes;
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}\n", nlohmann::ordered_json(r).dump(2));
         return;
     }
     fmt::print("{}\n", to_json(r.job).dump(2));

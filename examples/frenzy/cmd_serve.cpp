@@ -52,7 +52,7 @@ void run_serve(const serve_args& a) {
     if (!a.slurm) throw frenzy::config_error("--slurm is required (Slurm is the only backend of frenzy serve)");
     if (a.state.empty()) throw frenzy::config_error("--state PATH is required (the SQLite job store)");
     if (!(a.tick_s > 0)) throw frenzy::config_error("--tick must be positive");
-    auto [host, port] = frenzy::parse_listen(a.listen);
+    auto [host, port] = frenzy::parse_listen(a.listen, "--listen");
     frenzy::http_options ho{host, port, {}, a.max_body};
     if (!a.token_file.empty()) ho.token = read_token(a.token_file);
     if (!frenzy::is_loopback(host) && ho.token.empty())
@@ -60,7 +60,7 @@ void run_serve(const serve_args& a) {
     frenzy::gpu_catalog catalog;
     frenzy::gres_map map;
     if (!a.gres_map.empty())
-        map = a.gres_map.find('=') != std::string::npos ? frenzy::gres_map::parse(a.gres_map, catalog) : frenzy::gres_map::load(a.gres_map, catalog);
+        map = a.gres_map.find('=') != std::string::npos ? frenzy::gres_map::parse(a.gres_map, catalog, "--gres-map") : frenzy::gres_map::load(a.gres_map, catalog, "--gres-map");
     frenzy::slurm_options so;
     so.timeout_s = a.slurm_timeout_s;
     so.partition = a.partition;

@@ -261,8 +261,10 @@ def import_launcher(
     layout: Mapping[str, Any] | None = None,
     training: Mapping[str, Any] | None = None,
 ) -> Import:
-    """Reads a launcher configuration (megatron | torchtitan | deepspeed | fsdp) into a job; torchtitan, deepspeed
-    and fsdp configurations need `model`. `world_size`, `layout` and `training` supply what it does not say."""
+    """Reads a launcher configuration (megatron | torchtitan | deepspeed | fsdp) into a job; megatron reads a launch
+    script, a JSON argument list or a YAML argument file (*.yaml, *.yml: the `--yaml-cfg` form); torchtitan,
+    deepspeed and fsdp configurations need `model`. `world_size`, `layout` and `training` supply what it does not
+    say."""
 
 class SimResult:
     """Metrics of one simulated run of a trace under one policy."""

@@ -20,6 +20,7 @@
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/launch/launch.hpp"
+#include "frenzy/launch/launch_json.hpp"
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
@@ -54,6 +55,16 @@ struct job {
 
 inline std::string fspath(py::handle o) { return py::str(py::module_::import("os").attr("fspath")(o)).cast<std::string>(); }
 
+/// frenzy::write_launch_files with the keyword argument named in the error.
+inline std::vector<std::string> write_files(const std::vector<frenzy::launch_file>& files, py::handle dir,
+                                            const char* arg) {
+    try {
+        return frenzy::write_launch_files(files, fspath(dir));
+    } catch (const frenzy::io_error& e) {
+        throw frenzy::io_error(std::string(arg) + ": " + e.what());
+    }
+}
+
 inline bool is_pathlike(py::handle o) {
     return py::isinstance<py::str>(o) || py::hasattr(o, "__fspath__");
 }
@@ -73,7 +84,7 @@ inline frenzy::cluster_spec to_cluster(py::handle o) {
     if (is_pathlike(o)) {
         const auto s = fspath(o);
         if (std::filesystem::exists(s) || s.ends_with(".json")) return frenzy::load_cluster(s);
-        return frenzy::cluster_from_gpu_list(s);
+        return frenzy::cluster_from_gpu_list(s, {}, "cluster");
     }
     throw py::type_error("cluster must be a dict shaped like the cluster JSON, a path to a cluster JSON file or a GPU "
                          "list such as \"8xh100-80g,16xa100-40g\", not " +
@@ -177,12 +188,7 @@ inline plan_result plan(py::handle job_in, py::handle cluster_in, const std::str
 }
 
 /// frenzy.launch: the launch helper's options from keyword arguments (examples/frenzy/cmd_launch.cpp's flags).
-struct launch_out {
-    frenzy::launch_result result;
-    std::vector<std::string> written;  ///< paths of the files written, when an output directory was given
-};
-
-inline launch_out launch(py::handle job_in, py::handle cluster_in, const std::string& framework, std::int64_t plan_no,
+inline frenzy::launch_result launch(py::handle job_in, py::handle cluster_in, const std::string& framework, std::int64_t plan_no,
                          py::handle out_dir, const std::string& objective, double margin,
                          const std::map<std::string, std::string>& gres, const std::string& run_command,
                          double time_margin, const std::string& torchtitan_base) {
@@ -206,19 +212,12 @@ inline launch_out launch(py::handle job_in, py::handle cluster_in, const std::st
     o.planning.objective = frenzy::parse_enum<frenzy::plan_objective>("objective", objective);
     o.planning.margin = margin;
     o.planning.constraints = parsed.stated;
-    launch_out out;
+    frenzy::launch_result out;
     {
         py::gil_scoped_release unlocked;
-        out.result = frenzy::launch(parsed.job, cluster, o);
+        out = frenzy::launch(parsed.job, cluster, o);
     }
-    if (!out_dir.is_none()) {
-        const std::filesystem::path dir = fspath(out_dir);
-        std::error_code ec;
-        std::filesystem::create_directories(dir, ec);
-        if (ec) throw frenzy::io_error("out_dir=" + dir.string() + ": " + ec.message());
-        frenzy::write_launch_files(out.result.files, dir.string());
-        for (const auto& f : out.result.files) out.written.push_back((dir / f.name).string());
-    }
+    if (!out_dir.is_none()) out.written = write_files(out.files, out_dir, "out_dir");
     return out;
 }
 
@@ -301,12 +300,12 @@ inline exceptions& errors() {
 
 }  // namespace frenzy_py
 
-PYBIND11_MODULE(_frenzy, m) {
-    using namespace frenzy_py;
-    m.doc() = "Frenzy: per-GPU memory (MARP), GPU plans and heterogeneity-aware scheduling of LLM training jobs.\n\n"
-              "The C++ library underneath; every result's to_dict() equals the `frenzy` CLI's --json.";
-    m.attr("__version__") = frenzy::version_string;
+namespace frenzy_py {
 
+// ---- bindings, one function per part of the module ---------------------------------------------------------
+
+/// frenzy.Error and its subclasses, and the translation of the library's exceptions.
+inline void bind_errors(py::module_& m) {
     // Exceptions: frenzy.Error is the base of everything the library throws; ConfigError is also a ValueError
     // (bad input), IoError an OSError (a file that cannot be read), SolverError a RuntimeError.
     auto& ex = errors();
@@ -341,7 +340,10 @@ PYBIND11_MODULE(_frenzy, m) {
             PyErr_SetString(e.base.ptr(), x.what());
         }
     });
+}
 
+/// frenzy.Job.
+inline void bind_job(py::module_& m) {
     // ---- Job ----
     py::class_<job>(m, "Job", "A training job: model, training, parallel layout and runtime, as in the job JSON.")
         .def_static(
@@ -381,7 +383,10 @@ PYBIND11_MODULE(_frenzy, m) {
                                           : ", layout left to the planner") +
                    ">";
         });
+}
 
+/// frenzy.estimate and its result.
+inline void bind_estimate(py::module_& m) {
     // ---- estimate ----
     py::class_<frenzy::stage_memory>(m, "StageMemory", "Per-GPU memory of one pipeline stage at its peak (bytes).")
         .def_readonly("stage", &frenzy::stage_memory::stage)
@@ -449,7 +454,10 @@ PYBIND11_MODULE(_frenzy, m) {
           "iterations"_a = 100000,
           "Benchmark helper (benchmarks/python_estimate.py): mean ns of the C++ estimate behind frenzy.estimate, "
           "timed in a C++ loop with the inputs already converted.");
+}
 
+/// frenzy.plan and its results.
+inline void bind_plan(py::module_& m) {
     // ---- plan ----
     using frenzy::plan;
     auto budget = [](const plan& p, double v) -> py::object { return p.has_budget ? py::cast(v) : py::none(); };
@@ -527,38 +535,29 @@ PYBIND11_MODULE(_frenzy, m) {
           "(cost needs `prices`: {type: USD per GPU-hour} or \"example\"); `margin`: share of each GPU's memory kept "
           "free; `frameworks`: those to consider (default the job's); `whole_nodes`: bill whole nodes; "
           "`pin_precision`: never offer another precision on types that lack the job's.");
+}
 
+/// frenzy.launch and frenzy.import_launcher, and their results.
+inline void bind_launch(py::module_& m) {
     // ---- launch ----
-    py::class_<launch_out>(m, "Launch", "A plan turned into launch files (launch.sbatch and the framework's configuration).")
-        .def("to_dict", [](const launch_out& l) {
-            nlohmann::ordered_json out;
-            out["plan"] = l.result.plan;
-            out["job"] = nlohmann::ordered_json::parse(frenzy::to_json(l.result.job).dump());
-            out["files"] = l.written;
-            return to_py(out);
-        }, "The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written.")
-        .def_property_readonly("plan", [](const launch_out& l) { return l.result.plan; }, "The plan the files run.")
-        .def_property_readonly("job", [](const launch_out& l) { return job{{l.result.job, true, {}}}; },
+    using frenzy::launch_result;
+    py::class_<launch_result>(m, "Launch", "A plan turned into launch files (launch.sbatch and the framework's configuration).")
+        .def("to_dict", [](const launch_result& l) { return to_py(nlohmann::ordered_json(l)); },
+             "The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written.")
+        .def_property_readonly("plan", [](const launch_result& l) { return l.plan; }, "The plan the files run.")
+        .def_property_readonly("job", [](const launch_result& l) { return job{{l.job, true, {}}}; },
                                "The job with the plan's layout, micro-batch, framework and precision.")
-        .def_property_readonly("files", [](const launch_out& l) {
+        .def_property_readonly("files", [](const launch_result& l) {
             py::dict d;
-            for (const auto& f : l.result.files) d[py::str(f.name)] = f.content;
+            for (const auto& f : l.files) d[py::str(f.name)] = f.content;
             return d;
         }, "{file name: content}, launch.sbatch first.")
-        .def_readonly("written", &launch_out::written, "Paths of the files written (empty without out_dir).")
-        .def("write", [](const launch_out& l, py::object dir) {
-            const std::filesystem::path d = fspath(dir);
-            std::error_code ec;
-            std::filesystem::create_directories(d, ec);
-            if (ec) throw frenzy::io_error("dir=" + d.string() + ": " + ec.message());
-            frenzy::write_launch_files(l.result.files, d.string());
-            std::vector<std::string> paths;
-            for (const auto& f : l.result.files) paths.push_back((d / f.name).string());
-            return paths;
-        }, "dir"_a, "Writes the files into `dir` (created if missing); returns their paths.")
-        .def("__repr__", [](const launch_out& l) {
-            return "<frenzy.Launch " + std::to_string(l.result.plan.gpus) + "x " + l.result.plan.gpu + ", " +
-                   std::to_string(l.result.files.size()) + " files>";
+        .def_readonly("written", &launch_result::written, "Paths of the files written (empty without out_dir).")
+        .def("write", [](const launch_result& l, py::object dir) { return write_files(l.files, dir, "dir"); }, "dir"_a,
+             "Writes the files into `dir` (created if missing); returns their paths.")
+        .def("__repr__", [](const launch_result& l) {
+            return "<frenzy.Launch " + std::to_string(l.plan.gpus) + "x " + l.plan.gpu + ", " +
+                   std::to_string(l.files.size()) + " files>";
         });
 
     m.def("launch", &frenzy_py::launch, "job"_a, "cluster"_a, "framework"_a = "megatron", "plan"_a = 1,
@@ -572,14 +571,7 @@ PYBIND11_MODULE(_frenzy, m) {
           "Raises ConfigError when there is no such plan (the planner's reasons in the message).");
 
     py::class_<frenzy::launcher_import>(m, "Import", "A job read from a launcher configuration, and what was not used.")
-        .def("to_dict", [](const frenzy::launcher_import& r) {
-            nlohmann::ordered_json out;
-            out["job"] = nlohmann::ordered_json::parse(frenzy::to_json(r.job).dump());
-            out["ignored"] = r.ignored;
-            out["not_understood"] = r.unknown;
-            out["notes"] = r.notes;
-            return to_py(out);
-        }, "The CLI's `frenzy import --json`: {job, ignored, not_understood, notes}.")
+        .def("to_dict", [](const frenzy::launcher_import& r) { return to_py(nlohmann::ordered_json(r)); }, "The CLI's `frenzy import --json`: {job, ignored, not_understood, notes}.")
         .def_property_readonly("job", [](const frenzy::launcher_import& r) { return job{{r.job, r.has_parallel, {}}}; })
         .def_readonly("world_size", &frenzy::launcher_import::world_size, "GPUs the launcher starts (0 = not said).")
         .def_readonly("ignored", &frenzy::launcher_import::ignored,
@@ -590,11 +582,15 @@ PYBIND11_MODULE(_frenzy, m) {
     m.def("import_launcher", &frenzy_py::import_launcher, "kind"_a, "path"_a, "model"_a = py::none(), "name"_a = "",
           "world_size"_a = 0, "layout"_a = py::none(), "training"_a = py::none(),
           "Reads a launcher configuration into a job: `kind` megatron (a launch script as Megatron-LM's examples are "
-          "written, or a JSON/YAML argument list), torchtitan (recipe module), deepspeed (ds_config.json) or fsdp "
+          "written, a JSON argument list, or a Megatron YAML argument file *.yaml / *.yml as `--yaml-cfg` reads it, "
+          "whose world size `world_size` gives), torchtitan (recipe module), deepspeed (ds_config.json) or fsdp "
           "(fsdp_settings.json). The last three do not describe the model: give `model` (a preset name or a dict "
           "shaped like the job JSON's model). `world_size`, `layout` ({tp, pp, cp, ep}) and `training` ({seq_len, "
           "total_tokens, ...}) supply what the configuration does not say.");
+}
 
+/// frenzy.simulate and its result.
+inline void bind_simulate(py::module_& m) {
     // ---- simulate ----
     py::class_<frenzy::sim_result>(m, "SimResult", "Metrics of one simulated run of a trace under one policy.")
         .def("to_dict", [](const frenzy::sim_result& r) { return to_py(frenzy::to_json(r.metrics)); },
@@ -618,7 +614,10 @@ PYBIND11_MODULE(_frenzy, m) {
           "startup_s"_a = 30.0, "restart_s"_a = 30.0, "mtbf_h"_a = 0.0, "repair_h"_a = 1.0,
           "Replays `trace` (a trace CSV path or its text) on `cluster` under `policy` (has | fcfs | tiresias | gavel "
           "| sia), as `frenzy simulate` does.");
+}
 
+/// frenzy.gpus and frenzy.models.
+inline void bind_catalogs(py::module_& m) {
     // ---- catalogs ----
     m.def("gpus", [] {
         py::list l;
@@ -631,4 +630,21 @@ PYBIND11_MODULE(_frenzy, m) {
         for (const auto& p : frenzy::model_presets()) l.append(to_py(nlohmann::ordered_json(p)));
         return l;
     }, "The built-in model presets with their parameter counts (`frenzy models --json`).");
+}
+
+}  // namespace frenzy_py
+
+PYBIND11_MODULE(_frenzy, m) {
+    using namespace frenzy_py;
+    m.doc() = "Frenzy: per-GPU memory (MARP), GPU plans and heterogeneity-aware scheduling of LLM training jobs.\n\n"
+              "The C++ library underneath; every result's to_dict() equals the `frenzy` CLI's --json.";
+    m.attr("__version__") = frenzy::version_string;
+
+    bind_errors(m);
+    bind_job(m);
+    bind_estimate(m);
+    bind_plan(m);
+    bind_launch(m);
+    bind_simulate(m);
+    bind_catalogs(m);
 }

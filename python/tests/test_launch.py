@@ -145,7 +145,7 @@ def test_launch_then_import_gives_the_same_job(tmp_path, framework, config):
 
 
 def test_import_bad_input(tmp_path):
-    with pytest.raises(frenzy.ConfigError, match="give --model"):
+    with pytest.raises(frenzy.ConfigError, match="does not describe the model"):
         frenzy.import_launcher("deepspeed", tmp_path / "ds_config.json")
     with pytest.raises(frenzy.ConfigError, match="must be megatron, torchtitan, deepspeed or fsdp"):
         frenzy.import_launcher("jax", tmp_path / "x", model="gpt2")
@@ -161,3 +161,23 @@ def test_import_equals_cli_json(cli, root, tmp_path):
     ds = tmp_path / "ds_config.json"
     assert frenzy.import_launcher("deepspeed", ds, model="llama-3.1-8b").to_dict() == \
         cli("import", "--from", f"deepspeed:{ds}", "--model", "llama-3.1-8b", "--json")
+
+
+def test_import_megatron_yaml_equals_script_and_cli(cli, root):
+    # The same Megatron example restated in Megatron's YAML argument form (pretrain_gpt.py --yaml-cfg; the fixture's
+    # header says how): the world size, which the script's torchrun gives (8), is not in a YAML file.
+    data = root / "tests" / "data" / "launch"
+    script = frenzy.import_launcher("megatron", data / "megatron_llama3_8b_h100_fp8.sh")
+    yaml = frenzy.import_launcher("megatron", data / "megatron_llama3_8b_h100_fp8.yaml", world_size=8)
+    assert yaml.job == script.job and yaml.world_size == 8
+    assert yaml.to_dict() == cli("import", "--from", f"megatron:{data / 'megatron_llama3_8b_h100_fp8.yaml'}",
+                                 "--world-size", "8", "--json")
+
+
+def test_errors_name_the_keyword_argument(tmp_path):
+    with pytest.raises(frenzy.ConfigError, match=r'^cluster="8xh100": "h100" is not a known GPU type'):
+        frenzy.plan(JOB, "8xh100")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(frenzy.IoError, match=r"^out_dir: launch output directory"):
+        frenzy.launch(JOB, "16xa100-80g", out_dir=blocker / "sub")

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "frenzy/backend/slurm.hpp"
+#include "frenzy/model/presets.hpp"
 #include "../slurm_data.hpp"
 
 TEST_CASE("run_command: argument vector, exit code, stdout/stderr, stdin, timeout, missing program") {
@@ -37,7 +38,7 @@ TEST_CASE("gres_map parses SLURM_TYPE=CATALOG_TYPE lists and files, and names wh
     CHECK(m.lookup("t4") == "t4");
     CHECK(m.lookup("h100-80g") == "h100-80g");  // a catalog name maps to itself
     CHECK(m.lookup("k80").empty());
-    CHECK_THROWS_WITH(frenzy::gres_map::parse("a100"), Catch::Contains("--gres-map: entry \"a100\" is not SLURM_TYPE=CATALOG_TYPE"));
+    CHECK_THROWS_WITH(frenzy::gres_map::parse("a100"), Catch::Contains("gres_map: entry \"a100\" is not SLURM_TYPE=CATALOG_TYPE"));
     CHECK_THROWS_WITH(frenzy::gres_map::parse("a100=a100-81g"), Catch::Contains("\"a100-81g\" is not a GPU type of the catalog"));
     CHECK_THROWS_WITH(frenzy::gres_map::parse("a100=a100-80g,a100=a100-40g"), Catch::Contains("mapped twice"));
     CHECK_THROWS_WITH(frenzy::gres_map::load("/nonexistent/map"), Catch::Contains("cannot read file /nonexistent/map"));
@@ -58,7 +59,7 @@ TEST_CASE("inventory from recorded sinfo: one group per node, GRES types mapped,
     const auto partial = frenzy::inventory_from_nodes(nodes, frenzy::gres_map::parse("a100=a100-80g"));
     CHECK(partial.spec.nodes.size() == 3);  // v100 has no catalog name of its own; t4 does
     REQUIRE(partial.skipped.size() == 1);
-    CHECK(partial.skipped[0] == "v100-1: GRES type \"v100\" has no catalog GPU type (add it to --gres-map)");
+    CHECK(partial.skipped[0] == "v100-1: GRES type \"v100\" has no catalog GPU type (add it to the GRES map)");
 }
 
 TEST_CASE("sbatch options pin the allocation: node list, node count, typed GRES") {
@@ -86,11 +87,66 @@ TEST_CASE("batch script: the run command replaces training; the plan travels in 
     p.nodes = 2;
     p.parallel.tp = 8;
     p.parallel.dp = 2;
-    const auto s = frenzy::batch_script({3, "it's mine", p, {"a100-1", "a100-2"}, "sleep 1"});
-    CHECK(s.rfind("#!/bin/sh\n", 0) == 0);
+    const auto s = frenzy::batch_script({3, "it's mine", p, {"a100-1", "a100-2"}, "sleep 1", {}});
+    CHECK(s.rfind("#!/bin/bash\n", 0) == 0);  // launch/launch.hpp's generator writes every job script
+    CHECK(s.find("# frenzy job 3 (it's mine): 16 x a100-80g on 2 node(s) a100-1,a100-2, tp=8 pp=1 dp=2") != std::string::npos);
     CHECK(s.find("export FRENZY_JOB_NAME='it'\\''s mine'\n") != std::string::npos);
     CHECK(s.find("FRENZY_TP=8 FRENZY_PP=1 FRENZY_DP=2") != std::string::npos);
     CHECK(s.find("\nsleep 1\n") != std::string::npos);
-    const auto t = frenzy::batch_script({3, "x", p, {}, ""});
-    CHECK(t.find("torchrun --nnodes=\"$SLURM_NNODES\" --nproc-per-node=8") != std::string::npos);
+    CHECK(s.find("torchrun") == std::string::npos);  // the run command replaces srun + torchrun
+    CHECK(s.find("#SBATCH") == std::string::npos);   // the placement travels as sbatch options
+    const auto t = frenzy::batch_script({3, "x", p, {}, "", {}});
+    // 16 GPUs on 2 nodes: 8 processes per node, the rendezvous on the allocation's first host
+    CHECK(t.find("torchrun --nnodes 2 --nproc-per-node 8 --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d "
+                 "--rdzv-endpoint \"$HEAD_NODE:29500\"") != std::string::npos);
+    CHECK(t.find("\"${FRENZY_TRAIN_SCRIPT:-train.py}\"\n") != std::string::npos);
+}
+
+TEST_CASE("batch script with the job spec: the framework configuration frenzy launch writes for the same plan") {
+    using namespace frenzy;
+    job_spec j;
+    j.name = "llama";
+    j.model = preset("llama-3.1-8b");
+    j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64, .total_tokens = 1e9};
+    plan p;
+    p.gpu = "h100-80g";
+    p.gpus = 16;
+    p.nodes = 2;
+    p.parallel = {.dp = 8, .tp = 2, .sequence_parallel = true, .sharding = sharding::optimizer};
+    p.micro_batch = 2;
+    p.precision = precision::bf16_mixed;
+    auto between = [](const std::string& s, const std::string& from, const std::string& to) {
+        const auto a = s.find(from);
+        return a == std::string::npos ? std::string{} : s.substr(a, s.find(to, a) - a);
+    };
+    SECTION("Megatron: the same MEGATRON_ARGS as launch.sbatch, with the plan's layout") {
+        p.framework = framework::megatron;
+        const auto s = batch_script({5, "llama", p, {}, "", j});
+        launch_options o;
+        o.launcher = launcher::megatron;
+        const auto launched = launch_files(job_for_plan(j, p), p, o).front().content;
+        const auto args = between(s, "MEGATRON_ARGS=(", ")\n");
+        CHECK(args.find("--tensor-model-parallel-size 2\n") != std::string::npos);
+        CHECK(args.find("--micro-batch-size 2\n") != std::string::npos);  // the plan's, not the job's 1
+        CHECK(args == between(launched, "MEGATRON_ARGS=(", ")\n"));
+        CHECK(s.find("pretrain_gpt.py \"${MEGATRON_ARGS[@]}\"\n") != std::string::npos);
+    }
+    SECTION("DeepSpeed: ds_config.json written by the script itself, byte for byte launch's") {
+        p.framework = framework::deepspeed;
+        const auto s = batch_script({5, "llama", p, {}, "", j});
+        launch_options o;
+        o.launcher = launcher::deepspeed;
+        const auto files = launch_files(job_for_plan(j, p), p, o);
+        REQUIRE(files.size() == 2);
+        CHECK(s.find("cat > \"$LAUNCH_DIR/ds_config.json\" <<'FRENZY_EOF'\n" + files[1].content + "FRENZY_EOF\n") !=
+              std::string::npos);
+        CHECK(s.find("LAUNCH_DIR=\"${LAUNCH_DIR:-${TMPDIR:-/tmp}/frenzy-job-$SLURM_JOB_ID}\"") != std::string::npos);
+    }
+    SECTION("a job the launcher cannot express keeps the generic start and says why") {
+        p.framework = framework::megatron;
+        j.runtime.compile = true;  // launch.hpp: "runtime.compile=true has no Megatron-LM argument"
+        const auto s = batch_script({5, "llama", p, {}, "", j});
+        CHECK(s.find("# no megatron configuration written: runtime.compile=true has no Megatron-LM argument") != std::string::npos);
+        CHECK(s.find("\"${FRENZY_TRAIN_SCRIPT:-train.py}\"") != std::string::npos);
+    }
 }

@@ -63,5 +63,5 @@ TEST_CASE("Slurm tags round-trip and reject anything else") {
 }
 
 TEST_CASE("an unopenable store names the path") {
-    CHECK_THROWS_WITH(frenzy::job_store("/nonexistent-dir/x.db"), Catch::Contains("--state /nonexistent-dir/x.db: cannot open SQLite database"));
+    CHECK_THROWS_WITH(frenzy::job_store("/nonexistent-dir/x.db"), Catch::Contains("state database /nonexistent-dir/x.db: cannot open SQLite database"));
 }

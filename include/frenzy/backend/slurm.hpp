@@ -27,7 +27,7 @@ class gres_map {
 public:
     gres_map() = default;
     /// "a100=a100-80g,v100=v100-32g"; entries may also be separated by newlines; '#' starts a comment.
-    static gres_map parse(std::string_view text, const gpu_catalog& catalog = {}, const std::string& field = "--gres-map") {
+    static gres_map parse(std::string_view text, const gpu_catalog& catalog = {}, const std::string& field = "gres_map") {
         gres_map m;
         std::string clean;
         bool comment = false;
@@ -49,9 +49,9 @@ public:
         }
         return m;
     }
-    static gres_map load(const std::string& path, const gpu_catalog& catalog = {}) {
+    static gres_map load(const std::string& path, const gpu_catalog& catalog = {}, const std::string& field = "gres_map") {
         std::ifstream f(path);
-        if (!f) throw config_error("--gres-map: cannot read file " + path);
+        if (!f) throw config_error(field + ": cannot read file " + path);
         std::stringstream ss;
         ss << f.rdbuf();
         return parse(ss.str(), catalog, path);
@@ -96,7 +96,7 @@ inline slurm_inventory inventory_from_nodes(const std::vector<slurm_node>& nodes
         }
         const std::string type = map.lookup(g.type, catalog);
         if (type.empty()) {
-            inv.skipped.push_back(n.name + ": GRES type \"" + g.type + "\" has no catalog GPU type (add it to --gres-map)");
+            inv.skipped.push_back(n.name + ": GRES type \"" + g.type + "\" has no catalog GPU type (add it to the GRES map)");
             continue;
         }
         inv.spec.nodes.push_back({n.name, type, g.count, 1, 0});
@@ -212,13 +212,15 @@ public:
     std::function<std::string(int job, const plan& p, const allocation& a)> before_submit;
     std::function<void(int job, std::int64_t slurm_id)> after_submit;
     std::function<std::string(int job)> job_name;  ///< the spec's name, for the script header
+    std::function<std::optional<job_spec>(int job)> job_spec_of;  ///< the spec, for its framework's configuration
 
     slurm_backend(const slurm_api& client, const slurm_inventory& inv) : client_(&client), inv_(&inv) {}
 
     void launch(int job, const plan& p, const allocation& a) override {
         const std::string tag = before_submit ? before_submit(job, p, a) : "frenzy:" + std::to_string(job);
         const std::string name = client_->options().job_prefix + "-" + std::to_string(job);
-        batch_request req{job, job_name ? job_name(job) : name, p, {}, client_->options().run_command};
+        batch_request req{job, job_name ? job_name(job) : name, p, {}, client_->options().run_command,
+                          job_spec_of ? job_spec_of(job) : std::nullopt};
         for (const auto& part : a.parts) req.nodes.push_back(inv_->nodes.at(static_cast<std::size_t>(part.node)).name);
         const auto id = client_->sbatch(sbatch_placement_args(*inv_, a, name, tag, client_->options()), batch_script(req));
         slurm_ids_[job] = id;

@@ -110,14 +110,15 @@ inline cluster_spec load_cluster(const std::string& path) {
 }
 
 namespace detail {
-/// A positive whole number of at most `max` from text (digits only); the error names `what` in `spec`.
-inline int gpu_list_count(std::string_view text, std::string_view what, std::string_view spec, int max) {
+/// A positive whole number of at most `max` from text (digits only); the error names `what` in `field`=`spec`.
+inline int gpu_list_count(std::string_view text, std::string_view what, std::string_view spec, int max,
+                          const std::string& field) {
     if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string_view::npos)
-        throw config_error("--gpus=\"" + std::string(spec) + "\": " + std::string(what) + " \"" + std::string(text) +
+        throw config_error(field + "=\"" + std::string(spec) + "\": " + std::string(what) + " \"" + std::string(text) +
                            "\" is not a positive whole number");
     const long v = std::stol(std::string(text));
     if (v < 1 || v > max)
-        throw config_error("--gpus=\"" + std::string(spec) + "\": " + std::string(what) + "=" + std::to_string(v) +
+        throw config_error(field + "=\"" + std::string(spec) + "\": " + std::string(what) + "=" + std::to_string(v) +
                            " must be in [1, " + std::to_string(max) + "]");
     return static_cast<int>(v);
 }
@@ -125,19 +126,21 @@ inline int gpu_list_count(std::string_view text, std::string_view what, std::str
 
 /// A cluster from a GPU list, as `frenzy plan --gpus` takes it: comma-separated `COUNTxTYPE` (GPUs of a catalog
 /// type, in nodes of the type's typical size, the last node holding the rest) or `NODESxPER_NODExTYPE`, e.g.
-/// "8xh100-80g,16xa100-40g" or "2x4xt4". Types come from `catalog` (the built-in one by default).
-inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catalog& catalog = {}) {
+/// "8xh100-80g,16xa100-40g" or "2x4xt4". Types come from `catalog` (the built-in one by default). Errors name
+/// `field` (the CLI passes its flag, `--gpus`).
+inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catalog& catalog = {},
+                                         const std::string& field = "gpus") {
     cluster_spec c;
     c.catalog = catalog;
     std::size_t start = 0;
-    if (spec.empty()) throw config_error("--gpus is empty: give COUNTxTYPE[,COUNTxTYPE...], e.g. 8xh100-80g");
+    if (spec.empty()) throw config_error(field + " is empty: give COUNTxTYPE[,COUNTxTYPE...], e.g. 8xh100-80g");
     while (start <= spec.size()) {
         const auto comma = spec.find(',', start);
         const auto item = spec.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         start = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
         const auto x1 = item.find('x');
         if (x1 == std::string_view::npos || x1 == 0)
-            throw config_error("--gpus=\"" + std::string(spec) + "\": \"" + std::string(item) +
+            throw config_error(field + "=\"" + std::string(spec) + "\": \"" + std::string(item) +
                                "\" must be COUNTxTYPE (e.g. 8xh100-80g) or NODESxPER_NODExTYPE (e.g. 2x4xt4)");
         const auto rest = item.substr(x1 + 1);
         const auto x2 = rest.find('x');
@@ -148,7 +151,7 @@ inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catal
         if (!found) {
             std::vector<std::string> names;
             for (const auto& k : c.catalog.types()) names.push_back(k.name);
-            throw config_error("--gpus=\"" + std::string(spec) + "\": \"" + std::string(type) + "\" is not a known GPU type" +
+            throw config_error(field + "=\"" + std::string(spec) + "\": \"" + std::string(type) + "\" is not a known GPU type" +
                                detail::did_you_mean(type, names) + "; `frenzy gpus` lists them");
         }
         const auto& t = *found;
@@ -156,12 +159,12 @@ inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catal
         g.name = std::string(type);
         g.gpu = std::string(type);
         if (shaped) {
-            g.count = detail::gpu_list_count(item.substr(0, x1), "node count", spec, 1 << 20);
-            g.gpus_per_node = detail::gpu_list_count(rest.substr(0, x2), "GPUs per node", spec, 1024);
+            g.count = detail::gpu_list_count(item.substr(0, x1), "node count", spec, 1 << 20, field);
+            g.gpus_per_node = detail::gpu_list_count(rest.substr(0, x2), "GPUs per node", spec, 1024, field);
             c.nodes.push_back(g);
             continue;
         }
-        const int n = detail::gpu_list_count(item.substr(0, x1), "GPU count", spec, 1 << 24);
+        const int n = detail::gpu_list_count(item.substr(0, x1), "GPU count", spec, 1 << 24, field);
         g.gpus_per_node = std::min(n, t.gpus_per_node);
         g.count = n / g.gpus_per_node;
         c.nodes.push_back(g);

@@ -11,6 +11,9 @@
 
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/io/launcher_megatron.hpp"
+#ifdef FRENZY_HAS_YAML
+#include "frenzy/io/launcher_yaml.hpp"
+#endif
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -42,6 +45,69 @@ inline bool json_bool(const nlohmann::json& v, const std::string& key) {
 }
 }  // namespace detail
 
+namespace detail {
+
+/// ds_config's "zero_optimization" section: the stage, offload; the bucket and prefetch settings are irrelevant.
+inline void deepspeed_zero_section(const nlohmann::json& v, launcher_import& out) {
+    static const std::vector<std::string> zero_irrelevant{"overlap_comm", "contiguous_gradients", "reduce_bucket_size",
+                                                          "allgather_bucket_size", "reduce_scatter", "allgather_partitions",
+                                                          "round_robin_gradients", "stage3_prefetch_bucket_size",
+                                                          "stage3_param_persistence_threshold", "stage3_max_live_parameters",
+                                                          "stage3_max_reuse_distance", "stage3_gather_16bit_weights_on_model_save",
+                                                          "sub_group_size"};
+    auto& j = out.job;
+    if (!v.is_object()) throw config_error("zero_optimization must be an object");
+    for (const auto& [k2, v2] : v.items()) {
+        if (k2 == "stage") {
+            const auto st = json_int(v2, "zero_optimization.stage");
+            if (st < 0 || st > 3) throw config_error("zero_optimization.stage=" + std::to_string(st) + " must be 0..3");
+            j.parallel.sharding = st == 0 ? sharding::none : st == 1 ? sharding::optimizer : st == 2 ? sharding::gradients : sharding::full;
+        } else if (k2 == "offload_optimizer" || k2 == "offload_param") {
+            // {"device": "cpu"|"nvme"|"none", ...}: offloaded unless the device is "none"
+            const auto& o2 = json_obj(v2, "zero_optimization." + k2);
+            const bool on = !o2.contains("device") || json_str(o2.at("device"), "zero_optimization." + k2 + ".device") != "none";
+            (k2 == "offload_optimizer" ? j.runtime.offload.optimizer : j.runtime.offload.parameters) = on;
+        } else if (std::find(zero_irrelevant.begin(), zero_irrelevant.end(), k2) != zero_irrelevant.end()) {
+            out.ignored.push_back("zero_optimization." + k2);
+        } else {
+            out.unknown.push_back("zero_optimization." + k2);
+        }
+    }
+}
+
+/// ds_config's "bf16" / "fp16" sections: mixed precision when enabled.
+inline void deepspeed_precision_section(const std::string& k, const nlohmann::json& v, launcher_import& out) {
+    if (!v.is_object()) throw config_error(k + " must be an object");
+    for (const auto& [k2, v2] : v.items()) {
+        if (k2 == "enabled") {
+            if (json_bool(v2, k + ".enabled")) out.job.training.precision = k == "bf16" ? precision::bf16_mixed : precision::fp16_mixed;
+        } else out.ignored.push_back(k + "." + k2);
+    }
+}
+
+/// DeepSpeed's batch rule (runtime/config.py _configure_train_batch_size): train_batch_size = micro x accumulation
+/// x dp; dp from it, or from the world size when train_batch_size is not given.
+inline void deepspeed_batches(std::int64_t tbs, std::int64_t mbs, std::int64_t gas, const import_options& opt, job_spec& j) {
+    if (mbs <= 0) throw config_error("train_micro_batch_size_per_gpu is missing");
+    if (gas <= 0) gas = 1;
+    auto& p = j.parallel;
+    if (tbs > 0) {
+        if (tbs % (mbs * gas) != 0)
+            throw config_error("train_batch_size=" + std::to_string(tbs) + " is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps = " +
+                               std::to_string(mbs * gas));
+        p.dp = tbs / (mbs * gas);
+    } else if (opt.world_size > 0) {
+        p.dp = opt.world_size / (p.tp * p.pp * p.cp);
+        tbs = mbs * gas * p.dp;
+    } else {
+        throw config_error("train_batch_size is missing and no world size is given");
+    }
+    j.training.micro_batch = mbs;
+    j.training.global_batch = tbs;
+}
+
+}  // namespace detail
+
 /// ds_config.json -> job: dp = train_batch_size / (micro-batch x gradient accumulation); tp/pp/cp/ep from
 /// opt.layout (the training script sets them, not ds_config).
 inline launcher_import deepspeed_import_json(const nlohmann::json& c, const import_options& opt) {
@@ -62,42 +128,13 @@ inline launcher_import deepspeed_import_json(const nlohmann::json& c, const impo
                                                      "tensorboard", "wandb", "csv_monitor", "comms_logger", "flops_profiler",
                                                      "checkpoint", "dump_state", "seed", "zero_allow_untested_optimizer",
                                                      "data_types", "communication_data_type"};
-    static const std::vector<std::string> zero_irrelevant{"overlap_comm", "contiguous_gradients", "reduce_bucket_size",
-                                                          "allgather_bucket_size", "reduce_scatter", "allgather_partitions",
-                                                          "round_robin_gradients", "stage3_prefetch_bucket_size",
-                                                          "stage3_param_persistence_threshold", "stage3_max_live_parameters",
-                                                          "stage3_max_reuse_distance", "stage3_gather_16bit_weights_on_model_save",
-                                                          "sub_group_size"};
     for (const auto& [k, v] : c.items()) {
         if (k == "train_batch_size") tbs = detail::json_int(v, k);
         else if (k == "train_micro_batch_size_per_gpu") mbs = detail::json_int(v, k);
         else if (k == "gradient_accumulation_steps") gas = detail::json_int(v, k);
-        else if (k == "bf16" || k == "fp16") {
-            if (!v.is_object()) throw config_error(k + " must be an object");
-            for (const auto& [k2, v2] : v.items()) {
-                if (k2 == "enabled") {
-                    if (detail::json_bool(v2, k + ".enabled")) j.training.precision = k == "bf16" ? precision::bf16_mixed : precision::fp16_mixed;
-                } else out.ignored.push_back(k + "." + k2);
-            }
-        } else if (k == "zero_optimization") {
-            if (!v.is_object()) throw config_error("zero_optimization must be an object");
-            for (const auto& [k2, v2] : v.items()) {
-                if (k2 == "stage") {
-                    const auto st = detail::json_int(v2, "zero_optimization.stage");
-                    if (st < 0 || st > 3) throw config_error("zero_optimization.stage=" + std::to_string(st) + " must be 0..3");
-                    j.parallel.sharding = st == 0 ? sharding::none : st == 1 ? sharding::optimizer : st == 2 ? sharding::gradients : sharding::full;
-                } else if (k2 == "offload_optimizer" || k2 == "offload_param") {
-                    // {"device": "cpu"|"nvme"|"none", ...}: offloaded unless the device is "none"
-                    const auto& o2 = detail::json_obj(v2, "zero_optimization." + k2);
-                    const bool on = !o2.contains("device") || detail::json_str(o2.at("device"), "zero_optimization." + k2 + ".device") != "none";
-                    (k2 == "offload_optimizer" ? j.runtime.offload.optimizer : j.runtime.offload.parameters) = on;
-                } else if (std::find(zero_irrelevant.begin(), zero_irrelevant.end(), k2) != zero_irrelevant.end()) {
-                    out.ignored.push_back("zero_optimization." + k2);
-                } else {
-                    out.unknown.push_back("zero_optimization." + k2);
-                }
-            }
-        } else if (k == "activation_checkpointing") {
+        else if (k == "bf16" || k == "fp16") detail::deepspeed_precision_section(k, v, out);
+        else if (k == "zero_optimization") detail::deepspeed_zero_section(v, out);
+        else if (k == "activation_checkpointing") {
             j.parallel.recompute = recompute::full;
             for (const auto& [k2, v2] : detail::json_obj(v, k).items()) out.ignored.push_back("activation_checkpointing." + k2);
         } else if (std::find(irrelevant.begin(), irrelevant.end(), k) != irrelevant.end()) {
@@ -106,26 +143,106 @@ inline launcher_import deepspeed_import_json(const nlohmann::json& c, const impo
             out.unknown.push_back(k);
         }
     }
-    // DeepSpeed (runtime/config.py _configure_train_batch_size): train_batch_size = micro x accumulation x dp
-    if (mbs <= 0) throw config_error("train_micro_batch_size_per_gpu is missing");
-    if (gas <= 0) gas = 1;
-    auto& p = j.parallel;
-    if (tbs > 0) {
-        if (tbs % (mbs * gas) != 0)
-            throw config_error("train_batch_size=" + std::to_string(tbs) + " is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps = " +
-                               std::to_string(mbs * gas));
-        p.dp = tbs / (mbs * gas);
-    } else if (opt.world_size > 0) {
-        p.dp = opt.world_size / (p.tp * p.pp * p.cp);
-        tbs = mbs * gas * p.dp;
-    } else {
-        throw config_error("train_batch_size is missing and no world size is given");
-    }
-    j.training.micro_batch = mbs;
-    j.training.global_batch = tbs;
-    detail::finish_import(out, opt, p.gpus());
+    detail::deepspeed_batches(tbs, mbs, gas, opt, j);
+    detail::finish_import(out, opt, j.parallel.gpus());
     return out;
 }
+
+namespace detail {
+
+/// What a torchtitan recipe sets, with Trainer.Config's defaults (pytorch/torchtitan@b5bcd76c torchtitan/config/
+/// configs.py) for what it does not.
+struct torchtitan_recipe_values {
+    std::int64_t replicate = 1, shard = -1, tokens_mb = 16384, tokens_step = -1, ctx = 2048, steps = 0, pp_mbs = 1;
+    std::string reshard = "default", dtype = "float32", mp_param = "bfloat16";
+};
+
+/// One assignment `config.<key> = <v>` of a recipe into the job being built (`out.job`) and `r`.
+inline void torchtitan_assign(const std::string& key, const std::string& v, torchtitan_recipe_values& r, launcher_import& out) {
+    auto& j = out.job;
+    auto& p = j.parallel;
+    auto unq = [](std::string x) { return x.size() >= 2 && (x.front() == '"' || x.front() == '\'') ? x.substr(1, x.size() - 2) : x; };
+    auto as_int = [&] {
+        try {
+            std::size_t used = 0;
+            const auto x = std::stoll(v, &used);
+            if (used != v.size()) throw std::invalid_argument(v);
+            return x;
+        } catch (const std::exception&) {
+            throw config_error("config." + key + " = " + v + " is not an integer");
+        }
+    };
+    auto as_bool = [&] {
+        if (v == "True") return true;
+        if (v == "False") return false;
+        throw config_error("config." + key + " = " + v + " is not True or False");
+    };
+    if (key == "parallelism.data_parallel_replicate_degree") r.replicate = as_int();
+    else if (key == "parallelism.data_parallel_shard_degree") r.shard = as_int();
+    else if (key == "parallelism.fsdp_reshard_after_forward") r.reshard = unq(v);
+    else if (key == "parallelism.tensor_parallel_degree") p.tp = as_int();
+    else if (key == "parallelism.enable_sequence_parallel") p.sequence_parallel = as_bool();
+    else if (key == "parallelism.pipeline_parallel_degree") p.pp = as_int();
+    else if (key == "parallelism.pipeline_parallel_schedule") {
+        const auto sch = unq(v);
+        if (sch == "1F1B") p.schedule = pipeline_schedule::one_f_one_b;
+        else if (sch == "GPipe") p.schedule = pipeline_schedule::gpipe;
+        else out.unknown.push_back("config." + key + " = " + v);
+    } else if (key == "parallelism.num_pp_microbatches") r.pp_mbs = as_int();
+    else if (key == "parallelism.context_parallel_degree") p.cp = as_int();
+    else if (key == "parallelism.expert_parallel_degree") p.ep = as_int();
+    else if (key == "training.max_context_length") r.ctx = as_int();
+    else if (key == "training.num_tokens_per_microbatch_per_dp_rank") r.tokens_mb = as_int();
+    else if (key == "training.num_tokens_per_train_step") r.tokens_step = as_int();
+    else if (key == "training.steps") r.steps = as_int();
+    else if (key == "training.dtype") r.dtype = unq(v);
+    else if (key == "training.mixed_precision_param") r.mp_param = unq(v);
+    else if (key == "activation_checkpoint") {
+        if (v == "None") p.recompute = recompute::none;
+        else if (v.rfind("SelectiveAC.Config(", 0) == 0) p.recompute = recompute::selective;
+        else if (v.rfind("FullAC.Config(", 0) == 0) p.recompute = recompute::full;
+        else out.unknown.push_back("config." + key + " = " + v);
+    } else if (key == "compile.enable") j.runtime.compile = as_bool();
+    else if (key.rfind("training.", 0) == 0 || key.rfind("comm.", 0) == 0 || key.rfind("debug.", 0) == 0 ||
+             key.rfind("metrics.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 || key.rfind("profiler.", 0) == 0 ||
+             key.rfind("validator.", 0) == 0 || key.rfind("optimizer.", 0) == 0 || key.rfind("lr_scheduler.", 0) == 0 ||
+             key.rfind("dataloader.", 0) == 0)
+        out.ignored.push_back("config." + key + " = " + v);
+    else out.unknown.push_back("config." + key + " = " + v);
+}
+
+/// The layout and batches from what the recipe set: dp = replicate x shard (shard -1: the GPUs left over), the
+/// sharding from the shard degree and reshard_after_forward, batches from token counts over max_context_length.
+inline void torchtitan_finish(const torchtitan_recipe_values& r0, const import_options& opt, launcher_import& out) {
+    auto r = r0;
+    auto& j = out.job;
+    auto& p = j.parallel;
+    if (r.shard == -1) {  // -1: the GPUs left over (ParallelismConfig.data_parallel_shard_degree)
+        const auto rest = p.tp * p.pp * p.cp * r.replicate;
+        if (opt.world_size <= 0 || opt.world_size % rest != 0)
+            throw config_error("parallelism.data_parallel_shard_degree=-1 needs a world size that is a multiple of " + std::to_string(rest));
+        r.shard = opt.world_size / rest;
+    }
+    if (r.replicate > 1 && r.shard > 1) out.unknown.push_back("HSDP (data_parallel_replicate_degree x data_parallel_shard_degree): taken as full sharding over both");
+    p.dp = r.replicate * r.shard;
+    p.sharding = r.shard > 1 ? (r.reshard == "never" ? sharding::gradients : sharding::full) : sharding::none;
+    if (p.tp == 1) p.sequence_parallel = false;  // only meaningful with tensor parallelism
+    if (r.tokens_mb % r.ctx != 0) throw config_error("training.num_tokens_per_microbatch_per_dp_rank=" + std::to_string(r.tokens_mb) +
+                                                     " is not a multiple of training.max_context_length=" + std::to_string(r.ctx));
+    auto& t = j.training;
+    t.seq_len = r.ctx;
+    t.micro_batch = r.tokens_mb / r.ctx;
+    if (r.tokens_step == -1) r.tokens_step = r.tokens_mb * r.pp_mbs * p.dp;
+    if (r.tokens_step % r.ctx != 0) throw config_error("training.num_tokens_per_train_step is not a multiple of max_context_length");
+    t.global_batch = r.tokens_step / r.ctx;
+    if (r.steps > 0) t.total_tokens = static_cast<double>(r.steps) * static_cast<double>(r.tokens_step);
+    if (t.precision != precision::fp8_mixed) {
+        if (r.dtype == "bfloat16") t.precision = precision::bf16;
+        else t.precision = r.mp_param == "float32" ? precision::fp32 : precision::bf16_mixed;
+    }
+}
+
+}  // namespace detail
 
 /// A torchtitan recipe module (the assignments `config.<section>.<field> = value` of its function) -> job.
 inline launcher_import torchtitan_import_text(const std::string& text, const import_options& opt) {
@@ -138,11 +255,9 @@ inline launcher_import torchtitan_import_text(const std::string& text, const imp
     p.recompute = recompute::selective;      // Trainer.Config default: SelectiveAC.Config
     p.sequence_parallel = true;              // ParallelismConfig.enable_sequence_parallel default
     j.training.precision = precision::bf16_mixed;  // mixed_precision_param default bfloat16
-    std::int64_t replicate = 1, shard = -1, tokens_mb = 16384, tokens_step = -1, ctx = 2048, steps = 0, pp_mbs = 1;
-    std::string reshard = "default", dtype = "float32", mp_param = "bfloat16";
+    detail::torchtitan_recipe_values r;
     static const std::regex assign(R"(^\s*config\.([A-Za-z_][\w.]*)\s*=\s*(.+?)\s*$)");
     static const std::regex spec(R"(^\s*config\.model_spec\s*=.*Float8LinearConverter.*$)");
-    auto unq = [](std::string v) { return v.size() >= 2 && (v.front() == '"' || v.front() == '\'') ? v.substr(1, v.size() - 2) : v; };
     std::size_t pos = 0;
     while (pos <= text.size()) {
         auto e = text.find('\n', pos);
@@ -152,79 +267,9 @@ inline launcher_import torchtitan_import_text(const std::string& text, const imp
         if (const auto h = line.find('#'); h != std::string::npos) line = line.substr(0, h);
         std::smatch m;
         if (std::regex_match(line, spec)) { j.training.precision = precision::fp8_mixed; continue; }
-        if (!std::regex_match(line, m, assign)) continue;
-        const std::string key = m[1], v = m[2];
-        auto as_int = [&] {
-            try {
-                std::size_t used = 0;
-                const auto x = std::stoll(v, &used);
-                if (used != v.size()) throw std::invalid_argument(v);
-                return x;
-            } catch (const std::exception&) {
-                throw config_error("config." + key + " = " + v + " is not an integer");
-            }
-        };
-        auto as_bool = [&] {
-            if (v == "True") return true;
-            if (v == "False") return false;
-            throw config_error("config." + key + " = " + v + " is not True or False");
-        };
-        if (key == "parallelism.data_parallel_replicate_degree") replicate = as_int();
-        else if (key == "parallelism.data_parallel_shard_degree") shard = as_int();
-        else if (key == "parallelism.fsdp_reshard_after_forward") reshard = unq(v);
-        else if (key == "parallelism.tensor_parallel_degree") p.tp = as_int();
-        else if (key == "parallelism.enable_sequence_parallel") p.sequence_parallel = as_bool();
-        else if (key == "parallelism.pipeline_parallel_degree") p.pp = as_int();
-        else if (key == "parallelism.pipeline_parallel_schedule") {
-            const auto s = unq(v);
-            if (s == "1F1B") p.schedule = pipeline_schedule::one_f_one_b;
-            else if (s == "GPipe") p.schedule = pipeline_schedule::gpipe;
-            else out.unknown.push_back("config." + key + " = " + v);
-        } else if (key == "parallelism.num_pp_microbatches") pp_mbs = as_int();
-        else if (key == "parallelism.context_parallel_degree") p.cp = as_int();
-        else if (key == "parallelism.expert_parallel_degree") p.ep = as_int();
-        else if (key == "training.max_context_length") ctx = as_int();
-        else if (key == "training.num_tokens_per_microbatch_per_dp_rank") tokens_mb = as_int();
-        else if (key == "training.num_tokens_per_train_step") tokens_step = as_int();
-        else if (key == "training.steps") steps = as_int();
-        else if (key == "training.dtype") dtype = unq(v);
-        else if (key == "training.mixed_precision_param") mp_param = unq(v);
-        else if (key == "activation_checkpoint") {
-            if (v == "None") p.recompute = recompute::none;
-            else if (v.rfind("SelectiveAC.Config(", 0) == 0) p.recompute = recompute::selective;
-            else if (v.rfind("FullAC.Config(", 0) == 0) p.recompute = recompute::full;
-            else out.unknown.push_back("config." + key + " = " + v);
-        } else if (key == "compile.enable") j.runtime.compile = as_bool();
-        else if (key.rfind("training.", 0) == 0 || key.rfind("comm.", 0) == 0 || key.rfind("debug.", 0) == 0 ||
-                 key.rfind("metrics.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 || key.rfind("profiler.", 0) == 0 ||
-                 key.rfind("validator.", 0) == 0 || key.rfind("optimizer.", 0) == 0 || key.rfind("lr_scheduler.", 0) == 0 ||
-                 key.rfind("dataloader.", 0) == 0)
-            out.ignored.push_back("config." + key + " = " + v);
-        else out.unknown.push_back("config." + key + " = " + v);
+        if (std::regex_match(line, m, assign)) detail::torchtitan_assign(m[1], m[2], r, out);
     }
-    if (shard == -1) {  // -1: the GPUs left over (ParallelismConfig.data_parallel_shard_degree)
-        const auto rest = p.tp * p.pp * p.cp * replicate;
-        if (opt.world_size <= 0 || opt.world_size % rest != 0)
-            throw config_error("parallelism.data_parallel_shard_degree=-1 needs a world size that is a multiple of " + std::to_string(rest));
-        shard = opt.world_size / rest;
-    }
-    if (replicate > 1 && shard > 1) out.unknown.push_back("HSDP (data_parallel_replicate_degree x data_parallel_shard_degree): taken as full sharding over both");
-    p.dp = replicate * shard;
-    p.sharding = shard > 1 ? (reshard == "never" ? sharding::gradients : sharding::full) : sharding::none;
-    if (p.tp == 1) p.sequence_parallel = false;  // only meaningful with tensor parallelism
-    if (tokens_mb % ctx != 0) throw config_error("training.num_tokens_per_microbatch_per_dp_rank=" + std::to_string(tokens_mb) +
-                                                 " is not a multiple of training.max_context_length=" + std::to_string(ctx));
-    auto& t = j.training;
-    t.seq_len = ctx;
-    t.micro_batch = tokens_mb / ctx;
-    if (tokens_step == -1) tokens_step = tokens_mb * pp_mbs * p.dp;
-    if (tokens_step % ctx != 0) throw config_error("training.num_tokens_per_train_step is not a multiple of max_context_length");
-    t.global_batch = tokens_step / ctx;
-    if (steps > 0) t.total_tokens = static_cast<double>(steps) * static_cast<double>(tokens_step);
-    if (t.precision != precision::fp8_mixed) {
-        if (dtype == "bfloat16") t.precision = precision::bf16;
-        else t.precision = mp_param == "float32" ? precision::fp32 : precision::bf16_mixed;
-    }
+    detail::torchtitan_finish(r, opt, out);
     detail::finish_import(out, opt, p.gpus());
     return out;
 }
@@ -287,13 +332,30 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
 
 namespace frenzy {
 
-/// `--from KIND:FILE` for every launcher: megatron (script or JSON argument list), torchtitan (recipe module),
-/// deepspeed (ds_config.json), fsdp (fsdp_settings.json). The last three need opt.model.
+/// Whether `kind` is a launcher import_launcher_file reads whose configuration does not describe the model
+/// (torchtitan recipes, ds_config.json and FSDP settings; Megatron-LM's arguments do), so import_options.model
+/// must name it.
+inline bool launcher_needs_model(std::string_view kind) { return kind == "torchtitan" || kind == "deepspeed" || kind == "fsdp"; }
+
+/// Whether a Megatron argument file is YAML (`--yaml-cfg`, io/launcher_yaml.hpp): by its extension.
+inline bool is_yaml_path(std::string_view path) { return path.ends_with(".yaml") || path.ends_with(".yml"); }
+
+/// `--from KIND:FILE` for every launcher: megatron (script, JSON argument list or, built with yaml-cpp, a YAML
+/// argument file *.yaml / *.yml), torchtitan (recipe module), deepspeed (ds_config.json), fsdp
+/// (fsdp_settings.json). The last three need opt.model.
 inline launcher_import import_launcher_file(std::string_view kind, const std::string& path, const import_options& opt = {}) {
     try {
+        if (kind == "megatron" && is_yaml_path(path)) {
+#ifdef FRENZY_HAS_YAML
+            return megatron_import_yaml(detail::read_text_file(path), opt);
+#else
+            throw config_error("a Megatron YAML argument file needs Frenzy built with yaml-cpp (FRENZY_HAS_YAML)");
+#endif
+        }
         if (kind == "megatron") return megatron_import_text(detail::read_text_file(path), opt);
-        if (opt.model.layers == 0)
-            throw config_error("--from " + std::string(kind) + ": the configuration does not describe the model; give --model");
+        if (launcher_needs_model(kind) && opt.model.layers == 0)
+            throw config_error("launcher \"" + std::string(kind) + "\": the configuration does not describe the model; name the model "
+                               "beside it (import_options.model: a preset or a Hugging Face config)");
         if (kind == "torchtitan") return torchtitan_import_text(detail::read_text_file(path), opt);
         if (kind == "deepspeed" || kind == "fsdp") {
             nlohmann::json j;
@@ -307,7 +369,7 @@ inline launcher_import import_launcher_file(std::string_view kind, const std::st
     } catch (const config_error& e) {
         throw config_error(path + ": " + e.what());
     }
-    throw config_error("--from \"" + std::string(kind) + "\" must be megatron, torchtitan, deepspeed or fsdp");
+    throw config_error("launcher kind \"" + std::string(kind) + "\" must be megatron, torchtitan, deepspeed or fsdp");
 }
 
 }  // namespace frenzy

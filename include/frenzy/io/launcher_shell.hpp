@@ -98,86 +98,79 @@ inline std::string strip_quotes(std::string v) {
     return v;
 }
 
-/// Splits `line` into words (quotes, comments), expanding variables and arrays. Returns the words.
-inline std::vector<std::string> shell_words(std::string_view line, const shell_state& st) {
+/// Word splitting of one line as bash does it for the constructs launch scripts use: quotes, backslashes,
+/// comments, `;`, and $-expansions ($VAR, ${VAR}, ${VAR:-default}, ${VAR:+alt}, "${A[@]}", $((...)); $(command) is
+/// kept as text, not run).
+struct shell_word_splitter {
+    std::string_view line;
+    const shell_state& st;
     std::vector<std::string> out;
     std::string cur;
-    bool have = false;  // a word is in progress (possibly empty, e.g. "")
-    auto flush = [&] {
+    bool have = false;  ///< a word is in progress (possibly empty, e.g. "")
+
+    void flush() {
         if (have) out.push_back(cur);
         cur.clear();
         have = false;
-    };
-    // appends unquoted expansion text: word-split on whitespace
-    auto add_split = [&](const std::string& v) {
+    }
+    /// Appends unquoted expansion text: word-split on whitespace.
+    void add_split(const std::string& v) {
         for (char c : v) {
             if (std::isspace(static_cast<unsigned char>(c))) flush();
             else { cur += c; have = true; }
         }
-    };
-    // expands a $-construct starting at line[i] ('$'); appends to cur (quoted) or splits (unquoted)
-    auto expand = [&](std::size_t& i, bool quoted) {
+    }
+    void emit(const std::string& v, bool quoted) {
+        if (quoted) { cur += v; have = true; } else add_split(v);
+    }
+    /// $((...)) at line[i] ('$'); false when line[i] does not start one.
+    bool arithmetic(std::size_t& i, bool quoted) {
         const std::size_t start = i;
-        ++i;
-        auto emit = [&](const std::string& v) {
-            if (quoted) { cur += v; have = true; } else add_split(v);
-        };
-        if (i < line.size() && line[i] == '(' && i + 1 < line.size() && line[i + 1] == '(') {  // $((...))
-            const auto end = line.find("))", i);
-            if (end == std::string_view::npos) { i = line.size(); return; }
-            shell_arith a{line.substr(i + 2, end - i - 2), 0, st};
-            const auto v = a.sum();
-            i = end + 2;
-            if (a.ok) emit(std::to_string(v));
-            else {
-                if (st.notes) st.notes->push_back("arithmetic " + std::string(line.substr(start, i - start)));
-                emit(std::string(line.substr(start, i - start)));
+        if (!(i + 2 < line.size() && line[i + 1] == '(' && line[i + 2] == '(')) return false;
+        const auto end = line.find("))", i + 1);
+        if (end == std::string_view::npos) { i = line.size(); return true; }
+        shell_arith a{line.substr(i + 3, end - i - 3), 0, st};
+        const auto v = a.sum();
+        i = end + 2;
+        if (a.ok) emit(std::to_string(v), quoted);
+        else {
+            if (st.notes) st.notes->push_back("arithmetic " + std::string(line.substr(start, i - start)));
+            emit(std::string(line.substr(start, i - start)), quoted);
+        }
+        return true;
+    }
+    /// $(command) at line[i] ('$'): kept as its text, not run; false when line[i] does not start one.
+    bool command(std::size_t& i, bool quoted) {
+        const std::size_t start = i;
+        if (!(i + 1 < line.size() && line[i + 1] == '(')) return false;
+        int depth = 0;
+        std::size_t j = i + 1;
+        for (; j < line.size(); ++j) {
+            if (line[j] == '(') ++depth;
+            if (line[j] == ')' && --depth == 0) break;
+        }
+        i = std::min(j + 1, line.size());
+        emit(std::string(line.substr(start, i - start)), quoted);
+        return true;
+    }
+    /// "${A[@]}" (one word per element), ${A[*]} and unquoted ${A[@]} (the elements joined).
+    void array(const std::string& name, const std::string& op, bool quoted) {
+        auto it = st.arrays.find(name);
+        if (it == st.arrays.end()) return;
+        if (quoted && op == "[@]") {
+            for (std::size_t e = 0; e < it->second.size(); ++e) {
+                if (e > 0) { out.push_back(cur); cur.clear(); }
+                cur += it->second[e];
+                have = true;
             }
             return;
         }
-        if (i < line.size() && line[i] == '(') {  // $(command): not run
-            int depth = 0;
-            std::size_t j = i;
-            for (; j < line.size(); ++j) {
-                if (line[j] == '(') ++depth;
-                if (line[j] == ')' && --depth == 0) break;
-            }
-            i = std::min(j + 1, line.size());
-            emit(std::string(line.substr(start, i - start)));
-            return;
-        }
-        std::string name, op, arg;
-        bool braced = false;
-        if (i < line.size() && line[i] == '{') {
-            braced = true;
-            const auto end = line.find('}', i);
-            if (end == std::string_view::npos) { emit("$"); return; }
-            std::string body(line.substr(i + 1, end - i - 1));
-            i = end + 1;
-            std::size_t k = 0;
-            while (k < body.size() && shell_name_char(body[k])) ++k;
-            name = body.substr(0, k);
-            op = body.substr(k);
-        } else {
-            while (i < line.size() && shell_name_char(line[i])) name += line[i++];
-            if (name.empty()) { cur += '$'; have = true; return; }
-        }
-        if (braced && (op == "[@]" || op == "[*]")) {
-            auto it = st.arrays.find(name);
-            if (it == st.arrays.end()) return;
-            if (quoted && op == "[@]") {  // "${A[@]}": one word per element
-                for (std::size_t e = 0; e < it->second.size(); ++e) {
-                    if (e > 0) { out.push_back(cur); cur.clear(); }
-                    cur += it->second[e];
-                    have = true;
-                }
-            } else {
-                std::string joined;
-                for (const auto& e : it->second) joined += (joined.empty() ? "" : " ") + e;
-                emit(joined);
-            }
-            return;
-        }
+        std::string joined;
+        for (const auto& e : it->second) joined += (joined.empty() ? "" : " ") + e;
+        emit(joined, quoted);
+    }
+    /// A variable's value with the operator after its name (:-, -, :+, +); other operators are noted.
+    std::string value(const std::string& name, const std::string& op) const {
         auto it = st.vars.find(name);
         const bool set = it != st.vars.end();
         std::string v = set ? it->second : "";
@@ -194,40 +187,71 @@ inline std::vector<std::string> shell_words(std::string_view line, const shell_s
         } else if (!set) {
             if (auto a = st.arrays.find(name); a != st.arrays.end() && !a->second.empty()) v = a->second.front();
         }
-        emit(v);
-    };
-    for (std::size_t i = 0; i < line.size();) {
-        const char c = line[i];
-        if (std::isspace(static_cast<unsigned char>(c))) { flush(); ++i; continue; }
-        if (c == '#' && !have) break;  // comment
-        if (c == '\'') {
-            const auto end = line.find('\'', i + 1);
-            const auto e = end == std::string_view::npos ? line.size() : end;
-            cur += std::string(line.substr(i + 1, e - i - 1));
-            have = true;
-            i = e + 1;
-            continue;
+        return v;
+    }
+    /// Expands the $-construct at line[i] ('$'): into cur when quoted, word-split otherwise.
+    void expand(std::size_t& i, bool quoted) {
+        if (arithmetic(i, quoted) || command(i, quoted)) return;
+        ++i;
+        std::string name, op;
+        bool braced = false;
+        if (i < line.size() && line[i] == '{') {
+            braced = true;
+            const auto end = line.find('}', i);
+            if (end == std::string_view::npos) { emit("$", quoted); return; }
+            std::string body(line.substr(i + 1, end - i - 1));
+            i = end + 1;
+            std::size_t k = 0;
+            while (k < body.size() && shell_name_char(body[k])) ++k;
+            name = body.substr(0, k);
+            op = body.substr(k);
+        } else {
+            while (i < line.size() && shell_name_char(line[i])) name += line[i++];
+            if (name.empty()) { cur += '$'; have = true; return; }
         }
-        if (c == '"') {
-            have = true;
-            ++i;
-            while (i < line.size() && line[i] != '"') {
-                if (line[i] == '\\' && i + 1 < line.size()) { cur += line[i + 1]; i += 2; continue; }
-                if (line[i] == '$') { expand(i, true); continue; }
-                cur += line[i++];
-            }
-            ++i;
-            continue;
-        }
-        if (c == '\\' && i + 1 < line.size()) { cur += line[i + 1]; have = true; i += 2; continue; }
-        if (c == '$') { expand(i, false); continue; }
-        if (c == ';' ) { flush(); out.push_back(";"); ++i; continue; }
-        cur += c;
+        if (braced && (op == "[@]" || op == "[*]")) return array(name, op, quoted);
+        emit(value(name, op), quoted);
+    }
+    /// A double-quoted string starting at line[i] ('"').
+    void double_quoted(std::size_t& i) {
         have = true;
         ++i;
+        while (i < line.size() && line[i] != '"') {
+            if (line[i] == '\\' && i + 1 < line.size()) { cur += line[i + 1]; i += 2; continue; }
+            if (line[i] == '$') { expand(i, true); continue; }
+            cur += line[i++];
+        }
+        ++i;
     }
-    flush();
-    return out;
+    std::vector<std::string> split() {
+        for (std::size_t i = 0; i < line.size();) {
+            const char c = line[i];
+            if (std::isspace(static_cast<unsigned char>(c))) { flush(); ++i; continue; }
+            if (c == '#' && !have) break;  // comment
+            if (c == '\'') {
+                const auto end = line.find('\'', i + 1);
+                const auto e = end == std::string_view::npos ? line.size() : end;
+                cur += std::string(line.substr(i + 1, e - i - 1));
+                have = true;
+                i = e + 1;
+                continue;
+            }
+            if (c == '"') { double_quoted(i); continue; }
+            if (c == '\\' && i + 1 < line.size()) { cur += line[i + 1]; have = true; i += 2; continue; }
+            if (c == '$') { expand(i, false); continue; }
+            if (c == ';') { flush(); out.push_back(";"); ++i; continue; }
+            cur += c;
+            have = true;
+            ++i;
+        }
+        flush();
+        return std::move(out);
+    }
+};
+
+/// Splits `line` into words (quotes, comments), expanding variables and arrays. Returns the words.
+inline std::vector<std::string> shell_words(std::string_view line, const shell_state& st) {
+    return shell_word_splitter{line, st, {}, {}, false}.split();
 }
 
 /// `[[ A == B ]] || [[ -z C ]]`-style conditions over expanded words; unknown tests are false (noted).
@@ -268,124 +292,154 @@ inline bool is_launch_word(const std::string& w) {
     return base == "torchrun" || base == "python" || base == "python3" || base == "deepspeed";
 }
 
-}  // namespace detail
-
-/// Reads a launch script; `positional` gives $1, $2, ... (unset by default, so `${1:-x}` is x).
-inline shell_command read_shell_script(std::string_view text, const std::vector<std::string>& positional = {}) {
-    shell_command out;
-    detail::shell_state st;
-    st.notes = &out.notes;
-    for (std::size_t i = 0; i < positional.size(); ++i) st.vars[std::to_string(i + 1)] = positional[i];
-    // join continuations
+/// The script's lines with backslash-newline continuations joined.
+inline std::vector<std::string> shell_lines(std::string_view text) {
     std::string joined;
     for (std::size_t i = 0; i < text.size(); ++i) {
         if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') { ++i; continue; }
         joined += text[i];
     }
     std::vector<std::string> lines;
-    {
-        std::string cur;
-        for (char c : joined) {
-            if (c == '\n') { lines.push_back(cur); cur.clear(); } else cur += c;
-        }
-        lines.push_back(cur);
+    std::string cur;
+    for (char c : joined) {
+        if (c == '\n') { lines.push_back(cur); cur.clear(); } else cur += c;
     }
+    lines.push_back(cur);
+    return lines;
+}
+
+/// The if/elif/else/fi nesting of a script: whether the statements read now run.
+struct shell_branches {
     struct branch { bool active; bool taken; };
     std::vector<branch> ifs;
-    auto active = [&] {
+    bool active() const {
         for (auto& b : ifs) if (!b.active) return false;
         return true;
+    }
+    /// Takes a statement that opens, switches or closes a branch; returns false for any other. An `else` followed
+    /// by more words on the same line drops the `else` and reads what follows as the statement.
+    bool take(std::vector<std::string>& s, std::vector<std::string>* notes) {
+        const auto& w0 = s[0];  // after an erase, the next word
+        if (w0 == "if") {
+            const bool v = active() && shell_condition({s.begin() + 1, s.end()}, notes);
+            ifs.push_back({v, v});
+            return true;
+        }
+        if (w0 == "elif" && !ifs.empty()) {
+            auto b = ifs.back();
+            ifs.pop_back();
+            const bool v = active() && !b.taken && shell_condition({s.begin() + 1, s.end()}, notes);
+            ifs.push_back({v, b.taken || v});
+            return true;
+        }
+        if (w0 == "else" && !ifs.empty()) {
+            auto b = ifs.back();
+            ifs.pop_back();
+            ifs.push_back({active() && !b.taken, true});
+            if (s.size() == 1) return true;
+            s.erase(s.begin());
+        }
+        if (w0 == "fi") {
+            if (!ifs.empty()) ifs.pop_back();
+            return true;
+        }
+        return w0 == "then" || w0 == "do" || w0 == "done";
+    }
+};
+
+/// An array assignment NAME=( ... ) / NAME+=( ... ) starting at lines[li], possibly over several lines (li is
+/// left on its last line). Returns false when the line is not one.
+inline bool shell_array_assignment(const std::vector<std::string>& lines, std::size_t& li, shell_state& st, bool active) {
+    const std::string& line = lines[li];
+    std::size_t k = 0;
+    while (k < line.size() && std::isspace(static_cast<unsigned char>(line[k]))) ++k;
+    std::size_t n = k;
+    while (n < line.size() && shell_name_char(line[n])) ++n;
+    const bool append = line.compare(n, 3, "+=(") == 0;
+    if (n == k || !(line.compare(n, 2, "=(") == 0 || append)) return false;
+    const std::string name = line.substr(k, n - k);
+    std::string body = line.substr(n + (append ? 3 : 2));
+    auto closed = [](const std::string& s) {  // a ')' outside quotes and comments
+        char q = 0;
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            const char c = s[i];
+            if (q) { if (c == q) q = 0; continue; }
+            if (c == '\'' || c == '"') q = c;
+            else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(s[i - 1])))) return std::string::npos;
+            else if (c == ')') return i;
+        }
+        return std::string::npos;
     };
+    std::vector<std::string> elems;
+    for (;;) {
+        const auto p = closed(body);
+        auto words = shell_words(p == std::string::npos ? body : body.substr(0, p), st);
+        elems.insert(elems.end(), words.begin(), words.end());
+        if (p != std::string::npos || li + 1 >= lines.size()) break;
+        body = lines[++li];
+    }
+    if (active) {
+        auto& a = st.arrays[name];
+        if (!append) a.clear();
+        a.insert(a.end(), elems.begin(), elems.end());
+    }
+    return true;
+}
+
+/// Takes the leading NAME=value words of a command (after export/local/readonly) into the variables; what is left
+/// is the command itself.
+inline void shell_assignments(std::vector<std::string>& cmd, shell_state& st) {
+    if (!cmd.empty() && (cmd[0] == "export" || cmd[0] == "local" || cmd[0] == "readonly")) cmd.erase(cmd.begin());
+    while (!cmd.empty()) {
+        const auto eq = cmd[0].find('=');
+        if (eq == std::string::npos || eq == 0) break;
+        bool name = true;
+        for (std::size_t c = 0; c < eq; ++c) name = name && shell_name_char(cmd[0][c]);
+        if (!name || std::isdigit(static_cast<unsigned char>(cmd[0][0]))) break;
+        st.vars[cmd[0].substr(0, eq)] = cmd[0].substr(eq + 1);
+        cmd.erase(cmd.begin());
+    }
+}
+
+/// The launch command's parts: the launcher words, the script (`*.py` or `-m MODULE`), and its arguments.
+inline void split_launch_command(const std::vector<std::string>& cmd, shell_command& out) {
+    out.found = true;
+    std::size_t i = 0;
+    for (; i < cmd.size(); ++i) {
+        const auto& w = cmd[i];
+        if (w.size() > 3 && w.ends_with(".py")) { out.script = w; ++i; break; }
+        if (w == "-m" && i + 1 < cmd.size()) { out.script = "-m " + cmd[i + 1]; i += 2; break; }
+        out.launcher.push_back(w);
+    }
+    out.args.assign(cmd.begin() + static_cast<std::ptrdiff_t>(std::min(i, cmd.size())), cmd.end());
+}
+
+}  // namespace detail
+
+/// Reads a launch script; `positional` gives $1, $2, ... (unset by default, so `${1:-x}` is x). The last command
+/// that starts torchrun/python/deepspeed or a *.py script is the launch; without one, every word is an argument.
+inline shell_command read_shell_script(std::string_view text, const std::vector<std::string>& positional = {}) {
+    shell_command out;
+    detail::shell_state st;
+    st.notes = &out.notes;
+    for (std::size_t i = 0; i < positional.size(); ++i) st.vars[std::to_string(i + 1)] = positional[i];
+    const auto lines = detail::shell_lines(text);
+    detail::shell_branches branches;
     std::vector<std::string> all_words;
     std::vector<std::string> last_cmd;
     for (std::size_t li = 0; li < lines.size(); ++li) {
-        std::string line = lines[li];
-        // array assignment, possibly over several lines: NAME=( ... ) / NAME+=( ... )
-        std::size_t k = 0;
-        while (k < line.size() && std::isspace(static_cast<unsigned char>(line[k]))) ++k;
-        std::size_t n = k;
-        while (n < line.size() && detail::shell_name_char(line[n])) ++n;
-        const bool append = line.compare(n, 3, "+=(") == 0;
-        if (n > k && (line.compare(n, 2, "=(") == 0 || append)) {
-            const std::string name = line.substr(k, n - k);
-            std::string body = line.substr(n + (append ? 3 : 2));
-            auto closed = [](const std::string& s) {  // a ')' outside quotes and comments
-                char q = 0;
-                for (std::size_t i = 0; i < s.size(); ++i) {
-                    const char c = s[i];
-                    if (q) { if (c == q) q = 0; continue; }
-                    if (c == '\'' || c == '"') q = c;
-                    else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(s[i - 1])))) return std::string::npos;
-                    else if (c == ')') return i;
-                }
-                return std::string::npos;
-            };
-            std::vector<std::string> elems;
-            for (;;) {
-                const auto p = closed(body);
-                auto words = detail::shell_words(p == std::string::npos ? body : body.substr(0, p), st);
-                elems.insert(elems.end(), words.begin(), words.end());
-                if (p != std::string::npos || li + 1 >= lines.size()) break;
-                body = lines[++li];
-            }
-            if (active()) {
-                auto& a = st.arrays[name];
-                if (!append) a.clear();
-                a.insert(a.end(), elems.begin(), elems.end());
-            }
-            continue;
-        }
-        auto words = detail::shell_words(line, st);
+        if (detail::shell_array_assignment(lines, li, st, branches.active())) continue;
         // split at ';' into simple statements
         std::vector<std::vector<std::string>> stmts(1);
-        for (auto& w : words) {
+        for (auto& w : detail::shell_words(lines[li], st)) {
             if (w == ";") stmts.emplace_back();
             else stmts.back().push_back(w);
         }
         for (auto& s : stmts) {
-            if (s.empty()) continue;
-            const auto& w0 = s[0];
-            if (w0 == "if") {
-                const bool parent = active();
-                const bool v = parent && detail::shell_condition({s.begin() + 1, s.end()}, &out.notes);
-                ifs.push_back({v, v});
-                continue;
-            }
-            if (w0 == "elif" && !ifs.empty()) {
-                auto& b = ifs.back();
-                ifs.pop_back();
-                const bool parent = active();
-                const bool v = parent && !b.taken && detail::shell_condition({s.begin() + 1, s.end()}, &out.notes);
-                ifs.push_back({v, b.taken || v});
-                continue;
-            }
-            if (w0 == "else" && !ifs.empty()) {
-                auto b = ifs.back();
-                ifs.pop_back();
-                const bool parent = active();
-                ifs.push_back({parent && !b.taken, true});
-                if (s.size() > 1) s.erase(s.begin()); else continue;
-            }
-            if (w0 == "fi") { if (!ifs.empty()) ifs.pop_back(); continue; }
-            if (w0 == "then" || w0 == "do" || w0 == "done") continue;
-            if (!active()) continue;
+            if (s.empty() || branches.take(s, &out.notes) || !branches.active()) continue;
             std::vector<std::string> cmd = s;
-            if (cmd[0] == "export" || cmd[0] == "local" || cmd[0] == "readonly") cmd.erase(cmd.begin());
+            detail::shell_assignments(cmd, st);
             if (cmd.empty()) continue;
-            // variable assignments (NAME=value ...)
-            bool assigned = false;
-            while (!cmd.empty()) {
-                const auto eq = cmd[0].find('=');
-                if (eq == std::string::npos || eq == 0) break;
-                bool name = true;
-                for (std::size_t c = 0; c < eq; ++c) name = name && detail::shell_name_char(cmd[0][c]);
-                if (!name || std::isdigit(static_cast<unsigned char>(cmd[0][0]))) break;
-                st.vars[cmd[0].substr(0, eq)] = cmd[0].substr(eq + 1);
-                cmd.erase(cmd.begin());
-                assigned = true;
-            }
-            if (cmd.empty()) continue;
-            (void)assigned;
             bool launch = false;
             for (auto& w : cmd) launch = launch || detail::is_launch_word(w) || (w.size() > 3 && w.ends_with(".py"));
             if (launch) last_cmd = cmd;
@@ -393,20 +447,10 @@ inline shell_command read_shell_script(std::string_view text, const std::vector<
         }
     }
     if (last_cmd.empty()) {
-        // a plain argument list (no launch command): every word, with array contents
-        for (auto& [name, a] : st.arrays) (void)name, (void)a;
-        out.args = all_words;
+        out.args = all_words;  // a plain argument list (no launch command): every word
         return out;
     }
-    out.found = true;
-    std::size_t i = 0;
-    for (; i < last_cmd.size(); ++i) {
-        const auto& w = last_cmd[i];
-        if (w.size() > 3 && w.ends_with(".py")) { out.script = w; ++i; break; }
-        if (w == "-m" && i + 1 < last_cmd.size()) { out.script = "-m " + last_cmd[i + 1]; i += 2; break; }
-        out.launcher.push_back(w);
-    }
-    out.args.assign(last_cmd.begin() + static_cast<std::ptrdiff_t>(std::min(i, last_cmd.size())), last_cmd.end());
+    detail::split_launch_command(last_cmd, out);
     return out;
 }
 

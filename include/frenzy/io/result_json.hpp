@@ -1,6 +1,6 @@
 #pragma once
-// Results -> JSON: the one place the `--json` keys of `frenzy estimate`, `plan`, `gpus` and `models` are built
-// (docs/formats.md lists them). The Python module and the service serialise through these too. Sizes in bytes,
+// Results -> JSON: the one place the `--json` keys of `frenzy estimate`, `plan`, `import`, `gpus` and `models` are
+// built (docs/formats.md lists them; `frenzy launch` is launch/launch_json.hpp, above io/ in the include graph). The Python module and the service serialise through these too. Sizes in bytes,
 // times in seconds; a figure that does not exist (no GPU given, no token budget, no price) is null, never 0.
 #include <cmath>
 #include <optional>
@@ -9,6 +9,7 @@
 
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_import.hpp"
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/plan/estimate.hpp"
@@ -109,6 +110,15 @@ inline nlohmann::ordered_json plan_result_json(const plan_result& r, std::size_t
     return out;
 }
 inline void to_json(nlohmann::ordered_json& out, const plan_result& r) { out = plan_result_json(r); }
+
+/// `frenzy import --json`: the job read from a launcher configuration and what the reader did not use.
+inline void to_json(nlohmann::ordered_json& out, const launcher_import& r) {
+    out = nlohmann::ordered_json::object();
+    out["job"] = nlohmann::ordered_json::parse(to_json(r.job).dump());
+    out["ignored"] = r.ignored;
+    out["not_understood"] = r.unknown;
+    out["notes"] = r.notes;
+}
 
 /// One element of `frenzy gpus --json`.
 inline void to_json(nlohmann::ordered_json& out, const gpu_type& t) {

@@ -12,10 +12,14 @@
 //    mixed_precision named as pytorch/pytorch@acd8c9e7 torch/distributed/fsdp/api.py (ShardingStrategy,
 //    MixedPrecision), the other keys Frenzy's own (docs/launch.md).
 // Lists of every flag/key those files define: tests/data/launch/*.txt (tests check every written one is listed).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +83,7 @@ struct launch_result {
     frenzy::plan plan;          ///< the plan the files run
     job_spec job;               ///< the job with the plan's layout (what the files describe)
     std::vector<launch_file> files;
+    std::vector<std::string> written;  ///< paths write_launch_files wrote them to (empty until written)
 };
 
 namespace detail {
@@ -97,11 +102,10 @@ inline std::int64_t train_steps(const job_spec& j) {
     return j.training.total_tokens > 0 ? static_cast<std::int64_t>(std::ceil(j.training.total_tokens / per)) : 0;
 }
 
-/// Megatron-LM pretrain_gpt.py arguments for a job with its layout (one "--flag value" per entry).
-inline std::vector<std::string> megatron_arguments(const job_spec& j) {
+/// Megatron-LM's architecture arguments: layers, widths, attention, activation, norm, positions, embeddings, MoE.
+inline std::vector<std::string> megatron_model_arguments(const job_spec& j) {
     const auto& m = j.model;
     const auto& t = j.training;
-    const auto& p = j.parallel;
     const auto n = [](std::int64_t v) { return std::to_string(v); };
     if (m.embedding_norm) throw config_error("model.embedding_norm=true has no Megatron-LM argument");
     if (m.position_embedding == position_embedding::alibi)
@@ -134,6 +138,14 @@ inline std::vector<std::string> megatron_arguments(const job_spec& j) {
         if (m.moe.dense_layers > 0)
             a.push_back("--moe-layer-freq ([0]*" + n(m.moe.dense_layers) + "+[1]*" + n(m.layers - m.moe.dense_layers) + ")");
     }
+    return a;
+}
+
+/// Megatron-LM's training arguments: sequence, batches, budget, precision, optimizer, attention backend.
+inline std::vector<std::string> megatron_training_arguments(const job_spec& j) {
+    const auto& t = j.training;
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    std::vector<std::string> a;
     a.push_back("--seq-length " + n(t.seq_len));
     a.push_back("--micro-batch-size " + n(t.micro_batch));
     a.push_back("--global-batch-size " + n(t.global_batch));
@@ -155,6 +167,14 @@ inline std::vector<std::string> megatron_arguments(const job_spec& j) {
     }
     a.push_back(std::string("--optimizer ") + (t.optimizer == optimizer_kind::sgd ? "sgd" : "adam"));
     if (j.runtime.attention == attention_impl::unfused) a.push_back("--attention-backend unfused");
+    return a;
+}
+
+/// Megatron-LM's parallelism and runtime arguments: the layout, sharding, recompute, overlaps, offload.
+inline std::vector<std::string> megatron_parallel_arguments(const job_spec& j) {
+    const auto& p = j.parallel;
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    std::vector<std::string> a;
     a.push_back("--tensor-model-parallel-size " + n(p.tp));
     a.push_back("--pipeline-model-parallel-size " + n(p.pp));
     if (p.vpp > 1) a.push_back("--num-virtual-stages-per-pipeline-rank " + n(p.vpp));
@@ -177,6 +197,14 @@ inline std::vector<std::string> megatron_arguments(const job_spec& j) {
     if (j.training.optimizer == optimizer_kind::adamw_8bit) throw config_error("training.optimizer=\"adamw-8bit\" is not a Megatron-LM --optimizer");
     if (j.runtime.compile) throw config_error("runtime.compile=true has no Megatron-LM argument");
     if (j.runtime.loss_chunks != 1) throw config_error("runtime.loss_chunks=" + std::to_string(j.runtime.loss_chunks) + " has no Megatron-LM argument");
+    return a;
+}
+
+/// Megatron-LM pretrain_gpt.py arguments for a job with its layout (one "--flag value" per entry).
+inline std::vector<std::string> megatron_arguments(const job_spec& j) {
+    auto a = megatron_model_arguments(j);
+    for (auto* part : {&megatron_training_arguments, &megatron_parallel_arguments})
+        for (auto& x : (*part)(j)) a.push_back(std::move(x));
     return a;
 }
 
@@ -218,7 +246,8 @@ inline std::string torchtitan_recipe(const job_spec& j, const std::string& base0
     s += "# Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.\n";
     if (guessed)
         s += "# WARNING: torchtitan has no recipe known to frenzy for model \"" + j.model.name +
-             "\"; the base below is llama3_8b: pass --torchtitan-base MODULE:FUNCTION for your model.\n";
+             "\"; the base below is llama3_8b: give the base recipe MODULE:FUNCTION for your model (launch_options::torchtitan_base; "
+             "`frenzy launch --torchtitan-base`).\n";
     s += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
     if (t.precision == precision::fp8_mixed) s += "from torchtitan.components.quantization import Float8LinearConverter\n";
     s += "from torchtitan.trainer import Trainer\n";
@@ -299,7 +328,7 @@ inline nlohmann::ordered_json fsdp_settings(const job_spec& j) {
                            : p.sharding == sharding::gradients ? "SHARD_GRAD_OP" : "NO_SHARD";
     const char* dt = t.precision == precision::fp32 ? "float32" : t.precision == precision::fp16_mixed ? "float16" : "bfloat16";
     if (t.precision == precision::fp8_mixed || t.precision == precision::fp4_mixed)
-        throw config_error("training.precision=\"" + std::string(to_string(t.precision)) + "\" needs torchao/TE (use --framework torchtitan or megatron)");
+        throw config_error("training.precision=\"" + std::string(to_string(t.precision)) + "\" needs torchao/TE (launch it with the torchtitan or megatron launcher)");
     if (j.runtime.offload.any()) throw config_error("runtime.offload is not written by frenzy launch for plain FSDP/DDP");
     nlohmann::ordered_json c;
     c["wrapper"] = ddp ? "DistributedDataParallel" : "FullyShardedDataParallel";
@@ -322,21 +351,112 @@ inline nlohmann::ordered_json fsdp_settings(const job_spec& j) {
 
 }  // namespace detail
 
-/// The launch files for a job whose `parallel` is the plan's layout, on `p.nodes` nodes of `p.gpu`.
-inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
+/// A Slurm batch script as Frenzy writes it. `frenzy launch` (launch.sbatch, with its #SBATCH directives) and
+/// `frenzy serve` (the body it pipes to sbatch, whose placement travels as sbatch options) both write theirs with
+/// batch_script_text(): the one place a job script is written.
+struct batch_script_spec {
+    std::vector<std::string> comments;    ///< header lines after the shebang, each written as "# " + line
+    std::vector<std::string> directives;  ///< each written as "#SBATCH " + line (none: given as sbatch options)
+    std::vector<std::string> exports;     ///< each written as "export " + line (values already shell-quoted)
+    /// Where the script finds (or, with inline_files, writes) its configuration files, a shell word.
+    std::string launch_dir = "${LAUNCH_DIR:-$SLURM_SUBMIT_DIR}";
+    std::string launch_dir_note = "submit from the directory of these files: cd DIR && sbatch launch.sbatch";
+    std::vector<launch_file> inline_files;  ///< written into $LAUNCH_DIR by the script itself (here-documents)
+    std::string preamble;                   ///< shell before the command, verbatim (the MEGATRON_ARGS array)
+    int nodes = 1, gpus_per_node = 1, rdzv_port = 29500;
+    std::string torchrun_target;            ///< what torchrun starts on every node (script and arguments)
+    std::string command;                    ///< replaces srun + torchrun when set (a test's or dry run's command)
+};
+
+namespace detail {
+
+/// Single-quotes a value for the shell.
+inline std::string sh_quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) {
+        if (c == '\'') q += "'\\''";
+        else q += c;
+    }
+    return q + "'";
+}
+
+/// A file the script writes itself: a quoted here-document, so nothing in it is expanded.
+inline std::string heredoc_file(const launch_file& f) {
+    std::string tag = "FRENZY_EOF";
+    while (f.content.find(tag) != std::string::npos) tag += "_";
+    std::string s = "cat > \"$LAUNCH_DIR/" + f.name + "\" <<'" + tag + "'\n" + f.content;
+    if (!f.content.empty() && f.content.back() != '\n') s += "\n";
+    return s + tag + "\n";
+}
+
+}  // namespace detail
+
+inline std::string batch_script_text(const batch_script_spec& b) {
+    std::string s = "#!/bin/bash\n";
+    for (const auto& c : b.comments) s += "# " + c + "\n";
+    for (const auto& d : b.directives) s += "#SBATCH " + d + "\n";
+    s += "\n";
+    s += "set -euo pipefail\n";
+    for (const auto& e : b.exports) s += "export " + e + "\n";
+    s += "LAUNCH_DIR=\"" + b.launch_dir + "\"" + (b.launch_dir_note.empty() ? "" : "  # " + b.launch_dir_note) + "\n";
+    s += "export PYTHONPATH=\"$LAUNCH_DIR${PYTHONPATH:+:$PYTHONPATH}\"\n";
+    s += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+    s += "HEAD_NODE=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n\n";
+    if (!b.inline_files.empty()) {
+        s += "mkdir -p \"$LAUNCH_DIR\"\n";
+        for (const auto& f : b.inline_files) s += detail::heredoc_file(f);
+        s += "\n";
+    }
+    s += b.preamble;
+    if (!b.preamble.empty()) s += "\n";
+    if (!b.command.empty()) return s + b.command + "\n";  // the user's command, run by this script's shell
+    s += "srun --nodes=" + std::to_string(b.nodes) + " --ntasks-per-node=1 \\\n";
+    s += "    torchrun --nnodes " + std::to_string(b.nodes) + " --nproc-per-node " + std::to_string(b.gpus_per_node) +
+         " --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$HEAD_NODE:" + std::to_string(b.rdzv_port) + "\" \\\n";
+    s += "    " + b.torchrun_target + "\n";
+    return s;
+}
+
+/// The launcher that runs a plan's framework when none is chosen (torchtitan is a choice, never inferred).
+inline launcher launcher_for(framework f) {
+    switch (f) {
+        case framework::megatron: return launcher::megatron;
+        case framework::deepspeed: return launcher::deepspeed;
+        case framework::fsdp:
+        case framework::ddp: return launcher::fsdp;
+    }
+    return launcher::fsdp;
+}
+
+/// The job a plan runs: its layout, framework, micro-batch and precision (a marked alternative where the GPU type
+/// lacks the job's) in place of the job's own.
+inline job_spec job_for_plan(job_spec j, const frenzy::plan& p) {
+    j.parallel = p.parallel;
+    j.runtime.framework = p.framework;
+    j.training.micro_batch = p.micro_batch;
+    j.training.precision = p.precision;
+    return j;
+}
+
+/// What a launcher adds to the batch script: its configuration files, shell before the command, and what torchrun
+/// starts. Checks that the launcher can run the job (config_error naming the field when not).
+struct launcher_payload {
+    std::vector<launch_file> files;  ///< besides launch.sbatch
+    std::string preamble;
+    std::string torchrun_target;
+};
+
+inline launcher_payload launcher_payload_for(const job_spec& j, const launch_options& o) {
     validate(j);
     if (!(j.training.finetune == finetune_spec{}))
         throw config_error("training.finetune: frenzy launch writes pretraining launches (pretrain_gpt.py, torchtitan.train); "
                            "fine-tuning methods are not written");
     const auto& fws = launcher_frameworks(o.launcher);
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())
-        throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched with --framework " +
-                           std::string(to_string(o.launcher)));
-    if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0)
-        throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
-    const int per_node = p.gpus / p.nodes;
-    std::vector<launch_file> files;
-    std::string cfg_line, run;
+        throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched by the " +
+                           std::string(to_string(o.launcher)) + " launcher (launch_options::launcher)");
+    launcher_payload out;
+    const auto script = [&](const char* fallback) { return o.run_command.empty() ? std::string(fallback) : o.run_command; };
     switch (o.launcher) {
         case launcher::megatron: {
             std::string args = "MEGATRON_ARGS=(\n";
@@ -345,59 +465,73 @@ inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::pl
                 const bool quote = sp != std::string::npos && a.find_first_of("()[]*$\"' ", sp + 1) != std::string::npos;
                 args += "    " + (quote ? a.substr(0, sp) + " '" + a.substr(sp + 1) + "'" : a) + "\n";
             }
-            args += ")\n";
-            cfg_line = args;
-            run = (o.run_command.empty() ? "pretrain_gpt.py" : o.run_command) + " \"${MEGATRON_ARGS[@]}\"";
+            out.preamble = args + ")\n";
+            out.torchrun_target = script("pretrain_gpt.py") + " \"${MEGATRON_ARGS[@]}\"";
             break;
         }
         case launcher::torchtitan:
-            files.push_back({"frenzy_torchtitan.py", detail::torchtitan_recipe(j, o.torchtitan_base)});
-            run = o.run_command.empty() ? "-m torchtitan.train --module frenzy_torchtitan --config frenzy_plan" : o.run_command;
+            out.files.push_back({"frenzy_torchtitan.py", detail::torchtitan_recipe(j, o.torchtitan_base)});
+            out.torchrun_target = script("-m torchtitan.train --module frenzy_torchtitan --config frenzy_plan");
             break;
         case launcher::deepspeed:
-            files.push_back({"ds_config.json", detail::deepspeed_config(j).dump(2) + "\n"});
-            run = (o.run_command.empty() ? "train.py" : o.run_command) + " --deepspeed --deepspeed_config \"$LAUNCH_DIR/ds_config.json\"";
+            out.files.push_back({"ds_config.json", detail::deepspeed_config(j).dump(2) + "\n"});
+            out.torchrun_target = script("train.py") + " --deepspeed --deepspeed_config \"$LAUNCH_DIR/ds_config.json\"";
             break;
         case launcher::fsdp:
-            files.push_back({"fsdp_settings.json", detail::fsdp_settings(j).dump(2) + "\n"});
-            run = (o.run_command.empty() ? "train.py" : o.run_command) + " --settings \"$LAUNCH_DIR/fsdp_settings.json\"";
+            out.files.push_back({"fsdp_settings.json", detail::fsdp_settings(j).dump(2) + "\n"});
+            out.torchrun_target = script("train.py") + " --settings \"$LAUNCH_DIR/fsdp_settings.json\"";
             break;
     }
+    return out;
+}
+
+namespace detail {
+
+/// The header comments after the first line: the layout and the prediction (with the time limit's margin when the
+/// script has one).
+inline std::vector<std::string> plan_comments(const job_spec& j, const frenzy::plan& p, std::optional<double> time_margin) {
+    const auto& q = j.parallel;
+    char pred[160];
+    std::snprintf(pred, sizeof pred, "predicted: step %.3f s, %.0f tokens/s, run %.0f s", p.step_time.value, p.tokens_per_s,
+                  p.est_time.value);
+    std::string limit;
+    if (time_margin) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, " (time limit +%.0f%%)", 100 * *time_margin);
+        limit = buf;
+    }
+    return {"layout dp=" + std::to_string(q.dp) + " tp=" + std::to_string(q.tp) + " pp=" + std::to_string(q.pp) +
+                " vpp=" + std::to_string(q.vpp) + " cp=" + std::to_string(q.cp) + " ep=" + std::to_string(q.ep) +
+                " sp=" + (q.sequence_parallel ? "on" : "off") + " sharding=" + std::string(to_string(q.sharding)) +
+                " recompute=" + std::string(to_string(q.recompute)) + " micro_batch=" + std::to_string(j.training.micro_batch),
+            pred + limit};
+}
+
+}  // namespace detail
+
+/// The launch files for a job whose `parallel` is the plan's layout, on `p.nodes` nodes of `p.gpu`.
+inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
+    auto payload = launcher_payload_for(j, o);
+    if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0)
+        throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
+    const int per_node = p.gpus / p.nodes;
     auto gres = o.gres_names.find(p.gpu);
     const std::string gres_name = gres == o.gres_names.end() ? p.gpu : gres->second;
     const double est = p.est_time.value > 0 ? p.est_time.value * (1 + o.time_margin) : o.default_time_s;
-    const std::string time = detail::slurm_time(std::max(est, 600.0));
-    const auto& q = j.parallel;
-    std::string s;
-    s += "#!/bin/bash\n";
-    s += "# Written by `frenzy launch`: job \"" + j.name + "\" on " + std::to_string(p.gpus) + " x " + p.gpu + " (" +
-         std::string(to_string(o.launcher)) + ")\n";
-    s += "# layout dp=" + std::to_string(q.dp) + " tp=" + std::to_string(q.tp) + " pp=" + std::to_string(q.pp) +
-         " vpp=" + std::to_string(q.vpp) + " cp=" + std::to_string(q.cp) + " ep=" + std::to_string(q.ep) +
-         " sp=" + (q.sequence_parallel ? "on" : "off") + " sharding=" + std::string(to_string(q.sharding)) +
-         " recompute=" + std::string(to_string(q.recompute)) + " micro_batch=" + std::to_string(j.training.micro_batch) + "\n";
-    char pred[160];
-    std::snprintf(pred, sizeof pred, "# predicted: step %.3f s, %.0f tokens/s, run %.0f s (time limit +%.0f%%)\n",
-                  p.step_time.value, p.tokens_per_s, p.est_time.value, 100 * o.time_margin);
-    s += pred;
-    s += "#SBATCH --job-name=" + (j.name.empty() ? std::string("frenzy") : j.name) + "\n";
-    s += "#SBATCH --nodes=" + std::to_string(p.nodes) + "\n";
-    s += "#SBATCH --ntasks-per-node=1\n";
-    s += "#SBATCH --gres=gpu:" + gres_name + ":" + std::to_string(per_node) + "\n";
-    s += "#SBATCH --time=" + time + "\n";
-    s += "#SBATCH --exclusive\n\n";
-    s += "set -euo pipefail\n";
-    s += "LAUNCH_DIR=\"${LAUNCH_DIR:-$SLURM_SUBMIT_DIR}\"  # submit from the directory of these files: cd DIR && sbatch launch.sbatch\n";
-    s += "export PYTHONPATH=\"$LAUNCH_DIR${PYTHONPATH:+:$PYTHONPATH}\"\n";
-    s += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
-    s += "HEAD_NODE=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n\n";
-    s += cfg_line;
-    if (!cfg_line.empty()) s += "\n";
-    s += "srun --nodes=" + std::to_string(p.nodes) + " --ntasks-per-node=1 \\\n";
-    s += "    torchrun --nnodes " + std::to_string(p.nodes) + " --nproc-per-node " + std::to_string(per_node) +
-         " --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$HEAD_NODE:" + std::to_string(o.rdzv_port) + "\" \\\n";
-    s += "    " + run + "\n";
-    files.insert(files.begin(), launch_file{"launch.sbatch", s});
+    batch_script_spec b;
+    b.comments = {"Written by `frenzy launch`: job \"" + j.name + "\" on " + std::to_string(p.gpus) + " x " + p.gpu + " (" +
+                  std::string(to_string(o.launcher)) + ")"};
+    for (auto& c : detail::plan_comments(j, p, o.time_margin)) b.comments.push_back(std::move(c));
+    b.directives = {"--job-name=" + (j.name.empty() ? std::string("frenzy") : j.name), "--nodes=" + std::to_string(p.nodes),
+                    "--ntasks-per-node=1", "--gres=gpu:" + gres_name + ":" + std::to_string(per_node),
+                    "--time=" + detail::slurm_time(std::max(est, 600.0)), "--exclusive"};
+    b.preamble = payload.preamble;
+    b.nodes = p.nodes;
+    b.gpus_per_node = per_node;
+    b.rdzv_port = o.rdzv_port;
+    b.torchrun_target = payload.torchrun_target;
+    auto files = std::move(payload.files);
+    files.insert(files.begin(), launch_file{"launch.sbatch", batch_script_text(b)});
     return files;
 }
 
@@ -414,23 +548,26 @@ inline launch_result launch(const job_spec& job, const cluster_spec& cluster, co
     }
     launch_result out;
     out.plan = r.plans[o.plan_index];
-    out.job = job;
-    out.job.parallel = out.plan.parallel;
-    out.job.runtime.framework = out.plan.framework;
-    out.job.training.micro_batch = out.plan.micro_batch;
-    out.job.training.precision = out.plan.precision;  // a marked alternative where the type lacks the job's
+    out.job = job_for_plan(job, out.plan);
     out.files = launch_files(out.job, out.plan, o);
     return out;
 }
 
-/// Writes the files into `dir` (which must exist).
-inline void write_launch_files(const std::vector<launch_file>& files, const std::string& dir) {
+/// Writes the files into `dir` (created with its parents when missing) and returns the paths written, in the
+/// order of `files`. io_error naming the directory when it cannot be created or a file cannot be written.
+inline std::vector<std::string> write_launch_files(const std::vector<launch_file>& files, const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw io_error("launch output directory " + dir + ": " + ec.message());
+    std::vector<std::string> paths;
     for (const auto& f : files) {
-        const std::string path = dir + "/" + f.name;
+        const std::string path = (std::filesystem::path(dir) / f.name).string();
         std::ofstream out(path, std::ios::binary);
-        if (!out) throw config_error("-o " + dir + ": cannot write " + path);
+        if (!out) throw io_error("launch output directory " + dir + ": cannot write " + path);
         out << f.content;
+        paths.push_back(path);
     }
+    return paths;
 }
 
 }  // namespace frenzy

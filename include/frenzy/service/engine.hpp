@@ -132,7 +132,7 @@ public:
           has_(without_expansion(opt_.has), {}, detail::priority_order{&priority_}) {
         if (!opt_.decision_log.empty()) {
             log_.open(opt_.decision_log, std::ios::app);
-            if (!log_) throw config_error("--decision-log " + opt_.decision_log + ": cannot open for appending");
+            if (!log_) throw config_error("decision_log " + opt_.decision_log + ": cannot open for appending");
         }
     }
 
@@ -151,6 +151,10 @@ public:
         backend_->job_name = [this](int job) {
             auto it = jobs_.find(job);
             return it == jobs_.end() ? std::string{} : it->second.spec.name;
+        };
+        backend_->job_spec_of = [this](int job) {
+            auto it = jobs_.find(job);
+            return it == jobs_.end() ? std::nullopt : std::optional<job_spec>(it->second.spec);
         };
         adopter_ = std::make_unique<adopting_backend>(*backend_);
         orch_ = std::make_unique<orchestrator>(inv_.spec, *adopter_);
@@ -188,11 +192,10 @@ public:
             return {400, {{"error", e.what()}}};
         }
         if (usable.empty()) {
-            nlohmann::ordered_json reasons = nlohmann::ordered_json::array();
-            for (const auto& i : pr.infeasible) reasons.push_back({{"gpu", i.gpu}, {"reason", i.reason}});
+            auto infeasible = pr.infeasible;  // serialised as `frenzy plan --json`'s infeasible (io/result_json.hpp)
             if (!pr.plans.empty() && parsed_job.limits.deadline_s > 0)
-                reasons.push_back({{"gpu", "*"}, {"reason", "no plan finishes within limits.deadline=" +
-                                                                std::to_string(parsed_job.limits.deadline_s) + " s"}});
+                infeasible.push_back({"*", "no plan finishes within limits.deadline=" + std::to_string(parsed_job.limits.deadline_s) + " s"});
+            const nlohmann::ordered_json reasons = infeasible;
             log_decision({{"decision", "refuse"}, {"name", parsed_job.job.name}, {"why", "no GPU type of the cluster can run it"}, {"reasons", reasons}});
             return {422, {{"error", "no GPU type of the cluster can run this job"}, {"infeasible", reasons}}};
         }

@@ -23,7 +23,7 @@ struct http_options {
 };
 
 /// "127.0.0.1:8470" -> host, port. Throws config_error naming `field`.
-inline std::pair<std::string, int> parse_listen(const std::string& s, const std::string& field = "--listen") {
+inline std::pair<std::string, int> parse_listen(const std::string& s, const std::string& field = "listen") {
     const auto colon = s.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == s.size())
         throw config_error(field + "=\"" + s + "\" must be HOST:PORT");

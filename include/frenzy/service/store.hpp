@@ -75,7 +75,7 @@ public:
             std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
             sqlite3_close(db_);
             db_ = nullptr;
-            throw io_error("--state " + path + ": cannot open SQLite database (" + msg + ")");
+            throw io_error("state database " + path + ": cannot open SQLite database (" + msg + ")");
         }
         sqlite3_busy_timeout(db_, 5000);
         exec("PRAGMA journal_mode=WAL");
@@ -234,11 +234,11 @@ private:
         if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
             std::string m = err ? err : "unknown";
             sqlite3_free(err);
-            throw io_error("--state " + path_ + ": SQLite: " + sql + ": " + m);
+            throw io_error("state database " + path_ + ": SQLite: " + sql + ": " + m);
         }
     }
     [[noreturn]] void fail(const std::string& what) const {
-        throw io_error("--state " + path_ + ": SQLite " + what + ": " + sqlite3_errmsg(db_));
+        throw io_error("state database " + path_ + ": SQLite " + what + ": " + sqlite3_errmsg(db_));
     }
 
     std::string path_;
