@@ -72,6 +72,14 @@ struct framework_profile {
     /// 46, 2.01 GiB): -4.4% with balanced routing after every other mechanism, -1.1% at 1.2, +2.2% at 1.4; the
     /// upper value is kept because under-prediction is the dangerous side (docs/memory-model.md).
     double moe_imbalance = 1.4;
+    /// Tensor parallelism through DTensor (torch.distributed.tensor.parallel, torchtitan) with sequence-sharded
+    /// norms: ColwiseParallel / PrepareModuleInput redistribute the Shard(1) norm output to Replicate before the
+    /// linear, so the linear saves the all-gathered, full-sequence input for its weight gradient (torchtitan
+    /// parallelize_llama.py@9dec370 layer_plan "attention"/"feed_forward" prepare_module_input and "output"
+    /// ColwiseParallel(input_layouts=Shard(1))), where Megatron saves the local shard and gathers it again in backward
+    /// (megatron/core/tensor_parallel/layers.py@d98e8a64 LinearWithGradAccumulationAndAsyncCommunication:
+    /// ctx.save_for_backward(input, weight) before the all-gather). Set by profile_of(job) for tp > 1 with SP.
+    bool saves_gathered_inputs = false;
     /// cuBLAS/cuDNN workspaces allocated through the caching allocator (CUBLAS_WORKSPACE_CONFIG :4096:8 = 32 MiB).
     double workspace_bytes = 32.0 * MiB;
 };
@@ -107,6 +115,9 @@ inline framework_profile profile_of(const job_spec& j) {
     if (j.runtime.compile) f.fused_elementwise = true;
     if (f.loss == loss_style::upcast_log_softmax && j.runtime.framework == framework::fsdp && j.parallel.tp > 1)
         f.loss = loss_style::dtensor_loss_parallel;
+    if ((j.runtime.framework == framework::fsdp || j.runtime.framework == framework::ddp) && j.parallel.tp > 1 &&
+        j.parallel.sequence_parallel)
+        f.saves_gathered_inputs = true;
     if (j.runtime.optimizer == optimizer_impl::fused) f.foreach_optimizer = false;
     if (j.runtime.optimizer == optimizer_impl::foreach) f.foreach_optimizer = true;
     if (j.runtime.optimizer == optimizer_impl::in_backward) {
