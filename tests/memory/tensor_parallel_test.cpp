@@ -89,3 +89,18 @@ TEST_CASE("Megatron's global memory buffer holds the LM head's gathered input un
     const double t_last = framework_overheads{}.temporaries(pp, last, fp, sharded_model_states{}.model_states(pp, last, fp)).train.value;
     CHECK(t_last - t_first == Approx(2 * s * b * h).epsilon(1e-12));
 }
+
+TEST_CASE("the final RMSNorm stays eager outside the compiled blocks and keeps an fp32 copy of its input") {
+    auto j = llama8b_tp4(framework::fsdp, true);
+    j.runtime.compile = true;  // torchtitan compiles the TransformerBlocks only
+    const auto f = profile_of(j);
+    CHECK(f.eager_final_norm);
+    CHECK_FALSE(profile_of(framework::megatron).eager_final_norm);  // Megatron/TE: fused norm kernels
+    auto f_fused = f;
+    f_fused.eager_final_norm = false;
+    const auto l = stage_layouts(j, f).front();
+    const auto a = transformer_activations{}.activations(j, l, f);
+    const auto a_fused = transformer_activations{}.activations(j, l, f_fused);
+    // x.float() of the sequence-sharded input: 4 B x s b h / t = 33,554,432 B, one micro-batch in flight.
+    CHECK(a.stored.value - a_fused.stored.value == Approx(4 * s * b * h / t).epsilon(1e-12));
+}

@@ -266,7 +266,9 @@ struct transformer_activations {
             // full sequence (torchtitan "output": ColwiseParallel(input_layouts=Shard(1)); never float8: its
             // convert_to_float8_training filter skips "output", torchtitan float8.py@9dec370).
             const double head_in = f.saves_gathered_inputs ? e * sb * h : e * sb * h * rep;
-            last_extra += e * sb * h * rep + head_in + 4.0 * logits;
+            // An eager final RMSNorm also keeps the fp32 copy of its input (framework_profile::eager_final_norm).
+            const double final_norm_fp32 = f.eager_final_norm && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
+            last_extra += e * sb * h * rep + final_norm_fp32 + head_in + 4.0 * logits;
             // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B). The upcast path has
             // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the
             // fp32 gradients of the log-softmax output and input of one chunk (8/n B); n = runtime.loss_chunks

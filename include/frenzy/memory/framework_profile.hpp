@@ -56,6 +56,10 @@ struct framework_profile {
     /// apex; torch.compile). Eager PyTorch RMSNorm (torchtitan/torchtune `x.float()` ... `.type_as(x) * weight`)
     /// instead saves an fp32 copy of its input and the normalised 16-bit tensor, and eager SwiGLU saves silu's output.
     bool fused_elementwise = true;
+    /// The final norm runs eagerly even when the layers are compiled: torchtitan compiles each TransformerBlock only
+    /// (parallelize_llama.py@9dec370 apply_compile), torchtune each layer; its RMSNorm keeps an fp32 copy of its input
+    /// besides the 16-bit one (torchtitan models/norms.py@9dec370 RMSNorm: self._norm(x.float()).type_as(x)).
+    bool eager_final_norm = false;
     /// Gradients live in buffers that persist across steps (Megatron's contiguous grad buffer, DeepSpeed's
     /// partitions). Otherwise (torch optimizer.zero_grad(set_to_none=True)) they are allocated during backward and
     /// exist at the forward/loss peak only when earlier micro-batches of the step accumulated into them.
@@ -98,13 +102,13 @@ inline framework_profile profile_of(framework f) {
         case framework::fsdp:       // torchtitan / llm-foundry style: fp32 sharded params, eager PyTorch, no dropout
             return {.framework = f, .master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4,
                     .dropout = false, .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
-                    .attention_score_buffer = false, .fused_elementwise = false, .persistent_grads = false,
-                    .foreach_optimizer = true};
+                    .attention_score_buffer = false, .fused_elementwise = false, .eager_final_norm = true,
+                    .persistent_grads = false, .foreach_optimizer = true};
         case framework::ddp:        // plain PyTorch (+ DDP when dp > 1; torchtune single device): eager, autocast
             return {.framework = f, .master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4,
                     .dropout = false, .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
                     .attention_score_buffer = false, .grad_bucket_copies = 1, .fused_elementwise = false,
-                    .persistent_grads = false, .foreach_optimizer = true};
+                    .eager_final_norm = true, .persistent_grads = false, .foreach_optimizer = true};
     }
     return {};
 }
