@@ -199,10 +199,9 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
             const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * std::min(1.0, rep * static_cast<double>(p.expert_tp())) * f.moe_imbalance : sb;
             eager += e * tokens * ffn / static_cast<double>(moe ? p.expert_tp() : p.tp);
         }
-        // Eager rotary embedding computes in fp32 and its multiplications save the fp32 copies of q and k
-        // (torchtune modules/position_embeddings.py RotaryPositionalEmbeddings: x.float() ... * rope_cache;
-        // torchtitan models/llama apply_rotary_emb: view_as_complex(xq.float()) * freqs_cis).
-        if (m.position_embedding == position_embedding::rope) eager += 4.0 * sb * (q + kv) / t;
+        // Eager rotary embedding: fp32 copies of q and k where the stack keeps them (framework_profile::
+        // rope_fp32_copies: torchtune/torchtitan profiles, calibrated; not LitGPT's apply_rope).
+        if (f.rope_fp32_copies && m.position_embedding == position_embedding::rope) eager += 4.0 * sb * (q + kv) / t;
     }
 
     layer_activation_bytes r;
@@ -241,7 +240,10 @@ struct transformer_activations {
         const double sb = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch);
         const double h = static_cast<double>(j.model.hidden);
         const double rep = p.sequence_parallel ? 1.0 / static_cast<double>(p.tp) : 1.0;
-        const auto dense = layer_activations(j, f, false);
+        // Each layer kind once per stage, and only the kinds the stage holds (an all-MoE stage computes no dense
+        // layer): the per-layer terms are closed forms, so this is the stage's whole per-layer cost.
+        const bool has_dense = l.layers > l.moe_layers || l.moe_layers == 0;
+        const auto dense = has_dense ? layer_activations(j, f, false) : layer_activation_bytes{};
         const auto moe = l.moe_layers > 0 ? layer_activations(j, f, true) : dense;
         auto pick = [&](const layer_activation_bytes& x) {
             switch (p.recompute) {
