@@ -21,7 +21,7 @@ struct uncertainty_band {
     double base = 0.04;          ///< dense rows (8): worst upper error 2.2% (row 16), + 2 points
     double interleaved = 0.02;   ///< row 45: 2.4% upper error: base + 2 points
     double moe = 0.08;           ///< row 46 fits the routing imbalance; balanced routing would leave 4.6%: + routing spread
-    double fp8 = 0.08;           ///< row 28 (float8 linears): 10.7% upper error: base + 8 points
+    double fp8 = 0.08;           ///< row 28 (float8 linears, TP 8): 6.4% upper error, no mechanism for it: base + 8 points
     double megatron_fsdp = 0.08; ///< no measured row
     double expert_tp = 0.03;     ///< etp != tp: no measured row
     double uneven_pipeline = 0.02;  ///< first/last stage layer counts, embedding/loss stages: no measured row
