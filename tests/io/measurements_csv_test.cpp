@@ -84,6 +84,27 @@ TEST_CASE("cumulative tables carry earlier rows' options forward; training metho
     std::remove(path.c_str());
 }
 
+TEST_CASE("training methods in other_flags: QLoRA with lora_rank, 8-bit AdamW, words inside words") {
+    auto row = [](int id, const char* fw, const char* optimizer, const char* flags) {
+        return std::to_string(id) + ",measured," + fw + ",Llama,28,3072,24,8,8192,SwiGLU,128256,yes,4096,2,2,1,1,1,1,,1,1,no,"
+               "none,none,SDPA,bf16,\"" + optimizer + "\",A100,10,,max_memory_allocated,single,\"" + flags + "\",src" +
+               std::to_string(id) + ",medium,\n";
+    };
+    const auto path = write_temp("methods", std::string(header) + row(1, "torchtune", "AdamW", "qlora, lora_rank 32") +
+                                                row(2, "torchtune", "AdamW8bit (bitsandbytes)", "") +
+                                                row(3, "torchtune", "AdamW", "explorations of packing"));
+    std::vector<std::string> skipped;
+    const auto rows = read_memory_measurements(path, &skipped);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].job.training.finetune.method == finetune_method::qlora);
+    CHECK(rows[0].job.training.finetune.rank == 32);
+    CHECK(rows[1].job.training.optimizer == optimizer_kind::adamw_8bit);
+    CHECK(rows[1].job.training.finetune.method == finetune_method::full);
+    CHECK(rows[2].job.training.finetune.method == finetune_method::full);  // "explorations" is not "lora"
+    CHECK(skipped.empty());
+    std::remove(path.c_str());
+}
+
 TEST_CASE("a bad cell names the file, the line and the field") {
     const auto path = write_temp("bad", std::string(header) +
         "9,measured,Megatron-Core,toy,12,512,eight,8,2048,GELU,50304,yes,1024,4,32,8,4,1,2,,1,1,no,none,none,TE,bf16,"

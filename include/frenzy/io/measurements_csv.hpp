@@ -133,8 +133,10 @@ struct run_flags {
         // Training methods, read as the row states them (memory/methods.hpp models each): LoRA / QLoRA with the
         // rank the row names ("rank 16", "r=16"; PEFT's and torchtune's default r = 8 otherwise), bitsandbytes 8-bit
         // AdamW, CPU offload of activations or of the optimizer states.
-        if (contains(f, "qlora")) method = finetune_method::qlora;
-        else if (contains(f, "lora")) method = finetune_method::lora;
+        // a word of its own ("lora", "qlora", "lora_rank"): "explorations" names no method
+        static const std::regex method_re(R"((^|[^a-z])(q?lora)(?![a-z]))");
+        if (std::smatch mm; std::regex_search(f, mm, method_re))
+            method = mm[2].length() == 5 ? finetune_method::qlora : finetune_method::lora;
         static const std::regex rank_re(R"((?:lora[_ ]rank|rank|\br)\s*[=:]?\s*(\d{1,5})\b)");
         if (std::smatch mr; std::regex_search(f, mr, rank_re)) rank = std::stoll(mr[1]);
         if (contains(f, "8-bit") || contains(f, "8bit")) adam8bit = true;
