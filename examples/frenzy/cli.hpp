@@ -146,6 +146,11 @@ struct job_args {
     std::int64_t seq_len = 0, micro_batch = 0, global_batch = 0, dp = 0, tp = 0, pp = 0, vpp = 0, cp = 0, ep = 0;
     double total_tokens = -1;
     bool sp = false;
+    // Fine-tuning, offload and Megatron memory options (training.finetune, runtime.offload, runtime.*).
+    std::string finetune, lora_targets;
+    std::vector<std::string> offload;  ///< --offload, repeatable or comma-separated: optimizer | params | activations
+    std::int64_t lora_rank = 0, freeze_layers = -1;
+    bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false;
 };
 
 inline void add_job_options(CLI::App* c, job_args& a) {
@@ -161,7 +166,8 @@ inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_option("--global-batch", a.global_batch, "Global batch in sequences (default micro-batch x dp)")->check(whole_number(1, std::int64_t{1} << 30));
     c->add_option("--total-tokens", a.total_tokens, "Training budget in tokens (for time, GPU-hours and cost)")->check(finite_number(0, 1e18));
     c->add_option("--precision", a.precision, "fp32 | fp16-mixed | bf16-mixed | bf16 | fp8-mixed");
-    c->add_option("--optimizer", a.optimizer, "adam | adamw | sgd | adafactor");
+    c->add_option("--optimizer", a.optimizer, "adam | adamw | adamw-8bit (bitsandbytes AdamW8bit; adamw8bit also accepted) | "
+                                             "sgd | adafactor");
     c->add_option("--dp", a.dp, "Data-parallel degree")->check(whole_number(1, std::int64_t{1} << 20));
     c->add_option("--tp", a.tp, "Tensor-parallel degree")->check(whole_number(1, 4096));
     c->add_option("--pp", a.pp, "Pipeline-parallel degree")->check(whole_number(1, 4096));
@@ -174,6 +180,64 @@ inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_option("--schedule", a.schedule, "1f1b | interleaved | gpipe");
     c->add_option("--framework", a.frameworks, "megatron | deepspeed | fsdp | ddp (plan: repeatable, each is considered)");
     c->add_option("--attention", a.attention, "flash | unfused");
+    c->add_option("--finetune", a.finetune, "full | freeze | lora | qlora (training.finetune.method; default full)");
+    c->add_option("--lora-rank", a.lora_rank, "LoRA rank r (training.finetune.rank, default 16); implies --finetune lora "
+                                             "when no adapter method is given")
+        ->check(whole_number(1, 65536));
+    c->add_option("--lora-targets", a.lora_targets, "Adapted linears, comma-separated: q,k,v,o,gate,up,down "
+                                                   "(training.finetune.target_modules, default q,k,v,o)");
+    c->add_option("--freeze-layers", a.freeze_layers, "Freeze the first N layers and the embedding (training.finetune."
+                                                     "frozen_layers; with --finetune full or freeze, N < model layers)")
+        ->check(whole_number(0, std::int64_t{1} << 20));
+    c->add_option("--offload", a.offload, "CPU offload: optimizer | params | activations (runtime.offload; repeatable or "
+                                         "comma-separated; params needs optimizer)")
+        ->delimiter(',');
+    c->add_flag("--fp8-param-gather", a.fp8_param_gather, "Megatron --fp8-param-gather: fp8 GEMM weights, no 16-bit copy "
+                                                         "(runtime.fp8_param_gather; needs --precision fp8-mixed)");
+    c->add_flag("--grad-reduce-bf16", a.grad_reduce_bf16, "Megatron --grad-reduce-in-bf16: bf16 main_grad buffers "
+                                                         "(runtime.grad_reduce_bf16)");
+    c->add_flag("--no-dropout", a.no_dropout, "No dropout masks (runtime.dropout false; Megatron's default is 0.1)");
+}
+
+/// Applies the fine-tuning / offload / Megatron memory flags to `j` (each value checked; validate(j) checks the
+/// combinations, naming the job fields).
+inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
+    using namespace frenzy;
+    auto& ft = j.training.finetune;
+    if (!a.finetune.empty()) ft.method = parse_enum<finetune_method>("--finetune", a.finetune);
+    if (a.lora_rank > 0) {
+        if (a.finetune.empty() && !ft.adapters()) ft.method = finetune_method::lora;
+        else if (!ft.adapters())
+            throw config_error("--lora-rank=" + std::to_string(a.lora_rank) + " needs --finetune lora or qlora (got \"" +
+                               std::string(to_string(ft.method)) + "\")");
+        ft.rank = a.lora_rank;
+    }
+    if (!a.lora_targets.empty()) {
+        unsigned bits = 0;
+        std::size_t start = 0;
+        while (start <= a.lora_targets.size()) {
+            const auto end = std::min(a.lora_targets.find(',', start), a.lora_targets.size());
+            const auto name = a.lora_targets.substr(start, end - start);
+            unsigned bit = 0;
+            for (const auto& [b, n] : lora_target_names)
+                if (n == name) bit = b;
+            if (bit == 0)
+                throw config_error("--lora-targets: \"" + name + "\" is not one of: q | k | v | o | gate | up | down");
+            bits |= bit;
+            start = end + 1;
+        }
+        ft.targets = bits;
+    }
+    if (a.freeze_layers >= 0) ft.frozen_layers = a.freeze_layers;
+    for (const auto& o : a.offload) {
+        if (o == "optimizer") j.runtime.offload.optimizer = true;
+        else if (o == "params" || o == "parameters") j.runtime.offload.parameters = true;
+        else if (o == "activations") j.runtime.offload.activations = true;
+        else throw config_error("--offload=\"" + o + "\" is not one of: optimizer | params | activations");
+    }
+    if (a.fp8_param_gather) j.runtime.fp8_param_gather = true;
+    if (a.grad_reduce_bf16) j.runtime.grad_reduce_bf16 = true;
+    if (a.no_dropout) j.runtime.dropout = false;
 }
 
 /// The job a launcher configuration describes (`--from KIND:FILE`, io/launcher_configs.hpp); what was ignored or
@@ -240,7 +304,10 @@ inline frenzy::parsed_job build_job(const job_args& a) {
     if (a.total_tokens >= 0) j.training.total_tokens = a.total_tokens;
     if (a.sp) c.sequence_parallel = j.parallel.sequence_parallel = true;
     if (!a.precision.empty()) j.training.precision = parse_enum<precision>("--precision", a.precision);
-    if (!a.optimizer.empty()) j.training.optimizer = parse_enum<optimizer_kind>("--optimizer", a.optimizer);
+    if (!a.optimizer.empty())
+        j.training.optimizer = a.optimizer == "adamw8bit" ? optimizer_kind::adamw_8bit
+                                                          : parse_enum<optimizer_kind>("--optimizer", a.optimizer);
+    apply_method_options(a, j);
     if (!a.sharding.empty()) c.sharding = j.parallel.sharding = parse_enum<sharding>("--sharding", a.sharding);
     if (!a.recompute.empty()) c.recompute = j.parallel.recompute = parse_enum<recompute>("--recompute", a.recompute);
     if (!a.schedule.empty()) c.schedule = j.parallel.schedule = parse_enum<pipeline_schedule>("--schedule", a.schedule);

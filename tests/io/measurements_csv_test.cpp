@@ -43,7 +43,7 @@ TEST_CASE("columns map onto the job, the metric and the stage") {
     std::remove(path.c_str());
 }
 
-TEST_CASE("cumulative tables carry earlier rows' options forward; unmodelled techniques are skipped") {
+TEST_CASE("cumulative tables carry earlier rows' options forward; training methods are read as stated") {
     const std::string row_prefix =
         "torchtune,Llama,28,3072,24,8,8192,SwiGLU,128256,yes,4096,2,2,1,1,1,1,,1,1,no,none,";
     auto row = [&](int id, const char* recompute, const char* flags) {
@@ -55,10 +55,12 @@ TEST_CASE("cumulative tables carry earlier rows' options forward; unmodelled tec
                                                    row(3, "none", "cumulative: + chunked cross entropy") +
                                                    row(4, "full", "cumulative: + activation checkpointing") +
                                                    row(5, "full", "cumulative: + fuse optimizer step into backward") +
-                                                   row(6, "full", "cumulative: + LoRA"));
+                                                   row(6, "full", "cumulative: + LoRA rank 16") +
+                                                   row(7, "full", "cumulative: + activation offloading") +
+                                                   row(8, "full", "cumulative: + offload"));
     std::vector<std::string> skipped;
     const auto rows = read_memory_measurements(path, &skipped);
-    REQUIRE(rows.size() == 5);
+    REQUIRE(rows.size() == 7);
     CHECK_FALSE(rows[0].job.runtime.compile);
     CHECK(rows[0].job.runtime.loss_chunks == 1);
     CHECK(rows[1].job.runtime.compile);
@@ -69,8 +71,37 @@ TEST_CASE("cumulative tables carry earlier rows' options forward; unmodelled tec
     CHECK(rows[3].job.parallel.recompute == recompute::full);
     CHECK(rows[3].job.runtime.optimizer == optimizer_impl::fused);  // torchtune's AdamW(fused=True)
     CHECK(rows[4].job.runtime.optimizer == optimizer_impl::in_backward);
+    // LoRA with the stated rank, carried forward with everything before it; then activation offload on top.
+    CHECK(rows[5].job.training.finetune.method == finetune_method::lora);
+    CHECK(rows[5].job.training.finetune.rank == 16);
+    CHECK_FALSE(rows[5].job.runtime.offload.activations);
+    CHECK(rows[6].job.training.finetune.method == finetune_method::lora);
+    CHECK(rows[6].job.runtime.offload.activations);
+    CHECK(rows[6].job.runtime.optimizer == optimizer_impl::in_backward);
+    // "offload" that does not say of what cannot be read as stated
     REQUIRE(skipped.size() == 1);
-    CHECK_THAT(skipped[0], Catch::Matchers::Contains("row 6") && Catch::Matchers::Contains("lora"));
+    CHECK_THAT(skipped[0], Catch::Matchers::Contains("row 8") && Catch::Matchers::Contains("offload"));
+    std::remove(path.c_str());
+}
+
+TEST_CASE("training methods in other_flags: QLoRA with lora_rank, 8-bit AdamW, words inside words") {
+    auto row = [](int id, const char* fw, const char* optimizer, const char* flags) {
+        return std::to_string(id) + ",measured," + fw + ",Llama,28,3072,24,8,8192,SwiGLU,128256,yes,4096,2,2,1,1,1,1,,1,1,no,"
+               "none,none,SDPA,bf16,\"" + optimizer + "\",A100,10,,max_memory_allocated,single,\"" + flags + "\",src" +
+               std::to_string(id) + ",medium,\n";
+    };
+    const auto path = write_temp("methods", std::string(header) + row(1, "torchtune", "AdamW", "qlora, lora_rank 32") +
+                                                row(2, "torchtune", "AdamW8bit (bitsandbytes)", "") +
+                                                row(3, "torchtune", "AdamW", "explorations of packing"));
+    std::vector<std::string> skipped;
+    const auto rows = read_memory_measurements(path, &skipped);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].job.training.finetune.method == finetune_method::qlora);
+    CHECK(rows[0].job.training.finetune.rank == 32);
+    CHECK(rows[1].job.training.optimizer == optimizer_kind::adamw_8bit);
+    CHECK(rows[1].job.training.finetune.method == finetune_method::full);
+    CHECK(rows[2].job.training.finetune.method == finetune_method::full);  // "explorations" is not "lora"
+    CHECK(skipped.empty());
     std::remove(path.c_str());
 }
 

@@ -48,9 +48,12 @@ TEST_CASE("MARP against measured peaks of real training runs, every table") {
             // The reported band covers the row: measured <= predicted x (1 + uncertainty).
             CHECK(m.measured.value <= p * (1 + est.estimate(m.job).uncertainty));
             if (m.job.training.precision == precision::fp8_mixed) {
-                // Known gap, not an exemption from the reading: float8 linears (torchao Float8Linear: fp8 casts,
-                // scales, fp8 all-gather) are not modelled on this branch (marp-methods adds them), so row 28 is
-                // under-predicted. Asserted still out of bounds so that this branch is removed once they are.
+                // Known gap, not an exemption from the reading: row 28 (torchtitan 70B, float8 + compile, TP 8) is
+                // -6.0% after the tensor-parallel terms of docs/memory-model.md (gathered LM-head input, eager final
+                // norm); the remaining ~4 GiB has no mechanism found (float8 casts, fp8 all-gathers and the loss
+                // were traced; none is at the loss-backward peak). Within the 8% bound, asserted still under by more
+                // than 3% so that this branch is removed once the mechanism is found.
+                CHECK(std::fabs(err) <= 0.08);
                 CHECK(err < -0.03);
                 continue;
             }

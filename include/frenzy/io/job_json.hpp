@@ -162,6 +162,18 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     r.get("loss_chunks", rt.loss_chunks);
     r.get("tp_comm_overlap", rt.tp_comm_overlap);
     r.get("overlap_grad_reduce", rt.overlap_grad_reduce);
+    r.get("fp8_param_gather", rt.fp8_param_gather);
+    r.get("grad_reduce_bf16", rt.grad_reduce_bf16);
+    if (r.has("dropout") && !r.raw("dropout").is_null()) {
+        bool d = false;
+        r.get("dropout", d);
+        rt.dropout = d;
+    }
+    if (r.has("rope_fp32") && !r.raw("rope_fp32").is_null()) {
+        bool d = false;
+        r.get("rope_fp32", d);
+        rt.rope_fp32 = d;
+    }
     r.get("optimizer_impl", rt.optimizer);
     if (r.has("offload") && !r.raw("offload").is_null()) {  // {"optimizer": bool, "parameters": bool, "activations": bool}
         detail::object_reader o(r.raw("offload"), "runtime.offload");
@@ -276,15 +288,18 @@ inline nlohmann::json to_json(const training_spec& t) {
 }
 
 inline nlohmann::json to_json(const job_spec& j) {
-    return {{"name", j.name}, {"model", to_json(j.model)}, {"training", to_json(j.training)},
-            {"parallel", to_json(j.parallel)},
-            {"runtime", {{"framework", to_string(j.runtime.framework)}, {"attention", to_string(j.runtime.attention)},
+    nlohmann::json rt = {{"framework", to_string(j.runtime.framework)}, {"attention", to_string(j.runtime.attention)},
                          {"compile", j.runtime.compile}, {"loss_chunks", j.runtime.loss_chunks},
                          {"tp_comm_overlap", j.runtime.tp_comm_overlap}, {"overlap_grad_reduce", j.runtime.overlap_grad_reduce},
+                         {"fp8_param_gather", j.runtime.fp8_param_gather}, {"grad_reduce_bf16", j.runtime.grad_reduce_bf16},
                          {"optimizer_impl", to_string(j.runtime.optimizer)},
                          {"offload", {{"optimizer", j.runtime.offload.optimizer},
                                       {"parameters", j.runtime.offload.parameters},
-                                      {"activations", j.runtime.offload.activations}}}}}};
+                                      {"activations", j.runtime.offload.activations}}}};
+    rt["dropout"] = j.runtime.dropout ? nlohmann::json(*j.runtime.dropout) : nlohmann::json(nullptr);
+    rt["rope_fp32"] = j.runtime.rope_fp32 ? nlohmann::json(*j.runtime.rope_fp32) : nlohmann::json(nullptr);
+    return {{"name", j.name}, {"model", to_json(j.model)}, {"training", to_json(j.training)},
+            {"parallel", to_json(j.parallel)}, {"runtime", rt}};
 }
 
 /// ADL hooks for nlohmann::json: `nlohmann::json j = job;` and `j.get<frenzy::job_spec>()`.

@@ -90,14 +90,12 @@ inline bool megatron_irrelevant(const std::string& f) {
     return false;
 }
 
-/// Megatron flags that change memory or speed in ways the job spec does not describe (dropout masks, bf16 gradient
-/// reduction, fp8 parameter all-gather, the fused cross-entropy, cache emptying, MoE kernels): reported as not
+/// Megatron flags that change memory or speed in ways the job spec does not describe (MoE kernels): reported as not
 /// understood, with the reason, so the user knows the estimate does not account for them.
 inline bool megatron_not_modelled(const std::string& f) {
     static const std::vector<std::string> names{
-        "--attention-dropout", "--hidden-dropout", "--grad-reduce-in-bf16", "--fp8-param-gather",
-        "--cross-entropy-loss-fusion", "--empty-unused-memory-level", "--overlap-param-gather", "--moe-grouped-gemm",
-        "--moe-token-dispatcher-type", "--moe-permute-fusion", "--use-precision-aware-optimizer-no-fp8"};
+        "--moe-grouped-gemm", "--moe-token-dispatcher-type", "--moe-permute-fusion",
+        "--use-precision-aware-optimizer-no-fp8"};
     return std::find(names.begin(), names.end(), f) != names.end();
 }
 
@@ -139,7 +137,10 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos,
         moe_ffn, shared_size;
     std::optional<std::string> layer_freq, fsdp_strategy;
-    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, megatron_fsdp = false;
+    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, megatron_fsdp = false, fp8_param_gather = false,
+         grad_reduce_bf16 = false;
+    double hidden_dropout = 0.1, attention_dropout = 0.1;  // megatron/training/arguments.py defaults
+    bool dropout_given = false;
     for (const auto& a : parsed) {
         const auto& f = a.flag;
         if (f == "--num-layers") m.layers = arg_int(a);
@@ -185,6 +186,17 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
         else if (f == "--fp8-format") fp8 = true;
         else if (f == "--fp4-format") fp4 = true;
         else if (f == "--overlap-grad-reduce") j.runtime.overlap_grad_reduce = true;
+        else if (f == "--fp8-param-gather") fp8_param_gather = true;
+        else if (f == "--grad-reduce-in-bf16") grad_reduce_bf16 = true;
+        else if (f == "--hidden-dropout") hidden_dropout = detail::arg_double(a), dropout_given = true;
+        else if (f == "--attention-dropout") attention_dropout = detail::arg_double(a), dropout_given = true;
+        // Understood, and no effect on the peak: the fused cross-entropy saves the same fp32 softmax and casts the
+        // gradient to bf16 as autograd does (megatron/core/fusions/fused_cross_entropy.py@d98e8a64); the
+        // overlapped parameter all-gather writes into the distributed optimizer's parameter buffer in place
+        // (megatron/core/distributed/param_and_grad_buffer.py); empty_cache runs after forward/backward, below the
+        // step's peak (megatron/training/training.py train_step: empty_unused_memory_level >= 1).
+        else if (f == "--cross-entropy-loss-fusion" || f == "--overlap-param-gather" || f == "--empty-unused-memory-level")
+            out.ignored.push_back(detail::arg_text(a));
         else if (f == "--tp-comm-overlap") j.runtime.tp_comm_overlap = true;
         else if (f == "--optimizer-cpu-offload") j.runtime.offload.optimizer = true;
         else if (f == "--main-params-dtype") main_bf16 = arg_str(a) == "bf16";
@@ -252,6 +264,17 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     // a learned table keeps its size; for RoPE the value only bounds the sequence, and seq_len is the default (0)
     if (max_pos && !(m.position_embedding == position_embedding::rope && *max_pos == t.seq_len)) m.max_positions = *max_pos;
     if (fp8) t.precision = precision::fp8_mixed;
+    if (fp8_param_gather) {
+        if (fp8) j.runtime.fp8_param_gather = true;
+        else out.ignored.push_back("--fp8-param-gather (without --fp8-format)");
+    }
+    if (grad_reduce_bf16) {  // arguments.py: read only under --bf16 (fp8 keeps bf16 parameters)
+        if (t.precision == precision::bf16_mixed || t.precision == precision::fp8_mixed) j.runtime.grad_reduce_bf16 = true;
+        else out.ignored.push_back("--grad-reduce-in-bf16 (without --bf16)");
+    }
+    // Dropout masks are saved when either probability is positive (hidden: bias_dropout_add's mask; attention: the
+    // unfused core attention's mask); both 0 saves none.
+    if (dropout_given) j.runtime.dropout = hidden_dropout > 0 || attention_dropout > 0;
     if (fp4) t.precision = precision::fp4_mixed;
     if (main_bf16 && t.precision == precision::bf16_mixed) t.precision = precision::bf16;
     if (megatron_fsdp) {  // megatron/training/arguments.py: no_shard | optim | optim_grads | optim_grads_params

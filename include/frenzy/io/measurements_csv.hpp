@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -129,15 +130,34 @@ struct run_flags {
         else if (contains(f, "chunked")) loss_chunks = 8;  // torchtune CEWithChunkedOutputLoss num_output_chunks
         if (contains(f, "optimizer step into backward") || contains(f, "optimizer_in_bwd") || contains(f, "optimizer in backward"))
             optimizer_in_backward = true;
-        for (const char* what : {"qlora", "lora", "offload", "8-bit", "8bit", "cpu offload"})
-            if (contains(f, what) && !contains(f, "offload false") && !contains(f, "no offload")) unsupported = what;
+        // Training methods, read as the row states them (memory/methods.hpp models each): LoRA / QLoRA with the
+        // rank the row names ("rank 16", "r=16"; PEFT's and torchtune's default r = 8 otherwise), bitsandbytes 8-bit
+        // AdamW, CPU offload of activations or of the optimizer states.
+        // a word of its own ("lora", "qlora", "lora_rank"): "explorations" names no method
+        static const std::regex method_re(R"((^|[^a-z])(q?lora)(?![a-z]))");
+        if (std::smatch mm; std::regex_search(f, mm, method_re))
+            method = mm[2].length() == 5 ? finetune_method::qlora : finetune_method::lora;
+        static const std::regex rank_re(R"((?:lora[_ ]rank|rank|\br)\s*[=:]?\s*(\d{1,5})\b)");
+        if (std::smatch mr; std::regex_search(f, mr, rank_re)) rank = std::stoll(mr[1]);
+        if (contains(f, "8-bit") || contains(f, "8bit")) adam8bit = true;
+        const bool negated = contains(f, "offload false") || contains(f, "no offload");
+        if (!negated && contains(f, "offload")) {  // what this text offloads (earlier rows' options carry on)
+            const bool acts = contains(f, "activation");
+            const bool opt = contains(f, "optimizer") || contains(f, "cpu offload") || contains(f, "zero-offload");
+            offload_activations = offload_activations || acts;
+            offload_optimizer = offload_optimizer || opt;
+            if (!acts && !opt) unsupported = "offload (of what is not stated)";
+        }
     }
+    std::optional<finetune_method> method{};
+    std::int64_t rank = 8;
+    bool adam8bit = false, offload_activations = false, offload_optimizer = false;
 };
 }  // namespace detail
 
 /// Reads every `measured` row of a memory-measurement CSV (formula rows and rows without a peak are skipped).
-/// Rows that use a technique MARP does not model (LoRA, activation offloading, 8-bit optimizers) are left out and,
-/// when `skipped` is given, listed there with the reason.
+/// LoRA/QLoRA, 8-bit AdamW and CPU offload named in other_flags are read into the job (run_flags); rows whose
+/// technique cannot be read as stated are left out and, when `skipped` is given, listed there with the reason.
 inline std::vector<memory_measurement> read_memory_measurements(std::istream& in, const std::string& path,
                                                                 std::vector<std::string>* skipped = nullptr) {
     using namespace detail;
@@ -247,6 +267,14 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             }
             m.job.runtime.compile = flags.compile;
             m.job.runtime.loss_chunks = flags.loss_chunks;
+            if (flags.method) {
+                t.finetune.method = *flags.method;
+                t.finetune.rank = flags.rank;
+            }
+            m.job.runtime.offload.activations = flags.offload_activations;
+            m.job.runtime.offload.optimizer = flags.offload_optimizer;
+            // FSDP's CPUOffload moves parameters with the optimizer states (memory/methods.hpp, job.hpp rules).
+            if (flags.offload_optimizer && m.job.runtime.framework == framework::fsdp) m.job.runtime.offload.parameters = true;
             // torchtune's recipe configs build torch.optim.AdamW with fused=True.
             if (contains(fw, "torchtune")) m.job.runtime.optimizer = optimizer_impl::fused;
             if (flags.optimizer_in_backward) m.job.runtime.optimizer = optimizer_impl::in_backward;
@@ -260,6 +288,7 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             const auto opt = lower(cell("optimizer"));
             t.optimizer = contains(opt, "sgd") ? optimizer_kind::sgd : contains(opt, "adafactor") ? optimizer_kind::adafactor
                           : contains(opt, "adamw") ? optimizer_kind::adamw : optimizer_kind::adam;
+            if (flags.adam8bit || contains(opt, "8bit") || contains(opt, "8-bit")) t.optimizer = optimizer_kind::adamw_8bit;
             const auto met = lower(cell("metric"));
             m.metric = contains(met, "reserved") ? memory_metric::reserved
                        : contains(met, "active") ? memory_metric::active : memory_metric::allocated;

@@ -119,9 +119,16 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
     const bool flash = j.runtime.attention == attention_impl::flash;
     const double s_full = static_cast<double>(j.training.seq_len);
 
+    // GEMM inputs of the column-parallel linears (QKV, fc1): the local shard under Megatron's sequence parallelism,
+    // the all-gathered full sequence under DTensor's (framework_profile::saves_gathered_inputs), there in fp8 when
+    // torchao float8 casts before the all-gather (torchao float8/float8_tensor_parallel.py PrepareFloat8ModuleInput /
+    // Float8ColwiseParallel: hp_tensor_to_float8_dynamic, then redistribute; Float8Linear saves the fp8 input).
+    const double gathered_e = j.training.precision == precision::fp8_mixed ? 1.0 : e;
+    const double col_in = f.saves_gathered_inputs ? gathered_e * sb * h : e * sb * h * rep;
+
     // Attention block (Korthikanti eq. 1: 11sbh + 5as^2b with t = 1, MHA).
     const double ln1_in = e * sb * h * rep;
-    const double qkv_in = e * sb * h * rep;
+    const double qkv_in = col_in;
     const double q_out = e * sb * q / t;
     const double k_out = e * sb * kv / t;
     const double v_out = e * sb * kv / t;
@@ -134,7 +141,7 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
 
     // MLP block (Korthikanti eq. 1: 19sbh with f = 4h, GELU).
     const double ln2_in = e * sb * h * rep;
-    const double fc1_in = e * sb * h * rep;
+    const double fc1_in = col_in;
     const double mlp_mask = mask * sb * h * rep;
     auto mlp_saved = [&](double tokens, double ffn) {  // fc1 output(s) and activation output, for `tokens` tokens
         const double in = is_gated(m.activation) ? 2 * ffn : ffn;
@@ -192,10 +199,9 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
             const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * std::min(1.0, rep * static_cast<double>(p.expert_tp())) * f.moe_imbalance : sb;
             eager += e * tokens * ffn / static_cast<double>(moe ? p.expert_tp() : p.tp);
         }
-        // Eager rotary embedding computes in fp32 and its multiplications save the fp32 copies of q and k
-        // (torchtune modules/position_embeddings.py RotaryPositionalEmbeddings: x.float() ... * rope_cache;
-        // torchtitan models/llama apply_rotary_emb: view_as_complex(xq.float()) * freqs_cis).
-        if (m.position_embedding == position_embedding::rope) eager += 4.0 * sb * (q + kv) / t;
+        // Eager rotary embedding: fp32 copies of q and k where the stack keeps them (framework_profile::
+        // rope_fp32_copies: torchtune/torchtitan profiles, calibrated; not LitGPT's apply_rope).
+        if (f.rope_fp32_copies && m.position_embedding == position_embedding::rope) eager += 4.0 * sb * (q + kv) / t;
     }
 
     layer_activation_bytes r;
@@ -234,7 +240,10 @@ struct transformer_activations {
         const double sb = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch);
         const double h = static_cast<double>(j.model.hidden);
         const double rep = p.sequence_parallel ? 1.0 / static_cast<double>(p.tp) : 1.0;
-        const auto dense = layer_activations(j, f, false);
+        // Each layer kind once per stage, and only the kinds the stage holds (an all-MoE stage computes no dense
+        // layer): the per-layer terms are closed forms, so this is the stage's whole per-layer cost.
+        const bool has_dense = l.layers > l.moe_layers || l.moe_layers == 0;
+        const auto dense = has_dense ? layer_activations(j, f, false) : layer_activation_bytes{};
         const auto moe = l.moe_layers > 0 ? layer_activations(j, f, true) : dense;
         auto pick = [&](const layer_activation_bytes& x) {
             switch (p.recompute) {
@@ -255,7 +264,13 @@ struct transformer_activations {
         const double logits = sb * static_cast<double>(framework_vocab(j, f)) / static_cast<double>(p.tp);
         double loss_transient = 0;
         if (l.last) {
-            last_extra += 2 * e * sb * h * rep + 4.0 * logits;
+            // The LM head's input: the local shard (Megatron) or, under DTensor sequence parallelism, the all-gathered
+            // full sequence (torchtitan "output": ColwiseParallel(input_layouts=Shard(1)); never float8: its
+            // convert_to_float8_training filter skips "output", torchtitan float8.py@9dec370).
+            const double head_in = f.saves_gathered_inputs ? e * sb * h : e * sb * h * rep;
+            // An eager final RMSNorm also keeps the fp32 copy of its input (framework_profile::eager_final_norm).
+            const double final_norm_fp32 = f.eager_final_norm && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
+            last_extra += e * sb * h * rep + final_norm_fp32 + head_in + 4.0 * logits;
             // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B). The upcast path has
             // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the
             // fp32 gradients of the log-softmax output and input of one chunk (8/n B); n = runtime.loss_chunks

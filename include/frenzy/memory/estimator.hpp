@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "frenzy/memory/activations.hpp"
+#include "frenzy/memory/allocator.hpp"
 #include "frenzy/memory/breakdown.hpp"
 #include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/memory/layout.hpp"
@@ -20,7 +21,7 @@ struct uncertainty_band {
     double base = 0.04;          ///< dense rows (8): worst upper error 2.2% (row 16), + 2 points
     double interleaved = 0.02;   ///< row 45: 2.4% upper error: base + 2 points
     double moe = 0.08;           ///< row 46 fits the routing imbalance; balanced routing would leave 4.6%: + routing spread
-    double fp8 = 0.08;           ///< row 28 (float8 linears): 10.7% upper error: base + 8 points
+    double fp8 = 0.08;           ///< row 28 (float8 linears, TP 8): 6.4% upper error, no mechanism for it: base + 8 points
     double megatron_fsdp = 0.08; ///< no measured row
     double expert_tp = 0.03;     ///< etp != tp: no measured row
     double uneven_pipeline = 0.02;  ///< first/last stage layer counts, embedding/loss stages: no measured row
@@ -47,18 +48,21 @@ inline double memory_uncertainty(const job_spec& j, const uncertainty_band& b = 
 }
 
 /// Peak per-GPU training memory of every pipeline stage: model states (S), activations (A) and temporaries (O),
-/// with the framework's profile (profile_of(job) unless one is given).
+/// with the framework's profile (profile_of(job) unless one is given); the allocator policy (R) turns each stage's
+/// allocated peak into its reserved peak.
 template <ModelStatePolicy S = sharded_model_states, ActivationPolicy A = transformer_activations,
-          OverheadPolicy O = framework_overheads>
+          OverheadPolicy O = framework_overheads, AllocatorPolicy R = caching_allocator>
 class basic_memory_estimator {
 public:
     /// Replace one policy, keep the others: `memory_estimator::with_overheads<my_overheads>`.
-    template <ModelStatePolicy S2> using with_model_states = basic_memory_estimator<S2, A, O>;
-    template <ActivationPolicy A2> using with_activations = basic_memory_estimator<S, A2, O>;
-    template <OverheadPolicy O2> using with_overheads = basic_memory_estimator<S, A, O2>;
+    template <ModelStatePolicy S2> using with_model_states = basic_memory_estimator<S2, A, O, R>;
+    template <ActivationPolicy A2> using with_activations = basic_memory_estimator<S, A2, O, R>;
+    template <OverheadPolicy O2> using with_overheads = basic_memory_estimator<S, A, O2, R>;
+    template <AllocatorPolicy R2> using with_allocator = basic_memory_estimator<S, A, O, R2>;
 
     basic_memory_estimator() = default;
-    basic_memory_estimator(S s, A a, O o) : states_(std::move(s)), acts_(std::move(a)), over_(std::move(o)) {}
+    basic_memory_estimator(S s, A a, O o, R r = {})
+        : states_(std::move(s)), acts_(std::move(a)), over_(std::move(o)), alloc_(std::move(r)) {}
 
     /// Validates the job (config_error on a rule the framework would reject) and estimates it.
     memory_report estimate(const job_spec& j) const { return estimate(j, profile_of(j)); }
@@ -106,7 +110,7 @@ public:
             st.peak_allocated = st.breakdown.total();
             // Reserved: when the peak is in forward/backward the gradients of the breakdown may be absent (they
             // appear during backward); the reserved model needs the stage's full model states.
-            const double reserved = std::max(over_.reserved(j, f, st.peak_allocated, act, ms).value,
+            const double reserved = std::max(alloc_.reserved(j, f, st.peak_allocated, act, ms).value,
                                              st.peak_allocated.value);
             if (st.peak_allocated > r.peak_allocated) {
                 r.peak_allocated = st.peak_allocated;
@@ -136,11 +140,13 @@ public:
     }
 
     const O& overheads() const { return over_; }
+    const R& allocator() const { return alloc_; }
 
 private:
     S states_{};
     A acts_{};
     O over_{};
+    R alloc_{};
 };
 
 using memory_estimator = basic_memory_estimator<>;

@@ -56,6 +56,18 @@ struct framework_profile {
     /// apex; torch.compile). Eager PyTorch RMSNorm (torchtitan/torchtune `x.float()` ... `.type_as(x) * weight`)
     /// instead saves an fp32 copy of its input and the normalised 16-bit tensor, and eager SwiGLU saves silu's output.
     bool fused_elementwise = true;
+    /// The final norm runs eagerly even when the layers are compiled: torchtitan compiles each TransformerBlock only
+    /// (parallelize_llama.py@9dec370 apply_compile), torchtune each layer; its RMSNorm keeps an fp32 copy of its input
+    /// besides the 16-bit one (torchtitan models/norms.py@9dec370 RMSNorm: self._norm(x.float()).type_as(x)).
+    bool eager_final_norm = false;
+    /// Eager rotary embedding adds 4 B x (q + kv) per token and layer (fp32 copies of q and k). Calibrated, not
+    /// derived: torchtune modules/position_embeddings.py and torchtitan apply_rotary_emb upcast q/k (x.float()) and
+    /// multiply by a cache that needs no gradient, which by autograd's save rules keeps only the cache; torchtune's
+    /// row 38 of ../shared/data/memory/measured_calibration.csv is +2.4% with the term and -3.6% without it, so the
+    /// term stands for what that stack keeps and stays on for its profiles. LitGPT's apply_rope (lit_gpt/model.py
+    /// @cc19015: cos/sin built in 16 bits, roped.type_as(x)) keeps none: its LoRA rows (tests/memory/methods_test.cpp)
+    /// are -1.1% .. -1.9% without the term and +4.5% .. +7.6% with it. runtime.rope_fp32 selects it per job.
+    bool rope_fp32_copies = false;
     /// Gradients live in buffers that persist across steps (Megatron's contiguous grad buffer, DeepSpeed's
     /// partitions). Otherwise (torch optimizer.zero_grad(set_to_none=True)) they are allocated during backward and
     /// exist at the forward/loss peak only when earlier micro-batches of the step accumulated into them.
@@ -72,6 +84,14 @@ struct framework_profile {
     /// 46, 2.01 GiB): -4.4% with balanced routing after every other mechanism, -1.1% at 1.2, +2.2% at 1.4; the
     /// upper value is kept because under-prediction is the dangerous side (docs/memory-model.md).
     double moe_imbalance = 1.4;
+    /// Tensor parallelism through DTensor (torch.distributed.tensor.parallel, torchtitan) with sequence-sharded
+    /// norms: ColwiseParallel / PrepareModuleInput redistribute the Shard(1) norm output to Replicate before the
+    /// linear, so the linear saves the all-gathered, full-sequence input for its weight gradient (torchtitan
+    /// parallelize_llama.py@9dec370 layer_plan "attention"/"feed_forward" prepare_module_input and "output"
+    /// ColwiseParallel(input_layouts=Shard(1))), where Megatron saves the local shard and gathers it again in backward
+    /// (megatron/core/tensor_parallel/layers.py@d98e8a64 LinearWithGradAccumulationAndAsyncCommunication:
+    /// ctx.save_for_backward(input, weight) before the all-gather). Set by profile_of(job) for tp > 1 with SP.
+    bool saves_gathered_inputs = false;
     /// cuBLAS/cuDNN workspaces allocated through the caching allocator (CUBLAS_WORKSPACE_CONFIG :4096:8 = 32 MiB).
     double workspace_bytes = 32.0 * MiB;
 };
@@ -90,13 +110,14 @@ inline framework_profile profile_of(framework f) {
         case framework::fsdp:       // torchtitan / llm-foundry style: fp32 sharded params, eager PyTorch, no dropout
             return {.framework = f, .master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4,
                     .dropout = false, .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
-                    .attention_score_buffer = false, .fused_elementwise = false, .persistent_grads = false,
-                    .foreach_optimizer = true};
+                    .attention_score_buffer = false, .fused_elementwise = false, .eager_final_norm = true,
+                    .rope_fp32_copies = true, .persistent_grads = false, .foreach_optimizer = true};
         case framework::ddp:        // plain PyTorch (+ DDP when dp > 1; torchtune single device): eager, autocast
             return {.framework = f, .master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4,
                     .dropout = false, .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
                     .attention_score_buffer = false, .grad_bucket_copies = 1, .fused_elementwise = false,
-                    .persistent_grads = false, .foreach_optimizer = true};
+                    .eager_final_norm = true, .rope_fp32_copies = true, .persistent_grads = false,
+                    .foreach_optimizer = true};
     }
     return {};
 }
@@ -105,8 +126,15 @@ inline framework_profile profile_of(framework f) {
 inline framework_profile profile_of(const job_spec& j) {
     auto f = profile_of(j.runtime.framework);
     if (j.runtime.compile) f.fused_elementwise = true;
+    if (j.runtime.dropout) f.dropout = *j.runtime.dropout;
+    if (j.runtime.rope_fp32) f.rope_fp32_copies = *j.runtime.rope_fp32;
+    // --grad-reduce-in-bf16: Megatron's main_grad buffers take the parameters' bf16 (arguments.py@d98e8a64).
+    if (j.runtime.grad_reduce_bf16) f.grad_bytes_bf16 = 2;
     if (f.loss == loss_style::upcast_log_softmax && j.runtime.framework == framework::fsdp && j.parallel.tp > 1)
         f.loss = loss_style::dtensor_loss_parallel;
+    if ((j.runtime.framework == framework::fsdp || j.runtime.framework == framework::ddp) && j.parallel.tp > 1 &&
+        j.parallel.sequence_parallel)
+        f.saves_gathered_inputs = true;
     if (j.runtime.optimizer == optimizer_impl::fused) f.foreach_optimizer = false;
     if (j.runtime.optimizer == optimizer_impl::foreach) f.foreach_optimizer = true;
     if (j.runtime.optimizer == optimizer_impl::in_backward) {

@@ -294,7 +294,7 @@ inline state_bytes_per_param method_bytes_per_param(const job_spec& j, const fra
 /// compute precision (QLoRA: linears in NF4), with no gradient or optimizer state. Sharding applies to both at the
 /// stage's mean data-parallel factor (dense and expert parameters weighted by their counts).
 inline model_state_bytes method_model_states(const job_spec& j, const stage_layout& l, const framework_profile& f,
-                                             model_state_bytes ms) {
+                                             const model_state_bytes& ms) {
     if (!uses_training_methods(j)) return ms;
     const auto& p = j.parallel;
     const auto b = method_bytes_per_param(j, f);
@@ -317,12 +317,16 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     r.optimizer = bytes{trainable * b.optimizer * sh(s != sharding::none)};
 
     // fp8 (Transformer Engine): cached fp8 weight + fp8 transpose of every GEMM weight, 2 B per element, kept
-    // across micro-batches; under full sharding only the gathered layers have them (overheads below).
+    // across micro-batches; under full sharding only the gathered layers have them (overheads below). With
+    // --fp8-param-gather the GEMM weights are created as fp8 tensors (fp8_model_init): their fp8 data and transpose
+    // (1 + 1 B) replace the 16-bit copy (2 B), so nothing is added to the 16-bit weights counted above; the
+    // delayed-scaling state stays.
     if (j.training.precision == precision::fp8_mixed && fp8_style_of(j.runtime.framework) == fp8_style::transformer_engine &&
         s != sharding::full) {
+        const double cache = j.runtime.fp8_param_gather ? 0.0 : 2.0;
         const double dense = static_cast<double>(l.layers - l.moe_layers), moe = static_cast<double>(l.moe_layers);
-        r.weights += bytes{2.0 * (dense * detail::linear_weights(j, false) +
-                                  (moe > 0 ? moe * detail::linear_weights(j, true) : 0.0))};
+        r.weights += bytes{cache * (dense * detail::linear_weights(j, false) +
+                                    (moe > 0 ? moe * detail::linear_weights(j, true) : 0.0))};
         // Delayed-scaling state per GEMM: scale, scale_inv and an amax history of 1024 (TE DelayedScaling default)
         // for 3 forward and 2 backward tensors, fp32.
         const double gemms = static_cast<double>(l.layers) * 4.0;
@@ -363,7 +367,7 @@ inline double architecture_activation_delta(const job_spec& j) {
 /// current micro-batch, torchtune training/_activation_offloading.py OffloadActivations with use_streams; the
 /// output layer and loss stay on the GPU as torchtune's NoOpManager around the output projection keeps them).
 inline activation_bytes method_activations(const job_spec& j, const stage_layout& l, const framework_profile& f,
-                                           activation_bytes a) {
+                                           const activation_bytes& a) {
     const auto& m = j.model;
     const double arch = architecture_activation_delta(j);
     const bool softcap = m.final_logit_softcap > 0 && l.last && j.runtime.framework != framework::megatron;

@@ -1,7 +1,7 @@
 #pragma once
 // Temporaries beyond model states and activations (communication buckets, gathered parameters under full
-// sharding, optimizer-step scratch, library workspaces) and the caching-allocator model that turns the peak
-// allocated bytes into peak reserved bytes.
+// sharding, optimizer-step scratch, library workspaces). The caching-allocator model that turns the peak allocated
+// bytes into peak reserved bytes is memory/allocator.hpp.
 #include <algorithm>
 #include <concepts>
 
@@ -21,12 +21,11 @@ struct overhead_bytes {
     bool operator==(const overhead_bytes&) const = default;
 };
 
-/// Policy: temporaries of one stage, and the reserved-memory model.
+/// Policy: temporaries of one stage (the reserved-memory model is its own policy: memory/allocator.hpp).
 template <class T>
 concept OverheadPolicy = requires(const T& p, const job_spec& j, const stage_layout& l, const framework_profile& f,
-                                  const model_state_bytes& s, const activation_bytes& a, bytes allocated) {
+                                  const model_state_bytes& s) {
     { p.temporaries(j, l, f, s) } -> std::same_as<overhead_bytes>;
-    { p.reserved(j, f, allocated, a, s) } -> std::same_as<bytes>;
 };
 
 struct framework_overheads {
@@ -40,14 +39,25 @@ struct framework_overheads {
         // 32 MiB + 1 KiB (TransformerEngine@d0067d0d cpp_extensions/gemm.py get_cublas_workspace(grouped_gemm=True),
         // common/util/multi_stream.cpp num_compute_streams = 4); Hopper sizes, the larger ones.
         if (f.framework == framework::megatron && j.model.is_moe() && p.grouped_gemm) train += 4 * (32.0 * MiB + 1024);
-        // The allgather dispatcher gathers every MoE layer's tokens over etp x ep into one persistent global memory
-        // buffer (token_dispatcher.py MoEAllGatherTokenDispatcher.token_dispatch, use_global_buffer=True):
-        // s b / tp x etp x ep tokens of h 16-bit values.
-        if (f.framework == framework::megatron && j.model.is_moe() && p.dispatcher == moe_dispatcher::allgather &&
-            p.expert_tp() * p.ep > 1) {
+        // Megatron's global memory buffer "mpu" (megatron/core/utils.py GlobalMemoryBuffer.get_tensor: one tensor per
+        // name, reallocated only when a larger one is asked for, never freed) serves every all-gather that asks for
+        // it, so it holds the largest of them (megatron/core/tensor_parallel/mappings.py@d98e8a64
+        // _gather_along_first_dim(use_global_buffer=True)):
+        //  - the allgather MoE dispatcher's tokens over etp x ep (token_dispatcher.py
+        //    MoEAllGatherTokenDispatcher.token_dispatch): s b / tp x etp x ep tokens of h 16-bit values;
+        //  - with sequence parallelism, the LM head's (tensor_parallel.ColumnParallelLinear, not a TE layer) gathered
+        //    input, forward and backward (layers.py LinearWithGradAccumulationAndAsyncCommunication: get_tensor(
+        //    dim_size, input.dtype, "mpu")): s b h 16-bit values on the last stage.
+        if (f.framework == framework::megatron) {
             const double local = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch) /
                                  (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
-            train += 2.0 * local * static_cast<double>(p.expert_tp() * p.ep) * static_cast<double>(j.model.hidden);
+            const double h = static_cast<double>(j.model.hidden);
+            double global_buffer = 0;
+            if (j.model.is_moe() && l.moe_layers > 0 && p.dispatcher == moe_dispatcher::allgather && p.expert_tp() * p.ep > 1)
+                global_buffer = 2.0 * local * static_cast<double>(p.expert_tp() * p.ep) * h;
+            if (l.last && p.sequence_parallel && p.tp > 1)
+                global_buffer = std::max(global_buffer, 2.0 * local * static_cast<double>(p.tp) * h);
+            train += global_buffer;
         }
         // Megatron's unfused core attention writes Q K^T into a persistent global buffer (b x a/t x s x s, 16-bit).
         if (f.attention_score_buffer && j.runtime.attention == attention_impl::unfused) {
@@ -82,28 +92,6 @@ struct framework_overheads {
         o.step = bytes{step};
         return o;
     }
-
-    /// PyTorch's caching allocator rounds blocks up (to 2 MiB segments for large blocks) and keeps freed blocks
-    /// cached: transient tensors of changing sizes leave reserved-but-unallocated space. Model: reserved =
-    /// allocated + a share of the transient and activation churn (the blocks freed and re-requested each step).
-    bytes reserved(const job_spec& j, const framework_profile& f, bytes allocated, const activation_bytes& a,
-                   const model_state_bytes& s) const {
-        // FSDP2 allocates the reduce-scattered (sharded) gradients on its reduce-scatter stream; the caching
-        // allocator keeps one block pool per stream, so the activation blocks freed on the default stream during
-        // backward cannot serve them and that stream's pool adds their size to the reserved peak
-        // (c10/cuda/CUDACachingAllocator.cpp per-stream pools; torch/distributed/fsdp/_fully_shard/
-        // _fsdp_collectives.py foreach_reduce allocates on reduce_scatter_stream).
-        const bool side_stream_grads = f.framework == framework::fsdp &&
-                                       (j.parallel.sharding == sharding::full || j.parallel.sharding == sharding::gradients);
-        return allocated + bytes{fragmentation * (a.transient.value + a.stored.value)} +
-               (side_stream_grads ? s.gradients : bytes{});
-    }
-
-    /// Share of the activation and transient bytes left reserved but unallocated. 0.15 is the one free constant of
-    /// the reserved model, set from torchtitan's two FSDP rows of the same job at 8 and 128 GPUs (rows 18 and 25 of
-    /// ../shared/data/memory/measured_calibration.csv: 82.4 and 67.0 GiB reserved), which it reproduces within 3%
-    /// while the model states change by 14 GiB between them.
-    double fragmentation = 0.15;
 
 private:
     static double edge_params(const job_spec& j, const stage_layout& l, const framework_profile& f) {

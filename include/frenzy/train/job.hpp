@@ -161,6 +161,20 @@ struct runtime_spec {
     /// Megatron's --overlap-grad-reduce (bucketed gradient reduce during backward; NeMo default on). DDP, FSDP and
     /// DeepSpeed always overlap; Megatron-LM's default is off.
     bool overlap_grad_reduce = false;
+    /// Megatron --fp8-param-gather (needs fp8 and the distributed optimizer or FSDP): Transformer Engine creates the
+    /// GEMM weights as fp8 tensors (megatron/core/fp8_utils.py@d98e8a64 get_fp8_context(is_init=True) ->
+    /// transformer_engine.pytorch.fp8_model_init), so no 16-bit copy of them exists besides the fp8 data and its
+    /// transpose, and the distributed optimizer all-gathers fp8.
+    bool fp8_param_gather = false;
+    /// Megatron --grad-reduce-in-bf16: the main_grad buffers and their reduce-scatter in bf16 instead of fp32
+    /// (megatron/training/arguments.py@d98e8a64: accumulate_allreduce_grads_in_fp32 = False).
+    bool grad_reduce_bf16 = false;
+    /// Dropout masks saved for backward: unset = the framework's default (Megatron's --hidden-dropout and
+    /// --attention-dropout 0.1: on; torchtitan, torchtune: off); false for `--hidden-dropout 0 --attention-dropout 0`.
+    std::optional<bool> dropout{};
+    /// Eager rotary embedding keeps fp32 copies of q and k: unset = the framework's profile (torchtune/torchtitan
+    /// eager: on), false for LitGPT's apply_rope (16-bit cos/sin). memory/framework_profile.hpp rope_fp32_copies.
+    std::optional<bool> rope_fp32{};
     bool operator==(const runtime_spec&) const = default;
 };
 
@@ -288,38 +302,39 @@ inline void validate_offload(const job_spec& j) {
     const auto& o = j.runtime.offload;
     const auto fw = j.runtime.framework;
     const auto sh = j.parallel.sharding;
-    const std::string fws = "runtime.framework=\"" + std::string(to_string(fw)) + "\"";
-    const std::string shs = "parallel.sharding=\"" + std::string(to_string(sh)) + "\"";
+    // messages are built only when a rule fails (validate runs on every estimate: no allocation on the happy path)
+    const auto fws = [&] { return "runtime.framework=\"" + std::string(to_string(fw)) + "\""; };
+    const auto shs = [&] { return "parallel.sharding=\"" + std::string(to_string(sh)) + "\""; };
     if (o.parameters && !o.optimizer)
         throw config_error("runtime.offload.parameters=true needs runtime.offload.optimizer=true (the optimizer step of "
                            "offloaded parameters runs on the CPU)");
     switch (fw) {
         case framework::deepspeed:
             if (o.optimizer && sh == sharding::none)
-                throw config_error("runtime.offload.optimizer=true with " + fws + " needs ZeRO: " + shs +
+                throw config_error("runtime.offload.optimizer=true with " + fws() + " needs ZeRO: " + shs() +
                                    " must be optimizer, gradients or full");
             if (o.parameters && sh != sharding::full)
-                throw config_error("runtime.offload.parameters=true with " + fws + " needs ZeRO stage 3: " + shs +
+                throw config_error("runtime.offload.parameters=true with " + fws() + " needs ZeRO stage 3: " + shs() +
                                    " must be full");
             break;
         case framework::fsdp:
             if (o.optimizer && !o.parameters)
                 throw config_error("runtime.offload.optimizer=true without runtime.offload.parameters=true is not supported "
-                                   "by " + fws + " (CPUOffload moves parameters, gradients and optimizer together)");
+                                   "by " + fws() + " (CPUOffload moves parameters, gradients and optimizer together)");
             break;
         case framework::megatron:
-            if (o.parameters) throw config_error("runtime.offload.parameters=true is not supported by " + fws);
+            if (o.parameters) throw config_error("runtime.offload.parameters=true is not supported by " + fws());
             if (o.optimizer && sh != sharding::optimizer)
-                throw config_error("runtime.offload.optimizer=true with " + fws + " needs the distributed optimizer (" +
-                                   shs + " must be optimizer)");
+                throw config_error("runtime.offload.optimizer=true with " + fws() + " needs the distributed optimizer (" +
+                                   shs() + " must be optimizer)");
             break;
         case framework::ddp:
             if (o.optimizer || o.parameters)
-                throw config_error("runtime.offload.optimizer/parameters are not supported by " + fws);
+                throw config_error("runtime.offload.optimizer/parameters are not supported by " + fws());
             break;
     }
     if (j.training.optimizer == optimizer_kind::adamw_8bit && fw == framework::megatron)
-        throw config_error("training.optimizer=\"adamw-8bit\" (bitsandbytes) is not supported by " + fws);
+        throw config_error("training.optimizer=\"adamw-8bit\" (bitsandbytes) is not supported by " + fws());
     if (j.training.optimizer == optimizer_kind::adamw_8bit && o.optimizer)
         throw config_error("training.optimizer=\"adamw-8bit\" runs on the GPU; it cannot be combined with "
                            "runtime.offload.optimizer=true");
@@ -457,6 +472,26 @@ inline void validate(const job_spec& j) {
     validate_offload(j);
     if (j.runtime.loss_chunks < 1)
         throw config_error(kv("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
+    // megatron/training/arguments.py@d98e8a64: --fp8-param-gather only with the distributed optimizer / FSDP and fp8;
+    // --grad-reduce-in-bf16 only where the parameters are bf16 (Megatron's main_grad buffers).
+    if (j.runtime.fp8_param_gather) {
+        if (j.runtime.framework != framework::megatron)
+            throw config_error("runtime.fp8_param_gather=true needs runtime.framework=\"megatron\" (got \"" +
+                               std::string(to_string(j.runtime.framework)) + "\")");
+        if (j.training.precision != precision::fp8_mixed)
+            throw config_error("runtime.fp8_param_gather=true needs training.precision=\"fp8-mixed\"");
+        if (p.sharding == sharding::none)
+            throw config_error("runtime.fp8_param_gather=true needs the distributed optimizer or Megatron-FSDP "
+                               "(parallel.sharding=\"none\")");
+    }
+    if (j.runtime.grad_reduce_bf16) {
+        if (j.runtime.framework != framework::megatron)
+            throw config_error("runtime.grad_reduce_bf16=true needs runtime.framework=\"megatron\" (got \"" +
+                               std::string(to_string(j.runtime.framework)) + "\")");
+        if (j.training.precision != precision::bf16_mixed && j.training.precision != precision::fp8_mixed)
+            throw config_error("runtime.grad_reduce_bf16=true needs bf16 parameters (training.precision "
+                               "\"bf16-mixed\" or \"fp8-mixed\")");
+    }
     if (auto why = framework_rejects(j.runtime.framework, p, j.training.optimizer); !why.empty()) throw config_error(why);
 }
 
