@@ -100,6 +100,21 @@ TEST_CASE("Megatron round trip: MoE with ep, cp, selective recompute, fp8, no sh
     check_roundtrip(j, launcher::megatron);
 }
 
+TEST_CASE("Megatron round trip: the memory flags of Megatron's fp8 example (fp8 param gather, bf16 grad reduce, no dropout)") {
+    // The three job fields the importer reads from --fp8-param-gather, --grad-reduce-in-bf16 and
+    // --hidden-dropout 0 --attention-dropout 0 must come back from the files launch writes, or a launched job
+    // would run with more memory than was estimated (fp8 gather copies and bf16 grad buffers are smaller).
+    auto j = base_job("llama-3.1-8b", 8192, 128);
+    j.training.precision = precision::fp8_mixed;
+    j.training.micro_batch = 1;
+    j.runtime.framework = framework::megatron;
+    j.runtime.fp8_param_gather = true;
+    j.runtime.grad_reduce_bf16 = true;
+    j.runtime.dropout = false;
+    j.parallel = {.dp = 8, .sharding = sharding::optimizer, .recompute = recompute::selective};
+    check_roundtrip(j, launcher::megatron);
+}
+
 TEST_CASE("Megatron round trip: DeepSeek-style MoE (shared experts, dense leading layers), learned positions, tied, fp16") {
     auto j = base_job("deepseek-moe-16b", 2048, 32);
     j.training.precision = precision::fp16_mixed;

@@ -191,6 +191,9 @@ inline std::vector<std::string> megatron_parallel_arguments(const job_spec& j) {
         a.insert(a.end(), {"--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"});
     if (j.runtime.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
     if (j.runtime.tp_comm_overlap) a.push_back("--tp-comm-overlap");
+    if (j.runtime.fp8_param_gather) a.push_back("--fp8-param-gather");    // memory/model_states.hpp: fp8 gather copies
+    if (j.runtime.grad_reduce_bf16) a.push_back("--grad-reduce-in-bf16");  // bf16 main_grad buffers
+    if (j.runtime.dropout == false) a.insert(a.end(), {"--hidden-dropout 0", "--attention-dropout 0"});  // no masks kept
     if (j.runtime.offload.optimizer) a.push_back("--optimizer-cpu-offload");  // needs the distributed optimizer (HybridDeviceOptimizer)
     if (j.runtime.offload.parameters || j.runtime.offload.activations)
         throw config_error("runtime.offload: parameter/activation offload has no Megatron-LM argument (optimizer offload does)");
