@@ -21,6 +21,8 @@
 #include "frenzy/core/units.hpp"
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/hw/gpu.hpp"
+#include "frenzy/memory/framework_profile.hpp"
+#include "frenzy/memory/layout.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/perf/efficiency.hpp"
 #include "frenzy/perf/error_band.hpp"
@@ -177,35 +179,33 @@ inline double optimizer_pass_bytes(precision p, optimizer_kind o) {
     return 2.0 * (w + master + states + grad);
 }
 
-/// Layers on the bottleneck pipeline stage: ceil(layers / pp) for an even split; with an uneven one (Megatron
-/// --decoder-first/last-pipeline-num-layers, when parallel_config has first_stage_layers / last_stage_layers) the
-/// largest of the first, the last and the even share of the middle stages.
-template <class P>
-double stage_layers(const transformer_spec& m, const P& p) {
-    const double L = static_cast<double>(m.layers), pp = static_cast<double>(p.pp);
-    if constexpr (requires { p.first_stage_layers; p.last_stage_layers; }) {
-        const double first = static_cast<double>(p.first_stage_layers), last = static_cast<double>(p.last_stage_layers);
-        if (p.pp > 1 && (first > 0 || last > 0)) {
-            const double fixed = (first > 0 ? 1.0 : 0.0) + (last > 0 ? 1.0 : 0.0);
-            const double rest = pp - fixed > 0 ? std::ceil((L - first - last) / (pp - fixed)) : 0.0;
-            return std::max({first, last, rest});
+/// The bottleneck pipeline stage as the step time sees it. Stages, their layers (uneven first/last stages,
+/// embedding/loss slots, the MoE layers each chunk holds) and their per-GPU parameters come from the one layout
+/// computation the memory model uses (memory/layout.hpp stage_layouts); the bottleneck is the stage with the most
+/// forward FLOPs per token (the last on a tie: it also runs the loss), and the parameters are the largest any
+/// stage's GPU holds before data-parallel sharding (its gradient sync and optimizer pass finish last).
+struct stage_load {
+    double layers = 0;      ///< transformer layers on the bottleneck stage (all its virtual chunks)
+    double moe_layers = 0;  ///< of which mixture-of-experts layers
+    bool logits = false;    ///< the bottleneck stage holds the output layer and the loss
+    double params = 0;      ///< most parameters per GPU of any stage (dense + local experts), before dp sharding
+    double dense_layers() const { return layers - moe_layers; }
+};
+inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
+    stage_load out;
+    double worst = -1;
+    for (const auto& s : stage_layouts(j, profile_of(j))) {
+        const double l = static_cast<double>(s.layers), e = static_cast<double>(s.moe_layers);
+        const double work = (l - e) * f.dense_layer + e * f.moe_layer + l * f.attention_core + (s.last ? f.logits : 0.0);
+        if (work >= worst) {
+            worst = work;
+            out.layers = l;
+            out.moe_layers = e;
+            out.logits = s.last;
         }
+        out.params = std::max(out.params, s.params());
     }
-    return std::ceil(L / pp);
-}
-
-/// Parameters one GPU of the bottleneck pipeline stage holds before data-parallel sharding.
-inline double stage_parameters(const transformer_spec& m, const parallel_config& p, std::int64_t seq_len) {
-    const auto c = count_parameters(m, m.vocab, m.max_positions > 0 ? m.max_positions : seq_len);
-    const double dense = static_cast<double>(m.layers - m.moe_layers());
-    const double moe = static_cast<double>(m.moe_layers());
-    const double nonexpert = dense * c.dense_layer() + moe * (c.attention + c.layer_norms + c.router + c.shared_expert);
-    const double experts = moe * static_cast<double>(m.moe.experts) * c.expert;
-    const double pp = static_cast<double>(p.pp), tp = static_cast<double>(p.tp), ep = static_cast<double>(p.ep);
-    const double first = c.word_embedding + c.position_embedding;
-    const double last = (m.tied_embeddings ? c.word_embedding : c.output_layer) + c.final_norm;
-    const double emb = p.pp == 1 ? first + (m.tied_embeddings ? 0.0 : last) : std::max(first, last);
-    return (nonexpert / pp + experts / (pp * ep) + emb) / tp;
+    return out;
 }
 
 /// HBM bytes of the element-wise kernels of one transformer layer per token on one GPU, forward only (backward
@@ -275,21 +275,23 @@ public:
         const double act = param_bytes(t.precision);  // activation element bytes (communication)
         const bool scaled = gpu_type::scaled_gemms(t.precision);
         const auto f = forward_flops_per_token(m, t.seq_len);
-        const double layers_stage = detail::stage_layers(m, p);
-        const double layer_frac = layers_stage / static_cast<double>(m.layers);  // share of the layers on this stage
+        const auto stage = detail::bottleneck_stage(j, f);
+        const double layers_stage = stage.layers;
 
-        // compute of one micro-batch on one GPU of the last stage (it also holds the logits)
-        const double rec_dense = p.recompute == recompute::full ? f.layers_dense() : 0.0;
-        const double rec_attn = p.recompute == recompute::none ? 0.0 : f.layers_attention();
-        const double dense_tok = (3.0 * f.layers_dense() + rec_dense) * layer_frac + 3.0 * f.logits;
-        const double attn_tok = (3.0 * f.layers_attention() + rec_attn) * layer_frac;
+        // compute of one micro-batch on one GPU of the bottleneck stage (with the logits when it is the last)
+        const double stage_dense = stage.dense_layers() * f.dense_layer + stage.moe_layers * f.moe_layer;
+        const double stage_attn = stage.layers * f.attention_core;
+        const double rec_dense = p.recompute == recompute::full ? stage_dense : 0.0;
+        const double rec_attn = p.recompute == recompute::none ? 0.0 : stage_attn;
+        const double dense_tok = 3.0 * stage_dense + rec_dense + (stage.logits ? 3.0 * f.logits : 0.0);
+        const double attn_tok = 3.0 * stage_attn + rec_attn;
         b.dense_flops_mb = dense_tok * gpu_tokens / tp;
         b.attention_flops_mb = attn_tok * gpu_tokens / tp;
         // element-wise traffic: forward, backward (2x), full recompute (one more forward); fp8/fp4 casts
         {
             const double fwd_passes = 3.0 + (p.recompute == recompute::full ? 1.0 : 0.0);
-            const double dense_l = static_cast<double>(m.layers - m.moe_layers());
-            const double moe_l = static_cast<double>(m.moe_layers());
+            const double dense_l = stage.dense_layers();
+            const double moe_l = stage.moe_layers;
             const double moe_ffn = static_cast<double>(m.is_moe() ? m.expert_ffn() * (m.moe.top_k + m.moe.shared_experts) : 0);
             const double dense_ffn = static_cast<double>(m.ffn_hidden);
             double per_tok = fwd_passes * (dense_l * detail::layer_elementwise_bytes(m, p, dense_ffn, rt.compile) +
@@ -300,7 +302,7 @@ public:
                 const double rec = p.recompute == recompute::full ? 1.0 : 0.0;
                 per_tok += dense_l * ((1.0 + rec) * cf + cb) + moe_l * ((1.0 + rec) * mf + mbw);
             }
-            per_tok = per_tok * layer_frac + detail::logits_elementwise_bytes(m, p);
+            if (stage.logits) per_tok += detail::logits_elementwise_bytes(m, p);
             b.memory_bytes_mb = per_tok * gpu_tokens;
         }
         b.peak = peak;
@@ -311,7 +313,7 @@ public:
             const double e_mlp = 2.0 * static_cast<double>(m.hidden * m.expert_ffn()) * (is_gated(m.activation) ? 3.0 : 2.0);
             const double routed = e_mlp * static_cast<double>(m.moe.top_k);
             const double rec = p.recompute == recompute::full ? 1.0 : 0.0;
-            b.work.expert_flops = (3.0 + rec) * routed * static_cast<double>(m.moe_layers()) * layer_frac * gpu_tokens / tp;
+            b.work.expert_flops = (3.0 + rec) * routed * stage.moe_layers * gpu_tokens / tp;
             b.work.expert_tokens = gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
         }
         b.compute_mb = compute_.seconds(b.work, g);
@@ -375,7 +377,7 @@ public:
         if (p.ep > 1 && m.is_moe()) {  // two all-to-alls forward (dispatch, combine), two backward per MoE layer
             const double buf = gpu_tokens * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
             const double bw = p.tp * p.ep <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
-            b.ep_mb = static_cast<double>(m.moe_layers()) * layer_frac * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
+            b.ep_mb = stage.moe_layers * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
         }
         // pipeline: activations forward, their gradients backward, per model chunk (vpp). Megatron sends 1/tp of
         // the tensor per rank and all-gathers it over NVLink (scatter-gather optimisation, Narayanan et al. 2021
@@ -391,7 +393,7 @@ public:
                                   ? std::max(0.0, b.pp_mb - b.compute_mb) + b.pp_mb / (2.0 * static_cast<double>(p.vpp))
                                   : b.pp_mb;
         }
-        const double params = detail::stage_parameters(m, p, t.seq_len);
+        const double params = stage.params;
         const double wbytes = params * param_bytes(t.precision);
         const double gbytes = params * param_bytes(t.precision);  // gradients are reduced in the compute precision
         if (dpg > 1 && p.sharding == sharding::full)  // ZeRO-3/FSDP: gather fwd, gather bwd, reduce-scatter grads
