@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
                           "a10", "l4", "v100-32g", "mi300x"})
         cluster.nodes.push_back({t, t, 8, 128});  // 1024 GPUs of each type
     std::printf("70B (seq 4096, global batch 1024) on 12 GPU types x 1024 GPUs, plans up to 1024 GPUs\n");
-    std::printf("%-10s %10s %10s %12s %10s %8s %8s\n", "framework", "ms", "layouts", "configs", "mem est", "plans", "types");
+    std::printf("%-10s %10s %10s %12s %10s %10s %8s %8s\n", "framework", "ms", "layouts", "configs", "mem est", "time est", "plans", "types");
     for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp}) {
         job.runtime.framework = fw;
         plan_options opt;
@@ -35,9 +35,10 @@ int main(int argc, char** argv) {
             ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
         std::sort(ms.begin(), ms.end());
-        std::printf("%-10s %10.1f %10lld %12lld %10lld %8zu %8zu\n", std::string(to_string(fw)).c_str(), ms[ms.size() / 2],
+        std::printf("%-10s %10.1f %10lld %12lld %10lld %10lld %8zu %8zu\n", std::string(to_string(fw)).c_str(), ms[ms.size() / 2],
                     static_cast<long long>(st.layouts), static_cast<long long>(st.configurations),
-                    static_cast<long long>(st.memory_estimates), r.plans.size(), 12 - r.infeasible.size());
+                    static_cast<long long>(st.memory_estimates), static_cast<long long>(st.step_estimates), r.plans.size(),
+                    12 - r.infeasible.size());
     }
     std::printf("(median of %d runs; configurations = layouts x recompute levels x valid micro-batches, before pruning)\n", reps);
     return 0;

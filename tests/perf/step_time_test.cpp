@@ -326,3 +326,64 @@ TEST_CASE("bottleneck stage: the layout's stage with the most forward work (memo
     const double buf = 4096.0 * 4096 * 2;  // one micro-batch of 4096 tokens, hidden 4096, bf16
     CHECK(e.parts.tp_mb == Approx(15 * 4 * (2.0 * 1 / 2) * buf / (0.75 * 900e9 / 2)).epsilon(1e-12));
 }
+
+namespace {
+// Types that look like policies but break their concept: wrong argument types, a missing member, a result that
+// is not a number, a non-const member (the model calls its policies through const references).
+struct compute_wrong_args {
+    double seconds(double, const gpu_type&) const { return 0; }
+};
+struct compute_non_const {
+    double seconds(const compute_work&, const gpu_type&) { return 0; }
+};
+struct compute_returns_string {
+    std::string seconds(const compute_work&, const gpu_type&) const { return {}; }
+};
+struct comm_missing_kind {
+    double seconds(double, std::int64_t, double) const { return 0; }
+};
+struct comm_misnamed {
+    double time(collective, double, std::int64_t, double) const { return 0; }
+};
+struct pipeline_wrong_args {
+    double bubble_slots(std::int64_t) const { return 0; }
+};
+struct pipeline_returns_void {
+    void bubble_slots(const parallel_config&, std::int64_t) const {}
+};
+/// A replacement pipeline policy: no bubble at all (what a zero-bubble schedule would claim).
+struct no_bubble {
+    double bubble_slots(const parallel_config&, std::int64_t) const { return 0; }
+};
+}  // namespace
+
+TEST_CASE("policy concepts: the defaults satisfy them, look-alikes with the wrong shape do not") {
+    STATIC_REQUIRE(ComputePolicy<calibrated_compute>);
+    STATIC_REQUIRE_FALSE(ComputePolicy<compute_wrong_args>);
+    STATIC_REQUIRE_FALSE(ComputePolicy<compute_non_const>);
+    STATIC_REQUIRE_FALSE(ComputePolicy<compute_returns_string>);
+    STATIC_REQUIRE_FALSE(ComputePolicy<int>);
+    STATIC_REQUIRE(CommunicationPolicy<ring_collectives>);
+    STATIC_REQUIRE_FALSE(CommunicationPolicy<comm_missing_kind>);
+    STATIC_REQUIRE_FALSE(CommunicationPolicy<comm_misnamed>);
+    STATIC_REQUIRE_FALSE(CommunicationPolicy<calibrated_compute>);  // a compute policy is not a communication one
+    STATIC_REQUIRE(PipelinePolicy<megatron_pipeline>);
+    STATIC_REQUIRE(PipelinePolicy<no_bubble>);
+    STATIC_REQUIRE_FALSE(PipelinePolicy<pipeline_wrong_args>);
+    STATIC_REQUIRE_FALSE(PipelinePolicy<pipeline_returns_void>);
+    STATIC_REQUIRE_FALSE(PipelinePolicy<ring_collectives>);
+}
+
+TEST_CASE("a replaced pipeline policy changes only the bubble") {
+    // pp 4, 1F1B, 16 micro-batches: Megatron's bubble is pp - 1 = 3 slots; without it the pipeline takes 16 slots
+    // of the same micro-batch time, so the pipeline part shrinks by exactly 16 / 19.
+    const auto j = llama8b({.pp = 4}, 1, 16);
+    const auto& g = cat.at("h100-80g");
+    const auto with = step_time_model{}.predict(j, g, {}).parts;
+    const auto without = basic_step_time_model<calibrated_compute, ring_collectives, no_bubble>{}.predict(j, g, {}).parts;
+    CHECK(with.bubble_slots == 3);
+    CHECK(without.bubble_slots == 0);
+    CHECK(without.micro_batch == with.micro_batch);
+    CHECK(without.pipeline / with.pipeline == Approx(16.0 / 19.0).epsilon(1e-12));
+    CHECK(with.total - without.total == Approx(3 * with.micro_batch).epsilon(1e-9));
+}

@@ -194,7 +194,7 @@ struct stage_load {
 inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
     stage_load out;
     double worst = -1;
-    for (const auto& s : stage_layouts(j, profile_of(j))) {
+    for_each_stage_layout(j, profile_of(j), [&](const stage_layout& s) {
         const double l = static_cast<double>(s.layers), e = static_cast<double>(s.moe_layers);
         const double work = (l - e) * f.dense_layer + e * f.moe_layer + l * f.attention_core + (s.last ? f.logits : 0.0);
         if (work >= worst) {
@@ -204,7 +204,7 @@ inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
             out.logits = s.last;
         }
         out.params = std::max(out.params, s.params());
-    }
+    });
     return out;
 }
 
