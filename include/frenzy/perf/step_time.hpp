@@ -257,11 +257,15 @@ public:
 
     /// Predicts one optimizer step of `j` (its parallel layout as given; assumed valid) on GPUs of type `g`.
     step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo) const {
+        return predict(j, g, topo, detail::bottleneck_stage(j, forward_flops_per_token(j.model, j.training.seq_len)));
+    }
+    /// The same with the job's bottleneck stage given (`detail::bottleneck_stage` of its model, sequence length
+    /// and layout: it does not depend on dp, the micro-batch, recompute, precision or the GPU), so a planner that
+    /// predicts one layout at many points walks its stages once.
+    step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const detail::stage_load& stage) const {
         step_estimate r;
-        const auto& m = j.model;
         const auto& t = j.training;
         const auto& p = j.parallel;
-        const auto& rt = j.runtime;
         const double peak = g.peak_flops(t.precision);
         if (!(peak > 0)) {
             r.supported = false;
@@ -269,15 +273,57 @@ public:
             return r;
         }
         auto& b = r.parts;
-        const double tp = static_cast<double>(p.tp), cp = static_cast<double>(p.cp);
+        const double cp = static_cast<double>(p.cp);
         const double mb_tokens = static_cast<double>(t.micro_batch) * static_cast<double>(t.seq_len);
-        const double gpu_tokens = mb_tokens / cp;     // tokens of one micro-batch on one GPU
-        const double act = param_bytes(t.precision);  // activation element bytes (communication)
+        const step_context c{j, g, topo, stage, static_cast<double>(p.tp), cp,
+                             mb_tokens / cp,              // tokens of one micro-batch on one GPU
+                             param_bytes(t.precision),    // activation element bytes (communication)
+                             std::max(1, topo.gpus_per_node), detail::intra_node_gbps(g)};
+        compute_step(c, peak, b);
+        tensor_parallel_step(c, b);
+        context_parallel_step(c, b);
+        expert_parallel_step(c, b);
+        pipeline_step(c, b);
+        data_parallel_step(c, b);
+        const std::int64_t gpus = p.gpus();
+        b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
+        r.step_time = seconds{b.total};
+        r.flops = step_flops(j);
+        r.tokens_per_s = j.tokens_per_step() / b.total;
+        r.tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(gpus);
+        r.mfu = r.flops.model().value / (b.total * static_cast<double>(gpus) * peak);
+        const auto band = error_band_for(j, g, compute_);
+        r.rel_error_band = band.first;
+        r.error_regime = band.second;
+        return r;
+    }
+
+private:
+    /// What every step of predict reads: the job, the GPU, the topology, the bottleneck stage and the per-GPU
+    /// micro-batch quantities.
+    struct step_context {
+        const job_spec& j;
+        const gpu_type& g;
+        const topology& topo;
+        const detail::stage_load& stage;
+        double tp, cp;
+        double gpu_tokens;  ///< tokens of one micro-batch on one GPU
+        double act;         ///< activation element bytes (communication)
+        int gpn;            ///< GPUs per node
+        double intra;       ///< intra-node bandwidth per rank (detail::intra_node_gbps)
+    };
+
+    /// Compute of one micro-batch on one GPU of the bottleneck stage, by kernel class (perf/efficiency.hpp).
+    void compute_step(const step_context& c, double peak, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& t = c.j.training;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& stage = c.stage;
+        const double tp = c.tp, gpu_tokens = c.gpu_tokens;
         const bool scaled = gpu_type::scaled_gemms(t.precision);
         const auto f = forward_flops_per_token(m, t.seq_len);
-        const auto stage = detail::bottleneck_stage(j, f);
-        const double layers_stage = stage.layers;
-
         // compute of one micro-batch on one GPU of the bottleneck stage (with the logits when it is the last)
         const double stage_dense = stage.dense_layers() * f.dense_layer + stage.moe_layers * f.moe_layer;
         const double stage_attn = stage.layers * f.attention_core;
@@ -317,10 +363,17 @@ public:
             b.work.expert_tokens = gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
         }
         b.compute_mb = compute_.seconds(b.work, g);
+    }
 
-        const int gpn = std::max(1, topo.gpus_per_node);
-        const std::int64_t gpus = p.gpus();
-        const double intra = detail::intra_node_gbps(g);
+    /// Tensor-parallel collectives and the part of them the GEMMs do not hide.
+    void tensor_parallel_step(const step_context& c, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra, layers_stage = c.stage.layers;
+        const int gpn = c.gpn;
         // tensor parallel: 2 all-reduces forward, 2 backward, 2 more per recomputed forward (Megatron-LM
         // Shoeybi et al. 2019 Fig. 3); with sequence parallelism reduce-scatter + all-gather of the same volume.
         // With --tp-comm-overlap (Megatron-Core + Transformer Engine userbuffers, megatron/core/
@@ -338,6 +391,18 @@ public:
                 b.tp_exposed_mb = b.tp_mb;
             }
         }
+    }
+
+    /// Context-parallel K/V exchange (ring in Megatron/TE, all-gather in PyTorch's context_parallel).
+    void context_parallel_step(const step_context& c, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const double tp = c.tp, cp = c.cp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
+        const double layers_stage = c.stage.layers;
+        const int gpn = c.gpn;
         // context parallel. Megatron-Core/Transformer Engine (ring attention, AttnFuncWithCPAndKVP2P in
         // transformer_engine/pytorch/attention.py): cp - 1 exchanges of a K/V chunk per layer forward, of K/V and
         // their gradients backward (and again when the layer is recomputed), each overlapped with the attention of
@@ -368,17 +433,34 @@ public:
                 b.compute_mb = compute_.seconds(b.work, g);
             }
         }
-        // gradient-reduction group: dp x cp (Megatron reduces gradients over the data-parallel group with context
-        // parallelism, parallel_state.get_data_parallel_group(with_context_parallel=True); torchtitan shards FSDP
-        // over dp_shard x cp); contiguous after tp (order tp-cp-dp-pp), spans nodes when tp x cp x dp > node
-        const std::int64_t dpg = p.dp * p.cp;
-        const bool dp_intra = p.tp * dpg <= gpn;
-        const double dp_bw = dp_intra ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+    }
+
+    /// Expert-parallel all-to-alls.
+    void expert_parallel_step(const step_context& c, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& p = c.j.parallel;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const auto& stage = c.stage;
+        const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
+        const int gpn = c.gpn;
         if (p.ep > 1 && m.is_moe()) {  // two all-to-alls forward (dispatch, combine), two backward per MoE layer
             const double buf = gpu_tokens * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
             const double bw = p.tp * p.ep <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
             b.ep_mb = stage.moe_layers * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
         }
+    }
+
+    /// Pipeline send/recv of activations and their gradients, and what of it is on the critical path.
+    void pipeline_step(const step_context& c, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
+        const int gpn = c.gpn;
+        const std::int64_t gpus = p.gpus();
         // pipeline: activations forward, their gradients backward, per model chunk (vpp). Megatron sends 1/tp of
         // the tensor per rank and all-gathers it over NVLink (scatter-gather optimisation, Narayanan et al. 2021
         // Sec. 4.1; sequence parallelism shards it anyway); the interleaved schedule overlaps the sends with the
@@ -393,6 +475,26 @@ public:
                                   ? std::max(0.0, b.pp_mb - b.compute_mb) + b.pp_mb / (2.0 * static_cast<double>(p.vpp))
                                   : b.pp_mb;
         }
+    }
+
+    /// Sharded-state traffic, the micro-batch slot and the schedule, the gradient sync with its overlap, the
+    /// ZeRO-2 parameter gather and the optimizer pass.
+    void data_parallel_step(const step_context& c, step_breakdown& b) const {
+        const auto& j = c.j;
+        const auto& t = c.j.training;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const auto& stage = c.stage;
+        const double intra = c.intra, layers_stage = c.stage.layers;
+        const int gpn = c.gpn;
+        // gradient-reduction group: dp x cp (Megatron reduces gradients over the data-parallel group with context
+        // parallelism, parallel_state.get_data_parallel_group(with_context_parallel=True); torchtitan shards FSDP
+        // over dp_shard x cp); contiguous after tp (order tp-cp-dp-pp), spans nodes when tp x cp x dp > node
+        const std::int64_t dpg = p.dp * p.cp;
+        const bool dp_intra = p.tp * dpg <= gpn;
+        const double dp_bw = dp_intra ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
         const double params = stage.params;
         const double wbytes = params * param_bytes(t.precision);
         const double gbytes = params * param_bytes(t.precision);  // gradients are reduced in the compute precision
@@ -428,20 +530,8 @@ public:
         // optimizer: element-wise pass over this GPU's share of the states at ~80% of the datasheet bandwidth
         const double shard = p.sharding == sharding::none ? 1.0 : static_cast<double>(dpg);
         b.optimizer = params / shard * detail::optimizer_pass_bytes(t.precision, t.optimizer) / (0.8 * g.mem_bw_gbps * 1e9);
-
-        b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
-        r.step_time = seconds{b.total};
-        r.flops = step_flops(j);
-        r.tokens_per_s = j.tokens_per_step() / b.total;
-        r.tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(gpus);
-        r.mfu = r.flops.model().value / (b.total * static_cast<double>(gpus) * peak);
-        const auto band = error_band_for(j, g, compute_);
-        r.rel_error_band = band.first;
-        r.error_regime = band.second;
-        return r;
     }
 
-private:
     C compute_{};
     N comm_{};
     B pipe_{};

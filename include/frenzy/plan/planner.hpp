@@ -65,6 +65,12 @@ struct plan_options {
     std::int64_t max_pp = 0;               ///< 0 = up to model.layers
     std::int64_t max_vpp = 4;              ///< largest virtual pipeline size tried (Megatron interleaved)
     plan_constraints constraints;          ///< layout fields the job pins
+    /// Turn on the communication overlap the plan's framework supports, as a tuned run would (Megatron-LM:
+    /// --overlap-grad-reduce with data parallelism, --tp-comm-overlap with tp > 1 inside a node and sequence
+    /// parallelism, which it requires: megatron/training/arguments.py). The predicted step time then reflects it
+    /// (perf/step_time.hpp). False: the job's runtime flags as given. DDP, FSDP and DeepSpeed always overlap their
+    /// gradient reduction (nothing to turn on).
+    bool framework_overlap = true;
 };
 
 /// Where the GPUs of one type are: its catalog entry, node shape and how many nodes there are.
@@ -295,7 +301,15 @@ private:
         memo required;  ///< bytes the fit rule requires; < 0: the model rejects the layout
         memo floor;     ///< the memory model's lower bound; < 0: it rejects the layout
         std::vector<std::int64_t> micro_batches{};  ///< the current layout's valid micro-batches (a reused buffer)
+        std::optional<detail::stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
     };
+    /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
+    /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
+    step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
+        if constexpr (requires { time_.predict(j, g, topo, *cx.stage); })
+            if (cx.stage) return time_.predict(j, g, topo, *cx.stage);
+        return time_.predict(j, g, topo);
+    }
     static memo_key key_of(const job_spec& j) {
         const auto& p = j.parallel;
         auto e = [](auto v) { return static_cast<std::int64_t>(v); };
@@ -400,13 +414,13 @@ private:
                                std::int64_t pp, std::int64_t vpp, std::int64_t cp, sharding sh, std::int64_t ep,
                                std::int64_t dp, const plan_options& opt) {
         job_spec j = job0;
-        set_layout(j, ax, fw, tp, pp, vpp, cp, sh, ep, dp, opt);
+        set_layout(j, job0.runtime, ax, fw, tp, pp, vpp, cp, sh, ep, dp, opt);
         return j;
     }
     /// The same, in place (no copy of the job's strings per layout).
-    static void set_layout(job_spec& j, const search_axes& ax, framework fw, std::int64_t tp, std::int64_t pp,
-                           std::int64_t vpp, std::int64_t cp, sharding sh, std::int64_t ep, std::int64_t dp,
-                           const plan_options& opt) {
+    static void set_layout(job_spec& j, const runtime_spec& base, const search_axes& ax, framework fw, std::int64_t tp,
+                           std::int64_t pp, std::int64_t vpp, std::int64_t cp, sharding sh, std::int64_t ep,
+                           std::int64_t dp, const plan_options& opt) {
         j.runtime.framework = fw;
         auto& p = j.parallel;
         p = parallel_config{};
@@ -420,6 +434,19 @@ private:
         p.schedule = opt.constraints.schedule.value_or(vpp > 1 ? pipeline_schedule::interleaved
                                                                : pipeline_schedule::one_f_one_b);
         p.sequence_parallel = ax.sequence_parallel.value_or(default_sequence_parallel(fw, tp, j.training.seq_len));
+        set_overlap(j, base, opt);
+    }
+    /// The overlap flags of a plan (plan_options::framework_overlap): the job's own, plus what its framework
+    /// supports for the layout. Megatron's gradient-reduce overlap matters only with dp x cp > 1 (the step-time
+    /// model ignores it otherwise); --tp-comm-overlap needs sequence parallelism and Transformer Engine's
+    /// userbuffers inside one node (megatron/core/model_parallel_config.py tp_comm_overlap).
+    static void set_overlap(job_spec& j, const runtime_spec& base, const plan_options& opt) {
+        const auto& p = j.parallel;
+        j.runtime.overlap_grad_reduce = base.overlap_grad_reduce;
+        j.runtime.tp_comm_overlap = base.tp_comm_overlap;
+        if (!opt.framework_overlap || j.runtime.framework != framework::megatron) return;
+        j.runtime.overlap_grad_reduce = true;
+        if (p.tp > 1 && p.sequence_parallel && !opt.allow_tp_across_nodes) j.runtime.tp_comm_overlap = true;
     }
 
     void plan_pool(const job_spec& job, const gpu_pool& pool, const plan_options& opt, plan_result& r,
@@ -438,6 +465,7 @@ private:
         std::sort(ax.recomputes.begin(), ax.recomputes.end());
         const topology topo{pool.gpus_per_node, pool.network_gbps};
         std::map<std::int64_t, candidate> best;  // by GPU count
+        const auto flops = forward_flops_per_token(job0->model, job0->training.seq_len);
         job_spec j = *job0;  // one job for the whole search: only the layout fields, micro-batch and recompute change
         for (auto fw : ax.frameworks)
             for (auto tp : ax.tp)
@@ -447,8 +475,10 @@ private:
                             for (auto sh : ax.shardings)
                                 for (auto ep : ax.ep) {
                                     if (tp * pp * cp > avail) break;
-                                    set_layout(j, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
+                                    set_layout(j, job0->runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
                                     if (!shape_allowed(j, pool, opt)) continue;
+                                    if constexpr (requires { time_.predict(j, g, topo, detail::stage_load{}); })
+                                        cx.stage = detail::bottleneck_stage(j, flops);  // independent of dp
                                     frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
                                     for (auto dp : ax.dp) {
                                         if (dp * tp * pp * cp > avail) break;
@@ -457,6 +487,7 @@ private:
                                         search_layout(j, g, topo, ax, opt, best, cx, known);
                                     }
                                 }
+        cx.stage.reset();
         if (best.empty()) {
             r.infeasible.push_back({g.name, infeasible_reason(*job0, pool, avail, ax, opt, cx)});
             return;
@@ -487,6 +518,8 @@ private:
         pl.nodes = static_cast<int>((n + gpus_per_node - 1) / gpus_per_node);
         pl.parallel = j.parallel;
         pl.framework = j.runtime.framework;
+        pl.overlap_grad_reduce = j.runtime.overlap_grad_reduce;
+        pl.tp_comm_overlap = j.runtime.tp_comm_overlap;
         pl.precision = j.training.precision;
         pl.micro_batch = j.training.micro_batch;
         pl.step_time = seconds{step_s};
@@ -529,13 +562,14 @@ private:
     /// and the bubble at the smallest micro-batch `mb_low` at that per-token compute rate.
     bool beaten(job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt, recompute rc,
                 std::int64_t mb_low, std::int64_t mb_top, const std::map<std::int64_t, candidate>& best,
-                plan_stats& st) const {
+                search_context& cx) const {
+        auto& st = cx.st;
         auto it = best.find(j.parallel.gpus());
         if (it == best.end()) return false;
         j.parallel.recompute = rc;
         j.training.micro_batch = mb_top;
         ++st.step_estimates;
-        const auto e = time_.predict(j, g, topo);
+        const auto e = predict(j, g, topo, cx);
         const auto& b = e.parts;
         const double mb_ratio = static_cast<double>(mb_low) / static_cast<double>(mb_top);
         const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_mb + b.ep_mb, b.shard_mb) +
@@ -588,11 +622,11 @@ private:
         };
         if (!fits_at(frugal, 0)) return;  // the most frugal point: if it does not fit, nothing in this layout does
         const auto n = static_cast<std::int64_t>(mbs.size());
-        if (beaten(j, g, topo, opt, levels.front(), mbs.front(), mbs.back(), best, st)) return;
+        if (beaten(j, g, topo, opt, levels.front(), mbs.front(), mbs.back(), best, cx)) return;
         std::int64_t covered = -1;  // micro-batch indices <= covered already fit with a cheaper recompute level
         for (auto rc : levels) {
             if (covered + 1 >= n) break;
-            if (rc != levels.front() && beaten(j, g, topo, opt, rc, mbs.front(), mbs.back(), best, st))
+            if (rc != levels.front() && beaten(j, g, topo, opt, rc, mbs.front(), mbs.back(), best, cx))
                 break;  // more recompute only adds work
             // what fits with less recompute fits with more; the frugal level fits at index 0
             const auto lo = largest_fitting([&](std::int64_t k) { return fits_at(rc, k); },
@@ -601,16 +635,16 @@ private:
             for (std::int64_t k = covered + 1; k <= lo; ++k) {
                 j.parallel.recompute = rc;
                 j.training.micro_batch = mbs[static_cast<std::size_t>(k)];
-                consider(j, g, topo, opt, best, st);
+                consider(j, g, topo, opt, best, cx);
             }
             covered = std::max(covered, lo);
         }
     }
 
     void consider(const job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt,
-                  std::map<std::int64_t, candidate>& best, plan_stats& st) const {
-        ++st.step_estimates;
-        auto speed = time_.predict(j, g, topo);
+                  std::map<std::int64_t, candidate>& best, search_context& cx) const {
+        ++cx.st.step_estimates;
+        auto speed = predict(j, g, topo, cx);
         if (!speed.supported || !(speed.tokens_per_s > 0)) return;
         const auto probe = make_plan(j, g, topo.gpus_per_node, speed.step_time.value, speed.tokens_per_s, opt);
         const double s = obj_.score(probe, opt);
