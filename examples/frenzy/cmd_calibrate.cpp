@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,9 +17,11 @@
 namespace {
 
 struct calibrate_args {
-    std::string data, out, start;
+    std::vector<std::string> data;
+    std::string out, start;
     int folds = 5;
     bool table = false;
+    bool loso = false;
 };
 
 double median(std::vector<double> v) {
@@ -27,14 +30,45 @@ double median(std::vector<double> v) {
     const auto n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+double p90(std::vector<double> v) {  // nearest rank, as tests/perf/calibration_test.cpp
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const auto k = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(v.size())));
+    return v[std::max<std::size_t>(k, 1) - 1];
+}
+
+/// Leave-one-source-out: each source group predicted by a fit on the others from frenzy::neutral_start() (so
+/// nothing of the held-out source enters through the start constants), one line per source and the total.
+void print_loso(const std::vector<frenzy::throughput_sample>& samples) {
+    const auto rows = frenzy::leave_one_source_out(samples, frenzy::neutral_start());
+    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by;  // source -> (|error|, signed)
+    std::vector<double> all;
+    for (const auto& r : rows) {
+        by[r.group].first.push_back(std::abs(r.rel_error()));
+        by[r.group].second.push_back(r.rel_error());
+        all.push_back(std::abs(r.rel_error()));
+    }
+    fmt::print("\nleave-one-source-out ({} rows, {} sources): median |error| {:.1f}%, p90 {:.1f}%\n", rows.size(), by.size(),
+               100 * median(all), 100 * p90(all));
+    fmt::print("{:<32} {:>5} {:>12} {:>14} {:>9}\n", "held-out source", "rows", "median |err|", "median signed", "p90 |err|");
+    for (const auto& [g, v] : by)
+        fmt::print("{:<32.32} {:>5} {:>11.1f}% {:>+13.1f}% {:>8.1f}%\n", g, v.first.size(), 100 * median(v.first),
+                   100 * median(v.second), 100 * p90(v.first));
+}
 
 void run_calibrate(const calibrate_args& a) {
     using namespace frenzy;
-    const auto samples = load_throughput_csv(a.data);
+    std::vector<throughput_sample> samples;
+    std::string files;
+    for (const auto& d : a.data) {
+        const auto s = load_throughput_csv(d);
+        samples.insert(samples.end(), s.begin(), s.end());
+        files += (files.empty() ? "" : " + ") + d;
+    }
     const efficiency_model start = a.start.empty() ? default_efficiency() : load_calibration(a.start);
     auto fit = fit_efficiency(samples, start);
-    fit.source = "frenzy calibrate --data " + a.data + " (" + std::to_string(samples.size()) + " rows)";
-    fmt::print("fitted on {} rows of {}\n", samples.size(), a.data);
+    fit.source = "frenzy calibrate --data " + files + " (" + std::to_string(samples.size()) + " rows)";
+    fmt::print("fitted on {} rows of {}\n", samples.size(), files);
     fmt::print("{:<14} {:>10} {:>10}  {}\n", "gpu", "dense eff", "attn eff", "source");
     for (const auto& c : fit.gpus)
         fmt::print("{:<14} {:>9.1f}% {:>9.1f}%  {}\n", c.gpu, 100 / c.inverse,
@@ -62,6 +96,13 @@ void run_calibrate(const calibrate_args& a) {
             fmt::print("cross-validation skipped: {}\n", e.what());
         }
     }
+    if (a.loso) {
+        try {
+            print_loso(samples);
+        } catch (const config_error& e) {
+            fmt::print("leave-one-source-out skipped: {}\n", e.what());
+        }
+    }
     if (!a.out.empty()) {
         std::ofstream f(a.out);
         if (!f) throw io_error("cannot write " + a.out);
@@ -73,7 +114,9 @@ void run_calibrate(const calibrate_args& a) {
 const frenzy_cli::registrar reg_calibrate{40, [](CLI::App& app) {
     auto a = std::make_shared<calibrate_args>();
     auto* c = app.add_subcommand("calibrate", "Fit the step-time model's efficiency coefficients to measured throughputs");
-    c->add_option("--data", a->data, "Throughput CSV (columns of shared/data/throughput/measured_calibration.csv)")
+    c->add_option("--data", a->data,
+                  "Throughput CSV (columns of shared/data/throughput/measured_calibration.csv); repeat to fit several "
+                  "files together")
         ->required()
         ->check(CLI::ExistingFile);
     c->add_option("-o,--out", a->out, "Write the calibration JSON here");
@@ -81,6 +124,9 @@ const frenzy_cli::registrar reg_calibrate{40, [](CLI::App& app) {
         ->check(CLI::ExistingFile);
     c->add_option("--folds", a->folds, "Cross-validation folds (default 5; 0 = none)")->check(CLI::NonNegativeNumber);
     c->add_flag("--table", a->table, "Print the cross-validated predicted-vs-measured table");
+    c->add_flag("--loso", a->loso,
+                "Print the leave-one-source-out table (each source, by the files' source column, predicted by a fit "
+                "on the others from a neutral start)");
     c->callback([a] { run_calibrate(*a); });
 }};
 

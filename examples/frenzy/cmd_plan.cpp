@@ -26,7 +26,7 @@ struct plan_args {
     int top = 0;
     double margin = frenzy::default_margin;
     std::int64_t max_gpus = 0;
-    bool tp_across_nodes = false, whole_nodes = false, pin_precision = false, json = false;
+    bool tp_across_nodes = false, whole_nodes = false, pin_precision = false, json = false, no_overlap = false;
 };
 
 std::string duration(const frenzy::plan& p) {
@@ -125,6 +125,7 @@ void run_plan(const plan_args& a) {
     opt.margin = a.margin;
     opt.max_gpus = a.max_gpus;
     opt.allow_tp_across_nodes = a.tp_across_nodes;
+    opt.framework_overlap = !a.no_overlap;
     opt.whole_node_billing = a.whole_nodes;
     opt.pin_precision = a.pin_precision;
     opt.constraints = parsed.stated;
@@ -161,6 +162,9 @@ const frenzy_cli::registrar reg_plan{30, [](CLI::App& app) {
     frenzy_cli::add_margin(c, a->margin);
     c->add_option("--max-gpus", a->max_gpus, "Largest GPU count per plan (default: what the cluster has)")->check(frenzy_cli::whole_number(0, std::int64_t{1} << 24));
     c->add_flag("--tp-across-nodes", a->tp_across_nodes, "Allow tensor parallelism to span nodes");
+    c->add_flag("--no-overlap", a->no_overlap,
+                "Keep the job's own overlap flags instead of turning on what the framework supports (Megatron "
+                "--overlap-grad-reduce, --tp-comm-overlap)");
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
     c->callback([a] { run_plan(*a); });
 }};

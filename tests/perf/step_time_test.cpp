@@ -100,8 +100,8 @@ TEST_CASE("data-parallel traffic: all-reduce of the gradients, FSDP gathers per 
     const auto& g = cat.at("a100-80g");
     // 16 GPUs on 2 nodes of 8 at 200 GB/s per node: a dp group filling both nodes gets 0.9 x 200 GB/s
     const auto ddp = model.predict(llama8b({.dp = 16}, 1, 64), g, {8, 200}).parts;
-    const double params = detail::stage_parameters(preset("llama-3.1-8b"), {.dp = 16}, 4096);
-    CHECK(params == Approx(8.03e9).epsilon(2e-3));  // whole model on one stage
+    const double params = stage_layouts(llama8b({.dp = 16}, 1, 64), profile_of(framework::megatron))[0].params();
+    CHECK(params == Approx(8.03e9).epsilon(2e-3));  // whole model on one stage (memory/layout.hpp, the one count)
     CHECK(ddp.dp_sync == Approx(2.0 * 15 / 16 * params * 2 / (0.9 * 200e9)).epsilon(1e-12));
     const auto fsdp = model.predict(llama8b({.dp = 16, .sharding = sharding::full}, 1, 64), g, {8, 200}).parts;
     CHECK(fsdp.shard_mb == Approx(3.0 * 15 / 16 * params * 2 / (0.9 * 200e9)).epsilon(1e-12));
@@ -226,7 +226,7 @@ TEST_CASE("context parallelism: Megatron's overlapped K/V ring, PyTorch's all-ga
     const double full = 2 * chunk;
     CHECK(tt.cp_mb == Approx(32 * 3 * 0.5 * full / bw).epsilon(1e-12));
     CHECK(tt.cp_exposed_mb == tt.cp_mb);
-    const double params = detail::stage_parameters(preset("llama-3.1-8b"), {}, 4096);
+    const double params = stage_layouts(llama8b({}), profile_of(framework::megatron))[0].params();
     CHECK(tt.shard_mb == Approx(3.0 * 7 / 8 * params * 2 / bw).epsilon(1e-12));
 }
 
@@ -287,15 +287,103 @@ TEST_CASE("routed experts run grouped GEMMs on the tokens routed to each local e
     CHECK(b.ep_mb > 0);
 }
 
-TEST_CASE("bottleneck stage layers: ceil of the even split, or the largest stage of an uneven one") {
-    transformer_spec m = preset("llama-3.1-8b");
-    m.layers = 126;  // Llama 3.1 405B's depth
-    CHECK(detail::stage_layers(m, parallel_config{.pp = 8}) == 16);  // ceil(126 / 8)
-    // a layout with Megatron's --decoder-first/last-pipeline-num-layers (the fields a parallel_config may carry)
-    struct uneven {
-        std::int64_t pp = 8, first_stage_layers = 14, last_stage_layers = 14;
-    };
-    CHECK(detail::stage_layers(m, uneven{}) == 17);  // middle 6 stages share 98 layers: ceil(16.33)
-    CHECK(detail::stage_layers(m, uneven{8, 0, 0}) == 16);
-    CHECK(detail::stage_layers(m, uneven{8, 20, 0}) == 20);  // first stage 20, the other 7 share 106: 16
+TEST_CASE("bottleneck stage: the layout's stage with the most forward work (memory/layout.hpp, one count)") {
+    job_spec j = llama8b({.pp = 8});
+    j.model.layers = 126;  // Llama 3.1 405B's depth on an 8B-wide model
+    const auto f = forward_flops_per_token(j.model, j.training.seq_len);
+    // per token and layer: projections 2 x (4096 x 6144 + 4096 x 4096) + MLP 2 x 3 x 4096 x 14336 = 436 MFLOP;
+    // attention core 2 x 4096 x (4096 + 4096) = 67 MFLOP; logits 2 x 4096 x 128256 = 1.05 GFLOP, i.e. 2.1 layers
+    CHECK(f.dense_layer == Approx(2.0 * (4096.0 * 6144 + 4096.0 * 4096) + 6.0 * 4096 * 14336).epsilon(1e-12));
+    CHECK(f.logits / (f.dense_layer + f.attention_core) == Approx(2.09).margin(0.02));
+    // Megatron --decoder-last-pipeline-num-layers 7: 7 stages of 17, the last 7 + logits (~9.1 layers): a middle
+    // stage is the bottleneck and holds no logits
+    j.parallel.last_stage_layers = 7;
+    auto s = detail::bottleneck_stage(j, f);
+    CHECK(s.layers == 17);
+    CHECK_FALSE(s.logits);
+    // --decoder-first-pipeline-num-layers 14: 7 stages of 16, the last one with the logits is the bottleneck
+    j.parallel.last_stage_layers = 0;
+    j.parallel.first_stage_layers = 14;
+    s = detail::bottleneck_stage(j, f);
+    CHECK(s.layers == 16);
+    CHECK(s.logits);
+    // embedding and loss take a layer slot each (128 slots over 8): the last stage has 15 layers + logits
+    // (~17.1 layer-equivalents) against 16 in the middle: the last is the bottleneck with 15 layers
+    j.parallel.first_stage_layers = 0;
+    j.parallel.embedding_stage = j.parallel.loss_stage = true;
+    s = detail::bottleneck_stage(j, f);
+    CHECK(s.layers == 15);
+    CHECK(s.logits);
+    // parameters: the largest stage's, as the memory model counts them (the first stage holds the embedding)
+    double most = 0;
+    for (const auto& l : stage_layouts(j, profile_of(j))) most = std::max(most, l.params());
+    CHECK(s.params == most);
+    // the step time follows the layout: predict uses that stage's 15 layers for tensor-parallel traffic too
+    j.parallel.tp = 2;
+    j.parallel.dp = 1;
+    const auto e = basic_step_time_model<calibrated_compute, ring_collectives>({}, ring_collectives{.latency_s = 0})
+                       .predict(j, cat.at("h100-80g"), {8, 0});
+    const double buf = 4096.0 * 4096 * 2;  // one micro-batch of 4096 tokens, hidden 4096, bf16
+    CHECK(e.parts.tp_mb == Approx(15 * 4 * (2.0 * 1 / 2) * buf / (0.75 * 900e9 / 2)).epsilon(1e-12));
+}
+
+namespace {
+// Types that look like policies but break their concept: wrong argument types, a missing member, a result that
+// is not a number, a non-const member (the model calls its policies through const references).
+struct compute_wrong_args {
+    double seconds(double, const gpu_type&) const { return 0; }
+};
+struct compute_non_const {
+    double seconds(const compute_work&, const gpu_type&) { return 0; }
+};
+struct compute_returns_string {
+    std::string seconds(const compute_work&, const gpu_type&) const { return {}; }
+};
+struct comm_missing_kind {
+    double seconds(double, std::int64_t, double) const { return 0; }
+};
+struct comm_misnamed {
+    double time(collective, double, std::int64_t, double) const { return 0; }
+};
+struct pipeline_wrong_args {
+    double bubble_slots(std::int64_t) const { return 0; }
+};
+struct pipeline_returns_void {
+    void bubble_slots(const parallel_config&, std::int64_t) const {}
+};
+/// A replacement pipeline policy: no bubble at all (what a zero-bubble schedule would claim).
+struct no_bubble {
+    double bubble_slots(const parallel_config&, std::int64_t) const { return 0; }
+};
+}  // namespace
+
+TEST_CASE("policy concepts: the defaults satisfy them, look-alikes with the wrong shape do not") {
+    STATIC_REQUIRE(ComputePolicy<calibrated_compute>);
+    STATIC_REQUIRE_FALSE(ComputePolicy<compute_wrong_args>);
+    STATIC_REQUIRE_FALSE(ComputePolicy<compute_non_const>);
+    STATIC_REQUIRE_FALSE(ComputePolicy<compute_returns_string>);
+    STATIC_REQUIRE_FALSE(ComputePolicy<int>);
+    STATIC_REQUIRE(CommunicationPolicy<ring_collectives>);
+    STATIC_REQUIRE_FALSE(CommunicationPolicy<comm_missing_kind>);
+    STATIC_REQUIRE_FALSE(CommunicationPolicy<comm_misnamed>);
+    STATIC_REQUIRE_FALSE(CommunicationPolicy<calibrated_compute>);  // a compute policy is not a communication one
+    STATIC_REQUIRE(PipelinePolicy<megatron_pipeline>);
+    STATIC_REQUIRE(PipelinePolicy<no_bubble>);
+    STATIC_REQUIRE_FALSE(PipelinePolicy<pipeline_wrong_args>);
+    STATIC_REQUIRE_FALSE(PipelinePolicy<pipeline_returns_void>);
+    STATIC_REQUIRE_FALSE(PipelinePolicy<ring_collectives>);
+}
+
+TEST_CASE("a replaced pipeline policy changes only the bubble") {
+    // pp 4, 1F1B, 16 micro-batches: Megatron's bubble is pp - 1 = 3 slots; without it the pipeline takes 16 slots
+    // of the same micro-batch time, so the pipeline part shrinks by exactly 16 / 19.
+    const auto j = llama8b({.pp = 4}, 1, 16);
+    const auto& g = cat.at("h100-80g");
+    const auto with = step_time_model{}.predict(j, g, {}).parts;
+    const auto without = basic_step_time_model<calibrated_compute, ring_collectives, no_bubble>{}.predict(j, g, {}).parts;
+    CHECK(with.bubble_slots == 3);
+    CHECK(without.bubble_slots == 0);
+    CHECK(without.micro_batch == with.micro_batch);
+    CHECK(without.pipeline / with.pipeline == Approx(16.0 / 19.0).epsilon(1e-12));
+    CHECK(with.total - without.total == Approx(3 * with.micro_batch).epsilon(1e-9));
 }

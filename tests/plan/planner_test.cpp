@@ -65,6 +65,11 @@ std::map<std::int64_t, double> brute_force(const job_spec& job0, const gpu_pool&
                                               .sequence_parallel = tp > 1 && j.runtime.framework == framework::megatron,
                                               .sharding = sh, .recompute = rc,
                                               .schedule = vpp > 1 ? pipeline_schedule::interleaved : pipeline_schedule::one_f_one_b};
+                                if (opt.framework_overlap && j.runtime.framework == framework::megatron) {
+                                    // the overlap a tuned Megatron run turns on (plan_options::framework_overlap)
+                                    j.runtime.overlap_grad_reduce = true;
+                                    j.runtime.tp_comm_overlap = tp > 1;  // sequence parallel is on with tp > 1 here
+                                }
                                 try {
                                     validate(j);
                                 } catch (const config_error&) {
@@ -332,4 +337,61 @@ TEST_CASE("search space: tp stays within a node unless allowed; node shapes boun
         CHECK(p.nodes == (p.gpus + 1) / 2);
         CHECK(p.required.value <= (1 - default_margin) * 24576 * MiB);  // the fit rule on the card's 24576 MiB
     }
+}
+
+TEST_CASE("Megatron plans turn on the overlap the framework supports; their predicted speed includes it") {
+    // LLaMA-2-7B, seq 4096, global batch 64 on 2 nodes of 8 H100s: Megatron plans with dp > 1 and tp > 1 exist
+    const auto job = make_job(llama2_7b(), 4096, 64, framework::megatron);
+    const auto c = cluster({{"h", "h100-80g", 8, 2}});
+    plan_options opt;
+    const auto on = planner{}.plan(job, c, opt);
+    opt.framework_overlap = false;
+    const auto off = planner{}.plan(job, c, opt);
+    REQUIRE(!on.plans.empty());
+    REQUIRE(on.plans.size() == off.plans.size());  // the flags change no fit (memory does not depend on them)
+    std::map<int, double> best_off;
+    for (const auto& p : off.plans) {
+        CHECK_FALSE(p.overlap_grad_reduce);  // the job's own flags (off)
+        CHECK_FALSE(p.tp_comm_overlap);
+        best_off[p.gpus] = p.tokens_per_s;
+    }
+    bool tp_seen = false;
+    for (const auto& p : on.plans) {
+        INFO(p.gpus << " GPUs, tp " << p.parallel.tp << " dp " << p.parallel.dp);
+        CHECK(p.overlap_grad_reduce);
+        CHECK(p.tp_comm_overlap == (p.parallel.tp > 1 && p.parallel.sequence_parallel));
+        tp_seen = tp_seen || p.tp_comm_overlap;
+        // the plan's speed is the step-time model's with those flags on ...
+        job_spec j = job;
+        j.parallel = p.parallel;
+        j.training.micro_batch = p.micro_batch;
+        j.runtime.overlap_grad_reduce = p.overlap_grad_reduce;
+        j.runtime.tp_comm_overlap = p.tp_comm_overlap;
+        const auto& g = c.catalog.at(p.gpu);
+        CHECK(step_time_model{}.predict(j, g, {8, 0}).tokens_per_s == Approx(p.tokens_per_s).epsilon(1e-12));
+        // ... and overlap only hides communication: the same layout without it is not faster
+        j.runtime.overlap_grad_reduce = j.runtime.tp_comm_overlap = false;
+        CHECK(step_time_model{}.predict(j, g, {8, 0}).tokens_per_s <= p.tokens_per_s);
+        // so the best plan of every GPU count is at least as fast as without the flags
+        CHECK(p.tokens_per_s >= best_off.at(p.gpus));
+    }
+    CHECK(tp_seen);
+    // A strict gain wherever there is something to hide. With the distributed optimizer (sharding pinned to
+    // ZeRO-1), a layout with dp > 1 exposes max(sync / layers, sync - compute) < sync of its reduce-scatter instead
+    // of all of it, and one with tp > 1 (sequence parallel) only 1/tp of its collectives plus what the GEMMs do
+    // not cover: the best plan with overlap is at least the best plan without it, re-predicted with overlap.
+    opt.constraints.sharding = sharding::optimizer;
+    const auto zero1_off = planner{}.plan(job, c, opt);
+    opt.framework_overlap = true;
+    const auto zero1_on = planner{}.plan(job, c, opt);
+    std::map<int, double> on_by_n;
+    for (const auto& p : zero1_on.plans) on_by_n[p.gpus] = p.tokens_per_s;
+    int gains = 0;
+    for (const auto& p : zero1_off.plans) {
+        if (p.parallel.dp * p.parallel.cp == 1 && p.parallel.tp == 1) continue;  // nothing to overlap
+        INFO(p.gpus << " GPUs, tp " << p.parallel.tp << " dp " << p.parallel.dp);
+        CHECK(on_by_n.at(p.gpus) > p.tokens_per_s);
+        ++gains;
+    }
+    CHECK(gains >= 3);  // 2, 4, 8 and 16 GPUs all have a dp or tp > 1 layout on 8-GPU nodes
 }

@@ -55,7 +55,10 @@ inline std::int64_t stage_layer_count(const job_spec& j, std::int64_t s) {
 /// embedding is duplicated there when pp > 1, as Megatron does). Tensor parallelism shards the matrices
 /// (column/row parallel), norms and row-parallel biases are replicated; expert parallelism splits the experts and
 /// expert tensor parallelism (etp) each expert's matrices. Closed form per chunk: no loop over layers.
-inline std::vector<stage_layout> stage_layouts(const job_spec& j, const framework_profile& f) {
+/// `visit(const stage_layout&)` is called for each stage in order, without allocating (the step-time model and the
+/// memory model's lower bound walk the stages this way; stage_layouts collects them).
+template <class Visit>
+void for_each_stage_layout(const job_spec& j, const framework_profile& f, Visit&& visit) {
     const auto& m = j.model;
     const auto& p = j.parallel;
     const double t = static_cast<double>(p.tp);
@@ -80,10 +83,9 @@ inline std::vector<stage_layout> stage_layouts(const job_spec& j, const framewor
     };
     std::int64_t round = 0;
     for (std::int64_t s = 0; s < p.pp; ++s) round += width_of(s);
-    std::vector<stage_layout> out(static_cast<std::size_t>(p.pp));
     std::int64_t before = 0;  // slots of the chunks of earlier ranks in one round
     for (std::int64_t s = 0; s < p.pp; ++s) {
-        auto& l = out[static_cast<std::size_t>(s)];
+        stage_layout l;
         l.stage = static_cast<int>(s);
         l.first = s == 0;
         l.last = s == p.pp - 1;
@@ -107,7 +109,15 @@ inline std::vector<stage_layout> stage_layouts(const job_spec& j, const framewor
             const double head = m.tied_embeddings ? (p.pp > 1 ? c.word_embedding : 0.0) : c.output_layer;
             l.dense_params += head / t + (m.embedding_norm ? c.final_norm / 2 : c.final_norm);
         }
+        visit(static_cast<const stage_layout&>(l));
     }
+}
+
+/// Per-GPU parameters of every stage (for_each_stage_layout, collected).
+inline std::vector<stage_layout> stage_layouts(const job_spec& j, const framework_profile& f) {
+    std::vector<stage_layout> out;
+    out.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, j.parallel.pp)));
+    for_each_stage_layout(j, f, [&](const stage_layout& l) { out.push_back(l); });
     return out;
 }
 

@@ -101,60 +101,47 @@ inline void params_set(efficiency_model& e, const std::vector<fit_param>& ps, co
 }
 }  // namespace detail
 
-/// Fits, by Levenberg-Marquardt on log(predicted / measured step time) (relative error, symmetric in over- and
-/// under-prediction), with numeric derivatives through the whole step-time model (so every overlap and max() of
-/// perf/step_time.hpp is respected): per chip present, the large-GEMM inverse efficiency, the fp8/fp4 one when the
-/// chip has such samples, the attention one when >= 3 of its samples spend >= 20% of their FLOPs in attention;
-/// shared: token and width penalties, shared attention, element-wise bandwidth efficiency. Bounds: GEMM inverse
-/// efficiencies >= 1 (no GPU beats its peak), bandwidth inverse >= 1, penalties >= 0, attention >= 0.5 (the full
-/// s^2 count is twice what a causal kernel does). Chips of `start` without samples keep their coefficients
-/// (aliases are refreshed to their target).
-inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& samples,
-                                       const efficiency_model& start = default_efficiency(),
-                                       const gpu_catalog& cat = gpu_catalog{}, fit_options opt = {}) {
-    if (samples.empty()) throw config_error("calibration: no samples to fit");
-    efficiency_model cur = start;
-    std::vector<std::string> keys;
-    std::vector<const gpu_type*> gpu_of;
-    // a sample fits its type's own entry when the start has one (calibration files keyed by type name), else its chip's
-    auto key_of = [&](const gpu_type& g) { return start.entry(std::string_view(g.name)) ? g.name : detail::coefficient_key(g); };
-    for (const auto& s : samples) {
-        const auto& g = cat.at(s.gpu);
-        gpu_of.push_back(&g);
-        const auto k = key_of(g);
-        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-    }
-    auto entry_of = [&](const std::string& k) -> gpu_coefficient& {
-        for (auto& c : cur.gpus)
-            if (c.gpu == k) return c;
-        cur.gpus.push_back({k, cur.default_inverse, 0, "fit", 0});
-        return cur.gpus.back();
-    };
-    for (const auto& k : keys) entry_of(k).source = "fit";
-    const bool fit_shared = keys.size() >= 2 && static_cast<int>(samples.size()) >= opt.min_samples_for_shared;
-    std::vector<detail::fit_param> params;
+namespace detail {
+/// The coefficient entry `k` of `e`, created at the default inverse efficiency when missing.
+inline gpu_coefficient& fit_entry(efficiency_model& e, const std::string& k) {
+    for (auto& c : e.gpus)
+        if (c.gpu == k) return c;
+    e.gpus.push_back({k, e.default_inverse, 0, "fit", 0});
+    return e.gpus.back();
+}
+
+/// The coefficients a fit frees (see fit_efficiency), with their start values set in `cur`: per chip key its
+/// GEMM inverse efficiency, the fp8/fp4 one when it has such samples, its own attention value when >= 3 of its
+/// non-Megatron samples spend >= 20% of their FLOPs in attention, and a Megatron-Core (TE) attention value when
+/// also >= 3 Megatron samples spend >= 10%; the shared terms when `fit_shared`. `any_own_attention` says whether a
+/// chip got its own attention value.
+inline std::vector<fit_param> choose_fit_params(const std::vector<throughput_sample>& samples,
+                                                const std::vector<const gpu_type*>& gpu_of,
+                                                const std::vector<std::string>& sample_key,
+                                                const std::vector<std::string>& keys, bool fit_shared,
+                                                efficiency_model& cur, bool& any_own_attention) {
+    std::vector<fit_param> params;
     bool any_shared_attention = false;
     for (const auto& k : keys) {
-        int heavy = 0, scaled = 0, te_heavy = 0, other_heavy = 0;
+        int scaled = 0, te_heavy = 0, heavy = 0;
         basic_step_time_model<> model(calibrated_compute{cur});
         for (std::size_t i = 0; i < samples.size(); ++i) {
-            if (key_of(*gpu_of[i]) != k) continue;
+            if (sample_key[i] != k) continue;
             const auto b = model.predict(samples[i].job, *gpu_of[i], samples[i].topo).parts;
             const double share = b.attention_flops_mb / (b.attention_flops_mb + b.dense_flops_mb);
             const bool te = samples[i].job.runtime.framework == framework::megatron;
-            if (share >= 0.2 && !te) ++other_heavy;
+            if (share >= 0.2 && !te) ++heavy;
             if (share >= 0.1 && te) ++te_heavy;
             if (gpu_type::scaled_gemms(samples[i].job.training.precision)) ++scaled;
         }
-        heavy = other_heavy;
-        params.push_back({detail::fit_param::inverse, k, 1.0});
-        auto& entry = entry_of(k);
+        params.push_back({fit_param::inverse, k, 1.0});
+        auto& entry = fit_entry(cur, k);
         if (scaled > 0) {
-            params.push_back({detail::fit_param::scaled, k, 1.0});
+            params.push_back({fit_param::scaled, k, 1.0});
             if (!(entry.scaled > 0)) entry.scaled = entry.inverse * cur.fp8_ratio;
         }
         if (heavy >= 3) {
-            params.push_back({detail::fit_param::attention, k, 0.5});
+            params.push_back({fit_param::attention, k, 0.5});
             if (!(entry.attention > 0)) entry.attention = cur.attention_inverse;
         } else {
             entry.attention = 0;
@@ -163,25 +150,32 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
         // Megatron-Core's attention (TE fused/cuDNN) gets its own value when >= 3 Megatron rows of the chip spend
         // >= 10% of their FLOPs in attention and the chip also has its own (non-Megatron) attention value
         if (te_heavy >= 3 && heavy >= 3) {
-            params.push_back({detail::fit_param::te_attention, k, 0.5});
+            params.push_back({fit_param::te_attention, k, 0.5});
             if (!(entry.te_attention > 0)) entry.te_attention = entry.attention;
         } else {
             entry.te_attention = 0;
         }
     }
-    bool any_own_attention = false;
-    for (const auto& pr : params) any_own_attention = any_own_attention || pr.kind == detail::fit_param::attention;
+    any_own_attention = false;
+    for (const auto& pr : params) any_own_attention = any_own_attention || pr.kind == fit_param::attention;
     if (fit_shared) {
-        params.push_back({detail::fit_param::token, "", 0.0});
-        params.push_back({detail::fit_param::width, "", 0.0});
-        params.push_back({detail::fit_param::memory, "", 1.0});
+        params.push_back({fit_param::token, "", 0.0});
+        params.push_back({fit_param::width, "", 0.0});
+        params.push_back({fit_param::memory, "", 1.0});
         // chips without long-sequence data: their attention follows their GEMM efficiency at the mean ratio of
         // the chips that have their own (set after the fit); only when no chip has its own is one shared value fitted
         if (any_shared_attention && !any_own_attention) {
             cur.attention_ratio = 0;
-            params.push_back({detail::fit_param::shared_attention, "", 0.5});
+            params.push_back({fit_param::shared_attention, "", 0.5});
         }
     }
+    return params;
+}
+
+/// Levenberg-Marquardt on log(predicted / measured step time) of every sample over `params` of `cur`, with
+/// forward-difference derivatives through the whole step-time model and bounds by projection.
+inline void levenberg_marquardt(const std::vector<throughput_sample>& samples, const std::vector<const gpu_type*>& gpu_of,
+                                const std::vector<fit_param>& params, int iterations, efficiency_model& cur) {
     const int P = static_cast<int>(params.size()), N = static_cast<int>(samples.size());
     std::vector<double> measured(samples.size());
     for (std::size_t i = 0; i < samples.size(); ++i) measured[i] = measured_step_time(samples[i]);
@@ -197,16 +191,16 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
     };
     auto get_x = [&](efficiency_model& e) {
         Eigen::VectorXd x(P);
-        for (int c = 0; c < P; ++c) x(c) = detail::param_get(e, params[static_cast<std::size_t>(c)]);
+        for (int c = 0; c < P; ++c) x(c) = param_get(e, params[static_cast<std::size_t>(c)]);
         return x;
     };
-    auto set_x = [&](efficiency_model& e, const Eigen::VectorXd& x) { detail::params_set(e, params, x); };
+    auto set_x = [&](efficiency_model& e, const Eigen::VectorXd& x) { params_set(e, params, x); };
     Eigen::VectorXd x = get_x(cur);
     set_x(cur, x);
     x = get_x(cur);
     Eigen::VectorXd r = residuals(cur);
     double cost = r.squaredNorm(), lambda = 1e-3;
-    for (int it = 0; it < opt.iterations; ++it) {
+    for (int it = 0; it < iterations; ++it) {
         Eigen::MatrixXd J(N, P);
         for (int c = 0; c < P; ++c) {  // forward differences
             const double h = 1e-6 * std::max(1.0, std::abs(x(c)));
@@ -234,7 +228,7 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
                 x = xn, r = rn, cur = e;
                 lambda = std::max(1e-9, lambda / 4);
                 improved = true;
-                if (gain < 1e-14 * std::max(1.0, cost)) it = opt.iterations;  // converged
+                if (gain < 1e-14 * std::max(1.0, cost)) it = iterations;  // converged
                 cost = cn;
             } else {
                 lambda *= 8;
@@ -242,23 +236,31 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
         }
         if (!improved) break;
     }
-    // attention ratio for chips without their own attention value: the mean over fitted chips that have one
+}
+
+/// After the fit: the attention and fp8 ratios for chips without their own values (the mean over the fitted
+/// chips that have them), aliases following their targets, and the default for chips without data (the least
+/// efficient fitted chip, a conservative choice).
+inline void settle_after_fit(efficiency_model& cur, const std::vector<std::string>& keys, bool fit_shared,
+                             bool any_own_attention) {
+    auto fitted = [&](const gpu_coefficient& c) {
+        return c.source == "fit" && std::find(keys.begin(), keys.end(), c.gpu) != keys.end();
+    };
     if (fit_shared && any_own_attention) {
         double sum = 0;
         int cnt = 0;
         for (const auto& c : cur.gpus)
-            if (c.source == "fit" && c.attention > 0 && std::find(keys.begin(), keys.end(), c.gpu) != keys.end()) {
+            if (fitted(c) && c.attention > 0) {
                 sum += c.attention / c.inverse;
                 ++cnt;
             }
         if (cnt > 0) cur.attention_ratio = sum / cnt;
     }
-    // scaled-GEMM ratio for chips without fp8 data: the mean over fitted chips that have both
     if (fit_shared) {
         double sum = 0;
         int cnt = 0;
         for (const auto& c : cur.gpus)
-            if (c.source == "fit" && c.scaled > 0 && std::find(keys.begin(), keys.end(), c.gpu) != keys.end()) {
+            if (fitted(c) && c.scaled > 0) {
                 sum += c.scaled / c.inverse;
                 ++cnt;
             }
@@ -271,11 +273,41 @@ inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& sam
             for (const auto& d : cur.gpus)
                 if (d.gpu == target && d.source == "fit") { c.inverse = d.inverse; c.attention = d.attention; c.scaled = d.scaled; }
         }
-    // chips with no data and no alias: the least efficient fitted chip (a conservative default)
     double worst = 0;
     for (const auto& c : cur.gpus)
         if (c.source == "fit") worst = std::max(worst, c.inverse);
     if (worst > 0 && fit_shared) cur.default_inverse = worst;
+}
+}  // namespace detail
+
+/// Fits, by Levenberg-Marquardt on log(predicted / measured step time) (relative error, symmetric in over- and
+/// under-prediction), with numeric derivatives through the whole step-time model (so every overlap and max() of
+/// perf/step_time.hpp is respected): per chip present, the large-GEMM inverse efficiency, the fp8/fp4 one when the
+/// chip has such samples, the attention one when >= 3 of its samples spend >= 20% of their FLOPs in attention;
+/// shared: token and width penalties, shared attention, element-wise bandwidth efficiency. Bounds: GEMM inverse
+/// efficiencies >= 1 (no GPU beats its peak), bandwidth inverse >= 1, penalties >= 0, attention >= 0.5 (the full
+/// s^2 count is twice what a causal kernel does). Chips of `start` without samples keep their coefficients
+/// (aliases are refreshed to their target).
+inline efficiency_model fit_efficiency(const std::vector<throughput_sample>& samples,
+                                       const efficiency_model& start = default_efficiency(),
+                                       const gpu_catalog& cat = gpu_catalog{}, fit_options opt = {}) {
+    if (samples.empty()) throw config_error("calibration: no samples to fit");
+    efficiency_model cur = start;
+    std::vector<std::string> keys, sample_key;
+    std::vector<const gpu_type*> gpu_of;
+    // a sample fits its type's own entry when the start has one (calibration files keyed by type name), else its chip's
+    for (const auto& s : samples) {
+        const auto& g = cat.at(s.gpu);
+        gpu_of.push_back(&g);
+        sample_key.push_back(start.entry(std::string_view(g.name)) ? g.name : detail::coefficient_key(g));
+        if (std::find(keys.begin(), keys.end(), sample_key.back()) == keys.end()) keys.push_back(sample_key.back());
+    }
+    for (const auto& k : keys) detail::fit_entry(cur, k).source = "fit";
+    const bool fit_shared = keys.size() >= 2 && static_cast<int>(samples.size()) >= opt.min_samples_for_shared;
+    bool any_own_attention = false;
+    const auto params = detail::choose_fit_params(samples, gpu_of, sample_key, keys, fit_shared, cur, any_own_attention);
+    detail::levenberg_marquardt(samples, gpu_of, params, opt.iterations, cur);
+    detail::settle_after_fit(cur, keys, fit_shared, any_own_attention);
     return cur;
 }
 

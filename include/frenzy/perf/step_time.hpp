@@ -21,6 +21,8 @@
 #include "frenzy/core/units.hpp"
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/hw/gpu.hpp"
+#include "frenzy/memory/framework_profile.hpp"
+#include "frenzy/memory/layout.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/perf/efficiency.hpp"
 #include "frenzy/perf/error_band.hpp"
@@ -177,35 +179,33 @@ inline double optimizer_pass_bytes(precision p, optimizer_kind o) {
     return 2.0 * (w + master + states + grad);
 }
 
-/// Layers on the bottleneck pipeline stage: ceil(layers / pp) for an even split; with an uneven one (Megatron
-/// --decoder-first/last-pipeline-num-layers, when parallel_config has first_stage_layers / last_stage_layers) the
-/// largest of the first, the last and the even share of the middle stages.
-template <class P>
-double stage_layers(const transformer_spec& m, const P& p) {
-    const double L = static_cast<double>(m.layers), pp = static_cast<double>(p.pp);
-    if constexpr (requires { p.first_stage_layers; p.last_stage_layers; }) {
-        const double first = static_cast<double>(p.first_stage_layers), last = static_cast<double>(p.last_stage_layers);
-        if (p.pp > 1 && (first > 0 || last > 0)) {
-            const double fixed = (first > 0 ? 1.0 : 0.0) + (last > 0 ? 1.0 : 0.0);
-            const double rest = pp - fixed > 0 ? std::ceil((L - first - last) / (pp - fixed)) : 0.0;
-            return std::max({first, last, rest});
+/// The bottleneck pipeline stage as the step time sees it. Stages, their layers (uneven first/last stages,
+/// embedding/loss slots, the MoE layers each chunk holds) and their per-GPU parameters come from the one layout
+/// computation the memory model uses (memory/layout.hpp stage_layouts); the bottleneck is the stage with the most
+/// forward FLOPs per token (the last on a tie: it also runs the loss), and the parameters are the largest any
+/// stage's GPU holds before data-parallel sharding (its gradient sync and optimizer pass finish last).
+struct stage_load {
+    double layers = 0;      ///< transformer layers on the bottleneck stage (all its virtual chunks)
+    double moe_layers = 0;  ///< of which mixture-of-experts layers
+    bool logits = false;    ///< the bottleneck stage holds the output layer and the loss
+    double params = 0;      ///< most parameters per GPU of any stage (dense + local experts), before dp sharding
+    double dense_layers() const { return layers - moe_layers; }
+};
+inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
+    stage_load out;
+    double worst = -1;
+    for_each_stage_layout(j, profile_of(j), [&](const stage_layout& s) {
+        const double l = static_cast<double>(s.layers), e = static_cast<double>(s.moe_layers);
+        const double work = (l - e) * f.dense_layer + e * f.moe_layer + l * f.attention_core + (s.last ? f.logits : 0.0);
+        if (work >= worst) {
+            worst = work;
+            out.layers = l;
+            out.moe_layers = e;
+            out.logits = s.last;
         }
-    }
-    return std::ceil(L / pp);
-}
-
-/// Parameters one GPU of the bottleneck pipeline stage holds before data-parallel sharding.
-inline double stage_parameters(const transformer_spec& m, const parallel_config& p, std::int64_t seq_len) {
-    const auto c = count_parameters(m, m.vocab, m.max_positions > 0 ? m.max_positions : seq_len);
-    const double dense = static_cast<double>(m.layers - m.moe_layers());
-    const double moe = static_cast<double>(m.moe_layers());
-    const double nonexpert = dense * c.dense_layer() + moe * (c.attention + c.layer_norms + c.router + c.shared_expert);
-    const double experts = moe * static_cast<double>(m.moe.experts) * c.expert;
-    const double pp = static_cast<double>(p.pp), tp = static_cast<double>(p.tp), ep = static_cast<double>(p.ep);
-    const double first = c.word_embedding + c.position_embedding;
-    const double last = (m.tied_embeddings ? c.word_embedding : c.output_layer) + c.final_norm;
-    const double emb = p.pp == 1 ? first + (m.tied_embeddings ? 0.0 : last) : std::max(first, last);
-    return (nonexpert / pp + experts / (pp * ep) + emb) / tp;
+        out.params = std::max(out.params, s.params());
+    });
+    return out;
 }
 
 /// HBM bytes of the element-wise kernels of one transformer layer per token on one GPU, forward only (backward
@@ -257,11 +257,15 @@ public:
 
     /// Predicts one optimizer step of `j` (its parallel layout as given; assumed valid) on GPUs of type `g`.
     step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo) const {
+        return predict(j, g, topo, detail::bottleneck_stage(j, forward_flops_per_token(j.model, j.training.seq_len)));
+    }
+    /// The same with the job's bottleneck stage given (`detail::bottleneck_stage` of its model, sequence length
+    /// and layout: it does not depend on dp, the micro-batch, recompute, precision or the GPU), so a planner that
+    /// predicts one layout at many points walks its stages once.
+    step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const detail::stage_load& stage) const {
         step_estimate r;
-        const auto& m = j.model;
         const auto& t = j.training;
         const auto& p = j.parallel;
-        const auto& rt = j.runtime;
         const double peak = g.peak_flops(t.precision);
         if (!(peak > 0)) {
             r.supported = false;
@@ -269,27 +273,71 @@ public:
             return r;
         }
         auto& b = r.parts;
-        const double tp = static_cast<double>(p.tp), cp = static_cast<double>(p.cp);
+        const double cp = static_cast<double>(p.cp);
         const double mb_tokens = static_cast<double>(t.micro_batch) * static_cast<double>(t.seq_len);
-        const double gpu_tokens = mb_tokens / cp;     // tokens of one micro-batch on one GPU
-        const double act = param_bytes(t.precision);  // activation element bytes (communication)
+        const step_context c{j, g, topo, stage, static_cast<double>(p.tp), cp,
+                             mb_tokens / cp,              // tokens of one micro-batch on one GPU
+                             param_bytes(t.precision),    // activation element bytes (communication)
+                             std::max(1, topo.gpus_per_node), detail::intra_node_gbps(g)};
+        compute_step(c, peak, b);
+        tensor_parallel_step(c, b);
+        context_parallel_step(c, b);
+        expert_parallel_step(c, b);
+        pipeline_step(c, b);
+        data_parallel_step(c, b);
+        const std::int64_t gpus = p.gpus();
+        b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
+        r.step_time = seconds{b.total};
+        r.flops = step_flops(j);
+        r.tokens_per_s = j.tokens_per_step() / b.total;
+        r.tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(gpus);
+        r.mfu = r.flops.model().value / (b.total * static_cast<double>(gpus) * peak);
+        const auto band = error_band_for(j, g, compute_);
+        r.rel_error_band = band.first;
+        r.error_regime = band.second;
+        return r;
+    }
+
+private:
+    /// What every step of predict reads: the job, the GPU, the topology, the bottleneck stage and the per-GPU
+    /// micro-batch quantities.
+    struct step_context {
+        const job_spec& j;
+        const gpu_type& g;
+        const topology& topo;
+        const detail::stage_load& stage;
+        double tp, cp;
+        double gpu_tokens;  ///< tokens of one micro-batch on one GPU
+        double act;         ///< activation element bytes (communication)
+        int gpn;            ///< GPUs per node
+        double intra;       ///< intra-node bandwidth per rank (detail::intra_node_gbps)
+    };
+
+    /// Compute of one micro-batch on one GPU of the bottleneck stage, by kernel class (perf/efficiency.hpp).
+    void compute_step(const step_context& c, double peak, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& t = c.j.training;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& stage = c.stage;
+        const double tp = c.tp, gpu_tokens = c.gpu_tokens;
         const bool scaled = gpu_type::scaled_gemms(t.precision);
         const auto f = forward_flops_per_token(m, t.seq_len);
-        const double layers_stage = detail::stage_layers(m, p);
-        const double layer_frac = layers_stage / static_cast<double>(m.layers);  // share of the layers on this stage
-
-        // compute of one micro-batch on one GPU of the last stage (it also holds the logits)
-        const double rec_dense = p.recompute == recompute::full ? f.layers_dense() : 0.0;
-        const double rec_attn = p.recompute == recompute::none ? 0.0 : f.layers_attention();
-        const double dense_tok = (3.0 * f.layers_dense() + rec_dense) * layer_frac + 3.0 * f.logits;
-        const double attn_tok = (3.0 * f.layers_attention() + rec_attn) * layer_frac;
+        // compute of one micro-batch on one GPU of the bottleneck stage (with the logits when it is the last)
+        const double stage_dense = stage.dense_layers() * f.dense_layer + stage.moe_layers * f.moe_layer;
+        const double stage_attn = stage.layers * f.attention_core;
+        const double rec_dense = p.recompute == recompute::full ? stage_dense : 0.0;
+        const double rec_attn = p.recompute == recompute::none ? 0.0 : stage_attn;
+        const double dense_tok = 3.0 * stage_dense + rec_dense + (stage.logits ? 3.0 * f.logits : 0.0);
+        const double attn_tok = 3.0 * stage_attn + rec_attn;
         b.dense_flops_mb = dense_tok * gpu_tokens / tp;
         b.attention_flops_mb = attn_tok * gpu_tokens / tp;
         // element-wise traffic: forward, backward (2x), full recompute (one more forward); fp8/fp4 casts
         {
             const double fwd_passes = 3.0 + (p.recompute == recompute::full ? 1.0 : 0.0);
-            const double dense_l = static_cast<double>(m.layers - m.moe_layers());
-            const double moe_l = static_cast<double>(m.moe_layers());
+            const double dense_l = stage.dense_layers();
+            const double moe_l = stage.moe_layers;
             const double moe_ffn = static_cast<double>(m.is_moe() ? m.expert_ffn() * (m.moe.top_k + m.moe.shared_experts) : 0);
             const double dense_ffn = static_cast<double>(m.ffn_hidden);
             double per_tok = fwd_passes * (dense_l * detail::layer_elementwise_bytes(m, p, dense_ffn, rt.compile) +
@@ -300,7 +348,7 @@ public:
                 const double rec = p.recompute == recompute::full ? 1.0 : 0.0;
                 per_tok += dense_l * ((1.0 + rec) * cf + cb) + moe_l * ((1.0 + rec) * mf + mbw);
             }
-            per_tok = per_tok * layer_frac + detail::logits_elementwise_bytes(m, p);
+            if (stage.logits) per_tok += detail::logits_elementwise_bytes(m, p);
             b.memory_bytes_mb = per_tok * gpu_tokens;
         }
         b.peak = peak;
@@ -311,14 +359,21 @@ public:
             const double e_mlp = 2.0 * static_cast<double>(m.hidden * m.expert_ffn()) * (is_gated(m.activation) ? 3.0 : 2.0);
             const double routed = e_mlp * static_cast<double>(m.moe.top_k);
             const double rec = p.recompute == recompute::full ? 1.0 : 0.0;
-            b.work.expert_flops = (3.0 + rec) * routed * static_cast<double>(m.moe_layers()) * layer_frac * gpu_tokens / tp;
+            b.work.expert_flops = (3.0 + rec) * routed * stage.moe_layers * gpu_tokens / tp;
             b.work.expert_tokens = gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
         }
         b.compute_mb = compute_.seconds(b.work, g);
+    }
 
-        const int gpn = std::max(1, topo.gpus_per_node);
-        const std::int64_t gpus = p.gpus();
-        const double intra = detail::intra_node_gbps(g);
+    /// Tensor-parallel collectives and the part of them the GEMMs do not hide.
+    void tensor_parallel_step(const step_context& c, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra, layers_stage = c.stage.layers;
+        const int gpn = c.gpn;
         // tensor parallel: 2 all-reduces forward, 2 backward, 2 more per recomputed forward (Megatron-LM
         // Shoeybi et al. 2019 Fig. 3); with sequence parallelism reduce-scatter + all-gather of the same volume.
         // With --tp-comm-overlap (Megatron-Core + Transformer Engine userbuffers, megatron/core/
@@ -336,6 +391,18 @@ public:
                 b.tp_exposed_mb = b.tp_mb;
             }
         }
+    }
+
+    /// Context-parallel K/V exchange (ring in Megatron/TE, all-gather in PyTorch's context_parallel).
+    void context_parallel_step(const step_context& c, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const double tp = c.tp, cp = c.cp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
+        const double layers_stage = c.stage.layers;
+        const int gpn = c.gpn;
         // context parallel. Megatron-Core/Transformer Engine (ring attention, AttnFuncWithCPAndKVP2P in
         // transformer_engine/pytorch/attention.py): cp - 1 exchanges of a K/V chunk per layer forward, of K/V and
         // their gradients backward (and again when the layer is recomputed), each overlapped with the attention of
@@ -366,17 +433,34 @@ public:
                 b.compute_mb = compute_.seconds(b.work, g);
             }
         }
-        // gradient-reduction group: dp x cp (Megatron reduces gradients over the data-parallel group with context
-        // parallelism, parallel_state.get_data_parallel_group(with_context_parallel=True); torchtitan shards FSDP
-        // over dp_shard x cp); contiguous after tp (order tp-cp-dp-pp), spans nodes when tp x cp x dp > node
-        const std::int64_t dpg = p.dp * p.cp;
-        const bool dp_intra = p.tp * dpg <= gpn;
-        const double dp_bw = dp_intra ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+    }
+
+    /// Expert-parallel all-to-alls.
+    void expert_parallel_step(const step_context& c, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& p = c.j.parallel;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const auto& stage = c.stage;
+        const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
+        const int gpn = c.gpn;
         if (p.ep > 1 && m.is_moe()) {  // two all-to-alls forward (dispatch, combine), two backward per MoE layer
             const double buf = gpu_tokens * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
             const double bw = p.tp * p.ep <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
-            b.ep_mb = static_cast<double>(m.moe_layers()) * layer_frac * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
+            b.ep_mb = stage.moe_layers * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
         }
+    }
+
+    /// Pipeline send/recv of activations and their gradients, and what of it is on the critical path.
+    void pipeline_step(const step_context& c, step_breakdown& b) const {
+        const auto& m = c.j.model;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
+        const int gpn = c.gpn;
+        const std::int64_t gpus = p.gpus();
         // pipeline: activations forward, their gradients backward, per model chunk (vpp). Megatron sends 1/tp of
         // the tensor per rank and all-gathers it over NVLink (scatter-gather optimisation, Narayanan et al. 2021
         // Sec. 4.1; sequence parallelism shards it anyway); the interleaved schedule overlaps the sends with the
@@ -391,7 +475,27 @@ public:
                                   ? std::max(0.0, b.pp_mb - b.compute_mb) + b.pp_mb / (2.0 * static_cast<double>(p.vpp))
                                   : b.pp_mb;
         }
-        const double params = detail::stage_parameters(m, p, t.seq_len);
+    }
+
+    /// Sharded-state traffic, the micro-batch slot and the schedule, the gradient sync with its overlap, the
+    /// ZeRO-2 parameter gather and the optimizer pass.
+    void data_parallel_step(const step_context& c, step_breakdown& b) const {
+        const auto& j = c.j;
+        const auto& t = c.j.training;
+        const auto& p = c.j.parallel;
+        const auto& rt = c.j.runtime;
+        const auto& g = c.g;
+        const auto& topo = c.topo;
+        const auto& stage = c.stage;
+        const double intra = c.intra, layers_stage = c.stage.layers;
+        const int gpn = c.gpn;
+        // gradient-reduction group: dp x cp (Megatron reduces gradients over the data-parallel group with context
+        // parallelism, parallel_state.get_data_parallel_group(with_context_parallel=True); torchtitan shards FSDP
+        // over dp_shard x cp); contiguous after tp (order tp-cp-dp-pp), spans nodes when tp x cp x dp > node
+        const std::int64_t dpg = p.dp * p.cp;
+        const bool dp_intra = p.tp * dpg <= gpn;
+        const double dp_bw = dp_intra ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+        const double params = stage.params;
         const double wbytes = params * param_bytes(t.precision);
         const double gbytes = params * param_bytes(t.precision);  // gradients are reduced in the compute precision
         if (dpg > 1 && p.sharding == sharding::full)  // ZeRO-3/FSDP: gather fwd, gather bwd, reduce-scatter grads
@@ -426,20 +530,8 @@ public:
         // optimizer: element-wise pass over this GPU's share of the states at ~80% of the datasheet bandwidth
         const double shard = p.sharding == sharding::none ? 1.0 : static_cast<double>(dpg);
         b.optimizer = params / shard * detail::optimizer_pass_bytes(t.precision, t.optimizer) / (0.8 * g.mem_bw_gbps * 1e9);
-
-        b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
-        r.step_time = seconds{b.total};
-        r.flops = step_flops(j);
-        r.tokens_per_s = j.tokens_per_step() / b.total;
-        r.tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(gpus);
-        r.mfu = r.flops.model().value / (b.total * static_cast<double>(gpus) * peak);
-        const auto band = error_band_for(j, g, compute_);
-        r.rel_error_band = band.first;
-        r.error_regime = band.second;
-        return r;
     }
 
-private:
     C compute_{};
     N comm_{};
     B pipe_{};

@@ -25,6 +25,10 @@ struct plan {
     bool precision_alternative = false;
     parallel_config parallel{};
     std::int64_t micro_batch = 1;
+    /// The runtime overlap flags the plan was predicted with (plan_options::framework_overlap): Megatron
+    /// --overlap-grad-reduce and --tp-comm-overlap (runtime_spec fields of the same names).
+    bool overlap_grad_reduce = false;
+    bool tp_comm_overlap = false;
     bytes peak_allocated{};
     bytes peak_reserved{};
     bytes required{};          ///< what the fit rule compared (memory/fit.hpp): reserved x (1 + uncertainty)

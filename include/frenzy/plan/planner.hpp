@@ -19,12 +19,14 @@
 //     tokens/s grows at a fixed GPU count, and a step-time model whose step_breakdown is filled consistently
 //     (one that leaves it zero simply gets no pruning).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "frenzy/core/checked.hpp"
@@ -63,6 +65,12 @@ struct plan_options {
     std::int64_t max_pp = 0;               ///< 0 = up to model.layers
     std::int64_t max_vpp = 4;              ///< largest virtual pipeline size tried (Megatron interleaved)
     plan_constraints constraints;          ///< layout fields the job pins
+    /// Turn on the communication overlap the plan's framework supports, as a tuned run would (Megatron-LM:
+    /// --overlap-grad-reduce with data parallelism, --tp-comm-overlap with tp > 1 inside a node and sequence
+    /// parallelism, which it requires: megatron/training/arguments.py). The predicted step time then reflects it
+    /// (perf/step_time.hpp). False: the job's runtime flags as given. DDP, FSDP and DeepSpeed always overlap their
+    /// gradient reduction (nothing to turn on).
+    bool framework_overlap = true;
 };
 
 /// Where the GPUs of one type are: its catalog entry, node shape and how many nodes there are.
@@ -250,8 +258,8 @@ public:
                                        pool.gpu.name + "=USD_PER_HOUR, or --prices example)");
         plan_result r;
         plan_stats local;
-        plan_stats& st = stats ? *stats : local;
-        for (const auto& pool : gpu_pools(cluster)) plan_pool(job, pool, opt, r, st);
+        search_context cx{stats ? *stats : local, {}, {}};
+        for (const auto& pool : gpu_pools(cluster)) plan_pool(job, pool, opt, r, cx);
         rank(r, opt);
         return r;
     }
@@ -262,7 +270,8 @@ public:
         check_inputs(job, opt);
         plan_result r;
         plan_stats local;
-        plan_pool(job, pool, opt, r, stats ? *stats : local);
+        search_context cx{stats ? *stats : local, {}, {}};
+        plan_pool(job, pool, opt, r, cx);
         rank(r, opt);
         return r;
     }
@@ -273,6 +282,42 @@ private:
         step_estimate speed;
         double score = 0;
     };
+
+    /// What one plan() call shares across GPU types. The memory model sees only the job (MemoryModel), and the
+    /// jobs of one call differ only in the fields layout_job sets, the precision (a type's fallback) and the
+    /// micro-batch, so each estimate is made once and its required bytes (memory/fit.hpp required_memory) reused
+    /// for every type: the fit rule is then a comparison with that type's usable memory.
+    using memo_key = std::array<std::int64_t, 19>;
+    struct memo_hash {
+        std::size_t operator()(const memo_key& k) const noexcept {  // FNV-1a over the fields
+            std::uint64_t h = 1469598103934665603ull;
+            for (auto v : k) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
+            return static_cast<std::size_t>(h);
+        }
+    };
+    using memo = std::unordered_map<memo_key, double, memo_hash>;
+    struct search_context {
+        plan_stats& st;
+        memo required;  ///< bytes the fit rule requires; < 0: the model rejects the layout
+        memo floor;     ///< the memory model's lower bound; < 0: it rejects the layout
+        std::vector<std::int64_t> micro_batches{};  ///< the current layout's valid micro-batches (a reused buffer)
+        std::optional<detail::stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
+    };
+    /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
+    /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
+    step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
+        if constexpr (requires { time_.predict(j, g, topo, *cx.stage); })
+            if (cx.stage) return time_.predict(j, g, topo, *cx.stage);
+        return time_.predict(j, g, topo);
+    }
+    static memo_key key_of(const job_spec& j) {
+        const auto& p = j.parallel;
+        auto e = [](auto v) { return static_cast<std::int64_t>(v); };
+        return {p.dp, p.tp, p.pp, p.vpp, p.cp, p.ep, p.etp, e(p.sequence_parallel), e(p.sharding), e(p.recompute),
+                e(p.schedule), e(p.dispatcher), e(p.grouped_gemm), p.first_stage_layers, p.last_stage_layers,
+                e(p.embedding_stage) * 2 + e(p.loss_stage), e(j.runtime.framework), e(j.training.precision),
+                j.training.micro_batch};
+    }
 
     static void check_inputs(const job_spec& job, const plan_options& opt) {
         validate_bounds(job);
@@ -293,8 +338,20 @@ private:
 
     /// The fit rule (memory/fit.hpp), with the estimate when asked for. A layout the memory model rejects does
     /// not fit.
+    bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt, search_context& cx) const {
+        auto [it, fresh] = cx.required.try_emplace(key_of(j), -1.0);
+        if (fresh) {
+            ++cx.st.memory_estimates;
+            try {
+                it->second = required_memory(mem_.estimate(j)).value;
+            } catch (const config_error&) {
+                it->second = -1.0;
+            }
+        }
+        return it->second >= 0 && it->second <= usable_memory(g, opt.margin).value;
+    }
     bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt, plan_stats& st,
-              memory_report* out = nullptr) const {
+              memory_report* out) const {
         ++st.memory_estimates;
         try {
             auto r = mem_.estimate(j);
@@ -307,18 +364,21 @@ private:
     }
 
     /// False when the memory model's own floor already exceeds the capacity (a model without a floor: true).
-    bool may_fit(const job_spec& j, const gpu_type& g, const plan_options& opt) const {
+    bool may_fit(const job_spec& j, const gpu_type& g, const plan_options& opt, search_context& cx) const {
         if constexpr (BoundedMemoryModel<M>) {
-            try {
-                return mem_.lower_bound(j).value <= usable_memory(g, opt.margin).value;
-            } catch (const config_error&) {
-                return false;
+            auto [it, fresh] = cx.floor.try_emplace(key_of(j), -1.0);
+            if (fresh) {
+                try {
+                    it->second = mem_.lower_bound(j).value;
+                } catch (const config_error&) {
+                    it->second = -1.0;
+                }
             }
+            return it->second >= 0 && it->second <= usable_memory(g, opt.margin).value;
         } else {
             return true;
         }
     }
-
     /// The job as planned on `g`: its own precision, or the nearest one the type has (a marked alternative), or
     /// nothing with the reason.
     static std::optional<job_spec> job_for_type(const job_spec& job, const gpu_type& g, const plan_options& opt,
@@ -338,13 +398,13 @@ private:
         return j;
     }
 
-    /// Whether a layout is searched at all: node shape, expert and sharding sanity, the framework's rules.
-    static bool layout_allowed(const job_spec& j, const gpu_pool& pool, const plan_options& opt) {
+    /// Whether a layout is searched at all, on the fields other than dp: node shape, the virtual-pipeline split
+    /// and the framework's rules (train/job.hpp framework_rejects, which reads no dp). The planner's dp rules
+    /// (ep divides dp x cp, sharding needs dp > 1) are checked per dp in plan_pool.
+    static bool shape_allowed(const job_spec& j, const gpu_pool& pool, const plan_options& opt) {
         const auto& p = j.parallel;
-        if ((p.dp * p.cp) % p.ep != 0) return false;
         if (!opt.allow_tp_across_nodes && pool.gpus_per_node % p.tp != 0) return false;
         if (opt.allow_tp_across_nodes && p.tp > pool.gpus_per_node && p.tp % pool.gpus_per_node != 0) return false;
-        if (p.dp == 1 && p.sharding != sharding::none) return false;  // nothing to shard over
         if (p.pp > 1 ? (j.model.layers / p.pp) % p.vpp != 0 : p.vpp != 1) return false;
         return framework_rejects(j.runtime.framework, p, j.training.optimizer).empty();
     }
@@ -354,6 +414,13 @@ private:
                                std::int64_t pp, std::int64_t vpp, std::int64_t cp, sharding sh, std::int64_t ep,
                                std::int64_t dp, const plan_options& opt) {
         job_spec j = job0;
+        set_layout(j, job0.runtime, ax, fw, tp, pp, vpp, cp, sh, ep, dp, opt);
+        return j;
+    }
+    /// The same, in place (no copy of the job's strings per layout).
+    static void set_layout(job_spec& j, const runtime_spec& base, const search_axes& ax, framework fw, std::int64_t tp,
+                           std::int64_t pp, std::int64_t vpp, std::int64_t cp, sharding sh, std::int64_t ep,
+                           std::int64_t dp, const plan_options& opt) {
         j.runtime.framework = fw;
         auto& p = j.parallel;
         p = parallel_config{};
@@ -367,11 +434,23 @@ private:
         p.schedule = opt.constraints.schedule.value_or(vpp > 1 ? pipeline_schedule::interleaved
                                                                : pipeline_schedule::one_f_one_b);
         p.sequence_parallel = ax.sequence_parallel.value_or(default_sequence_parallel(fw, tp, j.training.seq_len));
-        return j;
+        set_overlap(j, base, opt);
+    }
+    /// The overlap flags of a plan (plan_options::framework_overlap): the job's own, plus what its framework
+    /// supports for the layout. Megatron's gradient-reduce overlap matters only with dp x cp > 1 (the step-time
+    /// model ignores it otherwise); --tp-comm-overlap needs sequence parallelism and Transformer Engine's
+    /// userbuffers inside one node (megatron/core/model_parallel_config.py tp_comm_overlap).
+    static void set_overlap(job_spec& j, const runtime_spec& base, const plan_options& opt) {
+        const auto& p = j.parallel;
+        j.runtime.overlap_grad_reduce = base.overlap_grad_reduce;
+        j.runtime.tp_comm_overlap = base.tp_comm_overlap;
+        if (!opt.framework_overlap || j.runtime.framework != framework::megatron) return;
+        j.runtime.overlap_grad_reduce = true;
+        if (p.tp > 1 && p.sequence_parallel && !opt.allow_tp_across_nodes) j.runtime.tp_comm_overlap = true;
     }
 
     void plan_pool(const job_spec& job, const gpu_pool& pool, const plan_options& opt, plan_result& r,
-                   plan_stats& st) const {
+                   search_context& cx) const {
         const auto& g = pool.gpu;
         std::string why;
         const auto job0 = job_for_type(job, g, opt, why);
@@ -383,8 +462,11 @@ private:
         auto ax = space_.axes(*job0, pool, opt);
         for (auto* v : {&ax.tp, &ax.pp, &ax.dp, &ax.micro_batch, &ax.ep, &ax.cp, &ax.vpp})
             std::sort(v->begin(), v->end());  // pruning needs ascending axes
+        std::sort(ax.recomputes.begin(), ax.recomputes.end());
         const topology topo{pool.gpus_per_node, pool.network_gbps};
         std::map<std::int64_t, candidate> best;  // by GPU count
+        const auto flops = forward_flops_per_token(job0->model, job0->training.seq_len);
+        job_spec j = *job0;  // one job for the whole search: only the layout fields, micro-batch and recompute change
         for (auto fw : ax.frameworks)
             for (auto tp : ax.tp)
                 for (auto pp : ax.pp)
@@ -392,21 +474,27 @@ private:
                         for (auto cp : ax.cp)
                             for (auto sh : ax.shardings)
                                 for (auto ep : ax.ep) {
+                                    if (tp * pp * cp > avail) break;
+                                    set_layout(j, job0->runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
+                                    if (!shape_allowed(j, pool, opt)) continue;
+                                    if constexpr (requires { time_.predict(j, g, topo, detail::stage_load{}); })
+                                        cx.stage = detail::bottleneck_stage(j, flops);  // independent of dp
                                     frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
                                     for (auto dp : ax.dp) {
                                         if (dp * tp * pp * cp > avail) break;
-                                        job_spec j = layout_job(*job0, ax, fw, tp, pp, vpp, cp, sh, ep, dp, opt);
-                                        if (!layout_allowed(j, pool, opt)) continue;
-                                        search_layout(j, g, topo, ax, opt, best, st, known);
+                                        if ((dp * cp) % ep != 0 || (dp == 1 && sh != sharding::none)) continue;
+                                        j.parallel.dp = dp;
+                                        search_layout(j, g, topo, ax, opt, best, cx, known);
                                     }
                                 }
+        cx.stage.reset();
         if (best.empty()) {
-            r.infeasible.push_back({g.name, infeasible_reason(*job0, pool, avail, ax, opt, st)});
+            r.infeasible.push_back({g.name, infeasible_reason(*job0, pool, avail, ax, opt, cx)});
             return;
         }
         for (auto& [n, c] : best) {
             memory_report rep;
-            fits(c.job, g, opt, st, &rep);
+            fits(c.job, g, opt, cx.st, &rep);
             frenzy::plan pl = make_plan(c.job, g, pool.gpus_per_node, c.speed.step_time.value, c.speed.tokens_per_s, opt);
             const auto fit = check_fit(rep, g, opt.margin);
             pl.precision_alternative = pl.precision != job.training.precision;
@@ -430,6 +518,8 @@ private:
         pl.nodes = static_cast<int>((n + gpus_per_node - 1) / gpus_per_node);
         pl.parallel = j.parallel;
         pl.framework = j.runtime.framework;
+        pl.overlap_grad_reduce = j.runtime.overlap_grad_reduce;
+        pl.tp_comm_overlap = j.runtime.tp_comm_overlap;
         pl.precision = j.training.precision;
         pl.micro_batch = j.training.micro_batch;
         pl.step_time = seconds{step_s};
@@ -445,90 +535,116 @@ private:
         return pl;
     }
 
-    /// Tries every recompute level and micro-batch of one layout (pruned as described at the top of the file).
     /// Per recompute level, the largest micro-batch that fitted at a smaller dp (>= 2) of the same layout: per-GPU
     /// memory does not grow with dp from 2 on (sharded states shrink, fewer micro-batches are in flight), so every
     /// micro-batch up to it fits at a larger dp too.
     struct frontier {
-        std::map<recompute, std::int64_t> fits_mb;
+        std::array<std::int64_t, 3> fits_mb{};  ///< by recompute level (none, selective, full); 0 = none known
+        std::int64_t& operator[](recompute r) { return fits_mb[static_cast<std::size_t>(r)]; }
     };
 
-    void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax,
-                       const plan_options& opt, std::map<std::int64_t, candidate>& best, plan_stats& st,
-                       frontier& known) const {
-        ++st.layouts;
+    /// The micro-batches of `ax` that divide the layout's share of the global batch (and, interleaved, give a
+    /// multiple of pp micro-batches), ascending, into `out`.
+    static void valid_micro_batches(const job_spec& j, const search_axes& ax, std::vector<std::int64_t>& out) {
         const auto& p = j.parallel;
-        std::vector<std::int64_t> mbs;  // valid micro-batches, ascending
+        out.clear();
         for (auto mb : ax.micro_batch) {
             if (j.training.global_batch % (mb * p.dp) != 0) continue;
             const auto m = j.training.global_batch / (mb * p.dp);
             if (p.schedule == pipeline_schedule::interleaved && m % p.pp != 0) continue;
-            mbs.push_back(mb);
+            out.push_back(mb);
         }
-        st.configurations += static_cast<std::int64_t>(mbs.size() * ax.recomputes.size());
-        if (mbs.empty()) return;
-        std::vector<recompute> levels = ax.recomputes;
-        std::sort(levels.begin(), levels.end());  // none < selective < full: memory decreasing, time increasing
-        // 5. speed bound: no micro-batch of this layout and recompute level beats all micro-batches' work at the
-        //    largest micro-batch's efficiency (best GEMM shape) without bubble or exposed communication
-        auto beaten = [&](recompute rc) {
-            auto it = best.find(p.gpus());
-            if (it == best.end()) return false;
+    }
+
+    /// 5. The speed bound: true when no micro-batch up to `mb_top` of this layout at recompute level `rc` can beat
+    /// the best plan found so far for its GPU count. Optimistic: every micro-batch's work at `mb_top`'s efficiency
+    /// (best GEMM shape, fewest slots, least exposed gradient sync), exposed tp/ep traffic counted but not pp's,
+    /// and the bubble at the smallest micro-batch `mb_low` at that per-token compute rate.
+    bool beaten(job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt, recompute rc,
+                std::int64_t mb_low, std::int64_t mb_top, const std::map<std::int64_t, candidate>& best,
+                search_context& cx) const {
+        auto& st = cx.st;
+        auto it = best.find(j.parallel.gpus());
+        if (it == best.end()) return false;
+        j.parallel.recompute = rc;
+        j.training.micro_batch = mb_top;
+        ++st.step_estimates;
+        const auto e = predict(j, g, topo, cx);
+        const auto& b = e.parts;
+        const double mb_ratio = static_cast<double>(mb_low) / static_cast<double>(mb_top);
+        const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_mb + b.ep_mb, b.shard_mb) +
+                            b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
+        if (!(work > 0)) return false;
+        const auto probe = make_plan(j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt);
+        return obj_.score(probe, opt) >= it->second.score;
+    }
+
+    /// Largest k in (lo, hi) with fits(k), given fits(lo) (or lo = -1) and !fits(hi): the micro-batches that fit
+    /// are a prefix (2.), so a binary search.
+    template <class Fits>
+    static std::int64_t largest_fitting(Fits&& fits, std::int64_t lo, std::int64_t hi) {
+        while (hi - lo > 1) {
+            const auto mid = (lo + hi) / 2;
+            if (fits(mid)) lo = mid; else hi = mid;
+        }
+        return lo;
+    }
+
+    /// Tries the recompute levels and micro-batches of one layout (pruned as described at the top of the file):
+    /// the memory model's floor (1.) and the most frugal point first (4.), both shared across GPU types; then the
+    /// speed bound (5.); then, per level, the micro-batches that fit with it and not with a cheaper level (3.),
+    /// found by binary search (2.). (Bounding the speed at the largest micro-batch that fits with full recompute
+    /// instead of the largest valid one was tried: tighter, but the extra memory estimates cost more than the
+    /// step estimates it saves.)
+    void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax,
+                       const plan_options& opt, std::map<std::int64_t, candidate>& best, search_context& cx,
+                       frontier& known) const {
+        auto& st = cx.st;
+        ++st.layouts;
+        auto& mbs = cx.micro_batches;
+        valid_micro_batches(j, ax, mbs);
+        const auto& levels = ax.recomputes;  // ascending: none < selective < full, memory falls and time grows
+        st.configurations += static_cast<std::int64_t>(mbs.size() * levels.size());
+        if (mbs.empty() || levels.empty()) return;
+        const recompute frugal = levels.back();
+        j.parallel.recompute = frugal;
+        j.training.micro_batch = mbs.front();
+        if (!may_fit(j, g, opt, cx)) return;
+        const bool reuse = j.parallel.dp > 1;  // frontier entries come from dp >= 2 only
+        auto fits_at = [&](recompute rc, std::int64_t k) {
+            const auto mb = mbs[static_cast<std::size_t>(k)];
+            if (reuse && mb <= known[rc]) return true;
             j.parallel.recompute = rc;
-            j.training.micro_batch = mbs.back();
-            ++st.step_estimates;
-            const auto e = time_.predict(j, g, topo);
-            const auto& b = e.parts;
-            // at the largest micro-batch: fewest slots, best GEMM efficiency, least exposed gradient sync; the
-            // bubble is at least its slots x the smallest micro-batch at that per-token compute rate
-            const double mb_ratio = static_cast<double>(mbs.front()) / static_cast<double>(mbs.back());
-            const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_mb + b.ep_mb, b.shard_mb) +
-                                b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
-            if (!(work > 0)) return false;
-            const double tps = j.tokens_per_step() / work;
-            const auto probe = make_plan(j, g, topo.gpus_per_node, work, tps, opt);
-            return obj_.score(probe, opt) >= it->second.score;
-        };
-        if (beaten(levels.front())) return;
-        if (!may_fit(j, g, opt)) return;
-        const bool reuse = p.dp > 1;  // frontier entries come from dp >= 2 only
-        auto fits_at = [&](recompute rc, std::size_t k) {
-            if (reuse)
-                if (auto it = known.fits_mb.find(rc); it != known.fits_mb.end() && mbs[k] <= it->second) return true;
-            j.parallel.recompute = rc;
-            j.training.micro_batch = mbs[k];
-            const bool ok = fits(j, g, opt, st);
-            if (ok && reuse) known.fits_mb[rc] = std::max(known.fits_mb[rc], mbs[k]);
+            j.training.micro_batch = mb;
+            const bool ok = fits(j, g, opt, cx);
+            if (ok && reuse) known[rc] = std::max(known[rc], mb);
             return ok;
         };
-        // most frugal point first: if it does not fit, nothing in this layout does
-        if (!fits_at(levels.back(), 0)) return;
+        if (!fits_at(frugal, 0)) return;  // the most frugal point: if it does not fit, nothing in this layout does
+        const auto n = static_cast<std::int64_t>(mbs.size());
+        if (beaten(j, g, topo, opt, levels.front(), mbs.front(), mbs.back(), best, cx)) return;
         std::int64_t covered = -1;  // micro-batch indices <= covered already fit with a cheaper recompute level
         for (auto rc : levels) {
-            if (covered + 1 >= static_cast<std::int64_t>(mbs.size())) break;
-            if (rc != levels.front() && beaten(rc)) break;  // more recompute only adds work
-            // largest index that fits (prefix property), by binary search
-            std::int64_t lo = -1, hi = static_cast<std::int64_t>(mbs.size());  // fits(lo) or lo=-1; !fits(hi)
-            if (rc == levels.back()) lo = 0;
-            lo = std::max(lo, covered);  // what fits with less recompute fits with more
-            while (hi - lo > 1) {
-                const auto mid = (lo + hi) / 2;
-                if (fits_at(rc, static_cast<std::size_t>(mid))) lo = mid; else hi = mid;
-            }
-            if (lo >= 0 && reuse) known.fits_mb[rc] = std::max(known.fits_mb[rc], mbs[static_cast<std::size_t>(lo)]);
+            if (covered + 1 >= n) break;
+            if (rc != levels.front() && beaten(j, g, topo, opt, rc, mbs.front(), mbs.back(), best, cx))
+                break;  // more recompute only adds work
+            // what fits with less recompute fits with more; the frugal level fits at index 0
+            const auto lo = largest_fitting([&](std::int64_t k) { return fits_at(rc, k); },
+                                            std::max<std::int64_t>(covered, rc == frugal ? 0 : -1), n);
+            if (lo >= 0 && reuse) known[rc] = std::max(known[rc], mbs[static_cast<std::size_t>(lo)]);
             for (std::int64_t k = covered + 1; k <= lo; ++k) {
                 j.parallel.recompute = rc;
                 j.training.micro_batch = mbs[static_cast<std::size_t>(k)];
-                consider(j, g, topo, opt, best, st);
+                consider(j, g, topo, opt, best, cx);
             }
             covered = std::max(covered, lo);
         }
     }
 
     void consider(const job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt,
-                  std::map<std::int64_t, candidate>& best, plan_stats& st) const {
-        ++st.step_estimates;
-        auto speed = time_.predict(j, g, topo);
+                  std::map<std::int64_t, candidate>& best, search_context& cx) const {
+        ++cx.st.step_estimates;
+        auto speed = predict(j, g, topo, cx);
         if (!speed.supported || !(speed.tokens_per_s > 0)) return;
         const auto probe = make_plan(j, g, topo.gpus_per_node, speed.step_time.value, speed.tokens_per_s, opt);
         const double s = obj_.score(probe, opt);
@@ -554,7 +670,7 @@ private:
     /// Why nothing fits: the smallest GPU count that would fit with the most frugal settings (keeping what the job
     /// pins), if any, up to 2^16 GPUs.
     std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::int64_t avail, const search_axes& ax,
-                                  const plan_options& opt, plan_stats& st) const {
+                                  const plan_options& opt, search_context& cx) const {
         const auto& g = pool.gpu;
         const auto& c = opt.constraints;
         const std::string gib = std::to_string(static_cast<long long>(std::llround(g.memory().value / GiB)));
@@ -580,8 +696,8 @@ private:
                                                 c.sharding.value_or(frugal_sharding(fw, dp, pp)), ep, dp, opt);
                         j.training.micro_batch = c.micro_batch.value_or(1);
                         j.parallel.recompute = c.recompute.value_or(recompute::full);
-                        if (!framework_rejects(fw, j.parallel, j.training.optimizer).empty() || !may_fit(j, g, opt)) continue;
-                        if (fits(j, g, opt, st)) {
+                        if (!framework_rejects(fw, j.parallel, j.training.optimizer).empty() || !may_fit(j, g, opt, cx)) continue;
+                        if (fits(j, g, opt, cx)) {
                             need = n;
                             layout = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
                                      (j.parallel.ep > 1 ? " ep=" + std::to_string(j.parallel.ep) : "") +
