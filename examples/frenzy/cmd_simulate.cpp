@@ -14,15 +14,9 @@
 #include "cli.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/plan/planner.hpp"
-#include "frenzy/sched/fcfs.hpp"
-#include "frenzy/sched/has.hpp"
-#include "frenzy/sched/tiresias.hpp"
+#include "frenzy/sim/policies.hpp"
 #include "frenzy/sim/simulator.hpp"
 #include "frenzy/sim/trace.hpp"
-#ifdef FRENZY_HAS_GLPK
-#include "frenzy/sched/gavel.hpp"
-#include "frenzy/sched/sia.hpp"
-#endif
 
 namespace {
 
@@ -46,37 +40,13 @@ frenzy::size_regime parse_sizes(const std::string& s) {
     throw frenzy::config_error("--sizes=\"" + s + "\" is not one of: native | requested | free");
 }
 
-std::vector<std::string> policy_names(const std::string& p) {
-    std::vector<std::string> all{"has", "fcfs", "tiresias"};
-#ifdef FRENZY_HAS_GLPK
-    all.push_back("gavel");
-    all.push_back("sia");
-#endif
-    if (p == "all") return all;
-    for (const auto& n : all)
-        if (n == p) return {p};
-    std::string known;
-    for (const auto& n : all) known += (known.empty() ? "" : " | ") + n;
-    throw frenzy::config_error("--policy=\"" + p + "\" is not one of: " + known + " | all");
-}
-
-frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a) {
+frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a, const frenzy::sim_options& so) {
     using namespace frenzy;
-    if (n == "has")
-        return has_scheduler<>(has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .expand_idle = !a.has_no_expand, .startup_s = a.startup_s,
-                                           .learn = !a.has_no_learn, .preempt = !a.has_no_preempt, .preempt_factor = a.has_preempt_factor}, best_fit_placement{},
-                               shortest_remaining_first{.aging_s = a.has_aging_s});
-    if (n == "fcfs") return fcfs_scheduler{};
-    if (n == "tiresias") return tiresias_scheduler{};
-#ifdef FRENZY_HAS_GLPK
-    if (n == "gavel") return gavel_scheduler{};
-    if (n == "sia") {
-        sia_policy_options so;
-        so.ilp.restart_penalty_s = a.restart_s;  // Sia's restart factor uses the simulator's restart cost
-        return sia_scheduler{so};
-    }
-#endif
-    throw config_error("unknown policy " + n);
+    policy_options po;
+    po.has = has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .expand_idle = !a.has_no_expand,
+                         .learn = !a.has_no_learn, .preempt = !a.has_no_preempt, .preempt_factor = a.has_preempt_factor};
+    po.has_order = shortest_remaining_first{.aging_s = a.has_aging_s};
+    return make_scheduler(n, policy_options_for(so, po));  // start-up and restart costs as charged
 }
 
 void run_simulate(const simulate_args& a) {
@@ -87,7 +57,8 @@ void run_simulate(const simulate_args& a) {
         cached_plan_provider([&cluster](const job_spec& j) { return planner{}.plan(j, cluster); });
     const bool bar = !a.quiet && !a.json && isatty(2);
     std::vector<sim_result> results;
-    for (const auto& name : policy_names(a.policy)) {
+    const auto names = select_policies(a.policy, "--policy");
+    for (const auto& name : names) {
         sim_options o;
         o.seed = a.seed;
         o.startup_s = a.startup_s;
@@ -113,7 +84,7 @@ void run_simulate(const simulate_args& a) {
                     fmt::print(stderr, "\r{:<9} [{}{}] {:3.0f}%  sim time {:.1f} h", name, std::string(static_cast<std::size_t>(k), '#'),
                                std::string(static_cast<std::size_t>(w - k), '.'), done * 100, now_s / 3600);
             };
-        results.push_back(simulate(cluster, trace, plans, make_policy(name, a), o));
+        results.push_back(simulate(cluster, trace, plans, make_policy(name, a, o), o));
         if (shown && bar) fmt::print(stderr, "\r{:<70}\r", "");
     }
     if (!a.jobs_csv.empty()) {
@@ -152,6 +123,10 @@ void run_simulate(const simulate_args& a) {
                    m.makespan_s / 3600, m.avg_queue_s / 3600, m.gpu_utilization, m.sched_calls, "",
                    m.sched_mean_us, m.sched_p99_us);
     }
+    for (const auto& r : results)
+        if (r.metrics.solver_solves > 0)
+            fmt::print("{}: the per-round program was solved {} times, proved optimal {} times ({:.1f}%)\n", r.metrics.policy,
+                       r.metrics.solver_solves, r.metrics.solver_optimal, 100.0 * r.metrics.solver_optimal / r.metrics.solver_solves);
     if (results.size() > 1 && results.front().metrics.policy == "has") {
         double best = 0;
         std::string who;

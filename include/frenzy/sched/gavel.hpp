@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -26,9 +27,12 @@ struct gavel_options {
     double round_s = 360;  ///< Gavel's default round: 6 minutes
 };
 
-class gavel_scheduler {
+/// With its placement a policy (PlacementPolicy; default best fit, as the other schedulers).
+template <PlacementPolicy P = best_fit_placement>
+class basic_gavel_scheduler {
 public:
-    explicit gavel_scheduler(gavel_options o = {}) : opt_(o) {}
+    template <PlacementPolicy P2> using with_placement = basic_gavel_scheduler<P2>;
+    explicit basic_gavel_scheduler(gavel_options o = {}, P placement = {}) : opt_(o), place_(std::move(placement)) {}
     std::string_view name() const { return "gavel"; }
     double round_s() const { return opt_.round_s; }
     bool event_driven() const { return false; }
@@ -152,7 +156,7 @@ public:
             if (assigned[k] < 0 || (j->running && assigned[k] == j->alloc->type)) continue;
             const plan* p = pl[k][static_cast<std::size_t>(assigned[k])];
             const int tp = scale[k] % p->parallel.tp == 0 ? static_cast<int>(p->parallel.tp) : 1;
-            auto a = best_fit_placement{}.place(cs, free, {assigned[k], scale[k], tp});
+            auto a = place_.place(cs, free, {assigned[k], scale[k], tp});
             if (!a) continue;  // fragmented this round
             detail::take(free, *a);
             start_decision s{j->id, *p, std::move(*a), false};
@@ -164,6 +168,7 @@ public:
 
 private:
     gavel_options opt_;
+    P place_;
     double last_ = -1;
     std::map<int, std::vector<double>> received_;
     std::string last_sig_;
@@ -174,6 +179,7 @@ public:
     /// LP solves so far (rounds with unchanged inputs reuse the last solution).
     int solves() const { return solves_; }
 };
+using gavel_scheduler = basic_gavel_scheduler<>;
 static_assert(Scheduler<gavel_scheduler>);
 
 }  // namespace frenzy

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "frenzy/sched/placement.hpp"
@@ -31,12 +32,17 @@ struct sia_policy_options {
     double growth = 2.0;
 };
 
-class sia_scheduler {
+/// With its placement a policy (PlacementPolicy; default best fit, as the other schedulers).
+template <PlacementPolicy P = best_fit_placement>
+class basic_sia_scheduler {
 public:
-    explicit sia_scheduler(sia_policy_options o = {}) : opt_(o) {}
+    template <PlacementPolicy P2> using with_placement = basic_sia_scheduler<P2>;
+    explicit basic_sia_scheduler(sia_policy_options o = {}, P placement = {}) : opt_(o), place_(std::move(placement)) {}
     std::string_view name() const { return "sia"; }
     double round_s() const { return opt_.ilp.round_s; }
     bool event_driven() const { return false; }
+    /// ILP solves so far, and how many GLPK proved optimal within the time limit.
+    solver_stats solver_effort() const { return effort_; }
     /// Wall seconds of the last ILP solve (0 if the round reused the last decision).
     double last_solve_s() const { return last_solve_s_; }
 
@@ -114,6 +120,8 @@ public:
         last_sig_ = sig;
         const sia_solution sol = solve_sia(in, gpus, nodes, opt_.ilp);
         last_solve_s_ = sol.solve_s;
+        ++effort_.solves;
+        effort_.optimal += sol.optimal ? 1 : 0;
 
         auto free = cs.free_vector();
         for (std::size_t k = 0; k < jobs.size(); ++k) {
@@ -133,7 +141,7 @@ public:
         for (std::size_t k : idx) {
             const auto& cf = in[k].configs[static_cast<std::size_t>(sol.choice[k])];
             const plan* p = cplans[k][static_cast<std::size_t>(sol.choice[k])];
-            auto a = best_fit_placement{}.place(cs, free, {cf.type, cf.gpus, static_cast<int>(p->parallel.tp)});
+            auto a = place_.place(cs, free, {cf.type, cf.gpus, static_cast<int>(p->parallel.tp)});
             if (!a) {
                 last_sig_.clear();  // could not realise the decision: solve again next round
                 continue;
@@ -146,10 +154,13 @@ public:
 
 private:
     sia_policy_options opt_;
+    P place_;
     std::map<int, int> max_seen_;  // most GPUs each job has run on (growth limit)
     std::string last_sig_;
     double last_solve_s_ = 0;
+    solver_stats effort_;
 };
+using sia_scheduler = basic_sia_scheduler<>;
 static_assert(Scheduler<sia_scheduler>);
 
 }  // namespace frenzy
