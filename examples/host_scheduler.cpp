@@ -1,6 +1,7 @@
 // A host scheduler embedding Frenzy: it owns its event source (a scripted feed standing in for a job queue and a
 // cluster monitor), keeps the cluster in an `orchestrator` whose backend it implements, asks HAS what to start,
-// and plugs in its own placement policy (first fit by node index, e.g. to keep low-numbered racks busy).
+// and plugs in its own placement policy (first fit by node index, e.g. to keep low-numbered racks busy) while
+// keeping HAS's queue order (`has::with_placement<>`); the views HAS decides on come from `make_job_view`.
 // Exits non-zero if any job is left unfinished or any invariant breaks.
 #include <algorithm>
 #include <cstdio>
@@ -55,6 +56,9 @@ struct host_job {
     frenzy::job_spec spec;
     frenzy::plan_result plans;
     bool running = false, done = false;
+    frenzy::plan current{};  // what it runs
+    double started = 0;    // when it was launched
+    double progress = 0;   // fraction done when it last stopped (preemption checkpoints)
 };
 
 }  // namespace
@@ -65,7 +69,7 @@ int main() {
     cluster.nodes = {{"a100", "a100-80g", 8, 2}, {"v100", "v100-32g", 8, 2}};
     host_backend backend;
     orchestrator orch(cluster, backend);
-    has_scheduler<first_fit_placement> has(has_options{.startup_s = 0});
+    has::with_placement<first_fit_placement> has(has_options{.startup_s = 0});  // HAS, only placement swapped
 
     // The host's event source: submissions at fixed times (a real host would read its queue / REST API).
     std::vector<host_job> jobs;
@@ -108,28 +112,39 @@ int main() {
             ++finished;
             std::printf("t=%6.0f  job %d done\n", t_end, ending);
         }
-        // Ask HAS.
+        // Ask HAS: the library builds each job's view from what the host knows of it (make_job_view).
         std::vector<job_view> views;
         for (std::size_t i = 0; i < next; ++i) {
             auto& j = jobs[i];
             if (j.done) continue;
-            job_view v;
-            v.id = j.id;
-            v.submit_s = j.submit;
-            v.plans = &j.plans.plans;
-            v.total_tokens = j.spec.training.total_tokens;
-            v.running = j.running;
+            job_facts f;
+            f.id = j.id;
+            f.submit_s = j.submit;
+            f.plans = &j.plans.plans;
+            f.total_tokens = j.spec.training.total_tokens;
+            f.progress = j.progress;
             if (j.running) {
-                v.alloc = orch.state().holding(j.id);
-                v.predicted_end_s = backend.end_at[j.id];
+                f.current = &j.current;
+                f.run_started_s = j.started;
             }
-            views.push_back(v);
+            views.push_back(make_job_view(f, orch.state(), backend.now));
         }
         const sched_decisions d = has.schedule({backend.now, &orch.state(), views});
+        for (int id : d.preempt) {  // preempted (or restarted wider): it checkpoints and stops
+            auto& j = jobs[static_cast<std::size_t>(id)];
+            j.progress = std::min(1.0, j.progress + (backend.now - j.started) * j.current.tokens_per_s / j.spec.training.total_tokens);
+            orch.stop(id);
+            j.running = false;
+            std::printf("t=%6.0f  preempt job %d\n", backend.now, id);
+        }
         for (const auto& s : d.start) {
-            backend.runtime[s.job] = jobs[static_cast<std::size_t>(s.job)].spec.training.total_tokens / s.p.tokens_per_s;
+            backend.runtime[s.job] = (1.0 - jobs[static_cast<std::size_t>(s.job)].progress) *
+                                     jobs[static_cast<std::size_t>(s.job)].spec.training.total_tokens / s.p.tokens_per_s;
             orch.start(s.job, s.p, s.alloc);
-            jobs[static_cast<std::size_t>(s.job)].running = true;
+            auto& j = jobs[static_cast<std::size_t>(s.job)];
+            j.running = true;
+            j.current = s.p;
+            j.started = backend.now;
         }
         if (auto e = orch.state().check_invariants(); !e.empty()) {
             std::printf("invariant broken: %s\n", e.c_str());

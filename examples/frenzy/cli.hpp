@@ -115,7 +115,9 @@ inline double parse_duration(std::string_view text, std::string_view field) {
 inline CLI::Option* add_duration(CLI::App* c, const std::string& name, double& seconds, const std::string& help) {
     auto text = std::make_shared<std::string>();
     auto* o = c->add_option(name, *text, help + " (a duration: 30s, 10m, 2h, 1d; a bare number is seconds)");
-    o->each([&seconds, name](const std::string& v) { seconds = parse_duration(v, name.substr(name.rfind(',') + 1)); });
+    // `text` is captured so that the string CLI11 writes into lives as long as the option (it dangled before:
+    // every duration flag given on the command line crashed `frenzy simulate`).
+    o->each([&seconds, name, text](const std::string& v) { seconds = parse_duration(v, name.substr(name.rfind(',') + 1)); });
     return o;
 }
 

@@ -14,15 +14,9 @@
 #include "cli.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/plan/planner.hpp"
-#include "frenzy/sched/fcfs.hpp"
-#include "frenzy/sched/has.hpp"
-#include "frenzy/sched/tiresias.hpp"
+#include "frenzy/sim/policies.hpp"
 #include "frenzy/sim/simulator.hpp"
 #include "frenzy/sim/trace.hpp"
-#ifdef FRENZY_HAS_GLPK
-#include "frenzy/sched/gavel.hpp"
-#include "frenzy/sched/sia.hpp"
-#endif
 
 namespace {
 
@@ -35,6 +29,9 @@ struct simulate_args {
     double speed_error = 0, ckpt_gbps = 0, has_preempt_factor = 2.0;
     bool has_no_preempt = false, has_no_learn = false;
     std::string sizes = "native";
+    // Baselines' knobs (swept on the tuning workload, docs/results.md "Tuning"); defaults are the library's.
+    std::vector<double> tiresias_queues_gpu_h{1.0, 10.0};
+    double tiresias_promote = 8, gavel_round_s = 360, sia_p = -0.5, sia_lambda = 1.1;
     std::uint64_t max_events = 50'000'000;
     int max_failures = 50;
 };
@@ -46,37 +43,26 @@ frenzy::size_regime parse_sizes(const std::string& s) {
     throw frenzy::config_error("--sizes=\"" + s + "\" is not one of: native | requested | free");
 }
 
-std::vector<std::string> policy_names(const std::string& p) {
-    std::vector<std::string> all{"has", "fcfs", "tiresias"};
-#ifdef FRENZY_HAS_GLPK
-    all.push_back("gavel");
-    all.push_back("sia");
-#endif
-    if (p == "all") return all;
-    for (const auto& n : all)
-        if (n == p) return {p};
-    std::string known;
-    for (const auto& n : all) known += (known.empty() ? "" : " | ") + n;
-    throw frenzy::config_error("--policy=\"" + p + "\" is not one of: " + known + " | all");
-}
-
-frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a) {
+frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a, const frenzy::sim_options& so) {
     using namespace frenzy;
-    if (n == "has")
-        return has_scheduler<>(has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .expand_idle = !a.has_no_expand, .startup_s = a.startup_s,
-                                           .learn = !a.has_no_learn, .preempt = !a.has_no_preempt, .preempt_factor = a.has_preempt_factor}, best_fit_placement{},
-                               shortest_remaining_first{.aging_s = a.has_aging_s});
-    if (n == "fcfs") return fcfs_scheduler{};
-    if (n == "tiresias") return tiresias_scheduler{};
+    policy_options po;
+    po.has = has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .expand_idle = !a.has_no_expand,
+                         .learn = !a.has_no_learn, .preempt = !a.has_no_preempt, .preempt_factor = a.has_preempt_factor};
+    po.has_order = shortest_remaining_first{.aging_s = a.has_aging_s};
+    for (std::size_t i = 1; i < a.tiresias_queues_gpu_h.size(); ++i)
+        if (!(a.tiresias_queues_gpu_h[i] > a.tiresias_queues_gpu_h[i - 1]))
+            throw config_error("--tiresias-queues: the limits must ascend (" + std::to_string(a.tiresias_queues_gpu_h[i]) +
+                               " GPU-hours follows " + std::to_string(a.tiresias_queues_gpu_h[i - 1]) + ")");
+    if (!(a.gavel_round_s > 0)) throw config_error("--gavel-round=" + std::to_string(a.gavel_round_s) + " s must be > 0");
+    po.tiresias.thresholds_gpu_s.clear();
+    for (double h : a.tiresias_queues_gpu_h) po.tiresias.thresholds_gpu_s.push_back(h * 3600);
+    po.tiresias.promote_knob = a.tiresias_promote;
 #ifdef FRENZY_HAS_GLPK
-    if (n == "gavel") return gavel_scheduler{};
-    if (n == "sia") {
-        sia_policy_options so;
-        so.ilp.restart_penalty_s = a.restart_s;  // Sia's restart factor uses the simulator's restart cost
-        return sia_scheduler{so};
-    }
+    po.gavel.round_s = a.gavel_round_s;
+    po.sia.ilp.p = a.sia_p;
+    po.sia.ilp.lambda = a.sia_lambda;
 #endif
-    throw config_error("unknown policy " + n);
+    return make_scheduler(n, policy_options_for(so, po));  // start-up and restart costs as charged
 }
 
 void run_simulate(const simulate_args& a) {
@@ -87,7 +73,8 @@ void run_simulate(const simulate_args& a) {
         cached_plan_provider([&cluster](const job_spec& j) { return planner{}.plan(j, cluster); });
     const bool bar = !a.quiet && !a.json && isatty(2);
     std::vector<sim_result> results;
-    for (const auto& name : policy_names(a.policy)) {
+    const auto names = select_policies(a.policy, "--policy");
+    for (const auto& name : names) {
         sim_options o;
         o.seed = a.seed;
         o.startup_s = a.startup_s;
@@ -113,7 +100,7 @@ void run_simulate(const simulate_args& a) {
                     fmt::print(stderr, "\r{:<9} [{}{}] {:3.0f}%  sim time {:.1f} h", name, std::string(static_cast<std::size_t>(k), '#'),
                                std::string(static_cast<std::size_t>(w - k), '.'), done * 100, now_s / 3600);
             };
-        results.push_back(simulate(cluster, trace, plans, make_policy(name, a), o));
+        results.push_back(simulate(cluster, trace, plans, make_policy(name, a, o), o));
         if (shown && bar) fmt::print(stderr, "\r{:<70}\r", "");
     }
     if (!a.jobs_csv.empty()) {
@@ -152,6 +139,10 @@ void run_simulate(const simulate_args& a) {
                    m.makespan_s / 3600, m.avg_queue_s / 3600, m.gpu_utilization, m.sched_calls, "",
                    m.sched_mean_us, m.sched_p99_us);
     }
+    for (const auto& r : results)
+        if (r.metrics.solver_solves > 0)
+            fmt::print("{}: the per-round program was solved {} times, proved optimal {} times ({:.1f}%)\n", r.metrics.policy,
+                       r.metrics.solver_solves, r.metrics.solver_optimal, 100.0 * r.metrics.solver_optimal / r.metrics.solver_solves);
     if (results.size() > 1 && results.front().metrics.policy == "has") {
         double best = 0;
         std::string who;
@@ -202,6 +193,13 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
     c->add_option("--max-events", a->max_events, "Stop with an error after this many events (default 50000000)")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
     c->add_option("--max-failures", a->max_failures, "A job whose runs failed this often (node failure, out of memory) fails with "
                                                      "\"too many restarts\" (default 50)")->check(CLI::Range(1, 1000000));
+    c->add_option("--tiresias-queues", a->tiresias_queues_gpu_h, "Tiresias: queue limits of attained service, GPU-hours, "
+                                                                 "ascending (default 1 10)")->check(frenzy_cli::finite_number(1e-6, 1e9));
+    c->add_option("--tiresias-promote", a->tiresias_promote, "Tiresias: promote a job that waited this x its executed time "
+                                                             "(default 8; 0 = never)")->check(frenzy_cli::finite_number(0, 1e6));
+    frenzy_cli::add_duration(c, "--gavel-round", a->gavel_round_s, "Gavel: round length (default 6m)");
+    c->add_option("--sia-p", a->sia_p, "Sia: goodput exponent p (default -0.5)")->check(frenzy_cli::finite_number(-10, 10));
+    c->add_option("--sia-lambda", a->sia_lambda, "Sia: lambda, the value of running a job at all (default 1.1)")->check(frenzy_cli::finite_number(0, 1e6));
     c->add_flag("--json", a->json, "Machine-readable output (keys in docs/formats.md); with --policy all an array");
     c->add_flag("--quiet", a->quiet, "No progress bar");
     c->callback([a] { run_simulate(*a); });

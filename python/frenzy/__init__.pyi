@@ -292,9 +292,9 @@ def simulate(
     restart_s: float = 30.0,
     mtbf_h: float = 0.0,
     repair_h: float = 1.0,
-) -> SimResult:
+) -> SimResult | list[SimResult]:
     """Replays `trace` (a trace CSV path or its text) on `cluster` under `policy` (has | fcfs | tiresias | gavel |
-    sia), as `frenzy simulate` does."""
+    sia), as `frenzy simulate` does; policy="all" returns a list with one SimResult per policy, HAS first."""
 
 def gpus() -> list[JsonDict]:
     """The built-in GPU types, one dict each (`frenzy gpus --json`)."""

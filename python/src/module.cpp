@@ -28,16 +28,10 @@
 #include "frenzy/plan/estimate.hpp"
 #include "frenzy/plan/planner.hpp"
 #include "frenzy/plan/prices.hpp"
-#include "frenzy/sched/fcfs.hpp"
-#include "frenzy/sched/has.hpp"
-#include "frenzy/sched/tiresias.hpp"
+#include "frenzy/sim/policies.hpp"
 #include "frenzy/sim/simulator.hpp"
 #include "frenzy/sim/trace.hpp"
 #include "frenzy/version.hpp"
-#ifdef FRENZY_HAS_GLPK
-#include "frenzy/sched/gavel.hpp"
-#include "frenzy/sched/sia.hpp"
-#endif
 
 #include "json_py.hpp"
 
@@ -235,26 +229,6 @@ inline frenzy::launcher_import import_launcher(const std::string& kind, py::hand
     return frenzy::import_launcher_file(kind, fspath(path), o);
 }
 
-inline frenzy::any_scheduler make_policy(const std::string& n, double startup_s) {
-    // The library's defaults are the CLI's defaults (examples/frenzy/cmd_simulate.cpp).
-    if (n == "has") {
-        frenzy::has_options o;
-        o.startup_s = startup_s;
-        return frenzy::has_scheduler<>(o);
-    }
-    if (n == "fcfs") return frenzy::fcfs_scheduler{};
-    if (n == "tiresias") return frenzy::tiresias_scheduler{};
-#ifdef FRENZY_HAS_GLPK
-    if (n == "gavel") return frenzy::gavel_scheduler{};
-    if (n == "sia") return frenzy::sia_scheduler{};
-#endif
-    throw frenzy::config_error("policy=\"" + n + "\" is not one of: has | fcfs | tiresias"
-#ifdef FRENZY_HAS_GLPK
-                               " | gavel | sia"
-#endif
-    );
-}
-
 inline std::vector<frenzy::trace_job> to_trace(py::handle o) {
     if (py::isinstance<py::str>(o) && o.cast<std::string>().find('\n') != std::string::npos) {
         std::istringstream in(o.cast<std::string>());
@@ -265,26 +239,36 @@ inline std::vector<frenzy::trace_job> to_trace(py::handle o) {
                          py::str(py::type::of(o).attr("__name__")).cast<std::string>());
 }
 
-inline frenzy::sim_result simulate(py::handle cluster_in, py::handle trace_in, const std::string& policy,
-                                   std::uint64_t seed, double startup_s, double restart_s, double mtbf_h,
-                                   double repair_h) {
+/// frenzy.simulate: one policy -> SimResult; policy="all" -> a list of them, in policy_names() order (as
+/// `frenzy simulate --policy all`). The names and the schedulers are the library's (sim/policies.hpp).
+inline py::object simulate(py::handle cluster_in, py::handle trace_in, const std::string& policy,
+                           std::uint64_t seed, double startup_s, double restart_s, double mtbf_h,
+                           double repair_h) {
     const auto cluster = to_cluster(cluster_in);
     const auto trace = to_trace(trace_in);
     if (startup_s < 0) throw frenzy::config_error("startup_s must not be negative");
     if (restart_s < 0) throw frenzy::config_error("restart_s must not be negative");
     if (mtbf_h < 0) throw frenzy::config_error("mtbf_h must not be negative");
     if (!(repair_h > 0)) throw frenzy::config_error("repair_h must be positive");
-    auto sched = make_policy(policy, startup_s);
+    const auto names = frenzy::select_policies(policy, "policy");
     frenzy::sim_options o;
     o.seed = seed;
     o.startup_s = startup_s;
     o.restart_s = restart_s;
     o.node_mtbf_s = mtbf_h * 3600;
     o.node_repair_s = repair_h * 3600;
-    py::gil_scoped_release unlocked;
-    const frenzy::plan_provider plans =
-        frenzy::cached_plan_provider([&cluster](const frenzy::job_spec& j) { return frenzy::planner{}.plan(j, cluster); });
-    return frenzy::simulate(cluster, trace, plans, std::move(sched), o);
+    std::vector<frenzy::sim_result> results;
+    {
+        py::gil_scoped_release unlocked;
+        const frenzy::plan_provider plans =
+            frenzy::cached_plan_provider([&cluster](const frenzy::job_spec& j) { return frenzy::planner{}.plan(j, cluster); });
+        for (const auto& n : names)
+            results.push_back(frenzy::simulate(cluster, trace, plans, frenzy::make_scheduler(n, frenzy::policy_options_for(o)), o));
+    }
+    if (policy != "all") return py::cast(std::move(results.front()));
+    py::list l;
+    for (auto& r : results) l.append(py::cast(std::move(r)));
+    return l;
 }
 
 // ---- errors ----------------------------------------------------------------------------------------------------
@@ -613,7 +597,7 @@ inline void bind_simulate(py::module_& m) {
     m.def("simulate", &frenzy_py::simulate, "cluster"_a, "trace"_a, "policy"_a = "has", "seed"_a = 1,
           "startup_s"_a = 30.0, "restart_s"_a = 30.0, "mtbf_h"_a = 0.0, "repair_h"_a = 1.0,
           "Replays `trace` (a trace CSV path or its text) on `cluster` under `policy` (has | fcfs | tiresias | gavel "
-          "| sia), as `frenzy simulate` does.");
+          "| sia), as `frenzy simulate` does; policy=\"all\" returns a list with one SimResult per policy, HAS first.");
 }
 
 /// frenzy.gpus and frenzy.models.

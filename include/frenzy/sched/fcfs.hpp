@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "frenzy/sched/placement.hpp"
@@ -25,15 +26,17 @@ inline int user_gpus(const job_view& j) {
     return base;
 }
 
-/// Starts `j` on `gpus` GPUs of type `t` placed by best fit, using the fastest plan that fits in memory there
-/// (holding all `gpus` the user asked for), or as an out-of-memory launch if none fits. False if no room.
-inline bool start_user_sized(const cluster_state& cs, std::vector<int>& free, std::vector<int>& type_free, const job_view& j,
-                             int t, int gpus, sched_decisions& d) {
+/// Starts `j` on `gpus` GPUs of type `t` placed by `place` (best fit by default), using the fastest plan that fits
+/// in memory there (holding all `gpus` the user asked for), or as an out-of-memory launch if none fits. False if no
+/// room.
+template <PlacementPolicy P = best_fit_placement>
+bool start_user_sized(const cluster_state& cs, std::vector<int>& free, std::vector<int>& type_free, const job_view& j,
+                      int t, int gpus, sched_decisions& d, const P& place = {}) {
     if (type_free[static_cast<std::size_t>(t)] < gpus) return false;
     const std::string& gpu = cs.types()[static_cast<std::size_t>(t)];
     const plan* p = plan_for_request(*j.plans, gpu, gpus);
     const int tp = p && gpus % p->parallel.tp == 0 ? static_cast<int>(p->parallel.tp) : 1;
-    auto a = best_fit_placement{}.place(cs, free, {t, gpus, tp});
+    auto a = place.place(cs, free, {t, gpus, tp});
     if (!a) return false;
     take(free, *a);
     type_free[static_cast<std::size_t>(t)] -= gpus;
@@ -53,8 +56,12 @@ inline bool start_user_sized(const cluster_state& cs, std::vector<int>& free, st
 }
 }  // namespace detail
 
-class fcfs_scheduler {
+/// fcfs with its placement a policy (PlacementPolicy; default best fit, as the other schedulers).
+template <PlacementPolicy P = best_fit_placement>
+class basic_fcfs_scheduler {
 public:
+    template <PlacementPolicy P2> using with_placement = basic_fcfs_scheduler<P2>;
+    explicit basic_fcfs_scheduler(P placement = {}) : place_(std::move(placement)) {}
     std::string_view name() const { return "fcfs"; }
     double round_s() const { return 0; }
     bool event_driven() const { return true; }
@@ -89,12 +96,16 @@ public:
             }
             bool started = false;
             for (int t : types)
-                if (detail::start_user_sized(cs, free, type_free, *j, t, gpus, d)) { started = true; break; }
+                if (detail::start_user_sized(cs, free, type_free, *j, t, gpus, d, place_)) { started = true; break; }
             if (!started) break;  // head-of-line blocking
         }
         return d;
     }
+
+private:
+    P place_;
 };
+using fcfs_scheduler = basic_fcfs_scheduler<>;
 static_assert(Scheduler<fcfs_scheduler>);
 
 }  // namespace frenzy

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -26,15 +27,37 @@ struct gavel_options {
     double round_s = 360;  ///< Gavel's default round: 6 minutes
 };
 
-class gavel_scheduler {
+/// With its placement a policy (PlacementPolicy; default best fit, as the other schedulers).
+template <PlacementPolicy P = best_fit_placement>
+class basic_gavel_scheduler {
 public:
-    explicit gavel_scheduler(gavel_options o = {}) : opt_(o) {}
+    template <PlacementPolicy P2> using with_placement = basic_gavel_scheduler<P2>;
+    explicit basic_gavel_scheduler(gavel_options o = {}, P placement = {}) : opt_(o), place_(std::move(placement)) {}
     std::string_view name() const { return "gavel"; }
     double round_s() const { return opt_.round_s; }
     bool event_driven() const { return false; }
 
     sched_decisions schedule(const sched_context& c) {
         sched_decisions d;
+        account_received(c);
+        round_rows r;
+        size_jobs(c, r, d);
+        if (r.jobs.empty()) return d;
+        solve_if_changed(c, r);
+        run_round(c, r, d);
+        return d;
+    }
+
+private:
+    /// The jobs of a round: their size (GPUs), and per type the plan behind their throughput row (null: cannot run).
+    struct round_rows {
+        std::vector<const job_view*> jobs;
+        std::vector<int> scale;
+        std::vector<std::vector<const plan*>> pl;
+    };
+
+    /// Accounts the time running jobs got on their type since the last round.
+    void account_received(const sched_context& c) {
         const auto& cs = *c.cluster;
         const int ntypes = static_cast<int>(cs.types().size());
         // Account the time running jobs got since the last round.
@@ -46,10 +69,13 @@ public:
                 r.resize(static_cast<std::size_t>(ntypes), 0.0);
                 r[static_cast<std::size_t>(j.alloc->type)] += dt;
             }
-        // Sizes and the throughput matrix.
-        std::vector<const job_view*> jobs;
-        std::vector<int> scale;
-        std::vector<std::vector<const plan*>> pl;
+    }
+
+    /// Sizes and the throughput matrix's plans: a running job keeps its size; a waiting one asks for its request,
+    /// doubled until it fits on some type (rejected past the cluster).
+    void size_jobs(const sched_context& c, round_rows& r, sched_decisions& d) {
+        const auto& cs = *c.cluster;
+        const int ntypes = static_cast<int>(cs.types().size());
         for (const auto& j : c.jobs) {
             // A running job keeps its size: its throughput row is for the GPUs it holds.
             int g = j.running ? j.alloc->gpus() : detail::user_gpus(j);
@@ -68,11 +94,19 @@ public:
                 if (!j.running) d.reject.push_back({j.id, "no GPU type fits the requested size (doubled up to the cluster)"});
                 continue;
             }
-            jobs.push_back(&j);
-            scale.push_back(g);
-            pl.push_back(std::move(row));
+            r.jobs.push_back(&j);
+            r.scale.push_back(g);
+            r.pl.push_back(std::move(row));
         }
-        if (jobs.empty()) return d;
+    }
+
+    /// Gavel's LP on this round's rows, solved again only when its inputs changed (last_x_).
+    void solve_if_changed(const sched_context& c, const round_rows& r) {
+        const auto& cs = *c.cluster;
+        const int ntypes = static_cast<int>(cs.types().size());
+        const auto& jobs = r.jobs;
+        const auto& scale = r.scale;
+        const auto& pl = r.pl;
         gavel_input in;
         in.throughput = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(jobs.size()), ntypes);
         for (std::size_t k = 0; k < jobs.size(); ++k)
@@ -110,6 +144,16 @@ public:
             last_sig_ = std::move(sig);
             ++solves_;
         }
+    }
+
+    /// Round mechanism: jobs by priority X_jt / received share, given their type while it has GPUs; running jobs
+    /// that change type or lose their slot are preempted, newcomers placed.
+    void run_round(const sched_context& c, const round_rows& r, sched_decisions& d) {
+        const auto& cs = *c.cluster;
+        const int ntypes = static_cast<int>(cs.types().size());
+        const auto& jobs = r.jobs;
+        const auto& scale = r.scale;
+        const auto& pl = r.pl;
         const gavel_allocation& x = last_x_;
 
         // Round mechanism: priority X_jt / received share on t, highest first.
@@ -152,18 +196,17 @@ public:
             if (assigned[k] < 0 || (j->running && assigned[k] == j->alloc->type)) continue;
             const plan* p = pl[k][static_cast<std::size_t>(assigned[k])];
             const int tp = scale[k] % p->parallel.tp == 0 ? static_cast<int>(p->parallel.tp) : 1;
-            auto a = best_fit_placement{}.place(cs, free, {assigned[k], scale[k], tp});
+            auto a = place_.place(cs, free, {assigned[k], scale[k], tp});
             if (!a) continue;  // fragmented this round
             detail::take(free, *a);
             start_decision s{j->id, *p, std::move(*a), false};
             s.p.gpus = scale[k];
             d.start.push_back(std::move(s));
         }
-        return d;
     }
 
-private:
     gavel_options opt_;
+    P place_;
     double last_ = -1;
     std::map<int, std::vector<double>> received_;
     std::string last_sig_;
@@ -174,6 +217,7 @@ public:
     /// LP solves so far (rounds with unchanged inputs reuse the last solution).
     int solves() const { return solves_; }
 };
+using gavel_scheduler = basic_gavel_scheduler<>;
 static_assert(Scheduler<gavel_scheduler>);
 
 }  // namespace frenzy

@@ -88,9 +88,13 @@ struct has_options {
     bool expand_while_waiting = true;
 };
 
+/// HAS with its two policies as template parameters. Swap one without restating the other:
+/// `has::with_placement<my_placement>`, `has::with_queue_order<arrival_order>` (as `planner::with_objective<>`).
 template <PlacementPolicy P = best_fit_placement, QueueOrder Q = shortest_remaining_first>
 class has_scheduler {
 public:
+    template <PlacementPolicy P2> using with_placement = has_scheduler<P2, Q>;
+    template <QueueOrder Q2> using with_queue_order = has_scheduler<P, Q2>;
     explicit has_scheduler(has_options o = {}, P placement = {}, Q order = {})
         : opt_(o), place_(std::move(placement)), order_(std::move(order)) {}
 
@@ -102,7 +106,6 @@ public:
     sched_decisions schedule(const sched_context& c) {
         sched_decisions d;
         const cluster_state& cs = *c.cluster;
-        const double now = c.now;
         const std::size_t ntypes = cs.types().size();
         free_ = cs.free_vector();
         int total_free = 0;
@@ -110,17 +113,30 @@ public:
         const bool may_preempt = opt_.preempt && opt_.preempt_scan > 0;
         if (total_free == 0 && !may_preempt) return d;  // nothing can start; reservations are recomputed next time
         learn_types(c, ntypes);
+        build_profiles(c, ntypes);
+        order_waiting(c);
+        place_waiting(c, d, total_free);
+        if (may_preempt && d.start.size() < order_buf_.size()) preempt_for_waiting(c, d);
+        if (opt_.expand_idle && total_free > 0 && (d.start.size() == order_buf_.size() || opt_.expand_while_waiting))
+            expand(c, d, d.start.size() < order_buf_.size());
+        return d;
+    }
 
-        // Free-GPU profile per type over time: running jobs release at their predicted end.
+    /// Free-GPU profile per type over time: running jobs release at their predicted end.
+    void build_profiles(const sched_context& c, std::size_t ntypes) {
+        const cluster_state& cs = *c.cluster;
         releases_.assign(ntypes, {});
         for (const auto& j : c.jobs)
             if (j.running && j.alloc)
                 releases_[static_cast<std::size_t>(j.alloc->type)].push_back({j.predicted_end_s, j.alloc->gpus()});
         profile_.resize(ntypes);
-        for (std::size_t t = 0; t < ntypes; ++t) profile_[t].reset(now, cs.free_gpus(static_cast<int>(t)), releases_[t]);
+        for (std::size_t t = 0; t < ntypes; ++t) profile_[t].reset(c.now, cs.free_gpus(static_cast<int>(t)), releases_[t]);
+    }
 
-        // Queue order.
-        // Estimated remaining seconds of every plan of every waiting job, once (rem_buf_ from rem_at_[i]).
+    /// Queue order of the waiting jobs (order_buf_), with the estimated remaining seconds of every plan of every
+    /// waiting job computed once (rem_buf_ from rem_at_[i]).
+    void order_waiting(const sched_context& c) {
+        const cluster_state& cs = *c.cluster;
         order_buf_.clear();
         rem_buf_.clear();
         rem_at_.assign(c.jobs.size(), 0);
@@ -138,11 +154,17 @@ public:
                 rem_buf_.push_back(r);
                 best = std::min(best, r * (*j.plans)[k].gpus);
             }
-            order_buf_.push_back({order_.key(j, best, now), i});
+            order_buf_.push_back({order_.key(j, best, c.now), i});
         }
         std::stable_sort(order_buf_.begin(), order_buf_.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
 
+    /// Walks the waiting jobs in queue order: each starts on its earliest-completing candidate if that is now, or
+    /// reserves its predicted start (conservative backfilling). Bounded by the reservation and idle-scan budgets.
+    void place_waiting(const sched_context& c, sched_decisions& d, int& total_free) {
+        const cluster_state& cs = *c.cluster;
+        const std::size_t ntypes = cs.types().size();
         type_free_.assign(ntypes, 0);
         for (std::size_t t = 0; t < ntypes; ++t) type_free_[t] = cs.free_gpus(static_cast<int>(t));
         std::size_t left = order_buf_.size();
@@ -161,109 +183,122 @@ public:
             }
             const job_view& j = c.jobs[idx];
             const std::size_t share_div = left--;
-            cands_.clear();
-            // Efficient plans per type.
-            least_.assign(ntypes, std::numeric_limits<double>::infinity());
-            min_gpus_.assign(ntypes, std::numeric_limits<int>::max());
-            const std::span<const int> pt = plan_types(j, cs);
-            const double* rj = rem_buf_.data() + rem_at_[idx];
-            bool startable = false;
-            for (std::size_t k = 0; k < j.plans->size(); ++k) {
-                const auto& p = (*j.plans)[k];
-                const int t = pt[k];
-                if (t < 0) continue;
-                const auto ut = static_cast<std::size_t>(t);
-                least_[ut] = std::min(least_[ut], rj[k] * p.gpus);
-                min_gpus_[ut] = std::min(min_gpus_[ut], p.gpus);
-                startable |= p.gpus <= type_free_[ut] && !known_bad(t, p.gpus, static_cast<int>(p.parallel.tp));
-            }
             // Nothing of it fits in the free GPUs and it may not reserve: it waits (bounds the cost per job).
-            if (!startable && reservations >= opt_.max_reservations) continue;
-            const double launch_s = j.launches > 0 ? j.restart_s : opt_.startup_s;
-            for (std::size_t k = 0; k < j.plans->size(); ++k) {
-                const auto& p = (*j.plans)[k];
-                const int t = pt[k];
-                if (t < 0) continue;
-                const auto ut = static_cast<std::size_t>(t);
-                const double r = rj[k];
-                const double gs = r * p.gpus;
-                const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least_[ut] * (1 + 1e-12);
-                const bool uses_idle = opt_.idle_slack > 0 && p.gpus <= static_cast<double>(type_free_[ut]) / static_cast<double>(share_div) &&
-                                       gs <= (1.0 + opt_.idle_slack) * least_[ut] * (1 + 1e-12);
-                double cap = opt_.max_share * cs.total_gpus(t);
-                if (opt_.equi_share > 0) cap = std::min(cap, opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size()));
-                const bool within_share = p.gpus <= std::max(static_cast<double>(min_gpus_[ut]), cap);
-                if ((efficient || uses_idle) && within_share) cands_.push_back({0.0, 0.0, &p, t, launch_s + r});
-            }
-            // Predicted completion of each: at the earliest time its GPUs are free for its whole run without
-            // delaying any job that already holds a reservation (conservative backfilling).
-            double best_now = std::numeric_limits<double>::infinity();
-            for (auto& cd : cands_) {
-                const double run = cd.run;
-                cd.start = cd.p->gpus <= type_free_[static_cast<std::size_t>(cd.type)] &&
-                                   profile_[static_cast<std::size_t>(cd.type)].fits_now(cd.p->gpus, run)
-                               ? now
-                               : -1;
-                if (cd.start == now) best_now = std::min(best_now, run);
-            }
-            // Past the reservation budget (deep in the queue) only the fastest option that must wait is timed:
-            // one profile scan per job instead of one per option bounds the decision cost.
-            const cand* only = nullptr;
-            if (reservations >= opt_.max_reservations)
-                for (const auto& cd : cands_)
-                    if (cd.start != now && (!only || cd.run < only->run)) only = &cd;
-            for (auto& cd : cands_) {
-                const double run = cd.run;
-                if (cd.start == now) cd.completion = now + run;
-                else if (run >= best_now || (only && &cd != only)) cd.completion = std::numeric_limits<double>::infinity();
-                else {
-                    cd.start = profile_[static_cast<std::size_t>(cd.type)].earliest(cd.p->gpus, run);
-                    cd.completion = cd.start + run;
-                }
-            }
-            // Stable insertion sort: a job has few candidates, and std::stable_sort would allocate per job.
-            for (std::size_t a = 1; a < cands_.size(); ++a)
-                for (std::size_t b = a; b > 0 && cands_[b].completion < cands_[b - 1].completion; --b) std::swap(cands_[b], cands_[b - 1]);
-            bool waits = false;
-            for (const auto& cd : cands_) {
-                if (!std::isfinite(cd.completion)) break;
-                const auto t = static_cast<std::size_t>(cd.type);
-                const double run = cd.completion - cd.start;
-                if (cd.start > now) {
-                    // Best is to wait for this type: reserve it, so that later jobs do not delay this one.
-                    if (reservations < opt_.max_reservations) {
-                        profile_[t].claim(cd.start, run, cd.p->gpus);
-                        ++reservations;
-                    }
-                    waits = true;
-                    break;
-                }
-                // Free GPUs only shrink in this pass, so a request that failed to place fails again at the same or
-                // a larger size with the same tensor-parallel group (remembered: bounds the placement work).
-                const int tp = static_cast<int>(cd.p->parallel.tp);
-                if (known_bad(cd.type, cd.p->gpus, tp)) continue;
-                auto a = place_.place(cs, free_, {cd.type, cd.p->gpus, tp});
-                if (!a) {
-                    if (tp >= 1 && (tp & (tp - 1)) == 0 && tp < (1 << (kTpSlots - 1))) {
-                        auto& f = fail_min_[fail_slot(cd.type, tp)];
-                        f = std::min(f, cd.p->gpus);
-                    }
-                    continue;  // fragmented: try the next option
-                }
-                detail::take(free_, *a);
-                type_free_[t] -= cd.p->gpus;
-                profile_[t].claim(now, run, cd.p->gpus);
-                total_free -= cd.p->gpus;
-                d.start.push_back({j.id, *cd.p, std::move(*a), false});
-                started_[me] = 1;
-                break;
-            }
+            if (!collect_candidates(c, j, idx, share_div) && reservations >= opt_.max_reservations) continue;
+            time_candidates(c.now, reservations >= opt_.max_reservations);
+            const bool waits = take_best(c, j, me, d, reservations, total_free);
             if (waits && !opt_.backfill) break;
         }
-        if (may_preempt && d.start.size() < order_buf_.size()) preempt_for_waiting(c, d);
-        if (opt_.expand_idle && total_free > 0 && (d.start.size() == order_buf_.size() || opt_.expand_while_waiting))
-            expand(c, d, d.start.size() < order_buf_.size());
-        return d;
+    }
+
+    /// The candidate plans of waiting job `j` (cands_): per type, the efficient plans and, with idle GPUs, those
+    /// within the job's share of them, capped by max_share and equipartition. True if some plan fits the free GPUs.
+    bool collect_candidates(const sched_context& c, const job_view& j, std::size_t idx, std::size_t share_div) {
+        const cluster_state& cs = *c.cluster;
+        const std::size_t ntypes = cs.types().size();
+        cands_.clear();
+        least_.assign(ntypes, std::numeric_limits<double>::infinity());
+        min_gpus_.assign(ntypes, std::numeric_limits<int>::max());
+        const std::span<const int> pt = plan_types(j, cs);
+        const double* rj = rem_buf_.data() + rem_at_[idx];
+        bool startable = false;
+        for (std::size_t k = 0; k < j.plans->size(); ++k) {
+            const auto& p = (*j.plans)[k];
+            const int t = pt[k];
+            if (t < 0) continue;
+            const auto ut = static_cast<std::size_t>(t);
+            least_[ut] = std::min(least_[ut], rj[k] * p.gpus);
+            min_gpus_[ut] = std::min(min_gpus_[ut], p.gpus);
+            startable |= p.gpus <= type_free_[ut] && !known_bad(t, p.gpus, static_cast<int>(p.parallel.tp));
+        }
+        const double launch_s = j.launches > 0 ? j.restart_s : opt_.startup_s;
+        for (std::size_t k = 0; k < j.plans->size(); ++k) {
+            const auto& p = (*j.plans)[k];
+            const int t = pt[k];
+            if (t < 0) continue;
+            const auto ut = static_cast<std::size_t>(t);
+            const double r = rj[k];
+            const double gs = r * p.gpus;
+            const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least_[ut] * (1 + 1e-12);
+            const bool uses_idle = opt_.idle_slack > 0 && p.gpus <= static_cast<double>(type_free_[ut]) / static_cast<double>(share_div) &&
+                                   gs <= (1.0 + opt_.idle_slack) * least_[ut] * (1 + 1e-12);
+            double cap = opt_.max_share * cs.total_gpus(t);
+            if (opt_.equi_share > 0) cap = std::min(cap, opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size()));
+            const bool within_share = p.gpus <= std::max(static_cast<double>(min_gpus_[ut]), cap);
+            if ((efficient || uses_idle) && within_share) cands_.push_back({0.0, 0.0, &p, t, launch_s + r});
+        }
+        return startable;
+    }
+
+    /// Predicted completion of each candidate: at the earliest time its GPUs are free for its whole run without
+    /// delaying any job that already holds a reservation (conservative backfilling); sorted, earliest first. Past
+    /// the reservation budget (`deep`) only the fastest option that must wait is timed: one profile scan per job
+    /// instead of one per option bounds the decision cost.
+    void time_candidates(double now, bool deep) {
+        double best_now = std::numeric_limits<double>::infinity();
+        for (auto& cd : cands_) {
+            const double run = cd.run;
+            cd.start = cd.p->gpus <= type_free_[static_cast<std::size_t>(cd.type)] &&
+                               profile_[static_cast<std::size_t>(cd.type)].fits_now(cd.p->gpus, run)
+                           ? now
+                           : -1;
+            if (cd.start == now) best_now = std::min(best_now, run);
+        }
+        const cand* only = nullptr;
+        if (deep)
+            for (const auto& cd : cands_)
+                if (cd.start != now && (!only || cd.run < only->run)) only = &cd;
+        for (auto& cd : cands_) {
+            const double run = cd.run;
+            if (cd.start == now) cd.completion = now + run;
+            else if (run >= best_now || (only && &cd != only)) cd.completion = std::numeric_limits<double>::infinity();
+            else {
+                cd.start = profile_[static_cast<std::size_t>(cd.type)].earliest(cd.p->gpus, run);
+                cd.completion = cd.start + run;
+            }
+        }
+        // Stable insertion sort: a job has few candidates, and std::stable_sort would allocate per job.
+        for (std::size_t a = 1; a < cands_.size(); ++a)
+            for (std::size_t b = a; b > 0 && cands_[b].completion < cands_[b - 1].completion; --b) std::swap(cands_[b], cands_[b - 1]);
+    }
+
+    /// Takes the earliest-completing candidate: starts it now where it places, else (best is to wait) reserves its
+    /// predicted start. Returns whether the job waits.
+    bool take_best(const sched_context& c, const job_view& j, std::size_t me, sched_decisions& d, int& reservations, int& total_free) {
+        const cluster_state& cs = *c.cluster;
+        for (const auto& cd : cands_) {
+            if (!std::isfinite(cd.completion)) break;
+            const auto t = static_cast<std::size_t>(cd.type);
+            const double run = cd.completion - cd.start;
+            if (cd.start > c.now) {
+                // Best is to wait for this type: reserve it, so that later jobs do not delay this one.
+                if (reservations < opt_.max_reservations) {
+                    profile_[t].claim(cd.start, run, cd.p->gpus);
+                    ++reservations;
+                }
+                return true;
+            }
+            // Free GPUs only shrink in this pass, so a request that failed to place fails again at the same or
+            // a larger size with the same tensor-parallel group (remembered: bounds the placement work).
+            const int tp = static_cast<int>(cd.p->parallel.tp);
+            if (known_bad(cd.type, cd.p->gpus, tp)) continue;
+            auto a = place_.place(cs, free_, {cd.type, cd.p->gpus, tp});
+            if (!a) {
+                if (tp >= 1 && (tp & (tp - 1)) == 0 && tp < (1 << (kTpSlots - 1))) {
+                    auto& f = fail_min_[fail_slot(cd.type, tp)];
+                    f = std::min(f, cd.p->gpus);
+                }
+                continue;  // fragmented: try the next option
+            }
+            detail::take(free_, *a);
+            type_free_[t] -= cd.p->gpus;
+            profile_[t].claim(c.now, run, cd.p->gpus);
+            total_free -= cd.p->gpus;
+            d.start.push_back({j.id, *cd.p, std::move(*a), false});
+            started_[me] = 1;
+            return false;
+        }
+        return false;
     }
 
     /// Smallest size that failed to place, per type and tensor-parallel degree (log2 slot; odd degrees share
@@ -518,6 +553,8 @@ private:
     std::vector<std::pair<double, const job_view*>> victims_;
     std::vector<std::size_t> chosen_;
 };
-static_assert(Scheduler<has_scheduler<>>);
+/// HAS with its default policies (best-fit placement, shortest remaining first), as `planner` is the planner's.
+using has = has_scheduler<>;
+static_assert(Scheduler<has>);
 
 }  // namespace frenzy

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "frenzy/core/error.hpp"
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/sched/cluster_state.hpp"
 #include "frenzy/train/job.hpp"
@@ -32,7 +33,7 @@ struct job_view {
     std::string_view requested_type;           ///< the user's request ("" = none)
     bool running = false;
     double progress = 0;          ///< fraction of total_tokens done, counting only checkpointed work when waiting
-    double attained_gpu_s = 0;    ///< GPU-seconds of service received so far (Tiresias' 2D attained service)
+    double attained_gpu_s = 0;    ///< GPU-seconds computed so far, launch overheads excluded (Tiresias' 2D service)
     double executed_s = 0;        ///< wall seconds run so far
     double queued_since_s = 0;    ///< when it last entered the queue (waiting jobs)
     int oom_failures = 0;         ///< launches that ran out of memory (baselines that honour user requests)
@@ -61,6 +62,52 @@ struct job_view {
     }
 };
 
+/// What a host knows of one of its jobs. make_job_view turns it into the view policies decide on, so hosts do not
+/// rebuild job_view themselves (which fields a running job needs, how its predicted end follows).
+struct job_facts {
+    int id = 0;
+    double submit_s = 0;
+    const std::vector<plan>* plans = nullptr;  ///< the job's feasible plans, best first (the planner's answer)
+    double total_tokens = 0;
+    int requested_gpus = 0;                    ///< the user's request (0 = none)
+    std::string_view requested_type;           ///< the user's request ("" = none)
+    double progress = 0;                       ///< fraction of total_tokens done (checkpointed, when waiting)
+    int launches = 0;                          ///< launches so far (0: its next launch pays start-up, not restart)
+    double restart_s = 30;                     ///< what one more launch costs, s
+    double queued_since_s = 0;                 ///< when it last entered the queue (waiting jobs)
+    // running jobs only (current == nullptr: waiting):
+    const plan* current = nullptr;             ///< the plan it runs
+    double run_started_s = 0;                  ///< when the current run was launched
+    double launch_s = 0;                       ///< start-up or restart of the current run, before it computes, s
+};
+
+/// The view of `f` at time `now`: a running job's allocation is what `cluster` says it holds, and its predicted end
+/// is when its launch cost is paid plus the rest of its tokens at its plan's predicted speed. Throws frenzy::error
+/// if `f.plans` is null, or a running job holds no GPUs in `cluster` (host and cluster state disagree).
+inline job_view make_job_view(const job_facts& f, const cluster_state& cluster, double now) {
+    if (!f.plans) throw error("make_job_view: job " + std::to_string(f.id) + " has no plan list (job_facts::plans is null)");
+    job_view v;
+    v.id = f.id;
+    v.submit_s = f.submit_s;
+    v.plans = f.plans;
+    v.total_tokens = f.total_tokens;
+    v.requested_gpus = f.requested_gpus;
+    v.requested_type = f.requested_type;
+    v.progress = f.progress;
+    v.launches = f.launches;
+    v.restart_s = f.restart_s;
+    v.queued_since_s = f.queued_since_s;
+    if (!f.current) return v;
+    v.alloc = cluster.holding(f.id);
+    if (!v.alloc) throw error("make_job_view: job " + std::to_string(f.id) + " runs but holds no GPUs in the cluster state");
+    v.running = true;
+    v.current = f.current;
+    v.run_started_s = f.run_started_s;
+    v.executed_s = std::max(0.0, now - f.run_started_s);
+    v.predicted_end_s = std::max(now, f.run_started_s + f.launch_s) + v.remaining_s(*f.current);
+    return v;
+}
+
 /// The state a decision is made on.
 struct sched_context {
     double now = 0;
@@ -84,6 +131,14 @@ struct sched_decisions {
     std::vector<int> preempt;
     std::vector<start_decision> start;
     std::vector<reject_decision> reject;
+};
+
+/// Optimisation effort of a policy that solves a program per decision (Sia's ILP): solves, and how many the solver
+/// proved optimal (the rest stopped at the time limit with the best schedule found). A policy reports it with a
+/// `solver_effort()` member; any_scheduler returns zeros for the others.
+struct solver_stats {
+    int solves = 0;
+    int optimal = 0;
 };
 
 /// A scheduling policy. `round_s() > 0` asks to be called every round; `event_driven()` asks to be called after
@@ -114,6 +169,7 @@ public:
     std::string_view name() const { return self_->name(); }
     double round_s() const { return self_->round_s(); }
     bool event_driven() const { return self_->event_driven(); }
+    solver_stats solver_effort() const { return self_->solver_effort(); }
 
 private:
     struct concept_t {
@@ -122,6 +178,7 @@ private:
         virtual std::string_view name() const = 0;
         virtual double round_s() const = 0;
         virtual bool event_driven() const = 0;
+        virtual solver_stats solver_effort() const = 0;
         virtual std::unique_ptr<concept_t> clone() const = 0;
     };
     template <class S>
@@ -132,6 +189,10 @@ private:
         std::string_view name() const override { return s.name(); }
         double round_s() const override { return static_cast<double>(s.round_s()); }
         bool event_driven() const override { return s.event_driven(); }
+        solver_stats solver_effort() const override {
+            if constexpr (requires(const S& x) { { x.solver_effort() } -> std::same_as<solver_stats>; }) return s.solver_effort();
+            else return {};
+        }
         std::unique_ptr<concept_t> clone() const override { return std::make_unique<model<S>>(s); }
     };
     std::unique_ptr<concept_t> self_;

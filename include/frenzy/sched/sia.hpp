@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "frenzy/sched/placement.hpp"
@@ -31,12 +32,17 @@ struct sia_policy_options {
     double growth = 2.0;
 };
 
-class sia_scheduler {
+/// With its placement a policy (PlacementPolicy; default best fit, as the other schedulers).
+template <PlacementPolicy P = best_fit_placement>
+class basic_sia_scheduler {
 public:
-    explicit sia_scheduler(sia_policy_options o = {}) : opt_(o) {}
+    template <PlacementPolicy P2> using with_placement = basic_sia_scheduler<P2>;
+    explicit basic_sia_scheduler(sia_policy_options o = {}, P placement = {}) : opt_(o), place_(std::move(placement)) {}
     std::string_view name() const { return "sia"; }
     double round_s() const { return opt_.ilp.round_s; }
     bool event_driven() const { return false; }
+    /// ILP solves so far, and how many GLPK proved optimal within the time limit.
+    solver_stats solver_effort() const { return effort_; }
     /// Wall seconds of the last ILP solve (0 if the round reused the last decision).
     double last_solve_s() const { return last_solve_s_; }
 
@@ -54,9 +60,40 @@ public:
                 }
             sig += std::to_string(gpus[static_cast<std::size_t>(t)]) + ",";
         }
-        std::vector<sia_job> in;
-        std::vector<std::vector<const plan*>> cplans;
-        std::vector<const job_view*> jobs;
+        round_in in;
+        collect_jobs(c, in, gpus, nodes, sig, d);
+        last_solve_s_ = 0;
+        if (in.jobs.empty()) return d;
+        for (int t = 0; t < ntypes; ++t) {
+            gpus[static_cast<std::size_t>(t)] = std::max(0, gpus[static_cast<std::size_t>(t)]);
+            nodes[static_cast<std::size_t>(t)] = std::max(0, nodes[static_cast<std::size_t>(t)]);
+        }
+        if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
+        last_sig_ = sig;
+        const sia_solution sol = solve_sia(in.jobs, gpus, nodes, opt_.ilp);
+        last_solve_s_ = sol.solve_s;
+        ++effort_.solves;
+        effort_.optimal += sol.optimal ? 1 : 0;
+
+        apply_solution(c, in, sol, d);
+        return d;
+    }
+
+private:
+    /// What one round asks the ILP: the jobs, the plan behind each configuration, and the views.
+    struct round_in {
+        std::vector<sia_job> jobs;
+        std::vector<std::vector<const plan*>> plans;
+        std::vector<const job_view*> views;
+    };
+
+    /// Each active job's configurations per type (Sia's shapes, capped at max_gpus and the growth limit) with the
+    /// planner's throughput of exactly that size; running jobs in a shape Sia would not pick keep their GPUs, which
+    /// leave the pool. Appends every input to `sig` (a round with the same signature keeps the last decision).
+    void collect_jobs(const sched_context& c, round_in& r, std::vector<int>& gpus, std::vector<int>& nodes, std::string& sig,
+                      sched_decisions& d) {
+        const auto& cs = *c.cluster;
+        const int ntypes = static_cast<int>(cs.types().size());
         for (const auto& j : c.jobs) {
             sia_job sj;
             std::vector<const plan*> ps;
@@ -100,21 +137,18 @@ public:
             sj.age_s = std::max(0.0, c.now - j.submit_s);
             sj.restarts = std::max(0, j.launches - 1);
             sig += std::to_string(j.id) + (j.running ? "r" + std::to_string(sj.current) : "w") + ";";
-            in.push_back(std::move(sj));
-            cplans.push_back(std::move(ps));
-            jobs.push_back(&j);
+            r.jobs.push_back(std::move(sj));
+            r.plans.push_back(std::move(ps));
+            r.views.push_back(&j);
         }
-        last_solve_s_ = 0;
-        if (in.empty()) return d;
-        for (int t = 0; t < ntypes; ++t) {
-            gpus[static_cast<std::size_t>(t)] = std::max(0, gpus[static_cast<std::size_t>(t)]);
-            nodes[static_cast<std::size_t>(t)] = std::max(0, nodes[static_cast<std::size_t>(t)]);
-        }
-        if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
-        last_sig_ = sig;
-        const sia_solution sol = solve_sia(in, gpus, nodes, opt_.ilp);
-        last_solve_s_ = sol.solve_s;
+    }
 
+    /// Preempts running jobs whose configuration changed and places the newly chosen ones, multi-node first.
+    void apply_solution(const sched_context& c, const round_in& r, const sia_solution& sol, sched_decisions& d) {
+        const auto& cs = *c.cluster;
+        const auto& in = r.jobs;
+        const auto& cplans = r.plans;
+        const auto& jobs = r.views;
         auto free = cs.free_vector();
         for (std::size_t k = 0; k < jobs.size(); ++k) {
             const auto* j = jobs[k];
@@ -133,7 +167,7 @@ public:
         for (std::size_t k : idx) {
             const auto& cf = in[k].configs[static_cast<std::size_t>(sol.choice[k])];
             const plan* p = cplans[k][static_cast<std::size_t>(sol.choice[k])];
-            auto a = best_fit_placement{}.place(cs, free, {cf.type, cf.gpus, static_cast<int>(p->parallel.tp)});
+            auto a = place_.place(cs, free, {cf.type, cf.gpus, static_cast<int>(p->parallel.tp)});
             if (!a) {
                 last_sig_.clear();  // could not realise the decision: solve again next round
                 continue;
@@ -141,15 +175,16 @@ public:
             detail::take(free, *a);
             d.start.push_back({jobs[k]->id, *p, std::move(*a), false});
         }
-        return d;
     }
 
-private:
     sia_policy_options opt_;
+    P place_;
     std::map<int, int> max_seen_;  // most GPUs each job has run on (growth limit)
     std::string last_sig_;
     double last_solve_s_ = 0;
+    solver_stats effort_;
 };
+using sia_scheduler = basic_sia_scheduler<>;
 static_assert(Scheduler<sia_scheduler>);
 
 }  // namespace frenzy

@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "frenzy/sched/fcfs.hpp"
@@ -25,9 +26,12 @@ struct tiresias_options {
     double promote_knob = 8;    ///< 0 disables promotion
 };
 
-class tiresias_scheduler {
+/// Tiresias with its placement a policy (PlacementPolicy; default best fit, as the other schedulers).
+template <PlacementPolicy P = best_fit_placement>
+class basic_tiresias_scheduler {
 public:
-    explicit tiresias_scheduler(tiresias_options o = {}) : opt_(std::move(o)) {}
+    template <PlacementPolicy P2> using with_placement = basic_tiresias_scheduler<P2>;
+    explicit basic_tiresias_scheduler(tiresias_options o = {}, P placement = {}) : opt_(std::move(o)), place_(std::move(placement)) {}
     std::string_view name() const { return "tiresias"; }
     double round_s() const { return opt_.round_s; }
     bool event_driven() const { return true; }
@@ -44,9 +48,17 @@ public:
     /// nodes; a type-blind job takes the first type in cluster order with room).
     sched_decisions schedule(const sched_context& c) {
         sched_decisions d;
-        const auto& cs = *c.cluster;
-        const std::size_t ntypes = cs.types().size();
-        // State of new jobs; demotion and promotion of the others.
+        update_queues(c);
+        order_jobs(c);
+        pending_after_.clear();
+        admit(c, d);
+        requeue_pending();
+        forget_departed(c);
+        return d;
+    }
+
+    /// State of new jobs; demotion of running jobs past their queue's limit, promotion of starved pending ones.
+    void update_queues(const sched_context& c) {
         for (const auto& j : c.jobs) {
             auto [it, fresh] = st_.try_emplace(j.id);
             auto& s = it->second;
@@ -68,24 +80,35 @@ public:
                 }
             }
         }
-        // Sort on (queue, list position) copied out of the state map once (no map look-ups in the comparator).
+    }
+
+    /// order_: the jobs sorted on (queue, running first, list position), copied out of the state map once (no map
+    /// look-ups in the comparator). Within a queue running jobs come first, so a waiting job never preempts one of
+    /// its own queue, a job just demoted included (run_sim.py keeps running jobs ahead of a queue's pending ones).
+    void order_jobs(const sched_context& c) {
         keyed_.clear();
         for (const auto& j : c.jobs) {
             const auto& s = st_.at(j.id);
-            keyed_.push_back({s.q, s.seq, &j});
+            keyed_.push_back({2 * s.q + (j.running ? 0 : 1), s.seq, &j});
         }
         std::sort(keyed_.begin(), keyed_.end(), [](const auto& a, const auto& b) {
             return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) < std::get<0>(b) : std::get<1>(a) < std::get<1>(b);
         });
         order_.clear();
         for (const auto& k : keyed_) order_.push_back(std::get<2>(k));
-        // Admission, per type.
+    }
+
+    /// Admission in order, counting GPUs per type: a running job keeps its GPUs while its type has room for it
+    /// (else it is preempted), a pending one takes the first type with room; then the admitted ones are placed.
+    /// Jobs left waiting go to pending_after_.
+    void admit(const sched_context& c, sched_decisions& d) {
+        const auto& cs = *c.cluster;
+        const std::size_t ntypes = cs.types().size();
         std::vector<int> room(ntypes);
         for (std::size_t t = 0; t < ntypes; ++t) room[t] = cs.up_gpus(static_cast<int>(t));
         int maxcap = 0;
         for (std::size_t t = 0; t < ntypes; ++t) maxcap = std::max(maxcap, cs.total_gpus(static_cast<int>(t)));
         std::vector<std::pair<const job_view*, int>> want;
-        std::vector<const job_view*> pending_after;
         auto free = cs.free_vector();
         std::vector<int> type_free(ntypes);
         for (std::size_t t = 0; t < ntypes; ++t) type_free[t] = cs.free_gpus(static_cast<int>(t));
@@ -95,7 +118,7 @@ public:
                 if (room[t] >= j->alloc->gpus()) room[t] -= j->alloc->gpus();
                 else {
                     d.preempt.push_back(j->id);
-                    pending_after.push_back(j);
+                    pending_after_.push_back(j);
                     detail::give(free, *j->alloc);
                     type_free[t] += j->alloc->gpus();
                 }
@@ -113,7 +136,7 @@ public:
             for (std::size_t t = 0; t < ntypes && pick < 0; ++t)
                 if ((rt < 0 || static_cast<int>(t) == rt) && room[t] >= g) pick = static_cast<int>(t);
             if (pick < 0) {
-                pending_after.push_back(j);
+                pending_after_.push_back(j);
                 continue;
             }
             room[static_cast<std::size_t>(pick)] -= g;
@@ -121,22 +144,27 @@ public:
         }
         for (const auto& [j, t] : want) {
             const int g = detail::user_gpus(*j);
-            if (!detail::start_user_sized(cs, free, type_free, *j, t, g, d)) pending_after.push_back(j);  // fragmented
+            if (!detail::start_user_sized(cs, free, type_free, *j, t, g, d, place_)) pending_after_.push_back(j);  // fragmented
         }
-        // Pending jobs move behind the running ones of their queue, keeping their order.
-        std::stable_sort(pending_after.begin(), pending_after.end(), [&](const job_view* a, const job_view* b) {
+    }
+
+    /// Pending jobs move behind the running ones of their queue, keeping their order.
+    void requeue_pending() {
+        std::stable_sort(pending_after_.begin(), pending_after_.end(), [&](const job_view* a, const job_view* b) {
             const auto& sa = st_.at(a->id);
             const auto& sb = st_.at(b->id);
             return sa.q != sb.q ? sa.q < sb.q : sa.seq < sb.seq;
         });
-        for (const job_view* j : pending_after) st_.at(j->id).seq = next_++;
-        // Forget jobs that left (bounded state).
+        for (const job_view* j : pending_after_) st_.at(j->id).seq = next_++;
+    }
+
+    /// Forgets jobs that left (bounded state).
+    void forget_departed(const sched_context& c) {
         if (st_.size() > 2 * c.jobs.size() + 64) {
             std::map<int, state> keep;
             for (const auto& j : c.jobs) keep.emplace(j.id, st_.at(j.id));
             st_.swap(keep);
         }
-        return d;
     }
 
     /// Promotions to queue 0 so far (starvation relief).
@@ -154,12 +182,14 @@ private:
         double base_gpu_s = 0, base_exec_s = 0;  // service and executed time at the last promotion
     };
     tiresias_options opt_;
+    P place_;
     std::map<int, state> st_;
     std::uint64_t next_ = 0;
     int promotions_ = 0;
-    std::vector<const job_view*> order_;
+    std::vector<const job_view*> order_, pending_after_;
     std::vector<std::tuple<int, std::uint64_t, const job_view*>> keyed_;
 };
+using tiresias_scheduler = basic_tiresias_scheduler<>;
 static_assert(Scheduler<tiresias_scheduler>);
 
 }  // namespace frenzy

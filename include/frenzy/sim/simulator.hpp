@@ -130,6 +130,7 @@ struct sim_metrics {
     int failed_jobs = 0;         ///< jobs reported infeasible
     int sched_calls = 0;
     double sched_mean_us = 0, sched_p99_us = 0;
+    int solver_solves = 0, solver_optimal = 0;  ///< per-round programs solved, proved optimal (Sia; 0 for others)
 };
 
 struct sim_log_entry {
@@ -149,7 +150,8 @@ inline nlohmann::json to_json(const sim_metrics& m) {
     return {{"policy", m.policy}, {"jobs", m.jobs}, {"completed", m.completed}, {"avg_jct_s", m.avg_jct_s},
             {"p50_jct_s", m.p50_jct_s}, {"p99_jct_s", m.p99_jct_s}, {"makespan_s", m.makespan_s},
             {"avg_queue_s", m.avg_queue_s}, {"gpu_utilization", m.gpu_utilization}, {"failed_jobs", m.failed_jobs},
-            {"sched_calls", m.sched_calls}, {"sched_mean_us", m.sched_mean_us}, {"sched_p99_us", m.sched_p99_us}};
+            {"sched_calls", m.sched_calls}, {"sched_mean_us", m.sched_mean_us}, {"sched_p99_us", m.sched_p99_us},
+            {"solver_solves", m.solver_solves}, {"solver_optimal", m.solver_optimal}};
 }
 
 /// Per-job CSV: one row per job.
@@ -227,80 +229,7 @@ public:
         ntypes_ = cs.types().size();
         jobs_.resize(trace.size());
         for (std::size_t i = 0; i < trace.size(); ++i) {
-            auto& j = jobs_[i];
-            j.row = &trace[i];
-            j.rec.job_id = trace[i].job_id;
-            j.rec.model = trace[i].model;
-            j.rec.submit_s = trace[i].submit_s;
-            if (!(trace[i].submit_s >= 0 && trace[i].submit_s <= sim_horizon_s))
-                throw config_error("trace job " + trace[i].job_id + ": submit_s=" + fmt_num(trace[i].submit_s) +
-                                   " must be in [0, 1e12]");
-            if (!trace[i].requested_type.empty() && cs.type_index(trace[i].requested_type) < 0) {
-                std::string known;
-                for (const auto& t : cs.types()) known += (known.empty() ? "" : ", ") + t;
-                throw config_error("trace job " + trace[i].job_id + ": requested_type=\"" + trace[i].requested_type +
-                                   "\" is not a GPU type of the cluster (" + known + ")");
-            }
-            const job_spec spec = to_job_spec(trace[i]);
-            j.ckpt_s = opt.checkpoint_interval_s > 0 ? opt.checkpoint_interval_s : spec.training.checkpoint_interval_s;
-            j.restart_s = opt.restart_s;
-            if (opt.checkpoint_gbps > 0)
-                j.restart_s += 2.0 * checkpoint_bytes(total_parameters(spec.model, spec.training.seq_len)) / (opt.checkpoint_gbps * 1e9);
-            // Truth: one log-normal factor per job x type, drawn for every job so the draws do not depend on
-            // which plans exist (Box-Muller on explicit mt19937_64 bits: identical on every standard library).
-            j.truth.assign(ntypes_, 1.0);
-            j.measured.assign(ntypes_, 0.0);
-            for (std::size_t t = 0; t < ntypes_; ++t) {
-                const double z = normal_sample();
-                if (opt.speed_error > 0) j.truth[t] = std::exp(opt.speed_error * z);
-            }
-            plan_result pr = plans(spec);
-            std::string why;
-            std::vector<plan> all;
-            for (auto& p : pr.plans) {
-                const int t = cs.type_index(p.gpu);
-                if (t < 0 || !(p.tokens_per_s > 0) || !std::isfinite(p.tokens_per_s) || p.gpus < 1) continue;
-                if (p.gpus > cs.total_gpus(t)) {
-                    why = "needs " + std::to_string(p.gpus) + " x " + p.gpu + ", cluster has " + std::to_string(cs.total_gpus(t));
-                    continue;
-                }
-                // Work bounded by the answer: a job that would run past the horizon even on this plan is skipped.
-                if (trace[i].total_tokens / p.tokens_per_s > sim_horizon_s / 4) {
-                    why = "would run for more than 7,900 years on " + std::to_string(p.gpus) + " x " + p.gpu;
-                    continue;
-                }
-                all.push_back(std::move(p));
-            }
-            j.eff_gpus = trace[i].requested_gpus;
-            j.eff_type = trace[i].requested_type;
-            if (opt.sizes == size_regime::native) {
-                j.plans = std::move(all);
-            } else if (opt.sizes == size_regime::free) {
-                j.plans = std::move(all);
-                j.eff_type.clear();
-                j.eff_gpus = efficient_size(j.plans);
-            } else {  // requested: the requested count (doubled until some plan fits), on the requested type if any
-                int g = j.eff_gpus;
-                if (g <= 0) {
-                    g = std::numeric_limits<int>::max();
-                    for (const auto& p : all)
-                        if (j.eff_type.empty() || p.gpu == j.eff_type) g = std::min(g, p.gpus);
-                }
-                for (; g <= cs.total_gpus() && j.plans.empty(); g *= 2)
-                    for (const auto& p : all)
-                        if (p.gpus == g && (j.eff_type.empty() || p.gpu == j.eff_type)) j.plans.push_back(p);
-                if (!j.plans.empty()) j.eff_gpus = j.plans.front().gpus;
-                else if (!all.empty())
-                    why = "no plan at the requested " + std::to_string(trace[i].requested_gpus) + " GPUs (or a doubling of it)" +
-                          (j.eff_type.empty() ? std::string{} : " on " + j.eff_type);
-            }
-            for (const auto& p : j.plans) j.plan_types.push_back(cs.type_index(p.gpu));
-            if (j.plans.empty()) {
-                std::string r;
-                for (const auto& x : pr.infeasible) r += (r.empty() ? "" : "; ") + x.gpu + ": " + x.reason;
-                if (r.empty() || !why.empty()) r = why.empty() ? "no feasible plan on this cluster's GPU types" : why;
-                j.reject_reason = "no feasible plan: " + r;
-            }
+            set_up_job(i, trace, plans);
             push(trace[i].submit_s, ev_arrival, static_cast<int>(i), 0);
         }
         if (opt.node_mtbf_s > 0)
@@ -435,6 +364,94 @@ private:
         job_record rec;
     };
 
+    /// Job i of the trace: its record, checks of its row, restart cost, true speeds, and its plans (set_up_plans).
+    void set_up_job(std::size_t i, std::span<const trace_job> trace, const plan_provider& plans) {
+        const auto& cs = orch_.state();
+        const auto& opt = opt_;
+        auto& j = jobs_[i];
+        j.row = &trace[i];
+        j.rec.job_id = trace[i].job_id;
+        j.rec.model = trace[i].model;
+        j.rec.submit_s = trace[i].submit_s;
+        if (!(trace[i].submit_s >= 0 && trace[i].submit_s <= sim_horizon_s))
+            throw config_error("trace job " + trace[i].job_id + ": submit_s=" + fmt_num(trace[i].submit_s) +
+                               " must be in [0, 1e12]");
+        if (!trace[i].requested_type.empty() && cs.type_index(trace[i].requested_type) < 0) {
+            std::string known;
+            for (const auto& t : cs.types()) known += (known.empty() ? "" : ", ") + t;
+            throw config_error("trace job " + trace[i].job_id + ": requested_type=\"" + trace[i].requested_type +
+                               "\" is not a GPU type of the cluster (" + known + ")");
+        }
+        const job_spec spec = to_job_spec(trace[i]);
+        j.ckpt_s = opt.checkpoint_interval_s > 0 ? opt.checkpoint_interval_s : spec.training.checkpoint_interval_s;
+        j.restart_s = opt.restart_s;
+        if (opt.checkpoint_gbps > 0)
+            j.restart_s += 2.0 * checkpoint_bytes(total_parameters(spec.model, spec.training.seq_len)) / (opt.checkpoint_gbps * 1e9);
+        // Truth: one log-normal factor per job x type, drawn for every job so the draws do not depend on
+        // which plans exist (Box-Muller on explicit mt19937_64 bits: identical on every standard library).
+        j.truth.assign(ntypes_, 1.0);
+        j.measured.assign(ntypes_, 0.0);
+        for (std::size_t t = 0; t < ntypes_; ++t) {
+            const double z = normal_sample();
+            if (opt.speed_error > 0) j.truth[t] = std::exp(opt.speed_error * z);
+        }
+        set_up_plans(j, trace[i], spec, plans);
+    }
+
+    /// The plans job `j` may run on (those of this cluster that fit and end within the horizon, narrowed by the
+    /// size regime), or the reason it has none.
+    void set_up_plans(job& j, const trace_job& row, const job_spec& spec, const plan_provider& plans) {
+        const auto& cs = orch_.state();
+        const auto& opt = opt_;
+        plan_result pr = plans(spec);
+        std::string why;
+        std::vector<plan> all;
+        for (auto& p : pr.plans) {
+            const int t = cs.type_index(p.gpu);
+            if (t < 0 || !(p.tokens_per_s > 0) || !std::isfinite(p.tokens_per_s) || p.gpus < 1) continue;
+            if (p.gpus > cs.total_gpus(t)) {
+                why = "needs " + std::to_string(p.gpus) + " x " + p.gpu + ", cluster has " + std::to_string(cs.total_gpus(t));
+                continue;
+            }
+            // Work bounded by the answer: a job that would run past the horizon even on this plan is skipped.
+            if (row.total_tokens / p.tokens_per_s > sim_horizon_s / 4) {
+                why = "would run for more than 7,900 years on " + std::to_string(p.gpus) + " x " + p.gpu;
+                continue;
+            }
+            all.push_back(std::move(p));
+        }
+        j.eff_gpus = row.requested_gpus;
+        j.eff_type = row.requested_type;
+        if (opt.sizes == size_regime::native) {
+            j.plans = std::move(all);
+        } else if (opt.sizes == size_regime::free) {
+            j.plans = std::move(all);
+            j.eff_type.clear();
+            j.eff_gpus = efficient_size(j.plans);
+        } else {  // requested: the requested count (doubled until some plan fits), on the requested type if any
+            int g = j.eff_gpus;
+            if (g <= 0) {
+                g = std::numeric_limits<int>::max();
+                for (const auto& p : all)
+                    if (j.eff_type.empty() || p.gpu == j.eff_type) g = std::min(g, p.gpus);
+            }
+            for (; g <= cs.total_gpus() && j.plans.empty(); g *= 2)
+                for (const auto& p : all)
+                    if (p.gpus == g && (j.eff_type.empty() || p.gpu == j.eff_type)) j.plans.push_back(p);
+            if (!j.plans.empty()) j.eff_gpus = j.plans.front().gpus;
+            else if (!all.empty())
+                why = "no plan at the requested " + std::to_string(row.requested_gpus) + " GPUs (or a doubling of it)" +
+                      (j.eff_type.empty() ? std::string{} : " on " + j.eff_type);
+        }
+        for (const auto& p : j.plans) j.plan_types.push_back(cs.type_index(p.gpu));
+        if (j.plans.empty()) {
+            std::string r;
+            for (const auto& x : pr.infeasible) r += (r.empty() ? "" : "; ") + x.gpu + ": " + x.reason;
+            if (r.empty() || !why.empty()) r = why.empty() ? "no feasible plan on this cluster's GPU types" : why;
+            j.reject_reason = "no feasible plan: " + r;
+        }
+    }
+
     void push(double t, ev_kind k, int a, std::uint64_t gen) { events_.push({t, seq_++, k, a, gen}); }
     double normal_sample() {  // Box-Muller on explicit bits
         const double u1 = (static_cast<double>(truth_rng_() >> 11) + 0.5) * 0x1.0p-53;
@@ -462,11 +479,15 @@ private:
         if (j.ph != phase::running || j.oom_run) return j.progress;
         return std::min(1.0, j.progress + j.rate * std::max(0.0, t - j.compute_start));
     }
+    /// Seconds the current run has computed (its start-up or restart excluded; 0 for a launch that runs out of
+    /// memory): the service Tiresias counts. Counting the launch overhead as service demotes a job of g GPUs after
+    /// 3,600/g s of a 1 GPU-hour queue, inside a 300 s restart, and two such jobs then preempt each other forever.
+    double served_s(const job& j) const { return j.oom_run ? 0.0 : std::max(0.0, now_ - j.compute_start); }
     /// Common bookkeeping when a run ends (any reason); the job goes back to the queue.
     void end_run(job& j) {
         observe(j);
         const double held = now_ - j.run_start;
-        j.attained += held * j.alloc.gpus();
+        j.attained += served_s(j) * j.alloc.gpus();
         j.executed += held;
         j.rec.gpu_seconds += held * j.alloc.gpus();
         busy_gpu_s_ += held * j.alloc.gpus();
@@ -558,6 +579,16 @@ private:
 
     /// One scheduling decision: build the views, time the policy, apply its decisions. True if anything started.
     bool decide() {
+        build_views();
+        sched_context ctx{now_, &orch_.state(), views_};
+        const double t0 = thread_cpu_us();
+        sched_decisions d = sched_.schedule(ctx);
+        decision_us_.push_back(thread_cpu_us() - t0);
+        return apply(d);
+    }
+
+    /// views_: what the policy may know of every active job (predictions, observed progress, measured speeds).
+    void build_views() {
         views_.clear();
         for (int id : active_) {
             const auto i = static_cast<std::size_t>(id);
@@ -577,7 +608,7 @@ private:
             v.running = j.ph == phase::running;
             v.progress = progress_at(j, now_);
             const double held = v.running ? now_ - j.run_start : 0.0;
-            v.attained_gpu_s = j.attained + (v.running ? held * j.alloc.gpus() : 0.0);
+            v.attained_gpu_s = j.attained + (v.running ? served_s(j) * j.alloc.gpus() : 0.0);
             v.executed_s = j.executed + held;
             v.queued_since_s = j.queued_since;
             v.oom_failures = j.oom;
@@ -593,11 +624,10 @@ private:
             }
             views_.push_back(v);
         }
-        sched_context ctx{now_, &orch_.state(), views_};
-        const double t0 = thread_cpu_us();
-        sched_decisions d = sched_.schedule(ctx);
-        decision_us_.push_back(thread_cpu_us() - t0);
+    }
 
+    /// Applies a decision: rejections, then preemptions, then starts (each checked). True if anything started.
+    bool apply(const sched_decisions& d) {
         for (const auto& r : d.reject) reject(r.job, r.reason);
         for (int id : d.preempt) {
             auto& j = jobs_.at(static_cast<std::size_t>(id));
@@ -682,6 +712,8 @@ private:
             const double cap = static_cast<double>(orch_.state().total_gpus()) * (std::max(last, last_any) - first);
             m.gpu_utilization = cap > 0 ? busy_gpu_s_ / cap : 0;
         }
+        m.solver_solves = sched_.solver_effort().solves;
+        m.solver_optimal = sched_.solver_effort().optimal;
         m.sched_calls = static_cast<int>(decision_us_.size());
         if (!decision_us_.empty()) {
             double s = 0;
