@@ -140,6 +140,12 @@ class Plan:
     @property
     def micro_batch(self) -> int: ...
     @property
+    def overlap_grad_reduce(self) -> bool:
+        """Megatron's --overlap-grad-reduce, on in the plan and in its prediction."""
+    @property
+    def tp_comm_overlap(self) -> bool:
+        """Megatron's --tp-comm-overlap, on in the plan and in its prediction."""
+    @property
     def peak_allocated_bytes(self) -> float: ...
     @property
     def peak_reserved_bytes(self) -> float: ...

@@ -458,6 +458,10 @@ inline void bind_plan(py::module_& m) {
                       "True when the GPU type lacks the job's precision and the plan uses the nearest one it has.")
         .def_property_readonly("parallel", [](const plan& p) { return to_py(nlohmann::ordered_json(p.parallel)); })
         .def_readonly("micro_batch", &plan::micro_batch)
+        .def_readonly("overlap_grad_reduce", &plan::overlap_grad_reduce,
+                      "Megatron's --overlap-grad-reduce, on in the plan and in its prediction.")
+        .def_readonly("tp_comm_overlap", &plan::tp_comm_overlap,
+                      "Megatron's --tp-comm-overlap, on in the plan and in its prediction.")
         .def_property_readonly("peak_allocated_bytes", [](const plan& p) { return p.peak_allocated.value; })
         .def_property_readonly("peak_reserved_bytes", [](const plan& p) { return p.peak_reserved.value; })
         .def_property_readonly("required_bytes", [](const plan& p) { return p.required.value; })

@@ -87,6 +87,8 @@ inline void to_json(nlohmann::ordered_json& out, const plan& p) {
            {"precision_alternative", p.precision_alternative},
            {"parallel", p.parallel},
            {"micro_batch", p.micro_batch},
+           {"overlap_grad_reduce", p.overlap_grad_reduce},
+           {"tp_comm_overlap", p.tp_comm_overlap},
            {"peak_allocated_bytes", p.peak_allocated.value},
            {"peak_reserved_bytes", p.peak_reserved.value},
            {"required_bytes", p.required.value},

@@ -431,11 +431,13 @@ inline launcher launcher_for(framework f) {
     return launcher::fsdp;
 }
 
-/// The job a plan runs: its layout, framework, micro-batch and precision (a marked alternative where the GPU type
-/// lacks the job's) in place of the job's own.
+/// The job a plan runs: its layout, framework, micro-batch, precision (a marked alternative where the GPU type
+/// lacks the job's) and the overlap flags it was predicted with, in place of the job's own.
 inline job_spec job_for_plan(job_spec j, const frenzy::plan& p) {
     j.parallel = p.parallel;
     j.runtime.framework = p.framework;
+    j.runtime.overlap_grad_reduce = p.overlap_grad_reduce;
+    j.runtime.tp_comm_overlap = p.tp_comm_overlap;
     j.training.micro_batch = p.micro_batch;
     j.training.precision = p.precision;
     return j;
