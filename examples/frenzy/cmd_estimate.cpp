@@ -80,7 +80,7 @@ void print_estimate(const frenzy::estimate_result& e) {
                r.uncertainty > 0 ? fmt::format(", uncertainty +{:.0f}%", 100 * r.uncertainty) : "");
     if (!e.gpu) return;
     const auto& f = *e.fit;
-    fmt::print("{}: {} GiB usable ({} GiB with {:.0f}% kept free): {}\n", e.gpu->name, frenzy_cli::gib(f.capacity.value),
+    fmt::print("{}: {} GiB usable of {} GiB ({:.0f}% kept free): {}\n", e.gpu->name, frenzy_cli::gib(f.capacity.value),
                frenzy_cli::gib(e.gpu->memory().value), 100 * e.margin,
                f.fits ? fmt::format("FITS (needs {} GiB)", frenzy_cli::gib(f.required.value))
                       : fmt::format("DOES NOT FIT (needs {} GiB)", frenzy_cli::gib(f.required.value)));
