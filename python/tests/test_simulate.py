@@ -52,3 +52,17 @@ def test_bad_input(root):
     bad = "job_id,submit_s,model,seq_len,global_batch,total_tokens,requested_gpus,requested_type\nj1,0,gpt2,x,8,1e6,,\n"
     with pytest.raises(frenzy.ConfigError, match=r'trace line 2: seq_len="x" is not a number'):
         frenzy.simulate(cluster, bad)
+
+
+def test_policy_all_equals_cli_json(cli, root):
+    # policy="all" is `frenzy simulate --policy all`: one result per policy, in the CLI's order (HAS first), each
+    # equal to the CLI's object for that policy (decision times excepted, see above).
+    trace = root / "examples" / "traces" / "small.csv"
+    cluster = root / "examples" / "clusters" / "three-type.json"
+    expected = cli("simulate", "--cluster", cluster, "--trace", trace, "--policy", "all", "--json", "--quiet")
+    got = frenzy.simulate(cluster, trace, policy="all")
+    assert isinstance(got, list) and len(got) == len(expected)
+    assert [r.to_dict()["policy"] for r in got] == [e["policy"] for e in expected]
+    assert got[0].to_dict()["policy"] == "has"
+    for r, e in zip(got, expected):
+        assert _deterministic(r.to_dict()) == _deterministic(e)
