@@ -254,8 +254,8 @@ public:
         if (opt.objective == plan_objective::cost)
             for (const auto& pool : gpu_pools(cluster))
                 if (!opt.price_per_gpu_hour.contains(pool.gpu.name))
-                    throw config_error("objective cost needs a price for GPU type \"" + pool.gpu.name + "\" (--price " +
-                                       pool.gpu.name + "=USD_PER_HOUR, or --prices example)");
+                    throw config_error("objective=cost needs a price for GPU type \"" + pool.gpu.name +
+                                       "\" (price_per_gpu_hour has none; example_prices() has illustrative ones)");
         plan_result r;
         plan_stats local;
         search_context cx{stats ? *stats : local, {}, {}};

@@ -53,7 +53,7 @@ struct sim_options {
     double measure_after_s = 60;  ///< compute seconds after which a running job's throughput is observed
     size_regime sizes = size_regime::native;
     /// A job whose runs have ended this often in a failure (node failure or out-of-memory crash) fails: "too many
-    /// restarts". Preemptions by the policy do not count (--max-events bounds a policy that never settles).
+    /// restarts". Preemptions by the policy do not count (max_events bounds a policy that never settles).
     int max_failures = 50;
     std::uint64_t max_events = 50'000'000;  ///< guard: more events than this stops the run with an error
     double node_mtbf_s = 0;      ///< mean time between failures of one node (exponential); 0 = no failures
@@ -252,7 +252,7 @@ public:
                 const event e = events_.top();
                 events_.pop();
                 if (++events > opt_.max_events)
-                    throw error("simulator: more than " + std::to_string(opt_.max_events) + " events (--max-events) at " +
+                    throw error("simulator: more than " + std::to_string(opt_.max_events) + " events (max_events) at " +
                                 "simulated time " + fmt_num(now_) + " s with " +
                                 std::to_string(jobs_.size() - static_cast<std::size_t>(finished_)) + " jobs unfinished");
                 switch (e.kind) {
