@@ -101,6 +101,101 @@ namespace detail {
 inline double activation_element_bytes(precision p) { return p == precision::fp32 ? 4.0 : 2.0; }
 }  // namespace detail
 
+namespace detail {
+
+/// What one layer's MLP block saves (beyond its norm's input and dropout mask), its largest saved tensor, and its
+/// matmul outputs in execution order (for every-other-mm selective recompute; fixed storage, no allocation).
+struct mlp_activation_bytes {
+    double saved = 0, largest = 0;
+    std::array<double, 3> mm_outputs{};
+    std::size_t mms = 0;
+};
+
+/// Element and token sizes of one layer's activations on one GPU, shared by its blocks.
+struct layer_shape {
+    double e, sb, h, t, rep, col_in;
+};
+
+/// fc1 output(s) and the activation output, for `tokens` tokens of an MLP of width `ffn` (split over tp).
+inline double mlp_saved(const transformer_spec& m, const layer_shape& d, double tokens, double ffn) {
+    const double in = is_gated(m.activation) ? 2 * ffn : ffn;
+    return d.e * tokens * in / d.t + d.e * tokens * ffn / d.t;
+}
+
+/// A dense MLP (Korthikanti eq. 1: 19sbh with f = 4h, GELU).
+inline mlp_activation_bytes dense_mlp_activations(const transformer_spec& m, const layer_shape& d) {
+    const double e = d.e, sb = d.sb, h = d.h, t = d.t, rep = d.rep;
+    mlp_activation_bytes r;
+    const double ffn = static_cast<double>(m.ffn_hidden);
+    r.saved = d.col_in + mlp_saved(m, d, sb, ffn);
+    r.largest = e * sb * ffn / t;
+    if (is_gated(m.activation)) {
+        r.mm_outputs = {e * sb * ffn / t, e * sb * ffn / t, e * sb * h * rep};
+        r.mms = 3;
+    } else {
+        r.mm_outputs = {e * sb * ffn / t, e * sb * h * rep, 0.0};
+        r.mms = 2;
+    }
+    return r;
+}
+
+/// Tokens one GPU's local experts receive per micro-batch (balanced routing, scaled by the measured imbalance).
+inline double expert_tokens(const job_spec& j, const framework_profile& f, const layer_shape& d) {
+    return d.sb * static_cast<double>(j.model.moe.top_k) *
+           std::min(1.0, d.rep * static_cast<double>(j.parallel.expert_tp())) * f.moe_imbalance;
+}
+
+/// A Megatron-Core MoE layer (megatron/core/transformer/moe/{moe_layer,router,token_dispatcher,experts}.py
+/// @d98e8a64). The router's linear saves the normed input (col_in) and keeps fp32 logits/probs for top-k and the
+/// load-balancing loss. Both dispatchers hand each GPU the tokens routed to its local experts from the ep x etp GPUs
+/// it exchanges with: alltoall over ep then all-gather over etp; allgather over etp x ep then a local permute. With
+/// sequence parallelism a GPU starts from s*b/tp tokens, so it receives T = s*b/tp x etp x top_k tokens on average.
+/// The gathered tokens go through the global memory buffer and the index_select permute saves only indices. The
+/// experts (SequentialMLP / TEGroupedMLP) save their input (T x h), fc1's output, the activation output and its
+/// product with the routing probabilities (fc2's input): one T x ffn/etp tensor more than a dense MLP. Load
+/// imbalance: the measured peak is the worst iteration's; tokens_per_expert is not capped unless a capacity factor
+/// is set, so the received count is scaled by moe_imbalance.
+inline mlp_activation_bytes moe_mlp_activations(const job_spec& j, const framework_profile& f, const layer_shape& d) {
+    const auto& m = j.model;
+    const double e = d.e, h = d.h;
+    mlp_activation_bytes r;
+    const double ffn = static_cast<double>(m.expert_ffn());
+    const double et = static_cast<double>(j.parallel.expert_tp());
+    const double tokens = expert_tokens(j, f, d);
+    const double router = 8.0 * d.sb * static_cast<double>(m.moe.experts) * d.rep;  // fp32 scores and probs
+    const double permuted_in = e * tokens * h;                                      // dispatched expert inputs
+    const double fc1_out = e * tokens * (is_gated(m.activation) ? 2 * ffn : ffn) / et;
+    const double act_out = e * tokens * ffn / et;
+    r.saved = d.col_in + router + permuted_in + fc1_out + 2 * act_out;
+    if (m.moe.shared_experts > 0) r.saved += mlp_saved(m, d, d.sb * d.rep, ffn * static_cast<double>(m.moe.shared_experts));
+    r.largest = e * tokens * ffn / et;
+    r.mm_outputs = {fc1_out, e * tokens * h, 0.0};
+    r.mms = 2;
+    return r;
+}
+
+/// Eager PyTorch saves more around the elementwise ops than fused kernels do: RMSNorm keeps an fp32 copy of its
+/// input and the normalised tensor besides its output (+4 bytes per element per norm over the fused input), SwiGLU
+/// keeps silu's output besides its input and the product (torchtitan/torchtune models/llama). Eager rotary
+/// embedding keeps fp32 copies of q and k where the stack does (framework_profile::rope_fp32_copies:
+/// torchtune/torchtitan profiles, calibrated; not LitGPT's apply_rope).
+inline double eager_elementwise_activations(const job_spec& j, const framework_profile& f, const layer_shape& d,
+                                            bool moe, double q, double kv) {
+    const auto& m = j.model;
+    if (f.fused_elementwise) return 0;
+    double eager = 0;
+    if (m.norm == norm_kind::rmsnorm) eager += 2 * 4.0 * d.sb * d.h * d.rep;
+    if (is_gated(m.activation)) {
+        const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
+        const double tokens = moe ? expert_tokens(j, f, d) : d.sb;
+        eager += d.e * tokens * ffn / static_cast<double>(moe ? j.parallel.expert_tp() : j.parallel.tp);
+    }
+    if (f.rope_fp32_copies && m.position_embedding == position_embedding::rope) eager += 4.0 * d.sb * (q + kv) / d.t;
+    return eager;
+}
+
+}  // namespace detail
+
 /// One layer's saved tensors (bytes) for one micro-batch of `j` on a GPU; `moe` selects the MoE MLP.
 inline layer_activation_bytes layer_activations(const job_spec& j, const framework_profile& f, bool moe) {
     const auto& m = j.model;
@@ -141,68 +236,13 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
 
     // MLP block (Korthikanti eq. 1: 19sbh with f = 4h, GELU).
     const double ln2_in = e * sb * h * rep;
-    const double fc1_in = col_in;
     const double mlp_mask = mask * sb * h * rep;
-    auto mlp_saved = [&](double tokens, double ffn) {  // fc1 output(s) and activation output, for `tokens` tokens
-        const double in = is_gated(m.activation) ? 2 * ffn : ffn;
-        return e * tokens * in / t + e * tokens * ffn / t;
-    };
-    double mlp = 0, mlp_largest = 0;
-    // Matmul outputs in execution order (for every-other-mm SAC); fixed storage: no allocation per estimate.
-    std::array<double, 3> mlp_mm_outputs{};
-    std::size_t mlp_mms = 0;
-    if (!moe) {
-        const double ffn = static_cast<double>(m.ffn_hidden);
-        mlp = fc1_in + mlp_saved(sb, ffn);
-        mlp_largest = e * sb * (is_gated(m.activation) ? ffn : ffn) / t;
-        if (is_gated(m.activation)) {
-            mlp_mm_outputs = {e * sb * ffn / t, e * sb * ffn / t, e * sb * h * rep};
-            mlp_mms = 3;
-        } else {
-            mlp_mm_outputs = {e * sb * ffn / t, e * sb * h * rep, 0.0};
-            mlp_mms = 2;
-        }
-    } else {
-        // Megatron-Core MoE layer (megatron/core/transformer/moe/{moe_layer,router,token_dispatcher,experts}.py
-        // @d98e8a64). The router's linear saves the normed input (fc1_in) and keeps fp32 logits/probs for top-k
-        // and the load-balancing loss. Both dispatchers hand each GPU the tokens routed to its local experts from
-        // the ep x etp GPUs it exchanges with: alltoall over ep then all-gather over etp; allgather over etp x ep
-        // then a local permute. With sequence parallelism a GPU starts from s*b/tp tokens, so it receives
-        // T = s*b/tp x etp x top_k tokens on average (balanced routing). The gathered tokens go through the
-        // global memory buffer and the index_select permute saves only indices. The experts (SequentialMLP /
-        // TEGroupedMLP) save their input (T x h), fc1's output, the activation output and its product with the
-        // routing probabilities (fc2's input): one T x ffn/etp tensor more than a dense MLP.
-        // Load imbalance: the measured peak is the worst iteration's; tokens_per_expert is not capped unless a
-        // capacity factor is set, so the received count is scaled by moe_imbalance.
-        const double ffn = static_cast<double>(m.expert_ffn());
-        const double et = static_cast<double>(p.expert_tp());
-        const double tokens = sb * static_cast<double>(m.moe.top_k) * std::min(1.0, rep * et) * f.moe_imbalance;
-        const double router = 8.0 * sb * static_cast<double>(m.moe.experts) * rep;  // fp32 scores and probs
-        const double permuted_in = e * tokens * h;                                  // dispatched expert inputs
-        const double fc1_out = e * tokens * (is_gated(m.activation) ? 2 * ffn : ffn) / et;
-        const double act_out = e * tokens * ffn / et;
-        mlp = fc1_in + router + permuted_in + fc1_out + 2 * act_out;
-        if (m.moe.shared_experts > 0) mlp += mlp_saved(sb * rep, ffn * static_cast<double>(m.moe.shared_experts));
-        mlp_largest = e * tokens * ffn / et;
-        mlp_mm_outputs = {fc1_out, e * tokens * h, 0.0};
-        mlp_mms = 2;
-    }
-
-    // Eager PyTorch saves more around the elementwise ops than fused kernels do: RMSNorm keeps an fp32 copy of its
-    // input and the normalised tensor besides its output (+4 bytes per element per norm over the fused input),
-    // SwiGLU keeps silu's output besides its input and the product (torchtitan/torchtune models/llama).
-    double eager = 0;
-    if (!f.fused_elementwise) {
-        if (m.norm == norm_kind::rmsnorm) eager += 2 * 4.0 * sb * h * rep;
-        if (is_gated(m.activation)) {
-            const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
-            const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * std::min(1.0, rep * static_cast<double>(p.expert_tp())) * f.moe_imbalance : sb;
-            eager += e * tokens * ffn / static_cast<double>(moe ? p.expert_tp() : p.tp);
-        }
-        // Eager rotary embedding: fp32 copies of q and k where the stack keeps them (framework_profile::
-        // rope_fp32_copies: torchtune/torchtitan profiles, calibrated; not LitGPT's apply_rope).
-        if (f.rope_fp32_copies && m.position_embedding == position_embedding::rope) eager += 4.0 * sb * (q + kv) / t;
-    }
+    const detail::layer_shape d{e, sb, h, t, rep, col_in};
+    const auto mlp_block = moe ? detail::moe_mlp_activations(j, f, d) : detail::dense_mlp_activations(m, d);
+    const double mlp = mlp_block.saved, mlp_largest = mlp_block.largest;
+    const auto& mlp_mm_outputs = mlp_block.mm_outputs;
+    const std::size_t mlp_mms = mlp_block.mms;
+    const double eager = detail::eager_elementwise_activations(j, f, d, moe, q, kv);
 
     layer_activation_bytes r;
     r.none = ln1_in + qkv_in + q_out + k_out + v_out + core + lse + attn_out + attn_mask + ln2_in + mlp + mlp_mask + eager;

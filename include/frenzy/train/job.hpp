@@ -381,21 +381,14 @@ inline void validate_bounds(const job_spec& j) {
     detail::checked_product({p.dp, p.cp}, "parallel.dp x cp", b::gpus);
 }
 
-/// Checks every rule between model, training, parallel layout and framework that the framework itself would
-/// reject (Megatron-LM arguments.py / parallel_state.py, DeepSpeed, PyTorch FSDP). Throws config_error naming
-/// the fields and their values.
-inline void validate(const job_spec& j) {
+namespace detail {
+
+/// Degrees at least 1; tensor parallelism divides heads, kv heads and the MLP (Megatron-LM arguments.py).
+inline void validate_degrees(const transformer_spec& m, const parallel_config& p) {
     using detail::kv;
-    validate_bounds(j);
-    validate(j.model);
-    validate(j.training);
-    const auto& m = j.model;
-    const auto& t = j.training;
-    const auto& p = j.parallel;
     for (auto [f, v] : {std::pair{"parallel.dp", p.dp}, {"parallel.tp", p.tp}, {"parallel.pp", p.pp},
                         {"parallel.vpp", p.vpp}, {"parallel.cp", p.cp}, {"parallel.ep", p.ep}})
         if (v < 1) throw config_error(kv(f, v) + " must be at least 1");
-
     if (m.heads % p.tp != 0) throw config_error(kv("parallel.tp", p.tp) + " does not divide " + kv("model.heads", m.heads));
     if (m.kv() % p.tp != 0)
         throw config_error(kv("parallel.tp", p.tp) + " does not divide " + kv("model.kv_heads", m.kv()));
@@ -404,6 +397,11 @@ inline void validate(const job_spec& j) {
     for (auto [f, v] : {std::pair{"parallel.etp", p.etp}, {"parallel.first_stage_layers", p.first_stage_layers},
                         {"parallel.last_stage_layers", p.last_stage_layers}})
         if (v < 0) throw config_error(kv(f, v) + " must not be negative");
+}
+
+/// How the layers split over pipeline stages, even or uneven.
+inline void validate_pipeline_split(const transformer_spec& m, const parallel_config& p) {
+    using detail::kv;
     // Layer split rules of megatron/core/transformer/transformer_block.py get_num_layers_to_build (@d98e8a64).
     const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
     if (uneven) {
@@ -429,6 +427,11 @@ inline void validate(const job_spec& j) {
         if ((p.embedding_stage || p.loss_stage) && slots / (p.pp * p.vpp) < 1)
             throw config_error("parallel.embedding_stage/loss_stage: not enough layers in the first/last virtual stage");
     }
+}
+
+/// The pipeline schedule, the batch's split into micro-batches, and context parallelism's sequence chunks.
+inline void validate_schedule_and_batch(const training_spec& t, const parallel_config& p) {
+    using detail::kv;
     if (p.vpp > 1 && p.schedule != pipeline_schedule::interleaved)
         throw config_error(kv("parallel.vpp", p.vpp) + " needs parallel.pipeline_schedule=\"interleaved\", not \"" +
                            std::string(to_string(p.schedule)) + "\"");
@@ -445,6 +448,11 @@ inline void validate(const job_spec& j) {
     if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0)
         throw config_error(kv("training.seq_len", t.seq_len) + " is not divisible by 2 x " + kv("parallel.cp", p.cp) +
                            " (context parallelism splits the sequence into 2 x cp chunks)");
+}
+
+/// Expert parallelism and sequence parallelism.
+inline void validate_experts_and_sp(const transformer_spec& m, const training_spec& t, const parallel_config& p) {
+    using detail::kv;
     if (p.ep > 1) {
         if (!m.is_moe()) throw config_error(kv("parallel.ep", p.ep) + " needs a mixture-of-experts model (model.moe.experts=0)");
         if (m.moe.experts % p.ep != 0)
@@ -463,7 +471,13 @@ inline void validate(const job_spec& j) {
     if (p.sequence_parallel && t.seq_len % p.tp != 0)
         throw config_error(kv("training.seq_len", t.seq_len) + " is not divisible by " + kv("parallel.tp", p.tp) +
                            " (sequence parallelism)");
+}
 
+/// Runtime options that only some frameworks, precisions or layouts have.
+inline void validate_runtime(const job_spec& j) {
+    using detail::kv;
+    const auto& t = j.training;
+    const auto& p = j.parallel;
     if (j.runtime.optimizer == optimizer_impl::in_backward && j.training.global_batch != t.micro_batch * p.dp)
         throw config_error("runtime.optimizer_impl=\"in-backward\" cannot accumulate gradients: training.global_batch=" +
                            std::to_string(t.global_batch) + " must equal training.micro_batch x parallel.dp (" +
@@ -492,7 +506,24 @@ inline void validate(const job_spec& j) {
             throw config_error("runtime.grad_reduce_bf16=true needs bf16 parameters (training.precision "
                                "\"bf16-mixed\" or \"fp8-mixed\")");
     }
-    if (auto why = framework_rejects(j.runtime.framework, p, j.training.optimizer); !why.empty()) throw config_error(why);
+}
+
+}  // namespace detail
+
+/// Checks every rule between model, training, parallel layout and framework that the framework itself would
+/// reject (Megatron-LM arguments.py / parallel_state.py, DeepSpeed, PyTorch FSDP). Throws config_error naming
+/// the fields and their values.
+inline void validate(const job_spec& j) {
+    validate_bounds(j);
+    validate(j.model);
+    validate(j.training);
+    detail::validate_degrees(j.model, j.parallel);
+    detail::validate_pipeline_split(j.model, j.parallel);
+    detail::validate_schedule_and_batch(j.training, j.parallel);
+    detail::validate_experts_and_sp(j.model, j.training, j.parallel);
+    detail::validate_runtime(j);
+    if (auto why = framework_rejects(j.runtime.framework, j.parallel, j.training.optimizer); !why.empty())
+        throw config_error(why);
 }
 
 }  // namespace frenzy
