@@ -115,7 +115,9 @@ inline double parse_duration(std::string_view text, std::string_view field) {
 inline CLI::Option* add_duration(CLI::App* c, const std::string& name, double& seconds, const std::string& help) {
     auto text = std::make_shared<std::string>();
     auto* o = c->add_option(name, *text, help + " (a duration: 30s, 10m, 2h, 1d; a bare number is seconds)");
-    o->each([&seconds, name](const std::string& v) { seconds = parse_duration(v, name.substr(name.rfind(',') + 1)); });
+    // `text` must outlive the option (CLI11 writes each value into it): the callback holds it. Dropping it here was a
+    // use-after-free (`simulate --startup 0` crashed with SIGSEGV; found by tests/regress/cli_sweep.sh).
+    o->each([&seconds, name, text](const std::string& v) { seconds = parse_duration(v, name.substr(name.rfind(',') + 1)); });
     return o;
 }
 
