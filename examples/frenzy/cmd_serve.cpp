@@ -141,6 +141,9 @@ void run_submit(const client_args& c) {
     // strict reader (duplicate keys, depth, 1e400 named; no library text)
     auto body = frenzy::detail::parse_json_text(read_text_file(c.job_file, "--job"), "--job=" + c.job_file);
     if (!body.is_object()) throw frenzy::config_error("--job=" + frenzy::detail::printable(c.job_file) + ": not a JSON object");
+    for (const auto& [flag, v] : {std::pair{"--deadline", &c.deadline}, {"--gpu-types", &c.gpu_types}})
+        if (!frenzy::detail::valid_utf8(*v))  // it goes into the request's JSON
+            throw frenzy::config_error(std::string(flag) + "=" + frenzy::detail::printable(*v) + " is not valid UTF-8");
     nlohmann::json& lim = body["limits"];
     if (lim.is_null()) lim = nlohmann::json::object();
     if (!c.gpu_types.empty()) {

@@ -98,12 +98,13 @@ echo '["--num-layers", "abc"]' > "$tmp/bad_int_args.json"
 : > "$tmp/empty.json"
 check must 2 'nests deeper than 64' -- estimate --model gpt2 --from "megatron:$tmp/deep_args.json"
 check must 2 'megatron arguments: num-layers=1e400 is outside the range of a double' -- estimate --model gpt2 --from "megatron:$tmp/e400_args.json"
-check must 1 'invalid JSON at line 1' -- estimate --model gpt2 --from "megatron:$tmp/utf8_args.json"
+check must 1 'utf8_args.json: megatron arguments: invalid JSON at line 1' -- estimate --model gpt2 --from "megatron:$tmp/utf8_args.json"
+check must 1 'utf8_args.json: invalid JSON at line 1' -- import --model gpt2 --from "fsdp:$tmp/utf8_args.json"
 check must 1 '/dev/zero is not a regular file' -- estimate --model gpt2 --from megatron:/dev/zero
 check must 1 '/dev/zero is not a regular file' -- estimate --model gpt2 --from torchtitan:/dev/zero
 check must 1 '/dev/zero is not a regular file' -- import --model gpt2 --from deepspeed:/dev/zero
 check must 1 'is a directory' -- import --model gpt2 --from fsdp:/
-check must 1 'invalid JSON at line 1, column 1' -- import --model gpt2 --from "deepspeed:$tmp/empty.json"
+check must 1 'empty.json: invalid JSON at line 1, column 1' -- import --model gpt2 --from "deepspeed:$tmp/empty.json"
 check must 2 'train_micro_batch_size_per_gpu=18446744073709551615 must be an integer' -- import --model gpt2 --from "deepspeed:$tmp/ds_u64.json"
 check must 2 'bad_int_args.json: .*--num-layers=abc is not an integer' -- import --from "megatron:$tmp/bad_int_args.json"
 
@@ -118,6 +119,7 @@ check must 2 '--server="\\xFF" must be' -- cancel x --server $'\xff'
 check must 1 'cannot reach frenzy serve at --server=http://127.0.0.1:1' -- status --server http://127.0.0.1:1
 check must 2 '--token-file: /dev/zero is not a regular file' -- status --server http://127.0.0.1:1 --token-file /dev/zero
 check must 2 '--job=.*dup.json.*parallel.dp is given twice' -- submit --job "$tmp/dup.json" --server http://127.0.0.1:1
+check must 2 '--deadline=\\xFF\\xFE is not valid UTF-8' -- submit --job "$tmp/job.json" --server http://127.0.0.1:1 --deadline $'\xff\xfe'
 
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -79,6 +79,7 @@ run() {
   elif [ "$rc" -ne 0 ]; then
     # the option, a FIELD=VALUE, any --option, or the file given (its path, as the last argument)
     local o="${opt#--}"; o="${o#-}" last="${*: -1}"
+    last="${last#*:}"  # KIND:PATH names PATH
     if ! grep -a -q -F -i -e "${o:-=}" -e "$(basename -- "${last:-=}" 2>/dev/null | head -c 100)" "$err" &&
        ! grep -a -q -E -e '[]A-Za-z_0-9]=' -e '--[a-z]' "$err"; then why="stderr names no field or option"; fi
   fi

@@ -302,6 +302,9 @@ inline launcher_import import_launcher_file(std::string_view kind, const std::st
         }
     } catch (const config_error& e) {
         throw config_error(path + ": " + e.what());
+    } catch (const io_error& e) {  // the strict JSON reader's syntax errors name line and column, not the file
+        const std::string w = e.what();
+        throw io_error(w.rfind(path, 0) == 0 ? w : path + ": " + w);
     }
     throw config_error("--from \"" + std::string(kind) + "\" must be megatron, torchtitan, deepspeed or fsdp");
 }
