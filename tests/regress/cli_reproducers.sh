@@ -120,6 +120,9 @@ check must 1 'cannot reach frenzy serve at --server=http://127.0.0.1:1' -- statu
 check must 2 '--token-file: /dev/zero is not a regular file' -- status --server http://127.0.0.1:1 --token-file /dev/zero
 check must 2 '--job=.*dup.json.*parallel.dp is given twice' -- submit --job "$tmp/dup.json" --server http://127.0.0.1:1
 check must 2 '--deadline=\\xFF\\xFE is not valid UTF-8' -- submit --job "$tmp/job.json" --server http://127.0.0.1:1 --deadline $'\xff\xfe'
+TH="gpu_type,num_layers,hidden,heads,ffn_hidden,vocab,seq_len,micro_batch,global_batch_seqs,dp,tp,pp,tokens_per_s_per_gpu"
+printf '%s\na100-80g,24,2048,16,8192,50304,2048,4,64,8,1,1,12000\n' "$TH" > "$tmp/tput.csv"
+check must 0 'wrote .*\\xFF' -- calibrate --data "$tmp/tput.csv" --folds 0 -o "$tmp/"$'\xff'  # raw bytes were printed
 
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
