@@ -45,6 +45,7 @@ seeds_for() {  # seed inputs of a target
     fuzz_hf_config) ls tests/data/hf/*.json 2>/dev/null ;;
     fuzz_measurements_csv) ls "$shared"/memory/*.csv 2>/dev/null ;;
     fuzz_trace_csv) ls examples/traces/*.csv 2>/dev/null ;;
+    fuzz_launcher_import) ls tests/data/launch/*.sh tests/data/launch/golden/*/* 2>/dev/null ;;
   esac
 }
 

@@ -98,15 +98,11 @@ inline double parse_duration(std::string_view text, std::string_view field) {
         case 'd': unit = 86400; num.pop_back(); break;
         default: break;
     }
-    double v = 0;
-    std::size_t used = 0;
-    try {
-        v = std::stod(num, &used);
-    } catch (const std::exception&) {
+    double v = 0;  // decimal only: from_chars takes no hexadecimal ("0x10"), unlike stod
+    const auto r = std::from_chars(num.data(), num.data() + num.size(), v, std::chars_format::general);
+    if (num.empty() || r.ec == std::errc::invalid_argument || r.ptr != num.data() + num.size())
         throw bad("is not a duration (a number with an optional unit s, m, h or d)");
-    }
-    if (used != num.size()) throw bad("is not a duration (a number with an optional unit s, m, h or d)");
-    if (!std::isfinite(v) || v < 0) throw bad("must be a finite, non-negative duration");
+    if (r.ec != std::errc{} || !std::isfinite(v) || v < 0) throw bad("must be a finite, non-negative duration");
     if (v * unit > 3.2e9) throw bad("is longer than 100 years");
     return v * unit;
 }
@@ -115,8 +111,8 @@ inline double parse_duration(std::string_view text, std::string_view field) {
 inline CLI::Option* add_duration(CLI::App* c, const std::string& name, double& seconds, const std::string& help) {
     auto text = std::make_shared<std::string>();
     auto* o = c->add_option(name, *text, help + " (a duration: 30s, 10m, 2h, 1d; a bare number is seconds)");
-    // `text` is captured so that the string CLI11 writes into lives as long as the option (it dangled before:
-    // every duration flag given on the command line crashed `frenzy simulate`).
+    // `text` must outlive the option (CLI11 writes each value into it): the callback holds it. Dropping it here was a
+    // use-after-free (`simulate --startup 0` crashed with SIGSEGV; found by tests/regress/cli_sweep.sh).
     o->each([&seconds, name, text](const std::string& v) { seconds = parse_duration(v, name.substr(name.rfind(',') + 1)); });
     return o;
 }

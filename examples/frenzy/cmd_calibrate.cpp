@@ -105,9 +105,9 @@ void run_calibrate(const calibrate_args& a) {
     }
     if (!a.out.empty()) {
         std::ofstream f(a.out);
-        if (!f) throw io_error("cannot write " + a.out);
+        if (!f) throw io_error("-o/--out: cannot write " + detail::printable(a.out, 200));
         f << to_json(fit).dump(2) << "\n";
-        fmt::print("wrote {} (use with `frenzy plan --calibration {}`)\n", a.out, a.out);
+        fmt::print("wrote {} (use with `frenzy plan --calibration {}`)\n", detail::printable(a.out, 200), detail::printable(a.out, 200));  // no raw bytes on stdout
     }
 }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <regex>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -14,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "frenzy/io/file.hpp"
+#include "frenzy/io/json_reader.hpp"
 #include "frenzy/service/http.hpp"
 
 namespace {
@@ -27,11 +30,22 @@ extern "C" void on_signal(int) {
 }
 
 std::string read_text_file(const std::string& path, const std::string& field) {
-    std::ifstream f(path);
-    if (!f) throw frenzy::config_error(field + "=" + path + ": cannot read the file");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+    try {
+        return frenzy::detail::read_file_limited(path, 1u << 20);  // regular files only (/dev/zero hung), 1 MiB at most
+    } catch (const frenzy::error& e) {
+        throw frenzy::config_error(field + ": " + e.what());
+    }
+}
+
+/// --server must be http(s)://HOST[:PORT][/...] with a port in 1..65535 (cpp-httplib's own parse of a bad port threw
+/// "a value that should be a number is not a number", naming nothing).
+std::string checked_server(const std::string& url) {
+    static const std::regex pat(R"(^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:([0-9]{1,5}))?(/[!-~]*)?$)");
+    std::smatch m;
+    if (!std::regex_match(url, m, pat) || (m[3].matched && (frenzy::detail::parse_int64(m[3].str(), "--server port") < 1 || frenzy::detail::parse_int64(m[3].str(), "--server port") > 65535)))
+        throw frenzy::config_error("--server=\"" + frenzy::detail::printable(url) +
+                                   "\" must be http://HOST:PORT (or https://), port in 1..65535");
+    return url;
 }
 
 std::string read_token(const std::string& path) {
@@ -117,15 +131,19 @@ httplib::Headers client_headers(const client_args& c) {
 
 /// Prints the server's answer; exit code 0 for 2xx, 1 otherwise (2 for 4xx: the request was wrong).
 void print_reply(const httplib::Result& r, const std::string& server) {
-    if (!r) throw frenzy::error("cannot reach frenzy serve at " + server + " (" + httplib::to_string(r.error()) + ")");
+    if (!r) throw frenzy::error("cannot reach frenzy serve at --server=" + frenzy::detail::printable(server) + " (" + httplib::to_string(r.error()) + ")");
     fmt::print("{}", r->body);
     if (!r->body.empty() && r->body.back() != '\n') fmt::print("\n");
     if (r->status >= 400) frenzy_cli::exit_code() = r->status < 500 ? 2 : 1;
 }
 
 void run_submit(const client_args& c) {
-    auto body = nlohmann::json::parse(read_text_file(c.job_file, "--job"), nullptr, false);
-    if (body.is_discarded() || !body.is_object()) throw frenzy::config_error("--job=" + c.job_file + ": not a JSON object");
+    // strict reader (duplicate keys, depth, 1e400 named; no library text)
+    auto body = frenzy::detail::parse_json_text(read_text_file(c.job_file, "--job"), "--job=" + c.job_file);
+    if (!body.is_object()) throw frenzy::config_error("--job=" + frenzy::detail::printable(c.job_file) + ": not a JSON object");
+    for (const auto& [flag, v] : {std::pair{"--deadline", &c.deadline}, {"--gpu-types", &c.gpu_types}})
+        if (!frenzy::detail::valid_utf8(*v))  // it goes into the request's JSON
+            throw frenzy::config_error(std::string(flag) + "=" + frenzy::detail::printable(*v) + " is not valid UTF-8");
     nlohmann::json& lim = body["limits"];
     if (lim.is_null()) lim = nlohmann::json::object();
     if (!c.gpu_types.empty()) {
@@ -137,18 +155,18 @@ void run_submit(const client_args& c) {
     if (!c.deadline.empty()) lim["deadline"] = c.deadline;
     if (c.priority_set) lim["priority"] = c.priority;
     if (lim.empty()) body.erase("limits");
-    httplib::Client cli(c.server);
+    httplib::Client cli(checked_server(c.server));
     cli.set_read_timeout(120);
     print_reply(cli.Post("/v1/jobs", client_headers(c), body.dump(), "application/json"), c.server);
 }
 
 void run_status(const client_args& c) {
-    httplib::Client cli(c.server);
+    httplib::Client cli(checked_server(c.server));
     print_reply(cli.Get(c.id.empty() ? "/v1/jobs" : "/v1/jobs/" + c.id, client_headers(c)), c.server);
 }
 
 void run_cancel(const client_args& c) {
-    httplib::Client cli(c.server);
+    httplib::Client cli(checked_server(c.server));
     print_reply(cli.Delete("/v1/jobs/" + c.id, client_headers(c)), c.server);
 }
 

@@ -89,5 +89,40 @@ check must 2 'margin=nan' -- estimate --model gpt2 --gpu a100-80g --margin nan
 check must 2 'tolerance.*nan must be a finite number' -- validate --data "$tmp/good.csv" --tolerance nan
 check must 2 'price.*inf.*must be a finite number' -- plan --job "$tmp/job.json" --cluster "$tmp/cluster.json" --price a100-80g=inf --objective cost
 
+# Found by tests/regress/cli_sweep.sh: launcher configurations read without the bounded reader or strict JSON.
+echo "[$(printf '[%.0s' $(seq 100000))$(printf ']%.0s' $(seq 100000))]" > "$tmp/deep_args.json"
+echo '{"num-layers": 1e400}' > "$tmp/e400_args.json"
+printf '["--num-layers", "\xff"]' > "$tmp/utf8_args.json"
+echo '{"train_micro_batch_size_per_gpu": 18446744073709551615}' > "$tmp/ds_u64.json"
+echo '["--num-layers", "abc"]' > "$tmp/bad_int_args.json"
+: > "$tmp/empty.json"
+check must 2 'nests deeper than 64' -- estimate --model gpt2 --from "megatron:$tmp/deep_args.json"
+check must 2 'megatron arguments: num-layers=1e400 is outside the range of a double' -- estimate --model gpt2 --from "megatron:$tmp/e400_args.json"
+check must 1 'utf8_args.json: megatron arguments: invalid JSON at line 1' -- estimate --model gpt2 --from "megatron:$tmp/utf8_args.json"
+check must 1 'utf8_args.json: invalid JSON at line 1' -- import --model gpt2 --from "fsdp:$tmp/utf8_args.json"
+check must 1 '/dev/zero is not a regular file' -- estimate --model gpt2 --from megatron:/dev/zero
+check must 1 '/dev/zero is not a regular file' -- estimate --model gpt2 --from torchtitan:/dev/zero
+check must 1 '/dev/zero is not a regular file' -- import --model gpt2 --from deepspeed:/dev/zero
+check must 1 'is a directory' -- import --model gpt2 --from fsdp:/
+check must 1 'empty.json: invalid JSON at line 1, column 1' -- import --model gpt2 --from "deepspeed:$tmp/empty.json"
+check must 2 'train_micro_batch_size_per_gpu=18446744073709551615 must be an integer' -- import --model gpt2 --from "deepspeed:$tmp/ds_u64.json"
+check must 2 'bad_int_args.json: .*--num-layers=abc is not an integer' -- import --from "megatron:$tmp/bad_int_args.json"
+
+# Found by tests/regress/cli_sweep.sh: a duration option's text buffer freed while CLI11 still wrote to it (SIGSEGV
+# for `--startup 0`), and the serve client: unclear errors for a bad --server, /dev/zero read as a token file.
+printf 'job_id,submit_s,model,seq_len,global_batch,total_tokens,requested_gpus,requested_type\na,0,gpt3-125m,2048,8,1e7,1,a100-80g\n' > "$tmp/trace1.csv"
+check must 0 'avg_jct_s' -- simulate --cluster "$tmp/cluster.json" --trace "$tmp/trace1.csv" --quiet --json --startup 0
+check must 0 'avg_jct_s' -- simulate --cluster "$tmp/cluster.json" --trace "$tmp/trace1.csv" --quiet --json --restart 3.5 --mtbf 7 --repair 60 --has-aging 1h
+check must 2 '--server="ftp://x" must be http://HOST:PORT' -- status --server ftp://x
+check must 2 '--server="http://127.0.0.1:99999999999999999999" must be' -- status --server http://127.0.0.1:99999999999999999999
+check must 2 '--server="\\xFF" must be' -- cancel x --server $'\xff'
+check must 1 'cannot reach frenzy serve at --server=http://127.0.0.1:1' -- status --server http://127.0.0.1:1
+check must 2 '--token-file: /dev/zero is not a regular file' -- status --server http://127.0.0.1:1 --token-file /dev/zero
+check must 2 '--job=.*dup.json.*parallel.dp is given twice' -- submit --job "$tmp/dup.json" --server http://127.0.0.1:1
+check must 2 '--deadline=\\xFF\\xFE is not valid UTF-8' -- submit --job "$tmp/job.json" --server http://127.0.0.1:1 --deadline $'\xff\xfe'
+TH="gpu_type,num_layers,hidden,heads,ffn_hidden,vocab,seq_len,micro_batch,global_batch_seqs,dp,tp,pp,tokens_per_s_per_gpu"
+printf '%s\na100-80g,24,2048,16,8192,50304,2048,4,64,8,1,1,12000\n' "$TH" > "$tmp/tput.csv"
+check must 0 'wrote .*\\xFF' -- calibrate --data "$tmp/tput.csv" --folds 0 -o "$tmp/"$'\xff'  # raw bytes were printed
+
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

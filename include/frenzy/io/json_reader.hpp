@@ -106,10 +106,15 @@ private:
         std::string p;
         for (std::size_t i = 0; i < stack_.size(); ++i) {
             const auto& f = stack_[i];
+            // appended piece by piece: `"[" + std::to_string(...)` trips GCC 12's -Wrestrict false positive
             if (f.object) {
-                if (f.has_key) p += (p.empty() ? "" : ".") + printable(f.key, 60);
+                if (!f.has_key) continue;
+                if (!p.empty()) p += '.';
+                p += printable(f.key, 60);
             } else {
-                p += "[" + std::to_string(f.index) + "]";
+                p += '[';
+                p += std::to_string(f.index);
+                p += ']';
             }
         }
         return p;

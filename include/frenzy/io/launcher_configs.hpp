@@ -28,19 +28,20 @@ inline void finish_import(launcher_import& out, const import_options& opt, std::
     validate(j);
 }
 inline std::int64_t json_int(const nlohmann::json& v, const std::string& key) {
-    if (!v.is_number_integer()) throw config_error(key + "=" + v.dump() + " must be an integer");
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 9223372036854775807ull))
+        throw config_error(key + "=" + describe(v) + " must be an integer in the 64-bit range");  // no wrap to -1
     return v.get<std::int64_t>();
 }
 inline std::string json_str(const nlohmann::json& v, const std::string& key) {
-    if (!v.is_string()) throw config_error(key + "=" + v.dump() + " must be a string");
+    if (!v.is_string()) throw config_error(key + "=" + describe(v) + " must be a string");
     return v.get<std::string>();
 }
 inline const nlohmann::json& json_obj(const nlohmann::json& v, const std::string& key) {
-    if (!v.is_object()) throw config_error(key + "=" + v.dump() + " must be an object");
+    if (!v.is_object()) throw config_error(key + "=" + describe(v) + " must be an object");
     return v;
 }
 inline bool json_bool(const nlohmann::json& v, const std::string& key) {
-    if (!v.is_boolean()) throw config_error(key + "=" + v.dump() + " must be true or false");
+    if (!v.is_boolean()) throw config_error(key + "=" + describe(v) + " must be true or false");
     return v.get<bool>();
 }
 }  // namespace detail
@@ -358,16 +359,14 @@ inline launcher_import import_launcher_file(std::string_view kind, const std::st
                                "beside it (import_options.model: a preset or a Hugging Face config)");
         if (kind == "torchtitan") return torchtitan_import_text(detail::read_text_file(path), opt);
         if (kind == "deepspeed" || kind == "fsdp") {
-            nlohmann::json j;
-            try {
-                j = nlohmann::json::parse(detail::read_text_file(path));
-            } catch (const nlohmann::json::exception& e) {
-                throw config_error(std::string("invalid JSON: ") + e.what());
-            }
+            const nlohmann::json j = detail::parse_json_text(detail::read_text_file(path), "");  // strict, bounded
             return kind == "deepspeed" ? deepspeed_import_json(j, opt) : fsdp_import_json(j, opt);
         }
     } catch (const config_error& e) {
         throw config_error(path + ": " + e.what());
+    } catch (const io_error& e) {  // the strict JSON reader's syntax errors name line and column, not the file
+        const std::string w = e.what();
+        throw io_error(w.rfind(path, 0) == 0 ? w : path + ": " + w);
     }
     throw config_error("launcher kind \"" + std::string(kind) + "\" must be megatron, torchtitan, deepspeed or fsdp");
 }

@@ -12,6 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frenzy/core/checked.hpp"
+#include "frenzy/io/file.hpp"
+#include "frenzy/io/json_reader.hpp"
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/io/launcher_shell.hpp"
 #include "frenzy/train/job.hpp"
@@ -20,32 +23,16 @@ namespace frenzy {
 
 namespace detail {
 
-inline std::string read_text_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw config_error(path + ": cannot open file");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+/// io/file.hpp's bounded reader: regular files only (/dev/zero and directories are refused), at most 256 MiB.
+inline std::string read_text_file(const std::string& path) { return read_file_limited(path); }
 
 inline std::int64_t arg_int(const cli_argument& a) {
     if (a.values.size() != 1) throw config_error(a.flag + " needs one integer value");
-    try {
-        std::size_t used = 0;
-        const auto v = std::stoll(a.values[0], &used);
-        if (used != a.values[0].size()) throw std::invalid_argument(a.values[0]);
-        return v;
-    } catch (const std::exception&) {
-        throw config_error(a.flag + "=\"" + a.values[0] + "\" is not an integer");
-    }
+    return parse_int64(a.values[0], a.flag);  // core/checked.hpp: overflow and junk are errors naming the flag
 }
 inline double arg_double(const cli_argument& a) {
     if (a.values.size() != 1) throw config_error(a.flag + " needs one number");
-    try {
-        return std::stod(a.values[0]);
-    } catch (const std::exception&) {
-        throw config_error(a.flag + "=\"" + a.values[0] + "\" is not a number");
-    }
+    return parse_double(a.values[0], a.flag);  // finite only: nan, inf and 1e400 are errors
 }
 inline std::string arg_str(const cli_argument& a) {
     if (a.values.size() != 1) throw config_error(a.flag + " needs one value");
@@ -341,12 +328,8 @@ inline launcher_import megatron_import_text(const std::string& text, const impor
     std::vector<std::string> notes;
     std::size_t first = text.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && (text[first] == '[' || text[first] == '{')) {
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::exception& e) {
-            throw config_error(std::string("megatron arguments: invalid JSON: ") + e.what());
-        }
+        // strict and bounded (io/json_reader.hpp): no library text, no 10^5-deep nesting for dump() to recurse into
+        const nlohmann::json j = detail::parse_json_text(text, "megatron arguments");
         if (j.is_array()) {
             for (const auto& v : j) args.push_back(v.is_string() ? v.get<std::string>() : v.dump());
         } else {
