@@ -24,15 +24,11 @@
 #include <vector>
 
 #include "../sched/fixtures.hpp"
+#include "every_policy.hpp"
 #include "frenzy/sched/fcfs.hpp"
 #include "frenzy/sched/has.hpp"
 #include "frenzy/sched/tiresias.hpp"
 #include "frenzy/sim/simulator.hpp"
-#if defined(FRENZY_HAS_GLPK) && __has_include("frenzy/sched/gavel.hpp") && __has_include("frenzy/sched/sia.hpp")
-#include "frenzy/sched/gavel.hpp"
-#include "frenzy/sched/sia.hpp"
-#define FRENZY_TEST_LP_POLICIES 1
-#endif
 
 using namespace frenzy;
 using namespace frenzy_test;
@@ -233,22 +229,11 @@ checked_run run_checked(const world& w, const any_scheduler& policy) {
     return out;
 }
 
-std::vector<any_scheduler> policies() {
-    std::vector<any_scheduler> v{has_scheduler<>{}, fcfs_scheduler{}, tiresias_scheduler{}};
-#ifdef FRENZY_TEST_LP_POLICIES
-    v.push_back(gavel_scheduler{});
-    sia_policy_options so;
-    so.ilp.mip_gap = 0.02;  // deterministic and quick (a gap, not a time limit)
-    v.push_back(sia_scheduler{so});
-#endif
-    return v;
-}
-
 }  // namespace
 
 TEST_CASE("property at scale: 10^4 random traces x clusters, failures on, every policy: complete-or-reason, no "
           "double booking, GPU-time conserved, deterministic") {
-    const auto pols = policies();
+    const auto pols = every_policy();
     std::map<std::string, int> runs, completed, failed, infeasible, fails_seen;
     int reruns = 0;
     const auto t0 = std::chrono::steady_clock::now();

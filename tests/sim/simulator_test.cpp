@@ -6,15 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include "../sched/fixtures.hpp"
+#include "every_policy.hpp"
 #include "frenzy/sched/fcfs.hpp"
 #include "frenzy/sched/has.hpp"
 #include "frenzy/sched/tiresias.hpp"
 #include "frenzy/sim/simulator.hpp"
-#if defined(FRENZY_HAS_GLPK) && __has_include("frenzy/sched/gavel.hpp") && __has_include("frenzy/sched/sia.hpp")
-#include "frenzy/sched/gavel.hpp"
-#include "frenzy/sched/sia.hpp"
-#define FRENZY_TEST_LP_POLICIES 1
-#endif
 
 using namespace frenzy;
 using namespace frenzy_test;
@@ -64,22 +60,12 @@ scenario random_scenario(std::uint64_t seed) {
     return s;
 }
 
-std::vector<any_scheduler> policies() {
-    std::vector<any_scheduler> v{has_scheduler<>{}, fcfs_scheduler{}, tiresias_scheduler{}};
-#ifdef FRENZY_TEST_LP_POLICIES
-    v.push_back(gavel_scheduler{});
-    sia_policy_options so;
-    so.ilp.mip_gap = 0.02;  // keeps the ILP quick in this test (deterministic: a gap, not a time limit)
-    v.push_back(sia_scheduler{so});
-#endif
-    return v;
-}
 }  // namespace
 
 TEST_CASE("simulator properties on random clusters and traces, every policy") {
     for (std::uint64_t seed = 1; seed <= 12; ++seed) {
         const auto sc = random_scenario(seed);
-        for (auto& pol : policies()) {
+        for (auto& pol : every_policy()) {
             const bool lp = pol.name() == std::string_view("gavel") || pol.name() == std::string_view("sia");
             if (lp && seed > 3) continue;  // the LP/ILP policies are slower; three random scenarios each
             INFO("seed " << seed << " policy " << pol.name());

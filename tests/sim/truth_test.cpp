@@ -6,15 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include "../sched/fixtures.hpp"
+#include "every_policy.hpp"
 #include "frenzy/sched/fcfs.hpp"
 #include "frenzy/sched/has.hpp"
 #include "frenzy/sched/tiresias.hpp"
 #include "frenzy/sim/simulator.hpp"
-#if defined(FRENZY_HAS_GLPK) && __has_include("frenzy/sched/gavel.hpp") && __has_include("frenzy/sched/sia.hpp")
-#include "frenzy/sched/gavel.hpp"
-#include "frenzy/sched/sia.hpp"
-#define FRENZY_TEST_LP_POLICIES 1
-#endif
 
 using namespace frenzy;
 using namespace frenzy_test;
@@ -47,23 +43,13 @@ world make_world(std::uint64_t seed, int njobs) {
     return w;
 }
 
-std::vector<any_scheduler> all_policies() {
-    std::vector<any_scheduler> v{has_scheduler<>{}, fcfs_scheduler{}, tiresias_scheduler{}};
-#ifdef FRENZY_TEST_LP_POLICIES
-    v.push_back(gavel_scheduler{});
-    sia_policy_options so;
-    so.ilp.mip_gap = 0.02;  // deterministic and quick (a gap, not a time limit)
-    v.push_back(sia_scheduler{so});
-#endif
-    return v;
-}
 }  // namespace
 
 TEST_CASE("speed error 0: observing measured speeds changes no decision (the oracle results reproduce)") {
     // With no error the measured ratio is exactly 1, so a run where policies observe speeds after 0 s and one
     // where they never do (measure_after_s beyond the horizon of the run) must agree job for job.
     const auto w = make_world(7, 30);
-    for (auto& pol : all_policies()) {
+    for (auto& pol : every_policy()) {
         INFO("policy " << pol.name());
         sim_options seen, blind;
         seen.measure_after_s = 0;
@@ -78,7 +64,7 @@ TEST_CASE("speed error: every job completes or fails with a reason, GPU-time con
     for (auto sizes : {size_regime::requested, size_regime::free, size_regime::native}) {
         for (std::uint64_t seed = 1; seed <= 2; ++seed) {
             const auto w = make_world(seed, 25);
-            for (auto& pol : all_policies()) {
+            for (auto& pol : every_policy()) {
                 INFO("policy " << pol.name() << " seed " << seed << " sizes " << static_cast<int>(sizes));
                 sim_options o;
                 o.seed = seed;
