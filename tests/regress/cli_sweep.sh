@@ -7,8 +7,8 @@
 #   - exit 0, 1, 2 or 3 (never a signal) within the timeout (a hang is a failure);
 #   - on failure, print a non-empty stderr that names a field or option;
 #   - print no library text ("internal error", "json.exception", "what():", stoll/stod, "std::", "terminate");
-#   - print valid UTF-8, and on exit 0 no nan/inf number in stdout (null is a figure that does not exist, e.g.
-#     est_time_s without a token budget: docs/formats.md).
+#   - print valid UTF-8, and on exit 0 no nan/inf number and no null in stdout (a figure that does not exist, e.g.
+#     est_time_s without a token budget, is an absent key: docs/formats.md).
 #   tests/regress/cli_sweep.sh BUILD/examples/frenzy [SOURCE_DIR] [TIMEOUT_S]
 set -uo pipefail
 F="$1"
@@ -76,6 +76,7 @@ run() {
   elif grep -a -q -E 'internal error|json\.exception|what\(\)|stoll|stod|stoi|std::|terminate called|basic_string|Segmentation|Aborted' "$out" "$err"; then why="library exception text";
   elif ! iconv -f UTF-8 -t UTF-8 "$out" >/dev/null 2>&1 || ! iconv -f UTF-8 -t UTF-8 "$err" >/dev/null 2>&1; then why="output is not valid UTF-8";
   elif [ "$rc" -eq 0 ] && grep -a -q -i -E '(^|[ :,[])(-?nan|-?inf|-?infinity)([ ,}]|]|$)' "$out"; then why="nan/inf in stdout";
+  elif [ "$rc" -eq 0 ] && grep -a -q -E '(^|[ :,[])null([ ,}]|]|$)' "$out"; then why="null in stdout";
   elif [ "$rc" -ne 0 ]; then
     # the option, a FIELD=VALUE, any --option, or the file given (its path, as the last argument)
     local o="${opt#--}"; o="${o#-}" last="${*: -1}"

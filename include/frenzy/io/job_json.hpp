@@ -296,8 +296,8 @@ inline nlohmann::json to_json(const job_spec& j) {
                          {"offload", {{"optimizer", j.runtime.offload.optimizer},
                                       {"parameters", j.runtime.offload.parameters},
                                       {"activations", j.runtime.offload.activations}}}};
-    rt["dropout"] = j.runtime.dropout ? nlohmann::json(*j.runtime.dropout) : nlohmann::json(nullptr);
-    rt["rope_fp32"] = j.runtime.rope_fp32 ? nlohmann::json(*j.runtime.rope_fp32) : nlohmann::json(nullptr);
+    if (j.runtime.dropout) rt["dropout"] = *j.runtime.dropout;        // unset: the framework's default (absent)
+    if (j.runtime.rope_fp32) rt["rope_fp32"] = *j.runtime.rope_fp32;  // unset: the stack's default (absent)
     return {{"name", j.name}, {"model", to_json(j.model)}, {"training", to_json(j.training)},
             {"parallel", to_json(j.parallel)}, {"runtime", rt}};
 }

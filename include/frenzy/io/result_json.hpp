@@ -17,16 +17,6 @@
 
 namespace frenzy {
 
-namespace detail {
-template <class T>
-nlohmann::ordered_json or_null(const std::optional<T>& v) {
-    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-inline nlohmann::ordered_json positive_or_null(bool known, double v) {
-    return known ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
-}
-}  // namespace detail
-
 inline void to_json(nlohmann::ordered_json& out, const stage_memory& st) {
     out = {{"stage", st.stage},
            {"parameters", st.parameters},
@@ -64,10 +54,11 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
     out["gpu"] = e.gpu->name;
     nlohmann::ordered_json fit = *e.fit;
     for (auto it = fit.begin(); it != fit.end(); ++it) out[it.key()] = it.value();
-    const bool ok = e.speed && e.speed->supported;
-    out["step_time_s"] = detail::positive_or_null(ok, ok ? e.speed->step_time.value : 0.0);
-    out["tokens_per_s"] = detail::positive_or_null(ok, ok ? e.speed->tokens_per_s : 0.0);
-    out["mfu"] = detail::positive_or_null(ok, ok ? e.speed->mfu : 0.0);
+    if (e.speed && e.speed->supported) {  // absent when there is no prediction (docs/formats.md: no nulls)
+        out["step_time_s"] = e.speed->step_time.value;
+        out["tokens_per_s"] = e.speed->tokens_per_s;
+        out["mfu"] = e.speed->mfu;
+    }
     if (e.speed && !e.speed->supported) out["perf_reason"] = e.speed->reason;
 }
 
@@ -95,11 +86,12 @@ inline void to_json(nlohmann::ordered_json& out, const plan& p) {
            {"capacity_bytes", p.capacity.value},
            {"step_time_s", p.step_time.value},
            {"tokens_per_s", p.tokens_per_s},
-           {"mfu", p.mfu},
-           {"est_time_s", detail::positive_or_null(p.has_budget, p.est_time.value)},
-           {"gpu_hours", detail::positive_or_null(p.has_budget, p.gpu_hours)},
-           {"billed_gpu_hours", detail::positive_or_null(p.has_budget, p.billed_gpu_hours)},
-           {"cost", p.has_budget ? detail::or_null(p.cost) : nlohmann::ordered_json(nullptr)}};
+           {"mfu", p.mfu}};
+    if (!p.has_budget) return;  // without a token budget there is no time, GPU-hours or cost: the keys are absent
+    out["est_time_s"] = p.est_time.value;
+    out["gpu_hours"] = p.gpu_hours;
+    out["billed_gpu_hours"] = p.billed_gpu_hours;
+    if (p.cost) out["cost"] = *p.cost;
 }
 
 inline void to_json(nlohmann::ordered_json& out, const infeasible_type& f) { out = {{"gpu", f.gpu}, {"reason", f.reason}}; }
@@ -149,12 +141,11 @@ inline void to_json(nlohmann::ordered_json& out, const model_preset& p) {
            {"norm", to_string(m.norm)},
            {"bias", m.bias},
            {"qkv_bias", m.qkv_bias},
-           {"embedding_norm", m.embedding_norm},
-           {"moe", nullptr},
-           {"source", p.source}};
-    if (m.is_moe())
+           {"embedding_norm", m.embedding_norm}};
+    if (m.is_moe())  // absent for a dense model
         out["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.top_k}, {"expert_ffn_hidden", m.expert_ffn()},
                       {"shared_experts", m.moe.shared_experts}, {"dense_layers", m.moe.dense_layers}};
+    out["source"] = p.source;
 }
 
 }  // namespace frenzy

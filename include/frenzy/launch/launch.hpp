@@ -339,8 +339,7 @@ inline nlohmann::ordered_json fsdp_settings(const job_spec& j) {
     // the dtype the model is built in (FSDP keeps its sharded parameters in it); MixedPrecision casts for compute
     const bool mixed = t.precision == precision::bf16_mixed || t.precision == precision::fp16_mixed;
     c["model_dtype"] = t.precision == precision::bf16 ? "bfloat16" : "float32";
-    if (mixed) c["mixed_precision"] = {{"param_dtype", dt}, {"reduce_dtype", "float32"}};
-    else c["mixed_precision"] = nullptr;
+    if (mixed) c["mixed_precision"] = {{"param_dtype", dt}, {"reduce_dtype", "float32"}};  // absent: none (fp32)
     c["activation_checkpointing"] = std::string(to_string(p.recompute));
     c["world_size"] = p.gpus();
     c["micro_batch_size"] = t.micro_batch;

@@ -468,9 +468,10 @@ private:
         } catch (const std::exception&) {
         }
         if (auto it = jobs_.find(static_cast<int>(r.id)); it != jobs_.end() && j["name"] == "") j["name"] = it->second.spec.name;
-        j["slurm_job_id"] = r.slurm_id > 0 ? nlohmann::ordered_json(r.slurm_id) : nlohmann::ordered_json(nullptr);
-        j["plan"] = r.plan.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json::parse(r.plan);
-        j["allocation"] = r.alloc.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json::parse(r.alloc);
+        // absent until known (docs/formats.md: a figure that does not exist is an absent key, never null)
+        if (r.slurm_id > 0) j["slurm_job_id"] = r.slurm_id;
+        if (!r.plan.empty()) j["plan"] = nlohmann::ordered_json::parse(r.plan);
+        if (!r.alloc.empty()) j["allocation"] = nlohmann::ordered_json::parse(r.alloc);
         if (!r.reason.empty()) j["reason"] = r.reason;
         if (r.cancel_requested && !job_states::terminal(r.state)) j["cancel_requested"] = true;
         return j;
