@@ -135,13 +135,11 @@ void run_validate(const validate_args& a) {
     else if (!a.json)
         fmt::print("{:<5} {:<9} {:<40} {:>10} {:>10} {:>8}\n", "id", "metric", "run", "measured", "predicted", "error");
     for (const auto& m : rows) {
-        const auto r = est.estimate(m.job);
-        const auto& st = m.last_stage_only ? r.stages.back() : r.bottleneck();
-        const double pred = m.metric == memory_metric::reserved ? r.peak_reserved.value : st.peak_allocated.value;
+        const double pred = compared_prediction(est.estimate(m.job), m);
         const double err = pred / m.measured.value - 1.0;
         sum += std::fabs(err);
         if (std::fabs(err) > worst) worst = std::fabs(err), worst_signed = err;
-        const char* metric = m.metric == memory_metric::reserved ? "reserved" : m.metric == memory_metric::active ? "active" : "allocated";
+        const char* metric = to_string(m.metric);
         if (a.json)
             out.push_back({{"id", m.id}, {"run", m.label}, {"metric", metric}, {"measured_bytes", m.measured.value},
                            {"predicted_bytes", pred}, {"error", err}});

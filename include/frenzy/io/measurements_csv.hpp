@@ -16,6 +16,7 @@
 #include "frenzy/io/csv.hpp"
 #include "frenzy/io/file.hpp"
 #include "frenzy/core/units.hpp"
+#include "frenzy/memory/breakdown.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -33,6 +34,20 @@ struct memory_measurement {
     bytes measured{};
     std::string source;
 };
+
+inline const char* to_string(memory_metric m) {
+    return m == memory_metric::reserved ? "reserved" : m == memory_metric::active ? "active" : "allocated";
+}
+
+/// The figure of a memory report that a measured row is compared with: its metric (reserved: the allocator's
+/// peak; allocated and active, which both count live tensors: the stage's allocated peak) on the stage it was
+/// measured on (the last pipeline rank where the row says so, else the bottleneck stage). `frenzy validate` and
+/// tests/memory/calibration_test.cpp both ask this.
+inline double compared_prediction(const memory_report& r, const memory_measurement& m) {
+    if (m.metric == memory_metric::reserved) return r.peak_reserved.value;
+    const auto& st = m.last_stage_only ? r.stages.back() : r.bottleneck();
+    return st.peak_allocated.value;
+}
 
 namespace detail {
 /// Leading integer of a cell ("8192 (toml default)" -> 8192); empty -> fallback; else config_error.
