@@ -65,66 +65,87 @@ frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a, 
     return make_scheduler(n, policy_options_for(so, po));  // start-up and restart costs as charged
 }
 
-void run_simulate(const simulate_args& a) {
-    using namespace frenzy;
-    const cluster_spec cluster = load_cluster(a.cluster);
-    const auto trace = load_trace(a.trace);
-    const plan_provider plans =
-        cached_plan_provider([&cluster](const job_spec& j) { return planner{}.plan(j, cluster); });
+/// The simulator's options from the command line (the policy's name only labels the progress bar).
+frenzy::sim_options sim_options_from(const simulate_args& a) {
+    frenzy::sim_options o;
+    o.seed = a.seed;
+    o.startup_s = a.startup_s;
+    o.restart_s = a.restart_s;
+    o.node_mtbf_s = a.mtbf_h >= 0 ? a.mtbf_h * 3600 : a.mtbf_s;  // --mtbf-h/--repair-h: the older hour options
+    o.node_repair_s = a.repair_h >= 0 ? a.repair_h * 3600 : a.repair_s;
+    o.speed_error = a.speed_error;
+    o.checkpoint_gbps = a.ckpt_gbps;
+    o.sizes = parse_sizes(a.sizes);
+    o.max_events = a.max_events;
+    o.max_failures = a.max_failures;
+    return o;
+}
+
+/// One policy's run, with a progress bar on a terminal (stderr) unless --quiet or --json.
+frenzy::sim_result run_policy(const std::string& name, const simulate_args& a, const frenzy::cluster_spec& cluster,
+                              const std::vector<frenzy::trace_job>& trace, const frenzy::plan_provider& plans) {
+    auto o = sim_options_from(a);
     const bool bar = !a.quiet && !a.json && isatty(2);
-    std::vector<sim_result> results;
-    const auto names = select_policies(a.policy, "--policy");
-    for (const auto& name : names) {
-        sim_options o;
-        o.seed = a.seed;
-        o.startup_s = a.startup_s;
-        o.restart_s = a.restart_s;
-        o.node_mtbf_s = a.mtbf_h >= 0 ? a.mtbf_h * 3600 : a.mtbf_s;  // --mtbf-h/--repair-h: the older hour options
-        o.node_repair_s = a.repair_h >= 0 ? a.repair_h * 3600 : a.repair_s;
-        o.speed_error = a.speed_error;
-        o.checkpoint_gbps = a.ckpt_gbps;
-        o.sizes = parse_sizes(a.sizes);
-        o.max_events = a.max_events;
-        o.max_failures = a.max_failures;
-        auto last = std::chrono::steady_clock::now();
-        const auto began = last;
-        bool shown = false;
-        if (!a.quiet && !a.json)
-            o.progress = [&](double done, double now_s) {
-                const auto t = std::chrono::steady_clock::now();
-                if (t - last < std::chrono::milliseconds(200) || t - began < std::chrono::milliseconds(500)) return;
-                last = t;
-                shown = true;
-                const int w = 30, k = static_cast<int>(done * w);
-                if (bar)
-                    fmt::print(stderr, "\r{:<9} [{}{}] {:3.0f}%  sim time {:.1f} h", name, std::string(static_cast<std::size_t>(k), '#'),
-                               std::string(static_cast<std::size_t>(w - k), '.'), done * 100, now_s / 3600);
-            };
-        results.push_back(simulate(cluster, trace, plans, make_policy(name, a, o), o));
-        if (shown && bar) fmt::print(stderr, "\r{:<70}\r", "");
+    auto last = std::chrono::steady_clock::now();
+    const auto began = last;
+    bool shown = false;
+    if (bar)
+        o.progress = [&](double done, double now_s) {
+            const auto t = std::chrono::steady_clock::now();
+            if (t - last < std::chrono::milliseconds(200) || t - began < std::chrono::milliseconds(500)) return;
+            last = t;
+            shown = true;
+            const int w = 30, k = static_cast<int>(done * w);
+            fmt::print(stderr, "\r{:<9} [{}{}] {:3.0f}%  sim time {:.1f} h", name, std::string(static_cast<std::size_t>(k), '#'),
+                       std::string(static_cast<std::size_t>(w - k), '.'), done * 100, now_s / 3600);
+        };
+    auto r = frenzy::simulate(cluster, trace, plans, make_policy(name, a, o), o);
+    if (shown) fmt::print(stderr, "\r{:<70}\r", "");
+    return r;
+}
+
+/// -o/--out: one row per job and policy, one header.
+void write_jobs_file(const std::string& path, const std::vector<frenzy::sim_result>& results) {
+    std::ofstream f(path);
+    if (!f) throw frenzy::io_error("cannot write " + path);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        std::ostringstream s;
+        frenzy::write_jobs_csv(s, results[i]);
+        std::string text = s.str();
+        if (i > 0) text = text.substr(text.find('\n') + 1);  // one header
+        f << text;
     }
-    if (!a.jobs_csv.empty()) {
-        std::ofstream f(a.jobs_csv);
-        if (!f) throw io_error("cannot write " + a.jobs_csv);
-        for (std::size_t i = 0; i < results.size(); ++i) {
-            std::ostringstream s;
-            write_jobs_csv(s, results[i]);
-            std::string text = s.str();
-            if (i > 0) text = text.substr(text.find('\n') + 1);  // one header
-            f << text;
-        }
-    }
-    if (a.json) {
-        if (a.policy == "all") {
-            nlohmann::json arr = nlohmann::json::array();
-            for (const auto& r : results) arr.push_back(to_json(r.metrics));
-            fmt::print("{}\n", arr.dump(2));
-        } else {
-            fmt::print("{}\n", to_json(results.front().metrics).dump(2));
-        }
+}
+
+void print_json(const simulate_args& a, const std::vector<frenzy::sim_result>& results) {
+    if (a.policy != "all") {
+        fmt::print("{}\n", to_json(results.front().metrics).dump(2));
         return;
     }
-    fmt::print("{} jobs on {} GPUs ({}), start-up {:.0f} s, restart {:.0f} s{}\n", trace.size(),
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& r : results) arr.push_back(to_json(r.metrics));
+    fmt::print("{}\n", arr.dump(2));
+}
+
+/// HAS against the best other policy by average JCT, when HAS ran with others.
+void print_has_lead(const std::vector<frenzy::sim_result>& results) {
+    if (results.size() < 2 || results.front().metrics.policy != "has") return;
+    double best = 0;
+    std::string who;
+    for (std::size_t i = 1; i < results.size(); ++i)
+        if (results[i].metrics.completed > 0 && (who.empty() || results[i].metrics.avg_jct_s < best)) {
+            best = results[i].metrics.avg_jct_s;
+            who = results[i].metrics.policy;
+        }
+    if (!who.empty() && best > 0)
+        fmt::print("HAS average JCT is {:.1f}% {} than the best baseline ({})\n",
+                   std::abs(1 - results.front().metrics.avg_jct_s / best) * 100,
+                   results.front().metrics.avg_jct_s <= best ? "lower" : "higher", who);
+}
+
+void print_table(const simulate_args& a, const frenzy::cluster_spec& cluster, std::size_t jobs,
+                 const std::vector<frenzy::sim_result>& results) {
+    fmt::print("{} jobs on {} GPUs ({}), start-up {:.0f} s, restart {:.0f} s{}\n", jobs,
                cluster.total_gpus(), a.cluster, a.startup_s, a.restart_s,
                (a.mtbf_h > 0 || a.mtbf_s > 0 ? fmt::format(", node MTBF {:.0f} h", a.mtbf_h >= 0 ? a.mtbf_h : a.mtbf_s / 3600) : std::string{}) +
                    (a.speed_error > 0 ? fmt::format(", speed error {:g} (seed {})", a.speed_error, a.seed) : std::string{}) +
@@ -143,19 +164,22 @@ void run_simulate(const simulate_args& a) {
         if (r.metrics.solver_solves > 0)
             fmt::print("{}: the per-round program was solved {} times, proved optimal {} times ({:.1f}%)\n", r.metrics.policy,
                        r.metrics.solver_solves, r.metrics.solver_optimal, 100.0 * r.metrics.solver_optimal / r.metrics.solver_solves);
-    if (results.size() > 1 && results.front().metrics.policy == "has") {
-        double best = 0;
-        std::string who;
-        for (std::size_t i = 1; i < results.size(); ++i)
-            if (results[i].metrics.completed > 0 && (who.empty() || results[i].metrics.avg_jct_s < best)) {
-                best = results[i].metrics.avg_jct_s;
-                who = results[i].metrics.policy;
-            }
-        if (!who.empty() && best > 0)
-            fmt::print("HAS average JCT is {:.1f}% {} than the best baseline ({})\n",
-                       std::abs(1 - results.front().metrics.avg_jct_s / best) * 100,
-                       results.front().metrics.avg_jct_s <= best ? "lower" : "higher", who);
-    }
+    print_has_lead(results);
+}
+
+void run_simulate(const simulate_args& a) {
+    using namespace frenzy;
+    const cluster_spec cluster = load_cluster(a.cluster);
+    const auto trace = load_trace(a.trace);
+    const plan_provider plans =
+        cached_plan_provider([&cluster](const job_spec& j) { return planner{}.plan(j, cluster); });
+    std::vector<sim_result> results;
+    for (const auto& name : select_policies(a.policy, "--policy")) results.push_back(run_policy(name, a, cluster, trace, plans));
+    if (!a.jobs_csv.empty()) write_jobs_file(a.jobs_csv, results);
+    if (a.json)
+        print_json(a, results);
+    else
+        print_table(a, cluster, trace.size(), results);
 }
 
 const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
