@@ -36,7 +36,7 @@ activation_bytes acts(const job_spec& j) {
 }
 }  // namespace
 
-TEST_CASE("--grad-reduce-in-bf16 halves Megatron's main_grad buffers") {
+TEST_CASE("Megatron --grad-reduce-in-bf16 halves Megatron's main_grad buffers") {
     auto j = llama7b_megatron();
     j.training.precision = precision::bf16_mixed;
     const auto fp32 = states(j);
@@ -50,7 +50,7 @@ TEST_CASE("--grad-reduce-in-bf16 halves Megatron's main_grad buffers") {
     CHECK(bf16.optimizer == fp32.optimizer);
 }
 
-TEST_CASE("--fp8-param-gather: the fp8 weights and transposes replace the 16-bit GEMM weights") {
+TEST_CASE("Megatron --fp8-param-gather: the fp8 weights and transposes replace the 16-bit GEMM weights") {
     auto j = llama7b_megatron();
     j.training.precision = precision::fp8_mixed;
     const auto cached = states(j);
