@@ -1,6 +1,7 @@
 #pragma once
 // Shared pieces of the frenzy CLI: subcommand registry, the options every subcommand spells the same way (the job,
 // the cluster, --margin, durations, output files), and output helpers. One meaning per option name, everywhere.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/suggest.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/launcher_configs.hpp"
@@ -247,6 +249,10 @@ inline frenzy::job_spec import_from(const job_args& a) {
         throw config_error("--from=\"" + a.from + "\" must be KIND:FILE (megatron:train.sh, torchtitan:recipe.py, "
                            "deepspeed:ds_config.json, fsdp:settings.json)");
     const std::string kind = a.from.substr(0, colon), path = a.from.substr(colon + 1);
+    const std::vector<std::string> kinds{"megatron", "torchtitan", "deepspeed", "fsdp"};  // io/launcher_configs.hpp
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+        throw config_error("--from=\"" + a.from + "\": KIND \"" + kind + "\" must be megatron, torchtitan, deepspeed or fsdp" +
+                           detail::did_you_mean(kind, kinds));
     if (launcher_needs_model(kind) && a.model.empty())
         throw config_error("--from " + kind + ":FILE: the configuration does not describe the model; give --model");
     import_options o;
