@@ -218,9 +218,10 @@ class Launch:
         """{file name: content}, launch.sbatch first."""
     @property
     def written(self) -> list[str]:
-        """Paths of the files written (empty without out_dir)."""
+        """Paths of the files written, by out_dir or the last write() (empty before either)."""
     def write(self, dir: PathLike) -> list[str]:
-        """Writes the files into `dir` (created if missing); returns their paths."""
+        """Writes the files into `dir` (created if missing); returns their paths, which `written` and to_dict()'s
+        "files" then hold."""
 
 def launch(
     job: JobLike,

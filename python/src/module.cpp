@@ -540,9 +540,13 @@ inline void bind_launch(py::module_& m) {
             for (const auto& f : l.files) d[py::str(f.name)] = f.content;
             return d;
         }, "{file name: content}, launch.sbatch first.")
-        .def_readonly("written", &launch_result::written, "Paths of the files written (empty without out_dir).")
-        .def("write", [](const launch_result& l, py::object dir) { return write_files(l.files, dir, "dir"); }, "dir"_a,
-             "Writes the files into `dir` (created if missing); returns their paths.")
+        .def_readonly("written", &launch_result::written,
+                      "Paths of the files written, by out_dir or the last write() (empty before either).")
+        .def("write", [](launch_result& l, py::object dir) {
+            l.written = write_files(l.files, dir, "dir");
+            return l.written;
+        }, "dir"_a, "Writes the files into `dir` (created if missing); returns their paths, which `written` and "
+                    "to_dict()'s \"files\" then hold.")
         .def("__repr__", [](const launch_result& l) {
             return "<frenzy.Launch " + std::to_string(l.plan.gpus) + "x " + l.plan.gpu + ", " +
                    std::to_string(l.files.size()) + " files>";

@@ -53,6 +53,16 @@ def test_plan_number_and_gres_map():
     assert second.written == []  # nothing written without out_dir
 
 
+def test_write_later_records_the_files(tmp_path):
+    r = frenzy.launch(JOB, "16xa100-80g")
+    paths = r.write(tmp_path / "later")
+    assert paths == [str(tmp_path / "later" / n) for n in r.files]
+    # What write() wrote is what the launch result reports afterwards, as with out_dir.
+    assert r.written == paths and r.to_dict()["files"] == paths
+    for n, text in r.files.items():
+        assert (tmp_path / "later" / n).read_text() == text
+
+
 def test_cli_launch_json(cli, cli_path, tmp_path):
     help_text = subprocess.run([str(cli_path), "--help"], capture_output=True, text=True).stdout
     if not re.search(r"^\s+launch\s", help_text, re.M):  # CLI11 lists each subcommand on its own line
