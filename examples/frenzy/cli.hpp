@@ -141,9 +141,10 @@ inline CLI::Option* add_margin(CLI::App* c, double& margin) {
 /// The job of a subcommand: a file (--job, alias --spec), a preset (--model) or a Hugging Face config
 /// (--hf-config), with flags that override it. For `plan`, the layout flags given become constraints.
 struct job_args {
-    std::string file, from, model, hf_config, precision, optimizer, sharding, recompute, schedule, attention;
+    std::string file, from, model, hf_config, precision, optimizer, sharding, recompute, recompute_method, schedule, attention;
     std::vector<std::string> frameworks;  ///< --framework, repeatable in plan (every one is considered)
     std::int64_t seq_len = 0, micro_batch = 0, global_batch = 0, dp = 0, tp = 0, pp = 0, vpp = 0, cp = 0, ep = 0;
+    std::int64_t recompute_layers = 0;
     double total_tokens = -1;
     bool sp = false;
     // Fine-tuning, offload and Megatron memory options (training.finetune, runtime.offload, runtime.*).
@@ -177,6 +178,14 @@ inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_flag("--sp,--sequence-parallel", a.sp, "Sequence parallelism (needs tp > 1)");
     c->add_option("--sharding", a.sharding, "none | optimizer | gradients | full");
     c->add_option("--recompute", a.recompute, "none | selective | full");
+    c->add_option("--recompute-method", a.recompute_method,
+                  "With --recompute full: uniform (groups of --recompute-layers layers) | block (the first "
+                  "--recompute-layers layers of each chunk); Megatron --recompute-method (parallel.recompute_method, "
+                  "default uniform)");
+    c->add_option("--recompute-layers", a.recompute_layers,
+                  "With --recompute full: layers per recompute group (uniform) or checkpointed per chunk (block); "
+                  "Megatron --recompute-num-layers (parallel.recompute_layers, default 1)")
+        ->check(whole_number(1, 100'000));
     c->add_option("--schedule", a.schedule, "1f1b | interleaved | gpipe");
     c->add_option("--framework", a.frameworks, "megatron | deepspeed | fsdp | ddp (plan: repeatable, each is considered)");
     c->add_option("--attention", a.attention, "flash | unfused");
@@ -265,6 +274,10 @@ inline frenzy::job_spec import_from(const job_args& a) {
                "not modelled{}\n", r.job.name, a.from, r.ignored.size(), r.unknown.size(), r.unknown.empty() ? "" : ":");
     for (const auto& u : r.unknown) fmt::print(stderr, "  {}\n", u);
     for (const auto& n : r.notes) fmt::print(stderr, "note: {}\n", n);
+    // A YAML or JSON argument list does not start the processes: say what the data-parallel degree then is.
+    if (!r.has_parallel && a.dp == 0)
+        fmt::print(stderr, "note: {} does not say how many GPUs it starts: dp {} is assumed unless --dp (or estimate's "
+                   "--gpus COUNTxTYPE) says otherwise\n", path, r.job.parallel.dp);
     return r.job;
 }
 
@@ -314,6 +327,14 @@ inline frenzy::parsed_job build_job(const job_args& a) {
     apply_method_options(a, j);
     if (!a.sharding.empty()) c.sharding = j.parallel.sharding = parse_enum<sharding>("--sharding", a.sharding);
     if (!a.recompute.empty()) c.recompute = j.parallel.recompute = parse_enum<recompute>("--recompute", a.recompute);
+    // A recompute unit is a full-recompute setting: the planner keeps recompute full for it (as for a job file).
+    if (!a.recompute_method.empty())
+        j.parallel.recompute_method = parse_enum<recompute_method>("--recompute-method", a.recompute_method);
+    if (a.recompute_layers > 0) j.parallel.recompute_layers = a.recompute_layers;
+    if ((!a.recompute_method.empty() || a.recompute_layers > 0) && j.parallel.recompute != recompute::full)
+        throw config_error("--recompute-method/--recompute-layers need --recompute full (got \"" +
+                           std::string(to_string(j.parallel.recompute)) + "\")");
+    if (!a.recompute_method.empty() || a.recompute_layers > 0) c.recompute = recompute::full;
     if (!a.schedule.empty()) c.schedule = j.parallel.schedule = parse_enum<pipeline_schedule>("--schedule", a.schedule);
     if (!a.frameworks.empty()) j.runtime.framework = parse_enum<framework>("--framework", a.frameworks.front());
     if (!a.attention.empty()) j.runtime.attention = parse_enum<attention_impl>("--attention", a.attention);

@@ -141,6 +141,8 @@ inline parallel_config parallel_from_json(const nlohmann::json& j) {
     r.get("sequence_parallel", p.sequence_parallel);
     r.get("sharding", p.sharding);
     r.get("recompute", p.recompute);
+    r.get("recompute_method", p.recompute_method);
+    r.get("recompute_layers", p.recompute_layers);
     r.get("pipeline_schedule", p.schedule);
     r.get("etp", p.etp);
     r.get("moe_dispatcher", p.dispatcher);
@@ -214,6 +216,10 @@ inline plan_constraints stated_constraints(const nlohmann::json& j, const job_sp
     pin("sequence_parallel", c.sequence_parallel, q.sequence_parallel);
     pin("sharding", c.sharding, q.sharding);
     pin("recompute", c.recompute, q.recompute);
+    // A recompute method or unit size is a full-recompute setting: the planner keeps recompute full for it.
+    pin("recompute_method", c.recompute, recompute::full);
+    pin("recompute_layers", c.recompute, recompute::full);
+    if (p.contains("recompute")) pin("recompute", c.recompute, q.recompute);
     pin("pipeline_schedule", c.schedule, q.schedule);
     return c;
 }
@@ -274,7 +280,8 @@ inline nlohmann::json to_json(const transformer_spec& m) {
 inline nlohmann::json to_json(const parallel_config& p) {
     return {{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}, {"cp", p.cp}, {"ep", p.ep},
             {"sequence_parallel", p.sequence_parallel}, {"sharding", to_string(p.sharding)},
-            {"recompute", to_string(p.recompute)}, {"pipeline_schedule", to_string(p.schedule)},
+            {"recompute", to_string(p.recompute)}, {"recompute_method", to_string(p.recompute_method)},
+            {"recompute_layers", p.recompute_layers}, {"pipeline_schedule", to_string(p.schedule)},
             {"etp", p.etp}, {"moe_dispatcher", to_string(p.dispatcher)}, {"grouped_gemm", p.grouped_gemm},
             {"first_stage_layers", p.first_stage_layers}, {"last_stage_layers", p.last_stage_layers},
             {"embedding_stage", p.embedding_stage}, {"loss_stage", p.loss_stage}};

@@ -122,8 +122,8 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     t.precision = precision::fp32;                             // neither --bf16 nor --fp16
     t.optimizer = optimizer_kind::adamw;                       // --optimizer adam: Adam with decoupled weight decay
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos,
-        moe_ffn, shared_size;
-    std::optional<std::string> layer_freq, fsdp_strategy;
+        moe_ffn, shared_size, recompute_layers;
+    std::optional<std::string> layer_freq, fsdp_strategy, recompute_method_arg;
     bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, megatron_fsdp = false, fp8_param_gather = false,
          grad_reduce_bf16 = false;
     double hidden_dropout = 0.1, attention_dropout = 0.1;  // megatron/training/arguments.py defaults
@@ -210,7 +210,8 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
             if (v == "full") p.recompute = recompute::full;
             else if (v == "selective") p.recompute = recompute::selective;
             else out.unknown.push_back(detail::arg_text(a));
-        } else if (f == "--recompute-method" || f == "--recompute-num-layers") out.ignored.push_back(detail::arg_text(a));
+        } else if (f == "--recompute-method") recompute_method_arg = arg_str(a);
+        else if (f == "--recompute-num-layers") recompute_layers = arg_int(a);
         else if (f == "--attention-backend") {
             const auto v = arg_str(a);
             if (v == "unfused" || v == "local") j.runtime.attention = attention_impl::unfused;
@@ -273,6 +274,19 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
         else out.unknown.push_back("--data-parallel-sharding-strategy " + v);
     } else if (fsdp_strategy) {
         out.ignored.push_back("--data-parallel-sharding-strategy " + *fsdp_strategy + " (without --use-megatron-fsdp)");
+    }
+    // --recompute-method / --recompute-num-layers act only with --recompute-granularity full (megatron/core/
+    // transformer/transformer_config.py @d98e8a64 requires both there and rejects the count with selective).
+    if (p.recompute == recompute::full) {
+        if (recompute_method_arg) {
+            if (*recompute_method_arg == "uniform") p.recompute_method = recompute_method::uniform;
+            else if (*recompute_method_arg == "block") p.recompute_method = recompute_method::block;
+            else out.unknown.push_back("--recompute-method " + *recompute_method_arg);
+        }
+        if (recompute_layers) p.recompute_layers = *recompute_layers;
+    } else {
+        if (recompute_method_arg) out.ignored.push_back("--recompute-method " + *recompute_method_arg + " (without --recompute-granularity full)");
+        if (recompute_layers) out.ignored.push_back("--recompute-num-layers " + std::to_string(*recompute_layers) + " (without --recompute-granularity full)");
     }
     if (vpp_stages) p.vpp = *vpp_stages;
     else if (vpp_layers && *vpp_layers > 0 && p.pp > 0) p.vpp = m.layers / p.pp / *vpp_layers;

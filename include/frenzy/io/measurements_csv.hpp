@@ -107,6 +107,21 @@ inline void apply_megatron_flags(const std::string& text, job_spec& j) {
     if (contains(f, "--account-for-loss-in-pipeline-split")) p.loss_stage = true;
 }
 
+/// Megatron's full-recompute unit named in a row's recompute or other_flags cell: --recompute-method uniform|block
+/// and --recompute-num-layers N (train/job.hpp recompute_method); validate(job) rejects them without full recompute.
+inline void read_recompute_unit(const std::string& lowered, parallel_config& p) {
+    const std::string flag = "--recompute-method";
+    if (auto at = lowered.find(flag); at != std::string::npos) {
+        at += flag.size();
+        while (at < lowered.size() && (lowered[at] == ' ' || lowered[at] == '=')) ++at;
+        const auto word = lowered.substr(at, lowered.find_first_of(" ,;)", at) - at);
+        if (word == "block") p.recompute_method = recompute_method::block;
+        else if (word == "uniform") p.recompute_method = recompute_method::uniform;
+        else throw config_error("other_flags: " + flag + " \"" + printable(word) + "\" is not uniform or block");
+    }
+    if (auto k = flag_int(lowered, "--recompute-num-layers")) p.recompute_layers = *k;
+}
+
 /// Sharding named in a Megatron row: Megatron-FSDP's --data-parallel-sharding-strategy (optim, optim_grads,
 /// optim_grads_params; megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py @d98e8a64), else
 /// the common free-text mapping.
@@ -239,6 +254,7 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             p.sharding = contains(fw_cell, "megatron") ? megatron_sharding(cell("sharding"), cell("other_flags"))
                                                        : sharding_from_text(cell("sharding"));
             p.recompute = recompute_from_text(cell("recompute"));
+            read_recompute_unit(lower(cell("recompute") + " " + cell("other_flags")), p);
             const auto& fw = fw_cell;
             if (contains(fw, "megatron")) apply_megatron_flags(cell("other_flags"), m.job);
             m.job.runtime.framework = contains(fw, "megatron")    ? framework::megatron

@@ -188,7 +188,8 @@ inline std::vector<std::string> megatron_parallel_arguments(const job_spec& j) {
     }
     if (p.recompute == recompute::selective) a.push_back("--recompute-granularity selective");
     if (p.recompute == recompute::full)
-        a.insert(a.end(), {"--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"});
+        a.insert(a.end(), {"--recompute-granularity full", "--recompute-method " + std::string(to_string(p.recompute_method)),
+                           "--recompute-num-layers " + n(p.recompute_layers)});
     if (j.runtime.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
     if (j.runtime.tp_comm_overlap) a.push_back("--tp-comm-overlap");
     if (j.runtime.fp8_param_gather) a.push_back("--fp8-param-gather");    // memory/model_states.hpp: fp8 gather copies
@@ -459,6 +460,13 @@ inline launcher_payload launcher_payload_for(const job_spec& j, const launch_opt
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())
         throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched by the " +
                            std::string(to_string(o.launcher)) + " launcher (launch_options::launcher)");
+    // Only Megatron-LM checkpoints groups of layers or the first layers of a chunk; the others checkpoint every layer.
+    const auto& q = j.parallel;
+    if (o.launcher != launcher::megatron && (q.recompute_method != recompute_method::uniform || q.recompute_layers != 1))
+        throw config_error("parallel.recompute_method=\"" + std::string(to_string(q.recompute_method)) + "\" with " +
+                           "parallel.recompute_layers=" + std::to_string(q.recompute_layers) + " has no " +
+                           std::string(to_string(o.launcher)) + " setting (it checkpoints every layer: uniform 1); "
+                           "Megatron-LM's --recompute-method/--recompute-num-layers has it");
     launcher_payload out;
     const auto script = [&](const char* fallback) { return o.run_command.empty() ? std::string(fallback) : o.run_command; };
     switch (o.launcher) {

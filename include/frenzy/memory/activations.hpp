@@ -265,6 +265,27 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
     return r;
 }
 
+/// Share of stage `l`'s layers that keep all their activations under full recompute (Megatron's block method leaves
+/// the layers after the first recompute_layers of each chunk alone; full_recompute_of): 0 for uniform.
+inline double full_recompute_kept_share(const job_spec& j, const stage_layout& l) {
+    if (j.parallel.recompute != recompute::full || l.layers <= 0) return 0.0;
+    return 1.0 - full_recompute_of(j, l).checkpointed / static_cast<double>(l.layers);
+}
+
+/// Saved bytes per layer of stage `l` for one micro-batch under the job's recompute mode, averaged over the stage's
+/// layers: full recompute keeps one input per recompute unit and everything of the layers it leaves alone.
+inline double saved_per_layer(const job_spec& j, const stage_layout& l, const layer_activation_bytes& x) {
+    switch (j.parallel.recompute) {
+        case recompute::none: return x.none;
+        case recompute::selective: return x.selective;
+        case recompute::full: {
+            const double layers = static_cast<double>(std::max<std::int64_t>(1, l.layers));
+            return full_recompute_kept_share(j, l) * x.none + full_recompute_of(j, l).inputs / layers * x.full;
+        }
+    }
+    return x.none;
+}
+
 /// Policy: activations of one stage's GPU at the peak.
 template <class T>
 concept ActivationPolicy = requires(const T& p, const job_spec& j, const stage_layout& l, const framework_profile& f) {
@@ -285,14 +306,7 @@ struct transformer_activations {
         const bool has_dense = l.layers > l.moe_layers || l.moe_layers == 0;
         const auto dense = has_dense ? layer_activations(j, f, false) : layer_activation_bytes{};
         const auto moe = l.moe_layers > 0 ? layer_activations(j, f, true) : dense;
-        auto pick = [&](const layer_activation_bytes& x) {
-            switch (p.recompute) {
-                case recompute::none: return x.none;
-                case recompute::selective: return x.selective;
-                case recompute::full: return x.full;
-            }
-            return x.none;
-        };
+        auto pick = [&](const layer_activation_bytes& x) { return saved_per_layer(j, l, x); };
         const double dense_layers = static_cast<double>(l.layers - l.moe_layers);
         const double moe_layers = static_cast<double>(l.moe_layers);
         const double layers_per_mb = dense_layers * pick(dense) + moe_layers * pick(moe);  // all chunks of the stage
@@ -324,10 +338,13 @@ struct transformer_activations {
                 case loss_style::dtensor_loss_parallel: loss_transient = 12.0 / n * logits; break;
             }
         }
-        // Recomputing one layer in backward rebuilds what the mode dropped; its gradients need a working set of
-        // about the largest saved tensor.
+        // Recomputing one unit in backward rebuilds what the mode dropped (a full-recompute unit: all of its layers
+        // beyond the input kept); its gradients need a working set of about the largest saved tensor.
         const auto& big = moe_layers > 0 ? moe : dense;
-        const double recompute_transient = big.none - pick(big) + big.largest;
+        const double rebuilt = p.recompute == recompute::full
+                                   ? std::max(1.0, full_recompute_of(j, l).unit_layers) * big.none - big.full
+                                   : big.none - pick(big);
+        const double recompute_transient = rebuilt + big.largest;
 
         activation_bytes r;
         // Per-chunk accounting: a chunk holds 1/vpp of the stage's layers; the embedding extras live as often as

@@ -113,6 +113,42 @@ void for_each_stage_layout(const job_spec& j, const framework_profile& f, Visit&
     }
 }
 
+/// What full recompute does on one stage's GPU, per micro-batch (recompute_method, train/job.hpp).
+struct full_recompute_counts {
+    double checkpointed = 0;  ///< layers whose activations are dropped and rebuilt in backward
+    double inputs = 0;        ///< checkpoint inputs kept: one per recompute unit
+    double unit_layers = 0;   ///< layers one unit rebuilds at once (the recompute working set)
+};
+
+/// Megatron's _checkpointed_forward (megatron/core/transformer/transformer_block.py @d98e8a64) runs per model
+/// chunk over the chunk's layers n: uniform checkpoints groups of k = recompute_layers layers (ceil(n / k) inputs,
+/// k layers rebuilt at once); block checkpoints the first min(k, n) layers one by one and runs the rest without
+/// recompute. A stage's vpp chunks hold chunk_slots layers each, less one per embedding/loss slot. Zero unless
+/// recompute is full.
+inline full_recompute_counts full_recompute_of(const job_spec& j, const stage_layout& l) {
+    const auto& p = j.parallel;
+    full_recompute_counts c;
+    if (p.recompute != recompute::full || l.layers <= 0) return c;
+    const std::int64_t w = l.chunk_slots;
+    const std::int64_t shorter = std::clamp<std::int64_t>(p.vpp * w - l.layers, 0, p.vpp);  // chunks of w - 1 layers
+    const std::int64_t k = p.recompute_layers;
+    auto per_chunk = [&](std::int64_t n) {
+        if (n <= 0) return full_recompute_counts{};
+        if (p.recompute_method == recompute_method::block) {
+            const double r = static_cast<double>(std::min(k, n));
+            return full_recompute_counts{r, r, 1.0};
+        }
+        return full_recompute_counts{static_cast<double>(n), static_cast<double>((n + k - 1) / k),
+                                     static_cast<double>(std::min(k, n))};
+    };
+    const auto full_chunk = per_chunk(w), short_chunk = per_chunk(w - 1);
+    const double nf = static_cast<double>(p.vpp - shorter), ns = static_cast<double>(shorter);
+    c.checkpointed = nf * full_chunk.checkpointed + ns * short_chunk.checkpointed;
+    c.inputs = nf * full_chunk.inputs + ns * short_chunk.inputs;
+    c.unit_layers = std::max(full_chunk.unit_layers, short_chunk.unit_layers);
+    return c;
+}
+
 /// Per-GPU parameters of every stage (for_each_stage_layout, collected).
 inline std::vector<stage_layout> stage_layouts(const job_spec& j, const framework_profile& f) {
     std::vector<stage_layout> out;

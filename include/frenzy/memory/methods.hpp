@@ -166,15 +166,6 @@ inline layer_split leading_layers_on_stage(const job_spec& j, const stage_layout
     return r;
 }
 
-inline double pick_recompute(const job_spec& j, const layer_activation_bytes& x) {
-    switch (j.parallel.recompute) {
-        case recompute::none: return x.none;
-        case recompute::selective: return x.selective;
-        case recompute::full: return x.full;
-    }
-    return x.none;
-}
-
 /// Change of one layer's saved bytes (one micro-batch, no recompute) under LoRA/QLoRA: a frozen linear's input is
 /// saved only for its weight gradient (torch mm backward; bitsandbytes MatMul4Bit saves only the 4-bit weight,
 /// autograd/_functions.py@95f9af3), so inputs that feed no adapter go; each adapter saves its rank-r A output.
@@ -376,11 +367,12 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
     const double dense_n = static_cast<double>(l.layers - l.moe_layers), moe_n = static_cast<double>(l.moe_layers);
     const auto dense = layer_activations(j, f, false);
     const auto moe = moe_n > 0 ? layer_activations(j, f, true) : dense;
-    double per_dense = detail::pick_recompute(j, dense), per_moe = detail::pick_recompute(j, moe);
+    double per_dense = saved_per_layer(j, l, dense), per_moe = saved_per_layer(j, l, moe);
     const double layers_before = dense_n * per_dense + moe_n * per_moe;
+    const double kept = full_recompute_kept_share(j, l);  // full recompute: the layers that keep everything
     auto adjust = [&](double& per, const layer_activation_bytes& x, double delta) {
-        if (j.parallel.recompute == recompute::full) return;  // only the layer input is saved
-        per = std::max(x.full, per + delta);
+        if (j.parallel.recompute == recompute::full) per = std::max(0.0, per + kept * delta);  // checkpointed: input only
+        else per = std::max(x.full, per + delta);
     };
     adjust(per_dense, dense, arch);
     if (moe_n > 0) adjust(per_moe, moe, arch);

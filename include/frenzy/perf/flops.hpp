@@ -8,11 +8,13 @@
 //    causal halving: the convention of Megatron-LM (Narayanan et al. 2021 eq. 3) and of llm-foundry's MFU, so
 //    that measured throughputs of both sources compare with this count directly;
 //  - backward = 2 x forward (gradients w.r.t. inputs and weights, Narayanan et al. 2021 Sec. 5.1);
-//  - recompute adds a forward of what is recomputed: full = every transformer layer (not the logits),
-//    selective = the attention core only (Korthikanti et al. 2022 Sec. 4.2).
+//  - recompute adds a forward of what is recomputed: full = every checkpointed transformer layer (not the logits;
+//    all of them unless Megatron's block method checkpoints fewer), selective = the attention core only
+//    (Korthikanti et al. 2022 Sec. 4.2).
 #include <cstdint>
 
 #include "frenzy/core/units.hpp"
+#include "frenzy/memory/layout.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -68,16 +70,18 @@ struct flop_count {
     bool operator==(const flop_count&) const = default;
 };
 
-/// FLOPs of `tokens` tokens at sequence length `seq_len` through the whole model with recompute `r`.
-inline flop_count training_flops(const transformer_spec& m, std::int64_t seq_len, double tokens, recompute r) {
+/// FLOPs of `tokens` tokens at sequence length `seq_len` through the whole model with recompute `r`; with full
+/// recompute, `full_share` of the layers are checkpointed (1: all).
+inline flop_count training_flops(const transformer_spec& m, std::int64_t seq_len, double tokens, recompute r,
+                                 double full_share = 1.0) {
     const auto f = forward_flops_per_token(m, seq_len);
     flop_count c;
     c.forward = flops{tokens * f.forward()};
     c.backward = flops{2.0 * tokens * f.forward()};  // backward = 2 x forward
     double rec = 0, rec_attn = 0;
     if (r == recompute::full) {
-        rec = f.layers_dense() + f.layers_attention();  // a second forward of every layer, not of the logits
-        rec_attn = f.layers_attention();
+        rec = full_share * (f.layers_dense() + f.layers_attention());  // a second forward of the layers, not the logits
+        rec_attn = full_share * f.layers_attention();
     } else if (r == recompute::selective) {
         rec = rec_attn = f.layers_attention();  // only the attention core (Korthikanti et al. 2022)
     }
@@ -88,7 +92,13 @@ inline flop_count training_flops(const transformer_spec& m, std::int64_t seq_len
 
 /// FLOPs of one optimizer step of the whole job (global_batch x seq_len tokens), all GPUs together.
 inline flop_count step_flops(const job_spec& j) {
-    return training_flops(j.model, j.training.seq_len, j.tokens_per_step(), j.parallel.recompute);
+    double share = 1.0;
+    if (j.parallel.recompute == recompute::full && !(j.parallel.recompute_method == recompute_method::uniform)) {
+        double checkpointed = 0;  // every stage's layers are one slice of the model: sum what each recomputes
+        for_each_stage_layout(j, profile_of(j), [&](const stage_layout& l) { checkpointed += full_recompute_of(j, l).checkpointed; });
+        share = checkpointed / static_cast<double>(j.model.layers);
+    }
+    return training_flops(j.model, j.training.seq_len, j.tokens_per_step(), j.parallel.recompute, share);
 }
 
 /// Model FLOPs per token (forward + backward, no recompute): the "6N + attention" of MFU, counted exactly.

@@ -189,6 +189,7 @@ struct stage_load {
     double moe_layers = 0;  ///< of which mixture-of-experts layers
     bool logits = false;    ///< the bottleneck stage holds the output layer and the loss
     double params = 0;      ///< most parameters per GPU of any stage (dense + local experts), before dp sharding
+    std::int64_t chunk_slots = 0;  ///< layer slots per virtual chunk of the bottleneck stage (stage_layout)
     double dense_layers() const { return layers - moe_layers; }
 };
 inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
@@ -202,10 +203,21 @@ inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
             out.layers = l;
             out.moe_layers = e;
             out.logits = s.last;
+            out.chunk_slots = s.chunk_slots;
         }
         out.params = std::max(out.params, s.params());
     });
     return out;
+}
+
+/// Share of the bottleneck stage's layers that full recompute runs forward a second time (memory/layout.hpp
+/// full_recompute_of: all of them with the uniform method, the first recompute_layers of each chunk with block).
+inline double full_recompute_share(const job_spec& j, const stage_load& s) {
+    if (j.parallel.recompute != recompute::full || !(s.layers > 0)) return 0.0;
+    stage_layout l;
+    l.layers = static_cast<std::int64_t>(s.layers);
+    l.chunk_slots = s.chunk_slots;
+    return full_recompute_of(j, l).checkpointed / s.layers;
 }
 
 /// HBM bytes of the element-wise kernels of one transformer layer per token on one GPU, forward only (backward
@@ -327,15 +339,16 @@ private:
         // compute of one micro-batch on one GPU of the bottleneck stage (with the logits when it is the last)
         const double stage_dense = stage.dense_layers() * f.dense_layer + stage.moe_layers * f.moe_layer;
         const double stage_attn = stage.layers * f.attention_core;
-        const double rec_dense = p.recompute == recompute::full ? stage_dense : 0.0;
-        const double rec_attn = p.recompute == recompute::none ? 0.0 : stage_attn;
+        const double full_rec = detail::full_recompute_share(c.j, stage);  // layers run forward twice
+        const double rec_dense = full_rec * stage_dense;
+        const double rec_attn = (p.recompute == recompute::selective ? 1.0 : full_rec) * stage_attn;
         const double dense_tok = 3.0 * stage_dense + rec_dense + (stage.logits ? 3.0 * f.logits : 0.0);
         const double attn_tok = 3.0 * stage_attn + rec_attn;
         b.dense_flops_mb = dense_tok * gpu_tokens / tp;
         b.attention_flops_mb = attn_tok * gpu_tokens / tp;
         // element-wise traffic: forward, backward (2x), full recompute (one more forward); fp8/fp4 casts
         {
-            const double fwd_passes = 3.0 + (p.recompute == recompute::full ? 1.0 : 0.0);
+            const double fwd_passes = 3.0 + full_rec;
             const double dense_l = stage.dense_layers();
             const double moe_l = stage.moe_layers;
             const double moe_ffn = static_cast<double>(m.is_moe() ? m.expert_ffn() * (m.moe.top_k + m.moe.shared_experts) : 0);
@@ -345,7 +358,7 @@ private:
             if (scaled) {
                 const auto [cf, cb] = detail::layer_cast_bytes(m, p, dense_ffn);
                 const auto [mf, mbw] = detail::layer_cast_bytes(m, p, moe_ffn);
-                const double rec = p.recompute == recompute::full ? 1.0 : 0.0;
+                const double rec = full_rec;
                 per_tok += dense_l * ((1.0 + rec) * cf + cb) + moe_l * ((1.0 + rec) * mf + mbw);
             }
             if (stage.logits) per_tok += detail::logits_elementwise_bytes(m, p);
@@ -358,7 +371,7 @@ private:
         if (m.is_moe()) {  // routed experts: top_k expert MLPs per token, on tokens x top_k x ep / experts rows each
             const double e_mlp = 2.0 * static_cast<double>(m.hidden * m.expert_ffn()) * (is_gated(m.activation) ? 3.0 : 2.0);
             const double routed = e_mlp * static_cast<double>(m.moe.top_k);
-            const double rec = p.recompute == recompute::full ? 1.0 : 0.0;
+            const double rec = full_rec;
             b.work.expert_flops = (3.0 + rec) * routed * stage.moe_layers * gpu_tokens / tp;
             b.work.expert_tokens = gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
         }
@@ -381,7 +394,7 @@ private:
         // GEMM it feeds: only the first chunk (1/tp) and what exceeds the GEMM time stays exposed.
         if (p.tp > 1) {
             const double bw = p.tp <= gpn ? intra : detail::spanning_gbps(g, topo, gpn);
-            const double n = 4.0 + (p.recompute == recompute::full ? 2.0 : 0.0);
+            const double n = 4.0 + 2.0 * detail::full_recompute_share(c.j, c.stage);
             const double buf = gpu_tokens * static_cast<double>(m.hidden) * act;
             b.tp_mb = layers_stage * n * comm_.seconds(collective::all_reduce, buf, p.tp, bw);
             if (rt.tp_comm_overlap) {
@@ -416,7 +429,7 @@ private:
             const double kv_elems = 2.0 * static_cast<double>(m.kv() * m.hdim()) / tp;
             const double chunk = gpu_tokens * kv_elems * act;
             const double bw = p.tp * p.cp <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
-            const double fwd_passes = 1.0 + (p.recompute == recompute::none ? 0.0 : 1.0);
+            const double fwd_passes = 1.0 + (p.recompute == recompute::selective ? 1.0 : detail::full_recompute_share(c.j, c.stage));
             if (rt.framework == framework::megatron) {
                 b.cp_mb = layers_stage * (fwd_passes + 2.0) * (cp - 1.0) * comm_.seconds(collective::send_recv, chunk, 2, bw);
                 const double attn_s = b.compute_mb * b.attention_flops_mb / std::max(1.0, b.dense_flops_mb + b.attention_flops_mb);

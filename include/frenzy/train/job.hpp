@@ -16,6 +16,11 @@ namespace frenzy {
 enum class optimizer_kind { adam, adamw, sgd, adafactor, adamw_8bit };
 enum class sharding { none, optimizer, gradients, full };
 enum class recompute { none, selective, full };
+/// Which layers full recompute checkpoints (Megatron --recompute-method, megatron/core/transformer/
+/// transformer_block.py _checkpointed_forward @d98e8a64): uniform = every group of recompute_layers consecutive
+/// layers keeps only its input; block = the first recompute_layers layers of each model chunk keep only their
+/// input and the others keep everything.
+enum class recompute_method { uniform, block };
 enum class pipeline_schedule { one_f_one_b, interleaved, gpipe };
 enum class framework { megatron, deepspeed, fsdp, ddp };
 enum class attention_impl { flash, unfused };
@@ -41,6 +46,10 @@ template <> struct enum_names<sharding> {
 template <> struct enum_names<recompute> {
     static constexpr std::array<std::pair<recompute, std::string_view>, 3> table{{
         {recompute::none, "none"}, {recompute::selective, "selective"}, {recompute::full, "full"}}};
+};
+template <> struct enum_names<recompute_method> {
+    static constexpr std::array<std::pair<recompute_method, std::string_view>, 2> table{{
+        {recompute_method::uniform, "uniform"}, {recompute_method::block, "block"}}};
 };
 template <> struct enum_names<pipeline_schedule> {
     static constexpr std::array<std::pair<pipeline_schedule, std::string_view>, 3> table{{
@@ -118,6 +127,10 @@ struct parallel_config {
     bool sequence_parallel = false;
     frenzy::sharding sharding = sharding::none;
     frenzy::recompute recompute = recompute::none;
+    /// With recompute full: which layers are checkpointed, and how many (Megatron --recompute-num-layers; uniform 1
+    /// = every layer on its own, what torchtitan's and DeepSpeed's full activation checkpointing do).
+    frenzy::recompute_method recompute_method = recompute_method::uniform;
+    std::int64_t recompute_layers = 1;
     pipeline_schedule schedule = pipeline_schedule::one_f_one_b;
     /// Expert tensor parallelism: how many GPUs split each expert's matrices (Megatron
     /// --expert-tensor-parallel-size; 0 = tp, Megatron's default). Expert GPUs: ep x etp divides dp x cp x tp.
@@ -373,6 +386,7 @@ inline void validate_bounds(const job_spec& j) {
     check_bound("parallel.vpp", p.vpp, b::degree);
     check_bound("parallel.cp", p.cp, b::degree);
     check_bound("parallel.ep", p.ep, b::degree);
+    check_bound("parallel.recompute_layers", p.recompute_layers, {1, b::layers.max});
     check_bound("runtime.loss_chunks", j.runtime.loss_chunks, b::chunks);
     // Each degree is at most 2^20, so every product below fits int64; checked_product still guards the arithmetic.
     detail::checked_mul(t.micro_batch, p.dp, "training.micro_batch x parallel.dp");
@@ -397,6 +411,11 @@ inline void validate_degrees(const transformer_spec& m, const parallel_config& p
     for (auto [f, v] : {std::pair{"parallel.etp", p.etp}, {"parallel.first_stage_layers", p.first_stage_layers},
                         {"parallel.last_stage_layers", p.last_stage_layers}})
         if (v < 0) throw config_error(kv(f, v) + " must not be negative");
+    // Megatron reads --recompute-method / --recompute-num-layers only with --recompute-granularity full.
+    if (p.recompute != recompute::full && (p.recompute_method != recompute_method::uniform || p.recompute_layers != 1))
+        throw config_error("parallel.recompute_method=\"" + std::string(to_string(p.recompute_method)) + "\" with " +
+                           kv("parallel.recompute_layers", p.recompute_layers) +
+                           " needs parallel.recompute=\"full\" (got \"" + std::string(to_string(p.recompute)) + "\")");
 }
 
 /// How the layers split over pipeline stages, even or uneven.
