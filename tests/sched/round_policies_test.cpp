@@ -90,4 +90,82 @@ TEST_CASE("sia: growth limit, a job grows at most 2x per re-allocation (sia-simu
     CHECK(r.jobs[0].launches == 3);
     CHECK(r.jobs[0].jct() == Approx(130 + 21500.0 / 360).epsilon(eps));
 }
+namespace {
+/// One round of Sia on a 4-GPU A100 node where job 0 runs on all 4 GPUs (launched at `run_started`, its
+/// `launches`-th launch, restart cost `restart_s`) and job 1 (submitted at 610 s) waits.
+sched_decisions sia_round_with_a_running_job(const sia_policy_options& o, double now, double run_started, int launches,
+                                            double restart_s) {
+    const auto spec = mk_cluster({{"a", "a100-80g", 4, 1}});
+    cluster_state cs(spec);
+    static const std::vector<plan> plans{mk_plan("a100-80g", 1, 100), mk_plan("a100-80g", 2, 190),
+                                         mk_plan("a100-80g", 4, 360)};
+    cs.allocate(0, "a100-80g", {0, {{0, 4}}});
+    job_view j0;
+    j0.id = 0;
+    j0.submit_s = 0;
+    j0.plans = &plans;
+    j0.total_tokens = 1e9;
+    j0.progress = 0.1;
+    j0.running = true;
+    j0.current = &plans[2];
+    j0.alloc = cs.holding(0);
+    j0.run_started_s = run_started;
+    j0.launches = launches;
+    j0.restart_s = restart_s;
+    job_view j1;
+    j1.id = 1;
+    j1.submit_s = 610;
+    j1.plans = &plans;
+    j1.total_tokens = 1e9;
+    j1.restart_s = restart_s;
+    const std::vector<job_view> v{j0, j1};
+    sia_scheduler s{o};
+    return s.schedule({now, &cs, v});
+}
+
+bool reconfigured_to_two_plus_two(const sched_decisions& d) {
+    if (d.preempt != std::vector<int>{0} || d.start.size() != 2) return false;
+    for (const auto& st : d.start)
+        if (st.alloc.gpus() != 2) return false;
+    return (d.start[0].job == 0 && d.start[1].job == 1) || (d.start[0].job == 1 && d.start[1].job == 0);
+}
+}  // namespace
+
+TEST_CASE("sia: restart lock, a job (re)started in round k keeps its configuration until its launch is done") {
+    // sia-simulator (37c68be) sia.py keeps jobs whose checkpoint-restore countdown (rescale_time) is running on
+    // their configuration. Node: 4 A100, plans 1/2/4 GPUs at 100/190/360 tok/s, normalised by 100 and raised to
+    // p = -0.5: 1, 0.7255, 0.5270; lambda 1.1; restart penalty delta = 30 s (Sia's default here); no growth limit.
+    // Job 0 was restarted at round k = 600 s on 4 GPUs (its 2nd launch), restart cost 100 s: locked until 700 s.
+    // Job 1 arrived at 610 s and waits.
+    // Unlocked at time t, Sia compares (restart factor r = (t - 1 x 30) / (t + 30) for job 0, age t):
+    //   job 0 stays on 4, job 1 waits:       0.5270 + 1.1                 = 1.627
+    //   both on 2 GPUs (job 0 restarts):     (1.9 r)^-0.5 + 0.7255
+    //     t = 660: r = 630/690 = 0.9130 -> 0.7592 + 0.7255 = 1.485 < 1.627: re-allocate
+    //     t = 720: r = 690/750 = 0.9200 -> 0.7564 + 0.7255 = 1.482 < 1.627: re-allocate
+    //   (job 0 on 1 + job 1 on 2: >= 1.03 + 0.7255 = 1.76, and the other mixes are worse still)
+    sia_policy_options o;
+    o.growth = 0;
+    SECTION("round k+1 (660 s): still restoring, kept; round k+2 (720 s): lock over, both on 2 GPUs") {
+        const auto k1 = sia_round_with_a_running_job(o, 660, 600, 2, 100);
+        CHECK(k1.preempt.empty());
+        CHECK(k1.start.empty());  // job 1 waits: no GPU is free
+        CHECK(reconfigured_to_two_plus_two(sia_round_with_a_running_job(o, 720, 600, 2, 100)));
+        // The countdown runs out at 700 s exactly (rescale_time > 0 is the artifact's test): free again there.
+        CHECK(reconfigured_to_two_plus_two(sia_round_with_a_running_job(o, 700, 600, 2, 100)));
+    }
+    SECTION("without the lock the same round k+1 re-allocates") {
+        o.restart_lock = false;
+        CHECK(reconfigured_to_two_plus_two(sia_round_with_a_running_job(o, 660, 600, 2, 100)));
+    }
+    SECTION("a first launch is locked for the start-up cost, not the restart cost") {
+        // First launch at 600 s: start-up 30 s (the default, policy_options_for passes the simulator's) -> free at
+        // 660 s although restart_s = 100 (r = 660/690 = 0.9565 for job 0 with no restarts: 0.7418 + 0.7255 = 1.467).
+        CHECK(reconfigured_to_two_plus_two(sia_round_with_a_running_job(o, 660, 600, 1, 100)));
+        // Start-up 90 s: still starting at 660 s, kept.
+        o.startup_s = 90;
+        const auto d = sia_round_with_a_running_job(o, 660, 600, 1, 10);
+        CHECK(d.preempt.empty());
+        CHECK(d.start.empty());
+    }
+}
 #endif  // without GLPK (never in scripts/setup.sh's builds) there is nothing here to test

@@ -66,6 +66,7 @@ TEST_CASE("policies: every policy is told the start-up and restart costs the sim
     CHECK(o.has.startup_s == 45);
 #ifdef FRENZY_HAS_GLPK
     CHECK(o.sia.ilp.restart_penalty_s == 300);
+    CHECK(o.sia.startup_s == 45);
 #endif
     // Knobs given by the caller are kept.
     policy_options mine;

@@ -34,12 +34,14 @@ struct policy_options {
 #endif
 };
 
-/// The policies' view of one simulation's costs: HAS predicts with the simulator's start-up cost, and Sia's restart
-/// factor uses its restart cost (sim_options::restart_s), so that no policy is told a cost other than the one charged.
+/// The policies' view of one simulation's costs: HAS predicts with the simulator's start-up cost, Sia's restart
+/// factor uses its restart cost (sim_options::restart_s) and Sia's restart lock its start-up cost, so that no policy
+/// is told a cost other than the one charged.
 inline policy_options policy_options_for(const sim_options& s, policy_options o = {}) {
     o.has.startup_s = s.startup_s;
 #ifdef FRENZY_HAS_GLPK
     o.sia.ilp.restart_penalty_s = s.restart_s;
+    o.sia.startup_s = s.startup_s;  // the restart lock's length for a first launch
 #endif
     return o;
 }
