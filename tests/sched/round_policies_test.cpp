@@ -91,15 +91,15 @@ TEST_CASE("sia: growth limit, a job grows at most 2x per re-allocation (sia-simu
     CHECK(r.jobs[0].jct() == Approx(130 + 21500.0 / 360).epsilon(eps));
 }
 namespace {
-/// One round of Sia on a 4-GPU A100 node where job 0 runs on all 4 GPUs (launched at `run_started`, its
-/// `launches`-th launch, restart cost `restart_s`) and job 1 (submitted at 610 s) waits.
+/// One round of Sia on a 4-GPU A100 node where job 0 runs on `j0_gpus` (4 or 2) GPUs (launched at `run_started`,
+/// its `launches`-th launch, restart cost `restart_s`) and job 1 (submitted at 610 s) waits.
 sched_decisions sia_round_with_a_running_job(const sia_policy_options& o, double now, double run_started, int launches,
-                                            double restart_s) {
+                                            double restart_s, int j0_gpus = 4) {
     const auto spec = mk_cluster({{"a", "a100-80g", 4, 1}});
     cluster_state cs(spec);
     static const std::vector<plan> plans{mk_plan("a100-80g", 1, 100), mk_plan("a100-80g", 2, 190),
                                          mk_plan("a100-80g", 4, 360)};
-    cs.allocate(0, "a100-80g", {0, {{0, 4}}});
+    cs.allocate(0, "a100-80g", {0, {{0, j0_gpus}}});
     job_view j0;
     j0.id = 0;
     j0.submit_s = 0;
@@ -107,7 +107,7 @@ sched_decisions sia_round_with_a_running_job(const sia_policy_options& o, double
     j0.total_tokens = 1e9;
     j0.progress = 0.1;
     j0.running = true;
-    j0.current = &plans[2];
+    j0.current = &plans[j0_gpus == 4 ? 2 : 1];
     j0.alloc = cs.holding(0);
     j0.run_started_s = run_started;
     j0.launches = launches;
@@ -166,6 +166,16 @@ TEST_CASE("sia: restart lock, a job (re)started in round k keeps its configurati
         const auto d = sia_round_with_a_running_job(o, 660, 600, 1, 10);
         CHECK(d.preempt.empty());
         CHECK(d.start.empty());
+    }
+    SECTION("a locked job on part of a node leaves the rest of that node to the ILP") {
+        // Job 0 holds 2 of the node's 4 GPUs and is locked (660 < 600 + 100). The ILP sees 2 GPUs on 1 node (a
+        // whole-node count of 0 with 2 GPUs would be an invalid program); job 1's choice among them: 2 GPUs
+        // (0.7255) beats 1 (1.0) and waiting (1.1).
+        const auto d = sia_round_with_a_running_job(o, 660, 600, 2, 100, 2);
+        CHECK(d.preempt.empty());
+        REQUIRE(d.start.size() == 1);
+        CHECK(d.start[0].job == 1);
+        CHECK(d.start[0].alloc.gpus() == 2);
     }
 }
 #endif  // without GLPK (never in scripts/setup.sh's builds) there is nothing here to test

@@ -73,12 +73,22 @@ public:
             sig += std::to_string(gpus[static_cast<std::size_t>(t)]) + ",";
         }
         round_in in;
-        collect_jobs(c, in, gpus, nodes, sig, d);
+        std::vector<int> kept(cs.nodes().size(), 0);  // per node: GPUs of running jobs the ILP does not see
+        collect_jobs(c, in, kept, sig, d);
         last_solve_s_ = 0;
         if (in.jobs.empty()) return d;
+        // What the ILP may hand out: per type, the GPUs up and not kept, on the nodes that have any of them (a node
+        // partly held by a kept job counts as a node: the placement then may not realise a multi-node choice, and
+        // the round solves again).
         for (int t = 0; t < ntypes; ++t) {
-            gpus[static_cast<std::size_t>(t)] = std::max(0, gpus[static_cast<std::size_t>(t)]);
-            nodes[static_cast<std::size_t>(t)] = std::max(0, nodes[static_cast<std::size_t>(t)]);
+            gpus[static_cast<std::size_t>(t)] = nodes[static_cast<std::size_t>(t)] = 0;
+            for (int n : cs.nodes_of_type(t)) {
+                const auto& nd = cs.nodes()[static_cast<std::size_t>(n)];
+                const int left = nd.up ? nd.gpus - kept[static_cast<std::size_t>(n)] : 0;
+                if (left <= 0) continue;
+                ++nodes[static_cast<std::size_t>(t)];
+                gpus[static_cast<std::size_t>(t)] += left;
+            }
         }
         if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
         last_sig_ = sig;
@@ -102,8 +112,7 @@ private:
     /// Each active job's configurations per type (Sia's shapes, capped at max_gpus and the growth limit) with the
     /// planner's throughput of exactly that size; running jobs in a shape Sia would not pick keep their GPUs, which
     /// leave the pool. Appends every input to `sig` (a round with the same signature keeps the last decision).
-    void collect_jobs(const sched_context& c, round_in& r, std::vector<int>& gpus, std::vector<int>& nodes, std::string& sig,
-                      sched_decisions& d) {
+    void collect_jobs(const sched_context& c, round_in& r, std::vector<int>& kept, std::string& sig, sched_decisions& d) {
         const auto& cs = *c.cluster;
         const int ntypes = static_cast<int>(cs.types().size());
         for (const auto& j : c.jobs) {
@@ -114,7 +123,7 @@ private:
             if (j.running && j.alloc && locked(j, c.now)) {
                 // Restart lock: the artifact forces the job's previous configuration in the ILP; the objective is a
                 // sum over jobs, so that is the same as leaving it out and taking its GPUs and nodes from the pool.
-                keep_running(j, gpus, nodes, sig, 'l');
+                keep_running(j, kept, sig, 'l');
                 continue;
             }
             int min_feasible = std::numeric_limits<int>::max();
@@ -141,7 +150,7 @@ private:
                 }
             }
             if (j.running && sj.current < 0) {  // running in a shape Sia would not pick (or none is offered): keep it
-                keep_running(j, gpus, nodes, sig, 'k');
+                keep_running(j, kept, sig, 'k');
                 continue;
             }
             if (sj.configs.empty()) {
@@ -164,11 +173,9 @@ private:
         return now < j.run_started_s + launch;
     }
 
-    /// A running job the ILP does not see: its GPUs and nodes leave the pool; `why` marks it in the signature.
-    static void keep_running(const job_view& j, std::vector<int>& gpus, std::vector<int>& nodes, std::string& sig, char why) {
-        const auto t = static_cast<std::size_t>(j.alloc->type);
-        gpus[t] -= j.alloc->gpus();
-        nodes[t] -= j.alloc->nodes();
+    /// A running job the ILP does not see: its GPUs leave the pool (`kept`, per node); `why` marks it in the signature.
+    static void keep_running(const job_view& j, std::vector<int>& kept, std::string& sig, char why) {
+        for (const auto& part : j.alloc->parts) kept[static_cast<std::size_t>(part.node)] += part.gpus;
         sig += std::to_string(j.id);
         sig += why;
         sig += ';';
