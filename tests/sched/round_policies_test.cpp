@@ -56,6 +56,36 @@ TEST_CASE("gavel: a job arriving mid-round waits for the next round") {
     CHECK(rec(r, "J1").jct() == Approx(115).epsilon(eps));  // round at 100: 100 -> 120
 }
 
+TEST_CASE("gavel-las: max-min time-shares the fast type where max-sum gives it to one job") {
+    // One A100 and one V100 (1-GPU nodes), rounds of 1000 s, start-up and restart 10 s. J0 runs only on the A100
+    // (100 tok/s, 150,000 tokens); J1 at 300 tok/s on the A100 and 100 on the V100 (400,000 tokens). These are the
+    // throughput rows of gavel_lp_test's "max-min and max-sum differ" case (T = [1, 0] and [3, 1] up to a unit).
+    // max-sum: X = J0->A100, J1->V100. J0 ends at 10 + 150000/100 = 1510. At the 2000 s round J1 is alone and
+    //   moves to the A100 (restart): 199,000 tokens done on the V100 (10..2000 s), 201,000 / 300 = 670 s more,
+    //   so J1 ends at 2010 + 670 = 2680.
+    // LAS: X = 1/2 everywhere. Priorities X / (time received on t / age), never-served pairs first, ties in job
+    //   order: round 0: J0 on A100, J1 on V100 (99,000 tokens each by 1000 s); round 1000 s: J1 has never had
+    //   the A100 and takes it (J0 waits): 990 s x 300 = 297,000, so 396,000 by 2000 s; round 2000 s: every
+    //   priority is 0.5 / 0.5, J0 takes the A100 again (51,000 left: ends 2010 + 510 = 2520) and J1 the V100
+    //   (4,000 left: ends 2010 + 40 = 2050).
+    // (LAS's tie-break holds X within ~1e-11 of 1/2; that moves no priority across another here.)
+    const auto cluster = mk_cluster({{"a", "a100-80g", 1, 1}, {"v", "v100-32g", 1, 1}});
+    const auto prov = table_provider({{1, {mk_plan("a100-80g", 1, 100)}},
+                                      {2, {mk_plan("a100-80g", 1, 300), mk_plan("v100-32g", 1, 100)}}});
+    const std::vector<trace_job> trace{mk_job("J0", 0, 1, 150000, 1), mk_job("J1", 0, 2, 400000, 1)};
+    auto sum = simulate(cluster, trace, prov, gavel_scheduler(gavel_options{.round_s = 1000}), opts());
+    CHECK(rec(sum, "J0").jct() == Approx(1510).epsilon(eps));
+    CHECK(rec(sum, "J1").jct() == Approx(2680).epsilon(eps));
+    CHECK(rec(sum, "J1").launches == 2);
+    auto las = simulate(cluster, trace, prov,
+                        gavel_scheduler(gavel_options{.round_s = 1000, .policy = gavel_policy::las}), opts());
+    CHECK(las.metrics.policy == "gavel-las");
+    CHECK(rec(las, "J0").jct() == Approx(2520).epsilon(eps));
+    CHECK(rec(las, "J1").jct() == Approx(2050).epsilon(eps));
+    CHECK(rec(las, "J0").launches == 2);
+    CHECK(rec(las, "J1").launches == 3);
+}
+
 TEST_CASE("sia: two equal jobs share a node as 2 + 2 GPUs rather than 4 + none") {
     // 4 A100 in one node: shapes 1, 2, 4 GPUs at 100, 190, 360 tok/s. Normalised by 100 and raised to p=-0.5:
     // 1, 0.7255, 0.5270. One job alone: 4 GPUs (0.527). Two jobs: 2+2 costs 1.451 < 4+idle 0.527+1.1 = 1.627.
