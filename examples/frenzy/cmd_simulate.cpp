@@ -32,6 +32,7 @@ struct simulate_args {
     // Baselines' knobs (swept on the tuning workload, docs/results.md "Tuning"); defaults are the library's.
     std::vector<double> tiresias_queues_gpu_h{1.0, 10.0};
     double tiresias_promote = 8, gavel_round_s = 360, sia_p = -0.5, sia_lambda = 1.1;
+    bool sia_no_restart_lock = false;
     std::uint64_t max_events = 50'000'000;
     int max_failures = 50;
 };
@@ -61,6 +62,7 @@ frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a, 
     po.gavel.round_s = a.gavel_round_s;
     po.sia.ilp.p = a.sia_p;
     po.sia.ilp.lambda = a.sia_lambda;
+    po.sia.restart_lock = !a.sia_no_restart_lock;
 #endif
     return make_scheduler(n, policy_options_for(so, po));  // start-up and restart costs as charged
 }
@@ -187,7 +189,21 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
     auto* c = app.add_subcommand("simulate", "Replay a job trace on a cluster under HAS or a baseline scheduler");
     c->add_option("--cluster", a->cluster, "Cluster spec JSON")->required()->check(CLI::ExistingFile);
     c->add_option("--trace", a->trace, "Trace CSV (docs/formats.md; see `frenzy trace synth`)")->required()->check(CLI::ExistingFile);
-    c->add_option("--policy", a->policy, "has | fcfs | tiresias | gavel | sia | all (default has)");
+    {
+        std::string names, all;  // from the registry (sim/policies.hpp): what this build has
+        for (const auto& n : frenzy::selectable_policy_names()) {
+            names += n;
+            names += " | ";
+        }
+        for (const auto& n : frenzy::policy_names()) {
+            if (!all.empty()) all += ' ';
+            all += n;
+        }
+        names += "all (default has; all runs ";
+        names += all;
+        names += ')';
+        c->add_option("--policy", a->policy, names);
+    }
     c->add_option("--seed", a->seed, "Seed of the random node failures (default 1)");
     c->add_option("-o,--out,--jobs-csv", a->jobs_csv, "Write one row per job (and policy) to this CSV");
     frenzy_cli::add_duration(c, "--startup", a->startup_s, "Start-up cost of a job's first launch (default 30s)");
@@ -224,6 +240,8 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
     frenzy_cli::add_duration(c, "--gavel-round", a->gavel_round_s, "Gavel: round length (default 6m)");
     c->add_option("--sia-p", a->sia_p, "Sia: goodput exponent p (default -0.5)")->check(frenzy_cli::finite_number(-10, 10));
     c->add_option("--sia-lambda", a->sia_lambda, "Sia: lambda, the value of running a job at all (default 1.1)")->check(frenzy_cli::finite_number(0, 1e6));
+    c->add_flag("--sia-no-restart-lock", a->sia_no_restart_lock, "Sia: let the ILP re-allocate a job whose start-up or "
+                                                                  "restart is still under way (default: locked, as Sia's artifact)");
     c->add_flag("--json", a->json, "Machine-readable output (keys in docs/formats.md); with --policy all an array");
     c->add_flag("--quiet", a->quiet, "No progress bar");
     c->callback([a] { run_simulate(*a); });

@@ -56,6 +56,36 @@ TEST_CASE("gavel: a job arriving mid-round waits for the next round") {
     CHECK(rec(r, "J1").jct() == Approx(115).epsilon(eps));  // round at 100: 100 -> 120
 }
 
+TEST_CASE("gavel-las: max-min time-shares the fast type where max-sum gives it to one job") {
+    // One A100 and one V100 (1-GPU nodes), rounds of 1000 s, start-up and restart 10 s. J0 runs only on the A100
+    // (100 tok/s, 150,000 tokens); J1 at 300 tok/s on the A100 and 100 on the V100 (400,000 tokens). These are the
+    // throughput rows of gavel_lp_test's "max-min and max-sum differ" case (T = [1, 0] and [3, 1] up to a unit).
+    // max-sum: X = J0->A100, J1->V100. J0 ends at 10 + 150000/100 = 1510. At the 2000 s round J1 is alone and
+    //   moves to the A100 (restart): 199,000 tokens done on the V100 (10..2000 s), 201,000 / 300 = 670 s more,
+    //   so J1 ends at 2010 + 670 = 2680.
+    // LAS: X = 1/2 everywhere. Priorities X / (time received on t / age), never-served pairs first, ties in job
+    //   order: round 0: J0 on A100, J1 on V100 (99,000 tokens each by 1000 s); round 1000 s: J1 has never had
+    //   the A100 and takes it (J0 waits): 990 s x 300 = 297,000, so 396,000 by 2000 s; round 2000 s: every
+    //   priority is 0.5 / 0.5, J0 takes the A100 again (51,000 left: ends 2010 + 510 = 2520) and J1 the V100
+    //   (4,000 left: ends 2010 + 40 = 2050).
+    // (LAS's tie-break holds X within ~1e-11 of 1/2; that moves no priority across another here.)
+    const auto cluster = mk_cluster({{"a", "a100-80g", 1, 1}, {"v", "v100-32g", 1, 1}});
+    const auto prov = table_provider({{1, {mk_plan("a100-80g", 1, 100)}},
+                                      {2, {mk_plan("a100-80g", 1, 300), mk_plan("v100-32g", 1, 100)}}});
+    const std::vector<trace_job> trace{mk_job("J0", 0, 1, 150000, 1), mk_job("J1", 0, 2, 400000, 1)};
+    auto sum = simulate(cluster, trace, prov, gavel_scheduler(gavel_options{.round_s = 1000}), opts());
+    CHECK(rec(sum, "J0").jct() == Approx(1510).epsilon(eps));
+    CHECK(rec(sum, "J1").jct() == Approx(2680).epsilon(eps));
+    CHECK(rec(sum, "J1").launches == 2);
+    auto las = simulate(cluster, trace, prov,
+                        gavel_scheduler(gavel_options{.round_s = 1000, .policy = gavel_policy::las}), opts());
+    CHECK(las.metrics.policy == "gavel-las");
+    CHECK(rec(las, "J0").jct() == Approx(2520).epsilon(eps));
+    CHECK(rec(las, "J1").jct() == Approx(2050).epsilon(eps));
+    CHECK(rec(las, "J0").launches == 2);
+    CHECK(rec(las, "J1").launches == 3);
+}
+
 TEST_CASE("sia: two equal jobs share a node as 2 + 2 GPUs rather than 4 + none") {
     // 4 A100 in one node: shapes 1, 2, 4 GPUs at 100, 190, 360 tok/s. Normalised by 100 and raised to p=-0.5:
     // 1, 0.7255, 0.5270. One job alone: 4 GPUs (0.527). Two jobs: 2+2 costs 1.451 < 4+idle 0.527+1.1 = 1.627.
@@ -89,5 +119,93 @@ TEST_CASE("sia: growth limit, a job grows at most 2x per re-allocation (sia-simu
     CHECK(r.jobs[0].gpus == 4);
     CHECK(r.jobs[0].launches == 3);
     CHECK(r.jobs[0].jct() == Approx(130 + 21500.0 / 360).epsilon(eps));
+}
+namespace {
+/// One round of Sia on a 4-GPU A100 node where job 0 runs on `j0_gpus` (4 or 2) GPUs (launched at `run_started`,
+/// its `launches`-th launch, restart cost `restart_s`) and job 1 (submitted at 610 s) waits.
+sched_decisions sia_round_with_a_running_job(const sia_policy_options& o, double now, double run_started, int launches,
+                                            double restart_s, int j0_gpus = 4) {
+    const auto spec = mk_cluster({{"a", "a100-80g", 4, 1}});
+    cluster_state cs(spec);
+    static const std::vector<plan> plans{mk_plan("a100-80g", 1, 100), mk_plan("a100-80g", 2, 190),
+                                         mk_plan("a100-80g", 4, 360)};
+    cs.allocate(0, "a100-80g", {0, {{0, j0_gpus}}});
+    job_view j0;
+    j0.id = 0;
+    j0.submit_s = 0;
+    j0.plans = &plans;
+    j0.total_tokens = 1e9;
+    j0.progress = 0.1;
+    j0.running = true;
+    j0.current = &plans[j0_gpus == 4 ? 2 : 1];
+    j0.alloc = cs.holding(0);
+    j0.run_started_s = run_started;
+    j0.launches = launches;
+    j0.restart_s = restart_s;
+    job_view j1;
+    j1.id = 1;
+    j1.submit_s = 610;
+    j1.plans = &plans;
+    j1.total_tokens = 1e9;
+    j1.restart_s = restart_s;
+    const std::vector<job_view> v{j0, j1};
+    sia_scheduler s{o};
+    return s.schedule({now, &cs, v});
+}
+
+bool reconfigured_to_two_plus_two(const sched_decisions& d) {
+    if (d.preempt != std::vector<int>{0} || d.start.size() != 2) return false;
+    for (const auto& st : d.start)
+        if (st.alloc.gpus() != 2) return false;
+    return (d.start[0].job == 0 && d.start[1].job == 1) || (d.start[0].job == 1 && d.start[1].job == 0);
+}
+}  // namespace
+
+TEST_CASE("sia: restart lock, a job (re)started in round k keeps its configuration until its launch is done") {
+    // sia-simulator (37c68be) sia.py keeps jobs whose checkpoint-restore countdown (rescale_time) is running on
+    // their configuration. Node: 4 A100, plans 1/2/4 GPUs at 100/190/360 tok/s, normalised by 100 and raised to
+    // p = -0.5: 1, 0.7255, 0.5270; lambda 1.1; restart penalty delta = 30 s (Sia's default here); no growth limit.
+    // Job 0 was restarted at round k = 600 s on 4 GPUs (its 2nd launch), restart cost 100 s: locked until 700 s.
+    // Job 1 arrived at 610 s and waits.
+    // Unlocked at time t, Sia compares (restart factor r = (t - 1 x 30) / (t + 30) for job 0, age t):
+    //   job 0 stays on 4, job 1 waits:       0.5270 + 1.1                 = 1.627
+    //   both on 2 GPUs (job 0 restarts):     (1.9 r)^-0.5 + 0.7255
+    //     t = 660: r = 630/690 = 0.9130 -> 0.7592 + 0.7255 = 1.485 < 1.627: re-allocate
+    //     t = 720: r = 690/750 = 0.9200 -> 0.7564 + 0.7255 = 1.482 < 1.627: re-allocate
+    //   (job 0 on 1 + job 1 on 2: >= 1.03 + 0.7255 = 1.76, and the other mixes are worse still)
+    sia_policy_options o;
+    o.growth = 0;
+    SECTION("round k+1 (660 s): still restoring, kept; round k+2 (720 s): lock over, both on 2 GPUs") {
+        const auto k1 = sia_round_with_a_running_job(o, 660, 600, 2, 100);
+        CHECK(k1.preempt.empty());
+        CHECK(k1.start.empty());  // job 1 waits: no GPU is free
+        CHECK(reconfigured_to_two_plus_two(sia_round_with_a_running_job(o, 720, 600, 2, 100)));
+        // The countdown runs out at 700 s exactly (rescale_time > 0 is the artifact's test): free again there.
+        CHECK(reconfigured_to_two_plus_two(sia_round_with_a_running_job(o, 700, 600, 2, 100)));
+    }
+    SECTION("without the lock the same round k+1 re-allocates") {
+        o.restart_lock = false;
+        CHECK(reconfigured_to_two_plus_two(sia_round_with_a_running_job(o, 660, 600, 2, 100)));
+    }
+    SECTION("a first launch is locked for the start-up cost, not the restart cost") {
+        // First launch at 600 s: start-up 30 s (the default, policy_options_for passes the simulator's) -> free at
+        // 660 s although restart_s = 100 (r = 660/690 = 0.9565 for job 0 with no restarts: 0.7418 + 0.7255 = 1.467).
+        CHECK(reconfigured_to_two_plus_two(sia_round_with_a_running_job(o, 660, 600, 1, 100)));
+        // Start-up 90 s: still starting at 660 s, kept.
+        o.startup_s = 90;
+        const auto d = sia_round_with_a_running_job(o, 660, 600, 1, 10);
+        CHECK(d.preempt.empty());
+        CHECK(d.start.empty());
+    }
+    SECTION("a locked job on part of a node leaves the rest of that node to the ILP") {
+        // Job 0 holds 2 of the node's 4 GPUs and is locked (660 < 600 + 100). The ILP sees 2 GPUs on 1 node (a
+        // whole-node count of 0 with 2 GPUs would be an invalid program); job 1's choice among them: 2 GPUs
+        // (0.7255) beats 1 (1.0) and waiting (1.1).
+        const auto d = sia_round_with_a_running_job(o, 660, 600, 2, 100, 2);
+        CHECK(d.preempt.empty());
+        REQUIRE(d.start.size() == 1);
+        CHECK(d.start[0].job == 1);
+        CHECK(d.start[0].alloc.gpus() == 2);
+    }
 }
 #endif  // without GLPK (never in scripts/setup.sh's builds) there is nothing here to test

@@ -6,15 +6,16 @@
 
 namespace frenzy_test {
 
-/// frenzy::policy_names() in order (HAS first), each from frenzy::make_scheduler; Sia's ILP stops at a 2% gap,
-/// which keeps it quick and deterministic in tests (a gap, not a time limit).
+/// frenzy::selectable_policy_names() in order (HAS first; what `--policy all` runs, then gavel-las), each from
+/// frenzy::make_scheduler; Sia's ILP stops at a 2% gap, which keeps it quick and deterministic in tests (a gap, not
+/// a time limit).
 inline std::vector<frenzy::any_scheduler> every_policy() {
     frenzy::policy_options o;
 #ifdef FRENZY_HAS_GLPK
     o.sia.ilp.mip_gap = 0.02;
 #endif
     std::vector<frenzy::any_scheduler> v;
-    for (const auto& n : frenzy::policy_names()) v.push_back(frenzy::make_scheduler(n, o));
+    for (const auto& n : frenzy::selectable_policy_names()) v.push_back(frenzy::make_scheduler(n, o));
     return v;
 }
 

@@ -1,7 +1,9 @@
 // sim/policies.hpp: the one mapping from policy names to schedulers (the CLI's --policy, Python's policy=).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "frenzy/core/error.hpp"
@@ -20,8 +22,27 @@ TEST_CASE("policies: the names this build has, HAS first, and 'all' selects ever
     CHECK(select_policies("tiresias") == std::vector<std::string>{"tiresias"});
 }
 
+TEST_CASE("policies: gavel-las is chosen by name only, so 'all' (and every published --policy all table) is unchanged") {
+    auto want = policy_names();
+#ifdef FRENZY_HAS_GLPK
+    want.push_back("gavel-las");
+    CHECK(select_policies("gavel-las") == std::vector<std::string>{"gavel-las"});
+#endif
+    CHECK(selectable_policy_names() == want);
+    const auto all = select_policies("all");
+    CHECK(std::find(all.begin(), all.end(), "gavel-las") == all.end());
+}
+
 TEST_CASE("policies: make_scheduler builds the scheduler of each name") {
-    for (const auto& n : policy_names()) CHECK(make_scheduler(n).name() == n);
+    for (const auto& n : selectable_policy_names()) CHECK(make_scheduler(n).name() == n);
+#ifdef FRENZY_HAS_GLPK
+    // gavel-las takes gavel's knobs (its round length), only the LP differs
+    policy_options o;
+    o.gavel.round_s = 60;
+    CHECK(make_scheduler("gavel-las", o).round_s() == 60);
+    o.gavel.policy = gavel_policy::las;  // "gavel" is max-sum whatever the option says
+    CHECK(make_scheduler("gavel", o).name() == std::string_view("gavel"));
+#endif
 }
 
 TEST_CASE("policies: a mistyped name is an error naming the field, the value, the known names and the closest") {
@@ -45,6 +66,7 @@ TEST_CASE("policies: every policy is told the start-up and restart costs the sim
     CHECK(o.has.startup_s == 45);
 #ifdef FRENZY_HAS_GLPK
     CHECK(o.sia.ilp.restart_penalty_s == 300);
+    CHECK(o.sia.startup_s == 45);
 #endif
     // Knobs given by the caller are kept.
     policy_options mine;

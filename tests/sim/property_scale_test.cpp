@@ -10,8 +10,8 @@
 //    utilization x GPUs x span, and (with exact speeds) a completed job held at least the GPU-seconds of its
 //    cheapest plan's compute (gpus x tokens / tokens_per_s);
 //  - the same seed gives the same result (every 10th trace is run twice, from a fresh copy of the policy).
-// gavel and sia solve an LP/ILP every round (GLPK), ~50-100x slower than the others: they run on every 25th trace
-// (400 traces each), stated here and printed.
+// gavel, gavel-las and sia solve an LP/ILP every round (GLPK), ~50-100x slower than the others: they run on every
+// 25th trace (400 traces each), stated here and printed.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -48,7 +48,7 @@ constexpr int n_traces = 10000;
 #else
 constexpr int n_traces = 10000;
 #endif
-constexpr int lp_every = 25;    // gavel and sia: every 25th trace
+constexpr int lp_every = 25;    // gavel, gavel-las and sia: every 25th trace
 constexpr int rerun_every = 10;  // determinism: every 10th trace twice
 
 const char* const gpu_types[] = {"a100-80g", "v100-32g", "h100-80g", "a100-40g"};
@@ -241,7 +241,7 @@ TEST_CASE("property at scale: 10^4 random traces x clusters, failures on, every 
         const auto w = make_world(static_cast<std::uint64_t>(s));
         for (const auto& pol : pols) {
             const std::string name(pol.name());
-            const bool lp = name == "gavel" || name == "sia";
+            const bool lp = name == "gavel" || name == "gavel-las" || name == "sia";
             if (lp && s % lp_every != 0) continue;
             checked_run c;
             try {
@@ -275,7 +275,7 @@ TEST_CASE("property at scale: 10^4 random traces x clusters, failures on, every 
     for (const auto& pol : pols) {
         const std::string name(pol.name());
         INFO("policy " << name);
-        const bool lp = name == "gavel" || name == "sia";
+        const bool lp = name == "gavel" || name == "gavel-las" || name == "sia";
         CHECK(runs[name] == (lp ? n_traces / lp_every : n_traces));
         CHECK(completed[name] > 0);
         CHECK(fails_seen[name] > 0);

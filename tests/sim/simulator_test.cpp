@@ -66,7 +66,8 @@ TEST_CASE("simulator properties on random clusters and traces, every policy") {
     for (std::uint64_t seed = 1; seed <= 12; ++seed) {
         const auto sc = random_scenario(seed);
         for (auto& pol : every_policy()) {
-            const bool lp = pol.name() == std::string_view("gavel") || pol.name() == std::string_view("sia");
+            const bool lp = pol.name() == std::string_view("gavel") || pol.name() == std::string_view("gavel-las") ||
+                            pol.name() == std::string_view("sia");
             if (lp && seed > 3) continue;  // the LP/ILP policies are slower; three random scenarios each
             INFO("seed " << seed << " policy " << pol.name());
             sim_options o;

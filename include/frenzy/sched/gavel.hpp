@@ -1,8 +1,9 @@
 #pragma once
 // Gavel (Narayanan et al., OSDI'20) as a round-based scheduling policy: every round, the heterogeneity-aware
-// max-sum-throughput LP (sched/gavel_lp.hpp) gives each job a fraction of time X_jt on each GPU type; the round
-// mechanism (Gavel Sec. 5) runs jobs in decreasing priority X_jt / (share of time the job has received on t), at
-// the size the user asked for. Jobs whose assignment changes are preempted (checkpoint) and restarted.
+// max-sum-throughput LP or, with gavel_options::policy = las, the LAS (max-min fairness) LP (sched/gavel_lp.hpp)
+// gives each job a fraction of time X_jt on each GPU type; the round mechanism (Gavel Sec. 5) runs jobs in
+// decreasing priority X_jt / (share of time the job has received on t), at the size the user asked for. Jobs
+// whose assignment changes are preempted (checkpoint) and restarted.
 // Needs GLPK: include only where frenzy::glpk is linked (FRENZY_HAS_GLPK).
 // Departures (docs/baselines.md, "Gavel rounds"): a job's size is its request, doubled until it fits in memory on
 // some type (Gavel's throughput profiles would show the out-of-memory up front, so no crash is simulated);
@@ -23,8 +24,15 @@
 
 namespace frenzy {
 
+/// Which of Gavel's allocation LPs (sched/gavel_lp.hpp) a round solves.
+enum class gavel_policy {
+    max_sum_throughput,  ///< solve_gavel_max_sum_throughput; the policy is called "gavel"
+    las,                 ///< solve_gavel_las (Gavel's heterogeneity-aware LAS, max-min fairness); "gavel-las"
+};
+
 struct gavel_options {
     double round_s = 360;  ///< Gavel's default round: 6 minutes
+    gavel_policy policy = gavel_policy::max_sum_throughput;
 };
 
 /// With its placement a policy (PlacementPolicy; default best fit, as the other schedulers).
@@ -33,7 +41,7 @@ class basic_gavel_scheduler {
 public:
     template <PlacementPolicy P2> using with_placement = basic_gavel_scheduler<P2>;
     explicit basic_gavel_scheduler(gavel_options o = {}, P placement = {}) : opt_(o), place_(std::move(placement)) {}
-    std::string_view name() const { return "gavel"; }
+    std::string_view name() const { return opt_.policy == gavel_policy::las ? "gavel-las" : "gavel"; }
     double round_s() const { return opt_.round_s; }
     bool event_driven() const { return false; }
 
@@ -140,7 +148,7 @@ private:
             sig += ';';
         }
         if (sig != last_sig_) {
-            last_x_ = solve_gavel_max_sum_throughput(in);
+            last_x_ = opt_.policy == gavel_policy::las ? solve_gavel_las(in) : solve_gavel_max_sum_throughput(in);
             last_sig_ = std::move(sig);
             ++solves_;
         }

@@ -8,6 +8,7 @@
 // Departures (docs/baselines.md, "Sia rounds"): goodput is the planner's predicted throughput (no statistical
 // efficiency model: LLM pre-training keeps its global batch); a round whose inputs (active jobs, running
 // configurations, GPUs up) are unchanged since the last solve keeps the last decision instead of re-solving.
+// Following the artifact: 64-GPU cap, growth limit and restart lock (sia_policy_options).
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -30,6 +31,17 @@ struct sia_policy_options {
     /// Growth limit: a job may be given at most max(growth x the most GPUs it has run on, its smallest feasible
     /// count) GPUs (sia-simulator/cluster.py: max_replicas = max(2 x max_profiled_replicas, 1)). 0 = no limit.
     double growth = 2.0;
+    /// Restart lock, as the artifact's default: a running job keeps its configuration while its launch (start-up or
+    /// checkpoint-restore) is under way, i.e. while now < run_started_s + its launch cost. sia-simulator/sia.py at
+    /// 37c68be ("hard constraint:: do not re-allocate a job if it is currently doing a checkpoint-restore
+    /// operation": non_preemptible_jobnames, forced to their previous configuration in __solve_mip_rescaled) with
+    /// simulator_config.py preserve_ckpt_allocs = True and cluster.py scaling_underway = job.rescale_time > 0; the
+    /// countdown rescale_time is set at every (re)start (job.py reallocate / migrate) and run down by step(). Here
+    /// the launch cost is startup_s for a job's first launch and job_view::restart_s after. false = no lock.
+    bool restart_lock = true;
+    /// What a job's first launch costs the host, s (the simulator's sim_options::startup_s; policy_options_for
+    /// passes it): the restart lock's length for a first launch.
+    double startup_s = 30;
 };
 
 /// With its placement a policy (PlacementPolicy; default best fit, as the other schedulers).
@@ -61,12 +73,22 @@ public:
             sig += std::to_string(gpus[static_cast<std::size_t>(t)]) + ",";
         }
         round_in in;
-        collect_jobs(c, in, gpus, nodes, sig, d);
+        std::vector<int> kept(cs.nodes().size(), 0);  // per node: GPUs of running jobs the ILP does not see
+        collect_jobs(c, in, kept, sig, d);
         last_solve_s_ = 0;
         if (in.jobs.empty()) return d;
+        // What the ILP may hand out: per type, the GPUs up and not kept, on the nodes that have any of them (a node
+        // partly held by a kept job counts as a node: the placement then may not realise a multi-node choice, and
+        // the round solves again).
         for (int t = 0; t < ntypes; ++t) {
-            gpus[static_cast<std::size_t>(t)] = std::max(0, gpus[static_cast<std::size_t>(t)]);
-            nodes[static_cast<std::size_t>(t)] = std::max(0, nodes[static_cast<std::size_t>(t)]);
+            gpus[static_cast<std::size_t>(t)] = nodes[static_cast<std::size_t>(t)] = 0;
+            for (int n : cs.nodes_of_type(t)) {
+                const auto& nd = cs.nodes()[static_cast<std::size_t>(n)];
+                const int left = nd.up ? nd.gpus - kept[static_cast<std::size_t>(n)] : 0;
+                if (left <= 0) continue;
+                ++nodes[static_cast<std::size_t>(t)];
+                gpus[static_cast<std::size_t>(t)] += left;
+            }
         }
         if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
         last_sig_ = sig;
@@ -90,8 +112,7 @@ private:
     /// Each active job's configurations per type (Sia's shapes, capped at max_gpus and the growth limit) with the
     /// planner's throughput of exactly that size; running jobs in a shape Sia would not pick keep their GPUs, which
     /// leave the pool. Appends every input to `sig` (a round with the same signature keeps the last decision).
-    void collect_jobs(const sched_context& c, round_in& r, std::vector<int>& gpus, std::vector<int>& nodes, std::string& sig,
-                      sched_decisions& d) {
+    void collect_jobs(const sched_context& c, round_in& r, std::vector<int>& kept, std::string& sig, sched_decisions& d) {
         const auto& cs = *c.cluster;
         const int ntypes = static_cast<int>(cs.types().size());
         for (const auto& j : c.jobs) {
@@ -99,6 +120,12 @@ private:
             std::vector<const plan*> ps;
             int& seen = max_seen_[j.id];
             if (j.running && j.alloc) seen = std::max(seen, j.alloc->gpus());
+            if (j.running && j.alloc && locked(j, c.now)) {
+                // Restart lock: the artifact forces the job's previous configuration in the ILP; the objective is a
+                // sum over jobs, so that is the same as leaving it out and taking its GPUs and nodes from the pool.
+                keep_running(j, kept, sig, 'l');
+                continue;
+            }
             int min_feasible = std::numeric_limits<int>::max();
             for (const auto& p : *j.plans) min_feasible = std::min(min_feasible, p.gpus);
             const double cap = opt_.growth > 0 ? std::max(opt_.growth * seen, static_cast<double>(min_feasible))
@@ -122,16 +149,12 @@ private:
                     ps.push_back(best);
                 }
             }
-            if (sj.configs.empty()) {
-                if (!j.running) d.reject.push_back({j.id, "no Sia configuration (power-of-two or whole-node size) fits in memory"});
+            if (j.running && sj.current < 0) {  // running in a shape Sia would not pick (or none is offered): keep it
+                keep_running(j, kept, sig, 'k');
                 continue;
             }
-            if (j.running && sj.current < 0) {  // running in a shape Sia would not pick: keep it as is, and take
-                // its GPUs and nodes out of what the ILP may hand out
-                const auto t = static_cast<std::size_t>(j.alloc->type);
-                gpus[t] -= j.alloc->gpus();
-                nodes[t] -= j.alloc->nodes();
-                sig += std::to_string(j.id) + "k;";
+            if (sj.configs.empty()) {
+                d.reject.push_back({j.id, "no Sia configuration (power-of-two or whole-node size) fits in memory"});
                 continue;
             }
             sj.age_s = std::max(0.0, c.now - j.submit_s);
@@ -141,6 +164,21 @@ private:
             r.plans.push_back(std::move(ps));
             r.views.push_back(&j);
         }
+    }
+
+    /// Whether running job `j` is still in the launch its current run began with (the restart lock).
+    bool locked(const job_view& j, double now) const {
+        if (!opt_.restart_lock) return false;
+        const double launch = j.launches <= 1 ? opt_.startup_s : j.restart_s;
+        return now < j.run_started_s + launch;
+    }
+
+    /// A running job the ILP does not see: its GPUs leave the pool (`kept`, per node); `why` marks it in the signature.
+    static void keep_running(const job_view& j, std::vector<int>& kept, std::string& sig, char why) {
+        for (const auto& part : j.alloc->parts) kept[static_cast<std::size_t>(part.node)] += part.gpus;
+        sig += std::to_string(j.id);
+        sig += why;
+        sig += ';';
     }
 
     /// Preempts running jobs whose configuration changed and places the newly chosen ones, multi-node first.

@@ -29,7 +29,9 @@
 // Departures and choices (also in docs/baselines.md, "Sia"): the restart factor follows Pollux's re-allocation
 // factor, which Sia reuses (or R/(R+delta) per round, see sia_restart_model); the normaliser is the job's
 // smallest positive goodput; the node constraint above is our linear form of Sia's placement rule; Sia's
-// limit on how fast a job may scale up between rounds is not modelled (goodputs here are exact, not estimated).
+// limit on how fast a job may scale up between rounds and its restart lock are not in the program: the policy
+// around it (sched/sia.hpp) applies both (the artifact forces a locked job inside its MIP; leaving the job out is
+// the same, the objective being a sum over jobs).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

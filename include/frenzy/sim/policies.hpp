@@ -1,7 +1,9 @@
 #pragma once
 // The scheduling policies by name: the one mapping `frenzy simulate --policy` and `frenzy.simulate(policy=...)`
-// use. `policy_names()` lists what this build has (gavel and sia need GLPK: FRENZY_HAS_GLPK), in the order
-// `--policy all` runs them; `select_policies("all" | name)` resolves a request, with a "did you mean" for a typo;
+// use. `policy_names()` lists what `--policy all` runs in this build (gavel and sia need GLPK: FRENZY_HAS_GLPK), in
+// that order; `selectable_policy_names()` adds the policies chosen only by name (gavel-las: Gavel's LAS policy, kept
+// out of "all" so that every published `--policy all` table keeps its rows); `select_policies("all" | name)`
+// resolves a request, with a "did you mean" for a typo;
 // `make_scheduler(name, options)` builds the scheduler with the given knobs (the library's defaults otherwise).
 #include <string>
 #include <string_view>
@@ -32,12 +34,14 @@ struct policy_options {
 #endif
 };
 
-/// The policies' view of one simulation's costs: HAS predicts with the simulator's start-up cost, and Sia's restart
-/// factor uses its restart cost (sim_options::restart_s), so that no policy is told a cost other than the one charged.
+/// The policies' view of one simulation's costs: HAS predicts with the simulator's start-up cost, Sia's restart
+/// factor uses its restart cost (sim_options::restart_s) and Sia's restart lock its start-up cost, so that no policy
+/// is told a cost other than the one charged.
 inline policy_options policy_options_for(const sim_options& s, policy_options o = {}) {
     o.has.startup_s = s.startup_s;
 #ifdef FRENZY_HAS_GLPK
     o.sia.ilp.restart_penalty_s = s.restart_s;
+    o.sia.startup_s = s.startup_s;  // the restart lock's length for a first launch
 #endif
     return o;
 }
@@ -52,11 +56,20 @@ inline std::vector<std::string> policy_names() {
     return n;
 }
 
-/// "all" -> every policy_names(); a known name -> just it; anything else: config_error naming `field`, the value,
-/// the known names and the closest of them.
+/// Every name make_scheduler knows in this build: policy_names(), then those run only when named.
+inline std::vector<std::string> selectable_policy_names() {
+    auto n = policy_names();
+#ifdef FRENZY_HAS_GLPK
+    n.push_back("gavel-las");
+#endif
+    return n;
+}
+
+/// "all" -> every policy_names(); a known name (selectable_policy_names()) -> just it; anything else: config_error
+/// naming `field`, the value, the known names and the closest of them.
 inline std::vector<std::string> select_policies(std::string_view name, std::string_view field = "policy") {
-    const auto all = policy_names();
-    if (name == "all") return all;
+    if (name == "all") return policy_names();
+    const auto all = selectable_policy_names();
     for (const auto& n : all)
         if (n == name) return {n};
     std::string known;
@@ -67,13 +80,22 @@ inline std::vector<std::string> select_policies(std::string_view name, std::stri
                        detail::did_you_mean(name, with_all));
 }
 
-/// The scheduler called `name` (one of policy_names()), built with `o`.
+/// The scheduler called `name` (one of selectable_policy_names()), built with `o`.
 inline any_scheduler make_scheduler(std::string_view name, const policy_options& o = {}) {
     if (name == "has") return has_scheduler<>(o.has, best_fit_placement{}, o.has_order);
     if (name == "fcfs") return fcfs_scheduler{};
     if (name == "tiresias") return tiresias_scheduler{o.tiresias};
 #ifdef FRENZY_HAS_GLPK
-    if (name == "gavel") return gavel_scheduler{o.gavel};
+    if (name == "gavel") {
+        auto g = o.gavel;
+        g.policy = gavel_policy::max_sum_throughput;
+        return gavel_scheduler{g};
+    }
+    if (name == "gavel-las") {
+        auto g = o.gavel;  // the same knobs (round length) as gavel
+        g.policy = gavel_policy::las;
+        return gavel_scheduler{g};
+    }
     if (name == "sia") return sia_scheduler{o.sia};
 #endif
     (void)select_policies(name);  // throws, naming the known policies and the closest
