@@ -301,7 +301,8 @@ def simulate(
     repair_h: float = 1.0,
 ) -> SimResult | list[SimResult]:
     """Replays `trace` (a trace CSV path or its text) on `cluster` under `policy` (has | fcfs | tiresias | gavel |
-    sia), as `frenzy simulate` does; policy="all" returns a list with one SimResult per policy, HAS first."""
+    sia | gavel-las), as `frenzy simulate` does; policy="all" returns a list with one SimResult per policy of the
+    first five, HAS first (gavel-las is selected by name only)."""
 
 def gpus() -> list[JsonDict]:
     """The built-in GPU types, one dict each (`frenzy gpus --json`)."""

@@ -605,7 +605,7 @@ inline void bind_simulate(py::module_& m) {
     m.def("simulate", &frenzy_py::simulate, "cluster"_a, "trace"_a, "policy"_a = "has", "seed"_a = 1,
           "startup_s"_a = 30.0, "restart_s"_a = 30.0, "mtbf_h"_a = 0.0, "repair_h"_a = 1.0,
           "Replays `trace` (a trace CSV path or its text) on `cluster` under `policy` (has | fcfs | tiresias | gavel "
-          "| sia), as `frenzy simulate` does; policy=\"all\" returns a list with one SimResult per policy, HAS first.");
+          "| sia | gavel-las), as `frenzy simulate` does; policy=\"all\" returns a list with one SimResult per policy, HAS first.");
 }
 
 /// frenzy.gpus and frenzy.models.
