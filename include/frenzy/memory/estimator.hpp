@@ -1,6 +1,8 @@
 #pragma once
 // MARP: the composed per-GPU memory estimator.
 #include <algorithm>
+#include <span>
+#include <vector>
 
 #include "frenzy/memory/activations.hpp"
 #include "frenzy/memory/allocator.hpp"
@@ -69,8 +71,27 @@ public:
 
     memory_report estimate(const job_spec& j, const framework_profile& f) const {
         validate(j);
+        return estimate_stages(j, f, stage_layouts(j, f));
+    }
+
+    /// The stages estimate(j) walks (memory/layout.hpp stage_layouts with the job's profile). They depend on the
+    /// model, the sequence length, the framework and the layout fields tp, etp, ep, pp, vpp, the uneven split and
+    /// the embedding/loss stages only, not on dp, sharding, recompute, the micro-batch or the precision, so a
+    /// planner that estimates one layout at many points computes them once.
+    std::vector<stage_layout> stages_of(const job_spec& j) const { return stage_layouts(j, profile_of(j)); }
+    /// estimate(j) with `layouts` = stages_of(j) (same result, bit for bit; the caller guarantees they match).
+    memory_report estimate(const job_spec& j, std::span<const stage_layout> layouts) const {
+        validate(j);
+        return estimate_stages(j, profile_of(j), layouts);
+    }
+    /// lower_bound(j) with `layouts` = stages_of(j).
+    bytes lower_bound(const job_spec& j, std::span<const stage_layout> layouts) const {
+        return lower_bound_stages(j, profile_of(j), layouts);
+    }
+
+private:
+    memory_report estimate_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts) const {
         memory_report r;
-        const auto layouts = stage_layouts(j, f);
         {  // whole model with the framework's padded vocabulary
             auto m = j.model;
             m.vocab = framework_vocab(j, f);
@@ -124,14 +145,23 @@ public:
         return r;
     }
 
+public:
     /// A floor under estimate(j).peak_allocated from the model-state policy alone (no activations): the largest
     /// stage's weights + optimizer states, plus its gradients unless the optimizer runs inside backward (then the
     /// gradients never exist together). Both phases of estimate() hold at least that. The planner prunes layouts
     /// with it, so a host's own ModelStatePolicy (CPU offload, say) is bounded by its own answer.
     bytes lower_bound(const job_spec& j) const { return lower_bound(j, profile_of(j)); }
     bytes lower_bound(const job_spec& j, const framework_profile& f) const {
+        return lower_bound_stages(j, f, stage_layouts(j, f));
+    }
+
+    const O& overheads() const { return over_; }
+    const R& allocator() const { return alloc_; }
+
+private:
+    bytes lower_bound_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts) const {
         double floor = 0;
-        for (const auto& l : stage_layouts(j, f)) {
+        for (const auto& l : layouts) {
             const auto ms = method_model_states(j, l, f, states_.model_states(j, l, f));
             const bytes b = ms.weights + ms.optimizer + (f.optimizer_in_backward ? bytes{} : ms.gradients);
             floor = std::max(floor, b.value);
@@ -139,10 +169,6 @@ public:
         return bytes{floor};
     }
 
-    const O& overheads() const { return over_; }
-    const R& allocator() const { return alloc_; }
-
-private:
     S states_{};
     A acts_{};
     O over_{};

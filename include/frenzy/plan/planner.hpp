@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -296,13 +297,49 @@ private:
         }
     };
     using memo = std::unordered_map<memo_key, double, memo_hash>;
+    /// The fields the pipeline stages of a job's layout depend on (memory/layout.hpp for_each_stage_layout, with
+    /// the framework's vocabulary padding), within one plan() call, where the model and sequence length are fixed:
+    /// what keys the stage walks shared across dp, sharding, recompute, micro-batches, precisions and GPU types.
+    using stage_key = std::array<std::int64_t, 9>;
+    static stage_key stage_key_of(const job_spec& j) {
+        const auto& p = j.parallel;
+        return {static_cast<std::int64_t>(j.runtime.framework), p.tp, p.etp, p.ep, p.pp, p.vpp, p.first_stage_layers,
+                p.last_stage_layers, static_cast<std::int64_t>(p.embedding_stage) * 2 + static_cast<std::int64_t>(p.loss_stage)};
+    }
     struct search_context {
         plan_stats& st;
         memo required;  ///< bytes the fit rule requires; < 0: the model rejects the layout
         memo floor;     ///< the memory model's lower bound; < 0: it rejects the layout
         std::vector<std::int64_t> micro_batches{};  ///< the current layout's valid micro-batches (a reused buffer)
         std::optional<detail::stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
+        std::map<stage_key, detail::stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
+        std::optional<stage_key> stages_key{};      ///< whose stages `stages` holds (memory models that take them)
+        std::vector<stage_layout> stages{};
     };
+    /// The memory model's estimate and floor; the default model takes the layout's stages, computed once per
+    /// layout (memory/estimator.hpp stages_of), a host's model is called as the MemoryModel concept says.
+    static constexpr bool takes_stages = requires(const M& m, const job_spec& j, std::span<const stage_layout> s) {
+        { m.stages_of(j) } -> std::same_as<std::vector<stage_layout>>;
+        { m.estimate(j, s) } -> std::same_as<memory_report>;
+        { m.lower_bound(j, s) } -> std::same_as<bytes>;
+    };
+    std::span<const stage_layout> stages_for(const job_spec& j, search_context& cx) const {
+        const auto k = stage_key_of(j);
+        if (cx.stages_key != k) {
+            cx.stages_key.reset();
+            cx.stages = mem_.stages_of(j);
+            cx.stages_key = k;
+        }
+        return cx.stages;
+    }
+    memory_report estimate_of(const job_spec& j, search_context& cx) const {
+        if constexpr (takes_stages) return mem_.estimate(j, stages_for(j, cx));
+        else return mem_.estimate(j);
+    }
+    bytes floor_of(const job_spec& j, search_context& cx) const {
+        if constexpr (takes_stages) return mem_.lower_bound(j, stages_for(j, cx));
+        else return mem_.lower_bound(j);
+    }
     /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
     /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
     step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
@@ -343,7 +380,7 @@ private:
         if (fresh) {
             ++cx.st.memory_estimates;
             try {
-                it->second = required_memory(mem_.estimate(j)).value;
+                it->second = required_memory(estimate_of(j, cx)).value;
             } catch (const config_error&) {
                 it->second = -1.0;
             }
@@ -369,7 +406,7 @@ private:
             auto [it, fresh] = cx.floor.try_emplace(key_of(j), -1.0);
             if (fresh) {
                 try {
-                    it->second = mem_.lower_bound(j).value;
+                    it->second = floor_of(j, cx).value;
                 } catch (const config_error&) {
                     it->second = -1.0;
                 }
@@ -477,8 +514,12 @@ private:
                                     if (tp * pp * cp > avail) break;
                                     set_layout(j, job0->runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
                                     if (!shape_allowed(j, pool, opt)) continue;
-                                    if constexpr (requires { time_.predict(j, g, topo, detail::stage_load{}); })
-                                        cx.stage = detail::bottleneck_stage(j, flops);  // independent of dp
+                                    if constexpr (requires { time_.predict(j, g, topo, detail::stage_load{}); }) {
+                                        // independent of dp, sharding, the precision and the GPU: once per layout
+                                        auto [it, fresh] = cx.bottleneck.try_emplace(stage_key_of(j));
+                                        if (fresh) it->second = detail::bottleneck_stage(j, flops);
+                                        cx.stage = it->second;
+                                    }
                                     frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
                                     for (auto dp : ax.dp) {
                                         if (dp * tp * pp * cp > avail) break;
