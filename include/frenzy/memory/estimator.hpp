@@ -71,34 +71,45 @@ public:
 
     memory_report estimate(const job_spec& j, const framework_profile& f) const {
         validate(j);
-        return estimate_stages(j, f, stage_layouts(j, f));
+        return estimate_stages(j, f, stage_layouts(j, f), parameters_of(j, f), true);
     }
 
-    /// The stages estimate(j) walks (memory/layout.hpp stage_layouts with the job's profile). They depend on the
-    /// model, the sequence length, the framework and the layout fields tp, etp, ep, pp, vpp, the uneven split and
-    /// the embedding/loss stages only, not on dp, sharding, recompute, the micro-batch or the precision, so a
-    /// planner that estimates one layout at many points computes them once.
-    std::vector<stage_layout> stages_of(const job_spec& j) const { return stage_layouts(j, profile_of(j)); }
-    /// estimate(j) with `layouts` = stages_of(j) (same result, bit for bit; the caller guarantees they match).
-    memory_report estimate(const job_spec& j, std::span<const stage_layout> layouts) const {
-        validate(j);
-        return estimate_stages(j, profile_of(j), layouts);
+    /// What estimate(j) computes before its per-stage work: the stages (memory/layout.hpp stage_layouts with the
+    /// job's profile) and the whole model's parameters. They depend on the model, the sequence length, the
+    /// framework and the layout fields tp, etp, ep, pp, vpp, the uneven split and the embedding/loss stages only,
+    /// not on dp, sharding, recompute, the micro-batch or the precision, so a planner that estimates one layout at
+    /// many points prepares them once.
+    struct prepared_stages {
+        std::vector<stage_layout> layouts;
+        double parameters = 0;
+    };
+    prepared_stages stages_of(const job_spec& j) const {
+        const auto f = profile_of(j);
+        return {stage_layouts(j, f), parameters_of(j, f)};
     }
-    /// lower_bound(j) with `layouts` = stages_of(j).
-    bytes lower_bound(const job_spec& j, std::span<const stage_layout> layouts) const {
-        return lower_bound_stages(j, profile_of(j), layouts);
+    /// estimate(j) with `s` = stages_of(j): the same report, bit for bit (the caller guarantees that `s` is
+    /// stages_of(j)), without its per-stage list unless `with_stages`.
+    memory_report estimate(const job_spec& j, const prepared_stages& s, bool with_stages = true) const {
+        validate(j);
+        return estimate_stages(j, profile_of(j), s.layouts, s.parameters, with_stages);
+    }
+    /// lower_bound(j) with `s` = stages_of(j).
+    bytes lower_bound(const job_spec& j, const prepared_stages& s) const {
+        return lower_bound_stages(j, profile_of(j), s.layouts);
     }
 
 private:
-    memory_report estimate_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts) const {
+    static double parameters_of(const job_spec& j, const framework_profile& f) {
+        auto m = j.model;  // whole model with the framework's padded vocabulary
+        m.vocab = framework_vocab(j, f);
+        return total_parameters(m, j.training.seq_len);
+    }
+    memory_report estimate_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts,
+                                  double parameters, bool with_stages) const {
         memory_report r;
-        {  // whole model with the framework's padded vocabulary
-            auto m = j.model;
-            m.vocab = framework_vocab(j, f);
-            r.parameters = total_parameters(m, j.training.seq_len);
-        }
+        r.parameters = parameters;
         double best_reserved = 0;
-        r.stages.reserve(layouts.size());
+        if (with_stages) r.stages.reserve(layouts.size());
         for (const auto& l : layouts) {
             // Training methods and architecture extras (memory/methods.hpp: LoRA/QLoRA, frozen layers, 8-bit Adam,
             // offload, fp8, parallel attention, MLA) adjust the policies' answers; identity for plain jobs.
@@ -138,7 +149,7 @@ private:
                 r.bottleneck_stage = l.stage;
             }
             best_reserved = std::max(best_reserved, reserved);
-            r.stages.push_back(st);
+            if (with_stages) r.stages.push_back(st);
         }
         r.peak_reserved = bytes{best_reserved};
         r.uncertainty = memory_uncertainty(j);

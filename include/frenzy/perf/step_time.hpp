@@ -273,6 +273,33 @@ public:
             return r;
         }
         auto& b = r.parts;
+        fill_parts(j, g, topo, stage, peak, b);
+        const std::int64_t gpus = p.gpus();
+        r.step_time = seconds{b.total};
+        r.flops = step_flops(j);
+        r.tokens_per_s = j.tokens_per_step() / b.total;
+        r.tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(gpus);
+        r.mfu = r.flops.model().value / (b.total * static_cast<double>(gpus) * peak);
+        const auto band = error_band_for(j, g, compute_);
+        r.rel_error_band = band.first;
+        r.error_regime = band.second;
+        return r;
+    }
+
+    /// The parts of the step alone (predict's `parts`, bit for bit, without the FLOP count, MFU and error band):
+    /// what a planner's speed bound reads. All zero where the GPU lacks the job's precision.
+    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const detail::stage_load& stage) const {
+        step_breakdown b;
+        const double peak = g.peak_flops(j.training.precision);
+        if (peak > 0) fill_parts(j, g, topo, stage, peak, b);
+        return b;
+    }
+
+private:
+    void fill_parts(const job_spec& j, const gpu_type& g, const topology& topo, const detail::stage_load& stage,
+                    double peak, step_breakdown& b) const {
+        const auto& t = j.training;
+        const auto& p = j.parallel;
         const double cp = static_cast<double>(p.cp);
         const double mb_tokens = static_cast<double>(t.micro_batch) * static_cast<double>(t.seq_len);
         const step_context c{j, g, topo, stage, static_cast<double>(p.tp), cp,
@@ -285,20 +312,9 @@ public:
         expert_parallel_step(c, b);
         pipeline_step(c, b);
         data_parallel_step(c, b);
-        const std::int64_t gpus = p.gpus();
         b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
-        r.step_time = seconds{b.total};
-        r.flops = step_flops(j);
-        r.tokens_per_s = j.tokens_per_step() / b.total;
-        r.tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(gpus);
-        r.mfu = r.flops.model().value / (b.total * static_cast<double>(gpus) * peak);
-        const auto band = error_band_for(j, g, compute_);
-        r.rel_error_band = band.first;
-        r.error_regime = band.second;
-        return r;
     }
 
-private:
     /// What every step of predict reads: the job, the GPU, the topology, the bottleneck stage and the per-GPU
     /// micro-batch quantities.
     struct step_context {
