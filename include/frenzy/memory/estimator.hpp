@@ -1,12 +1,14 @@
 #pragma once
 // MARP: the composed per-GPU memory estimator.
 #include <algorithm>
+#include <limits>
 #include <span>
 #include <vector>
 
 #include "frenzy/memory/activations.hpp"
 #include "frenzy/memory/allocator.hpp"
 #include "frenzy/memory/breakdown.hpp"
+#include "frenzy/memory/fit.hpp"
 #include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/memory/layout.hpp"
 #include "frenzy/memory/methods.hpp"
@@ -88,10 +90,14 @@ public:
         return {stage_layouts(j, f), parameters_of(j, f)};
     }
     /// estimate(j) with `s` = stages_of(j): the same report, bit for bit (the caller guarantees that `s` is
-    /// stages_of(j)), without its per-stage list unless `with_stages`.
-    memory_report estimate(const job_spec& j, const prepared_stages& s, bool with_stages = true) const {
+    /// stages_of(j)), without its per-stage list unless `with_stages`. With `stop_above`, the walk stops at the
+    /// first stage whose bytes alone make the fit rule's requirement (memory/fit.hpp required_memory) exceed it:
+    /// then the report covers the stages up to that one, and its requirement, though below the whole job's,
+    /// already exceeds `stop_above` (what a planner needs to know when no GPU has more usable memory).
+    memory_report estimate(const job_spec& j, const prepared_stages& s, bool with_stages = true,
+                           double stop_above = std::numeric_limits<double>::infinity()) const {
         validate(j);
-        return estimate_stages(j, profile_of(j), s.layouts, s.parameters, with_stages);
+        return estimate_stages(j, profile_of(j), s.layouts, s.parameters, with_stages, stop_above);
     }
     /// lower_bound(j) with `s` = stages_of(j).
     bytes lower_bound(const job_spec& j, const prepared_stages& s) const {
@@ -105,9 +111,11 @@ private:
         return total_parameters(m, j.training.seq_len);
     }
     memory_report estimate_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts,
-                                  double parameters, bool with_stages) const {
+                                  double parameters, bool with_stages,
+                                  double stop_above = std::numeric_limits<double>::infinity()) const {
         memory_report r;
         r.parameters = parameters;
+        r.uncertainty = memory_uncertainty(j);
         double best_reserved = 0;
         if (with_stages) r.stages.reserve(layouts.size());
         for (const auto& l : layouts) {
@@ -150,9 +158,10 @@ private:
             }
             best_reserved = std::max(best_reserved, reserved);
             if (with_stages) r.stages.push_back(st);
+            r.peak_reserved = bytes{best_reserved};
+            if (required_memory(r).value > stop_above) return r;
         }
         r.peak_reserved = bytes{best_reserved};
-        r.uncertainty = memory_uncertainty(j);
         return r;
     }
 

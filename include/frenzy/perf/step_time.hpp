@@ -189,10 +189,14 @@ struct stage_load {
     double moe_layers = 0;  ///< of which mixture-of-experts layers
     bool logits = false;    ///< the bottleneck stage holds the output layer and the loss
     double params = 0;      ///< most parameters per GPU of any stage (dense + local experts), before dp sharding
+    /// The per-token FLOPs the stages were weighed with: forward_flops_per_token of the job's model and sequence
+    /// length, which the compute term reads too (kept here so that it is computed once per layout, not per call).
+    token_flops flops{};
     double dense_layers() const { return layers - moe_layers; }
 };
 inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
     stage_load out;
+    out.flops = f;
     double worst = -1;
     for_each_stage_layout(j, profile_of(j), [&](const stage_layout& s) {
         const double l = static_cast<double>(s.layers), e = static_cast<double>(s.moe_layers);
@@ -339,7 +343,7 @@ private:
         const auto& stage = c.stage;
         const double tp = c.tp, gpu_tokens = c.gpu_tokens;
         const bool scaled = gpu_type::scaled_gemms(t.precision);
-        const auto f = forward_flops_per_token(m, t.seq_len);
+        const auto& f = stage.flops;  // forward_flops_per_token(m, t.seq_len), computed with the stage
         // compute of one micro-batch on one GPU of the bottleneck stage (with the logits when it is the last)
         const double stage_dense = stage.dense_layers() * f.dense_layer + stage.moe_layers * f.moe_layer;
         const double stage_attn = stage.layers * f.attention_core;

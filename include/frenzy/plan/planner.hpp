@@ -23,6 +23,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -260,7 +261,10 @@ public:
         plan_result r;
         plan_stats local;
         search_context cx{stats ? *stats : local, {}, {}};
-        for (const auto& pool : gpu_pools(cluster)) plan_pool(job, pool, opt, r, cx);
+        const auto pools = gpu_pools(cluster);
+        cx.max_usable = 0;
+        for (const auto& pool : pools) cx.max_usable = std::max(cx.max_usable, usable_memory(pool.gpu, opt.margin).value);
+        for (const auto& pool : pools) plan_pool(job, pool, opt, r, cx);
         rank(r, opt);
         return r;
     }
@@ -272,6 +276,7 @@ public:
         plan_result r;
         plan_stats local;
         search_context cx{stats ? *stats : local, {}, {}};
+        cx.max_usable = usable_memory(pool.gpu, opt.margin).value;
         plan_pool(job, pool, opt, r, cx);
         rank(r, opt);
         return r;
@@ -304,7 +309,9 @@ private:
         std::size_t operator()(const packed_key& k) const noexcept {
             std::uint64_t h = 0x9e3779b97f4a7c15ull;
             for (auto v : k) h = (h ^ v) * 0xff51afd7ed558ccdull;
-            return static_cast<std::size_t>(h ^ (h >> 29));
+            h ^= h >> 33;  // MurmurHash3's finaliser: the table below takes the low bits
+            h *= 0xc4ceb9fe1a85ec53ull;
+            return static_cast<std::size_t>(h ^ (h >> 33));
         }
     };
     static bool pack_key(const job_spec& j, packed_key& out) {
@@ -325,16 +332,48 @@ private:
         return true;
     }
     /// Bytes by job: the packed key where it applies, else the full one.
+    /// Open addressing over packed keys (linear probing, at most half full): one allocation per growth, not one
+    /// per entry.
+    struct packed_table {
+        struct slot {
+            packed_key key{};
+            double value = 0;
+            bool used = false;
+        };
+        std::vector<slot> slots;
+        std::size_t count = 0;
+        std::pair<double*, bool> try_emplace(const packed_key& k, double init) {
+            if (2 * (count + 1) > slots.size()) grow();
+            const std::size_t mask = slots.size() - 1;
+            for (std::size_t i = packed_hash{}(k) & mask;; i = (i + 1) & mask) {
+                auto& s = slots[i];
+                if (!s.used) {
+                    s = {k, init, true};
+                    ++count;
+                    return {&s.value, true};
+                }
+                if (s.key == k) return {&s.value, false};
+            }
+        }
+        void grow() {
+            std::vector<slot> old(std::max<std::size_t>(1024, 2 * slots.size()));
+            old.swap(slots);
+            const std::size_t mask = slots.size() - 1;
+            for (const auto& o : old) {
+                if (!o.used) continue;
+                std::size_t i = packed_hash{}(o.key) & mask;
+                while (slots[i].used) i = (i + 1) & mask;
+                slots[i] = o;
+            }
+        }
+    };
     struct memo {
-        std::unordered_map<packed_key, double, packed_hash> packed;
+        packed_table packed;
         std::unordered_map<memo_key, double, memo_hash> full;
-        /// The entry of `j` and whether it is new (then set to `init`).
+        /// The entry of `j` and whether it is new (then set to `init`); valid until the next new entry.
         std::pair<double*, bool> try_emplace(const job_spec& j, double init) {
             packed_key k;
-            if (pack_key(j, k)) {
-                auto [it, fresh] = packed.try_emplace(k, init);
-                return {&it->second, fresh};
-            }
+            if (pack_key(j, k)) return packed.try_emplace(k, init);
             auto [it, fresh] = full.try_emplace(key_of(j), init);
             return {&it->second, fresh};
         }
@@ -349,7 +388,7 @@ private:
                 p.last_stage_layers, static_cast<std::int64_t>(p.embedding_stage) * 2 + static_cast<std::int64_t>(p.loss_stage)};
     }
     static constexpr bool takes_stages = requires(const M& m, const job_spec& j) {
-        { m.estimate(j, m.stages_of(j), false) } -> std::same_as<memory_report>;
+        { m.estimate(j, m.stages_of(j), false, 0.0) } -> std::same_as<memory_report>;
         { m.lower_bound(j, m.stages_of(j)) } -> std::same_as<bytes>;
     };
     template <class P> struct stage_cache {
@@ -371,6 +410,7 @@ private:
         std::optional<detail::stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
         std::map<stage_key, detail::stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
         stage_cache<stages_type> stages{};          ///< the current layout's stages (memory models that take them)
+        double max_usable = std::numeric_limits<double>::infinity();  ///< most usable bytes of a GPU of the call
     };
     /// The memory model's estimate and floor; the default model takes the layout's stages, prepared once per
     /// layout (memory/estimator.hpp stages_of), a host's model is called as the MemoryModel concept says.
@@ -384,7 +424,8 @@ private:
         return cx.stages.stages;
     }
     double required_of(const job_spec& j, search_context& cx) const {
-        if constexpr (takes_stages) return required_memory(mem_.estimate(j, stages_for(j, cx), false)).value;
+        // the walk stops once the job fits no GPU of the call: the memo answers for all of them (fits())
+        if constexpr (takes_stages) return required_memory(mem_.estimate(j, stages_for(j, cx), false, cx.max_usable)).value;
         else return required_memory(mem_.estimate(j)).value;
     }
     bytes floor_of(const job_spec& j, search_context& cx) const {
@@ -698,9 +739,10 @@ private:
     }
 
     /// Tries the recompute levels and micro-batches of one layout (pruned as described at the top of the file):
-    /// the memory model's floor (1.) and the most frugal point first (4.), both shared across GPU types; then the
-    /// speed bound (5.); then, per level, the micro-batches that fit with it and not with a cheaper level (3.),
-    /// found by binary search (2.). (Bounding the speed at the largest micro-batch that fits with full recompute
+    /// the memory model's floor (1.), then the speed bound (5.: a step estimate is cheaper than a memory estimate
+    /// the layout may not need), then the most frugal point (4.), both memory checks shared across GPU types; then,
+    /// per level, the micro-batches that fit with it and not with a cheaper level (3.), found by binary search
+    /// (2.). (Bounding the speed at the largest micro-batch that fits with full recompute
     /// instead of the largest valid one was tried: tighter, but the extra memory estimates cost more than the
     /// step estimates it saves.)
     void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax,
