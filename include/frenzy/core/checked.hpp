@@ -120,9 +120,13 @@ inline constexpr real_bound memory_bytes{0, 1e15};         ///< measured peaks (
 }  // namespace bounds
 
 /// Checks `v` against `b`; the error names the field, the value and the range.
+/// The error of check_bound (out of line: the check itself stays small enough to inline on every estimate).
+[[noreturn, gnu::cold, gnu::noinline]] inline void bound_failure(std::string_view field, std::int64_t v, int_bound b) {
+    throw field_error(field, v, "must be in " + std::to_string(b.min) + ".." + std::to_string(b.max));
+}
 inline std::int64_t check_bound(std::string_view field, std::int64_t v, int_bound b) {
-    if (v < b.min || v > b.max)
-        throw field_error(field, v, "must be in " + std::to_string(b.min) + ".." + std::to_string(b.max));
+    if (v < b.min || v > b.max) [[unlikely]]
+        bound_failure(field, v, b);
     return v;
 }
 inline double check_bound(std::string_view field, double v, real_bound b) {

@@ -1,10 +1,14 @@
 #pragma once
 // MARP: the composed per-GPU memory estimator.
 #include <algorithm>
+#include <limits>
+#include <span>
+#include <vector>
 
 #include "frenzy/memory/activations.hpp"
 #include "frenzy/memory/allocator.hpp"
 #include "frenzy/memory/breakdown.hpp"
+#include "frenzy/memory/fit.hpp"
 #include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/memory/layout.hpp"
 #include "frenzy/memory/methods.hpp"
@@ -69,15 +73,51 @@ public:
 
     memory_report estimate(const job_spec& j, const framework_profile& f) const {
         validate(j);
+        return estimate_stages(j, f, stage_layouts(j, f), parameters_of(j, f), true);
+    }
+
+    /// What estimate(j) computes before its per-stage work: the stages (memory/layout.hpp stage_layouts with the
+    /// job's profile) and the whole model's parameters. They depend on the model, the sequence length, the
+    /// framework and the layout fields tp, etp, ep, pp, vpp, the uneven split and the embedding/loss stages only,
+    /// not on dp, sharding, recompute, the micro-batch or the precision, so a planner that estimates one layout at
+    /// many points prepares them once.
+    struct prepared_stages {
+        std::vector<stage_layout> layouts;
+        double parameters = 0;
+    };
+    prepared_stages stages_of(const job_spec& j) const {
+        const auto f = profile_of(j);
+        return {stage_layouts(j, f), parameters_of(j, f)};
+    }
+    /// estimate(j) with `s` = stages_of(j): the same report, bit for bit (the caller guarantees that `s` is
+    /// stages_of(j)), without its per-stage list unless `with_stages`. With `stop_above`, the walk stops at the
+    /// first stage whose bytes alone make the fit rule's requirement (memory/fit.hpp required_memory) exceed it:
+    /// then the report covers the stages up to that one, and its requirement, though below the whole job's,
+    /// already exceeds `stop_above` (what a planner needs to know when no GPU has more usable memory).
+    memory_report estimate(const job_spec& j, const prepared_stages& s, bool with_stages = true,
+                           double stop_above = std::numeric_limits<double>::infinity()) const {
+        validate(j);
+        return estimate_stages(j, profile_of(j), s.layouts, s.parameters, with_stages, stop_above);
+    }
+    /// lower_bound(j) with `s` = stages_of(j).
+    bytes lower_bound(const job_spec& j, const prepared_stages& s) const {
+        return lower_bound_stages(j, profile_of(j), s.layouts);
+    }
+
+private:
+    static double parameters_of(const job_spec& j, const framework_profile& f) {
+        auto m = j.model;  // whole model with the framework's padded vocabulary
+        m.vocab = framework_vocab(j, f);
+        return total_parameters(m, j.training.seq_len);
+    }
+    memory_report estimate_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts,
+                                  double parameters, bool with_stages,
+                                  double stop_above = std::numeric_limits<double>::infinity()) const {
         memory_report r;
-        const auto layouts = stage_layouts(j, f);
-        {  // whole model with the framework's padded vocabulary
-            auto m = j.model;
-            m.vocab = framework_vocab(j, f);
-            r.parameters = total_parameters(m, j.training.seq_len);
-        }
+        r.parameters = parameters;
+        r.uncertainty = memory_uncertainty(j);
         double best_reserved = 0;
-        r.stages.reserve(layouts.size());
+        if (with_stages) r.stages.reserve(layouts.size());
         for (const auto& l : layouts) {
             // Training methods and architecture extras (memory/methods.hpp: LoRA/QLoRA, frozen layers, 8-bit Adam,
             // offload, fp8, parallel attention, MLA) adjust the policies' answers; identity for plain jobs.
@@ -117,21 +157,31 @@ public:
                 r.bottleneck_stage = l.stage;
             }
             best_reserved = std::max(best_reserved, reserved);
-            r.stages.push_back(st);
+            if (with_stages) r.stages.push_back(st);
+            r.peak_reserved = bytes{best_reserved};
+            if (required_memory(r).value > stop_above) return r;
         }
         r.peak_reserved = bytes{best_reserved};
-        r.uncertainty = memory_uncertainty(j);
         return r;
     }
 
+public:
     /// A floor under estimate(j).peak_allocated from the model-state policy alone (no activations): the largest
     /// stage's weights + optimizer states, plus its gradients unless the optimizer runs inside backward (then the
     /// gradients never exist together). Both phases of estimate() hold at least that. The planner prunes layouts
     /// with it, so a host's own ModelStatePolicy (CPU offload, say) is bounded by its own answer.
     bytes lower_bound(const job_spec& j) const { return lower_bound(j, profile_of(j)); }
     bytes lower_bound(const job_spec& j, const framework_profile& f) const {
+        return lower_bound_stages(j, f, stage_layouts(j, f));
+    }
+
+    const O& overheads() const { return over_; }
+    const R& allocator() const { return alloc_; }
+
+private:
+    bytes lower_bound_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts) const {
         double floor = 0;
-        for (const auto& l : stage_layouts(j, f)) {
+        for (const auto& l : layouts) {
             const auto ms = method_model_states(j, l, f, states_.model_states(j, l, f));
             const bytes b = ms.weights + ms.optimizer + (f.optimizer_in_backward ? bytes{} : ms.gradients);
             floor = std::max(floor, b.value);
@@ -139,10 +189,6 @@ public:
         return bytes{floor};
     }
 
-    const O& overheads() const { return over_; }
-    const R& allocator() const { return alloc_; }
-
-private:
     S states_{};
     A acts_{};
     O over_{};

@@ -90,39 +90,42 @@ struct efficiency_model {
     }
     bool has(std::string_view key) const { return entry(key) != nullptr; }
 
-    double inverse(const gpu_type& g) const {
-        auto* e = entry(g);
-        return e ? e->inverse : default_inverse;
-    }
-    double scaled_inverse(const gpu_type& g) const {
-        auto* e = entry(g);
-        if (e && e->scaled > 0) return e->scaled;
-        return (e ? e->inverse : default_inverse) * fp8_ratio;
-    }
-    double attention_inverse_of(const gpu_type& g, bool te = false) const {
-        auto* e = entry(g);
-        if (te && e && e->te_attention > 0) return e->te_attention;
-        if (e && e->attention > 0) return e->attention;
-        return attention_ratio > 0 ? attention_ratio * (e ? e->inverse : default_inverse) : attention_inverse;
-    }
+    double inverse(const gpu_type& g) const { return inverse_of(entry(g)); }
+    double scaled_inverse(const gpu_type& g) const { return scaled_inverse_of(entry(g)); }
+    double attention_inverse_of(const gpu_type& g, bool te = false) const { return attention_inverse_of(entry(g), te); }
     /// Inverse efficiency of the dense GEMMs of the given shape on `g` (>= c_chip).
     double dense_inverse(const gpu_type& g, double peak, gemm_shape s, bool scaled = false) const {
-        const double tok = s.tokens > 0 ? s.tokens : 1.0;
-        const double wid = s.width > 0 ? s.width : 1.0;
-        return (scaled ? scaled_inverse(g) : inverse(g)) + token_penalty * (peak / 312e12) / tok + width_penalty / wid;
+        return dense_inverse(entry(g), peak, s, scaled);
     }
     /// Seconds of the three kernel classes of `w` on `g`.
     double seconds(const compute_work& w, const gpu_type& g) const {
         if (!(w.gemm_peak > 0)) return 0;
+        const auto* e = entry(g);  // looked up once: the planner calls this for every candidate
         const double attn_peak = w.attention_peak > 0 ? w.attention_peak : w.gemm_peak;
         // routed experts run grouped GEMMs of the tokens routed to each local expert: smaller, hence slower
         const double expert = w.expert_flops > 0 && w.expert_tokens > 0
-                                  ? w.expert_flops * dense_inverse(g, w.gemm_peak, {w.expert_tokens, w.shape.width}, w.scaled)
+                                  ? w.expert_flops * dense_inverse(e, w.gemm_peak, {w.expert_tokens, w.shape.width}, w.scaled)
                                   : 0.0;
         const double rest = w.gemm_flops - (expert > 0 ? w.expert_flops : 0.0);
-        return (rest * dense_inverse(g, w.gemm_peak, w.shape, w.scaled) + expert) / w.gemm_peak +
-               w.attention_flops * attention_inverse_of(g, w.te_attention) / attn_peak +
+        return (rest * dense_inverse(e, w.gemm_peak, w.shape, w.scaled) + expert) / w.gemm_peak +
+               w.attention_flops * attention_inverse_of(e, w.te_attention) / attn_peak +
                w.memory_bytes * memory_inverse / (g.mem_bw_gbps * 1e9);
+    }
+    // The same figures from an entry already looked up (entry(g); null = a chip without its own coefficients).
+    double inverse_of(const gpu_coefficient* e) const { return e ? e->inverse : default_inverse; }
+    double scaled_inverse_of(const gpu_coefficient* e) const {
+        if (e && e->scaled > 0) return e->scaled;
+        return (e ? e->inverse : default_inverse) * fp8_ratio;
+    }
+    double attention_inverse_of(const gpu_coefficient* e, bool te) const {
+        if (te && e && e->te_attention > 0) return e->te_attention;
+        if (e && e->attention > 0) return e->attention;
+        return attention_ratio > 0 ? attention_ratio * (e ? e->inverse : default_inverse) : attention_inverse;
+    }
+    double dense_inverse(const gpu_coefficient* e, double peak, gemm_shape s, bool scaled) const {
+        const double tok = s.tokens > 0 ? s.tokens : 1.0;
+        const double wid = s.width > 0 ? s.width : 1.0;
+        return (scaled ? scaled_inverse_of(e) : inverse_of(e)) + token_penalty * (peak / 312e12) / tok + width_penalty / wid;
     }
     bool operator==(const efficiency_model&) const = default;
 };

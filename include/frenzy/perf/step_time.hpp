@@ -190,10 +190,14 @@ struct stage_load {
     bool logits = false;    ///< the bottleneck stage holds the output layer and the loss
     double params = 0;      ///< most parameters per GPU of any stage (dense + local experts), before dp sharding
     std::int64_t chunk_slots = 0;  ///< layer slots per virtual chunk of the bottleneck stage (stage_layout)
+    /// The per-token FLOPs the stages were weighed with: forward_flops_per_token of the job's model and sequence
+    /// length, which the compute term reads too (kept here so that it is computed once per layout, not per call).
+    token_flops flops{};
     double dense_layers() const { return layers - moe_layers; }
 };
 inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
     stage_load out;
+    out.flops = f;
     double worst = -1;
     for_each_stage_layout(j, profile_of(j), [&](const stage_layout& s) {
         const double l = static_cast<double>(s.layers), e = static_cast<double>(s.moe_layers);
@@ -285,6 +289,33 @@ public:
             return r;
         }
         auto& b = r.parts;
+        fill_parts(j, g, topo, stage, peak, b);
+        const std::int64_t gpus = p.gpus();
+        r.step_time = seconds{b.total};
+        r.flops = step_flops(j);
+        r.tokens_per_s = j.tokens_per_step() / b.total;
+        r.tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(gpus);
+        r.mfu = r.flops.model().value / (b.total * static_cast<double>(gpus) * peak);
+        const auto band = error_band_for(j, g, compute_);
+        r.rel_error_band = band.first;
+        r.error_regime = band.second;
+        return r;
+    }
+
+    /// The parts of the step alone (predict's `parts`, bit for bit, without the FLOP count, MFU and error band):
+    /// what a planner's speed bound reads. All zero where the GPU lacks the job's precision.
+    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const detail::stage_load& stage) const {
+        step_breakdown b;
+        const double peak = g.peak_flops(j.training.precision);
+        if (peak > 0) fill_parts(j, g, topo, stage, peak, b);
+        return b;
+    }
+
+private:
+    void fill_parts(const job_spec& j, const gpu_type& g, const topology& topo, const detail::stage_load& stage,
+                    double peak, step_breakdown& b) const {
+        const auto& t = j.training;
+        const auto& p = j.parallel;
         const double cp = static_cast<double>(p.cp);
         const double mb_tokens = static_cast<double>(t.micro_batch) * static_cast<double>(t.seq_len);
         const step_context c{j, g, topo, stage, static_cast<double>(p.tp), cp,
@@ -297,20 +328,9 @@ public:
         expert_parallel_step(c, b);
         pipeline_step(c, b);
         data_parallel_step(c, b);
-        const std::int64_t gpus = p.gpus();
         b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
-        r.step_time = seconds{b.total};
-        r.flops = step_flops(j);
-        r.tokens_per_s = j.tokens_per_step() / b.total;
-        r.tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(gpus);
-        r.mfu = r.flops.model().value / (b.total * static_cast<double>(gpus) * peak);
-        const auto band = error_band_for(j, g, compute_);
-        r.rel_error_band = band.first;
-        r.error_regime = band.second;
-        return r;
     }
 
-private:
     /// What every step of predict reads: the job, the GPU, the topology, the bottleneck stage and the per-GPU
     /// micro-batch quantities.
     struct step_context {
@@ -335,7 +355,7 @@ private:
         const auto& stage = c.stage;
         const double tp = c.tp, gpu_tokens = c.gpu_tokens;
         const bool scaled = gpu_type::scaled_gemms(t.precision);
-        const auto f = forward_flops_per_token(m, t.seq_len);
+        const auto& f = stage.flops;  // forward_flops_per_token(m, t.seq_len), computed with the stage
         // compute of one micro-batch on one GPU of the bottleneck stage (with the logits when it is the last)
         const double stage_dense = stage.dense_layers() * f.dense_layer + stage.moe_layers * f.moe_layer;
         const double stage_attn = stage.layers * f.attention_core;

@@ -23,10 +23,12 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "frenzy/core/checked.hpp"
@@ -259,7 +261,10 @@ public:
         plan_result r;
         plan_stats local;
         search_context cx{stats ? *stats : local, {}, {}};
-        for (const auto& pool : gpu_pools(cluster)) plan_pool(job, pool, opt, r, cx);
+        const auto pools = gpu_pools(cluster);
+        cx.max_usable = 0;
+        for (const auto& pool : pools) cx.max_usable = std::max(cx.max_usable, usable_memory(pool.gpu, opt.margin).value);
+        for (const auto& pool : pools) plan_pool(job, pool, opt, r, cx);
         rank(r, opt);
         return r;
     }
@@ -271,6 +276,7 @@ public:
         plan_result r;
         plan_stats local;
         search_context cx{stats ? *stats : local, {}, {}};
+        cx.max_usable = usable_memory(pool.gpu, opt.margin).value;
         plan_pool(job, pool, opt, r, cx);
         rank(r, opt);
         return r;
@@ -295,14 +301,137 @@ private:
             return static_cast<std::size_t>(h);
         }
     };
-    using memo = std::unordered_map<memo_key, double, memo_hash>;
+    /// The same fields packed into 5 words (21 bits per degree, 6 per enum, 1 per flag, the micro-batch whole), one to
+    /// one wherever each field fits its width: every layout the planner builds. A job with a field outside its
+    /// width goes to the full key instead, so the memo stays exact for any input.
+    using packed_key = std::array<std::uint64_t, 5>;
+    struct packed_hash {
+        std::size_t operator()(const packed_key& k) const noexcept {
+            std::uint64_t h = 0x9e3779b97f4a7c15ull;
+            for (auto v : k) h = (h ^ v) * 0xff51afd7ed558ccdull;
+            h ^= h >> 33;  // MurmurHash3's finaliser: the table below takes the low bits
+            h *= 0xc4ceb9fe1a85ec53ull;
+            return static_cast<std::size_t>(h ^ (h >> 33));
+        }
+    };
+    static bool pack_key(const job_spec& j, packed_key& out) {
+        const auto& p = j.parallel;
+        auto u = [](auto v) { return static_cast<std::uint64_t>(v); };  // a negative value has its top bits set
+        const std::uint64_t wide = u(p.dp) | u(p.tp) | u(p.pp) | u(p.vpp) | u(p.cp) | u(p.ep) | u(p.etp) |
+                                   u(p.first_stage_layers) | u(p.last_stage_layers);
+        const std::uint64_t narrow = u(p.sharding) | u(p.recompute) | u(p.schedule) | u(p.dispatcher) |
+                                     u(j.runtime.framework) | u(j.training.precision);
+        if ((wide >> 21) != 0 || (narrow >> 6) != 0) return false;
+        out[0] = u(p.dp) | u(p.tp) << 21 | u(p.pp) << 42;
+        out[1] = u(p.vpp) | u(p.cp) << 21 | u(p.ep) << 42;
+        out[2] = u(p.etp) | u(p.first_stage_layers) << 21 | u(p.last_stage_layers) << 42;
+        out[3] = u(p.sharding) | u(p.recompute) << 6 | u(p.schedule) << 12 | u(p.dispatcher) << 18 |
+                 u(j.runtime.framework) << 24 | u(j.training.precision) << 30 | u(p.sequence_parallel) << 36 |
+                 u(p.grouped_gemm) << 37 | u(p.embedding_stage) << 38 | u(p.loss_stage) << 39;
+        out[4] = u(j.training.micro_batch);
+        return true;
+    }
+    /// Bytes by job: the packed key where it applies, else the full one.
+    /// Open addressing over packed keys (linear probing, at most half full): one allocation per growth, not one
+    /// per entry.
+    struct packed_table {
+        struct slot {
+            packed_key key{};
+            double value = 0;
+            bool used = false;
+        };
+        std::vector<slot> slots;
+        std::size_t count = 0;
+        std::pair<double*, bool> try_emplace(const packed_key& k, double init) {
+            if (2 * (count + 1) > slots.size()) grow();
+            const std::size_t mask = slots.size() - 1;
+            for (std::size_t i = packed_hash{}(k) & mask;; i = (i + 1) & mask) {
+                auto& s = slots[i];
+                if (!s.used) {
+                    s = {k, init, true};
+                    ++count;
+                    return {&s.value, true};
+                }
+                if (s.key == k) return {&s.value, false};
+            }
+        }
+        void grow() {
+            std::vector<slot> old(std::max<std::size_t>(1024, 2 * slots.size()));
+            old.swap(slots);
+            const std::size_t mask = slots.size() - 1;
+            for (const auto& o : old) {
+                if (!o.used) continue;
+                std::size_t i = packed_hash{}(o.key) & mask;
+                while (slots[i].used) i = (i + 1) & mask;
+                slots[i] = o;
+            }
+        }
+    };
+    struct memo {
+        packed_table packed;
+        std::unordered_map<memo_key, double, memo_hash> full;
+        /// The entry of `j` and whether it is new (then set to `init`); valid until the next new entry.
+        std::pair<double*, bool> try_emplace(const job_spec& j, double init) {
+            packed_key k;
+            if (pack_key(j, k)) return packed.try_emplace(k, init);
+            auto [it, fresh] = full.try_emplace(key_of(j), init);
+            return {&it->second, fresh};
+        }
+    };
+    /// The fields the pipeline stages of a job's layout depend on (memory/layout.hpp for_each_stage_layout, with
+    /// the framework's vocabulary padding), within one plan() call, where the model and sequence length are fixed:
+    /// what keys the stage walks shared across dp, sharding, recompute, micro-batches, precisions and GPU types.
+    using stage_key = std::array<std::int64_t, 9>;
+    static stage_key stage_key_of(const job_spec& j) {
+        const auto& p = j.parallel;
+        return {static_cast<std::int64_t>(j.runtime.framework), p.tp, p.etp, p.ep, p.pp, p.vpp, p.first_stage_layers,
+                p.last_stage_layers, static_cast<std::int64_t>(p.embedding_stage) * 2 + static_cast<std::int64_t>(p.loss_stage)};
+    }
+    static constexpr bool takes_stages = requires(const M& m, const job_spec& j) {
+        { m.estimate(j, m.stages_of(j), false, 0.0) } -> std::same_as<memory_report>;
+        { m.lower_bound(j, m.stages_of(j)) } -> std::same_as<bytes>;
+    };
+    template <class P> struct stage_cache {
+        std::optional<stage_key> key{};  ///< whose stages `stages` holds
+        P stages{};
+    };
+    struct no_stages {};
+    template <class MM> static auto stages_probe(int) -> decltype(std::declval<const MM&>().stages_of(std::declval<const job_spec&>()));
+    template <class MM> static no_stages stages_probe(...);
+    using stages_type = decltype(stages_probe<M>(0));
     struct search_context {
         plan_stats& st;
         memo required;  ///< bytes the fit rule requires; < 0: the model rejects the layout
         memo floor;     ///< the memory model's lower bound; < 0: it rejects the layout
-        std::vector<std::int64_t> micro_batches{};  ///< the current layout's valid micro-batches (a reused buffer)
+        /// The valid micro-batches of the current pool (valid_micro_batches) by dp, pp and whether the schedule is
+        /// interleaved: what they depend on, filled when first needed.
+        std::vector<std::vector<std::int64_t>> micro_batches{};
+        std::vector<char> micro_batches_ready{};
         std::optional<detail::stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
+        std::map<stage_key, detail::stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
+        stage_cache<stages_type> stages{};          ///< the current layout's stages (memory models that take them)
+        double max_usable = std::numeric_limits<double>::infinity();  ///< most usable bytes of a GPU of the call
     };
+    /// The memory model's estimate and floor; the default model takes the layout's stages, prepared once per
+    /// layout (memory/estimator.hpp stages_of), a host's model is called as the MemoryModel concept says.
+    const stages_type& stages_for(const job_spec& j, search_context& cx) const {
+        const auto k = stage_key_of(j);
+        if (cx.stages.key != k) {
+            cx.stages.key.reset();
+            cx.stages.stages = mem_.stages_of(j);
+            cx.stages.key = k;
+        }
+        return cx.stages.stages;
+    }
+    double required_of(const job_spec& j, search_context& cx) const {
+        // the walk stops once the job fits no GPU of the call: the memo answers for all of them (fits())
+        if constexpr (takes_stages) return required_memory(mem_.estimate(j, stages_for(j, cx), false, cx.max_usable)).value;
+        else return required_memory(mem_.estimate(j)).value;
+    }
+    bytes floor_of(const job_spec& j, search_context& cx) const {
+        if constexpr (takes_stages) return mem_.lower_bound(j, stages_for(j, cx));
+        else return mem_.lower_bound(j);
+    }
     /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
     /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
     step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
@@ -339,16 +468,16 @@ private:
     /// The fit rule (memory/fit.hpp), with the estimate when asked for. A layout the memory model rejects does
     /// not fit.
     bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt, search_context& cx) const {
-        auto [it, fresh] = cx.required.try_emplace(key_of(j), -1.0);
+        auto [v, fresh] = cx.required.try_emplace(j, -1.0);
         if (fresh) {
             ++cx.st.memory_estimates;
             try {
-                it->second = required_memory(mem_.estimate(j)).value;
+                *v = required_of(j, cx);
             } catch (const config_error&) {
-                it->second = -1.0;
+                *v = -1.0;
             }
         }
-        return it->second >= 0 && it->second <= usable_memory(g, opt.margin).value;
+        return *v >= 0 && *v <= usable_memory(g, opt.margin).value;
     }
     bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt, plan_stats& st,
               memory_report* out) const {
@@ -366,15 +495,15 @@ private:
     /// False when the memory model's own floor already exceeds the capacity (a model without a floor: true).
     bool may_fit(const job_spec& j, const gpu_type& g, const plan_options& opt, search_context& cx) const {
         if constexpr (BoundedMemoryModel<M>) {
-            auto [it, fresh] = cx.floor.try_emplace(key_of(j), -1.0);
+            auto [v, fresh] = cx.floor.try_emplace(j, -1.0);
             if (fresh) {
                 try {
-                    it->second = mem_.lower_bound(j).value;
+                    *v = floor_of(j, cx).value;
                 } catch (const config_error&) {
-                    it->second = -1.0;
+                    *v = -1.0;
                 }
             }
-            return it->second >= 0 && it->second <= usable_memory(g, opt.margin).value;
+            return *v >= 0 && *v <= usable_memory(g, opt.margin).value;
         } else {
             return true;
         }
@@ -467,24 +596,38 @@ private:
         std::map<std::int64_t, candidate> best;  // by GPU count
         const auto flops = forward_flops_per_token(job0->model, job0->training.seq_len);
         job_spec j = *job0;  // one job for the whole search: only the layout fields, micro-batch and recompute change
+        cx.micro_batches.assign(ax.dp.size() * ax.pp.size() * 2, {});
+        cx.micro_batches_ready.assign(cx.micro_batches.size(), 0);
         for (auto fw : ax.frameworks)
             for (auto tp : ax.tp)
-                for (auto pp : ax.pp)
+                for (std::size_t pi = 0; pi < ax.pp.size(); ++pi)
                     for (auto vpp : ax.vpp)
                         for (auto cp : ax.cp)
                             for (auto sh : ax.shardings)
                                 for (auto ep : ax.ep) {
+                                    const auto pp = ax.pp[pi];
                                     if (tp * pp * cp > avail) break;
                                     set_layout(j, job0->runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
                                     if (!shape_allowed(j, pool, opt)) continue;
-                                    if constexpr (requires { time_.predict(j, g, topo, detail::stage_load{}); })
-                                        cx.stage = detail::bottleneck_stage(j, flops);  // independent of dp
+                                    if constexpr (requires { time_.predict(j, g, topo, detail::stage_load{}); }) {
+                                        // independent of dp, sharding, the precision and the GPU: once per layout
+                                        auto [it, fresh] = cx.bottleneck.try_emplace(stage_key_of(j));
+                                        if (fresh) it->second = detail::bottleneck_stage(j, flops);
+                                        cx.stage = it->second;
+                                    }
                                     frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
-                                    for (auto dp : ax.dp) {
+                                    for (std::size_t di = 0; di < ax.dp.size(); ++di) {
+                                        const auto dp = ax.dp[di];
                                         if (dp * tp * pp * cp > avail) break;
                                         if ((dp * cp) % ep != 0 || (dp == 1 && sh != sharding::none)) continue;
                                         j.parallel.dp = dp;
-                                        search_layout(j, g, topo, ax, opt, best, cx, known);
+                                        const auto slot = (di * ax.pp.size() + pi) * 2 +
+                                                          (j.parallel.schedule == pipeline_schedule::interleaved ? 1 : 0);
+                                        if (!cx.micro_batches_ready[slot]) {
+                                            valid_micro_batches(j, ax, cx.micro_batches[slot]);
+                                            cx.micro_batches_ready[slot] = 1;
+                                        }
+                                        search_layout(j, g, topo, ax, opt, best, cx, known, cx.micro_batches[slot]);
                                     }
                                 }
         cx.stage.reset();
@@ -569,8 +712,13 @@ private:
         j.parallel.recompute = rc;
         j.training.micro_batch = mb_top;
         ++st.step_estimates;
-        const auto e = predict(j, g, topo, cx);
-        const auto& b = e.parts;
+        step_breakdown b;
+        if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); }) {
+            if (cx.stage) b = time_.step_parts(j, g, topo, *cx.stage);  // predict's parts, without its extras
+            else b = predict(j, g, topo, cx).parts;
+        } else {
+            b = predict(j, g, topo, cx).parts;
+        }
         const double mb_ratio = static_cast<double>(mb_low) / static_cast<double>(mb_top);
         const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_mb + b.ep_mb, b.shard_mb) +
                             b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
@@ -591,18 +739,17 @@ private:
     }
 
     /// Tries the recompute levels and micro-batches of one layout (pruned as described at the top of the file):
-    /// the memory model's floor (1.) and the most frugal point first (4.), both shared across GPU types; then the
-    /// speed bound (5.); then, per level, the micro-batches that fit with it and not with a cheaper level (3.),
-    /// found by binary search (2.). (Bounding the speed at the largest micro-batch that fits with full recompute
+    /// the memory model's floor (1.), then the speed bound (5.: a step estimate is cheaper than a memory estimate
+    /// the layout may not need), then the most frugal point (4.), both memory checks shared across GPU types; then,
+    /// per level, the micro-batches that fit with it and not with a cheaper level (3.), found by binary search
+    /// (2.). (Bounding the speed at the largest micro-batch that fits with full recompute
     /// instead of the largest valid one was tried: tighter, but the extra memory estimates cost more than the
     /// step estimates it saves.)
     void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax,
                        const plan_options& opt, std::map<std::int64_t, candidate>& best, search_context& cx,
-                       frontier& known) const {
+                       frontier& known, const std::vector<std::int64_t>& mbs) const {
         auto& st = cx.st;
         ++st.layouts;
-        auto& mbs = cx.micro_batches;
-        valid_micro_batches(j, ax, mbs);
         const auto& levels = ax.recomputes;  // ascending: none < selective < full, memory falls and time grows
         st.configurations += static_cast<std::int64_t>(mbs.size() * levels.size());
         if (mbs.empty() || levels.empty()) return;
@@ -620,9 +767,9 @@ private:
             if (ok && reuse) known[rc] = std::max(known[rc], mb);
             return ok;
         };
-        if (!fits_at(frugal, 0)) return;  // the most frugal point: if it does not fit, nothing in this layout does
         const auto n = static_cast<std::int64_t>(mbs.size());
         if (beaten(j, g, topo, opt, levels.front(), mbs.front(), mbs.back(), best, cx)) return;
+        if (!fits_at(frugal, 0)) return;  // the most frugal point: if it does not fit, nothing in this layout does
         std::int64_t covered = -1;  // micro-batch indices <= covered already fit with a cheaper recompute level
         for (auto rc : levels) {
             if (covered + 1 >= n) break;

@@ -1,0 +1,149 @@
+// The planner's shortcuts change no answer: the memory model's prepared stages (estimator stages_of), the estimate
+// that stops once the job fits no GPU of the call, the step-time model's parts without its extras (step_parts),
+// and the packed memo keys. Each is checked against the plain path bit for bit (==, no tolerance: the shortcuts
+// run the same arithmetic in the same order, so any difference is a bug).
+#include <catch2/catch.hpp>
+
+#include <limits>
+
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/memory/fit.hpp"
+#include "frenzy/plan/planner.hpp"
+
+using namespace frenzy;
+
+namespace {
+// LLaMA-3.1-70B (meta-llama/Llama-3.1-70B config.json) and Mixtral-8x7B (mistralai/Mixtral-8x7B-v0.1 config.json)
+transformer_spec llama31_70b() {
+    return {.name = "llama-3.1-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .ffn_hidden = 28672,
+            .activation = activation::swiglu, .vocab = 128256, .position_embedding = position_embedding::rope,
+            .norm = norm_kind::rmsnorm, .bias = false};
+}
+transformer_spec mixtral_8x7b() {
+    transformer_spec m{.name = "mixtral-8x7b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
+                       .ffn_hidden = 14336, .activation = activation::swiglu, .vocab = 32000,
+                       .position_embedding = position_embedding::rope, .norm = norm_kind::rmsnorm, .bias = false};
+    m.moe.experts = 8;
+    m.moe.top_k = 2;
+    return m;
+}
+job_spec make_job(transformer_spec m, std::int64_t seq, std::int64_t gb, framework fw) {
+    job_spec j;
+    j.model = std::move(m);
+    j.training = {.seq_len = seq, .micro_batch = 1, .global_batch = gb, .total_tokens = 1e11};
+    j.runtime.framework = fw;
+    return j;
+}
+/// The default memory model seen only through the MemoryModel concept (estimate, lower_bound): the planner then
+/// takes its plain path, with no prepared stages and no early stop.
+struct plain_memory {
+    memory_estimator m;
+    memory_report estimate(const job_spec& j) const { return m.estimate(j); }
+    bytes lower_bound(const job_spec& j) const { return m.lower_bound(j); }
+};
+/// The default step-time model seen only through the StepTimeModel concept.
+struct plain_time {
+    step_time_model t;
+    step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo) const { return t.predict(j, g, topo); }
+};
+void require_same(const plan_result& a, const plan_result& b) {
+    REQUIRE(a.plans.size() == b.plans.size());
+    for (std::size_t i = 0; i < a.plans.size(); ++i) REQUIRE(a.plans[i] == b.plans[i]);  // every field, exact
+    REQUIRE(a.infeasible == b.infeasible);
+}
+}  // namespace
+
+TEST_CASE("prepared stages give the estimate and floor of the plain path, bit for bit") {
+    const memory_estimator mem;
+    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp}) {
+        job_spec j = make_job(fw == framework::megatron ? mixtral_8x7b() : llama31_70b(), 4096, 256, fw);
+        for (std::int64_t pp : {1, 4, 8}) {
+            for (auto rc : {recompute::selective, recompute::full}) {  // full: FSDP's last stage is the peak
+                j.parallel = {};
+                j.parallel.tp = 4;
+                j.parallel.pp = pp;
+                j.parallel.dp = 2;
+                j.parallel.ep = fw == framework::megatron ? 2 : 1;
+                j.parallel.sequence_parallel = true;
+                j.parallel.sharding = fw == framework::fsdp ? sharding::full : sharding::optimizer;
+                j.parallel.recompute = rc;
+                j.training.micro_batch = 2;
+                const auto s = mem.stages_of(j);
+                const auto plain = mem.estimate(j);
+                const auto fast = mem.estimate(j, s);
+                CHECK(fast.peak_reserved.value == plain.peak_reserved.value);
+                CHECK(fast.peak_allocated.value == plain.peak_allocated.value);
+                CHECK(fast.uncertainty == plain.uncertainty);
+                CHECK(fast.parameters == plain.parameters);
+                CHECK(fast.stages.size() == plain.stages.size());
+                CHECK(mem.estimate(j, s, false).stages.empty());
+                CHECK(mem.lower_bound(j, s).value == mem.lower_bound(j).value);
+                // Stopping at x: the report's requirement either exceeds x (then so does the whole job's, which is at
+                // least as large: a planner may conclude "fits no GPU with x usable bytes or fewer") or is the whole
+                // job's. At or above the job's own requirement the walk never stops.
+                const double req = required_memory(plain).value;
+                CHECK(required_memory(mem.estimate(j, s, false, req)).value == req);
+                for (int k = 0; k <= 20; ++k) {
+                    const double x = req * k / 20.0;
+                    const double partial = required_memory(mem.estimate(j, s, false, x)).value;
+                    CHECK((partial > x || partial == req));
+                    CHECK(partial <= req);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("step_parts equals predict's parts, bit for bit") {
+    const step_time_model t;
+    const gpu_catalog cat;
+    for (auto fw : {framework::megatron, framework::fsdp}) {
+        job_spec j = make_job(llama31_70b(), 4096, 512, fw);
+        for (std::int64_t pp : {1, 8}) {
+            j.parallel = {};
+            j.parallel.tp = 8;
+            j.parallel.pp = pp;
+            j.parallel.dp = 4;
+            j.parallel.vpp = pp > 1 && fw == framework::megatron ? 2 : 1;
+            j.parallel.schedule = j.parallel.vpp > 1 ? pipeline_schedule::interleaved : pipeline_schedule::one_f_one_b;
+            j.parallel.sequence_parallel = true;
+            j.parallel.sharding = fw == framework::fsdp ? sharding::full : sharding::optimizer;
+            for (const char* gpu : {"h100-80g", "a100-80g", "v100-32g"}) {
+                const auto& g = cat.at(gpu);
+                const topology topo{8, 0.0};
+                const auto stage = detail::bottleneck_stage(j, forward_flops_per_token(j.model, j.training.seq_len));
+                const auto full = t.predict(j, g, topo, stage);
+                const auto parts = t.step_parts(j, g, topo, stage);
+                CHECK(parts.total == full.parts.total);  // v100: both 0 (no bf16), predict says unsupported
+                CHECK(parts.compute_mb == full.parts.compute_mb);
+                CHECK(parts.micro_batch == full.parts.micro_batch);
+                CHECK(parts.dp_exposed == full.parts.dp_exposed);
+                CHECK(parts.bubble_slots == full.parts.bubble_slots);
+                CHECK(full.supported == (parts.total > 0));
+            }
+        }
+    }
+}
+
+TEST_CASE("the planner's shortcuts give the plans of its plain path") {
+    // 12 of the catalog's types, 16 nodes of 8 each: every pruning and memo path runs (types that need a fallback
+    // precision, types where nothing fits, a MoE job with expert parallelism).
+    cluster_spec c;
+    for (const char* t : {"h100-80g", "a100-80g", "a100-40g", "l40s", "rtx-4090", "v100-32g", "mi300x"})
+        c.nodes.push_back({t, t, 8, 16});
+    validate(c);
+    using plain_planner = planner::with_memory_model<plain_memory>::with_time_model<plain_time>;
+    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp})
+        for (bool moe : {false, true}) {
+            if (moe && fw == framework::fsdp) continue;
+            const auto job = make_job(moe ? mixtral_8x7b() : llama31_70b(), 4096, 128, fw);
+            plan_options opt;
+            opt.max_gpus = 128;
+            plan_stats fast_st, plain_st;
+            const auto fast = planner{}.plan(job, c, opt, &fast_st);
+            const auto plain = plain_planner{}.plan(job, c, opt, &plain_st);
+            require_same(fast, plain);
+            CHECK(!fast.plans.empty());
+            CHECK(fast_st.layouts == plain_st.layouts);  // the same search, only cheaper per point
+        }
+}
