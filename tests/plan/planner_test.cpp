@@ -395,3 +395,34 @@ TEST_CASE("Megatron plans turn on the overlap the framework supports; their pred
     }
     CHECK(gains >= 3);  // 2, 4, 8 and 16 GPUs all have a dp or tp > 1 layout on 8-GPU nodes
 }
+
+TEST_CASE("the planner keeps what a job states beyond its search axes: recompute unit, MoE dispatch") {
+    // Llama 3.1 70B on 64 H100s with Megatron's block recompute of 2 layers per chunk (a job file's parallel keys
+    // recompute_method/recompute_layers): every plan is a full-recompute plan with that unit (stating the unit pins
+    // recompute full, io/job_json.hpp), as `frenzy launch` will write it.
+    const auto stated = job_from_json(nlohmann::json::parse(R"({"model": {"preset": "llama-3.1-70b"},
+        "training": {"seq_len": 4096, "global_batch": 512, "total_tokens": 1e10},
+        "parallel": {"recompute_method": "block", "recompute_layers": 2, "recompute": "full"}})"));
+    plan_options o;
+    o.constraints = stated.stated;
+    o.frameworks = {framework::megatron};
+    const auto r = planner{}.plan(stated.job, cluster({{"h100", "h100-80g", 8, 8}}), o);
+    REQUIRE(!r.plans.empty());
+    for (const auto& p : r.plans) {
+        CHECK(p.parallel.recompute == recompute::full);
+        CHECK(p.parallel.recompute_method == recompute_method::block);
+        CHECK(p.parallel.recompute_layers == 2);
+    }
+    // An MoE job's dispatcher and grouped GEMM stay the job's in every plan.
+    auto moe = make_job(preset("mixtral-8x7b"), 4096, 256, framework::megatron);
+    moe.parallel.dispatcher = moe_dispatcher::alltoall;
+    moe.parallel.grouped_gemm = true;
+    plan_options mo;
+    mo.frameworks = {framework::megatron};
+    const auto rm = planner{}.plan(moe, cluster({{"h100", "h100-80g", 8, 8}}), mo);
+    REQUIRE(!rm.plans.empty());
+    for (const auto& p : rm.plans) {
+        CHECK(p.parallel.dispatcher == moe_dispatcher::alltoall);
+        CHECK(p.parallel.grouped_gemm);
+    }
+}

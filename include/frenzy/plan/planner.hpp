@@ -552,7 +552,19 @@ private:
                            std::int64_t dp, const plan_options& opt) {
         j.runtime.framework = fw;
         auto& p = j.parallel;
+        // The axes are rewritten on every call; what the job states beyond them (expert tensor parallelism, MoE
+        // dispatch, uneven or embedding/loss splits, the full-recompute unit) never changes in a search: kept.
+        const parallel_config job_fields = p;
         p = parallel_config{};
+        p.etp = job_fields.etp;
+        p.dispatcher = job_fields.dispatcher;
+        p.grouped_gemm = job_fields.grouped_gemm;
+        p.first_stage_layers = job_fields.first_stage_layers;
+        p.last_stage_layers = job_fields.last_stage_layers;
+        p.embedding_stage = job_fields.embedding_stage;
+        p.loss_stage = job_fields.loss_stage;
+        p.recompute_method = job_fields.recompute_method;
+        p.recompute_layers = job_fields.recompute_layers;
         p.dp = dp;
         p.tp = tp;
         p.pp = pp;
