@@ -108,19 +108,28 @@ TEST_CASE("gavel: a job never gets time on a type with fewer GPUs than it needs"
     CHECK(a.objective == Approx(0.1).margin(eps));
 }
 
-TEST_CASE("gavel: random instances respect every constraint and beat a greedy feasible allocation") {
-    std::mt19937 rng(7);
+namespace {
+// A random instance: 20% of (job, type) pairs cannot run, throughputs in [1, 10], 1-8 GPUs per job, 0-16 per type,
+// weights in [0.5, 1.5].
+gavel_input random_gavel_input(std::mt19937& rng, int jobs, int types) {
     std::uniform_real_distribution<double> u(0, 1);
     std::uniform_int_distribution<int> scale(1, 8), cap(0, 16);
+    gavel_input in;
+    in.throughput = Eigen::MatrixXd(jobs, types);
+    for (int j = 0; j < jobs; ++j)
+        for (int t = 0; t < types; ++t) in.throughput(j, t) = u(rng) < 0.2 ? 0.0 : 1 + 9 * u(rng);
+    for (int j = 0; j < jobs; ++j) in.scale_factor.push_back(scale(rng));
+    for (int t = 0; t < types; ++t) in.capacity.push_back(cap(rng));
+    for (int j = 0; j < jobs; ++j) in.weight.push_back(0.5 + u(rng));
+    return in;
+}
+}  // namespace
+
+TEST_CASE("gavel: random instances respect every constraint and beat a greedy feasible allocation") {
+    std::mt19937 rng(7);
     for (int rep = 0; rep < 25; ++rep) {
         const int jobs = 1 + rep % 12, types = 1 + rep % 4;
-        gavel_input in;
-        in.throughput = Eigen::MatrixXd(jobs, types);
-        for (int j = 0; j < jobs; ++j)
-            for (int t = 0; t < types; ++t) in.throughput(j, t) = u(rng) < 0.2 ? 0.0 : 1 + 9 * u(rng);
-        for (int j = 0; j < jobs; ++j) in.scale_factor.push_back(scale(rng));
-        for (int t = 0; t < types; ++t) in.capacity.push_back(cap(rng));
-        for (int j = 0; j < jobs; ++j) in.weight.push_back(0.5 + u(rng));
+        const gavel_input in = random_gavel_input(rng, jobs, types);
         const auto a = solve_gavel_max_sum_throughput(in);
         REQUIRE(a.x.rows() == jobs);
         REQUIRE(a.x.cols() == types);
@@ -274,17 +283,9 @@ TEST_CASE("gavel-las: a job that can run nowhere is left out of the minimum") {
 
 TEST_CASE("gavel-las: random instances respect every constraint, and no job is below the reported minimum") {
     std::mt19937 rng(11);
-    std::uniform_real_distribution<double> u(0, 1);
-    std::uniform_int_distribution<int> scale(1, 8), cap(0, 16);
     for (int rep = 0; rep < 25; ++rep) {
         const int jobs = 1 + rep % 12, types = 1 + rep % 4;
-        gavel_input in;
-        in.throughput = Eigen::MatrixXd(jobs, types);
-        for (int j = 0; j < jobs; ++j)
-            for (int t = 0; t < types; ++t) in.throughput(j, t) = u(rng) < 0.2 ? 0.0 : 1 + 9 * u(rng);
-        for (int j = 0; j < jobs; ++j) in.scale_factor.push_back(scale(rng));
-        for (int t = 0; t < types; ++t) in.capacity.push_back(cap(rng));
-        for (int j = 0; j < jobs; ++j) in.weight.push_back(0.5 + u(rng));
+        const gavel_input in = random_gavel_input(rng, jobs, types);
         const auto a = solve_gavel_las(in);
         const auto prop = gavel_proportional_throughputs(in);
         double lowest = 1e300;
