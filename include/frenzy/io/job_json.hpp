@@ -215,11 +215,11 @@ inline plan_constraints stated_constraints(const nlohmann::json& j, const job_sp
     pin("ep", c.ep, q.ep);
     pin("sequence_parallel", c.sequence_parallel, q.sequence_parallel);
     pin("sharding", c.sharding, q.sharding);
-    pin("recompute", c.recompute, q.recompute);
-    // A recompute method or unit size is a full-recompute setting: the planner keeps recompute full for it.
+    // A recompute method or unit size is a full-recompute setting: the planner keeps recompute full for it (a
+    // stated recompute, pinned after, wins; validate(job) has rejected the pair unless it is full).
     pin("recompute_method", c.recompute, recompute::full);
     pin("recompute_layers", c.recompute, recompute::full);
-    if (p.contains("recompute")) pin("recompute", c.recompute, q.recompute);
+    pin("recompute", c.recompute, q.recompute);
     pin("pipeline_schedule", c.schedule, q.schedule);
     return c;
 }
