@@ -208,4 +208,44 @@ TEST_CASE("sia: restart lock, a job (re)started in round k keeps its configurati
         CHECK(d.start[0].alloc.gpus() == 2);
     }
 }
+
+TEST_CASE("sia: a job stopped for a start the placement cannot realise keeps running") {
+    // 2 nodes x 4 A100. Running: job 0 on node 0 (2 GPUs; its plans 1 GPU at 100 and 2 at 150 tok/s, so its term
+    // on 2 is 1.5^-.5 = 0.8165), jobs 1 and 2 on node 1 (2 GPUs each, their only plan: term 1). Waiting: job 3, 2
+    // GPUs at 100 or 4 GPUs (tensor parallel 4) at 400 tok/s (terms 1 and 0.5). Lambda 1.1. Best program: stop job
+    // 1 or 2 (equal) and run job 3 on 4: 0.8165 + 1 + 1.1 + 0.5 = 3.4165, against 3.8165 with job 3 on the 2 free
+    // GPUs of node 0 and 3.6 with job 0 stopped. The GPUs it frees are on node 1, so 2 + 2 are free, and 4 GPUs
+    // in one tensor-parallel group fit on no node: job 3 cannot start, and the stopped job keeps running.
+    const auto spec = mk_cluster({{"a", "a100-80g", 4, 2}});
+    cluster_state cs(spec);
+    static const std::vector<plan> p0{mk_plan("a100-80g", 1, 100), mk_plan("a100-80g", 2, 150)};
+    static const std::vector<plan> p12{mk_plan("a100-80g", 2, 100)};
+    static const std::vector<plan> p3{mk_plan("a100-80g", 2, 100), mk_plan("a100-80g", 4, 400, 4)};
+    cs.allocate(0, "a100-80g", {0, {{0, 2}}});
+    cs.allocate(1, "a100-80g", {0, {{1, 2}}});
+    cs.allocate(2, "a100-80g", {0, {{1, 2}}});
+    std::vector<job_view> v(4);
+    for (int k = 0; k < 4; ++k) {
+        auto& j = v[static_cast<std::size_t>(k)];
+        j.id = k;
+        j.plans = k == 0 ? &p0 : k == 3 ? &p3 : &p12;
+        j.total_tokens = 1e9;
+        j.restart_s = 30;
+        if (k == 3) {
+            j.submit_s = 600;
+            continue;
+        }
+        j.running = true;
+        j.current = &j.plans->back();
+        j.alloc = cs.holding(k);
+        j.run_started_s = 0;
+        j.launches = 1;
+    }
+    sia_policy_options o;
+    o.growth = 0;
+    sia_scheduler s{o};
+    const auto d = s.schedule({660, &cs, v});
+    CHECK(d.preempt.empty());
+    CHECK(d.start.empty());
+}
 #endif  // without GLPK (never in scripts/setup.sh's builds) there is nothing here to test

@@ -269,12 +269,57 @@ TEST_CASE("sia: GPU capacity and whole-node constraints") {
         CHECK(std::count(s.choice.begin(), s.choice.end(), 0) == 2);
         CHECK(s.objective == Approx(2 + 1.1).margin(eps));
     }
+    SECTION("GPUs left on partly held nodes take single-node configurations only") {
+        // 3 nodes x 8 GPUs, two of them half held by jobs outside the program (the restart lock, sched/sia.hpp):
+        // 16 GPUs, 1 whole node, 8 partial GPUs (at most 4 on one node). Job A runs as 16 GPUs on 2 nodes
+        // (goodput 2, normalised 2: 2^-.5 = 0.707107) or 8 on one (1); jobs B and C as 4 on one node (1). A's 16
+        // would need 2 whole nodes: A takes the whole node's 8, B and C the two half nodes: 1 + 1 + 1 = 3.
+        const std::vector<sia_job> jobs{{.configs = {{0, 16, 2, 2.0}, {0, 8, 1, 1.0}}},
+                                        {.configs = {{0, 4, 1, 1.0}}},
+                                        {.configs = {{0, 4, 1, 1.0}}}};
+        const std::vector<sia_partial_nodes> half_held{{8, 4}};
+        const auto s = solve_sia(jobs, {16}, {1}, {}, half_held);
+        CHECK(s.choice == std::vector<int>{1, 0, 0});
+        CHECK(s.objective == Approx(3.0).margin(eps));
+        // The same 16 GPUs as 2 whole nodes: A on both (0.707107), B and C wait: 0.707107 + 2.2 = 2.907107 beats
+        // A on 8 with B and C on the other node (3).
+        const auto w = solve_sia(jobs, {16}, {2});
+        CHECK(w.choice == std::vector<int>{0, -1, -1});
+        CHECK(w.objective == Approx(1 / std::sqrt(2.0) + 2.2).margin(eps));
+        // An 8-GPU single-node job does not fit in 4 + 4 partial GPUs: of two, one runs (1 + 1.1).
+        const std::vector<sia_job> eights(2, sia_job{.configs = {{0, 8, 1, 1.0}}});
+        const auto e = solve_sia(eights, {16}, {1}, {}, half_held);
+        CHECK(std::count(e.choice.begin(), e.choice.end(), 0) == 1);
+        CHECK(e.objective == Approx(2.1).margin(eps));
+        // Only partial GPUs (no whole node): a 4-GPU job runs there, an 8-GPU one cannot.
+        const auto p = solve_sia({{.configs = {{0, 4, 1, 1.0}}}, {.configs = {{0, 8, 1, 1.0}}}}, {8}, {0}, {}, half_held);
+        CHECK(p.choice == std::vector<int>{0, -1});
+    }
     SECTION("a size that does not divide the node holds a whole node") {
         // 2 nodes x 6 GPUs: jobs of 4, 4 and 4 GPUs total 12 <= 12, yet no two share a 6-GPU node.
         const std::vector<sia_job> jobs(3, sia_job{.configs = {{0, 4, 1, 1.0}}});
         const auto s = solve_sia(jobs, {12}, {2});
         CHECK(std::count(s.choice.begin(), s.choice.end(), 0) == 2);
     }
+}
+
+TEST_CASE("sia: a running job keeps its configuration against an equal waiting job (tie-break)") {
+    // One 4-GPU node; two jobs that each run only as 4 GPUs at the same goodput: either one runs (1 + 1.1 = 2.1).
+    // The running one keeps the node, whichever order the jobs come in; the objective leaves the tie-break out.
+    const sia_job running{.configs = {{0, 4, 1, 1.0}}, .current = 0, .age_s = 600};
+    const sia_job waiting{.configs = {{0, 4, 1, 1.0}}, .age_s = 600};
+    const auto a = solve_sia({running, waiting}, {4}, {1});
+    CHECK(a.choice == std::vector<int>{0, -1});
+    CHECK(a.objective == Approx(2.1).margin(eps));
+    const auto b = solve_sia({waiting, running}, {4}, {1});
+    CHECK(b.choice == std::vector<int>{-1, 0});
+    CHECK(b.objective == Approx(2.1).margin(eps));
+    // A real difference still wins: a waiting job whose 4 GPUs run 1.9x its 2 takes the node, 1.1 + 1.9^-.5 =
+    // 1.825510 against 1 + 1.1 = 2.1 with the running job kept.
+    const sia_job faster{.configs = {{0, 2, 1, 1.0}, {0, 4, 1, 1.9}}, .age_s = 600};
+    const auto f = solve_sia({running, faster}, {4}, {1});
+    CHECK(f.choice == std::vector<int>{-1, 1});
+    CHECK(f.objective == Approx(1.1 + 1 / std::sqrt(1.9)).margin(eps));
 }
 
 TEST_CASE("sia: infeasible configurations (goodput 0) are never chosen") {
@@ -327,6 +372,9 @@ TEST_CASE("sia: malformed input names the field") {
     CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {.p = 0}); }), Contains("options.p"));
     CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {.time_limit_s = 0}); }), Contains("time_limit_s"));
     CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {0}); }), Contains("every node"));
+    CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {}, {{2, 2}, {1, 1}}); }), Contains("partial_per_type has 2"));
+    CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {}, {{2, 3}}); }), Contains("partial_per_type[0]"));
+    CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {}, {{9, 4}}); }), Contains("gpus_per_type[0]=8"));
     // No jobs, or no choosable configuration: trivially optimal.
     CHECK(solve_sia({}, {8}, {1}).optimal);
     const auto none = solve_sia({{.configs = {{0, 1, 1, 0.0}}}}, {8}, {1});

@@ -77,22 +77,29 @@ public:
         collect_jobs(c, in, kept, sig, d);
         last_solve_s_ = 0;
         if (in.jobs.empty()) return d;
-        // What the ILP may hand out: per type, the GPUs up and not kept, on the nodes that have any of them (a node
-        // partly held by a kept job counts as a node: the placement then may not realise a multi-node choice, and
-        // the round solves again).
+        // What the ILP may hand out, per type: the whole nodes no kept job touches, and the GPUs left on the nodes
+        // a kept job holds in part (single-node configurations only).
+        std::vector<sia_partial_nodes> partial(static_cast<std::size_t>(ntypes));
         for (int t = 0; t < ntypes; ++t) {
-            gpus[static_cast<std::size_t>(t)] = nodes[static_cast<std::size_t>(t)] = 0;
+            const auto ut = static_cast<std::size_t>(t);
+            gpus[ut] = nodes[ut] = 0;
             for (int n : cs.nodes_of_type(t)) {
                 const auto& nd = cs.nodes()[static_cast<std::size_t>(n)];
-                const int left = nd.up ? nd.gpus - kept[static_cast<std::size_t>(n)] : 0;
+                const int held = kept[static_cast<std::size_t>(n)];
+                const int left = nd.up ? nd.gpus - held : 0;
                 if (left <= 0) continue;
-                ++nodes[static_cast<std::size_t>(t)];
-                gpus[static_cast<std::size_t>(t)] += left;
+                gpus[ut] += left;
+                if (held == 0) {
+                    ++nodes[ut];
+                } else {
+                    partial[ut].gpus += left;
+                    partial[ut].largest = std::max(partial[ut].largest, left);
+                }
             }
         }
         if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
         last_sig_ = sig;
-        const sia_solution sol = solve_sia(in.jobs, gpus, nodes, opt_.ilp);
+        const sia_solution sol = solve_sia(in.jobs, gpus, nodes, opt_.ilp, partial);
         last_solve_s_ = sol.solve_s;
         ++effort_.solves;
         effort_.optimal += sol.optimal ? 1 : 0;
@@ -122,7 +129,8 @@ private:
             if (j.running && j.alloc) seen = std::max(seen, j.alloc->gpus());
             if (j.running && j.alloc && locked(j, c.now)) {
                 // Restart lock: the artifact forces the job's previous configuration in the ILP; the objective is a
-                // sum over jobs, so that is the same as leaving it out and taking its GPUs and nodes from the pool.
+                // sum over jobs, so that is the same as leaving it out and taking its GPUs from the pool (the nodes
+                // it holds in part then offer their other GPUs to single-node configurations only).
                 keep_running(j, kept, sig, 'l');
                 continue;
             }
@@ -181,21 +189,39 @@ private:
         sig += ';';
     }
 
-    /// Preempts running jobs whose configuration changed and places the newly chosen ones, multi-node first.
+    /// Places the newly chosen configurations and preempts the running jobs that move. A running job the program
+    /// stops, or moves to a configuration the placement cannot realise, keeps running where no start took its
+    /// GPUs (the artifact's placement realises every choice, so it never stops a job for a start that cannot
+    /// happen; and keeping a job whose GPUs would stay idle only lowers Sia's objective).
     void apply_solution(const sched_context& c, const round_in& r, const sia_solution& sol, sched_decisions& d) {
         const auto& cs = *c.cluster;
-        const auto& in = r.jobs;
-        const auto& cplans = r.plans;
-        const auto& jobs = r.views;
         auto free = cs.free_vector();
-        for (std::size_t k = 0; k < jobs.size(); ++k) {
-            const auto* j = jobs[k];
-            if (j->running && sol.choice[k] != in[k].current) {
-                d.preempt.push_back(j->id);
-                detail::give(free, *j->alloc);
+        std::vector<std::size_t> changed;
+        for (std::size_t k = 0; k < r.views.size(); ++k)
+            if (r.views[k]->running && sol.choice[k] != r.jobs[k].current) {
+                detail::give(free, *r.views[k]->alloc);
+                changed.push_back(k);
             }
+        place_starts(cs, r, sol, free, d);
+        for (std::size_t k : changed) {
+            const auto* j = r.views[k];
+            const bool restarts = std::any_of(d.start.begin(), d.start.end(), [&](const auto& s) { return s.job == j->id; });
+            const auto& parts = j->alloc->parts;
+            const bool idle = std::all_of(parts.begin(), parts.end(), [&](const auto& part) {
+                return free[static_cast<std::size_t>(part.node)] >= part.gpus;
+            });
+            if (!restarts && idle)
+                detail::take(free, *j->alloc);  // keep it running
+            else
+                d.preempt.push_back(j->id);
         }
-        // Place multi-node configurations first (they need whole nodes), then the rest.
+    }
+
+    /// Places the newly chosen configurations, multi-node first (they need whole nodes), on `free`.
+    void place_starts(const cluster_state& cs, const round_in& r, const sia_solution& sol, std::vector<int>& free,
+                      sched_decisions& d) {
+        const auto& in = r.jobs;
+        const auto& jobs = r.views;
         std::vector<std::size_t> idx;
         for (std::size_t k = 0; k < jobs.size(); ++k)
             if (sol.choice[k] >= 0 && !(jobs[k]->running && sol.choice[k] == in[k].current)) idx.push_back(k);
@@ -204,7 +230,7 @@ private:
         });
         for (std::size_t k : idx) {
             const auto& cf = in[k].configs[static_cast<std::size_t>(sol.choice[k])];
-            const plan* p = cplans[k][static_cast<std::size_t>(sol.choice[k])];
+            const plan* p = r.plans[k][static_cast<std::size_t>(sol.choice[k])];
             auto a = place_.place(cs, free, {cf.type, cf.gpus, static_cast<int>(p->parallel.tp)});
             if (!a) {
                 last_sig_.clear();  // could not realise the decision: solve again next round

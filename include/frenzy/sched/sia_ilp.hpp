@@ -12,8 +12,12 @@
 //     subject to sum_c A_jc <= 1                                        (one configuration per job)
 //                sum_{j, c of type t} gpus_c A_jc <= gpus_t             (GPUs of each type)
 //                sum_{multi-node c of type t} nodes_c A_jc + y_t <= nodes_t,
-//                gpus_per_node_t * y_t >= sum_{single-node c of type t} gpus_c A_jc,  y_t integer
-//                (multi-node configurations take whole nodes; single-node ones pack into y_t further nodes;
+//                gpus_per_node_t * y_t + partial_t >= sum_{single-node c of type t} gpus_c A_jc,  y_t integer
+//                gpus_per_node_t * y_t >= sum_{single-node c of type t, gpus_c > largest_partial_t} gpus_c A_jc
+//                (multi-node configurations take whole nodes; single-node ones pack into y_t further nodes and
+//                the partial_t GPUs left on nodes that jobs outside the program hold in part, those larger than
+//                the emptiest such node into the y_t nodes; the pooled partial_t is a relaxation: 2 + 2 partial
+//                GPUs on two nodes pass for one 4-GPU job, and the round then solves again;
 //                exact for power-of-two node sizes; a single-node size that does not divide the node counts
 //                as a whole node; with mixed node sizes in a type only the multi-node row is kept)
 //   G_jc = r_jc * goodput_jc / min_c' goodput_jc'  (normalised per job by its smallest positive goodput, so
@@ -30,8 +34,9 @@
 // factor, which Sia reuses (or R/(R+delta) per round, see sia_restart_model); the normaliser is the job's
 // smallest positive goodput; the node constraint above is our linear form of Sia's placement rule; Sia's
 // limit on how fast a job may scale up between rounds and its restart lock are not in the program: the policy
-// around it (sched/sia.hpp) applies both (the artifact forces a locked job inside its MIP; leaving the job out is
-// the same, the objective being a sum over jobs).
+// around it (sched/sia.hpp) applies both (the artifact forces a locked job inside its MIP; leaving the job out and
+// its GPUs out of the pool is the same, the objective being a sum over jobs, once the nodes it holds in part are
+// counted as partial_t GPUs and not as nodes).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -84,6 +89,12 @@ struct sia_solution {
     double solve_s = 0;       ///< wall-clock seconds of the whole call
 };
 
+/// GPUs of one type left on nodes that jobs outside the program hold in part: in all, and on the emptiest such node.
+struct sia_partial_nodes {
+    int gpus = 0;
+    int largest = 0;
+};
+
 /// Sia's configuration shapes for one GPU type: (gpus, nodes) pairs. Powers of two up to gpus_per_node within one
 /// node (gpus_per_node itself included as a whole node even when it is not a power of two), then k whole nodes
 /// (k x gpus_per_node GPUs) for k = 2..nodes.
@@ -101,29 +112,50 @@ inline std::vector<std::pair<int, int>> sia_config_shapes(int gpus_per_node, int
 
 namespace detail {
 
+/// Tie-break in the program's objective for each running job's current configuration. Sia's program values a
+/// swap of two equal jobs (a running one stopped, a waiting one started on the same GPUs) at exactly zero, and
+/// GLPK then picks either; when the program changes every round (a restart lock starting or ending), equal jobs
+/// swap every round, each swap a restart (85 restarts of one 4-GPU job in 9 h, --sizes requested, restart 100 s).
+/// The artifact solves the same job order every round with CBC, whose pick among equals is then stable; here a
+/// preference far below any real difference of terms (normalised goodputs^p differ by 1e-2 and more; 1e-5 stays
+/// above GLPK's objective tolerance) keeps the running job. sia_solution::objective leaves it out.
+inline constexpr double sia_tie_keep = 1e-5;
+
 /// Per-type packing data shared by the ILP, the greedy fallback and the evaluator.
 struct sia_type_info {
-    int gpus = 0;
-    int nodes = 0;
-    int gpus_per_node = 0;  ///< 0 when gpus is not a multiple of nodes (mixed node sizes: packing row omitted)
+    int gpus = 0;           ///< all GPUs the program may hand out: whole nodes' and partly held nodes'
+    int nodes = 0;          ///< whole nodes
+    int gpus_per_node = 0;  ///< 0 when the whole nodes' GPUs are not a multiple of nodes (mixed node sizes: packing row omitted)
+    int partial = 0;        ///< GPUs left on nodes partly held outside the program (single-node configurations only)
+    int largest_partial = 0;  ///< most GPUs left on one such node
 };
 
-inline std::vector<sia_type_info> sia_types(const std::vector<int>& gpus_per_type, const std::vector<int>& nodes_per_type) {
+inline std::vector<sia_type_info> sia_types(const std::vector<int>& gpus_per_type, const std::vector<int>& nodes_per_type,
+                                             const std::vector<sia_partial_nodes>& partial) {
     if (gpus_per_type.size() != nodes_per_type.size())
         throw config_error("sia: gpus_per_type has " + std::to_string(gpus_per_type.size()) +
                            " entries and nodes_per_type " + std::to_string(nodes_per_type.size()) +
                            "; they must match");
+    if (!partial.empty() && partial.size() != gpus_per_type.size())
+        throw config_error("sia: partial_per_type has " + std::to_string(partial.size()) + " entries and gpus_per_type " +
+                           std::to_string(gpus_per_type.size()) + "; they must match (or be empty)");
     std::vector<sia_type_info> out(gpus_per_type.size());
     for (std::size_t t = 0; t < out.size(); ++t) {
-        const int g = gpus_per_type[t], n = nodes_per_type[t];
         const auto ts = std::to_string(t);
+        const sia_partial_nodes pt = partial.empty() ? sia_partial_nodes{} : partial[t];
+        if (pt.gpus < 0 || pt.largest < 0 || pt.largest > pt.gpus || (pt.gpus > 0) != (pt.largest > 0))
+            throw config_error("sia: partial_per_type[" + ts + "] has gpus=" + std::to_string(pt.gpus) + " and largest=" +
+                               std::to_string(pt.largest) + ": need 0 < largest <= gpus, or both 0");
+        const int g = gpus_per_type[t] - pt.gpus, n = nodes_per_type[t];
         if (g < 0 || n < 0)
-            throw config_error("sia: gpus_per_type[" + ts + "]=" + std::to_string(g) + " and nodes_per_type[" + ts +
+            throw config_error("sia: gpus_per_type[" + ts + "]=" + std::to_string(gpus_per_type[t]) + " (" +
+                               std::to_string(pt.gpus) + " of them on partly held nodes) and nodes_per_type[" + ts +
                                "]=" + std::to_string(n) + " must be >= 0");
         if ((g > 0) != (n > 0) || g < n)
-            throw config_error("sia: gpus_per_type[" + ts + "]=" + std::to_string(g) + " on nodes_per_type[" + ts +
-                               "]=" + std::to_string(n) + " nodes: every node must have at least one GPU");
-        out[t] = {g, n, n > 0 && g % n == 0 ? g / n : 0};
+            throw config_error("sia: gpus_per_type[" + ts + "]=" + std::to_string(gpus_per_type[t]) + " (" +
+                               std::to_string(g) + " on whole nodes) on nodes_per_type[" + ts + "]=" +
+                               std::to_string(n) + " nodes: every node must have at least one GPU");
+        out[t] = {g + pt.gpus, n, n > 0 && g % n == 0 ? g / n : 0, pt.gpus, pt.largest};
     }
     return out;
 }
@@ -172,7 +204,9 @@ inline int sia_whole_nodes(const sia_config& c, const sia_type_info& t) {
 
 /// Whether a configuration can ever be placed on the cluster (ignoring other jobs).
 inline bool sia_placeable(const sia_config& c, const sia_type_info& t) {
-    if (c.goodput <= 0 || c.gpus > t.gpus || c.nodes > t.nodes) return false;
+    if (c.goodput <= 0 || c.gpus > t.gpus) return false;
+    if (c.nodes == 1 && sia_whole_nodes(c, t) == 0 && c.gpus <= t.largest_partial) return true;
+    if (c.nodes > t.nodes) return false;
     if (t.gpus_per_node > 0) return c.gpus <= c.nodes * t.gpus_per_node;
     return true;
 }
@@ -227,21 +261,27 @@ struct sia_usage {
     int gpus = 0;
     int multi_nodes = 0;
     int single_gpus = 0;
+    int big_single_gpus = 0;  ///< of single_gpus, those in configurations larger than the emptiest partly held node
     [[nodiscard]] bool fits(const sia_config& c, const sia_type_info& t) const {
         if (gpus + c.gpus > t.gpus) return false;
         const int whole = sia_whole_nodes(c, t);
         const int mn = multi_nodes + whole;
         const int sg = single_gpus + (whole > 0 ? 0 : c.gpus);
-        const int single_nodes = t.gpus_per_node > 0 ? (sg + t.gpus_per_node - 1) / t.gpus_per_node : 0;
+        const int big = big_single_gpus + (whole == 0 && c.gpus > t.largest_partial ? c.gpus : 0);
+        // Single-node GPUs on whole nodes: all beyond what the partly held nodes take, and at least the big ones.
+        const int on_whole = std::max(big, sg - t.partial);
+        const int single_nodes = t.gpus_per_node > 0 ? (on_whole + t.gpus_per_node - 1) / t.gpus_per_node : 0;
         return mn + single_nodes <= t.nodes;
     }
     void add(const sia_config& c, const sia_type_info& t, int sign = 1) {
         gpus += sign * c.gpus;
         const int whole = sia_whole_nodes(c, t);
-        if (whole > 0)
+        if (whole > 0) {
             multi_nodes += sign * whole;
-        else
+        } else {
             single_gpus += sign * c.gpus;
+            if (c.gpus > t.largest_partial) big_single_gpus += sign * c.gpus;
+        }
     }
     void remove(const sia_config& c, const sia_type_info& t) { add(c, t, -1); }
 };
@@ -300,12 +340,15 @@ inline std::vector<int> sia_greedy(const std::vector<sia_job>& jobs, const std::
 
 }  // namespace detail
 
-/// Solves one Sia scheduling round. gpus_per_type / nodes_per_type: GPUs and nodes of each type available this
-/// round. Throws config_error on malformed input and solver_error if GLPK fails.
+/// Solves one Sia scheduling round. gpus_per_type / nodes_per_type: GPUs and whole nodes of each type available this
+/// round; partial_per_type (empty = none): per type, the GPUs of gpus_per_type that lie on nodes partly held by jobs
+/// outside the program (they take single-node configurations only). Throws config_error on malformed input and
+/// solver_error if GLPK fails.
 inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vector<int>& gpus_per_type,
-                              const std::vector<int>& nodes_per_type, const sia_options& o = {}) {
+                              const std::vector<int>& nodes_per_type, const sia_options& o = {},
+                              const std::vector<sia_partial_nodes>& partial_per_type = {}) {
     const auto t0 = std::chrono::steady_clock::now();
-    const auto types = detail::sia_types(gpus_per_type, nodes_per_type);
+    const auto types = detail::sia_types(gpus_per_type, nodes_per_type, partial_per_type);
     detail::sia_validate(jobs, types, o);
     const auto terms = detail::sia_terms(jobs, types, o);
     const std::size_t ntypes = types.size();
@@ -344,7 +387,8 @@ inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vecto
     o.p < 0 ? ilp.minimize() : ilp.maximize();
     ilp.add_cols(ncols);
     // Rows: one per job with a choice, then per type: GPUs, nodes, and (when y_t exists) single-node packing.
-    std::vector<int> job_row(jobs.size(), -1), gpu_row(ntypes), node_row(ntypes), pack_row(ntypes, -1);
+    std::vector<int> job_row(jobs.size(), -1), gpu_row(ntypes), node_row(ntypes), pack_row(ntypes, -1),
+        big_row(ntypes, -1);
     int nrows = 0;
     for (std::size_t j = 0; j < jobs.size(); ++j)
         if (std::any_of(col[j].begin(), col[j].end(), [](int v) { return v >= 0; })) job_row[j] = nrows++;
@@ -352,6 +396,7 @@ inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vecto
         gpu_row[t] = nrows++;
         node_row[t] = nrows++;
         if (ycol[t] >= 0) pack_row[t] = nrows++;
+        if (ycol[t] >= 0 && types[t].partial > 0) big_row[t] = nrows++;
     }
     ilp.add_rows(nrows);
     for (std::size_t j = 0; j < jobs.size(); ++j)
@@ -360,12 +405,16 @@ inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vecto
         ilp.row_upper(gpu_row[t], types[t].gpus);
         ilp.row_upper(node_row[t], types[t].nodes);
         if (ycol[t] >= 0) {
-            ilp.row_lower(pack_row[t], 0.0);
+            ilp.row_lower(pack_row[t], -types[t].partial);
             ilp.col_integer(ycol[t]);
             ilp.col_bounds(ycol[t], 0.0, types[t].nodes);
             ilp.objective(ycol[t], 0.0);
             ilp.entry(node_row[t], ycol[t], 1.0);
             ilp.entry(pack_row[t], ycol[t], types[t].gpus_per_node);
+            if (big_row[t] >= 0) {
+                ilp.row_lower(big_row[t], 0.0);
+                ilp.entry(big_row[t], ycol[t], types[t].gpus_per_node);
+            }
         }
     }
     int lambda_jobs = 0;
@@ -378,13 +427,17 @@ inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vecto
             const auto t = static_cast<std::size_t>(cf.type);
             ilp.col_binary(k);
             // p < 0: lambda * (1 - sum_c A_jc) moves -lambda onto each A_jc and lambda * jobs into the constant.
-            ilp.objective(k, o.p < 0 ? terms[j][c] - o.lambda : terms[j][c]);
+            // A running job's current configuration wins ties (detail::sia_tie_keep).
+            const double keep = jobs[j].current == static_cast<int>(c) ? detail::sia_tie_keep : 0.0;
+            ilp.objective(k, o.p < 0 ? terms[j][c] - o.lambda - keep : terms[j][c] + keep);
             ilp.entry(job_row[j], k, 1.0);
             ilp.entry(gpu_row[t], k, cf.gpus);
             if (const int whole = detail::sia_whole_nodes(cf, types[t]); whole > 0)
                 ilp.entry(node_row[t], k, whole);
-            else if (pack_row[t] >= 0)
+            else if (pack_row[t] >= 0) {
                 ilp.entry(pack_row[t], k, -cf.gpus);
+                if (big_row[t] >= 0 && cf.gpus > types[t].largest_partial) ilp.entry(big_row[t], k, -cf.gpus);
+            }
         }
     }
     ilp.set_objective_constant(o.lambda * lambda_jobs);
