@@ -232,10 +232,9 @@ private:
             const auto& cf = in[k].configs[static_cast<std::size_t>(sol.choice[k])];
             const plan* p = r.plans[k][static_cast<std::size_t>(sol.choice[k])];
             auto a = place_.place(cs, free, {cf.type, cf.gpus, static_cast<int>(p->parallel.tp)});
-            if (!a) {
-                last_sig_.clear();  // could not realise the decision: solve again next round
-                continue;
-            }
+            // Not placeable on the nodes as they are: the job waits. Solving the same inputs again would give the
+            // same choice, and the nodes only change with what changes the inputs (a start, stop or finish).
+            if (!a) continue;
             detail::take(free, *a);
             d.start.push_back({jobs[k]->id, *p, std::move(*a), false});
         }

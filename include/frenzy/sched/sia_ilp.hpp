@@ -17,7 +17,7 @@
 //                (multi-node configurations take whole nodes; single-node ones pack into y_t further nodes and
 //                the partial_t GPUs left on nodes that jobs outside the program hold in part, those larger than
 //                the emptiest such node into the y_t nodes; the pooled partial_t is a relaxation: 2 + 2 partial
-//                GPUs on two nodes pass for one 4-GPU job, and the round then solves again;
+//                GPUs on two nodes pass for one 4-GPU job, which then waits;
 //                exact for power-of-two node sizes; a single-node size that does not divide the node counts
 //                as a whole node; with mixed node sizes in a type only the multi-node row is kept)
 //   G_jc = r_jc * goodput_jc / min_c' goodput_jc'  (normalised per job by its smallest positive goodput, so
