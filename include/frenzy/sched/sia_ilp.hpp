@@ -115,10 +115,10 @@ namespace detail {
 /// Tie-break in the program's objective for each running job's current configuration. Sia's program values a
 /// swap of two equal jobs (a running one stopped, a waiting one started on the same GPUs) at exactly zero, and
 /// GLPK then picks either; when the program changes every round (a restart lock starting or ending), equal jobs
-/// swap every round, each swap a restart (85 restarts of one 4-GPU job in 9 h, --sizes requested, restart 100 s).
-/// The artifact solves the same job order every round with CBC, whose pick among equals is then stable; here a
-/// preference far below any real difference of terms (normalised goodputs^p differ by 1e-2 and more; 1e-5 stays
-/// above GLPK's objective tolerance) keeps the running job. sia_solution::objective leaves it out.
+/// swap every round, each swap a restart (one 4-GPU job restarted 85 times in its first 7.4 h, --sizes requested,
+/// restart 100 s). The artifact solves the same job order every round with CBC, whose pick among equals is then
+/// stable; here a preference far below any real difference of terms (normalised goodputs^p differ by 1e-2 and
+/// more; 1e-5 stays above GLPK's objective tolerance) keeps the running job. sia_solution::objective leaves it out.
 inline constexpr double sia_tie_keep = 1e-5;
 
 /// Per-type packing data shared by the ILP, the greedy fallback and the evaluator.
