@@ -202,10 +202,16 @@ inline int sia_whole_nodes(const sia_config& c, const sia_type_info& t) {
     return 0;
 }
 
+/// Whether a configuration may take GPUs left on a partly held node: a packing single-node size no larger than the
+/// emptiest such node. The others of its single-node kind go to whole nodes.
+inline bool sia_fits_partial(const sia_config& c, const sia_type_info& t) {
+    return sia_whole_nodes(c, t) == 0 && c.gpus <= t.largest_partial;
+}
+
 /// Whether a configuration can ever be placed on the cluster (ignoring other jobs).
 inline bool sia_placeable(const sia_config& c, const sia_type_info& t) {
     if (c.goodput <= 0 || c.gpus > t.gpus) return false;
-    if (c.nodes == 1 && sia_whole_nodes(c, t) == 0 && c.gpus <= t.largest_partial) return true;
+    if (sia_fits_partial(c, t)) return true;
     if (c.nodes > t.nodes) return false;
     if (t.gpus_per_node > 0) return c.gpus <= c.nodes * t.gpus_per_node;
     return true;
@@ -267,7 +273,7 @@ struct sia_usage {
         const int whole = sia_whole_nodes(c, t);
         const int mn = multi_nodes + whole;
         const int sg = single_gpus + (whole > 0 ? 0 : c.gpus);
-        const int big = big_single_gpus + (whole == 0 && c.gpus > t.largest_partial ? c.gpus : 0);
+        const int big = big_single_gpus + (whole == 0 && !sia_fits_partial(c, t) ? c.gpus : 0);
         // Single-node GPUs on whole nodes: all beyond what the partly held nodes take, and at least the big ones.
         const int on_whole = std::max(big, sg - t.partial);
         const int single_nodes = t.gpus_per_node > 0 ? (on_whole + t.gpus_per_node - 1) / t.gpus_per_node : 0;
@@ -280,7 +286,7 @@ struct sia_usage {
             multi_nodes += sign * whole;
         } else {
             single_gpus += sign * c.gpus;
-            if (c.gpus > t.largest_partial) big_single_gpus += sign * c.gpus;
+            if (!sia_fits_partial(c, t)) big_single_gpus += sign * c.gpus;
         }
     }
     void remove(const sia_config& c, const sia_type_info& t) { add(c, t, -1); }
@@ -436,7 +442,7 @@ inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vecto
                 ilp.entry(node_row[t], k, whole);
             else if (pack_row[t] >= 0) {
                 ilp.entry(pack_row[t], k, -cf.gpus);
-                if (big_row[t] >= 0 && cf.gpus > types[t].largest_partial) ilp.entry(big_row[t], k, -cf.gpus);
+                if (big_row[t] >= 0 && !detail::sia_fits_partial(cf, types[t])) ilp.entry(big_row[t], k, -cf.gpus);
             }
         }
     }
