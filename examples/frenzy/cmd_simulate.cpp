@@ -33,6 +33,11 @@ struct simulate_args {
     std::vector<double> tiresias_queues_gpu_h{1.0, 10.0};
     double tiresias_promote = 8, gavel_round_s = 360, sia_p = -0.5, sia_lambda = 1.1;
     bool sia_no_restart_lock = false;
+#ifdef FRENZY_HAS_GLPK
+    int sia_nodes = frenzy::sia_policy_options{}.ilp.node_limit;
+    double sia_time_limit_s = frenzy::sia_policy_options{}.ilp.time_limit_s;
+    double sia_gap = frenzy::sia_policy_options{}.ilp.mip_gap;
+#endif
     std::uint64_t max_events = 50'000'000;
     int max_failures = 50;
 };
@@ -63,6 +68,10 @@ frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a, 
     po.sia.ilp.p = a.sia_p;
     po.sia.ilp.lambda = a.sia_lambda;
     po.sia.restart_lock = !a.sia_no_restart_lock;
+    po.sia.ilp.node_limit = a.sia_nodes;
+    if (!(a.sia_time_limit_s > 0)) throw config_error("--sia-time-limit=" + std::to_string(a.sia_time_limit_s) + " s must be > 0");
+    po.sia.ilp.time_limit_s = a.sia_time_limit_s;
+    po.sia.ilp.mip_gap = a.sia_gap;
 #endif
     return make_scheduler(n, policy_options_for(so, po));  // start-up and restart costs as charged
 }
@@ -164,8 +173,10 @@ void print_table(const simulate_args& a, const frenzy::cluster_spec& cluster, st
     }
     for (const auto& r : results)
         if (r.metrics.solver_solves > 0)
-            fmt::print("{}: the per-round program was solved {} times, proved optimal {} times ({:.1f}%)\n", r.metrics.policy,
-                       r.metrics.solver_solves, r.metrics.solver_optimal, 100.0 * r.metrics.solver_optimal / r.metrics.solver_solves);
+            fmt::print("{}: the per-round program was solved {} times, proved optimal (within the gap) {} times ({:.1f}%), "
+                       "stopped at the wall-clock limit {} times\n", r.metrics.policy, r.metrics.solver_solves,
+                       r.metrics.solver_optimal, 100.0 * r.metrics.solver_optimal / r.metrics.solver_solves,
+                       r.metrics.solver_timed_out);
     print_has_lead(results);
 }
 
@@ -242,6 +253,16 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
     c->add_option("--sia-lambda", a->sia_lambda, "Sia: lambda, the value of running a job at all (default 1.1)")->check(frenzy_cli::finite_number(0, 1e6));
     c->add_flag("--sia-no-restart-lock", a->sia_no_restart_lock, "Sia: let the ILP re-allocate a job whose start-up or "
                                                                   "restart is still under way (default: locked, as Sia's artifact)");
+#ifdef FRENZY_HAS_GLPK
+    c->add_option("--sia-nodes", a->sia_nodes, "Sia: branch-and-bound subproblems per round before the ILP keeps its best "
+                                               "schedule; the same on every machine (default " +
+                                                   std::to_string(a->sia_nodes) + "; 0 = no limit)")->check(CLI::Range(0, 100000000));
+    c->add_option("--sia-gap", a->sia_gap, "Sia: relative gap at which the ILP's search stops (default " + fmt::format("{:g}", a->sia_gap) +
+                                           ", the artifact's sia_solver_thresh; 0 = prove optimality)")->check(frenzy_cli::finite_number(0, 1));
+    frenzy_cli::add_duration(c, "--sia-time-limit", a->sia_time_limit_s, "Sia: wall-clock backstop per round's ILP; a round "
+                                                                        "stopped by it depends on the machine and is counted (default " +
+                                                                            fmt::format("{:g}", a->sia_time_limit_s) + "s)");
+#endif
     c->add_flag("--json", a->json, "Machine-readable output (keys in docs/formats.md); with --policy all an array");
     c->add_flag("--quiet", a->quiet, "No progress bar");
     c->callback([a] { run_simulate(*a); });

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -354,10 +355,116 @@ TEST_CASE("sia: the time limit stops the search and flags the solution as not pr
     const sia_options o{.time_limit_s = 0.001};
     const auto s = solve_sia(jobs, gpus_of(cl), cl.nodes, o);
     CHECK_FALSE(s.optimal);
+    CHECK(s.timed_out);
     CHECK(placeable(jobs, s.choice, cl));
     CHECK(value_of(jobs, s.choice, o) == Approx(s.objective).margin(1e-6));
     // The cluster (512 GPUs) can hold many of the 400 jobs: the fallback schedules work, not nothing.
     CHECK(s.objective < 400 * 1.1 - 100);
+}
+
+TEST_CASE("sia: the node budget stops the search at the same point every time, whatever the clock") {
+    // 40 jobs on three types of 2 nodes (8, 8 and 4 GPUs per node), seeded: a quarter of the jobs do not fit their
+    // smallest shapes, half are running (so restart factors differ). GLPK proves this one optimal only after a
+    // branch-and-bound search (113 subproblems with Debian's GLPK 5.0; asserted only as "more than 4"). With
+    // node_limit 3 and a generous wall clock the search stops at the budget: the callback ends it at the first
+    // subproblem selection with >= 3 subproblems, and branching adds them two at a time, so GLPK reports 3 or 4.
+    // Two solves give the same schedule: the budget, unlike the clock, does not depend on the machine's load.
+    const cluster_t cl{{8, 8, 4}, {2, 2, 2}};
+    std::mt19937 rng(6);
+    std::uniform_real_distribution<double> u(0, 1);
+    std::vector<sia_job> jobs;
+    for (int j = 0; j < 40; ++j) {
+        sia_job job;
+        const double eff = 0.3 + 0.7 * u(rng);
+        const int too_small = static_cast<int>(u(rng) * 4);  // shapes of each type below the job's memory floor
+        for (int t = 0; t < 3; ++t) {
+            int k = 0;
+            for (auto [g, n] : sia_config_shapes(cl.gpus_per_node[static_cast<std::size_t>(t)], 2))
+                job.configs.push_back({t, g, n, k++ < too_small ? 0.0 : std::array{3.0, 1.7, 1.0}[static_cast<std::size_t>(t)] *
+                                                                      std::pow(g, eff) * (0.9 + 0.2 * u(rng))});
+        }
+        if (u(rng) < 0.5) {
+            int c = 0;
+            do c = static_cast<int>(u(rng) * static_cast<double>(job.configs.size()));
+            while (job.configs[static_cast<std::size_t>(c)].goodput == 0);
+            job.current = c;
+            job.age_s = 36000 * u(rng);
+            job.restarts = static_cast<int>(u(rng) * 3);
+        }
+        jobs.push_back(job);
+    }
+    const auto full = solve_sia(jobs, gpus_of(cl), cl.nodes, {.time_limit_s = 600, .cuts = false});
+    REQUIRE(full.optimal);
+    REQUIRE(full.nodes > 4);
+    const sia_options o{.time_limit_s = 600, .node_limit = 3, .cuts = false};
+    const auto a = solve_sia(jobs, gpus_of(cl), cl.nodes, o);
+    const auto b = solve_sia(jobs, gpus_of(cl), cl.nodes, o);
+    CHECK_FALSE(a.optimal);
+    CHECK_FALSE(a.timed_out);
+    CHECK(a.nodes >= 3);
+    CHECK(a.nodes <= 4);
+    CHECK(a.choice == b.choice);
+    CHECK(placeable(jobs, a.choice, cl));
+    CHECK(value_of(jobs, a.choice, o) == Approx(a.objective).margin(1e-6));
+    // Minimisation (p < 0): a stopped search is at best the proven optimum.
+    CHECK(a.objective >= full.objective - 1e-9);
+
+    // A relative gap (Sia's artifact stops CBC at 1e-4) ends the search once the incumbent is provably within it
+    // of the optimum: flagged optimal, no more subproblems than the full search, and within the gap of its value.
+    const auto g = solve_sia(jobs, gpus_of(cl), cl.nodes, {.time_limit_s = 600, .mip_gap = 0.05, .cuts = false});
+    CHECK(g.optimal);
+    CHECK(g.nodes <= full.nodes);
+    CHECK(g.objective >= full.objective - 1e-9);
+    CHECK(g.objective <= full.objective * 1.05 + 1e-9);
+}
+
+TEST_CASE("sia: with cuts a round of single-configuration jobs is proved at the root, keeping the running jobs") {
+    // A round taken from `frenzy simulate --sizes requested` (skip 40000, seed 1): 30 jobs with one configuration
+    // each (so every term is 1 against lambda 1.1: the program maximises the number of jobs run), on types of 1 x 8,
+    // 2 x 8 and 2 x 8 GPUs. By hand the most that fit: type 0, two of its 1/4/4/4-GPU jobs (4 + 4 or 1 + 4); types 1
+    // and 2, five each (1 + 1 + 4 + 4 + 4 = 14 of 16 GPUs; a sixth 4 or an 8 exceeds 16). The 12 running jobs are
+    // exactly such a set, so the optimum keeps them all (the 1e-5 keep preference breaks the tie with waiting jobs of
+    // the same sizes): objective 30 x 1.1 - 12 x 0.1 = 31.8. Without cuts GLPK 5.0 had not proved this after 30,000
+    // subproblems and its incumbent had swapped two running 4-GPU jobs for waiting ones of equal value (measured);
+    // with MIR and Gomory cuts it closes at the root.
+    struct row { int type, gpus; bool running; };
+    const std::vector<row> rows{{2, 1, true},  {1, 8, false}, {1, 1, true},  {1, 1, true},  {1, 4, true},  {2, 8, false},
+                                {2, 8, false}, {2, 1, true},  {1, 4, true},  {0, 4, true},  {2, 4, true},  {1, 4, true},
+                                {2, 4, true},  {1, 4, false}, {2, 4, true},  {2, 4, false}, {1, 4, false}, {1, 4, false},
+                                {2, 4, false}, {2, 4, false}, {0, 4, true},  {1, 4, false}, {2, 4, false}, {1, 4, false},
+                                {1, 4, false}, {2, 4, false}, {1, 4, false}, {2, 4, false}, {0, 4, false}, {0, 1, false}};
+    std::vector<sia_job> jobs;
+    for (const auto& r : rows)
+        jobs.push_back({.configs = {{r.type, r.gpus, 1, 100.0}}, .current = r.running ? 0 : -1, .age_s = 3600});
+    const cluster_t cl{{8, 8, 8}, {1, 2, 2}};
+    const auto s = solve_sia(jobs, gpus_of(cl), cl.nodes, {.time_limit_s = 600, .node_limit = 30000});
+    CHECK(s.optimal);
+    CHECK(s.nodes <= 3);
+    CHECK(s.objective == Approx(31.8).margin(1e-6));
+    for (std::size_t j = 0; j < rows.size(); ++j) CHECK(s.choice[j] == (rows[j].running ? 0 : -1));
+    // The same program without cuts is never better (it may only be unproven).
+    const auto n = solve_sia(jobs, gpus_of(cl), cl.nodes, {.time_limit_s = 600, .node_limit = 30000, .cuts = false});
+    CHECK(n.objective >= s.objective - 1e-9);
+}
+
+TEST_CASE("sia: an excluded configuration is never chosen, and still normalises the job's terms") {
+    // One job, 1 GPU at 100 or 2 GPUs at 150 tok/s, on one 8-GPU node. Unexcluded it takes 2 GPUs: term
+    // (150/100)^-0.5 = 0.8165. With the 2-GPU configuration excluded it takes 1 GPU (term 1); with the 1-GPU one
+    // excluded it takes 2 GPUs and the term is still 0.8165 (normalised by the excluded 100, not by 150 itself).
+    const double eps = 1e-4;  // GLPK's tolerance plus the 1e-5 keep preference (not part of `objective`)
+    sia_job j{.configs = {{0, 1, 1, 100.0}, {0, 2, 1, 150.0}}};
+    auto s = solve_sia({j}, {8}, {1});
+    CHECK(s.choice == std::vector<int>{1});
+    CHECK(s.objective == Approx(1 / std::sqrt(1.5)).margin(eps));
+    j.configs[1].excluded = true;
+    s = solve_sia({j}, {8}, {1});
+    CHECK(s.choice == std::vector<int>{0});
+    CHECK(s.objective == Approx(1.0).margin(eps));
+    j.configs[1].excluded = false;
+    j.configs[0].excluded = true;
+    s = solve_sia({j}, {8}, {1});
+    CHECK(s.choice == std::vector<int>{1});
+    CHECK(s.objective == Approx(1 / std::sqrt(1.5)).margin(eps));
 }
 
 TEST_CASE("sia: malformed input names the field") {
@@ -371,6 +478,7 @@ TEST_CASE("sia: malformed input names the field") {
     CHECK_THAT(error_of([&] { (void)solve_sia({{.configs = {{0, 1, 1, -1.0}}}}, {8}, {1}); }), Contains("goodput"));
     CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {.p = 0}); }), Contains("options.p"));
     CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {.time_limit_s = 0}); }), Contains("time_limit_s"));
+    CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {.node_limit = -1}); }), Contains("options.node_limit=-1"));
     CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {0}); }), Contains("every node"));
     CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {}, {{2, 2}, {1, 1}}); }), Contains("partial_per_type has 2"));
     CHECK_THAT(error_of([&] { (void)solve_sia({ok}, {8}, {1}, {}, {{2, 3}}); }), Contains("partial_per_type[0]"));

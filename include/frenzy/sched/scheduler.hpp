@@ -133,12 +133,14 @@ struct sched_decisions {
     std::vector<reject_decision> reject;
 };
 
-/// Optimisation effort of a policy that solves a program per decision (Sia's ILP): solves, and how many the solver
-/// proved optimal (the rest stopped at the time limit with the best schedule found). A policy reports it with a
-/// `solver_effort()` member; any_scheduler returns zeros for the others.
+/// Optimisation effort of a policy that solves a program per decision (Sia's ILP): solves, how many the solver
+/// proved optimal (the rest stopped at a limit with the best schedule found), and how many of those stopped at the
+/// wall-clock limit (whose answer depends on the machine). A policy reports it with a `solver_effort()` member;
+/// any_scheduler returns zeros for the others.
 struct solver_stats {
     int solves = 0;
     int optimal = 0;
+    int timed_out = 0;
 };
 
 /// A scheduling policy. `round_s() > 0` asks to be called every round; `event_driven()` asks to be called after

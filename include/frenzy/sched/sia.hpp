@@ -24,7 +24,14 @@
 namespace frenzy {
 
 struct sia_policy_options {
-    sia_options ilp{.p = -0.5, .lambda = 1.1, .restart_penalty_s = 30, .round_s = 60, .time_limit_s = 2};
+    /// The ILP is solved to optimality (with cuts, sia_options::cuts) or stops at 30,000 branch-and-bound
+    /// subproblems (deterministic; about 2 s of GLPK on the development machine, where a 2 s wall-clock limit had
+    /// stopped the searches at 25,000-40,000), with a 60 s wall-clock backstop that is counted when hit
+    /// (solver_stats::timed_out). Not the artifact's relative gap of 1e-4 (sia-simulator/sia.py
+    /// `allowablePercentageGap=sim_config.sia_solver_thresh*100`, simulator_config.py `sia_solver_thresh = 1e-4`):
+    /// that gap exceeds the preference that keeps a running job over an equal waiting one (detail::sia_tie_keep),
+    /// and with it equal jobs swapped again (docs/baselines.md, "Sia rounds").
+    sia_options ilp{.p = -0.5, .lambda = 1.1, .restart_penalty_s = 30, .round_s = 60, .time_limit_s = 60, .node_limit = 30000};
     /// Largest configuration: CONFIGS_8GPU / CONFIGS_4GPU of siasosp23/artifacts sia-simulator/sia.py (commit
     /// 37c68be) end at 64 GPUs.
     int max_gpus = 64;
@@ -39,6 +46,11 @@ struct sia_policy_options {
     /// countdown rescale_time is set at every (re)start (job.py reallocate / migrate) and run down by step(). Here
     /// the launch cost is startup_s for a job's first launch and job_view::restart_s after. false = no lock.
     bool restart_lock = true;
+    /// Placement-aware re-solves per round: when the placement cannot realise a start the program chose (it does
+    /// not re-pack running jobs, so 2 + 2 free GPUs on two nodes hold no tensor-parallel-4 job), that configuration
+    /// is excluded and the program solved again, at most this many times. The artifact instead re-places every job
+    /// of a type, so its choices are always realised. 0 = the start just waits.
+    int resolves = 2;
     /// What a job's first launch costs the host, s (the simulator's sim_options::startup_s; policy_options_for
     /// passes it): the restart lock's length for a first launch.
     double startup_s = 30;
@@ -49,13 +61,15 @@ template <PlacementPolicy P = best_fit_placement>
 class basic_sia_scheduler {
 public:
     template <PlacementPolicy P2> using with_placement = basic_sia_scheduler<P2>;
-    explicit basic_sia_scheduler(sia_policy_options o = {}, P placement = {}) : opt_(o), place_(std::move(placement)) {}
+    explicit basic_sia_scheduler(sia_policy_options o = {}, P placement = {}) : opt_(o), place_(std::move(placement)) {
+        if (opt_.resolves < 0) throw config_error("sia: options.resolves=" + std::to_string(opt_.resolves) + " must be >= 0");
+    }
     std::string_view name() const { return "sia"; }
     double round_s() const { return opt_.ilp.round_s; }
     bool event_driven() const { return false; }
-    /// ILP solves so far, and how many GLPK proved optimal within the time limit.
+    /// ILP solves so far, how many GLPK proved optimal within the limits, how many stopped at the wall-clock one.
     solver_stats solver_effort() const { return effort_; }
-    /// Wall seconds of the last ILP solve (0 if the round reused the last decision).
+    /// Wall seconds of the last round's ILP solves (0 if the round reused the last decision).
     double last_solve_s() const { return last_solve_s_; }
 
     sched_decisions schedule(const sched_context& c) {
@@ -99,12 +113,24 @@ public:
         }
         if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
         last_sig_ = sig;
-        const sia_solution sol = solve_sia(in.jobs, gpus, nodes, opt_.ilp, partial);
-        last_solve_s_ = sol.solve_s;
-        ++effort_.solves;
-        effort_.optimal += sol.optimal ? 1 : 0;
-
-        apply_solution(c, in, sol, d);
+        const auto solve = [&] {
+            const sia_solution sol = solve_sia(in.jobs, gpus, nodes, opt_.ilp, partial);
+            last_solve_s_ += sol.solve_s;
+            ++effort_.solves;
+            effort_.optimal += sol.optimal ? 1 : 0;
+            effort_.timed_out += sol.timed_out ? 1 : 0;
+            return sol;
+        };
+        sia_solution sol = solve();
+        const std::size_t starts0 = d.start.size(), preempts0 = d.preempt.size();
+        for (int again = 0;; ++again) {
+            const auto failed = apply_solution(c, in, sol, d);
+            if (failed.empty() || again == opt_.resolves) break;
+            for (std::size_t k : failed) in.jobs[k].configs[static_cast<std::size_t>(sol.choice[k])].excluded = true;
+            d.start.erase(d.start.begin() + static_cast<std::ptrdiff_t>(starts0), d.start.end());
+            d.preempt.erase(d.preempt.begin() + static_cast<std::ptrdiff_t>(preempts0), d.preempt.end());
+            sol = solve();
+        }
         return d;
     }
 
@@ -192,8 +218,10 @@ private:
     /// Places the newly chosen configurations and preempts the running jobs that move. A running job the program
     /// stops, or moves to a configuration the placement cannot realise, keeps running where no start took its
     /// GPUs (the artifact's placement realises every choice, so it never stops a job for a start that cannot
-    /// happen; and keeping a job whose GPUs would stay idle only lowers Sia's objective).
-    void apply_solution(const sched_context& c, const round_in& r, const sia_solution& sol, sched_decisions& d) {
+    /// happen; and keeping a job whose GPUs would stay idle only lowers Sia's objective). Returns the jobs (indices
+    /// into `r`) whose chosen start could not be placed.
+    std::vector<std::size_t> apply_solution(const sched_context& c, const round_in& r, const sia_solution& sol,
+                                            sched_decisions& d) {
         const auto& cs = *c.cluster;
         auto free = cs.free_vector();
         std::vector<std::size_t> changed;
@@ -202,7 +230,7 @@ private:
                 detail::give(free, *r.views[k]->alloc);
                 changed.push_back(k);
             }
-        place_starts(cs, r, sol, free, d);
+        auto failed = place_starts(cs, r, sol, free, d);
         for (std::size_t k : changed) {
             const auto* j = r.views[k];
             const bool restarts = std::any_of(d.start.begin(), d.start.end(), [&](const auto& s) { return s.job == j->id; });
@@ -215,11 +243,13 @@ private:
             else
                 d.preempt.push_back(j->id);
         }
+        return failed;
     }
 
-    /// Places the newly chosen configurations, multi-node first (they need whole nodes), on `free`.
-    void place_starts(const cluster_state& cs, const round_in& r, const sia_solution& sol, std::vector<int>& free,
-                      sched_decisions& d) {
+    /// Places the newly chosen configurations, multi-node first (they need whole nodes), on `free`; returns the
+    /// jobs whose configuration could not be placed.
+    std::vector<std::size_t> place_starts(const cluster_state& cs, const round_in& r, const sia_solution& sol,
+                                          std::vector<int>& free, sched_decisions& d) {
         const auto& in = r.jobs;
         const auto& jobs = r.views;
         std::vector<std::size_t> idx;
@@ -228,16 +258,22 @@ private:
         std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
             return in[a].configs[static_cast<std::size_t>(sol.choice[a])].gpus > in[b].configs[static_cast<std::size_t>(sol.choice[b])].gpus;
         });
+        std::vector<std::size_t> failed;
         for (std::size_t k : idx) {
             const auto& cf = in[k].configs[static_cast<std::size_t>(sol.choice[k])];
             const plan* p = r.plans[k][static_cast<std::size_t>(sol.choice[k])];
             auto a = place_.place(cs, free, {cf.type, cf.gpus, static_cast<int>(p->parallel.tp)});
-            // Not placeable on the nodes as they are: the job waits. Solving the same inputs again would give the
-            // same choice, and the nodes only change with what changes the inputs (a start, stop or finish).
-            if (!a) continue;
+            // Not placeable on the nodes as they are (schedule() may exclude it and solve again; past that the job
+            // waits: the same inputs would give the same choice, and the nodes only change with what changes the
+            // inputs, a start, stop or finish).
+            if (!a) {
+                failed.push_back(k);
+                continue;
+            }
             detail::take(free, *a);
             d.start.push_back({jobs[k]->id, *p, std::move(*a), false});
         }
+        return failed;
     }
 
     sia_policy_options opt_;

@@ -1,7 +1,7 @@
 #pragma once
 // Sia's scheduling round as an integer program over job x configuration (Jayaram Subramanya et al., "Sia:
 // Heterogeneity-aware, goodput-optimized ML-cluster scheduling", SOSP'23), solved with GLPK's
-// branch-and-cut (glp_intopt, MIP presolve on, a time limit). Needs GLPK (CMake target frenzy::glpk).
+// branch-and-cut (glp_intopt, MIP presolve on, a node budget and a wall-clock backstop). Needs GLPK (CMake target frenzy::glpk).
 //
 // Configurations (Sia's configuration set): per GPU type, powers of two up to a node's GPUs inside one node, then whole
 // nodes (k x gpus_per_node on k nodes); see sia_config_shapes. Each job lists its configurations with a goodput
@@ -56,6 +56,9 @@ struct sia_config {
     int gpus = 0;
     int nodes = 0;
     double goodput = 0;
+    /// Not to be chosen this round (the caller could not place it), though its goodput still normalises the job's
+    /// terms, so that excluding one configuration leaves the others' terms as they were.
+    bool excluded = false;
 };
 
 /// A job in a scheduling round.
@@ -77,15 +80,24 @@ struct sia_options {
     double lambda = 1.1;            ///< cost of leaving a job unscheduled (p < 0)
     double restart_penalty_s = 30;  ///< delta: seconds lost by a checkpoint-restart
     double round_s = 60;            ///< scheduling round length
-    double time_limit_s = 10;       ///< branch-and-cut time limit (presolve and setup come on top)
+    double time_limit_s = 10;       ///< branch-and-cut wall-clock limit (presolve and setup come on top)
+    /// Branch-and-bound subproblems after which the search stops with its incumbent (0 = no limit). Unlike the
+    /// time limit it stops every machine at the same point, so a schedule built on it is reproducible.
+    int node_limit = 0;
     double mip_gap = 0;             ///< relative gap at which GLPK may stop (0 = prove optimality)
+    /// Mixed-integer rounding and Gomory cuts (GLPK's are off by default). A round with two dozen jobs of one
+    /// configuration each (`--sizes requested`) is a knapsack whose LP bound is a fraction of a job above the
+    /// best schedule: without cuts GLPK had not proved it after 30,000 subproblems; with them it closes at the root.
+    bool cuts = true;
     sia_restart_model restart_model = sia_restart_model::age;
 };
 
 struct sia_solution {
     std::vector<int> choice{};  ///< per job: index into configs, -1 = not scheduled
     double objective = 0;     ///< value of the program (see header comment)
-    bool optimal = false;     ///< proven optimal (false after hitting the time limit or the gap)
+    bool optimal = false;     ///< proven optimal within mip_gap (false after hitting a limit)
+    bool timed_out = false;   ///< stopped by time_limit_s (the answer then depends on the machine's speed)
+    int nodes = 0;            ///< branch-and-bound subproblems GLPK generated
     double solve_s = 0;       ///< wall-clock seconds of the whole call
 };
 
@@ -168,6 +180,7 @@ inline void sia_validate(const std::vector<sia_job>& jobs, const std::vector<sia
         bad("options.restart_penalty_s=" + std::to_string(o.restart_penalty_s) + " must be >= 0");
     if (!std::isfinite(o.round_s) || o.round_s <= 0) bad("options.round_s=" + std::to_string(o.round_s) + " must be > 0");
     if (!(o.time_limit_s > 0)) bad("options.time_limit_s=" + std::to_string(o.time_limit_s) + " must be > 0");
+    if (o.node_limit < 0) bad("options.node_limit=" + std::to_string(o.node_limit) + " must be >= 0 (0 = no limit)");
     if (!std::isfinite(o.mip_gap) || o.mip_gap < 0) bad("options.mip_gap=" + std::to_string(o.mip_gap) + " must be >= 0");
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         const auto& job = jobs[j];
@@ -210,7 +223,7 @@ inline bool sia_fits_partial(const sia_config& c, const sia_type_info& t) {
 
 /// Whether a configuration can ever be placed on the cluster (ignoring other jobs).
 inline bool sia_placeable(const sia_config& c, const sia_type_info& t) {
-    if (c.goodput <= 0 || c.gpus > t.gpus) return false;
+    if (c.excluded || c.goodput <= 0 || c.gpus > t.gpus) return false;
     if (sia_fits_partial(c, t)) return true;
     if (c.nodes > t.nodes) return false;
     if (t.gpus_per_node > 0) return c.gpus <= c.nodes * t.gpus_per_node;
@@ -448,8 +461,11 @@ inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vecto
     }
     ilp.set_objective_constant(o.lambda * lambda_jobs);
     ilp.load_matrix();
-    const auto res = ilp.intopt("sia", o.time_limit_s, o.mip_gap);
+    const auto res = ilp.intopt("sia", {.time_limit_s = o.time_limit_s, .node_limit = o.node_limit, .mip_gap = o.mip_gap,
+                                        .cuts = o.cuts});
     out.optimal = res.optimal;
+    out.timed_out = res.timed_out;
+    out.nodes = res.nodes;
 
     std::vector<int> mip_choice(jobs.size(), -1);
     if (res.has_solution)

@@ -130,7 +130,8 @@ struct sim_metrics {
     int failed_jobs = 0;         ///< jobs reported infeasible
     int sched_calls = 0;
     double sched_mean_us = 0, sched_p99_us = 0;
-    int solver_solves = 0, solver_optimal = 0;  ///< per-round programs solved, proved optimal (Sia; 0 for others)
+    /// Per-round programs solved, proved optimal, stopped at the wall-clock limit (Sia; 0 for others).
+    int solver_solves = 0, solver_optimal = 0, solver_timed_out = 0;
 };
 
 struct sim_log_entry {
@@ -151,7 +152,8 @@ inline nlohmann::json to_json(const sim_metrics& m) {
             {"p50_jct_s", m.p50_jct_s}, {"p99_jct_s", m.p99_jct_s}, {"makespan_s", m.makespan_s},
             {"avg_queue_s", m.avg_queue_s}, {"gpu_utilization", m.gpu_utilization}, {"failed_jobs", m.failed_jobs},
             {"sched_calls", m.sched_calls}, {"sched_mean_us", m.sched_mean_us}, {"sched_p99_us", m.sched_p99_us},
-            {"solver_solves", m.solver_solves}, {"solver_optimal", m.solver_optimal}};
+            {"solver_solves", m.solver_solves}, {"solver_optimal", m.solver_optimal},
+            {"solver_timed_out", m.solver_timed_out}};
 }
 
 /// Per-job CSV: one row per job.
@@ -714,6 +716,7 @@ private:
         }
         m.solver_solves = sched_.solver_effort().solves;
         m.solver_optimal = sched_.solver_effort().optimal;
+        m.solver_timed_out = sched_.solver_effort().timed_out;
         m.sched_calls = static_cast<int>(decision_us_.size());
         if (!decision_us_.empty()) {
             double s = 0;

@@ -139,27 +139,46 @@ public:
     struct mip_outcome {
         bool has_solution = false;  ///< an integer-feasible point is available (mip_value)
         bool optimal = false;       ///< proven optimal (within the requested gap, which defaults to 0)
+        bool timed_out = false;     ///< stopped by the wall-clock limit (the only stop that depends on the machine)
         int rc = 0;                 ///< glp_intopt's return code
+        int nodes = 0;              ///< branch-and-bound subproblems generated (glp_ios_tree_size's t_cnt)
     };
-    /// Solves the MIP with glp_intopt (MIP presolve on, silent), stopping after time_limit_s seconds.
-    /// Hitting the time limit or the gap is not an error: the outcome says whether a solution exists.
-    mip_outcome intopt(const std::string& who, double time_limit_s, double mip_gap = 0.0) {
+    /// Limits of one branch-and-bound run. node_limit stops the search deterministically: GLPK is single-threaded
+    /// and its default search has no randomness, so the same program stops at the same point on any machine.
+    /// time_limit_s is a wall-clock backstop; hitting it is reported (timed_out) since the result then depends
+    /// on the machine's speed and load.
+    struct mip_limits {
+        double time_limit_s = 10;  ///< glp_iocp::tm_lim
+        int node_limit = 0;        ///< stop once this many subproblems exist (0 = no limit)
+        double mip_gap = 0.0;      ///< glp_iocp::mip_gap
+        bool cuts = false;         ///< GLPK's mixed-integer rounding and Gomory cuts (glp_iocp::mir_cuts, gmi_cuts)
+    };
+    /// Solves the MIP with glp_intopt (MIP presolve on, silent) within the limits. Hitting a limit or the gap is
+    /// not an error: the outcome says whether a solution exists.
+    mip_outcome intopt(const std::string& who, const mip_limits& lim) {
         glpk_silence();
         glp_iocp parm;
         glp_init_iocp(&parm);
         parm.msg_lev = GLP_MSG_OFF;
         parm.presolve = GLP_ON;
-        parm.mip_gap = mip_gap;
-        const double ms = std::ceil(time_limit_s * 1000.0);
+        parm.mip_gap = lim.mip_gap;
+        parm.mir_cuts = lim.cuts ? GLP_ON : GLP_OFF;
+        parm.gmi_cuts = lim.cuts ? GLP_ON : GLP_OFF;
+        const double ms = std::ceil(lim.time_limit_s * 1000.0);
         parm.tm_lim = ms >= static_cast<double>(INT_MAX) ? INT_MAX : (ms < 1.0 ? 1 : static_cast<int>(ms));
+        node_budget budget{lim.node_limit, 0};
+        parm.cb_func = &node_budget::callback;
+        parm.cb_info = &budget;
         const int rc = glp_intopt(p_, &parm);
         mip_outcome out;
         out.rc = rc;
-        if (rc != 0 && rc != GLP_ETMLIM && rc != GLP_EMIPGAP)
+        out.nodes = budget.seen;
+        if (rc != 0 && rc != GLP_ETMLIM && rc != GLP_EMIPGAP && rc != GLP_ESTOP)
             throw solver_error(who + ": glp_intopt failed: " + glpk_return_name(rc));
+        out.timed_out = rc == GLP_ETMLIM;
         const int st = glp_mip_status(p_);
         out.has_solution = st == GLP_OPT || st == GLP_FEAS;
-        out.optimal = rc == 0 && st == GLP_OPT;
+        out.optimal = (rc == 0 && st == GLP_OPT) || (rc == GLP_EMIPGAP && out.has_solution);
         if (rc == 0 && st == GLP_NOFEAS)
             throw solver_error(who + ": integer program has no feasible solution");
         return out;
@@ -177,6 +196,18 @@ private:
         return j + 1;
     }
 
+    /// glp_intopt's callback: counts subproblems and ends the search at the limit (glp_ios_terminate).
+    struct node_budget {
+        int limit = 0;
+        int seen = 0;
+        static void callback(glp_tree* tree, void* info) {
+            auto& b = *static_cast<node_budget*>(info);
+            int active = 0, current = 0, total = 0;
+            glp_ios_tree_size(tree, &active, &current, &total);
+            b.seen = total;
+            if (b.limit > 0 && total >= b.limit && glp_ios_reason(tree) == GLP_ISELECT) glp_ios_terminate(tree);
+        }
+    };
     glp_prob* p_ = nullptr;
     std::vector<int> ia_{0};
     std::vector<int> ja_{0};
