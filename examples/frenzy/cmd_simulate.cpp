@@ -69,7 +69,7 @@ frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a, 
     po.sia.ilp.lambda = a.sia_lambda;
     po.sia.restart_lock = !a.sia_no_restart_lock;
     po.sia.ilp.node_limit = a.sia_nodes;
-    if (!(a.sia_time_limit_s > 0)) throw config_error("--sia-time-limit=" + std::to_string(a.sia_time_limit_s) + " s must be > 0");
+    if (!(a.sia_time_limit_s > 0)) throw config_error(fmt::format("--sia-time-limit={:g} s must be > 0", a.sia_time_limit_s));
     po.sia.ilp.time_limit_s = a.sia_time_limit_s;
     po.sia.ilp.mip_gap = a.sia_gap;
 #endif
@@ -258,7 +258,7 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
                                                "schedule; the same on every machine (default " +
                                                    std::to_string(a->sia_nodes) + "; 0 = no limit)")->check(CLI::Range(0, 100000000));
     c->add_option("--sia-gap", a->sia_gap, "Sia: relative gap at which the ILP's search stops (default " + fmt::format("{:g}", a->sia_gap) +
-                                           ", the artifact's sia_solver_thresh; 0 = prove optimality)")->check(frenzy_cli::finite_number(0, 1));
+                                           " = prove optimality; Sia's artifact gives CBC 1e-4, docs/baselines.md)")->check(frenzy_cli::finite_number(0, 1));
     frenzy_cli::add_duration(c, "--sia-time-limit", a->sia_time_limit_s, "Sia: wall-clock backstop per round's ILP; a round "
                                                                         "stopped by it depends on the machine and is counted (default " +
                                                                             fmt::format("{:g}", a->sia_time_limit_s) + "s)");

@@ -7,7 +7,8 @@
 // Needs GLPK: include only where frenzy::glpk is linked (FRENZY_HAS_GLPK).
 // Departures (docs/baselines.md, "Sia rounds"): goodput is the planner's predicted throughput (no statistical
 // efficiency model: LLM pre-training keeps its global batch); a round whose inputs (active jobs, running
-// configurations, GPUs up) are unchanged since the last solve keeps the last decision instead of re-solving.
+// configurations, GPUs up) are unchanged since the last solve keeps the last decision instead of re-solving; a start
+// the placement cannot realise is excluded and the round re-solved (sia_policy_options::resolves).
 // Following the artifact: 64-GPU cap, growth limit and restart lock (sia_policy_options).
 #include <algorithm>
 #include <limits>
