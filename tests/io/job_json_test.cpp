@@ -67,6 +67,19 @@ TEST_CASE("round trip through to_json") {
             "parallel": {"dp": 8, "recompute": "full"}})"));
     const auto again = job_from_json(to_json(j.job));
     CHECK(again.job == j.job);
+    // MoE capacity (model.moe.capacity_factor, pad_to_capacity) both ways; a dropless job writes neither key.
+    auto moe = job_from_json(nlohmann::json::parse(
+        R"({"model": {"preset": "mixtral-8x7b", "moe": {"experts": 8, "top_k": 2, "capacity_factor": 1.25,
+            "pad_to_capacity": true}}, "training": {"seq_len": 4096, "global_batch": 8}, "parallel": {"dp": 8}})"));
+    CHECK(moe.job.model.moe.capacity_factor == 1.25);
+    CHECK(moe.job.model.moe.pad_to_capacity);
+    const auto back = job_from_json(to_json(moe.job)).job;
+    CHECK(back.model.moe.capacity_factor == 1.25);
+    CHECK(back.model.moe.pad_to_capacity);
+    CHECK(to_json(back) == to_json(moe.job));  // (expert_ffn_hidden is written as its effective value)
+    moe.job.model.moe.capacity_factor = 0;
+    moe.job.model.moe.pad_to_capacity = false;
+    CHECK_FALSE(to_json(moe.job)["model"]["moe"].contains("capacity_factor"));
 }
 
 TEST_CASE("unknown fields, bad values and rule violations name the field") {

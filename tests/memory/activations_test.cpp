@@ -1,7 +1,9 @@
 // Activation terms against Korthikanti et al. 2022 and hand-derived values; in-flight micro-batches per schedule.
 #include <catch2/catch.hpp>
+#include <limits>
 
 #include "frenzy/memory/activations.hpp"
+#include "frenzy/memory/estimator.hpp"
 
 using namespace frenzy;
 
@@ -91,6 +93,50 @@ TEST_CASE("MoE layers store routed tokens for top_k experts") {
     const double T = sb * k * f.moe_imbalance;
     const double moe_mlp = 2 * sb * h + 8 * sb * E + 2 * T * h + 2 * T * 2 * ffn + 2 * 2 * T * ffn + 2 * T * ffn;
     CHECK(moe - dense == Approx(moe_mlp - dense_mlp).epsilon(1e-9));
+}
+
+TEST_CASE("an expert capacity caps the routed tokens; padding to capacity fixes them") {
+    // Megatron-LM@d98e8a64 moe_utils.py get_capacity / apply_router_token_dropping and token_dispatcher.py
+    // drop_and_pad: per expert at most ceil(tokens x top_k / experts x capacity_factor) of a rank's tokens; padded,
+    // exactly that many. Relative to balanced routing the received count is min(imbalance, cf), or cf padded.
+    job_spec j;
+    j.model = {.name = "moe", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .activation = activation::swiglu,
+               .vocab = 1000, .bias = false, .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 2048}};
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
+    j.runtime.framework = framework::megatron;
+    const auto f = profile_of(framework::megatron);
+    REQUIRE(f.moe_imbalance == Approx(1.4));
+    // Each received token saves its input (2h), fc1 output (2 x 2 ffn), the activation output and its product with
+    // the probabilities (2 x 2 ffn) in bf16: 2h + 8 ffn bytes; the rest of the layer does not depend on T.
+    const double per_token = 2 * 1024 + 8 * 2048.0;
+    const double sb = 1024, k = 2;
+    auto moe_saved = [&](double cf, bool pad) {
+        j.model.moe.capacity_factor = cf;
+        j.model.moe.pad_to_capacity = pad;
+        validate(j.model);
+        return layer_activations(j, f, true).none;
+    };
+    const double dropless = moe_saved(0, false);
+    // cf 1.0 drops what exceeds the balanced share: 1.4 -> 1.0 of sb x top_k tokens.
+    CHECK(dropless - moe_saved(1.0, false) == Approx(0.4 * sb * k * per_token).epsilon(1e-9));
+    // cf 2.0 above the imbalance drops nothing.
+    CHECK(moe_saved(2.0, false) == Approx(dropless).epsilon(1e-12));
+    // Padded to cf 2.0: every expert receives its full capacity, 2.0 x the balanced share.
+    CHECK(moe_saved(2.0, true) - dropless == Approx((2.0 - 1.4) * sb * k * per_token).epsilon(1e-9));
+    // The band: padding removes the routing spread (uncertainty_band::moe_padded), dropping does not.
+    j.model.moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 2048, .capacity_factor = 1.0};
+    const double drop_band = memory_uncertainty(j);
+    j.model.moe.pad_to_capacity = true;
+    CHECK(drop_band - memory_uncertainty(j) == Approx(uncertainty_band{}.moe - uncertainty_band{}.moe_padded));
+    // Padding without a capacity, a negative or non-finite capacity, and a capacity on a dense model are errors.
+    j.model.moe = {.experts = 8, .top_k = 2, .pad_to_capacity = true};
+    CHECK_THROWS_WITH(validate(j.model), Catch::Contains("model.moe.pad_to_capacity"));
+    j.model.moe = {.experts = 8, .top_k = 2, .capacity_factor = -1};
+    CHECK_THROWS_WITH(validate(j.model), Catch::Contains("model.moe.capacity_factor"));
+    j.model.moe = {.experts = 8, .top_k = 2, .capacity_factor = std::numeric_limits<double>::infinity()};
+    CHECK_THROWS_WITH(validate(j.model), Catch::Contains("model.moe.capacity_factor"));
+    j.model.moe = {.capacity_factor = 1.0};
+    CHECK_THROWS_WITH(validate(j.model), Catch::Contains("capacity_factor"));
 }
 
 TEST_CASE("micro-batches in flight per schedule") {

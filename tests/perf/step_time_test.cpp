@@ -285,6 +285,17 @@ TEST_CASE("routed experts run grouped GEMMs on the tokens routed to each local e
     CHECK(diff == Approx(b.work.expert_flops * e.token_penalty / 312e12 * (1.0 / 2048 - 1.0 / 4096)).epsilon(1e-9));
     CHECK(diff > 0);
     CHECK(b.ep_mb > 0);
+    // Padded to capacity factor 1.5 (Megatron --moe-pad-expert-input-to-capacity): the experts compute and the
+    // all-to-alls move 1.5x the balanced rows; dropping at 0.5 halves them (moe_spec::expert_load(1)).
+    j.model.moe.capacity_factor = 1.5;
+    j.model.moe.pad_to_capacity = true;
+    const auto padded = step_time_model{}.predict(j, g, {}).parts;
+    CHECK(padded.work.expert_flops == Approx(1.5 * b.work.expert_flops).epsilon(1e-12));
+    CHECK(padded.work.expert_tokens == Approx(1.5 * b.work.expert_tokens));
+    CHECK(padded.ep_mb > b.ep_mb);
+    j.model.moe.capacity_factor = 0.5;
+    j.model.moe.pad_to_capacity = false;
+    CHECK(step_time_model{}.predict(j, g, {}).parts.work.expert_flops == Approx(0.5 * b.work.expert_flops).epsilon(1e-12));
 }
 
 TEST_CASE("bottleneck stage: the layout's stage with the most forward work (memory/layout.hpp, one count)") {

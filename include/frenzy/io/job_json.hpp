@@ -52,6 +52,8 @@ inline void read_model_fields(detail::object_reader& r, transformer_spec& m) {
         e.get("shared_experts", m.moe.shared_experts);
         e.get("dense_layers", m.moe.dense_layers);
         e.get("layer_step", m.moe.layer_step);
+        e.get("capacity_factor", m.moe.capacity_factor);
+        e.get("pad_to_capacity", m.moe.pad_to_capacity);
         e.finish();
     }
 }
@@ -270,6 +272,10 @@ inline nlohmann::json to_json(const transformer_spec& m) {
         j["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.top_k}, {"expert_ffn_hidden", m.expert_ffn()},
                     {"shared_experts", m.moe.shared_experts}, {"dense_layers", m.moe.dense_layers},
                     {"layer_step", m.moe.layer_step}};
+    if (m.is_moe() && (m.moe.capacity_factor > 0 || m.moe.pad_to_capacity)) {
+        j["moe"]["capacity_factor"] = m.moe.capacity_factor;
+        j["moe"]["pad_to_capacity"] = m.moe.pad_to_capacity;
+    }
     if (m.is_mla())
         j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank}, {"kv_lora_rank", m.mla.kv_lora_rank},
                     {"qk_nope_head_dim", m.mla.qk_nope_head_dim}, {"qk_rope_head_dim", m.mla.qk_rope_head_dim},

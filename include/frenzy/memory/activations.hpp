@@ -139,10 +139,11 @@ inline mlp_activation_bytes dense_mlp_activations(const transformer_spec& m, con
     return r;
 }
 
-/// Tokens one GPU's local experts receive per micro-batch (balanced routing, scaled by the measured imbalance).
+/// Tokens one GPU's local experts receive per micro-batch: balanced routing scaled by the routing imbalance, which
+/// an expert capacity caps or, padded to capacity, replaces (moe_spec::expert_load).
 inline double expert_tokens(const job_spec& j, const framework_profile& f, const layer_shape& d) {
     return d.sb * static_cast<double>(j.model.moe.top_k) *
-           std::min(1.0, d.rep * static_cast<double>(j.parallel.expert_tp())) * f.moe_imbalance;
+           std::min(1.0, d.rep * static_cast<double>(j.parallel.expert_tp())) * j.model.moe.expert_load(f.moe_imbalance);
 }
 
 /// A Megatron-Core MoE layer (megatron/core/transformer/moe/{moe_layer,router,token_dispatcher,experts}.py
@@ -153,8 +154,8 @@ inline double expert_tokens(const job_spec& j, const framework_profile& f, const
 /// The gathered tokens go through the global memory buffer and the index_select permute saves only indices. The
 /// experts (SequentialMLP / TEGroupedMLP) save their input (T x h), fc1's output, the activation output and its
 /// product with the routing probabilities (fc2's input): one T x ffn/etp tensor more than a dense MLP. Load
-/// imbalance: the measured peak is the worst iteration's; tokens_per_expert is not capped unless a capacity factor
-/// is set, so the received count is scaled by moe_imbalance.
+/// imbalance: the measured peak is the worst iteration's; dropless routing does not cap tokens_per_expert, so the
+/// received count is scaled by moe_imbalance, capped by model.moe.capacity_factor when one is set.
 inline mlp_activation_bytes moe_mlp_activations(const job_spec& j, const framework_profile& f, const layer_shape& d) {
     const auto& m = j.model;
     const double e = d.e, h = d.h;

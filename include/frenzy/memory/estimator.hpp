@@ -25,6 +25,9 @@ struct uncertainty_band {
     double base = 0.04;          ///< dense rows (8): worst upper error 2.2% (row 16), + 2 points
     double interleaved = 0.02;   ///< row 45: 2.4% upper error: base + 2 points
     double moe = 0.08;           ///< row 46 fits the routing imbalance; balanced routing would leave 4.6%: + routing spread
+    /// MoE padded to capacity (model.moe.pad_to_capacity): every expert receives exactly its capacity, so no routing
+    /// spread is left; row 46's balanced-routing upper error, 4.6%, rounded up.
+    double moe_padded = 0.05;
     double fp8 = 0.08;           ///< row 28 (float8 linears, TP 8): 6.4% upper error, no mechanism for it: base + 8 points
     double megatron_fsdp = 0.08; ///< no measured row
     double expert_tp = 0.03;     ///< etp != tp: no measured row
@@ -40,7 +43,7 @@ inline double memory_uncertainty(const job_spec& j, const uncertainty_band& b = 
     const auto& p = j.parallel;
     double u = b.base;
     if (p.schedule == pipeline_schedule::interleaved) u += b.interleaved;
-    if (j.model.is_moe()) u += b.moe;
+    if (j.model.is_moe()) u += j.model.moe.pad_to_capacity ? b.moe_padded : b.moe;
     if (j.training.precision == precision::fp8_mixed) u += b.fp8;
     if (j.runtime.framework == framework::megatron && (p.sharding == sharding::full || p.sharding == sharding::gradients))
         u += b.megatron_fsdp;

@@ -1,6 +1,7 @@
 #pragma once
 // Transformer architecture spec and exact parameter counting (total, per pipeline stage, per shard).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -41,7 +42,23 @@ struct moe_spec {
     /// After the dense layers, every layer_step-th layer is MoE, the others dense (Llama 4 interleave_moe_layer_step:
     /// layer i is MoE when (i + 1) % step == 0, transformers modeling_llama4.py); 1 = all of them.
     std::int64_t layer_step = 1;
+    /// Expert capacity (Megatron --moe-expert-capacity-factor; megatron/core/transformer/moe/moe_utils.py@d98e8a64
+    /// get_capacity, apply_router_token_dropping): each expert takes at most ceil(tokens x top_k / experts x
+    /// capacity_factor) of a rank's routed tokens, the rest are dropped. 0 = dropless (Megatron's default, None).
+    double capacity_factor = 0;
+    /// Megatron --moe-pad-expert-input-to-capacity (needs a capacity factor): every expert receives exactly its
+    /// capacity, padded (token_dispatcher.py drop_and_pad: num_tokens_per_local_expert = capacity x tp x ep).
+    bool pad_to_capacity = false;
     bool operator==(const moe_spec&) const = default;
+
+    /// Tokens a GPU's experts receive relative to balanced routing (top_k copies of each token spread evenly),
+    /// given the routing's own imbalance: padded to capacity, exactly the capacity factor; with dropping, the
+    /// imbalance capped at the capacity factor; dropless, the imbalance. The rounding up of the capacity is left
+    /// out (at most one token per expert and rank).
+    double expert_load(double imbalance) const {
+        if (pad_to_capacity) return capacity_factor;
+        return capacity_factor > 0 ? std::min(imbalance, capacity_factor) : imbalance;
+    }
 };
 
 /// Multi-head latent attention (DeepSeek-V2 sec. 2.1; transformers modeling_deepseek_v2.py): queries through an
@@ -131,6 +148,12 @@ inline void validate(const transformer_spec& m) {
     if (e.experts < 0 || e.top_k < 0 || e.expert_ffn_hidden < 0 || e.shared_experts < 0 || e.dense_layers < 0)
         throw config_error("model.moe: experts, top_k, expert_ffn_hidden, shared_experts and dense_layers must not be negative");
     if (e.layer_step < 1) throw config_error("model.moe.layer_step=" + std::to_string(e.layer_step) + " must be at least 1");
+    if (!(e.capacity_factor >= 0) || !std::isfinite(e.capacity_factor))
+        throw config_error("model.moe.capacity_factor=" + std::to_string(e.capacity_factor) +
+                           " must be a finite number >= 0 (0 = dropless)");
+    if (e.pad_to_capacity && e.capacity_factor <= 0)
+        throw config_error("model.moe.pad_to_capacity=true needs model.moe.capacity_factor > 0 (Megatron asserts "
+                           "--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity)");
     const auto& a = m.mla;
     if (a.q_lora_rank < 0 || a.kv_lora_rank < 0 || a.qk_nope_head_dim < 0 || a.qk_rope_head_dim < 0 || a.v_head_dim < 0)
         throw config_error("model.mla: q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim must not be negative");
@@ -153,8 +176,8 @@ inline void validate(const transformer_spec& m) {
         if (m.moe_layers() == 0)
             throw config_error("model.moe.layer_step=" + std::to_string(e.layer_step) + " leaves no MoE layer among model.layers=" +
                                std::to_string(m.layers) + " after model.moe.dense_layers=" + std::to_string(e.dense_layers));
-    } else if (e.top_k != 0 || e.shared_experts != 0 || e.dense_layers != 0) {
-        throw config_error("model.moe.experts=0 but top_k/shared_experts/dense_layers are set");
+    } else if (e.top_k != 0 || e.shared_experts != 0 || e.dense_layers != 0 || e.capacity_factor != 0 || e.pad_to_capacity) {
+        throw config_error("model.moe.experts=0 but top_k/shared_experts/dense_layers/capacity_factor/pad_to_capacity are set");
     }
 }
 

@@ -389,11 +389,14 @@ private:
         b.work = {b.dense_flops_mb, b.attention_flops_mb, b.memory_bytes_mb, peak, g.non_gemm_peak_flops(t.precision),
                   scaled, b.shape, 0.0, 0.0, rt.framework == framework::megatron};
         if (m.is_moe()) {  // routed experts: top_k expert MLPs per token, on tokens x top_k x ep / experts rows each
+            // Balanced routing; a capacity drops tokens above it, padding to capacity computes the padded rows too
+            // (moe_spec::expert_load).
+            const double load = m.moe.expert_load(1.0);
             const double e_mlp = 2.0 * static_cast<double>(m.hidden * m.expert_ffn()) * (is_gated(m.activation) ? 3.0 : 2.0);
-            const double routed = e_mlp * static_cast<double>(m.moe.top_k);
+            const double routed = e_mlp * static_cast<double>(m.moe.top_k) * load;
             const double rec = full_rec;
             b.work.expert_flops = (3.0 + rec) * routed * stage.moe_layers * gpu_tokens / tp;
-            b.work.expert_tokens = gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
+            b.work.expert_tokens = load * gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
         }
         b.compute_mb = compute_.seconds(b.work, g);
     }
@@ -478,7 +481,7 @@ private:
         const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
         const int gpn = c.gpn;
         if (p.ep > 1 && m.is_moe()) {  // two all-to-alls forward (dispatch, combine), two backward per MoE layer
-            const double buf = gpu_tokens * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
+            const double buf = m.moe.expert_load(1.0) * gpu_tokens * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
             const double bw = p.tp * p.ep <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
             b.ep_mb = stage.moe_layers * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
         }
