@@ -105,6 +105,50 @@ TEST_CASE("training methods in other_flags: QLoRA with lora_rank, 8-bit AdamW, w
     std::remove(path.c_str());
 }
 
+TEST_CASE("Megatron flags in other_flags are read as a launch script's are; the columns keep the shape") {
+    // io/megatron_options.hpp through megatron_flags_in_text: MoE kernel, dispatcher, capacity, etp, dropout and the
+    // local implementation from the prose of the cell; --vocab-size there does not replace the vocab_padded column.
+    const auto path = write_temp("megatron_flags", std::string(header) +
+        "5,measured,Megatron-Core (TE),toy MoE,12,512,8,8,2048,GELU,50432,yes,1024,4,32,8,4,2,1,,1,2,yes,"
+        "\"distributed optimizer (ZeRO-1)\",none,TE,bf16,Adam,H100,2.0,,max_memory_allocated,last rank,"
+        "\"MoE: --num-experts 8 --moe-router-topk 1 (sinkhorn) --expert-tensor-parallel-size 1, --moe-grouped-gemm; "
+        "--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity "
+        "--hidden-dropout 0.0 --attention-dropout 0 --transformer-impl local --vocab-size 50257\",src,high,\n"
+        "6,measured,Megatron-Core (TE),toy MoE,12,512,8,8,2048,GELU,50432,yes,1024,4,32,8,4,2,1,,1,2,yes,"
+        "\"distributed optimizer (ZeRO-1)\",none,TE,bf16,Adam,H100,2.0,,max_memory_allocated,last rank,"
+        "\"--num-experts 8 --moe-expert-capacity-factor much\",src,high,\n");
+    std::vector<std::string> skipped;
+    try {
+        read_memory_measurements(path, &skipped);
+        FAIL("no error for row 6");
+    } catch (const config_error& e) {  // the row's line and the flag
+        CHECK_THAT(e.what(), Catch::Matchers::Contains(path + ":3") && Catch::Matchers::Contains("--moe-expert-capacity-factor"));
+    }
+    // Row 5 alone.
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    text = text.substr(0, text.rfind("6,measured"));
+    const auto five = write_temp("megatron_flags5", text);
+    const auto rows = read_memory_measurements(five, &skipped);
+    REQUIRE(rows.size() == 1);
+    const auto& j = rows[0].job;
+    CHECK(j.model.vocab == 50432);  // the column, not --vocab-size in the prose
+    CHECK(j.model.moe.experts == 8);
+    CHECK(j.model.moe.top_k == 1);
+    CHECK(j.model.moe.capacity_factor == 1.0);
+    CHECK(j.model.moe.pad_to_capacity);
+    CHECK(j.parallel.etp == 1);
+    CHECK(j.parallel.ep == 2);
+    CHECK(j.parallel.grouped_gemm);
+    CHECK(j.parallel.dispatcher == moe_dispatcher::alltoall);
+    REQUIRE(j.runtime.dropout.has_value());
+    CHECK_FALSE(*j.runtime.dropout);
+    CHECK(j.runtime.attention == attention_impl::unfused);
+    std::remove(path.c_str());
+    std::remove(five.c_str());
+}
+
 TEST_CASE("a bad cell names the file, the line and the field") {
     const auto path = write_temp("bad", std::string(header) +
         "9,measured,Megatron-Core,toy,12,512,eight,8,2048,GELU,50304,yes,1024,4,32,8,4,1,2,,1,1,no,none,none,TE,bf16,"

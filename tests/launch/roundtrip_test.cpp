@@ -125,6 +125,26 @@ TEST_CASE("Megatron round trip: DeepSeek-style MoE (shared experts, dense leadin
     check_roundtrip(g, launcher::megatron);
 }
 
+TEST_CASE("Megatron round trip: MoE kernel, dispatcher, expert tensor parallelism and capacity; uneven pipeline splits") {
+    // Fields the estimate uses and a launch must pass on (io/megatron_options.hpp reads them back): grouped GEMM's
+    // TE workspaces, the alltoall dispatcher's buffers, etp's expert shards, the capacity's token count, and the
+    // per-stage layer counts.
+    auto j = base_job("mixtral-8x7b", 4096, 64);
+    j.model.moe.capacity_factor = 1.25;
+    j.model.moe.pad_to_capacity = true;
+    j.parallel = {.dp = 8, .tp = 2, .pp = 1, .ep = 4, .sequence_parallel = true, .etp = 1,
+                  .dispatcher = moe_dispatcher::alltoall, .grouped_gemm = true};
+    check_roundtrip(j, launcher::megatron);
+    j.model.moe.capacity_factor = 1.1;  // a factor with no short binary form reads back as the same double
+    j.model.moe.pad_to_capacity = false;
+    check_roundtrip(j, launcher::megatron);
+    auto u = base_job("llama-3.1-8b", 4096, 64);
+    u.parallel = {.dp = 2, .pp = 4, .first_stage_layers = 5, .last_stage_layers = 9};
+    check_roundtrip(u, launcher::megatron);
+    u.parallel = {.dp = 2, .pp = 4, .embedding_stage = true, .loss_stage = true};
+    check_roundtrip(u, launcher::megatron);
+}
+
 TEST_CASE("torchtitan round trip: FSDP full sharding, tp+sp, pp, compile, fp8, recompute levels") {
     auto j = base_job("llama-3.1-8b", 8192, 64);
     j.runtime.framework = framework::fsdp;

@@ -135,3 +135,52 @@ TEST_CASE("Megatron's Llama 3 8B fp8 example: flags imported, estimate within an
     // (../shared/data/gpus.csv h100-80g); the estimate was 104.7 GiB allocated, 110 GiB reserved before.
     CHECK(est.peak_allocated.value < 81559.0 * MiB);
 }
+
+TEST_CASE("MoE options are read by one reader from a launch script and from a table's other_flags") {
+    // io/megatron_options.hpp: the import of a script and the other_flags cell of a measurement table understand
+    // the same Megatron flags (the importer had listed --moe-grouped-gemm and --moe-token-dispatcher-type as not
+    // modelled while the estimator modelled both).
+    const std::vector<std::string> args{
+        "--num-layers", "12", "--hidden-size", "512", "--num-attention-heads", "8", "--vocab-size", "50304",
+        "--seq-length", "1024", "--micro-batch-size", "4", "--global-batch-size", "32", "--bf16",
+        "--tensor-model-parallel-size", "2", "--sequence-parallel", "--num-experts", "8", "--moe-router-topk", "2",
+        "--expert-model-parallel-size", "4", "--expert-tensor-parallel-size", "1", "--moe-grouped-gemm",
+        "--moe-token-dispatcher-type", "alltoall", "--moe-expert-capacity-factor", "1.5",
+        "--moe-pad-expert-input-to-capacity", "--moe-token-drop-policy", "probs", "--transformer-impl", "local"};
+    const auto r = megatron_import_arguments(args, {}, 8);
+    INFO("unknown: " << (r.unknown.empty() ? "" : r.unknown.front()));
+    CHECK(r.unknown.empty());
+    const auto& j = r.job;
+    CHECK(j.model.moe.experts == 8);
+    CHECK(j.model.moe.top_k == 2);
+    CHECK(j.model.moe.capacity_factor == 1.5);
+    CHECK(j.model.moe.pad_to_capacity);
+    CHECK(j.parallel.ep == 4);
+    CHECK(j.parallel.etp == 1);
+    CHECK(j.parallel.grouped_gemm);
+    CHECK(j.parallel.dispatcher == moe_dispatcher::alltoall);
+    CHECK(j.runtime.attention == attention_impl::unfused);  // the local implementation's core attention
+    // The DeepEP dispatcher is not modelled: said, not dropped.
+    auto flex = args;
+    flex[std::find(flex.begin(), flex.end(), "alltoall") - flex.begin()] = "flex";
+    const auto rf = megatron_import_arguments(flex, {}, 8);
+    REQUIRE(rf.unknown.size() == 1);
+    CHECK_THAT(rf.unknown.front(), Contains("--moe-token-dispatcher-type flex (not modelled)"));
+    // A bad value names the flag.
+    auto bad = args;
+    bad[std::find(bad.begin(), bad.end(), "1.5") - bad.begin()] = "lots";
+    CHECK_THROWS_WITH(megatron_import_arguments(bad, {}, 8), Contains("--moe-expert-capacity-factor"));
+}
+
+TEST_CASE("flags in free text: values without the prose's punctuation, switches, --flag=value") {
+    const auto a = megatron_flags_in_text(
+        "MoE: --num-experts 8 --moe-router-topk 1 (sinkhorn load balancing) --expert-model-parallel-size 2, "
+        "expert tensor parallel = tp = 2, (--moe-grouped-gemm), --hidden-dropout=0; --recompute-method block.");
+    REQUIRE(a.size() == 6);
+    CHECK((a[0].flag == "--num-experts" && a[0].values == std::vector<std::string>{"8"}));
+    CHECK((a[1].flag == "--moe-router-topk" && a[1].values == std::vector<std::string>{"1"}));
+    CHECK((a[2].flag == "--expert-model-parallel-size" && a[2].values == std::vector<std::string>{"2"}));
+    CHECK((a[3].flag == "--moe-grouped-gemm" && a[3].values.empty()));  // a switch takes no word
+    CHECK((a[4].flag == "--hidden-dropout" && a[4].values == std::vector<std::string>{"0"}));
+    CHECK((a[5].flag == "--recompute-method" && a[5].values == std::vector<std::string>{"block"}));
+}

@@ -17,6 +17,7 @@
 #include "frenzy/io/json_reader.hpp"
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/io/launcher_shell.hpp"
+#include "frenzy/io/megatron_options.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -26,18 +27,7 @@ namespace detail {
 /// io/file.hpp's bounded reader: regular files only (/dev/zero and directories are refused), at most 256 MiB.
 inline std::string read_text_file(const std::string& path) { return read_file_limited(path); }
 
-inline std::int64_t arg_int(const cli_argument& a) {
-    if (a.values.size() != 1) throw config_error(a.flag + " needs one integer value");
-    return parse_int64(a.values[0], a.flag);  // core/checked.hpp: overflow and junk are errors naming the flag
-}
-inline double arg_double(const cli_argument& a) {
-    if (a.values.size() != 1) throw config_error(a.flag + " needs one number");
-    return parse_double(a.values[0], a.flag);  // finite only: nan, inf and 1e400 are errors
-}
-inline std::string arg_str(const cli_argument& a) {
-    if (a.values.size() != 1) throw config_error(a.flag + " needs one value");
-    return a.values[0];
-}
+// arg_int, arg_double, arg_str: io/megatron_options.hpp.
 inline std::string arg_text(const cli_argument& a) {
     std::string s = a.flag;
     for (const auto& v : a.values) s += " " + v;
@@ -67,7 +57,7 @@ inline bool megatron_irrelevant(const std::string& f) {
         "--no-gradient-accumulation-fusion", "--use-distributed-optimizer-overlap", "--train-iters-per-epoch",
         "--moe-router-load-balancing-type", "--moe-aux-loss-coeff",
         "--moe-router-dtype", "--moe-z-loss-coeff", "--moe-router-score-function", "--moe-router-pre-softmax",
-        "--transformer-impl"};
+        "--moe-token-drop-policy"};
     static const std::vector<std::string> prefixes{"--log-", "--wandb-", "--tensorboard-", "--eval-", "--save-",
                                                     "--load-", "--ckpt-", "--no-load-", "--no-save-", "--data-",
                                                     "--tokenizer-", "--lr-", "--exit-", "--timing-", "--rerun-"};
@@ -77,24 +67,12 @@ inline bool megatron_irrelevant(const std::string& f) {
     return false;
 }
 
-/// Megatron flags that change memory or speed in ways the job spec does not describe (MoE kernels): reported as not
+/// Megatron flags that change memory or speed in ways the job spec does not describe (MoE permute fusion): reported as not
 /// understood, with the reason, so the user knows the estimate does not account for them.
 inline bool megatron_not_modelled(const std::string& f) {
     static const std::vector<std::string> names{
-        "--moe-grouped-gemm", "--moe-token-dispatcher-type", "--moe-permute-fusion",
-        "--use-precision-aware-optimizer-no-fp8"};
+        "--moe-permute-fusion", "--use-precision-aware-optimizer-no-fp8"};
     return std::find(names.begin(), names.end(), f) != names.end();
-}
-
-/// `--moe-layer-freq`: an integer k (every k-th layer is MoE; only 1 is modelled) or a pattern "([0]*a+[1]*b)".
-inline std::optional<std::int64_t> megatron_dense_layers(const std::string& v, std::int64_t layers) {
-    if (v == "1") return 0;
-    static const std::regex pat(R"(^\(?\s*\[0\]\s*\*\s*(\d+)\s*\+\s*\[1\]\s*\*\s*(\d+)\s*\)?$)");
-    std::smatch m;
-    if (!std::regex_match(v, m, pat) || m[1].length() > 9 || m[2].length() > 9) return std::nullopt;
-    const auto dense = std::stoll(m[1]), moe = std::stoll(m[2]);
-    if (dense + moe == layers) return dense;
-    return std::nullopt;
 }
 
 }  // namespace detail
@@ -121,15 +99,12 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     m.bias = true;                                             // --add-bias-linear default
     t.precision = precision::fp32;                             // neither --bf16 nor --fp16
     t.optimizer = optimizer_kind::adamw;                       // --optimizer adam: Adam with decoupled weight decay
-    std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos,
-        moe_ffn, shared_size, recompute_layers;
-    std::optional<std::string> layer_freq, fsdp_strategy, recompute_method_arg;
-    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, megatron_fsdp = false, fp8_param_gather = false,
-         grad_reduce_bf16 = false;
-    double hidden_dropout = 0.1, attention_dropout = 0.1;  // megatron/training/arguments.py defaults
-    bool dropout_given = false;
+    std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos;
+    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false;
+    megatron_options options;  // io/megatron_options.hpp: the options a measurement table's other_flags names too
     for (const auto& a : parsed) {
         const auto& f = a.flag;
+        if (options.take(a, j)) continue;
         if (f == "--num-layers") m.layers = arg_int(a);
         else if (f == "--hidden-size") m.hidden = arg_int(a);
         else if (f == "--ffn-hidden-size") ffn = arg_int(a);
@@ -159,11 +134,6 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
         else if (f == "--add-bias-linear") m.bias = true;
         else if (f == "--add-qkv-bias") m.qkv_bias = true;
         else if (f == "--untie-embeddings-and-output-weights") m.tied_embeddings = false;
-        else if (f == "--num-experts") m.moe.experts = arg_int(a);
-        else if (f == "--moe-router-topk") m.moe.top_k = arg_int(a);
-        else if (f == "--moe-ffn-hidden-size") moe_ffn = arg_int(a);
-        else if (f == "--moe-shared-expert-intermediate-size") shared_size = arg_int(a);
-        else if (f == "--moe-layer-freq") layer_freq = arg_str(a);
         else if (f == "--micro-batch-size") t.micro_batch = arg_int(a);
         else if (f == "--global-batch-size") gbs = arg_int(a);
         else if (f == "--train-samples") train_samples = arg_int(a);
@@ -172,11 +142,6 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
         else if (f == "--fp16") t.precision = precision::fp16_mixed;
         else if (f == "--fp8-format") fp8 = true;
         else if (f == "--fp4-format") fp4 = true;
-        else if (f == "--overlap-grad-reduce") j.runtime.overlap_grad_reduce = true;
-        else if (f == "--fp8-param-gather") fp8_param_gather = true;
-        else if (f == "--grad-reduce-in-bf16") grad_reduce_bf16 = true;
-        else if (f == "--hidden-dropout") hidden_dropout = detail::arg_double(a), dropout_given = true;
-        else if (f == "--attention-dropout") attention_dropout = detail::arg_double(a), dropout_given = true;
         // Understood, and no effect on the peak: the fused cross-entropy saves the same fp32 softmax and casts the
         // gradient to bf16 as autograd does (megatron/core/fusions/fused_cross_entropy.py@d98e8a64); the
         // overlapped parameter all-gather writes into the distributed optimizer's parameter buffer in place
@@ -184,8 +149,6 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
         // step's peak (megatron/training/training.py train_step: empty_unused_memory_level >= 1).
         else if (f == "--cross-entropy-loss-fusion" || f == "--overlap-param-gather" || f == "--empty-unused-memory-level")
             out.ignored.push_back(detail::arg_text(a));
-        else if (f == "--tp-comm-overlap") j.runtime.tp_comm_overlap = true;
-        else if (f == "--optimizer-cpu-offload") j.runtime.offload.optimizer = true;
         else if (f == "--main-params-dtype") main_bf16 = arg_str(a) == "bf16";
         else if (f == "--use-precision-aware-optimizer" || f == "--main-grads-dtype" || f == "--exp-avg-dtype" ||
                  f == "--exp-avg-sq-dtype") {}
@@ -199,19 +162,15 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
         else if (f == "--num-virtual-stages-per-pipeline-rank") vpp_stages = arg_int(a);
         else if (f == "--num-layers-per-virtual-pipeline-stage") vpp_layers = arg_int(a);
         else if (f == "--context-parallel-size") p.cp = arg_int(a);
-        else if (f == "--expert-model-parallel-size") p.ep = arg_int(a);
         else if (f == "--sequence-parallel") p.sequence_parallel = true;
         else if (f == "--use-distributed-optimizer") p.sharding = sharding::optimizer;
-        else if (f == "--use-megatron-fsdp") megatron_fsdp = true;
-        else if (f == "--data-parallel-sharding-strategy") fsdp_strategy = arg_str(a);
         else if (f == "--recompute-activations") p.recompute = recompute::selective;
         else if (f == "--recompute-granularity") {
             const auto v = arg_str(a);
             if (v == "full") p.recompute = recompute::full;
             else if (v == "selective") p.recompute = recompute::selective;
             else out.unknown.push_back(detail::arg_text(a));
-        } else if (f == "--recompute-method") recompute_method_arg = arg_str(a);
-        else if (f == "--recompute-num-layers") recompute_layers = arg_int(a);
+        }
         else if (f == "--attention-backend") {
             const auto v = arg_str(a);
             if (v == "unfused" || v == "local") j.runtime.attention = attention_impl::unfused;
@@ -234,60 +193,12 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     else if (m.hidden > 0)  // arguments.py: 4h, or for SwiGLU int((4h x 2/3) / 64) x 64
         m.ffn_hidden = m.activation == activation::swiglu ? static_cast<std::int64_t>((4.0 * static_cast<double>(m.hidden) * 2 / 3) / 64) * 64
                                                           : 4 * m.hidden;
-    if (m.is_moe()) {
-        if (moe_ffn && *moe_ffn != m.ffn_hidden) m.moe.expert_ffn_hidden = *moe_ffn;
-        if (m.moe.top_k == 0) m.moe.top_k = 2;  // --moe-router-topk default 2
-        if (shared_size) {
-            if (*shared_size % m.expert_ffn() != 0)
-                throw config_error("--moe-shared-expert-intermediate-size=" + std::to_string(*shared_size) +
-                                   " is not a multiple of the expert width " + std::to_string(m.expert_ffn()));
-            m.moe.shared_experts = *shared_size / m.expert_ffn();
-        }
-        if (layer_freq) {
-            auto d = detail::megatron_dense_layers(*layer_freq, m.layers);
-            if (!d) out.unknown.push_back("--moe-layer-freq " + *layer_freq);
-            else m.moe.dense_layers = *d;
-        }
-    }
     // a learned table keeps its size; for RoPE the value only bounds the sequence, and seq_len is the default (0)
     if (max_pos && !(m.position_embedding == position_embedding::rope && *max_pos == t.seq_len)) m.max_positions = *max_pos;
     if (fp8) t.precision = precision::fp8_mixed;
-    if (fp8_param_gather) {
-        if (fp8) j.runtime.fp8_param_gather = true;
-        else out.ignored.push_back("--fp8-param-gather (without --fp8-format)");
-    }
-    if (grad_reduce_bf16) {  // arguments.py: read only under --bf16 (fp8 keeps bf16 parameters)
-        if (t.precision == precision::bf16_mixed || t.precision == precision::fp8_mixed) j.runtime.grad_reduce_bf16 = true;
-        else out.ignored.push_back("--grad-reduce-in-bf16 (without --bf16)");
-    }
-    // Dropout masks are saved when either probability is positive (hidden: bias_dropout_add's mask; attention: the
-    // unfused core attention's mask); both 0 saves none.
-    if (dropout_given) j.runtime.dropout = hidden_dropout > 0 || attention_dropout > 0;
+    options.finish(j, out);  // after --fp8-format, before --fp4-format / --main-params-dtype (their precedence)
     if (fp4) t.precision = precision::fp4_mixed;
     if (main_bf16 && t.precision == precision::bf16_mixed) t.precision = precision::bf16;
-    if (megatron_fsdp) {  // megatron/training/arguments.py: no_shard | optim | optim_grads | optim_grads_params
-        const std::string v = fsdp_strategy.value_or("optim_grads_params");
-        if (v == "optim_grads_params") p.sharding = sharding::full;
-        else if (v == "optim_grads") p.sharding = sharding::gradients;
-        else if (v == "optim") p.sharding = sharding::optimizer;
-        else if (v == "no_shard") p.sharding = sharding::none;
-        else out.unknown.push_back("--data-parallel-sharding-strategy " + v);
-    } else if (fsdp_strategy) {
-        out.ignored.push_back("--data-parallel-sharding-strategy " + *fsdp_strategy + " (without --use-megatron-fsdp)");
-    }
-    // --recompute-method / --recompute-num-layers act only with --recompute-granularity full (megatron/core/
-    // transformer/transformer_config.py @d98e8a64 requires both there and rejects the count with selective).
-    if (p.recompute == recompute::full) {
-        if (recompute_method_arg) {
-            if (*recompute_method_arg == "uniform") p.recompute_method = recompute_method::uniform;
-            else if (*recompute_method_arg == "block") p.recompute_method = recompute_method::block;
-            else out.unknown.push_back("--recompute-method " + *recompute_method_arg);
-        }
-        if (recompute_layers) p.recompute_layers = *recompute_layers;
-    } else {
-        if (recompute_method_arg) out.ignored.push_back("--recompute-method " + *recompute_method_arg + " (without --recompute-granularity full)");
-        if (recompute_layers) out.ignored.push_back("--recompute-num-layers " + std::to_string(*recompute_layers) + " (without --recompute-granularity full)");
-    }
     if (vpp_stages) p.vpp = *vpp_stages;
     else if (vpp_layers && *vpp_layers > 0 && p.pp > 0) p.vpp = m.layers / p.pp / *vpp_layers;
     if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;

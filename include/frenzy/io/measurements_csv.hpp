@@ -15,6 +15,7 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/io/csv.hpp"
 #include "frenzy/io/file.hpp"
+#include "frenzy/io/megatron_options.hpp"
 #include "frenzy/core/units.hpp"
 #include "frenzy/memory/breakdown.hpp"
 #include "frenzy/train/job.hpp"
@@ -60,66 +61,34 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
     if (j == i) throw field_error(field, cell, "is not an integer");
     return parse_int64(std::string_view(cell).substr(i, j - i), field);  // overflow is an error, not a clamp
 }
-/// The integer after a command-line flag in free text ("--num-experts 8" -> 8); nullopt when the flag is absent.
-inline std::optional<std::int64_t> flag_int(const std::string& lowered, const std::string& flag) {
-    auto at = lowered.find(flag);
-    if (at == std::string::npos) return std::nullopt;
-    at += flag.size();
-    while (at < lowered.size() && (lowered[at] == ' ' || lowered[at] == '=')) ++at;
-    std::size_t end = at;
-    while (end < lowered.size() && std::isdigit(static_cast<unsigned char>(lowered[end]))) ++end;
-    if (end == at) throw config_error("other_flags: " + flag + " is not followed by an integer");
-    return parse_int64(std::string_view(lowered).substr(at, end - at), "other_flags " + flag);  // overflow: an error
-}
-
-/// Megatron-Core options a row names in other_flags (Megatron-LM megatron/training/arguments.py flag names):
-/// MoE (--num-experts, --moe-router-topk, --expert-tensor-parallel-size, --moe-grouped-gemm, dispatcher type),
-/// uneven pipeline splits and Megatron-FSDP.
-inline void apply_megatron_flags(const std::string& text, job_spec& j) {
+/// Megatron-Core options a row names in other_flags: every flag io/megatron_options.hpp reads (MoE routing and
+/// kernels, etp, uneven splits, the recompute unit, dropout, fp8 options, Megatron-FSDP, --transformer-impl), as a
+/// launch script's would be; the table's columns state the shape and the degrees. Prose the MoE rows use for the
+/// expert kernel and the dispatcher ("SequentialMLP (no grouped GEMM), allgather token dispatcher") is read too.
+/// Run after the columns (the options need the precision and the recompute granularity).
+inline void apply_megatron_flags(const std::string& recompute_cell, const std::string& text, job_spec& j) {
+    megatron_options options;
+    for (const auto& a : megatron_flags_in_text(recompute_cell + " " + text)) {
+        try {
+            options.take(a, j);
+        } catch (const config_error& e) {
+            throw config_error(std::string("other_flags: ") + e.what());
+        }
+    }
+    launcher_import unused;  // what a launch script's importer would list as ignored: free text is not a script
+    try {
+        options.finish(j, unused);
+    } catch (const config_error& e) {
+        throw config_error(std::string("other_flags: ") + e.what());
+    }
     const auto f = lower(text);
-    auto& m = j.model;
     auto& p = j.parallel;
-    if (auto e = flag_int(f, "--num-experts")) {
-        m.moe.experts = *e;
-        m.moe.top_k = flag_int(f, "--moe-router-topk").value_or(2);  // Megatron's default topk is 2
-    }
-    if (auto v = flag_int(f, "--moe-ffn-hidden-size")) m.moe.expert_ffn_hidden = *v;
-    if (auto v = flag_int(f, "--moe-shared-expert-intermediate-size")) {
-        // frenzy counts shared experts in units of the routed expert's width (model.moe.shared_experts).
-        const auto width = m.moe.expert_ffn_hidden > 0 ? m.moe.expert_ffn_hidden : m.ffn_hidden;
-        if (width <= 0 || *v % width != 0)
-            throw config_error("other_flags: --moe-shared-expert-intermediate-size " + std::to_string(*v) +
-                               " is not a multiple of the expert width " + std::to_string(width));
-        m.moe.shared_experts = *v / width;
-    }
-    if (auto v = flag_int(f, "--expert-tensor-parallel-size")) p.etp = *v;
-    if (auto v = flag_int(f, "--expert-model-parallel-size")) p.ep = *v;
-    if (contains(f, "grouped gemm") || contains(f, "grouped-gemm") || contains(f, "groupedmlp"))
+    if (contains(f, "grouped gemm") || contains(f, "groupedmlp"))
         p.grouped_gemm = !(contains(f, "no grouped gemm") || contains(f, "sequentialmlp"));
     if (contains(f, "alltoall") || contains(f, "all-to-all") || contains(f, "all_to_all"))
         p.dispatcher = moe_dispatcher::alltoall;
-    if (contains(f, "allgather token dispatcher") || contains(f, "dispatcher-type allgather") ||
-        contains(f, "dispatcher allgather"))
+    if (contains(f, "allgather token dispatcher") || contains(f, "dispatcher allgather"))
         p.dispatcher = moe_dispatcher::allgather;
-    if (auto v = flag_int(f, "--decoder-first-pipeline-num-layers")) p.first_stage_layers = *v;
-    if (auto v = flag_int(f, "--decoder-last-pipeline-num-layers")) p.last_stage_layers = *v;
-    if (contains(f, "--account-for-embedding-in-pipeline-split")) p.embedding_stage = true;
-    if (contains(f, "--account-for-loss-in-pipeline-split")) p.loss_stage = true;
-}
-
-/// Megatron's full-recompute unit named in a row's recompute or other_flags cell: --recompute-method uniform|block
-/// and --recompute-num-layers N (train/job.hpp recompute_method); validate(job) rejects them without full recompute.
-inline void read_recompute_unit(const std::string& lowered, parallel_config& p) {
-    const std::string flag = "--recompute-method";
-    if (auto at = lowered.find(flag); at != std::string::npos) {
-        at += flag.size();
-        while (at < lowered.size() && (lowered[at] == ' ' || lowered[at] == '=')) ++at;
-        const auto word = lowered.substr(at, lowered.find_first_of(" ,;)", at) - at);
-        if (word == "block") p.recompute_method = recompute_method::block;
-        else if (word == "uniform") p.recompute_method = recompute_method::uniform;
-        else throw config_error("other_flags: " + flag + " \"" + printable(word) + "\" is not uniform or block");
-    }
-    if (auto k = flag_int(lowered, "--recompute-num-layers")) p.recompute_layers = *k;
 }
 
 /// Sharding named in a Megatron row: Megatron-FSDP's --data-parallel-sharding-strategy (optim, optim_grads,
@@ -254,9 +223,7 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             p.sharding = contains(fw_cell, "megatron") ? megatron_sharding(cell("sharding"), cell("other_flags"))
                                                        : sharding_from_text(cell("sharding"));
             p.recompute = recompute_from_text(cell("recompute"));
-            read_recompute_unit(lower(cell("recompute") + " " + cell("other_flags")), p);
             const auto& fw = fw_cell;
-            if (contains(fw, "megatron")) apply_megatron_flags(cell("other_flags"), m.job);
             m.job.runtime.framework = contains(fw, "megatron")    ? framework::megatron
                                       : contains(fw, "deepspeed") ? framework::deepspeed
                                       : (contains(fw, "fsdp") || contains(fw, "torchtitan") || contains(fw, "foundry"))
@@ -320,6 +287,7 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             t.optimizer = contains(opt, "sgd") ? optimizer_kind::sgd : contains(opt, "adafactor") ? optimizer_kind::adafactor
                           : contains(opt, "adamw") ? optimizer_kind::adamw : optimizer_kind::adam;
             if (flags.adam8bit || contains(opt, "8bit") || contains(opt, "8-bit")) t.optimizer = optimizer_kind::adamw_8bit;
+            if (contains(fw, "megatron")) apply_megatron_flags(cell("recompute"), cell("other_flags"), m.job);
             const auto met = lower(cell("metric"));
             m.metric = contains(met, "reserved") ? memory_metric::reserved
                        : contains(met, "active") ? memory_metric::active : memory_metric::allocated;

@@ -13,6 +13,7 @@
 //    MixedPrecision), the other keys Frenzy's own (docs/launch.md).
 // Lists of every flag/key those files define: tests/data/launch/*.txt (tests check every written one is listed).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -137,6 +138,12 @@ inline std::vector<std::string> megatron_model_arguments(const job_spec& j) {
         if (m.moe.shared_experts > 0) a.push_back("--moe-shared-expert-intermediate-size " + n(m.moe.shared_experts * m.expert_ffn()));
         if (m.moe.dense_layers > 0)
             a.push_back("--moe-layer-freq ([0]*" + n(m.moe.dense_layers) + "+[1]*" + n(m.layers - m.moe.dense_layers) + ")");
+        if (m.moe.capacity_factor > 0) {  // std::to_chars: the shortest decimal that reads back as the same double
+            char cf[32];
+            const auto end = std::to_chars(cf, cf + sizeof cf, m.moe.capacity_factor).ptr;
+            a.push_back("--moe-expert-capacity-factor " + std::string(cf, end));
+        }
+        if (m.moe.pad_to_capacity) a.push_back("--moe-pad-expert-input-to-capacity");
     }
     return a;
 }
@@ -180,6 +187,15 @@ inline std::vector<std::string> megatron_parallel_arguments(const job_spec& j) {
     if (p.vpp > 1) a.push_back("--num-virtual-stages-per-pipeline-rank " + n(p.vpp));
     if (p.cp > 1) a.push_back("--context-parallel-size " + n(p.cp));
     if (p.ep > 1) a.push_back("--expert-model-parallel-size " + n(p.ep));
+    if (p.etp > 0) a.push_back("--expert-tensor-parallel-size " + n(p.etp));
+    if (j.model.is_moe()) {
+        if (p.grouped_gemm) a.push_back("--moe-grouped-gemm");
+        a.push_back(std::string("--moe-token-dispatcher-type ") + (p.dispatcher == moe_dispatcher::alltoall ? "alltoall" : "allgather"));
+    }
+    if (p.first_stage_layers > 0) a.push_back("--decoder-first-pipeline-num-layers " + n(p.first_stage_layers));
+    if (p.last_stage_layers > 0) a.push_back("--decoder-last-pipeline-num-layers " + n(p.last_stage_layers));
+    if (p.embedding_stage) a.push_back("--account-for-embedding-in-pipeline-split");
+    if (p.loss_stage) a.push_back("--account-for-loss-in-pipeline-split");
     if (p.sequence_parallel) a.push_back("--sequence-parallel");
     if (p.sharding == sharding::optimizer) a.push_back("--use-distributed-optimizer");
     if (p.sharding == sharding::full || p.sharding == sharding::gradients) {  // Megatron-FSDP (megatron/core/distributed/fsdp)

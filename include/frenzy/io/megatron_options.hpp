@@ -1,0 +1,222 @@
+#pragma once
+// Megatron-LM options that change memory or speed without changing the model's shape, the parallel degrees or the
+// batch: MoE routing and kernels, expert tensor parallelism, uneven pipeline splits, the full-recompute unit,
+// dropout, fp8 / bf16 buffer options, TP communication overlap, optimizer offload, Megatron-FSDP, the transformer
+// implementation. One reader for both places that meet them: a launch script (io/launcher_megatron.hpp, which reads
+// the shape and degrees itself) and the other_flags cell of a measurement table (io/measurements_csv.hpp, whose
+// columns state the shape and degrees). Flag names and defaults: NVIDIA/Megatron-LM@d98e8a64
+// megatron/training/arguments.py.
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frenzy/core/checked.hpp"
+#include "frenzy/io/launcher_import.hpp"
+#include "frenzy/io/launcher_shell.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+namespace detail {
+
+/// One value of a command-line argument, checked (core/checked.hpp: overflow, junk, nan and inf are errors that
+/// name the flag); the Megatron importer uses them too.
+inline std::int64_t arg_int(const cli_argument& a) {
+    if (a.values.size() != 1) throw config_error(a.flag + " needs one integer value");
+    return parse_int64(a.values[0], a.flag);
+}
+inline double arg_double(const cli_argument& a) {
+    if (a.values.size() != 1) throw config_error(a.flag + " needs one number");
+    return parse_double(a.values[0], a.flag);
+}
+inline std::string arg_str(const cli_argument& a) {
+    if (a.values.size() != 1) throw config_error(a.flag + " needs one value");
+    return a.values[0];
+}
+
+}  // namespace detail
+
+/// The options, read flag by flag (take) and applied to the job once all are read (finish): some need the whole
+/// job (the expert width, the precision, the recompute granularity).
+class megatron_options {
+public:
+    /// Flags of this set that take one value (the others are switches).
+    static bool takes_value(const std::string& flag) {
+        static const std::vector<std::string> valued{
+            "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
+            "--moe-layer-freq", "--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
+            "--expert-tensor-parallel-size", "--expert-model-parallel-size", "--decoder-first-pipeline-num-layers",
+            "--decoder-last-pipeline-num-layers", "--recompute-method", "--recompute-num-layers", "--hidden-dropout",
+            "--attention-dropout", "--data-parallel-sharding-strategy", "--transformer-impl"};
+        return std::find(valued.begin(), valued.end(), flag) != valued.end();
+    }
+
+    /// Consumes `a` when it is one of these options (true); anything else is left to the caller (false).
+    bool take(const cli_argument& a, job_spec& j) {
+        using detail::arg_double;
+        using detail::arg_int;
+        using detail::arg_str;
+        auto& m = j.model;
+        auto& p = j.parallel;
+        const auto& f = a.flag;
+        if (f == "--num-experts") m.moe.experts = arg_int(a);
+        else if (f == "--moe-router-topk") m.moe.top_k = arg_int(a);
+        else if (f == "--moe-ffn-hidden-size") moe_ffn_ = arg_int(a);
+        else if (f == "--moe-shared-expert-intermediate-size") shared_size_ = arg_int(a);
+        else if (f == "--moe-layer-freq") layer_freq_ = arg_str(a);
+        else if (f == "--moe-grouped-gemm") p.grouped_gemm = true;  // TEGroupedMLP (experts.py)
+        else if (f == "--moe-token-dispatcher-type") dispatcher_ = arg_str(a);
+        else if (f == "--moe-expert-capacity-factor") m.moe.capacity_factor = arg_double(a);
+        else if (f == "--moe-pad-expert-input-to-capacity") m.moe.pad_to_capacity = true;
+        else if (f == "--expert-tensor-parallel-size") p.etp = arg_int(a);
+        else if (f == "--expert-model-parallel-size") p.ep = arg_int(a);
+        else if (f == "--decoder-first-pipeline-num-layers") p.first_stage_layers = arg_int(a);
+        else if (f == "--decoder-last-pipeline-num-layers") p.last_stage_layers = arg_int(a);
+        else if (f == "--account-for-embedding-in-pipeline-split") p.embedding_stage = true;
+        else if (f == "--account-for-loss-in-pipeline-split") p.loss_stage = true;
+        else if (f == "--recompute-method") recompute_method_ = arg_str(a);
+        else if (f == "--recompute-num-layers") recompute_layers_ = arg_int(a);
+        else if (f == "--hidden-dropout") hidden_dropout_ = arg_double(a), dropout_given_ = true;
+        else if (f == "--attention-dropout") attention_dropout_ = arg_double(a), dropout_given_ = true;
+        else if (f == "--fp8-param-gather") fp8_param_gather_ = true;
+        else if (f == "--grad-reduce-in-bf16") grad_reduce_bf16_ = true;
+        else if (f == "--tp-comm-overlap") j.runtime.tp_comm_overlap = true;
+        else if (f == "--overlap-grad-reduce") j.runtime.overlap_grad_reduce = true;
+        else if (f == "--optimizer-cpu-offload") j.runtime.offload.optimizer = true;
+        else if (f == "--use-megatron-fsdp") megatron_fsdp_ = true;
+        else if (f == "--data-parallel-sharding-strategy") fsdp_strategy_ = arg_str(a);
+        else if (f == "--transformer-impl") transformer_impl_ = arg_str(a);
+        else return false;
+        return true;
+    }
+
+    /// Applies the options that need the whole job; what it cannot use goes to out.unknown / out.ignored.
+    void finish(job_spec& j, launcher_import& out) const {
+        auto& m = j.model;
+        auto& p = j.parallel;
+        if (m.is_moe()) {
+            if (m.moe.top_k == 0) m.moe.top_k = 2;  // --moe-router-topk default 2
+            if (moe_ffn_ && *moe_ffn_ != m.ffn_hidden) m.moe.expert_ffn_hidden = *moe_ffn_;
+            if (shared_size_) {  // frenzy counts shared experts in units of the routed expert's width
+                if (m.expert_ffn() <= 0 || *shared_size_ % m.expert_ffn() != 0)
+                    throw config_error("--moe-shared-expert-intermediate-size=" + std::to_string(*shared_size_) +
+                                       " is not a multiple of the expert width " + std::to_string(m.expert_ffn()));
+                m.moe.shared_experts = *shared_size_ / m.expert_ffn();
+            }
+            if (layer_freq_) {
+                auto d = dense_layers_of(*layer_freq_, m.layers);
+                if (!d) out.unknown.push_back("--moe-layer-freq " + *layer_freq_);
+                else m.moe.dense_layers = *d;
+            }
+        }
+        if (dispatcher_) {  // transformer_config.py moe_token_dispatcher_type: allgather (default) | alltoall | flex
+            if (*dispatcher_ == "allgather") p.dispatcher = moe_dispatcher::allgather;
+            else if (*dispatcher_ == "alltoall") p.dispatcher = moe_dispatcher::alltoall;
+            else out.unknown.push_back("--moe-token-dispatcher-type " + *dispatcher_ + " (not modelled)");
+        }
+        // --recompute-method / --recompute-num-layers act only with --recompute-granularity full (megatron/core/
+        // transformer/transformer_config.py requires both there and rejects the count with selective).
+        if (p.recompute == recompute::full) {
+            if (recompute_method_) {
+                if (*recompute_method_ == "uniform") p.recompute_method = recompute_method::uniform;
+                else if (*recompute_method_ == "block") p.recompute_method = recompute_method::block;
+                else throw config_error("--recompute-method \"" + *recompute_method_ + "\" is not uniform or block");
+            }
+            if (recompute_layers_) p.recompute_layers = *recompute_layers_;
+        } else {
+            if (recompute_method_) out.ignored.push_back("--recompute-method " + *recompute_method_ + " (without --recompute-granularity full)");
+            if (recompute_layers_) out.ignored.push_back("--recompute-num-layers " + std::to_string(*recompute_layers_) + " (without --recompute-granularity full)");
+        }
+        // Dropout masks are saved when either probability is positive (hidden: bias_dropout_add's mask; attention: the
+        // unfused core attention's mask); both 0 saves none.
+        if (dropout_given_) j.runtime.dropout = hidden_dropout_ > 0 || attention_dropout_ > 0;
+        const auto prec = j.training.precision;
+        if (fp8_param_gather_) {
+            if (prec == precision::fp8_mixed) j.runtime.fp8_param_gather = true;
+            else out.ignored.push_back("--fp8-param-gather (without --fp8-format)");
+        }
+        if (grad_reduce_bf16_) {  // arguments.py: read only under --bf16 (fp8 keeps bf16 parameters)
+            if (prec == precision::bf16_mixed || prec == precision::fp8_mixed) j.runtime.grad_reduce_bf16 = true;
+            else out.ignored.push_back("--grad-reduce-in-bf16 (without --bf16)");
+        }
+        if (megatron_fsdp_) {  // arguments.py: no_shard | optim | optim_grads | optim_grads_params
+            const std::string v = fsdp_strategy_.value_or("optim_grads_params");
+            if (v == "optim_grads_params") p.sharding = sharding::full;
+            else if (v == "optim_grads") p.sharding = sharding::gradients;
+            else if (v == "optim") p.sharding = sharding::optimizer;
+            else if (v == "no_shard") p.sharding = sharding::none;
+            else out.unknown.push_back("--data-parallel-sharding-strategy " + v);
+        } else if (fsdp_strategy_) {
+            out.ignored.push_back("--data-parallel-sharding-strategy " + *fsdp_strategy_ + " (without --use-megatron-fsdp)");
+        }
+        // The local implementation builds megatron/core/transformer/dot_product_attention.py DotProductAttention
+        // (unfused softmax) whatever --attention-backend says (models/gpt/gpt_layer_specs.py
+        // get_gpt_layer_local_spec); Transformer Engine's cuBLAS workspace is still counted (framework profile).
+        if (transformer_impl_) {
+            if (*transformer_impl_ == "local") j.runtime.attention = attention_impl::unfused;
+            else if (*transformer_impl_ != "transformer_engine") out.unknown.push_back("--transformer-impl " + *transformer_impl_);
+        }
+    }
+
+    /// `--moe-layer-freq`: an integer k (every k-th layer is MoE; only 1 is modelled) or a pattern "([0]*a+[1]*b)".
+    static std::optional<std::int64_t> dense_layers_of(const std::string& v, std::int64_t layers);
+
+private:
+    std::optional<std::int64_t> moe_ffn_, shared_size_, recompute_layers_;
+    std::optional<std::string> layer_freq_, dispatcher_, recompute_method_, fsdp_strategy_, transformer_impl_;
+    double hidden_dropout_ = 0.1, attention_dropout_ = 0.1;  // arguments.py defaults
+    bool dropout_given_ = false, fp8_param_gather_ = false, grad_reduce_bf16_ = false, megatron_fsdp_ = false;
+};
+
+inline std::optional<std::int64_t> megatron_options::dense_layers_of(const std::string& v, std::int64_t layers) {
+    if (v == "1") return 0;
+    static const std::regex pat(R"(^\(?\s*\[0\]\s*\*\s*(\d+)\s*\+\s*\[1\]\s*\*\s*(\d+)\s*\)?$)");
+    std::smatch m;
+    if (!std::regex_match(v, m, pat) || m[1].length() > 9 || m[2].length() > 9) return std::nullopt;
+    const auto dense = std::stoll(m[1]), moe = std::stoll(m[2]);
+    if (dense + moe == layers) return dense;
+    return std::nullopt;
+}
+
+/// The Megatron flags named in free text (a measurement table's other_flags cell: "MoE: --num-experts 8
+/// --moe-router-topk 1 (sinkhorn) --expert-model-parallel-size 2, ..."): each "--flag" or "--flag=value", and for
+/// the flags of megatron_options that take a value, the word after it, without the punctuation that joins it to the
+/// prose (a trailing , ; : ) or . and a leading parenthesis).
+inline std::vector<cli_argument> megatron_flags_in_text(const std::string& text) {
+    std::vector<std::string> words;
+    std::string w;
+    for (char c : text) {
+        if (std::isspace(static_cast<unsigned char>(c))) {
+            if (!w.empty()) words.push_back(w), w.clear();
+        } else {
+            w += c;
+        }
+    }
+    if (!w.empty()) words.push_back(w);
+    auto strip = [](std::string s) {
+        while (!s.empty() && std::string_view(",;:).").find(s.back()) != std::string_view::npos) s.pop_back();
+        while (!s.empty() && s.front() == '(') s.erase(s.begin());
+        return s;
+    };
+    std::vector<cli_argument> out;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const auto word = strip(words[i]);
+        if (word.rfind("--", 0) != 0 || word.size() <= 2) continue;
+        const auto eq = word.find('=');
+        if (eq != std::string::npos) {
+            out.push_back({word.substr(0, eq), {word.substr(eq + 1)}});
+        } else if (megatron_options::takes_value(word) && i + 1 < words.size() && strip(words[i + 1]).rfind("--", 0) != 0) {
+            out.push_back({word, {strip(words[i + 1])}});
+            ++i;
+        } else {
+            out.push_back({word, {}});
+        }
+    }
+    return out;
+}
+
+}  // namespace frenzy
