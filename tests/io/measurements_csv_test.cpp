@@ -149,6 +149,29 @@ TEST_CASE("Megatron flags in other_flags are read as a launch script's are; the 
     std::remove(five.c_str());
 }
 
+TEST_CASE("a layout the columns leave empty comes from the Megatron flags; a stated column wins") {
+    // vpp, cp and seq_parallel cells empty: --num-layers-per-virtual-pipeline-stage 1 gives 12 / pp 4 / 1 = 3
+    // virtual stages (arguments.py), --context-parallel-size 2, --sequence-parallel (tp 2). Row 4 (pp 2) states vpp 2,
+    // cp 1 and "no" sequence parallelism in its columns, which win over the same flags (the flag would give vpp 6).
+    const auto path = write_temp("layout_flags", std::string(header) +
+        "3,measured,Megatron-Core (TE),toy,12,512,8,8,2048,GELU,50304,yes,1024,4,32,16,1,2,4,,,1,,"
+        "\"distributed optimizer\",none,TE,bf16,Adam,H100,2.0,,max_memory_allocated,last rank,"
+        "\"--num-layers-per-virtual-pipeline-stage 1 (3 chunks), --context-parallel-size 2; --sequence-parallel\",src,high,\n"
+        "4,measured,Megatron-Core (TE),toy,12,512,8,8,2048,GELU,50304,yes,1024,4,32,4,1,2,2,2,1,1,no,"
+        "\"distributed optimizer\",none,TE,bf16,Adam,H100,2.0,,max_memory_allocated,last rank,"
+        "\"--num-layers-per-virtual-pipeline-stage 1 --context-parallel-size 2 --sequence-parallel\",src,high,\n");
+    const auto rows = read_memory_measurements(path);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].job.parallel.vpp == 3);
+    CHECK(rows[0].job.parallel.schedule == pipeline_schedule::interleaved);
+    CHECK(rows[0].job.parallel.cp == 2);
+    CHECK(rows[0].job.parallel.sequence_parallel);
+    CHECK(rows[1].job.parallel.vpp == 2);
+    CHECK(rows[1].job.parallel.cp == 1);
+    CHECK_FALSE(rows[1].job.parallel.sequence_parallel);
+    std::remove(path.c_str());
+}
+
 TEST_CASE("a bad cell names the file, the line and the field") {
     const auto path = write_temp("bad", std::string(header) +
         "9,measured,Megatron-Core,toy,12,512,eight,8,2048,GELU,50304,yes,1024,4,32,8,4,1,2,,1,1,no,none,none,TE,bf16,"

@@ -63,12 +63,20 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
 }
 /// Megatron-Core options a row names in other_flags: every flag io/megatron_options.hpp reads (MoE routing and
 /// kernels, etp, uneven splits, the recompute unit, dropout, fp8 options, Megatron-FSDP, --transformer-impl), as a
-/// launch script's would be; the table's columns state the shape and the degrees. Prose the MoE rows use for the
+/// launch script's would be; the table's columns state the shape and the degrees (vpp, cp and sequence parallelism
+/// from the flags where their columns are empty). Prose the MoE rows use for the
 /// expert kernel and the dispatcher ("SequentialMLP (no grouped GEMM), allgather token dispatcher") is read too.
 /// Run after the columns (the options need the precision and the recompute granularity).
-inline void apply_megatron_flags(const std::string& recompute_cell, const std::string& text, job_spec& j) {
+inline void apply_megatron_flags(const std::string& recompute_cell, const std::string& text, unstated_layout empty,
+                                 job_spec& j) {
     megatron_options options;
-    for (const auto& a : megatron_flags_in_text(recompute_cell + " " + text)) {
+    const auto flags = megatron_flags_in_text(recompute_cell + " " + text);
+    try {
+        megatron_unstated_layout(flags, empty, j);
+    } catch (const config_error& e) {
+        throw config_error(std::string("other_flags: ") + e.what());
+    }
+    for (const auto& a : flags) {
         try {
             options.take(a, j);
         } catch (const config_error& e) {
@@ -287,7 +295,11 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             t.optimizer = contains(opt, "sgd") ? optimizer_kind::sgd : contains(opt, "adafactor") ? optimizer_kind::adafactor
                           : contains(opt, "adamw") ? optimizer_kind::adamw : optimizer_kind::adam;
             if (flags.adam8bit || contains(opt, "8bit") || contains(opt, "8-bit")) t.optimizer = optimizer_kind::adamw_8bit;
-            if (contains(fw, "megatron")) apply_megatron_flags(cell("recompute"), cell("other_flags"), m.job);
+            if (contains(fw, "megatron"))
+                apply_megatron_flags(cell("recompute"), cell("other_flags"),
+                                     {.vpp = trim(cell("vpp")).empty(), .cp = trim(cell("cp")).empty(),
+                                      .sequence_parallel = trim(cell("seq_parallel")).empty()},
+                                     m.job);
             const auto met = lower(cell("metric"));
             m.metric = contains(met, "reserved") ? memory_metric::reserved
                        : contains(met, "active") ? memory_metric::active : memory_metric::allocated;

@@ -44,9 +44,11 @@ inline std::string arg_str(const cli_argument& a) {
 /// job (the expert width, the precision, the recompute granularity).
 class megatron_options {
 public:
-    /// Flags of this set that take one value (the others are switches).
+    /// Flags of this set that take one value (the others are switches), and the layout flags a measurement table
+    /// may leave to its other_flags cell (megatron_unstated_layout).
     static bool takes_value(const std::string& flag) {
         static const std::vector<std::string> valued{
+            "--num-virtual-stages-per-pipeline-rank", "--num-layers-per-virtual-pipeline-stage", "--context-parallel-size",
             "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
             "--moe-layer-freq", "--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
             "--expert-tensor-parallel-size", "--expert-model-parallel-size", "--decoder-first-pipeline-num-layers",
@@ -180,6 +182,31 @@ inline std::optional<std::int64_t> megatron_options::dense_layers_of(const std::
     const auto dense = std::stoll(m[1]), moe = std::stoll(m[2]);
     if (dense + moe == layers) return dense;
     return std::nullopt;
+}
+
+/// The layout a measurement table's columns leave empty (vpp, cp, seq_parallel), from the Megatron flags in its
+/// other_flags cell as the importer reads them: --num-virtual-stages-per-pipeline-rank, or
+/// --num-layers-per-virtual-pipeline-stage k (layers / pp / k stages), --context-parallel-size, --sequence-parallel.
+/// A stated column wins.
+struct unstated_layout {
+    bool vpp = false, cp = false, sequence_parallel = false;  ///< which columns are empty
+};
+inline void megatron_unstated_layout(const std::vector<cli_argument>& flags, unstated_layout empty, job_spec& j) {
+    auto& p = j.parallel;
+    for (const auto& a : flags) {
+        if (empty.vpp && a.flag == "--num-virtual-stages-per-pipeline-rank") p.vpp = detail::arg_int(a);
+        if (empty.vpp && a.flag == "--num-layers-per-virtual-pipeline-stage") {
+            const auto k = detail::arg_int(a);
+            if (k <= 0 || p.pp <= 0 || j.model.layers % (p.pp * k) != 0)
+                throw config_error("--num-layers-per-virtual-pipeline-stage " + std::to_string(k) +
+                                   " does not divide the layers per pipeline stage (" + std::to_string(j.model.layers) +
+                                   " layers, pp " + std::to_string(p.pp) + ")");
+            p.vpp = j.model.layers / p.pp / k;
+        }
+        if (empty.cp && a.flag == "--context-parallel-size") p.cp = detail::arg_int(a);
+        if (empty.sequence_parallel && a.flag == "--sequence-parallel") p.sequence_parallel = p.tp > 1;  // arguments.py: off at tp 1
+    }
+    if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
 }
 
 /// The Megatron flags named in free text (a measurement table's other_flags cell: "MoE: --num-experts 8
