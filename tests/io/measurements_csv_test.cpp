@@ -145,6 +145,16 @@ TEST_CASE("Megatron flags in other_flags are read as a launch script's are; the 
     REQUIRE(j.runtime.dropout.has_value());
     CHECK_FALSE(*j.runtime.dropout);
     CHECK(j.runtime.attention == attention_impl::unfused);
+    CHECK(skipped.empty());
+    // A flag the import would call not modelled (DeepEP's flex dispatcher) leaves the row out, with the reason.
+    const auto flex = write_temp("megatron_flex", std::string(header) +
+        "7,measured,Megatron-Core (TE),toy MoE,12,512,8,8,2048,GELU,50432,yes,1024,4,32,8,4,2,1,,1,2,yes,"
+        "\"distributed optimizer (ZeRO-1)\",none,TE,bf16,Adam,H100,2.0,,max_memory_allocated,last rank,"
+        "\"--num-experts 8 --moe-token-dispatcher-type flex\",src,high,\n");
+    CHECK(read_memory_measurements(flex, &skipped).empty());
+    REQUIRE(skipped.size() == 1);
+    CHECK_THAT(skipped.front(), Catch::Matchers::Contains("row 7") && Catch::Matchers::Contains("flex (not modelled)"));
+    std::remove(flex.c_str());
     std::remove(path.c_str());
     std::remove(five.c_str());
 }

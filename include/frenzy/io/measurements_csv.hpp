@@ -67,8 +67,10 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
 /// from the flags where their columns are empty). Prose the MoE rows use for the
 /// expert kernel and the dispatcher ("SequentialMLP (no grouped GEMM), allgather token dispatcher") is read too.
 /// Run after the columns (the options need the precision and the recompute granularity).
-inline void apply_megatron_flags(const std::string& recompute_cell, const std::string& text, unstated_layout empty,
-                                 job_spec& j) {
+/// Returns what a launch script's import would list as not understood (e.g. the flex dispatcher): the row cannot be
+/// read as stated then.
+inline std::vector<std::string> apply_megatron_flags(const std::string& recompute_cell, const std::string& text,
+                                                     unstated_layout empty, job_spec& j) {
     megatron_options options;
     const auto flags = megatron_flags_in_text(recompute_cell + " " + text);
     try {
@@ -83,9 +85,9 @@ inline void apply_megatron_flags(const std::string& recompute_cell, const std::s
             throw config_error(std::string("other_flags: ") + e.what());
         }
     }
-    launcher_import unused;  // what a launch script's importer would list as ignored: free text is not a script
+    launcher_import read;  // its ignored list is dropped: free text is not a script
     try {
-        options.finish(j, unused);
+        options.finish(j, read);
     } catch (const config_error& e) {
         throw config_error(std::string("other_flags: ") + e.what());
     }
@@ -97,6 +99,7 @@ inline void apply_megatron_flags(const std::string& recompute_cell, const std::s
         p.dispatcher = moe_dispatcher::alltoall;
     if (contains(f, "allgather token dispatcher") || contains(f, "dispatcher allgather"))
         p.dispatcher = moe_dispatcher::allgather;
+    return read.unknown;
 }
 
 /// Sharding named in a Megatron row: Megatron-FSDP's --data-parallel-sharding-strategy (optim, optim_grads,
@@ -295,11 +298,16 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             t.optimizer = contains(opt, "sgd") ? optimizer_kind::sgd : contains(opt, "adafactor") ? optimizer_kind::adafactor
                           : contains(opt, "adamw") ? optimizer_kind::adamw : optimizer_kind::adam;
             if (flags.adam8bit || contains(opt, "8bit") || contains(opt, "8-bit")) t.optimizer = optimizer_kind::adamw_8bit;
-            if (contains(fw, "megatron"))
-                apply_megatron_flags(cell("recompute"), cell("other_flags"),
-                                     {.vpp = trim(cell("vpp")).empty(), .cp = trim(cell("cp")).empty(),
-                                      .sequence_parallel = trim(cell("seq_parallel")).empty()},
-                                     m.job);
+            if (contains(fw, "megatron")) {
+                const auto unknown = apply_megatron_flags(cell("recompute"), cell("other_flags"),
+                                                          {.vpp = trim(cell("vpp")).empty(), .cp = trim(cell("cp")).empty(),
+                                                           .sequence_parallel = trim(cell("seq_parallel")).empty()},
+                                                          m.job);
+                if (!unknown.empty()) {
+                    if (skipped) skipped->push_back("row " + cell("id") + ": " + unknown.front());
+                    continue;
+                }
+            }
             const auto met = lower(cell("metric"));
             m.metric = contains(met, "reserved") ? memory_metric::reserved
                        : contains(met, "active") ? memory_metric::active : memory_metric::allocated;
