@@ -71,22 +71,12 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
 /// read as stated then.
 inline std::vector<std::string> apply_megatron_flags(const std::string& recompute_cell, const std::string& text,
                                                      unstated_layout empty, job_spec& j) {
-    megatron_options options;
-    const auto flags = megatron_flags_in_text(recompute_cell + " " + text);
-    try {
-        megatron_unstated_layout(flags, empty, j);
-    } catch (const config_error& e) {
-        throw config_error(std::string("other_flags: ") + e.what());
-    }
-    for (const auto& a : flags) {
-        try {
-            options.take(a, j);
-        } catch (const config_error& e) {
-            throw config_error(std::string("other_flags: ") + e.what());
-        }
-    }
     launcher_import read;  // its ignored list is dropped: free text is not a script
     try {
+        const auto flags = megatron_flags_in_text(recompute_cell + " " + text);
+        megatron_unstated_layout(flags, empty, j);
+        megatron_options options;
+        for (const auto& a : flags) options.take(a, j);
         options.finish(j, read);
     } catch (const config_error& e) {
         throw config_error(std::string("other_flags: ") + e.what());
