@@ -21,8 +21,8 @@ jobs="${FRENZY_JOBS:-$(nproc)}"
 cmake --build "$build" -j"$jobs" --target frenzy_python frenzy_cli
 export FRENZY_CLI="$(cd "$build" && pwd)/examples/frenzy"
 export PYTHONPATH="$(cd "$build" && pwd)/python${PYTHONPATH:+:$PYTHONPATH}"
-data="$(sed -n 's/^FRENZY_SHARED_DATA:PATH=//p' "$build/CMakeCache.txt")"
-if [ -n "$data" ]; then export FRENZY_SHARED_DATA="$data"; fi
+data="$(sed -n 's/^FRENZY_DATA_DIR:PATH=//p' "$build/CMakeCache.txt")"
+if [ -n "$data" ]; then export FRENZY_DATA_DIR="$data"; fi
 export PYTHONDONTWRITEBYTECODE=1
 set +e
 "$py" -m pytest -q -p no:cacheprovider python/tests

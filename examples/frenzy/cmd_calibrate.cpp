@@ -115,7 +115,7 @@ const frenzy_cli::registrar reg_calibrate{40, [](CLI::App& app) {
     auto a = std::make_shared<calibrate_args>();
     auto* c = app.add_subcommand("calibrate", "Fit the step-time model's efficiency coefficients to measured throughputs");
     c->add_option("--data", a->data,
-                  "Throughput CSV (columns of shared/data/throughput/measured_calibration.csv); repeat to fit several "
+                  "Throughput CSV (columns of data/throughput/measured_calibration.csv); repeat to fit several "
                   "files together")
         ->required()
         ->check(CLI::ExistingFile);

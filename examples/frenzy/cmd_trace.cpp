@@ -46,7 +46,7 @@ const frenzy_cli::registrar reg_trace{60, [](CLI::App& app) {
     auto a = std::make_shared<synth_args>();
     auto* c = t->add_subcommand("synth", "Derive an LLM workload from the Philly trace (arrivals, sizes, durations kept)");
     c->add_option("--cluster", a->cluster, "Cluster spec JSON (requested types and durations refer to it)")->required()->check(CLI::ExistingFile);
-    c->add_option("--philly", a->input, "Philly trace CSV (default: shared/data/traces/philly_jobs.csv)")->check(CLI::ExistingFile);
+    c->add_option("--philly", a->input, "Philly trace CSV (default: data/traces/philly_jobs.csv)")->check(CLI::ExistingFile);
     c->add_option("--jobs", a->o.jobs, "Number of jobs (default 500)")->check(CLI::PositiveNumber);
     c->add_option("--skip", a->o.skip, "First row of the window, after filtering (default 0)")->check(CLI::NonNegativeNumber);
     c->add_option("--load", a->o.load, "Arrival-rate multiplier (default 1: real inter-arrival times)")->check(CLI::PositiveNumber);

@@ -21,9 +21,9 @@ def root():
 
 
 @pytest.fixture(scope="session")
-def shared_data():
-    """The reference data (FRENZY_SHARED_DATA of the build, set by scripts/test_python.sh)."""
-    return pathlib.Path(os.environ.get("FRENZY_SHARED_DATA", str(ROOT.parent / "shared" / "data")))
+def data_dir():
+    """The reference data (FRENZY_DATA_DIR of the build, set by scripts/test_python.sh)."""
+    return pathlib.Path(os.environ.get("FRENZY_DATA_DIR", str(ROOT / "data")))
 
 
 @pytest.fixture(scope="session")

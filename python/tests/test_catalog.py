@@ -1,4 +1,4 @@
-"""frenzy.models() is the CLI's `frenzy models --json`; frenzy.gpus() is the catalog of shared/data/gpus.csv."""
+"""frenzy.models() is the CLI's `frenzy models --json`; frenzy.gpus() is the catalog of data/gpus.csv."""
 import csv
 
 import frenzy
@@ -22,9 +22,9 @@ def test_models_include_the_documented_presets():
     assert abs(llama["parameters"] / 8.03e9 - 1) < 0.005
 
 
-def test_gpus_match_the_datasheet_table(shared_data):
+def test_gpus_match_the_datasheet_table(data_dir):
     rows = {}
-    with open(shared_data / "gpus.csv") as f:
+    with open(data_dir / "gpus.csv") as f:
         for row in csv.DictReader(line for line in f if not line.startswith("#")):
             rows[row["name"]] = row
     gpus = {g["name"]: g for g in frenzy.gpus()}

@@ -9,7 +9,7 @@ using namespace frenzy;
 
 namespace {
 // The paper's 22B GPT (Korthikanti et al. 2022 Table 3): L 48, h 6144, a 64, s 2048, b 4, t 8 (row 44 of
-// ../shared/data/memory/measured_calibration.csv).
+// data/memory/measured_calibration.csv).
 job_spec gpt22b() {
     job_spec j;
     j.model = {.name = "gpt-22b", .layers = 48, .hidden = 6144, .heads = 64, .ffn_hidden = 24576, .vocab = 51200};

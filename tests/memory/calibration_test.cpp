@@ -1,4 +1,4 @@
-// MARP against every measured row of every table in ../shared/data/memory (same metric, same stage), each row
+// MARP against every measured row of every table in data/memory (same metric, same stage), each row
 // read as the table states it (io/measurements_csv.hpp; no per-row patch). Prints the per-row table.
 // Acceptance (issue 10): no row worse than 8%, none under-predicted by more than 3%.
 #include <catch2/catch.hpp>

@@ -140,7 +140,7 @@ TEST_CASE("torch foreach AdamW's step temporary can set the peak; a fused optimi
 }
 
 TEST_CASE("per-GPU parameters of a tensor-parallel shard, by hand") {
-    // Megatron toy of ../shared/data/memory/measured_calibration.csv row 16: h 512, 8 heads, ffn 2048, GELU, biases,
+    // Megatron toy of data/memory/measured_calibration.csv row 16: h 512, 8 heads, ffn 2048, GELU, biases,
     // LayerNorm, vocab 50688 (padded), tied, learned positions (1024), tp 4.
     job_spec j;
     j.model = {.name = "toy", .layers = 12, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .vocab = 50688,

@@ -132,7 +132,7 @@ TEST_CASE("Megatron's Llama 3 8B fp8 example: flags imported, estimate within an
     const auto& st = est.stages.front();
     CHECK(st.breakdown.model_states().value == Approx(5.5 * 8030261248.0).epsilon(1e-3));
     // The allocated peak (states + activations of one 8192-token micro-batch) is below an H100's 81,559 MiB
-    // (../shared/data/gpus.csv h100-80g); the estimate was 104.7 GiB allocated, 110 GiB reserved before.
+    // (data/gpus.csv h100-80g); the estimate was 104.7 GiB allocated, 110 GiB reserved before.
     CHECK(est.peak_allocated.value < 81559.0 * MiB);
 }
 

@@ -18,7 +18,7 @@ job_spec job_with(framework fw, sharding s, std::int64_t dp, precision p = preci
 double gb(const model_state_bytes& m) { return (m.weights + m.gradients + m.optimizer).value / 1e9; }
 }  // namespace
 
-// ../shared/data/memory/measured_calibration.csv row 43: Rajbhandari et al. 2020 Fig. 1, Psi = 7.5e9, K = 12, N = 64:
+// data/memory/measured_calibration.csv row 43: Rajbhandari et al. 2020 Fig. 1, Psi = 7.5e9, K = 12, N = 64:
 // 120 / 31.4 / 16.6 / 1.9 GB for baseline / Pos / Pos+g / Pos+g+p (rounded in the figure; exact values below).
 TEST_CASE("ZeRO paper figure 1: model states per sharding stage (formula row 43, 0.5%)") {
     const stage_layout l{.dense_params = 7.5e9};

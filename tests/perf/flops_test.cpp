@@ -37,7 +37,7 @@ TEST_CASE("GPT step FLOPs equal Narayanan et al. 2021 eq. 3 (with and without fu
 }
 
 TEST_CASE("Megatron-LM's published 9.84 GFLOP/token for the 1.2B GPT with recompute") {
-    // ../shared/data/throughput/measured_calibration.csv row 270 metric_definition: "1B row gives 9.84 GFLOP/token"
+    // data/throughput/measured_calibration.csv row 270 metric_definition: "1B row gives 9.84 GFLOP/token"
     // (24 layers, h 1920, s 1024, V 51200). Published to 3 digits: 0.1% tolerance.
     const auto j = gpt_job(gpt(24, 1920, 15, 51200), 1024, 1, recompute::full);
     CHECK(step_flops(j).total().value / j.tokens_per_step() == Approx(9.84e9).epsilon(1e-3));

@@ -3,7 +3,7 @@
 
 Every block of README.md written as
 
-    <!-- output of: frenzy validate --data ../shared/data/memory/measured_calibration.csv --markdown -->
+    <!-- output of: frenzy validate --data data/memory/measured_calibration.csv --markdown -->
     ...the command's output, verbatim...
     <!-- end of output -->
 

@@ -1,5 +1,5 @@
 #pragma once
-// GPU types (datasheet facts) and the built-in catalog, from ../shared/data/gpus.csv (vendor datasheets).
+// GPU types (datasheet facts) and the built-in catalog, from data/gpus.csv (vendor datasheets).
 #include <algorithm>
 #include <optional>
 #include <span>
@@ -58,7 +58,7 @@ struct gpu_type {
 
 namespace detail {
 // name, product, memory_mib, bf16, fp16, fp32, fp8, mem_bw (GB/s), link, link_gbps (bidirectional per GPU),
-// gpus_per_node, fp4, chip. Dense peaks (no 2:4 sparsity). Rows up to b200 and mi300x follow ../shared/data/gpus.csv
+// gpus_per_node, fp4, chip. Dense peaks (no 2:4 sparsity). Rows up to b200 and mi300x follow data/gpus.csv
 // (vendor datasheets; "~" entries there are approximate); the source of every other figure is given per row.
 inline const std::vector<gpu_type>& builtin_gpus() {
     static const std::vector<gpu_type> v{

@@ -1,5 +1,5 @@
 #pragma once
-// Reader for tables of measured training memory in the format of ../shared/data/memory/measured_calibration.csv
+// Reader for tables of measured training memory in the format of data/memory/measured_calibration.csv
 // (one run a row, with model, batch, parallelism, framework and the measured peak), so that MARP can be checked
 // against a user's own runs (`frenzy validate --data FILE.csv`).
 #include <algorithm>

@@ -1,5 +1,5 @@
 #pragma once
-// Reader and consistency check of the Sailor per-layer profiles (../shared/data/profiles/sailor, eth-easl/sailor,
+// Reader and consistency check of the Sailor per-layer profiles (data/profiles/sailor, eth-easl/sailor,
 // MIT): profile[micro_batch][tp][layer] = [forward s, backward s, update s], per-layer parameter and activation
 // sizes in llm_info.json. The profiles were measured with different pipelines and precisions; before any use,
 // each (model, GPU) file is checked:

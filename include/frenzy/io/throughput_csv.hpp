@@ -1,5 +1,5 @@
 #pragma once
-// The throughput CSV format of ../shared/data/throughput/*.csv (and users' files with the same columns; the shared
+// The throughput CSV format of data/throughput/*.csv (and users' files with the same columns; the shared
 // files' free-text cells are mapped as documented in docs/perf-model.md) -> throughput samples for the step-time
 // calibration (perf/calibration.hpp). Errors name file:line and the column.
 #include <algorithm>

@@ -40,7 +40,7 @@ struct caching_allocator {
 
     /// Share of the activation and transient bytes left reserved but unallocated. 0.15 is the one free constant of
     /// the reserved model, set from torchtitan's two FSDP rows of the same job at 8 and 128 GPUs (rows 18 and 25 of
-    /// ../shared/data/memory/measured_calibration.csv: 82.4 and 67.0 GiB reserved), which it reproduces within 3%
+    /// data/memory/measured_calibration.csv: 82.4 and 67.0 GiB reserved), which it reproduces within 3%
     /// while the model states change by 14 GiB between them.
     double fragmentation = 0.15;
 };

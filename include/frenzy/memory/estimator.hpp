@@ -19,7 +19,7 @@
 namespace frenzy {
 
 /// Upper-error band of MARP per mechanism: measured / predicted - 1 at its worst on the calibration rows of
-/// ../shared/data/memory (tests/memory/calibration_test.cpp prints them), rounded up, plus a margin where a
+/// data/memory (tests/memory/calibration_test.cpp prints them), rounded up, plus a margin where a
 /// mechanism has one row or none. Additive over the mechanisms a job uses. Derivation: docs/memory-model.md.
 struct uncertainty_band {
     double base = 0.04;          ///< dense rows (8): worst upper error 2.2% (row 16), + 2 points
@@ -32,7 +32,7 @@ struct uncertainty_band {
     double megatron_fsdp = 0.08; ///< no measured row
     double expert_tp = 0.03;     ///< etp != tp: no measured row
     double uneven_pipeline = 0.02;  ///< first/last stage layer counts, embedding/loss stages: no measured row
-    double context_parallel = 0.02; ///< cp > 1: no measured row in ../shared/data/memory
+    double context_parallel = 0.02; ///< cp > 1: no measured row in data/memory
     /// tp > 1 without sequence parallelism: rows 1 and 16 are within 2.2%, but issue 10 reports the hidden dense
     /// tp 4 runs under by 8-10% before this work, with no mechanism found in the code for the gap: base + 7 = 11%.
     double tp_without_sp = 0.07;

@@ -63,7 +63,7 @@ struct framework_profile {
     /// Eager rotary embedding adds 4 B x (q + kv) per token and layer (fp32 copies of q and k). Calibrated, not
     /// derived: torchtune modules/position_embeddings.py and torchtitan apply_rotary_emb upcast q/k (x.float()) and
     /// multiply by a cache that needs no gradient, which by autograd's save rules keeps only the cache; torchtune's
-    /// row 38 of ../shared/data/memory/measured_calibration.csv is +2.4% with the term and -3.6% without it, so the
+    /// row 38 of data/memory/measured_calibration.csv is +2.4% with the term and -3.6% without it, so the
     /// term stands for what that stack keeps and stays on for its profiles. LitGPT's apply_rope (lit_gpt/model.py
     /// @cc19015: cos/sin built in 16 bits, roped.type_as(x)) keeps none: its LoRA rows (tests/memory/methods_test.cpp)
     /// are -1.1% .. -1.9% without the term and +4.5% .. +7.6% with it. runtime.rope_fp32 selects it per job.
@@ -80,7 +80,7 @@ struct framework_profile {
     bool optimizer_in_backward = false;
     /// Tokens a GPU's experts receive at the worst iteration relative to perfectly balanced routing. Megatron's
     /// dropless MoE (moe_expert_capacity_factor None) does not cap tokens_per_expert, so the peak follows the most
-    /// loaded micro-batch. 1.4 is fitted on the one measured MoE row (../shared/data/memory/measured_more.csv row
+    /// loaded micro-batch. 1.4 is fitted on the one measured MoE row (data/memory/measured_more.csv row
     /// 46, 2.01 GiB): -4.4% with balanced routing after every other mechanism, -1.1% at 1.2, +2.2% at 1.4; the
     /// upper value is kept because under-prediction is the dangerous side (docs/memory-model.md).
     double moe_imbalance = 1.4;

@@ -131,7 +131,7 @@ struct efficiency_model {
 };
 
 /// The shipped calibration: fitted by perf/calibration.hpp (fit_efficiency) on the 177 measured runs of
-/// ../shared/data/throughput/ (measured_calibration.csv and megatron_nemo_at_scale.csv);
+/// data/throughput/ (measured_calibration.csv and megatron_nemo_at_scale.csv);
 /// tests/perf/calibration_test.cpp re-fits and checks these. Coefficients are per chip, so every type of a fitted
 /// chip (a100-80g, h200, h20, h100-pcie, ...) is predicted from its own datasheet peaks and bandwidths.
 inline efficiency_model default_efficiency();

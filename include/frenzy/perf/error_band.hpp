@@ -1,6 +1,6 @@
 #pragma once
 // Error band of a step-time prediction by regime: the 90th percentile of |relative error| of tokens/s per GPU
-// that leave-one-source-out validation shows on ../shared/data/throughput (tests/perf/calibration_test.cpp
+// that leave-one-source-out validation shows on data/throughput (tests/perf/calibration_test.cpp
 // recomputes every band and checks the table below covers it; docs/perf-model.md has the table).
 #include <string>
 #include <utility>

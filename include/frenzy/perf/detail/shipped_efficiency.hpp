@@ -1,6 +1,6 @@
 #pragma once
 // The shipped coefficients of perf/efficiency.hpp: fit_efficiency (perf/calibration.hpp) from neutral_start() on
-// the 168 usable rows of ../shared/data/throughput/measured_calibration.csv and megatron_nemo_at_scale.csv
+// the 168 usable rows of data/throughput/measured_calibration.csv and megatron_nemo_at_scale.csv
 // (tests/perf/calibration_test.cpp re-fits and checks them to 1%; docs/perf-model.md explains each).
 #include "frenzy/perf/efficiency.hpp"
 
@@ -8,7 +8,7 @@ namespace frenzy {
 
 inline efficiency_model default_efficiency() {
     efficiency_model e;
-    e.source = "fit on shared/data/throughput/measured_calibration.csv + megatron_nemo_at_scale.csv (168 rows: "
+    e.source = "fit on data/throughput/measured_calibration.csv + megatron_nemo_at_scale.csv (168 rows: "
                "llm-foundry MPT on A100-40G/H100, Megatron-LM GPT on V100/A100 2020-2022 up to 3072 GPUs, NeMo "
                "24.07 fp8 on H100)";
     // per chip: large-GEMM inverse efficiency (bf16/fp16), attention-core inverse efficiency (0 = ratio x GEMM),
