@@ -1,21 +1,94 @@
 #!/usr/bin/env bash
-# Sets everything up and runs the whole test suite: -Wall -Wextra -Werror build + ctest, then the same
-# tests again under AddressSanitizer + UBSan.
-set -euo pipefail
+# Sets everything up and runs the whole test suite, stage by stage, and ends with one line `N passed, N failed`
+# (stages counted) after a table of each stage's wall time:
+#   1. build (Release, -Wall -Wextra -Werror): library checks, tests, CLI, examples, Python module, benchmarks
+#   2. ctest (Release): every unit test, the CLI tests, the real-Slurm `serve` test, the CLI sweep (all cases)
+#   3. pytest (the Python module)
+#   4. build (AddressSanitizer + UBSan, -O1, line tables only: reports name file and line; -g doubles the time)
+#   5. ctest (ASan + UBSan): the same tests; the CLI sweep runs one case in FRENZY_SWEEP_SANITIZE_STRIDE
+#   6. the seven libFuzzer targets (ASan + UBSan), running beside stage 5
+#
+#   bash scripts/test.sh            # everything (CI runs this)
+#   bash scripts/test.sh --quick    # the inner loop: stages 1-2 without benchmarks, sanitizers, the sweep or Slurm
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+
+quick=0
+case "${1:-}" in
+  "") ;;
+  --quick) quick=1 ;;
+  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "test.sh: unknown argument \"$1\" (use --quick, or no argument for the whole suite)" >&2; exit 2 ;;
+esac
+[ $# -le 1 ] || { echo "test.sh: takes at most one argument (--quick)" >&2; exit 2; }
+
+bash scripts/setup.sh || { echo "test.sh: setup failed"; echo "0 passed, 1 failed"; exit 1; }
 jobs="$(nproc)"
-echo "== build (Release, -Werror) =="
-cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DFRENZY_WERROR=ON >/dev/null
-cmake --build build-test -j"$jobs"
-cmake --build build-test -j"$jobs" --target benchmarks
-echo "== ctest =="
-(cd build-test && ctest --output-on-failure -j"$jobs")
-if [ -f scripts/test_python.sh ]; then echo "== pytest (Python module) =="; bash scripts/test_python.sh build-test; fi
-echo "== build (AddressSanitizer + UBSan) =="
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFRENZY_WERROR=ON -DFRENZY_SANITIZE=ON \
-  -DFRENZY_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="-O1" >/dev/null
-cmake --build build-asan -j"$jobs"
-echo "== ctest (ASan + UBSan) =="
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
-if [ -f scripts/fuzz.sh ]; then echo "== libFuzzer targets (ASan + UBSan) =="; bash scripts/fuzz.sh; fi
+passed=0; failed=0; rows=()
+declare -A ok
+
+# stage NAME COMMAND...: runs COMMAND, records its wall time and whether it passed.
+stage() {
+  local name="$1"; shift
+  echo; echo "== $name =="
+  local t0 rc
+  t0=$(date +%s)
+  "$@"; rc=$?
+  local dt=$(( $(date +%s) - t0 ))
+  if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); ok[$name]=1; rows+=("$(printf '%-34s %6d s  passed' "$name" "$dt")")
+  else failed=$((failed + 1)); ok[$name]=0; rows+=("$(printf '%-34s %6d s  FAILED (exit %d)' "$name" "$dt" "$rc")"); fi
+  return 0
+}
+# skip NAME WHY: a stage that cannot run because one it needs failed counts as failed.
+skip() { failed=$((failed + 1)); rows+=("$(printf '%-34s %8s  FAILED (not run: %s)' "$1" "" "$2")"); }
+
+fresh_ninja_dir() {  # a build folder configured earlier with another generator is started again
+  if [ -f "$1/CMakeCache.txt" ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$1/CMakeCache.txt"; then rm -rf "$1"; fi
+}
+build_release() {
+  fresh_ninja_dir build-test
+  cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DFRENZY_WERROR=ON >/dev/null &&
+    cmake --build build-test -j"$jobs" &&
+    if [ "$quick" -eq 0 ]; then cmake --build build-test -j"$jobs" --target benchmarks; fi
+}
+ctest_release() {
+  local exclude=()
+  [ "$quick" -eq 1 ] && exclude=(-LE 'slow|slurm|sweep')
+  (cd build-test && ctest --output-on-failure -j"$jobs" "${exclude[@]}")
+}
+build_asan() {
+  fresh_ninja_dir build-asan
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFRENZY_WERROR=ON -DFRENZY_SANITIZE=ON \
+    -DFRENZY_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="-O1" -DCMAKE_CXX_FLAGS_DEBUG="-g1" >/dev/null &&
+    cmake --build build-asan -j"$jobs"
+}
+ctest_asan() {
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
+}
+fuzz_wait() {  # the fuzzers were started beside the ASan ctest; their log follows here
+  wait "$fuzz_pid"; local rc=$?
+  cat build-fuzz.log
+  return "$rc"
+}
+
+start=$(date +%s)
+stage "build (Release, -Werror)" build_release
+if [ "${ok["build (Release, -Werror)"]}" -eq 1 ]; then stage "ctest (Release)" ctest_release
+else skip "ctest (Release)" "the Release build failed"; fi
+if [ "$quick" -eq 0 ]; then
+  if [ "${ok["build (Release, -Werror)"]}" -eq 1 ]; then stage "pytest (Python module)" bash scripts/test_python.sh build-test
+  else skip "pytest (Python module)" "the Release build failed"; fi
+  stage "build (ASan + UBSan)" build_asan
+  # The fuzzers build with clang and run for a fixed time each: they share the machine with the ASan ctest.
+  bash scripts/fuzz.sh >build-fuzz.log 2>&1 &
+  fuzz_pid=$!
+  if [ "${ok["build (ASan + UBSan)"]}" -eq 1 ]; then stage "ctest (ASan + UBSan)" ctest_asan
+  else skip "ctest (ASan + UBSan)" "the sanitizer build failed"; fi
+  stage "libFuzzer targets (beside the above)" fuzz_wait
+fi
+
+echo
+echo "== summary ($( [ "$quick" -eq 1 ] && echo quick || echo full ) suite, $jobs cores, $(( $(date +%s) - start )) s after setup) =="
+printf '%s\n' "${rows[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -9,14 +9,22 @@
 #   - print no library text ("internal error", "json.exception", "what():", stoll/stod, "std::", "terminate");
 #   - print valid UTF-8, and on exit 0 no nan/inf number and no null in stdout (a figure that does not exist, e.g.
 #     est_time_s without a token budget, is an absent key: docs/formats.md).
-#   tests/regress/cli_sweep.sh BUILD/examples/frenzy [SOURCE_DIR] [TIMEOUT_S]
+#   tests/regress/cli_sweep.sh BUILD/examples/frenzy [SOURCE_DIR] [TIMEOUT_S] [STRIDE] [OFFSET]
+# STRIDE N and OFFSET k run the cases k, k + N, k + 2N, ... of the same ordered list (default: every case). The
+# Release build runs every case as N shards (offsets 0..N-1) side by side; the sanitizer build runs one shard, a
+# documented sample (tests/regress/CMakeLists.txt).
 set -uo pipefail
 F="$1"
 S="${2:-$(cd "$(dirname "$0")/../.." && pwd)}"
 T="${3:-20}"
+STRIDE="${4:-1}"
+OFFSET="${5:-0}"
+case "$STRIDE" in ''|*[!0-9]*|0) echo "cli_sweep.sh: STRIDE=\"$STRIDE\" must be a positive whole number" >&2; exit 2;; esac
+case "$OFFSET" in ''|*[!0-9]*) echo "cli_sweep.sh: OFFSET=\"$OFFSET\" must be a whole number" >&2; exit 2;; esac
+[ "$OFFSET" -lt "$STRIDE" ] || { echo "cli_sweep.sh: OFFSET=$OFFSET must be less than STRIDE=$STRIDE" >&2; exit 2; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-cases=0; fails=0
+cases=0; fails=0; listed=0
 declare -A per_cmd
 
 # ---- inputs -------------------------------------------------------------------------------------------------------
@@ -67,6 +75,8 @@ hostile_values=(9223372036854775808 18446744073709551616 99999999999999999999999
 run() {
   local label="$1" opt="$2"; shift 2
   local out="$tmp/out" err="$tmp/err" rc why=""
+  listed=$((listed + 1))
+  [ $(( (listed - 1) % STRIDE )) -eq "$OFFSET" ] || return 0
   (cd "$tmp" && timeout -s KILL "$T" "$F" "$@" >"$out" 2>"$err" </dev/null); rc=$?
   cases=$((cases + 1)); per_cmd[$label]=$(( ${per_cmd[$label]:-0} + 1 ))
   if [ "$rc" -eq 137 ]; then why="hung or killed (timeout ${T}s)";
@@ -145,6 +155,6 @@ sweep cancel "x --server http://127.0.0.1:1" cancel
 # Unknown subcommands and options, positional junk.
 run frenzy '' nosuchcommand; run frenzy '' estimate --no-such-option; run frenzy '' $'\xff'; run frenzy '' estimate --model
 
-echo "cli_sweep: $cases cases, $fails failed"
+echo "cli_sweep: $cases cases (of $listed: stride $STRIDE, offset $OFFSET), $fails failed"
 for k in "${!per_cmd[@]}"; do echo "  $k: ${per_cmd[$k]}"; done | sort
 [ "$fails" -eq 0 ]
