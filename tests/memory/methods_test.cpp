@@ -400,3 +400,27 @@ TEST_CASE("eager RoPE's fp32 q/k term follows the stack: on for torchtune/torcht
     mg_off.runtime.rope_fp32 = false;
     CHECK(layer_activations(mg, profile_of(mg), false).none == layer_activations(mg_off, profile_of(mg_off), false).none);
 }
+
+TEST_CASE("DeepSeek-V3's MoE layer has 11 linears: MLA's q low-rank pair, gated routed and shared experts") {
+    // Hand derivation from the preset (transformers DeepseekV3Config): h 7168, 128 heads, q_lora_rank 1536,
+    // kv_lora_rank 512, qk_nope 128, qk_rope 64, v_head 128; 256 routed experts of 2048 (SwiGLU: 3 matrices each),
+    // one shared expert of 2048; ep 8 leaves 32 routed experts a GPU, tp 1.
+    //   q_a 7168 x 1536 = 11,010,048; q_b 1536 x 128 x 192 = 37,748,736; kv_a 7168 x 576 = 4,128,768;
+    //   kv_b 512 x 128 x 256 = 16,777,216; o 128 x 128 x 7168 = 117,440,512          -> attention 187,105,280
+    //   one expert 3 x 7168 x 2048 = 44,040,192; 32 routed + 1 shared = 33 x 44,040,192 = 1,453,326,336
+    // (The layer had 11 linears where the list held 10: the estimate wrote past its end and crashed, issue 23.)
+    job_spec j;
+    j.model = preset("deepseek-v3");
+    j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64, .precision = precision::fp8_mixed};
+    j.parallel = {.dp = 8, .ep = 8};
+    int n = 0;
+    detail::layer_linears(j, true, n);
+    CHECK(n == 11);
+    CHECK(detail::linear_weights(j, true) == Approx(187105280.0 + 33 * 44040192.0).epsilon(1e-12));
+    // The whole estimate runs, with LoRA too (both crashed with SIGSEGV), and its MoE stage holds at least the
+    // fp8 run's bf16 weights of those linears on 58 MoE layers.
+    CHECK(memory_estimator{}.estimate(j).peak_allocated.value > 58 * 2 * (187105280.0 + 33 * 44040192.0));
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16};
+    j.training.precision = precision::bf16_mixed;
+    CHECK(memory_estimator{}.estimate(j).peak_allocated.value > 58 * 2 * (187105280.0 + 33 * 44040192.0));
+}

@@ -51,11 +51,15 @@ struct linear_shape {
 
 namespace detail {
 
+/// At most 5 attention linears (MLA with a q low-rank pair), then a gated MLP of routed experts (3) and one of
+/// shared experts (3): DeepSeek-V3's layer has all 11.
+inline constexpr std::size_t max_layer_linears = 5 + 3 + 3;
+
 /// The linear layers of one layer (dense or MoE); experts counted per GPU (experts / ep), shared experts too.
-inline std::array<linear_shape, 10> layer_linears(const job_spec& j, bool moe, int& n) {
+inline std::array<linear_shape, max_layer_linears> layer_linears(const job_spec& j, bool moe, int& n) {
     const auto& m = j.model;
     const double h = static_cast<double>(m.hidden);
-    std::array<linear_shape, 10> out{};
+    std::array<linear_shape, max_layer_linears> out{};
     n = 0;
     if (m.is_mla()) {  // DeepSeek-V2 MLA: q (via the q low-rank pair), kv_a_proj_with_mqa, kv_b_proj, o_proj
         const auto& a = m.mla;
