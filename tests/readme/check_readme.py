@@ -10,15 +10,74 @@ Every block of README.md written as
 is checked: the command is run from the repository root (the leading `frenzy` replaced by the built binary) and
 its standard output must equal the block's text exactly. A README whose figures drifted from what the product
 prints fails this test; regenerate the block by running the command.
+
+The suite's own figures are checked the same way against what they describe:
+- the stage table between `<!-- suite stages: scripts/test.sh -->` and `<!-- end of suite stages -->` names exactly
+  the stages scripts/test.sh runs (its `stage "NAME"` and `skip "NAME"` calls), in its order;
+- "N ctests in the Release build and M under the sanitizers": the ctest count of the build the checked binary comes
+  from (`ctest -N` in BUILD_DIR, the fourth argument) equals N, or M when that build is the sanitizer one;
+- "N libFuzzer targets" equals the number of fuzz/fuzz_*.cpp.
 """
+import pathlib
 import re
 import shlex
 import subprocess
 import sys
 
 
+WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+def number(s: str) -> int:
+    return WORDS[s.lower()] if s.lower() in WORDS else int(s.replace(",", ""))
+
+
+def check_suite_figures(text: str, root: str, build: str) -> int:
+    """The README's description of scripts/test.sh against the script, the build and fuzz/: failures counted."""
+    failed = 0
+    script = open(pathlib.Path(root) / "scripts" / "test.sh", encoding="utf-8").read()
+    want = list(dict.fromkeys(re.findall(r'^\s*(?:if .*then )?(?:stage|skip) "([^"]+)"', script, flags=re.M)))
+    block = re.search(r"<!-- suite stages: scripts/test.sh -->\n(.*?)<!-- end of suite stages -->", text, flags=re.S)
+    if not block:
+        print("README has no '<!-- suite stages: scripts/test.sh -->' table")
+        failed += 1
+    else:
+        rows = [r.split("|")[1].strip().strip("`") for r in block.group(1).splitlines() if r.startswith("|")]
+        got = [r for r in rows[2:] if r and not r.startswith("total") and not r.startswith("**")]
+        if got != want:
+            print(f"README stage table names {got}, scripts/test.sh runs {want}")
+            failed += 1
+        else:
+            print(f"ok: the stage table names the {len(want)} stages of scripts/test.sh")
+    m = re.search(r"([\d,]+) ctests in the Release build and ([\d,]+) under the sanitizers", text)
+    if not m:
+        print("README does not say 'N ctests in the Release build and M under the sanitizers'")
+        failed += 1
+    else:
+        cache = open(pathlib.Path(build) / "CMakeCache.txt", encoding="utf-8").read()
+        sanitize = re.search(r"^FRENZY_SANITIZE:BOOL=(ON|TRUE|1)$", cache, flags=re.M) is not None
+        n = subprocess.run(["ctest", "-N"], cwd=build, capture_output=True, text=True, timeout=120).stdout
+        total = int(re.search(r"Total Tests: (\d+)", n).group(1))
+        said = number(m.group(2) if sanitize else m.group(1))
+        kind = "sanitizer" if sanitize else "Release"
+        if total != said:
+            print(f"README says {said} ctests for the {kind} build; this build registers {total}")
+            failed += 1
+        else:
+            print(f"ok: {total} ctests in the {kind} build")
+    m = re.search(r"(\w+) libFuzzer targets", text)
+    targets = len(list((pathlib.Path(root) / "fuzz").glob("fuzz_*.cpp")))
+    if not m or number(m.group(1)) != targets:
+        print(f"README says {m.group(1) if m else 'nothing about'} libFuzzer targets; fuzz/ has {targets}")
+        failed += 1
+    else:
+        print(f"ok: {targets} libFuzzer targets")
+    return failed
+
+
 def main() -> int:
     frenzy, readme, root = sys.argv[1], sys.argv[2], sys.argv[3]
+    build = sys.argv[4] if len(sys.argv) > 4 else str(pathlib.Path(frenzy).resolve().parents[1])
     text = open(readme, encoding="utf-8").read()
     blocks = re.findall(r"<!-- output of: (.+?) -->\n(.*?)<!-- end of output -->", text, flags=re.S)
     if not blocks:
@@ -45,7 +104,9 @@ def main() -> int:
             print(run.stderr)
         else:
             print(f"ok: `{command}` ({len(expected.strip().splitlines())} lines)")
-    print(f"{len(blocks) - failed} passed, {failed} failed")
+    suite_failed = check_suite_figures(text, root, build)
+    print(f"{len(blocks) + 3 - failed - suite_failed} passed, {failed + suite_failed} failed")
+    failed += suite_failed
     return 1 if failed else 0
 
 
