@@ -508,3 +508,59 @@ TEST_CASE("mangled launcher files give config_error, never another exception") {
     CHECK(errors > 0);  // the mutations do break files
     CHECK(jobs > 0);    // and many still parse (comments, ignored lines)
 }
+
+TEST_CASE("hostile names never become code: control characters are refused, other text stays a comment or one word") {
+    REQUIRE(run("command -v bash python3 >/dev/null").first == 0);
+    const std::string printable_hostile = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf";
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("frenzy-hostile-" + std::to_string(getpid()));
+    struct one { launcher l; framework fw; };
+    for (const auto& [l, fw] : {one{launcher::megatron, framework::megatron}, one{launcher::torchtitan, framework::fsdp},
+                                one{launcher::deepspeed, framework::deepspeed}, one{launcher::fsdp, framework::fsdp}}) {
+        INFO(to_string(l));
+        const auto j = job("llama-3.1-8b", 4096, 64, fw, parallel_config{.dp = 8});
+        const auto p = fixed_plan(j, "h100-80g", 8);
+        // a newline, a carriage return (a line end to Python), an escape sequence, invalid UTF-8: refused by name
+        for (const std::string bad : {"x\nrm -rf $HOME #", "x\rimport os", "a\x1b[2Jb", "\xff\xfe"}) {
+            auto h = j;
+            h.name = bad;
+            CHECK_THROWS_WITH(launch_files(h, p, opts(l)), Catch::StartsWith("name="));
+            h = j;
+            h.model.name = bad;
+            CHECK_THROWS_WITH(launch_files(h, p, opts(l)), Catch::StartsWith("model.name="));
+        }
+        // printable shell and Python syntax is written as text: in comments, and as one word in --job-name
+        auto h = j;
+        h.name = h.model.name = printable_hostile;
+        const auto files = launch_files(h, p, opts(l));
+        std::filesystem::remove_all(dir);
+        const auto paths = write_launch_files(files, dir.string());
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            const auto& f = files[i];
+            INFO(f.name << ":\n" << f.content);
+            // every line that holds the text holds it after a comment's '#' (bash and Python parse it, below)
+            for (const auto& line : lines_of(f.content))
+                if (line.find("PWNED") != std::string::npos) CHECK(line.find('#') < line.find("PWNED"));
+            if (f.name.ends_with(".sbatch")) CHECK(run("bash -n '" + paths[i] + "' 2>&1").first == 0);
+            if (f.name.ends_with(".py"))
+                CHECK(run("python3 -c 'import ast, sys; ast.parse(open(sys.argv[1], encoding=\"utf-8\").read())' '" + paths[i] + "' 2>&1").first == 0);
+            if (f.name.ends_with(".json")) CHECK(nlohmann::json::parse(f.content).is_object());
+        }
+        CHECK(file(files, "launch.sbatch").content.find("#SBATCH --job-name=a_b_c___touch_PWNED___touch_PWNED___touch_PWNED_______n__\n") !=
+              std::string::npos);
+    }
+    std::filesystem::remove_all(dir);
+    // the other texts written into code: the GRES type and the torchtitan base recipe
+    const auto j = job("llama-3.1-8b", 4096, 64, framework::fsdp, parallel_config{.dp = 8});
+    auto o = opts(launcher::fsdp);
+    o.gres_names["h100-80g"] = "h100:8\n#SBATCH --wrap=id";
+    CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), o), Catch::StartsWith("launch_options::gres_names[h100-80g]="));
+    auto t = opts(launcher::torchtitan);
+    for (const std::string bad : {"a.b:c\nimport os", "a.b:c; import os", "1a:b", "a..b:c", "a.b:", ":c", "a.b"}) {
+        t.torchtitan_base = bad;
+        INFO(bad);
+        CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), t), Catch::StartsWith("launch_options::torchtitan_base="));
+    }
+    t.torchtitan_base = "my_recipes.llama:tiny_recipe";
+    CHECK(file(launch_files(j, fixed_plan(j, "h100-80g", 8), t), "frenzy_torchtitan.py").content.find(
+              "from my_recipes.llama import tiny_recipe as base_recipe\n") != std::string::npos);
+}

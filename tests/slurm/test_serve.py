@@ -387,6 +387,7 @@ def test_burst_200(ctx):
 
 def test_bad_requests(ctx):
     s = ctx.serve
+    marker = os.path.join(s.workdir, "INJECTED")
     _, before = s.get("/v1/jobs")
     st, r = s.post(None, raw=b"{not json")
     assert st == 400 and "not valid JSON" in r["error"], (st, r)
@@ -402,12 +403,21 @@ def test_bad_requests(ctx):
     assert st == 400 and "hf_config" in r["error"], (st, r)
     st, r = s.post(None, raw=b'{"name": "' + b"x" * (2 << 20) + b'"}')
     assert st == 413, st
+    # issue 28: a name that would end the batch script's comment and start a command is refused by name
+    for bad in ("x\ntouch " + marker + " #", "x\rtouch " + marker):
+        st, r = s.post(small_job(bad))
+        assert st == 400 and r["error"].startswith("name="), (st, r)
     st, r = s.get("/v1/jobs/abc")
     assert st == 400, st
     st, r = s.get("/v1/jobs/999999")
     assert st == 404, st
     _, after = s.get("/v1/jobs")
     assert before == after, "a refused request changed the job list"
+    # shell syntax in a printable name is a label: the job runs on Slurm and nothing in its name runs
+    st, r = s.post(small_job(f"q $(touch {marker}) `touch {marker}`; touch {marker} #'\""))
+    assert st == 201, (st, r)
+    s.wait({r["id"]}, {"completed"}, 60, "the job with shell syntax in its name completed")
+    assert not os.path.exists(marker), "text of a job name ran as a command"
 
 
 def test_cancel(ctx):

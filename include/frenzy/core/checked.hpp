@@ -79,6 +79,15 @@ inline config_error field_error(std::string_view path, double value, std::string
     return field_error(path, number_text(value), rule);
 }
 
+/// A name that written files carry as text (a job's or model's name in a launch script's comments and labels):
+/// at most 256 bytes of valid UTF-8 without control characters, since a newline or carriage return would end the
+/// comment and start a line of code.
+inline void check_label(std::string_view field, std::string_view v) {
+    if (v.size() > 256 || printable(v, std::numeric_limits<std::size_t>::max()) != v)
+        throw field_error(field, v, "must be at most 256 bytes of UTF-8 text without control characters "
+                                    "(launch scripts carry it as a label)");
+}
+
 // ---- bounds per field kind ----------------------------------------------------------------------------------------
 
 /// Inclusive range of an integer field kind.

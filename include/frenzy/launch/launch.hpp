@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -88,6 +89,50 @@ struct launch_result {
 };
 
 namespace detail {
+
+inline bool word_char(char c, std::string_view extra) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || extra.find(c) != std::string_view::npos;
+}
+
+/// The job's name as Slurm's --job-name: letters, digits and . _ + - kept, every other character written as _, so
+/// that the #SBATCH line is one word whatever the name holds (the comment above it shows the name as given).
+inline std::string slurm_job_name(const std::string& name) {
+    if (name.empty()) return "frenzy";
+    std::string s = name;
+    for (auto& c : s)
+        if (!word_char(c, "._+-")) c = '_';
+    return s;
+}
+
+/// A Slurm GRES type as written in --gres=gpu:TYPE:N: letters, digits and . _ - (what gres.conf names hold).
+inline const std::string& checked_gres_type(const std::string& type, const std::string& gpu) {
+    if (type.empty() || !std::all_of(type.begin(), type.end(), [](char c) { return word_char(c, "._-"); }))
+        throw field_error("launch_options::gres_names[" + gpu + "]", type,
+                          "must be a Slurm GRES type: letters, digits, '.', '_' and '-' (--gres-map)");
+    return type;
+}
+
+/// A torchtitan base recipe MODULE:FUNCTION, each part Python identifiers (the module dotted), as the recipe's
+/// import line needs: anything else would be written into Python code.
+inline void check_recipe_reference(const std::string& base, std::string::size_type colon) {
+    const auto identifiers = [](std::string_view s, bool dotted) {
+        std::size_t start = 0;
+        while (true) {
+            const auto dot = dotted ? s.find('.', start) : std::string_view::npos;
+            const auto part = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+            if (part.empty() || (part[0] >= '0' && part[0] <= '9') ||
+                !std::all_of(part.begin(), part.end(), [](char c) { return word_char(c, "_"); }))
+                return false;
+            if (dot == std::string_view::npos) return true;
+            start = dot + 1;
+        }
+    };
+    const std::string_view b(base);
+    if (colon == std::string::npos || !identifiers(b.substr(0, colon), true) || !identifiers(b.substr(colon + 1), false))
+        throw field_error("launch_options::torchtitan_base", base,
+                          "must be MODULE:FUNCTION of Python identifiers, e.g. torchtitan.models.llama3.config_registry:llama3_8b "
+                          "(--torchtitan-base)");
+}
 
 inline std::string slurm_time(double seconds) {
     const auto total_min = static_cast<long long>(std::ceil(seconds / 60.0));
@@ -256,9 +301,8 @@ inline std::string torchtitan_recipe(const job_spec& j, const std::string& base0
         throw config_error("training.optimizer=\"" + std::string(to_string(t.optimizer)) + "\": the torchtitan recipe keeps its base recipe's AdamW");
     if (p.ep > 1 || p.vpp > 1)
         throw config_error("parallel.ep/vpp > 1: frenzy plans torchtitan as FSDP2 without expert or virtual pipeline stages");
+    check_recipe_reference(base, base.find(':'));
     const auto colon = base.find(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == base.size())
-        throw config_error("torchtitan base recipe \"" + base + "\" must be MODULE:FUNCTION");
     const auto n = [](std::int64_t v) { return std::to_string(v); };
     std::string s;
     s += "# torchtitan recipe written by `frenzy launch` for job \"" + j.name + "\".\n";
@@ -399,6 +443,10 @@ inline std::string sh_quote(const std::string& s) {
     return q + "'";
 }
 
+/// A comment line's text: control characters (a newline or carriage return would end the comment and start a
+/// command) and invalid UTF-8 written as \xNN, whatever the text came from (names, error messages).
+inline std::string comment_text(std::string_view s) { return printable(s, std::numeric_limits<std::size_t>::max()); }
+
 /// A file the script writes itself: a quoted here-document, so nothing in it is expanded.
 inline std::string heredoc_file(const launch_file& f) {
     std::string tag = "FRENZY_EOF";
@@ -412,7 +460,7 @@ inline std::string heredoc_file(const launch_file& f) {
 
 inline std::string batch_script_text(const batch_script_spec& b) {
     std::string s = "#!/bin/bash\n";
-    for (const auto& c : b.comments) s += "# " + c + "\n";
+    for (const auto& c : b.comments) s += "# " + detail::comment_text(c) + "\n";
     for (const auto& d : b.directives) s += "#SBATCH " + d + "\n";
     s += "\n";
     s += "set -euo pipefail\n";
@@ -544,13 +592,13 @@ inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::pl
         throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
     const int per_node = p.gpus / p.nodes;
     auto gres = o.gres_names.find(p.gpu);
-    const std::string gres_name = gres == o.gres_names.end() ? p.gpu : gres->second;
+    const std::string gres_name = detail::checked_gres_type(gres == o.gres_names.end() ? p.gpu : gres->second, p.gpu);
     const double est = p.est_time.value > 0 ? p.est_time.value * (1 + o.time_margin) : o.default_time_s;
     batch_script_spec b;
     b.comments = {"Written by `frenzy launch`: job \"" + j.name + "\" on " + std::to_string(p.gpus) + " x " + p.gpu + " (" +
                   std::string(to_string(o.launcher)) + ")"};
     for (auto& c : detail::plan_comments(j, p, o.time_margin)) b.comments.push_back(std::move(c));
-    b.directives = {"--job-name=" + (j.name.empty() ? std::string("frenzy") : j.name), "--nodes=" + std::to_string(p.nodes),
+    b.directives = {"--job-name=" + detail::slurm_job_name(j.name), "--nodes=" + std::to_string(p.nodes),
                     "--ntasks-per-node=1", "--gres=gpu:" + gres_name + ":" + std::to_string(per_node),
                     "--time=" + detail::slurm_time(std::max(est, 600.0)), "--exclusive"};
     b.preamble = payload.preamble;

@@ -360,6 +360,8 @@ inline void validate_bounds(const job_spec& j) {
     namespace b = detail::bounds;
     using detail::check_bound;
     const auto& m = j.model;
+    detail::check_label("name", j.name);
+    detail::check_label("model.name", m.name);
     check_bound("model.layers", m.layers, b::layers);
     check_bound("model.hidden", m.hidden, b::hidden);
     check_bound("model.heads", m.heads, b::heads);
