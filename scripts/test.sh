@@ -67,7 +67,7 @@ ctest_asan() {
 }
 fuzz_wait() {  # the fuzzers were started beside the ASan ctest; their log follows here
   wait "$fuzz_pid"; local rc=$?
-  cat build-fuzz.log
+  cat build-fuzz/run.log
   return "$rc"
 }
 
@@ -80,7 +80,8 @@ if [ "$quick" -eq 0 ]; then
   else skip "pytest (Python module)" "the Release build failed"; fi
   stage "build (ASan + UBSan)" build_asan
   # The fuzzers build with clang and run for a fixed time each: they share the machine with the ASan ctest.
-  bash scripts/fuzz.sh >build-fuzz.log 2>&1 &
+  mkdir -p build-fuzz
+  bash scripts/fuzz.sh >build-fuzz/run.log 2>&1 &
   fuzz_pid=$!
   if [ "${ok["build (ASan + UBSan)"]}" -eq 1 ]; then stage "ctest (ASan + UBSan)" ctest_asan
   else skip "ctest (ASan + UBSan)" "the sanitizer build failed"; fi
