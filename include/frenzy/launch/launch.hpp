@@ -113,8 +113,9 @@ inline const std::string& checked_gres_type(const std::string& type, const std::
 }
 
 /// A torchtitan base recipe MODULE:FUNCTION, each part Python identifiers (the module dotted), as the recipe's
-/// import line needs: anything else would be written into Python code.
-inline void check_recipe_reference(const std::string& base, std::string::size_type colon) {
+/// import line needs: anything else would be written into Python code. Returns the colon's position.
+inline std::size_t check_recipe_reference(const std::string& base) {
+    const auto colon = base.find(':');
     const auto identifiers = [](std::string_view s, bool dotted) {
         std::size_t start = 0;
         while (true) {
@@ -132,6 +133,7 @@ inline void check_recipe_reference(const std::string& base, std::string::size_ty
         throw field_error("launch_options::torchtitan_base", base,
                           "must be MODULE:FUNCTION of Python identifiers, e.g. torchtitan.models.llama3.config_registry:llama3_8b "
                           "(--torchtitan-base)");
+    return colon;
 }
 
 inline std::string slurm_time(double seconds) {
@@ -301,8 +303,7 @@ inline std::string torchtitan_recipe(const job_spec& j, const std::string& base0
         throw config_error("training.optimizer=\"" + std::string(to_string(t.optimizer)) + "\": the torchtitan recipe keeps its base recipe's AdamW");
     if (p.ep > 1 || p.vpp > 1)
         throw config_error("parallel.ep/vpp > 1: frenzy plans torchtitan as FSDP2 without expert or virtual pipeline stages");
-    check_recipe_reference(base, base.find(':'));
-    const auto colon = base.find(':');
+    const auto colon = check_recipe_reference(base);
     const auto n = [](std::int64_t v) { return std::to_string(v); };
     std::string s;
     s += "# torchtitan recipe written by `frenzy launch` for job \"" + j.name + "\".\n";
