@@ -19,7 +19,7 @@
 #include "frenzy/core/suggest.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/launch/launchers.hpp"
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/plan/plan.hpp"
 
@@ -157,9 +157,9 @@ struct job_args {
 inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_option("--job,--spec", a.file, fmt::format("Job spec JSON ({}); flags below override it", formats_doc))
         ->check(CLI::ExistingFile);
-    c->add_option("--from", a.from, "The job from a launcher configuration, KIND:FILE: megatron:train.sh (or a JSON argument "
-                                   "list), torchtitan:recipe.py, deepspeed:ds_config.json, fsdp:settings.json (the last three "
-                                   "with --model); ignored and not-understood arguments are listed on stderr");
+    c->add_option("--from", a.from, "The job from a launcher configuration, KIND:FILE: " + frenzy::import_examples() +
+                                   " (megatron: a script or a JSON argument list; the others with --model); ignored and "
+                                   "not-understood arguments are listed on stderr");
     c->add_option("--model", a.model, "Model preset name (`frenzy models` lists them)");
     c->add_option("--hf-config", a.hf_config, "Hugging Face config.json")->check(CLI::ExistingFile);
     c->add_option("--seq-len", a.seq_len, "Sequence length (default 2048)")->check(whole_number(1, std::int64_t{1} << 24));
@@ -187,7 +187,7 @@ inline void add_job_options(CLI::App* c, job_args& a) {
                   "Megatron --recompute-num-layers (parallel.recompute_layers, default 1)")
         ->check(whole_number(1, 100'000));
     c->add_option("--schedule", a.schedule, "1f1b | interleaved | gpipe");
-    c->add_option("--framework", a.frameworks, "megatron | deepspeed | fsdp | ddp (plan: repeatable, each is considered)");
+    c->add_option("--framework", a.frameworks, frenzy::framework_names() + " (plan: repeatable, each is considered)");
     c->add_option("--attention", a.attention, "flash | unfused");
     c->add_option("--finetune", a.finetune, "full | freeze | lora | qlora (training.finetune.method; default full)");
     c->add_option("--lora-rank", a.lora_rank, "LoRA rank r (training.finetune.rank, default 16); implies --finetune lora "
@@ -249,18 +249,19 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
     if (a.no_dropout) j.runtime.dropout = false;
 }
 
-/// The job a launcher configuration describes (`--from KIND:FILE`, io/launcher_configs.hpp); what was ignored or
+/// The job a launcher configuration describes (`--from KIND:FILE`, launch/launchers.hpp); what was ignored or
 /// not understood goes to stderr, so --json output stays clean. The flags given override it afterwards.
 inline frenzy::job_spec import_from(const job_args& a) {
     using namespace frenzy;
     const auto colon = a.from.find(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == a.from.size())
-        throw config_error("--from=\"" + a.from + "\" must be KIND:FILE (megatron:train.sh, torchtitan:recipe.py, "
-                           "deepspeed:ds_config.json, fsdp:settings.json)");
+        throw config_error("--from=\"" + a.from + "\" must be KIND:FILE (" + import_examples() + ")");
     const std::string kind = a.from.substr(0, colon), path = a.from.substr(colon + 1);
-    const std::vector<std::string> kinds{"megatron", "torchtitan", "deepspeed", "fsdp"};  // io/launcher_configs.hpp
+    std::vector<std::string> kinds;  // launch/launchers.hpp: every launcher that reads its files back
+    for (const auto l : launcher_catalog())
+        if (l->import_file) kinds.emplace_back(l.name());
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
-        throw config_error("--from=\"" + a.from + "\": KIND \"" + kind + "\" must be megatron, torchtitan, deepspeed or fsdp" +
+        throw config_error("--from=\"" + a.from + "\": KIND \"" + kind + "\" must be " + importer_names() +
                            detail::did_you_mean(kind, kinds));
     if (launcher_needs_model(kind) && a.model.empty())
         throw config_error("--from " + kind + ":FILE: the configuration does not describe the model; give --model");

@@ -11,7 +11,7 @@
 #include "cli.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/launch/launchers.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/launch/launch_json.hpp"
@@ -32,7 +32,7 @@ struct launch_args {
 
 void run_launch(launch_args a) {
     using namespace frenzy;
-    if (a.job.frameworks.size() != 1) throw config_error("give --framework megatron|torchtitan|deepspeed|fsdp once");
+    if (a.job.frameworks.size() != 1) throw config_error("give --framework " + launcher_names("|") + " once");
     launch_options o;
     o.launcher = parse_enum<launcher>("--framework", a.job.frameworks.front());
     a.job.frameworks.clear();  // the launcher, not a plan framework: launch() plans with the launcher's frameworks
@@ -83,7 +83,7 @@ void run_import(const import_args& a) {
     using namespace frenzy;
     const auto colon = a.from.find(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == a.from.size())
-        throw config_error("--from \"" + a.from + "\" must be KIND:FILE (megatron:train.sh, torchtitan:recipe.py, deepspeed:ds_config.json, fsdp:settings.json)");
+        throw config_error("--from \"" + a.from + "\" must be KIND:FILE (" + import_examples() + ")");
     const std::string kind = a.from.substr(0, colon), path = a.from.substr(colon + 1);
     import_options o;
     o.name = a.name;
@@ -118,7 +118,8 @@ const frenzy_cli::registrar reg_launch{35, [](CLI::App& app) {
     auto* c = app.add_subcommand("launch", "Plan a job and write its Slurm launch script and framework configuration");
     frenzy_cli::add_job_options(c, a->job);
     frenzy_cli::add_cluster_options(c, a->cluster);
-    // add_job_options' --framework is taken here as the launcher: megatron | torchtitan | deepspeed | fsdp
+    // add_job_options' --framework is taken here as the launcher (launch/launchers.hpp)
+    c->get_option("--framework")->description(frenzy::launcher_names() + " (the launcher; it plans with the frameworks it runs)");
     c->add_option("--plan", a->plan, "Take plan N of the ranking (default 1, the best)")->check(CLI::PositiveNumber);
     c->add_option("-o,--out", a->out, "Output directory (created)")->required();
     c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time)");
@@ -132,8 +133,8 @@ const frenzy_cli::registrar reg_launch{35, [](CLI::App& app) {
 
     auto b = std::make_shared<import_args>();
     auto* i = app.add_subcommand("import", "Read a launcher configuration into a job spec (printed as job JSON)");
-    i->add_option("--from", b->from, "KIND:FILE, KIND = megatron | torchtitan | deepspeed | fsdp")->required();
-    i->add_option("--model", b->model, "Model preset (torchtitan/deepspeed/fsdp configurations do not describe the model)");
+    i->add_option("--from", b->from, "KIND:FILE, KIND = " + frenzy::launcher_names())->required();
+    i->add_option("--model", b->model, "Model preset (for configurations that do not describe the model: all but megatron's)");
     i->add_option("--hf-config", b->hf_config, "Hugging Face config.json for the model instead")->check(CLI::ExistingFile);
     i->add_option("--name", b->name, "Job name");
     i->add_option("--world-size", b->world_size, "GPUs, when the configuration does not start the processes")->check(CLI::PositiveNumber);

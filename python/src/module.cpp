@@ -17,7 +17,7 @@
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/launch/launchers.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/launch/launch_json.hpp"
@@ -215,7 +215,7 @@ inline frenzy::launch_result launch(py::handle job_in, py::handle cluster_in, co
     return out;
 }
 
-/// frenzy.import_launcher: a launcher configuration -> job (io/launcher_configs.hpp), as `frenzy import --from`.
+/// frenzy.import_launcher: a launcher configuration -> job (launch/launchers.hpp), as `frenzy import --from`.
 inline frenzy::launcher_import import_launcher(const std::string& kind, py::handle path, py::handle model,
                                                const std::string& name, std::int64_t world_size, py::handle layout,
                                                py::handle training) {
@@ -552,15 +552,17 @@ inline void bind_launch(py::module_& m) {
                    std::to_string(l.files.size()) + " files>";
         });
 
+    // the launchers' names from their catalog (launch/launchers.hpp); the docstring must outlive the module
+    static const std::string launch_doc =
+        "Plans `job` on `cluster` for `framework` (" + frenzy::launcher_names() + "), takes plan number "
+        "`plan` of the ranking (1 = the best) and makes its launch files: launch.sbatch (Slurm + torchrun) and the "
+        "framework's configuration; with `out_dir` also writes them there, as `frenzy launch -o DIR` does. "
+        "`gres` maps catalog names to Slurm GRES types; `time_margin` pads the predicted run time for --time. "
+        "Raises ConfigError when there is no such plan (the planner's reasons in the message).";
     m.def("launch", &frenzy_py::launch, "job"_a, "cluster"_a, "framework"_a = "megatron", "plan"_a = 1,
           "out_dir"_a = py::none(), "objective"_a = "time", "margin"_a = frenzy::default_margin,
           "gres"_a = std::map<std::string, std::string>{}, "run_command"_a = "", "time_margin"_a = 0.2,
-          "torchtitan_base"_a = "",
-          "Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp), takes plan number "
-          "`plan` of the ranking (1 = the best) and makes its launch files: launch.sbatch (Slurm + torchrun) and the "
-          "framework's configuration; with `out_dir` also writes them there, as `frenzy launch -o DIR` does. "
-          "`gres` maps catalog names to Slurm GRES types; `time_margin` pads the predicted run time for --time. "
-          "Raises ConfigError when there is no such plan (the planner's reasons in the message).");
+          "torchtitan_base"_a = "", launch_doc.c_str());
 
     py::class_<frenzy::launcher_import>(m, "Import", "A job read from a launcher configuration, and what was not used.")
         .def("to_dict", [](const frenzy::launcher_import& r) { return to_py(nlohmann::ordered_json(r)); }, "The CLI's `frenzy import --json`: {job, ignored, not_understood, notes}.")

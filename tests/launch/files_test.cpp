@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/launch/launchers.hpp"
 #include "frenzy/io/launcher_shell.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/estimator.hpp"
@@ -153,7 +153,7 @@ TEST_CASE("every Megatron-LM flag written is defined by Megatron-LM's arguments.
     c.model.activation = activation::squared_relu;
     jobs.push_back(c);
     for (const auto& j : jobs) {
-        const auto args = detail::megatron_arguments(j);
+        const auto args = frameworks::megatron::arguments(j);
         REQUIRE(args.size() > 10);
         for (const auto& a2 : args) {
             const auto flag = a2.substr(0, a2.find(' '));
@@ -170,7 +170,7 @@ TEST_CASE("every DeepSpeed key written is defined by DeepSpeed's config code") {
         auto j = c.j;
         for (auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::fp32}) {
             j.training.precision = pr;
-            const auto cfg = detail::deepspeed_config(j);
+            const auto cfg = frameworks::deepspeed::config(j);
             std::vector<std::pair<std::string, nlohmann::ordered_json>> todo{{"", cfg}};
             int checked = 0;
             while (!todo.empty()) {
@@ -198,7 +198,7 @@ TEST_CASE("every torchtitan field written is a field of torchtitan's config data
             auto j = c.j;
             j.training.precision = pr;
             j.parallel.recompute = rc;
-            const auto text = detail::torchtitan_recipe(j, launch_options{}.torchtitan_base);
+            const auto text = frameworks::torchtitan::recipe(j, launch_options{}.torchtitan_base);
             std::istringstream in(text);
             std::string line;
             int n = 0;
@@ -236,7 +236,7 @@ TEST_CASE("FSDP settings use torch.distributed.fsdp's own names for the sharding
         for (auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::bf16, precision::fp32}) {
             auto j = c.j;
             j.training.precision = pr;
-            const auto s = detail::fsdp_settings(j);
+            const auto s = frameworks::fsdp::settings(j);
             INFO(c.name << " " << to_string(pr) << ": " << s.dump());
             CHECK(names.count(s.at("sharding_strategy").get<std::string>()) == 1);
             const bool mixed = pr == precision::bf16_mixed || pr == precision::fp16_mixed;
@@ -382,15 +382,15 @@ TEST_CASE("bad launcher input names the argument") {
 
 TEST_CASE("torchtitan base recipe: torchtitan's own for Llama 3 presets, a warned llama3_8b otherwise") {
     // torchtitan/models/llama3/config_registry.py defines llama3_8b, llama3_70b, llama3_405b
-    CHECK(detail::torchtitan_base_for(preset("llama-3.1-70b")) == "torchtitan.models.llama3.config_registry:llama3_70b");
-    CHECK(detail::torchtitan_base_for(preset("llama-3.1-405b")) == "torchtitan.models.llama3.config_registry:llama3_405b");
-    CHECK(detail::torchtitan_base_for(preset("llama-3.1-8b")) == "torchtitan.models.llama3.config_registry:llama3_8b");
-    CHECK(detail::torchtitan_base_for(preset("qwen2.5-7b")).empty());
+    CHECK(frameworks::torchtitan::base_for(preset("llama-3.1-70b")) == "torchtitan.models.llama3.config_registry:llama3_70b");
+    CHECK(frameworks::torchtitan::base_for(preset("llama-3.1-405b")) == "torchtitan.models.llama3.config_registry:llama3_405b");
+    CHECK(frameworks::torchtitan::base_for(preset("llama-3.1-8b")) == "torchtitan.models.llama3.config_registry:llama3_8b");
+    CHECK(frameworks::torchtitan::base_for(preset("qwen2.5-7b")).empty());
     auto j = job("qwen2.5-7b", 4096, 64, framework::fsdp, parallel_config{.dp = 8, .sharding = sharding::full});
-    const auto text = detail::torchtitan_recipe(j, "");
+    const auto text = frameworks::torchtitan::recipe(j, "");
     CHECK(text.find("# WARNING: torchtitan has no recipe known to frenzy for model \"qwen2.5-7b\"") != std::string::npos);
-    CHECK(detail::torchtitan_recipe(j, "my.recipes:qwen7b").find("from my.recipes import qwen7b as base_recipe") != std::string::npos);
-    CHECK_THROWS_WITH(detail::torchtitan_recipe(j, "no_colon"), Catch::Contains("MODULE:FUNCTION"));
+    CHECK(frameworks::torchtitan::recipe(j, "my.recipes:qwen7b").find("from my.recipes import qwen7b as base_recipe") != std::string::npos);
+    CHECK_THROWS_WITH(frameworks::torchtitan::recipe(j, "no_colon"), Catch::Contains("MODULE:FUNCTION"));
 }
 
 namespace {

@@ -28,13 +28,10 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
     o.training.seq_len = j.training.seq_len;  // what a DeepSpeed user states besides ds_config
     o.training.total_tokens = j.training.total_tokens;
     o.training.optimizer = j.training.optimizer;
-    switch (l) {
-        case launcher::megatron: return megatron_import_text(file(fs, "launch.sbatch").content, o);
-        case launcher::torchtitan: return torchtitan_import_text(file(fs, "frenzy_torchtitan.py").content, o);
-        case launcher::deepspeed: return deepspeed_import_json(nlohmann::json::parse(file(fs, "ds_config.json").content), o);
-        case launcher::fsdp: return fsdp_import_json(nlohmann::json::parse(file(fs, "fsdp_settings.json").content), o);
-    }
-    return {};
+    if (l == launcher::megatron) return megatron_import_text(file(fs, "launch.sbatch").content, o);
+    if (l == launcher::torchtitan) return torchtitan_import_text(file(fs, "frenzy_torchtitan.py").content, o);
+    if (l == launcher::deepspeed) return deepspeed_import_json(nlohmann::json::parse(file(fs, "ds_config.json").content), o);
+    return fsdp_import_json(nlohmann::json::parse(file(fs, "fsdp_settings.json").content), o);
 }
 
 job_spec base_job(const std::string& preset_name, std::int64_t seq, std::int64_t gbs) {

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/launch/launchers.hpp"
 
 using namespace frenzy;
 

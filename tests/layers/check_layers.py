@@ -1,13 +1,27 @@
 #!/usr/bin/env python3
 """The include graph points down only (docs/api.md, "Layers"): a header of a layer includes headers of its own layer
 or of lower layers, never of a higher one. io (parsing and serialisation) sits above the value layers whose types
-it reads and writes, and below everything that parses (launch, sched, sim, backend, service)."""
+it reads and writes, and below everything that parses (launch, sched, sim, backend, service).
+
+families/<family>/ holds a model family's Hugging Face reader (io's floor). frameworks/<name>/ is one framework's
+vertical slice: its traits.hpp (memory, step-time and validation facts as data)
+stand on the train floor, its launcher.hpp (launch files written and read back) on the launch floor."""
 import os
 import re
 import sys
 
 RANK = {"core": 0, "model": 1, "hw": 1, "train": 2, "memory": 3, "perf": 3, "plan": 4, "io": 5,
         "launch": 6, "sched": 6, "sim": 7, "backend": 7, "service": 8}
+
+
+def rank_of(rel: str) -> int | None:
+    """The floor of a header given as its path under include/frenzy/."""
+    parts = rel.split("/")
+    if parts[0] == "frameworks":
+        return RANK["train"] if parts[-1] == "traits.hpp" else RANK["launch"]
+    if parts[0] == "families":  # a model family's Hugging Face reader: io's floor
+        return RANK["io"]
+    return RANK.get(parts[0])
 
 
 def main() -> int:
@@ -17,20 +31,22 @@ def main() -> int:
         d = os.path.join(root, layer)
         if not os.path.isdir(d):
             continue
-        if layer not in RANK:
+        if layer not in RANK and layer not in ("frameworks", "families"):
             bad.append(f"include/frenzy/{layer}/ is not a known layer (add it to tests/layers/check_layers.py)")
             continue
         for dirpath, _, files in os.walk(d):
             for f in files:
                 path = os.path.join(dirpath, f)
                 for n, line in enumerate(open(path, encoding="utf-8"), 1):
-                    m = re.match(r'\s*#\s*include\s+[<"]frenzy/([a-z_]+)/', line)
-                    if not m:
+                    m = re.match(r'\s*#\s*include\s+[<"]frenzy/([a-z_/0-9]+\.hpp)', line)
+                    if not m or "/" not in m.group(1):
                         continue
                     checked += 1
                     dep = m.group(1)
-                    if dep not in RANK or RANK[dep] > RANK[layer]:
-                        bad.append(f"{os.path.relpath(path, sys.argv[1])}:{n}: {layer}/ includes {dep}/ (a higher layer)")
+                    mine = rank_of(os.path.relpath(path, root))
+                    theirs = rank_of(dep)
+                    if theirs is None or theirs > mine:
+                        bad.append(f"{os.path.relpath(path, sys.argv[1])}:{n}: {layer}/ includes {dep} (a higher layer)")
     for b in bad:
         print(b)
     print(f"{checked} includes checked")

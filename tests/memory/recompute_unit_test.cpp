@@ -146,7 +146,7 @@ TEST_CASE("job JSON, validation, Megatron import and launch arguments carry the 
     CHECK(std::count_if(ignored.ignored.begin(), ignored.ignored.end(),
                         [](const std::string& s) { return s.find("--recompute-num-layers 4 (without") == 0; }) == 1);
     // The launch writes them back.
-    const auto a = detail::megatron_arguments(imported.job);
+    const auto a = frameworks::megatron::arguments(imported.job);
     CHECK(std::find(a.begin(), a.end(), "--recompute-method block") != a.end());
     CHECK(std::find(a.begin(), a.end(), "--recompute-num-layers 4") != a.end());
 }

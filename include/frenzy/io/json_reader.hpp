@@ -230,8 +230,9 @@ public:
         if (!v.is_string()) throw field_error(field(key), describe(v), "must be a string");
         out = v.get<std::string>();
     }
+    /// An enum, or a value found by name (framework, launcher: parse_enum<E> finds it in its catalog).
     template <class E>
-        requires std::is_enum_v<E>
+        requires(std::is_enum_v<E> || requires(const E& e) { e.name(); })
     void get(const char* key, E& out) {
         if (!take(key)) return;
         const auto& v = j_.at(key);

@@ -333,42 +333,7 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
 
 namespace frenzy {
 
-/// Whether `kind` is a launcher import_launcher_file reads whose configuration does not describe the model
-/// (torchtitan recipes, ds_config.json and FSDP settings; Megatron-LM's arguments do), so import_options.model
-/// must name it.
-inline bool launcher_needs_model(std::string_view kind) { return kind == "torchtitan" || kind == "deepspeed" || kind == "fsdp"; }
-
 /// Whether a Megatron argument file is YAML (`--yaml-cfg`, io/launcher_yaml.hpp): by its extension.
 inline bool is_yaml_path(std::string_view path) { return path.ends_with(".yaml") || path.ends_with(".yml"); }
-
-/// `--from KIND:FILE` for every launcher: megatron (script, JSON argument list or, built with yaml-cpp, a YAML
-/// argument file *.yaml / *.yml), torchtitan (recipe module), deepspeed (ds_config.json), fsdp
-/// (fsdp_settings.json). The last three need opt.model.
-inline launcher_import import_launcher_file(std::string_view kind, const std::string& path, const import_options& opt = {}) {
-    try {
-        if (kind == "megatron" && is_yaml_path(path)) {
-#ifdef FRENZY_HAS_YAML
-            return megatron_import_yaml(detail::read_text_file(path), opt);
-#else
-            throw config_error("a Megatron YAML argument file needs Frenzy built with yaml-cpp (FRENZY_HAS_YAML)");
-#endif
-        }
-        if (kind == "megatron") return megatron_import_text(detail::read_text_file(path), opt);
-        if (launcher_needs_model(kind) && opt.model.layers == 0)
-            throw config_error("launcher \"" + std::string(kind) + "\": the configuration does not describe the model; name the model "
-                               "beside it (import_options.model: a preset or a Hugging Face config)");
-        if (kind == "torchtitan") return torchtitan_import_text(detail::read_text_file(path), opt);
-        if (kind == "deepspeed" || kind == "fsdp") {
-            const nlohmann::json j = detail::parse_json_text(detail::read_text_file(path), "");  // strict, bounded
-            return kind == "deepspeed" ? deepspeed_import_json(j, opt) : fsdp_import_json(j, opt);
-        }
-    } catch (const config_error& e) {
-        throw config_error(path + ": " + e.what());
-    } catch (const io_error& e) {  // the strict JSON reader's syntax errors name line and column, not the file
-        const std::string w = e.what();
-        throw io_error(w.rfind(path, 0) == 0 ? w : path + ": " + w);
-    }
-    throw config_error("launcher kind \"" + std::string(kind) + "\" must be megatron, torchtitan, deepspeed or fsdp");
-}
 
 }  // namespace frenzy

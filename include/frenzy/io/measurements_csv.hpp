@@ -221,15 +221,12 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             if (t.global_batch == 0) t.global_batch = t.micro_batch * p.dp;
             if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
             p.sequence_parallel = contains(lower(cell("seq_parallel")), "yes");
-            p.sharding = contains(fw_cell, "megatron") ? megatron_sharding(cell("sharding"), cell("other_flags"))
-                                                       : sharding_from_text(cell("sharding"));
+            // plain PyTorch (single device, DDP, torchtune) when the column names no framework of the catalog
+            const framework fw = framework_mentioned_in(fw_cell).value_or(framework::ddp);
+            p.sharding = fw == framework::megatron ? megatron_sharding(cell("sharding"), cell("other_flags"))
+                                                   : sharding_from_text(cell("sharding"));
             p.recompute = recompute_from_text(cell("recompute"));
-            const auto& fw = fw_cell;
-            m.job.runtime.framework = contains(fw, "megatron")    ? framework::megatron
-                                      : contains(fw, "deepspeed") ? framework::deepspeed
-                                      : (contains(fw, "fsdp") || contains(fw, "torchtitan") || contains(fw, "foundry"))
-                                          ? framework::fsdp
-                                          : framework::ddp;  // plain PyTorch (single device, DDP, torchtune)
+            m.job.runtime.framework = fw;
             // Attention: "unfused" in attention_impl, or an implementation that names no kernel (e.g. just "TE")
             // while the row's notes say the run used unfused attention (the Megatron CI toy rows do).
             const auto attn = lower(cell("attention_impl"));
@@ -272,10 +269,12 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             }
             m.job.runtime.offload.activations = flags.offload_activations;
             m.job.runtime.offload.optimizer = flags.offload_optimizer;
-            // FSDP's CPUOffload moves parameters with the optimizer states (memory/methods.hpp, job.hpp rules).
-            if (flags.offload_optimizer && m.job.runtime.framework == framework::fsdp) m.job.runtime.offload.parameters = true;
+            // A framework that offloads the optimizer only with the parameters (FSDP's CPUOffload) moves both.
+            if (flags.offload_optimizer && !fw->rules.rejects_offload({.optimizer = true}, p.sharding).empty() &&
+                fw->rules.rejects_offload({.optimizer = true, .parameters = true}, p.sharding).empty())
+                m.job.runtime.offload.parameters = true;
             // torchtune's recipe configs build torch.optim.AdamW with fused=True.
-            if (contains(fw, "torchtune")) m.job.runtime.optimizer = optimizer_impl::fused;
+            if (contains(fw_cell, "torchtune")) m.job.runtime.optimizer = optimizer_impl::fused;
             if (flags.optimizer_in_backward) m.job.runtime.optimizer = optimizer_impl::in_backward;
             const auto pr = lower(cell("precision"));
             t.precision = contains(pr, "pure bf16")                          ? precision::bf16
@@ -288,7 +287,7 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             t.optimizer = contains(opt, "sgd") ? optimizer_kind::sgd : contains(opt, "adafactor") ? optimizer_kind::adafactor
                           : contains(opt, "adamw") ? optimizer_kind::adamw : optimizer_kind::adam;
             if (flags.adam8bit || contains(opt, "8bit") || contains(opt, "8-bit")) t.optimizer = optimizer_kind::adamw_8bit;
-            if (contains(fw, "megatron")) {
+            if (fw == framework::megatron) {
                 const auto unknown = apply_megatron_flags(cell("recompute"), cell("other_flags"),
                                                           {.vpp = trim(cell("vpp")).empty(), .cp = trim(cell("cp")).empty(),
                                                            .sequence_parallel = trim(cell("seq_parallel")).empty()},

@@ -47,12 +47,9 @@ inline precision precision_from_text(const std::string& text) {
 }
 inline framework framework_from_text(const std::string& text) {
     const auto t = lower(text);
-    for (const auto& [e, n] : enum_names<framework>::table)
-        if (t == n) return e;
-    if (contains(t, "fsdp")) return framework::fsdp;
-    if (contains(t, "megatron")) return framework::megatron;
-    if (contains(t, "deepspeed")) return framework::deepspeed;
-    if (contains(t, "ddp")) return framework::ddp;
+    for (const auto f : framework_catalog())
+        if (t == f.name()) return f;
+    if (const auto f = framework_mentioned_in(t)) return *f;
     throw config_error("framework=\"" + printable(text) + "\" is not recognised");
 }
 /// Node bandwidth in GB/s from a text like "1600 Gbps node-node interconnect" or "8x 200 Gb/s HDR InfiniBand per

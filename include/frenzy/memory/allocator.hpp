@@ -32,7 +32,7 @@ struct caching_allocator {
         // backward cannot serve them and that stream's pool adds their size to the reserved peak
         // (c10/cuda/CUDACachingAllocator.cpp per-stream pools; torch/distributed/fsdp/_fully_shard/
         // _fsdp_collectives.py foreach_reduce allocates on reduce_scatter_stream).
-        const bool side_stream_grads = f.framework == framework::fsdp &&
+        const bool side_stream_grads = f.side_stream_reduce_scatter &&
                                        (j.parallel.sharding == sharding::full || j.parallel.sharding == sharding::gradients);
         return allocated + bytes{fragmentation * (a.transient.value + a.stored.value)} +
                (side_stream_grads ? s.gradients : bytes{});

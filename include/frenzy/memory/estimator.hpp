@@ -45,7 +45,7 @@ inline double memory_uncertainty(const job_spec& j, const uncertainty_band& b = 
     if (p.schedule == pipeline_schedule::interleaved) u += b.interleaved;
     if (j.model.is_moe()) u += j.model.moe.pad_to_capacity ? b.moe_padded : b.moe;
     if (j.training.precision == precision::fp8_mixed) u += b.fp8;
-    if (j.runtime.framework == framework::megatron && (p.sharding == sharding::full || p.sharding == sharding::gradients))
+    if (j.runtime.framework->memory.megatron_fsdp && (p.sharding == sharding::full || p.sharding == sharding::gradients))
         u += b.megatron_fsdp;
     if (j.model.is_moe() && p.expert_tp() != p.tp) u += b.expert_tp;
     if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_stage || p.loss_stage) u += b.uneven_pipeline;

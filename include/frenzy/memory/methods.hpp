@@ -30,15 +30,10 @@ constexpr double nf4_bytes_per_param(bool double_quant = true) {
     return 0.5 + (double_quant ? 1.0 / 64.0 + 4.0 / (64.0 * 256.0) : 4.0 / 64.0);
 }
 
-/// How fp8 training keeps its state: Transformer Engine caches an fp8 copy of every GEMM weight and its fp8
-/// transpose across micro-batches and saves the fp8 cast of each GEMM input for wgrad (TransformerEngine
-/// transformer_engine/pytorch/module/linear.py@3ec8787: weight_fp8 workspace, ctx.save_for_backward(saved_inputmat
-/// (fp8), weight_t_fp8, ...)); torchao float8 (torchtitan) casts weights and inputs on the fly and saves the
-/// high-precision tensors, so its memory is that of bf16 plus one layer's casts.
-enum class fp8_style { transformer_engine, torchao };
-inline fp8_style fp8_style_of(framework f) {
-    return (f == framework::fsdp || f == framework::ddp) ? fp8_style::torchao : fp8_style::transformer_engine;
-}
+/// How fp8 training keeps its state (fp8_style in train/framework.hpp: Transformer Engine caches an fp8 copy of
+/// every GEMM weight and its transpose and saves the fp8 input casts, TransformerEngine
+/// transformer_engine/pytorch/module/linear.py@3ec8787; torchao float8 saves the high-precision tensors).
+inline fp8_style fp8_style_of(framework f) { return f->memory.fp8; }
 
 /// One linear layer of a transformer layer, before tensor parallelism.
 struct linear_shape {
@@ -334,7 +329,7 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     const auto& o = j.runtime.offload;
     if (o.optimizer) {
         r.optimizer = bytes{};
-        if (j.runtime.framework != framework::megatron) r.gradients = bytes{};
+        if (!j.runtime.framework->memory.offload_keeps_gradients) r.gradients = bytes{};
     }
     if (o.parameters) r.weights = bytes{};  // ZeRO-3 / FSDP: only gathered layers (temporaries) are on the GPU
     return r;
@@ -365,7 +360,7 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
                                            const activation_bytes& a) {
     const auto& m = j.model;
     const double arch = architecture_activation_delta(j);
-    const bool softcap = m.final_logit_softcap > 0 && l.last && j.runtime.framework != framework::megatron;
+    const bool softcap = m.final_logit_softcap > 0 && l.last && j.runtime.framework->memory.eager_logit_softcap;
     if (!uses_training_methods(j) && arch == 0 && !softcap) return a;
     const auto& ft = j.training.finetune;
     const double dense_n = static_cast<double>(l.layers - l.moe_layers), moe_n = static_cast<double>(l.moe_layers);

@@ -51,7 +51,7 @@ inline state_bytes_per_param bytes_per_param(const job_spec& j, const framework_
         // fp32): megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py
         // _resolve_group_grad_dtype, megatron/training/arguments.py @d98e8a64.
         const auto sh = j.parallel.sharding;
-        if (f.framework == framework::megatron && (sh == sharding::gradients || sh == sharding::full)) b.gradients = 2;
+        if (f.megatron_fsdp && (sh == sharding::gradients || sh == sharding::full)) b.gradients = 2;
         b.optimizer = 4 + 4 * state_elems;  // fp32 master + fp32 states
     } else {
         b.weights = 4;  // the fp32 parameters are the master copy

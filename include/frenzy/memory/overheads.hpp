@@ -38,7 +38,7 @@ struct framework_overheads {
         // Grouped-GEMM experts (TEGroupedMLP) run on TE's 4 compute streams, each with its own cuBLAS workspace of
         // 32 MiB + 1 KiB (TransformerEngine@d0067d0d cpp_extensions/gemm.py get_cublas_workspace(grouped_gemm=True),
         // common/util/multi_stream.cpp num_compute_streams = 4); Hopper sizes, the larger ones.
-        if (f.framework == framework::megatron && j.model.is_moe() && p.grouped_gemm) train += 4 * (32.0 * MiB + 1024);
+        if (f.grouped_gemm_streams && j.model.is_moe() && p.grouped_gemm) train += 4 * (32.0 * MiB + 1024);
         // Megatron's global memory buffer "mpu" (megatron/core/utils.py GlobalMemoryBuffer.get_tensor: one tensor per
         // name, reallocated only when a larger one is asked for, never freed) serves every all-gather that asks for
         // it, so it holds the largest of them (megatron/core/tensor_parallel/mappings.py@d98e8a64
@@ -48,7 +48,7 @@ struct framework_overheads {
         //  - with sequence parallelism, the LM head's (tensor_parallel.ColumnParallelLinear, not a TE layer) gathered
         //    input, forward and backward (layers.py LinearWithGradAccumulationAndAsyncCommunication: get_tensor(
         //    dim_size, input.dtype, "mpu")): s b h 16-bit values on the last stage.
-        if (f.framework == framework::megatron) {
+        if (f.global_memory_buffer) {
             const double local = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch) /
                                  (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
             const double h = static_cast<double>(j.model.hidden);

@@ -129,7 +129,7 @@ inline std::vector<fit_param> choose_fit_params(const std::vector<throughput_sam
             if (sample_key[i] != k) continue;
             const auto b = model.predict(samples[i].job, *gpu_of[i], samples[i].topo).parts;
             const double share = b.attention_flops_mb / (b.attention_flops_mb + b.dense_flops_mb);
-            const bool te = samples[i].job.runtime.framework == framework::megatron;
+            const bool te = samples[i].job.runtime.framework->perf.transformer_engine;
             if (share >= 0.2 && !te) ++heavy;
             if (share >= 0.1 && te) ++te_heavy;
             if (gpu_type::scaled_gemms(samples[i].job.training.precision)) ++scaled;

@@ -387,7 +387,7 @@ private:
         b.peak = peak;
         b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp};
         b.work = {b.dense_flops_mb, b.attention_flops_mb, b.memory_bytes_mb, peak, g.non_gemm_peak_flops(t.precision),
-                  scaled, b.shape, 0.0, 0.0, rt.framework == framework::megatron};
+                  scaled, b.shape, 0.0, 0.0, rt.framework->perf.transformer_engine};
         if (m.is_moe()) {  // routed experts: top_k expert MLPs per token, on tokens x top_k x ep / experts rows each
             // Balanced routing; a capacity drops tokens above it, padding to capacity computes the padded rows too
             // (moe_spec::expert_load).
@@ -453,7 +453,7 @@ private:
             const double chunk = gpu_tokens * kv_elems * act;
             const double bw = p.tp * p.cp <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
             const double fwd_passes = 1.0 + (p.recompute == recompute::selective ? 1.0 : detail::full_recompute_share(c.j, c.stage));
-            if (rt.framework == framework::megatron) {
+            if (rt.framework->perf.context_parallel == context_parallel_impl::ring_p2p) {
                 b.cp_mb = layers_stage * (fwd_passes + 2.0) * (cp - 1.0) * comm_.seconds(collective::send_recv, chunk, 2, bw);
                 const double attn_s = b.compute_mb * b.attention_flops_mb / std::max(1.0, b.dense_flops_mb + b.attention_flops_mb);
                 b.cp_exposed_mb = std::max(0.0, b.cp_mb - attn_s * (cp - 1.0) / cp);
@@ -503,7 +503,7 @@ private:
         // next chunk's compute (--overlap-p2p-communication, on by default: megatron/training/arguments.py),
         // 1F1B and GPipe wait for them.
         if (p.pp > 1) {
-            const bool split = p.sequence_parallel || rt.framework == framework::megatron;
+            const bool split = p.sequence_parallel || rt.framework->perf.pipeline_scatter_gather;
             const double buf = gpu_tokens * static_cast<double>(m.hidden) * act / (split ? tp : 1.0);
             const double bw = gpus <= gpn ? intra : detail::inter_node_gbps(g, topo);
             b.pp_mb = 2.0 * static_cast<double>(p.vpp) * comm_.seconds(collective::send_recv, buf, 2, bw);
@@ -553,7 +553,7 @@ private:
             // --overlap-param-gather); one bucket (a layer's gradients) always stays exposed. Megatron-LM
             // without it reduces after the backward (megatron/core/distributed/distributed_data_parallel.py).
             b.dp_sync = comm_.seconds(collective::all_reduce, gbytes, dpg, dp_bw);
-            const bool overlapped = rt.framework != framework::megatron || rt.overlap_grad_reduce;
+            const bool overlapped = !rt.framework->perf.overlap_is_a_flag || rt.overlap_grad_reduce;
             if (overlapped) {
                 const double window = b.compute_mb * (p.sharding == sharding::optimizer ? 1.0 : 2.0 / 3.0);
                 b.dp_exposed = std::max(b.dp_sync / std::max(1.0, layers_stage), b.dp_sync - window);

@@ -320,13 +320,13 @@ private:
         const std::uint64_t wide = u(p.dp) | u(p.tp) | u(p.pp) | u(p.vpp) | u(p.cp) | u(p.ep) | u(p.etp) |
                                    u(p.first_stage_layers) | u(p.last_stage_layers);
         const std::uint64_t narrow = u(p.sharding) | u(p.recompute) | u(p.schedule) | u(p.dispatcher) |
-                                     u(j.runtime.framework) | u(j.training.precision);
+                                     u(catalog_index(j.runtime.framework)) | u(j.training.precision);
         if ((wide >> 21) != 0 || (narrow >> 6) != 0) return false;
         out[0] = u(p.dp) | u(p.tp) << 21 | u(p.pp) << 42;
         out[1] = u(p.vpp) | u(p.cp) << 21 | u(p.ep) << 42;
         out[2] = u(p.etp) | u(p.first_stage_layers) << 21 | u(p.last_stage_layers) << 42;
         out[3] = u(p.sharding) | u(p.recompute) << 6 | u(p.schedule) << 12 | u(p.dispatcher) << 18 |
-                 u(j.runtime.framework) << 24 | u(j.training.precision) << 30 | u(p.sequence_parallel) << 36 |
+                 u(catalog_index(j.runtime.framework)) << 24 | u(j.training.precision) << 30 | u(p.sequence_parallel) << 36 |
                  u(p.grouped_gemm) << 37 | u(p.embedding_stage) << 38 | u(p.loss_stage) << 39;
         out[4] = u(j.training.micro_batch);
         return true;
@@ -384,7 +384,7 @@ private:
     using stage_key = std::array<std::int64_t, 9>;
     static stage_key stage_key_of(const job_spec& j) {
         const auto& p = j.parallel;
-        return {static_cast<std::int64_t>(j.runtime.framework), p.tp, p.etp, p.ep, p.pp, p.vpp, p.first_stage_layers,
+        return {static_cast<std::int64_t>(j.runtime.framework.identity()), p.tp, p.etp, p.ep, p.pp, p.vpp, p.first_stage_layers,
                 p.last_stage_layers, static_cast<std::int64_t>(p.embedding_stage) * 2 + static_cast<std::int64_t>(p.loss_stage)};
     }
     static constexpr bool takes_stages = requires(const M& m, const job_spec& j) {
@@ -444,7 +444,7 @@ private:
         auto e = [](auto v) { return static_cast<std::int64_t>(v); };
         return {p.dp, p.tp, p.pp, p.vpp, p.cp, p.ep, p.etp, e(p.sequence_parallel), e(p.sharding), e(p.recompute),
                 e(p.schedule), e(p.dispatcher), e(p.grouped_gemm), p.first_stage_layers, p.last_stage_layers,
-                e(p.embedding_stage) * 2 + e(p.loss_stage), e(j.runtime.framework), e(j.training.precision),
+                e(p.embedding_stage) * 2 + e(p.loss_stage), e(j.runtime.framework.identity()), e(j.training.precision),
                 j.training.micro_batch};
     }
 
@@ -585,7 +585,7 @@ private:
         const auto& p = j.parallel;
         j.runtime.overlap_grad_reduce = base.overlap_grad_reduce;
         j.runtime.tp_comm_overlap = base.tp_comm_overlap;
-        if (!opt.framework_overlap || j.runtime.framework != framework::megatron) return;
+        if (!opt.framework_overlap || !j.runtime.framework->perf.plannable_overlap_flags) return;
         j.runtime.overlap_grad_reduce = true;
         if (p.tp > 1 && p.sequence_parallel && !opt.allow_tp_across_nodes) j.runtime.tp_comm_overlap = true;
     }

@@ -1,0 +1,39 @@
+#pragma once
+// Plain PyTorch: DDP when dp > 1, a single device otherwise (torchtune's single-device recipes); eager layers under
+// autocast. Launched by the torchrun launcher of frameworks/fsdp/launcher.hpp (fsdp_settings.json with NO_SHARD).
+#include <string>
+
+#include "frenzy/train/framework.hpp"
+
+namespace frenzy::frameworks::ddp {
+
+inline constexpr std::string_view field = "runtime.framework=\"ddp\"";
+
+/// torch.nn.parallel.DistributedDataParallel: data parallel only, nothing sharded.
+inline std::string rejects_layout(const parallel_config& p, optimizer_kind) {
+    if (p.sharding != sharding::none)
+        return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\" is not supported by " + std::string(field);
+    if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
+        return std::string(field) + " is data parallel only (got " + detail::kv("tp", p.tp) + ", " + detail::kv("pp", p.pp) +
+               ", " + detail::kv("cp", p.cp) + ", " + detail::kv("ep", p.ep) + ")";
+    return {};
+}
+
+inline std::string rejects_offload(const offload_spec& o, sharding) {
+    if (o.optimizer || o.parameters) return "runtime.offload.optimizer/parameters are not supported by " + std::string(field);
+    return {};
+}
+
+inline constexpr framework_traits traits{
+    .name = "ddp",
+    .summary = "plain PyTorch DDP (or one device, torchtune style): data parallel only",
+    .table_words = {"ddp"},
+    .memory = {.master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4, .dropout = false,
+               .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
+               .attention_score_buffer = false, .grad_bucket_copies = 1, .fused_elementwise = false,
+               .eager_final_norm = true, .rope_fp32_copies = true, .persistent_grads = false, .foreach_optimizer = true,
+               .dtensor_tensor_parallel = true, .eager_logit_softcap = true, .fp8 = fp8_style::torchao},
+    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},
+};
+
+}  // namespace frenzy::frameworks::ddp

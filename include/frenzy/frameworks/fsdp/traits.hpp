@@ -1,0 +1,42 @@
+#pragma once
+// PyTorch FSDP (torchtitan's FSDP2, llm-foundry's FSDP1 style): fp32 sharded parameters, eager PyTorch layers, no
+// dropout, DTensor tensor parallelism. Its launchers are frameworks/fsdp/launcher.hpp (a torchrun script with
+// fsdp_settings.json) and frameworks/torchtitan/launcher.hpp.
+#include <string>
+
+#include "frenzy/train/framework.hpp"
+
+namespace frenzy::frameworks::fsdp {
+
+inline constexpr std::string_view field = "runtime.framework=\"fsdp\"";
+
+/// torch.distributed.fsdp: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD (no ZeRO-1), no virtual pipeline stages.
+inline std::string rejects_layout(const parallel_config& p, optimizer_kind) {
+    if (p.sharding == sharding::optimizer)
+        return "parallel.sharding=\"optimizer\" is not supported by " + std::string(field) + " (use none, gradients or full)";
+    if (p.vpp > 1) return detail::kv("parallel.vpp", p.vpp) + " is not supported by " + std::string(field);
+    return {};
+}
+
+/// CPUOffload(offload_params=True) moves parameters, gradients and the optimizer step together.
+inline std::string rejects_offload(const offload_spec& o, sharding) {
+    if (o.optimizer && !o.parameters)
+        return "runtime.offload.optimizer=true without runtime.offload.parameters=true is not supported by " +
+               std::string(field) + " (CPUOffload moves parameters, gradients and optimizer together)";
+    return {};
+}
+
+inline constexpr framework_traits traits{
+    .name = "fsdp",
+    .summary = "PyTorch FSDP (torchtitan, llm-foundry style): sharding none/gradients/full, DTensor tp, pp, cp",
+    .table_words = {"fsdp", "torchtitan", "foundry"},
+    .memory = {.master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4, .dropout = false,
+               .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
+               .attention_score_buffer = false, .fused_elementwise = false, .eager_final_norm = true,
+               .rope_fp32_copies = true, .persistent_grads = false, .foreach_optimizer = true,
+               .dtensor_tensor_parallel = true, .side_stream_reduce_scatter = true, .eager_logit_softcap = true,
+               .fp8 = fp8_style::torchao},
+    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},
+};
+
+}  // namespace frenzy::frameworks::fsdp

@@ -1,0 +1,177 @@
+#pragma once
+// Megatron-LM's launcher: pretrain_gpt.py arguments in the batch script (NVIDIA/Megatron-LM@d98e8a64
+// megatron/training/arguments.py, + the ArgumentGroupFactory dataclass flags, megatron/training/argument_utils.py;
+// every flag written is listed in tests/data/launch/megatron_arguments.txt), and its launch scripts, JSON argument
+// lists and YAML argument files read back (io/launcher_megatron.hpp, io/launcher_yaml.hpp).
+#include <string>
+#include <vector>
+
+#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/launch/launcher.hpp"
+#include "frenzy/frameworks/megatron/traits.hpp"
+
+namespace frenzy::frameworks::megatron {
+
+/// Megatron-LM's architecture arguments: layers, widths, attention, activation, norm, positions, embeddings, MoE.
+inline std::vector<std::string> model_arguments(const job_spec& j) {
+    const auto& m = j.model;
+    const auto& t = j.training;
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    if (m.embedding_norm) throw config_error("model.embedding_norm=true has no Megatron-LM argument");
+    if (m.position_embedding == position_embedding::alibi)
+        throw config_error("model.position_embedding=\"alibi\" has no Megatron-LM --position-embedding-type");
+    if (m.activation == activation::relu) throw config_error("model.activation=\"relu\" has no Megatron-LM argument");
+    if (t.optimizer == optimizer_kind::adafactor) throw config_error("training.optimizer=\"adafactor\" is not a Megatron-LM --optimizer");
+    std::vector<std::string> a{
+        "--num-layers " + n(m.layers), "--hidden-size " + n(m.hidden), "--ffn-hidden-size " + n(m.ffn_hidden),
+        "--num-attention-heads " + n(m.heads)};
+    if (m.head_dim > 0) a.push_back("--kv-channels " + n(m.head_dim));
+    if (m.kv() != m.heads) {
+        a.push_back("--group-query-attention");
+        a.push_back("--num-query-groups " + n(m.kv()));
+    }
+    if (m.activation == activation::swiglu) a.push_back("--swiglu");
+    if (m.activation == activation::squared_relu) a.push_back("--squared-relu");
+    if (m.norm == norm_kind::rmsnorm) a.push_back("--normalization RMSNorm");
+    a.push_back(std::string("--position-embedding-type ") + (m.position_embedding == position_embedding::rope ? "rope" : "learned_absolute"));
+    a.push_back("--max-position-embeddings " + n(m.max_positions > 0 ? m.max_positions : t.seq_len));
+    if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
+    if (!m.bias) a.push_back("--disable-bias-linear");
+    if (m.qkv_bias && !m.bias) a.push_back("--add-qkv-bias");
+    a.push_back("--vocab-size " + n(m.vocab));
+    a.push_back("--tokenizer-type NullTokenizer");
+    if (m.is_moe()) {
+        a.push_back("--num-experts " + n(m.moe.experts));
+        a.push_back("--moe-router-topk " + n(m.moe.top_k));
+        a.push_back("--moe-ffn-hidden-size " + n(m.expert_ffn()));
+        if (m.moe.shared_experts > 0) a.push_back("--moe-shared-expert-intermediate-size " + n(m.moe.shared_experts * m.expert_ffn()));
+        if (m.moe.dense_layers > 0)
+            a.push_back("--moe-layer-freq ([0]*" + n(m.moe.dense_layers) + "+[1]*" + n(m.layers - m.moe.dense_layers) + ")");
+        if (m.moe.capacity_factor > 0) {  // std::to_chars: the shortest decimal that reads back as the same double
+            char cf[32];
+            const auto end = std::to_chars(cf, cf + sizeof cf, m.moe.capacity_factor).ptr;
+            a.push_back("--moe-expert-capacity-factor " + std::string(cf, end));
+        }
+        if (m.moe.pad_to_capacity) a.push_back("--moe-pad-expert-input-to-capacity");
+    }
+    return a;
+}
+
+/// Megatron-LM's training arguments: sequence, batches, budget, precision, optimizer, attention backend.
+inline std::vector<std::string> training_arguments(const job_spec& j) {
+    const auto& t = j.training;
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    std::vector<std::string> a;
+    a.push_back("--seq-length " + n(t.seq_len));
+    a.push_back("--micro-batch-size " + n(t.micro_batch));
+    a.push_back("--global-batch-size " + n(t.global_batch));
+    if (t.total_tokens > 0) {
+        // whole samples, rounded up so the run covers the budget (an import reads back samples x seq_len)
+        const double samples = std::ceil(t.total_tokens / static_cast<double>(t.seq_len));
+        a.push_back("--train-samples " + std::to_string(static_cast<long long>(samples)));
+    }
+    switch (t.precision) {
+        case precision::fp32: break;
+        case precision::fp16_mixed: a.push_back("--fp16"); break;
+        case precision::bf16_mixed: a.push_back("--bf16"); break;
+        case precision::fp8_mixed: a.push_back("--bf16"); a.push_back("--fp8-format hybrid"); break;
+        case precision::fp4_mixed: a.push_back("--bf16"); a.push_back("--fp4-format e2m1"); break;  // TransformerConfig.fp4 (NVFP4 recipe)
+        case precision::bf16:  // no fp32 master copy: the precision-aware optimizer with bf16 main params and states
+            a.insert(a.end(), {"--bf16", "--use-precision-aware-optimizer", "--main-params-dtype bf16",
+                               "--main-grads-dtype bf16", "--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16"});
+            break;
+    }
+    a.push_back(std::string("--optimizer ") + (t.optimizer == optimizer_kind::sgd ? "sgd" : "adam"));
+    if (j.runtime.attention == attention_impl::unfused) a.push_back("--attention-backend unfused");
+    return a;
+}
+
+/// Megatron-LM's parallelism and runtime arguments: the layout, sharding, recompute, overlaps, offload.
+inline std::vector<std::string> parallel_arguments(const job_spec& j) {
+    const auto& p = j.parallel;
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    std::vector<std::string> a;
+    a.push_back("--tensor-model-parallel-size " + n(p.tp));
+    a.push_back("--pipeline-model-parallel-size " + n(p.pp));
+    if (p.vpp > 1) a.push_back("--num-virtual-stages-per-pipeline-rank " + n(p.vpp));
+    if (p.cp > 1) a.push_back("--context-parallel-size " + n(p.cp));
+    if (p.ep > 1) a.push_back("--expert-model-parallel-size " + n(p.ep));
+    if (p.etp > 0) a.push_back("--expert-tensor-parallel-size " + n(p.etp));
+    if (j.model.is_moe()) {
+        if (p.grouped_gemm) a.push_back("--moe-grouped-gemm");
+        a.push_back(std::string("--moe-token-dispatcher-type ") + (p.dispatcher == moe_dispatcher::alltoall ? "alltoall" : "allgather"));
+    }
+    if (p.first_stage_layers > 0) a.push_back("--decoder-first-pipeline-num-layers " + n(p.first_stage_layers));
+    if (p.last_stage_layers > 0) a.push_back("--decoder-last-pipeline-num-layers " + n(p.last_stage_layers));
+    if (p.embedding_stage) a.push_back("--account-for-embedding-in-pipeline-split");
+    if (p.loss_stage) a.push_back("--account-for-loss-in-pipeline-split");
+    if (p.sequence_parallel) a.push_back("--sequence-parallel");
+    if (p.sharding == sharding::optimizer) a.push_back("--use-distributed-optimizer");
+    if (p.sharding == sharding::full || p.sharding == sharding::gradients) {  // Megatron-FSDP (megatron/core/distributed/fsdp)
+        a.push_back("--use-megatron-fsdp");
+        a.push_back(std::string("--data-parallel-sharding-strategy ") + (p.sharding == sharding::full ? "optim_grads_params" : "optim_grads"));
+    }
+    if (p.recompute == recompute::selective) a.push_back("--recompute-granularity selective");
+    if (p.recompute == recompute::full)
+        a.insert(a.end(), {"--recompute-granularity full", "--recompute-method " + std::string(to_string(p.recompute_method)),
+                           "--recompute-num-layers " + n(p.recompute_layers)});
+    if (j.runtime.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
+    if (j.runtime.tp_comm_overlap) a.push_back("--tp-comm-overlap");
+    if (j.runtime.fp8_param_gather) a.push_back("--fp8-param-gather");    // memory/model_states.hpp: fp8 gather copies
+    if (j.runtime.grad_reduce_bf16) a.push_back("--grad-reduce-in-bf16");  // bf16 main_grad buffers
+    if (j.runtime.dropout == false) a.insert(a.end(), {"--hidden-dropout 0", "--attention-dropout 0"});  // no masks kept
+    if (j.runtime.offload.optimizer) a.push_back("--optimizer-cpu-offload");  // needs the distributed optimizer (HybridDeviceOptimizer)
+    if (j.runtime.offload.parameters || j.runtime.offload.activations)
+        throw config_error("runtime.offload: parameter/activation offload has no Megatron-LM argument (optimizer offload does)");
+    if (j.training.optimizer == optimizer_kind::adamw_8bit) throw config_error("training.optimizer=\"adamw-8bit\" is not a Megatron-LM --optimizer");
+    if (j.runtime.compile) throw config_error("runtime.compile=true has no Megatron-LM argument");
+    if (j.runtime.loss_chunks != 1) throw config_error("runtime.loss_chunks=" + std::to_string(j.runtime.loss_chunks) + " has no Megatron-LM argument");
+    return a;
+}
+
+/// Megatron-LM pretrain_gpt.py arguments for a job with its layout (one "--flag value" per entry).
+inline std::vector<std::string> arguments(const job_spec& j) {
+    auto a = model_arguments(j);
+    for (auto* part : {&training_arguments, &parallel_arguments})
+        for (auto& x : (*part)(j)) a.push_back(std::move(x));
+    return a;
+}
+
+/// The MEGATRON_ARGS array of the batch script and pretrain_gpt.py started with it.
+inline launcher_payload payload(const job_spec& j, const launch_options& o) {
+    launcher_payload out;
+    std::string args = "MEGATRON_ARGS=(\n";
+    for (const auto& a : arguments(j)) {
+        const auto sp = a.find(' ');  // "--flag value": a value with shell syntax is single-quoted
+        const bool quote = sp != std::string::npos && a.find_first_of("()[]*$\"' ", sp + 1) != std::string::npos;
+        args += "    " + (quote ? a.substr(0, sp) + " '" + a.substr(sp + 1) + "'" : a) + "\n";
+    }
+    out.preamble = args + ")\n";
+    out.torchrun_target = (o.run_command.empty() ? std::string("pretrain_gpt.py") : o.run_command) + " \"${MEGATRON_ARGS[@]}\"";
+    return out;
+}
+
+/// A launch script or JSON argument list, or (built with yaml-cpp) a YAML argument file *.yaml / *.yml.
+inline launcher_import import_file(const std::string& path, const import_options& o) {
+    if (is_yaml_path(path)) {
+#ifdef FRENZY_HAS_YAML
+        return megatron_import_yaml(detail::read_text_file(path), o);
+#else
+        throw config_error("a Megatron YAML argument file needs Frenzy built with yaml-cpp (FRENZY_HAS_YAML)");
+#endif
+    }
+    return megatron_import_text(detail::read_text_file(path), o);
+}
+
+inline constexpr launcher_traits launch_traits{
+    .name = "megatron",
+    .summary = "Megatron-LM pretrain_gpt.py with its arguments in the batch script",
+    .runs = {&traits},
+    .recompute_groups = true,
+    .payload = payload,
+    .describes_model = true,
+    .config_example = "train.sh",
+    .import_file = import_file,
+};
+
+}  // namespace frenzy::frameworks::megatron

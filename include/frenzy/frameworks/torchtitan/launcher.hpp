@@ -1,0 +1,145 @@
+#pragma once
+// torchtitan's launcher (runs FSDP2 plans, with tp, pp and cp as torchtitan allows): a recipe module returning
+// Trainer.Config (pytorch/torchtitan@b5bcd76c torchtitan/config/README.md, configs.py, trainer.py,
+// distributed/activation_checkpoint.py, components/quantization/float8.py; torchtitan no longer reads TOML job
+// files, runs are `--module M --config F`; every field written is listed in tests/data/launch/torchtitan_fields.txt),
+// and such a recipe read back (io/launcher_configs.hpp).
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/launch/launcher.hpp"
+#include "frenzy/frameworks/fsdp/traits.hpp"
+
+namespace frenzy::frameworks::torchtitan {
+
+/// A torchtitan base recipe MODULE:FUNCTION, each part Python identifiers (the module dotted), as the recipe's
+/// import line needs: anything else would be written into Python code. Returns the colon's position.
+inline std::size_t check_recipe_reference(const std::string& base) {
+    const auto colon = base.find(':');
+    const auto identifiers = [](std::string_view s, bool dotted) {
+        std::size_t start = 0;
+        while (true) {
+            const auto dot = dotted ? s.find('.', start) : std::string_view::npos;
+            const auto part = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+            if (part.empty() || (part[0] >= '0' && part[0] <= '9') ||
+                !std::all_of(part.begin(), part.end(), [](char c) { return word_char(c, "_"); }))
+                return false;
+            if (dot == std::string_view::npos) return true;
+            start = dot + 1;
+        }
+    };
+    const std::string_view b(base);
+    if (colon == std::string::npos || !identifiers(b.substr(0, colon), true) || !identifiers(b.substr(colon + 1), false))
+        throw detail::field_error("launch_options::torchtitan_base", base,
+                          "must be MODULE:FUNCTION of Python identifiers, e.g. torchtitan.models.llama3.config_registry:llama3_8b "
+                          "(--torchtitan-base)");
+    return colon;
+}
+
+/// torchtitan's own recipe for a model preset (torchtitan/models/llama3/config_registry.py: llama3_8b, llama3_70b,
+/// llama3_405b), or "" when it has none.
+inline std::string base_for(const transformer_spec& m) {
+    const auto& n = m.name;
+    if (n.rfind("llama-3", 0) == 0) {
+        for (const char* size : {"405b", "70b", "8b"})
+            if (n.size() >= std::string(size).size() && n.ends_with(std::string("-") + size))
+                return std::string("torchtitan.models.llama3.config_registry:llama3_") + size;
+    }
+    return "";
+}
+
+/// torchtitan recipe module: a function returning Trainer.Config, derived from a base recipe (when `base0` is
+/// empty, torchtitan's recipe for the model, or llama3_8b with a warning comment).
+inline std::string recipe(const job_spec& j, const std::string& base0) {
+    std::string base = base0.empty() ? base_for(j.model) : base0;
+    const bool guessed = base.empty();
+    if (guessed) base = "torchtitan.models.llama3.config_registry:llama3_8b";
+    const auto& t = j.training;
+    const auto& p = j.parallel;
+    if (t.precision == precision::fp16_mixed)
+        throw config_error("training.precision=\"fp16-mixed\": torchtitan's training.mixed_precision_param is bfloat16 or float32");
+    if (t.precision == precision::fp4_mixed) throw config_error("training.precision=\"fp4-mixed\" is not written by frenzy launch for torchtitan");
+    if (j.runtime.offload.any()) throw config_error("runtime.offload: torchtitan offloads only whole FSDP states (training.enable_cpu_offload); not written by frenzy launch");
+    if (t.optimizer != optimizer_kind::adamw && t.optimizer != optimizer_kind::adam)
+        throw config_error("training.optimizer=\"" + std::string(to_string(t.optimizer)) + "\": the torchtitan recipe keeps its base recipe's AdamW");
+    if (p.ep > 1 || p.vpp > 1)
+        throw config_error("parallel.ep/vpp > 1: frenzy plans torchtitan as FSDP2 without expert or virtual pipeline stages");
+    const auto colon = check_recipe_reference(base);
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    std::string s;
+    s += "# torchtitan recipe written by `frenzy launch` for job \"" + j.name + "\".\n";
+    s += "# Run: torchrun ... -m torchtitan.train --module frenzy_torchtitan --config frenzy_plan\n";
+    s += "# Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.\n";
+    if (guessed)
+        s += "# WARNING: torchtitan has no recipe known to frenzy for model \"" + j.model.name +
+             "\"; the base below is llama3_8b: give the base recipe MODULE:FUNCTION for your model (launch_options::torchtitan_base; "
+             "`frenzy launch --torchtitan-base`).\n";
+    s += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
+    if (t.precision == precision::fp8_mixed) s += "from torchtitan.components.quantization import Float8LinearConverter\n";
+    s += "from torchtitan.trainer import Trainer\n";
+    s += "from " + base.substr(0, colon) + " import " + base.substr(colon + 1) + " as base_recipe\n\n\n";
+    s += "def frenzy_plan() -> Trainer.Config:\n";
+    s += "    config = base_recipe()  # the model: " + j.model.name + "\n";
+    const bool shard = p.sharding == sharding::full || p.sharding == sharding::gradients;
+    s += "    config.parallelism.data_parallel_replicate_degree = " + n(shard ? 1 : p.dp) + "\n";
+    s += "    config.parallelism.data_parallel_shard_degree = " + n(shard ? p.dp : 1) + "\n";
+    if (shard) s += std::string("    config.parallelism.fsdp_reshard_after_forward = \"") + (p.sharding == sharding::full ? "always" : "never") + "\"\n";
+    s += "    config.parallelism.tensor_parallel_degree = " + n(p.tp) + "\n";
+    s += std::string("    config.parallelism.enable_sequence_parallel = ") + (p.sequence_parallel ? "True" : "False") + "\n";
+    s += "    config.parallelism.pipeline_parallel_degree = " + n(p.pp) + "\n";
+    if (p.pp > 1) {
+        s += std::string("    config.parallelism.pipeline_parallel_schedule = \"") + (p.schedule == pipeline_schedule::gpipe ? "GPipe" : "1F1B") + "\"\n";
+        s += "    config.parallelism.num_pp_microbatches = " + n(j.micro_batches()) + "\n";
+    }
+    s += "    config.parallelism.context_parallel_degree = " + n(p.cp) + "\n";
+    s += "    config.training.max_context_length = " + n(t.seq_len) + "\n";
+    s += "    config.training.num_tokens_per_microbatch_per_dp_rank = " + n(t.micro_batch * t.seq_len) + "\n";
+    s += "    config.training.num_tokens_per_train_step = " + n(t.global_batch * t.seq_len) + "\n";
+    if (const auto steps = train_steps(j); steps > 0) {
+        s += "    config.training.steps = " + n(steps) + "\n";
+    }
+    if (t.precision == precision::bf16) s += "    config.training.dtype = \"bfloat16\"\n";
+    else s += std::string("    config.training.mixed_precision_param = \"") + (t.precision == precision::fp32 ? "float32" : "bfloat16") + "\"\n";
+    switch (p.recompute) {
+        case recompute::none: s += "    config.activation_checkpoint = None\n"; break;
+        case recompute::selective: s += "    config.activation_checkpoint = SelectiveAC.Config()\n"; break;
+        case recompute::full: s += "    config.activation_checkpoint = FullAC.Config()\n"; break;
+    }
+    s += std::string("    config.compile.enable = ") + (j.runtime.compile ? "True" : "False") + "\n";
+    if (t.precision == precision::fp8_mixed) {  // float8 is a model converter (llama3_debugmodel_float8 in config_registry.py)
+        const std::string mod = base.substr(0, colon);
+        const auto dot = mod.rfind(".config_registry");
+        s += "    from " + (dot == std::string::npos ? mod : mod.substr(0, dot)) + " import model_registry\n\n";
+        s += std::string("    config.model_spec = model_registry(config.model_spec.flavor, converters=[Float8LinearConverter.Config("
+                         "model_compile_enabled=") + (j.runtime.compile ? "True" : "False") + ")])\n";
+    }
+    s += "    return config\n";
+    return s;
+}
+
+/// frenzy_torchtitan.py, started as torchtitan.train's module.
+inline launcher_payload payload(const job_spec& j, const launch_options& o) {
+    launcher_payload out;
+    out.files.push_back({"frenzy_torchtitan.py", recipe(j, o.torchtitan_base)});
+    out.torchrun_target = o.run_command.empty() ? std::string("-m torchtitan.train --module frenzy_torchtitan --config frenzy_plan")
+                                                : o.run_command;
+    return out;
+}
+
+inline launcher_import import_file(const std::string& path, const import_options& o) {
+    return torchtitan_import_text(detail::read_text_file(path), o);
+}
+
+inline constexpr launcher_traits launch_traits{
+    .name = "torchtitan",
+    .summary = "torchtitan (FSDP2 + tp/pp/cp): a recipe module for torchtitan.train",
+    .runs = {&fsdp::traits},
+    .inferred = false,
+    .payload = payload,
+    .config_example = "recipe.py",
+    .import_file = import_file,
+};
+
+}  // namespace frenzy::frameworks::torchtitan

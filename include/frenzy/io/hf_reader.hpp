@@ -1,0 +1,212 @@
+#pragma once
+// Reading a Hugging Face config.json: typed look-ups whose errors name the file, the key and the spec field it sets
+// (hf_reader), and the activation and normalisation helpers every model family's reader shares. Each family's
+// reader lives in include/frenzy/families/<family>/hf_config.hpp; io/hf_config.hpp dispatches to them.
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "frenzy/core/checked.hpp"
+#include "frenzy/core/error.hpp"
+#include "frenzy/io/json_reader.hpp"
+#include "frenzy/model/transformer.hpp"
+
+namespace frenzy {
+
+namespace detail {
+
+/// Which transformer_spec field each config.json key sets, so that errors name both.
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 36> hf_key_fields{{
+    {"num_hidden_layers", "model.layers"}, {"n_layer", "model.layers"},
+    {"hidden_size", "model.hidden"}, {"n_embd", "model.hidden"}, {"n_embed", "model.hidden"},
+    {"num_attention_heads", "model.heads"}, {"n_head", "model.heads"},
+    {"num_key_value_heads", "model.kv_heads"}, {"num_kv_heads", "model.kv_heads"}, {"multi_query", "model.kv_heads"},
+    {"head_dim", "model.head_dim"},
+    {"intermediate_size", "model.ffn_hidden"}, {"ffn_dim", "model.ffn_hidden"}, {"n_inner", "model.ffn_hidden"},
+    {"intermediate_size_mlp", "model.ffn_hidden"}, {"ffn_hidden_size", "model.ffn_hidden"},
+    {"vocab_size", "model.vocab"}, {"tie_word_embeddings", "model.tied_embeddings"},
+    {"hidden_act", "model.activation"}, {"hidden_activation", "model.activation"},
+    {"activation_function", "model.activation"}, {"max_position_embeddings", "model.max_positions"},
+    {"num_local_experts", "model.moe.experts"}, {"num_experts", "model.moe.experts"},
+    {"n_routed_experts", "model.moe.experts"}, {"num_experts_per_tok", "model.moe.top_k"},
+    {"moe_intermediate_size", "model.moe.expert_ffn_hidden"}, {"n_shared_experts", "model.moe.shared_experts"},
+    {"shared_expert_intermediate_size", "model.moe.shared_experts"}, {"first_k_dense_replace", "model.moe.dense_layers"},
+    {"interleave_moe_layer_step", "model.moe.layer_step"}, {"q_lora_rank", "model.mla.q_lora_rank"},
+    {"kv_lora_rank", "model.mla.kv_lora_rank"}, {"qk_nope_head_dim", "model.mla.qk_nope_head_dim"},
+    {"qk_rope_head_dim", "model.mla.qk_rope_head_dim"}, {"v_head_dim", "model.mla.v_head_dim"},
+}};
+
+/// " (model.X)" for a config.json key that sets a spec field, else "".
+inline std::string hf_field_of(std::string_view key) {
+    for (const auto& [k, f] : hf_key_fields)
+        if (k == key) return " (" + std::string(f) + ")";
+    return "";
+}
+
+/// Bound of each integer config.json key (core/checked.hpp bounds of the spec field it sets; 0 allowed where the
+/// key's 0 means "none" or "derive"). Keys not listed are small structural counts: 0..100000.
+inline int_bound hf_int_bound(std::string_view key) {
+    using namespace bounds;
+    static constexpr std::pair<std::string_view, int_bound> table[] = {
+        {"num_hidden_layers", layers}, {"n_layer", layers},
+        {"hidden_size", hidden}, {"n_embd", hidden}, {"n_embed", hidden}, {"word_embed_proj_dim", hidden},
+        {"num_attention_heads", heads}, {"n_head", heads},
+        {"num_key_value_heads", heads}, {"num_kv_heads", heads}, {"head_dim", {0, heads.max}},
+        {"intermediate_size", ffn_hidden}, {"ffn_dim", ffn_hidden}, {"n_inner", ffn_hidden},
+        {"intermediate_size_mlp", ffn_hidden}, {"ffn_hidden_size", ffn_hidden},
+        {"vocab_size", vocab},
+        {"max_position_embeddings", positions}, {"n_positions", positions},
+        {"num_local_experts", experts}, {"num_experts", experts}, {"n_routed_experts", experts},
+        {"num_experts_per_tok", experts}, {"n_shared_experts", experts},
+        {"moe_intermediate_size", {0, ffn_hidden.max}},
+        {"shared_expert_intermediate_size", {0, ffn_hidden.max * 16}},
+        {"first_k_dense_replace", {0, layers.max}}, {"interleave_moe_layer_step", {1, layers.max}},
+        {"decoder_sparse_step", {0, layers.max}}, {"moe_layer_freq", {0, layers.max}},
+        {"q_lora_rank", {0, hidden.max}}, {"kv_lora_rank", {0, hidden.max}},
+        {"qk_nope_head_dim", {0, heads.max}}, {"qk_rope_head_dim", {0, heads.max}}, {"v_head_dim", {0, heads.max}},
+        {"sliding_window", {0, seq_len.max}}, {"sliding_window_pattern", {0, layers.max}},
+        {"num_ln_in_parallel_attn", {0, 16}},
+    };
+    for (const auto& [k, b] : table)
+        if (k == key) return b;
+    return {0, 100'000};
+}
+
+/// For each spec field named in `message`, the config.json keys present in `cfg` that set it:
+/// "; from config.json: num_key_value_heads=5 -> model.kv_heads".
+inline std::string hf_fields_note(const nlohmann::json& cfg, const std::string& message) {
+    std::string note;
+    for (const auto& [k, f] : hf_key_fields) {
+        const std::string field(f);
+        const auto at = message.find(field);
+        if (at == std::string::npos) continue;
+        const auto after = at + field.size();  // whole field name only (model.moe.experts vs model.moe.experts_x)
+        if (after < message.size() && (std::isalnum(static_cast<unsigned char>(message[after])) || message[after] == '_' ||
+                                       message[after] == '.'))
+            continue;
+        if (!cfg.contains(std::string(k))) continue;
+        note += (note.empty() ? "; from config.json: " : ", ") + std::string(k) + "=" + describe(cfg.at(std::string(k))) +
+                " -> " + field;
+    }
+    return note;
+}
+
+}  // namespace detail
+
+/// Typed look-ups in a config.json; every error names the source file and the key.
+class hf_reader {
+public:
+    hf_reader(const nlohmann::json& cfg, const std::string& source) : cfg_(cfg), source_(source) {}
+
+    /// The first of `keys` that is present and not null, or nullptr.
+    const nlohmann::json* find(std::initializer_list<const char*> keys, const char** which = nullptr) const {
+        for (const char* k : keys)
+            if (cfg_.contains(k) && !cfg_.at(k).is_null()) {
+                if (which) *which = k;
+                return &cfg_.at(k);
+            }
+        return nullptr;
+    }
+    bool has(const char* key) const { return find({key}) != nullptr; }
+    bool has_null(const char* key) const { return cfg_.contains(key) && cfg_.at(key).is_null(); }
+
+    std::int64_t integer(std::initializer_list<const char*> keys) const {
+        const char* k = nullptr;
+        const auto* v = find(keys, &k);
+        if (!v) {
+            std::string names;
+            for (const char* n : keys) names += (names.empty() ? "\"" : " or \"") + std::string(n) + "\"";
+            throw config_error(source_ + ": missing required key " + names + detail::hf_field_of(*keys.begin()));
+        }
+        return as_integer(k, *v);
+    }
+    std::int64_t integer(std::initializer_list<const char*> keys, std::int64_t fallback) const {
+        const char* k = nullptr;
+        const auto* v = find(keys, &k);
+        return v ? as_integer(k, *v) : fallback;
+    }
+    bool boolean(const char* key, bool fallback) const {
+        const auto* v = find({key});
+        if (!v) return fallback;
+        if (!v->is_boolean())
+            throw config_error(source_ + ": " + key + "=" + detail::describe(*v) + detail::hf_field_of(key) + " must be true or false");
+        return v->get<bool>();
+    }
+    std::string string(const char* key, std::string fallback) const {
+        const auto* v = find({key});
+        if (!v) return fallback;
+        if (!v->is_string())
+            throw config_error(source_ + ": " + key + "=" + detail::describe(*v) + detail::hf_field_of(key) + " must be a string");
+        return v->get<std::string>();
+    }
+    [[noreturn]] void fail(const std::string& what) const { throw config_error(source_ + ": " + what); }
+
+private:
+    /// A count: a JSON integer (or a float holding an exact integer) inside the key's bound (hf_int_bound); values
+    /// past INT64_MAX, negative counts and 1e30 are errors naming the HF key and our field, never wrapped values.
+    std::int64_t as_integer(const char* key, const nlohmann::json& v) const {
+        const auto b = detail::hf_int_bound(key);
+        auto bad = [&]() -> config_error {
+            return config_error(source_ + ": " + key + "=" + detail::describe(v) + detail::hf_field_of(key) + " must be an integer in " +
+                                std::to_string(b.min) + ".." + std::to_string(b.max));
+        };
+        std::int64_t x = 0;
+        if (v.is_number_unsigned()) {
+            if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(b.max)) throw bad();
+            x = static_cast<std::int64_t>(v.get<std::uint64_t>());
+        } else if (v.is_number_integer()) {
+            x = v.get<std::int64_t>();
+        } else if (v.is_number_float()) {
+            const double d = v.get<double>();
+            // bounds are below 2^53, so a finite integral double inside them converts exactly
+            if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(b.min) || d > static_cast<double>(b.max))
+                throw bad();
+            x = static_cast<std::int64_t>(d);
+        } else {
+            throw bad();
+        }
+        if (x < b.min || x > b.max) throw bad();
+        return x;
+    }
+    const nlohmann::json& cfg_;
+    const std::string& source_;
+};
+
+/// Activation of an ungated MLP (GPT-2 activation_function, OPT activation_function, GPT-NeoX hidden_act).
+inline activation hf_plain_activation(const hf_reader& r, const char* key, const std::string& act) {
+    if (act.rfind("gelu", 0) == 0) return activation::gelu;  // gelu, gelu_new, gelu_fast, gelu_pytorch_tanh
+    if (act == "relu") return activation::relu;
+    if (act == "relu2") return activation::squared_relu;
+    r.fail(std::string(key) + "=\"" + detail::printable(act) + "\" is not supported (gelu*, relu, relu2)");
+}
+
+/// LLaMA-style models always have a gated MLP (gate_proj, up_proj, down_proj); silu makes it SwiGLU.
+inline activation hf_gated_activation(const hf_reader& r) {
+    const auto act = r.string("hidden_act", "silu");
+    if (act == "silu" || act == "swish") return activation::swiglu;
+    r.fail("hidden_act=\"" + detail::printable(act) + "\" with a gated MLP is not supported (only silu: SwiGLU)");
+}
+
+/// Gemma's gated MLP: act_fn(gate_proj(x)) * up_proj(x) with a GELU (transformers modeling_gemma.py GemmaMLP;
+/// hidden_activation overrides hidden_act, default gelu_pytorch_tanh): GeGLU.
+inline activation hf_gemma_activation(const hf_reader& r) {
+    const char* key = r.has("hidden_activation") ? "hidden_activation" : "hidden_act";
+    const auto act = r.string(key, "gelu_pytorch_tanh");
+    if (act.rfind("gelu", 0) == 0) return activation::geglu;
+    r.fail(std::string(key) + "=\"" + detail::printable(act) + "\" is not supported for Gemma (gelu*: GeGLU)");
+}
+
+/// kv_heads == heads and head_dim == hidden / heads are stored as 0 ("derive"), as the presets do.
+inline void hf_normalise(transformer_spec& s) {
+    if (s.kv_heads == s.heads) s.kv_heads = 0;
+    if (s.head_dim > 0 && s.heads > 0 && s.head_dim * s.heads == s.hidden) s.head_dim = 0;
+}
+
+}  // namespace frenzy

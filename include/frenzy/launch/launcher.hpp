@@ -1,0 +1,122 @@
+#pragma once
+// A launcher: how jobs of one or more frameworks are started (the files `frenzy launch` writes) and read back
+// (`--from KIND:FILE`). launcher_traits is its descriptor, kept with its framework in
+// include/frenzy/frameworks/<name>/launcher.hpp; launcher is the handle launch_options holds; launch/launchers.hpp
+// lists them and finds one by name.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/io/launcher_import.hpp"
+#include "frenzy/plan/plan.hpp"
+// GCC 12 reports a false -Wrestrict in std::string operator+ inlined into planner.hpp's infeasible_reason when
+// launch() instantiates the planner at -O2 (GCC bug 105329); silenced for that header only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+#include "frenzy/plan/planner.hpp"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+struct launch_options;
+struct launch_file;
+
+/// What a launcher adds to the batch script: its configuration files, shell before the command, and what torchrun
+/// starts.
+struct launcher_payload {
+    std::vector<launch_file> files;  ///< besides launch.sbatch
+    std::string preamble;
+    std::string torchrun_target;
+};
+
+/// Everything `launch` and `import` know of one launcher.
+struct launcher_traits {
+    std::string_view name;     ///< launch --framework, --from KIND, frenzy.launch(framework=...)
+    std::string_view summary;  ///< one line for --help and docs
+    /// The frameworks whose plans it runs (up to three; the rest null).
+    std::array<const framework_traits*, 3> runs{};
+    /// It is the launcher of its frameworks when none is chosen (torchtitan is a choice, never inferred).
+    bool inferred = true;
+    /// It has settings for full recompute of groups of layers or of the first layers of a chunk
+    /// (parallel.recompute_method / recompute_layers); otherwise it checkpoints every layer.
+    bool recompute_groups = false;
+    /// The files, preamble and torchrun target of job `j` (validated, runnable by this launcher).
+    launcher_payload (*payload)(const job_spec& j, const launch_options& o) = nullptr;
+    /// Its configuration describes the model (Megatron-LM's arguments); otherwise import needs the model beside it.
+    bool describes_model = false;
+    /// An example of the file --from KIND:FILE reads ("train.sh"), for help and messages.
+    std::string_view config_example;
+    /// Reads a configuration file written for it back into a job (io/launcher_*.hpp hold the readers).
+    launcher_import (*import_file)(const std::string& path, const import_options& o) = nullptr;
+};
+
+/// Which launcher writes a job's files: a handle to its traits, compared by identity and written by name. The
+/// built-in ones are launcher::megatron, torchtitan, deepspeed and fsdp (launch/launchers.hpp).
+class launcher {
+public:
+    constexpr launcher() noexcept;  ///< megatron
+    constexpr explicit launcher(const launcher_traits& t) noexcept : t_(&t) {}
+    constexpr const launcher_traits& traits() const noexcept { return *t_; }
+    constexpr const launcher_traits* operator->() const noexcept { return t_; }
+    constexpr std::string_view name() const noexcept { return t_->name; }
+    friend constexpr bool operator==(launcher a, launcher b) noexcept { return a.t_ == b.t_; }
+
+    static const launcher megatron;
+    static const launcher torchtitan;
+    static const launcher deepspeed;
+    static const launcher fsdp;
+
+private:
+    const launcher_traits* t_;
+};
+
+inline std::string_view to_string(launcher l) { return l.name(); }
+
+struct launch_options {
+    frenzy::launcher launcher = launcher::megatron;
+    std::size_t plan_index = 0;                       ///< which plan of the ranking (0 = the best)
+    std::map<std::string, std::string> gres_names;    ///< catalog name -> Slurm GRES type (default: the catalog name)
+    std::string run_command;                          ///< script (and its arguments) torchrun starts; "" = the framework's
+    double time_margin = 0.2;                         ///< --time = predicted run time x (1 + margin), at least 10 minutes
+    double default_time_s = 24 * 3600;                ///< --time when the job has no token budget
+    int rdzv_port = 29500;
+    std::string torchtitan_base;                      ///< recipe to start from, MODULE:FUNCTION; "" = by model name
+    plan_options planning{};                          ///< frameworks are set from the launcher
+};
+
+struct launch_file {
+    std::string name;     ///< file name inside the output directory
+    std::string content;
+    bool operator==(const launch_file&) const = default;
+};
+
+struct launch_result {
+    frenzy::plan plan;          ///< the plan the files run
+    job_spec job;               ///< the job with the plan's layout (what the files describe)
+    std::vector<launch_file> files;
+    std::vector<std::string> written;  ///< paths write_launch_files wrote them to (empty until written)
+};
+
+/// A letter or digit (ASCII), or one of `extra`: the characters a Slurm word or a Python identifier may hold.
+inline bool word_char(char c, std::string_view extra) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || extra.find(c) != std::string_view::npos;
+}
+
+/// Optimizer steps of the job's token budget (0 without one).
+inline std::int64_t train_steps(const job_spec& j) {
+    const double per = j.tokens_per_step();
+    return j.training.total_tokens > 0 ? static_cast<std::int64_t>(std::ceil(j.training.total_tokens / per)) : 0;
+}
+
+}  // namespace frenzy

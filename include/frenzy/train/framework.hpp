@@ -1,0 +1,205 @@
+#pragma once
+// A training framework as the layers below the launchers see it: its facts as data (framework_traits: what it keeps
+// in memory, how its kernels and collectives run, which layouts and options it accepts) and the handle a job holds
+// (framework). Each framework's traits live in its own folder, include/frenzy/frameworks/<name>/traits.hpp; the
+// layers read the facts and never ask which framework it is. train/frameworks.hpp lists the built-in ones and finds a
+// framework by name; frameworks/registry.hpp adds its launcher (the files it is started with, the configurations it
+// is read from).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "frenzy/core/units.hpp"
+#include "frenzy/train/spec.hpp"
+
+namespace frenzy {
+
+/// How the framework stores the fp32 copy of the parameters under mixed precision.
+enum class master_weights {
+    separate,   ///< 16-bit params + a separate fp32 master copy in the optimizer (Megatron, DeepSpeed)
+    in_params,  ///< the parameters themselves stay fp32; 16-bit copies are transient (FSDP, DDP + autocast)
+};
+
+/// How the loss is computed from the logits (per logit element on the last stage, bytes live at the peak).
+enum class loss_style {
+    fused_vocab_parallel,  ///< Megatron VocabParallelCrossEntropy: 16-bit logits + one fp32 copy turned into softmax in place
+    upcast_log_softmax,    ///< logits.float() -> F.cross_entropy: fp32 log-softmax saved, fp32 grads of it in backward
+    /// torch.distributed.tensor.parallel.loss_parallel (torchtitan with tp > 1): the vocabulary-sharded
+    /// log-softmax is composed of DTensor ops (x - max, exp, ...; backward grad_out - exp(out) * sum(grad_out)),
+    /// each materialising a full fp32 shard, where the fused aten kernels need one.
+    dtensor_loss_parallel,
+};
+
+/// What "selective" recompute keeps.
+enum class selective_kind {
+    core_attention,  ///< Megatron --recompute-granularity selective: drop the s^2 attention terms (Korthikanti 2022 sec. 5)
+    every_other_mm,  ///< torchtitan per-op SAC: save every other matmul output + attention output, recompute the rest
+};
+
+/// How fp8 linears keep their inputs: Transformer Engine saves the fp8 casts (and their transposes) for backward
+/// (transformer_engine/pytorch/module/linear.py _Linear.forward: ctx.save_for_backward(inputmat_t (fp8),
+/// weight_t_fp8, ...)); torchao float8 (torchtitan) casts weights and inputs on the fly and saves the
+/// high-precision tensors, so its memory is that of bf16 plus one layer's casts.
+enum class fp8_style { transformer_engine, torchao };
+
+/// What a framework keeps in memory, as data (memory/ reads it through profile_of(job), which applies the job's
+/// runtime options to these presets).
+struct framework_profile {
+    std::int64_t vocab_divisible_by = 1;  ///< vocab padded to a multiple of this x tp (Megatron: 128)
+    master_weights master = master_weights::separate;
+    /// Gradient bytes per parameter under bf16/fp8 mixed precision (Megatron accumulates in fp32 main_grad
+    /// buffers: megatron/training/arguments.py sets accumulate_allreduce_grads_in_fp32 for bf16).
+    double grad_bytes_bf16 = 4;
+    double grad_bytes_fp16 = 2;
+    bool dropout = true;        ///< dropout masks are stored (Megatron default --hidden-dropout/--attention-dropout 0.1)
+    loss_style loss = loss_style::fused_vocab_parallel;
+    selective_kind selective = selective_kind::core_attention;
+    /// Unfused attention scores go through a persistent global buffer of b*a*s^2/t 16-bit elements
+    /// (Megatron core attention: parallel_state.get_global_memory_buffer()).
+    bool attention_score_buffer = true;
+    /// Extra copies of the gradients kept in communication buckets (torch DDP Reducer with the default
+    /// gradient_as_bucket_view=False keeps a flat bucket copy of every gradient: 1.0).
+    double grad_bucket_copies = 0;
+    /// Gradient-reduction / parameter all-gather bucket, in elements (DeepSpeed ZeRO reduce_bucket_size and
+    /// allgather_bucket_size default 5e8), capped at the stage's parameters.
+    double bucket_elements = 0;
+    /// Layers whose full 16-bit parameters are gathered at once under full sharding (current + prefetched).
+    double gathered_layers = 2;
+    /// Norms and activation functions run as fused kernels that save only their 16-bit input (Megatron/TE,
+    /// apex; torch.compile). Eager PyTorch RMSNorm (torchtitan/torchtune `x.float()` ... `.type_as(x) * weight`)
+    /// instead saves an fp32 copy of its input and the normalised 16-bit tensor, and eager SwiGLU saves silu's output.
+    bool fused_elementwise = true;
+    /// The final norm runs eagerly even when the layers are compiled: torchtitan compiles each TransformerBlock only
+    /// (parallelize_llama.py@9dec370 apply_compile), torchtune each layer; its RMSNorm keeps an fp32 copy of its input
+    /// besides the 16-bit one (torchtitan models/norms.py@9dec370 RMSNorm: self._norm(x.float()).type_as(x)).
+    bool eager_final_norm = false;
+    /// Eager rotary embedding adds 4 B x (q + kv) per token and layer (fp32 copies of q and k). Calibrated, not
+    /// derived: torchtune modules/position_embeddings.py and torchtitan apply_rotary_emb upcast q/k (x.float()) and
+    /// multiply by a cache that needs no gradient, which by autograd's save rules keeps only the cache; torchtune's
+    /// row 38 of data/memory/measured_calibration.csv is +2.4% with the term and -3.6% without it, so the
+    /// term stands for what that stack keeps and stays on for its profiles. LitGPT's apply_rope (lit_gpt/model.py
+    /// @cc19015: cos/sin built in 16 bits, roped.type_as(x)) keeps none: its LoRA rows (tests/memory/methods_test.cpp)
+    /// are -1.1% .. -1.9% without the term and +4.5% .. +7.6% with it. runtime.rope_fp32 selects it per job.
+    bool rope_fp32_copies = false;
+    /// Gradients live in buffers that persist across steps (Megatron's contiguous grad buffer, DeepSpeed's
+    /// partitions). Otherwise (torch optimizer.zero_grad(set_to_none=True)) they are allocated during backward and
+    /// exist at the forward/loss peak only when earlier micro-batches of the step accumulated into them.
+    bool persistent_grads = true;
+    /// The optimizer step runs torch.optim's foreach path, which allocates sqrt(v) for the whole group
+    /// (torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt(device_exp_avg_sqs)).
+    bool foreach_optimizer = false;
+    /// The optimizer step runs inside backward, parameter by parameter (runtime.optimizer_impl = in-backward):
+    /// no full set of gradients and no separate step phase.
+    bool optimizer_in_backward = false;
+    /// Tokens a GPU's experts receive at the worst iteration relative to perfectly balanced routing. Megatron's
+    /// dropless MoE (moe_expert_capacity_factor None) does not cap tokens_per_expert, so the peak follows the most
+    /// loaded micro-batch. 1.4 is fitted on the one measured MoE row (data/memory/measured_more.csv row
+    /// 46, 2.01 GiB): -4.4% with balanced routing after every other mechanism, -1.1% at 1.2, +2.2% at 1.4; the
+    /// upper value is kept because under-prediction is the dangerous side (docs/memory-model.md).
+    double moe_imbalance = 1.4;
+    /// Tensor parallelism through DTensor (torch.distributed.tensor.parallel, torchtitan) with sequence-sharded
+    /// norms: ColwiseParallel / PrepareModuleInput redistribute the Shard(1) norm output to Replicate before the
+    /// linear, so the linear saves the all-gathered, full-sequence input for its weight gradient (torchtitan
+    /// parallelize_llama.py@9dec370 layer_plan "attention"/"feed_forward" prepare_module_input and "output"
+    /// ColwiseParallel(input_layouts=Shard(1))), where Megatron saves the local shard and gathers it again in backward
+    /// (megatron/core/tensor_parallel/layers.py@d98e8a64 LinearWithGradAccumulationAndAsyncCommunication:
+    /// ctx.save_for_backward(input, weight) before the all-gather). Set by profile_of(job) for tp > 1 with SP when
+    /// dtensor_tensor_parallel holds.
+    bool saves_gathered_inputs = false;
+    /// Tensor parallelism is DTensor's (the two terms above and the loss_parallel loss follow from it).
+    bool dtensor_tensor_parallel = false;
+    /// cuBLAS/cuDNN workspaces allocated through the caching allocator (CUBLAS_WORKSPACE_CONFIG :4096:8 = 32 MiB).
+    double workspace_bytes = 32.0 * MiB;
+    /// Megatron's global memory buffer "mpu" (megatron/core/utils.py GlobalMemoryBuffer) serves the all-gathers of
+    /// the allgather MoE dispatcher and of the LM head's sequence-parallel input (memory/overheads.hpp).
+    bool global_memory_buffer = false;
+    /// Grouped-GEMM experts (TEGroupedMLP) run on Transformer Engine's 4 compute streams, each with its own cuBLAS
+    /// workspace (memory/overheads.hpp).
+    bool grouped_gemm_streams = false;
+    /// parallel.sharding gradients/full is Megatron-FSDP: main grads in the parameters' dtype and its own
+    /// uncertainty (memory/model_states.hpp, memory/estimator.hpp).
+    bool megatron_fsdp = false;
+    /// Under full/gradient sharding the gradients are reduce-scattered on a side stream whose allocator pool adds
+    /// to the reserved peak (torch FSDP2; memory/allocator.hpp).
+    bool side_stream_reduce_scatter = false;
+    /// Optimizer offload leaves the gradients on the GPU (Megatron --optimizer-cpu-offload keeps the main_grad
+    /// buffers); ZeRO-Offload and FSDP CPUOffload move them to the host too.
+    bool offload_keeps_gradients = false;
+    /// A final-logit soft cap runs as eager element-wise ops that save their fp32 inputs (memory/methods.hpp).
+    bool eager_logit_softcap = false;
+    fp8_style fp8 = fp8_style::transformer_engine;
+};
+
+/// How context parallelism exchanges K/V (perf/step_time.hpp).
+enum class context_parallel_impl {
+    ring_p2p,   ///< Transformer Engine ring attention: cp - 1 overlapped K/V exchanges per layer
+    all_gather, ///< PyTorch context_parallel: all-gather K/V before attention, not overlapped, fp32 merges
+};
+
+/// How the framework's step runs, as the step-time model needs it (perf/step_time.hpp, perf/calibration.hpp,
+/// plan/planner.hpp).
+struct framework_perf {
+    /// The layers run Transformer Engine's kernels (fused norms, fused attention; their own efficiency class).
+    bool transformer_engine = false;
+    context_parallel_impl context_parallel = context_parallel_impl::all_gather;
+    /// Pipeline sends split the activation over tp (Megatron's scatter-gather optimisation) even without SP.
+    bool pipeline_scatter_gather = false;
+    /// The gradient reduce overlaps backward only when asked (--overlap-grad-reduce); otherwise it always does.
+    bool overlap_is_a_flag = false;
+    /// The planner may turn on the framework's overlap flags (--overlap-grad-reduce, --tp-comm-overlap).
+    bool plannable_overlap_flags = false;
+};
+
+/// The layouts and options a framework accepts: each check returns why not, or "" (the one place these rules live:
+/// validate(job) and the planner's search both ask them).
+struct framework_rules {
+    /// Why the framework cannot run layout `p` with `optimizer`, or "".
+    std::string (*rejects_layout)(const parallel_config& p, optimizer_kind optimizer) = nullptr;
+    /// Why the framework cannot offload `o` under `sh`, or "".
+    std::string (*rejects_offload)(const offload_spec& o, sharding sh) = nullptr;
+    bool adamw_8bit = true;                  ///< bitsandbytes AdamW8bit runs (as a torch optimizer)
+    bool fp8_param_gather = false;           ///< runtime.fp8_param_gather (Megatron --fp8-param-gather)
+    bool grad_reduce_bf16 = false;           ///< runtime.grad_reduce_bf16 (Megatron --grad-reduce-in-bf16)
+    bool default_sequence_parallel = false;  ///< a planned layout with tp > 1 turns sequence parallelism on
+};
+
+/// Everything the layers below the launchers know of one framework.
+struct framework_traits {
+    std::string_view name;     ///< as written in job specs, plans and --framework
+    std::string_view summary;  ///< one line for --help and docs
+    /// Lower-case words that name the framework in a measurement table's free-text framework column
+    /// ("NeMo (Megatron-Core, Transformer Engine)", "torchtitan (FSDP2)"); io/ tables read them.
+    std::array<std::string_view, 3> table_words{};
+    framework_profile memory{};
+    framework_perf perf{};
+    framework_rules rules{};
+};
+
+/// Which framework a job runs on: a handle to its traits, compared by identity and written by name. The built-in
+/// frameworks are framework::megatron, deepspeed, fsdp and ddp (train/frameworks.hpp); others come from
+/// find_framework(name) once added to the catalog.
+class framework {
+public:
+    constexpr framework() noexcept;  ///< megatron
+    constexpr explicit framework(const framework_traits& t) noexcept : t_(&t) {}
+    constexpr const framework_traits& traits() const noexcept { return *t_; }
+    constexpr const framework_traits* operator->() const noexcept { return t_; }
+    constexpr std::string_view name() const noexcept { return t_->name; }
+    friend constexpr bool operator==(framework a, framework b) noexcept { return a.t_ == b.t_; }
+    /// A number that tells frameworks apart within one run (for cache keys; not stable across runs).
+    std::intptr_t identity() const noexcept { return reinterpret_cast<std::intptr_t>(t_); }
+
+    static const framework megatron;
+    static const framework deepspeed;
+    static const framework fsdp;
+    static const framework ddp;
+
+private:
+    const framework_traits* t_;
+};
+
+inline std::string_view to_string(framework f) { return f.name(); }
+
+}  // namespace frenzy

@@ -1,0 +1,89 @@
+#pragma once
+// The frameworks this program knows, found by name: the built-in ones (one folder each under
+// include/frenzy/frameworks/, one line each below) and any a host adds with add_framework (frameworks/registry.hpp
+// adds a framework together with its launcher). Job specs, plans, --framework and the Python module read names
+// through find_framework; nothing else lists frameworks.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/frameworks/ddp/traits.hpp"
+#include "frenzy/frameworks/deepspeed/traits.hpp"
+#include "frenzy/frameworks/fsdp/traits.hpp"
+#include "frenzy/frameworks/megatron/traits.hpp"
+#include "frenzy/train/framework.hpp"
+
+namespace frenzy {
+
+inline constexpr framework framework::megatron{frameworks::megatron::traits};
+inline constexpr framework framework::deepspeed{frameworks::deepspeed::traits};
+inline constexpr framework framework::fsdp{frameworks::fsdp::traits};
+inline constexpr framework framework::ddp{frameworks::ddp::traits};
+constexpr framework::framework() noexcept : t_(&frameworks::megatron::traits) {}
+
+/// Every framework known to this program, in the order --help lists them: the built-ins, then those added.
+inline std::vector<framework>& framework_catalog() {
+    static std::vector<framework> all{framework::megatron, framework::deepspeed, framework::fsdp, framework::ddp};
+    return all;
+}
+
+/// Adds a framework to the catalog (its traits must outlive every use: a static). config_error when its name is
+/// empty or already taken.
+inline framework add_framework(const framework_traits& t) {
+    if (t.name.empty()) throw config_error("add_framework: a framework needs a name");
+    for (const auto f : framework_catalog())
+        if (f.name() == t.name) throw config_error("add_framework: a framework named \"" + std::string(t.name) + "\" exists");
+    if (!t.rules.rejects_layout || !t.rules.rejects_offload)
+        throw config_error("add_framework: framework \"" + std::string(t.name) + "\" needs rules.rejects_layout and rules.rejects_offload");
+    framework_catalog().push_back(framework{t});
+    return framework{t};
+}
+
+/// The framework's position in the catalog (a small number for packed keys), or SIZE_MAX when it was never added.
+inline std::size_t catalog_index(framework f) {
+    const auto& all = framework_catalog();
+    for (std::size_t i = 0; i < all.size(); ++i)
+        if (all[i] == f) return i;
+    return static_cast<std::size_t>(-1);
+}
+
+/// The first framework of the catalog one of whose table_words `lowercase_text` contains, if any.
+inline std::optional<framework> framework_mentioned_in(std::string_view lowercase_text) {
+    for (const auto f : framework_catalog())
+        for (const auto w : f->table_words)
+            if (!w.empty() && lowercase_text.find(w) != std::string_view::npos) return f;
+    return std::nullopt;
+}
+
+/// The names of the catalog's frameworks, joined by `sep`.
+inline std::string framework_names(std::string_view sep = " | ") {
+    std::string out;
+    for (const auto f : framework_catalog()) out += (out.empty() ? "" : std::string(sep)) + std::string(f.name());
+    return out;
+}
+
+/// The names of the frameworks whose rules have `option` on (for "needs runtime.framework=..." messages).
+inline std::string frameworks_with(bool framework_rules::*option) {
+    std::string out;
+    for (const auto f : framework_catalog())
+        if (f->rules.*option) out += (out.empty() ? "" : "\" or \"") + std::string(f.name());
+    return out;
+}
+
+/// The framework called `name`; config_error naming `field`, the value and the known names.
+inline framework find_framework(std::string_view field, std::string_view name) {
+    for (const auto f : framework_catalog())
+        if (f.name() == name) return f;
+    throw config_error(std::string(field) + "=\"" + std::string(name) + "\" is not one of: " + framework_names());
+}
+
+/// parse_enum's spelling for frameworks (job specs and flags read frameworks like enums).
+template <>
+inline framework parse_enum<framework>(std::string_view field, std::string_view text) {
+    return find_framework(field, text);
+}
+
+}  // namespace frenzy

@@ -1,0 +1,180 @@
+#pragma once
+// The parts of a job every framework shares: optimizer, sharding, recompute and schedule choices, the training
+// goal (sequence, batches, precision, fine-tuning method), the parallel layout and what is offloaded.
+// train/job.hpp adds the runtime (the framework and its options) and the rules between them.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "frenzy/core/checked.hpp"
+#include "frenzy/core/enum_names.hpp"
+#include "frenzy/core/error.hpp"
+#include "frenzy/core/precision.hpp"
+#include "frenzy/model/transformer.hpp"
+
+namespace frenzy {
+
+/// adamw_8bit: bitsandbytes AdamW8bit (two 8-bit block-quantised moments, see memory/methods.hpp).
+enum class optimizer_kind { adam, adamw, sgd, adafactor, adamw_8bit };
+enum class sharding { none, optimizer, gradients, full };
+enum class recompute { none, selective, full };
+/// Which layers full recompute checkpoints (Megatron --recompute-method, megatron/core/transformer/
+/// transformer_block.py _checkpointed_forward @d98e8a64): uniform = every group of recompute_layers consecutive
+/// layers keeps only its input; block = the first recompute_layers layers of each model chunk keep only their
+/// input and the others keep everything.
+enum class recompute_method { uniform, block };
+enum class pipeline_schedule { one_f_one_b, interleaved, gpipe };
+enum class attention_impl { flash, unfused };
+/// How an MoE layer moves tokens to the experts of the expert-parallel group (Megatron-Core
+/// --moe-token-dispatcher-type, megatron/core/transformer/moe/token_dispatcher.py @d98e8a64).
+enum class moe_dispatcher { alltoall, allgather };
+/// How the optimizer step runs: one fused kernel per tensor group (apex/TE FusedAdam, torch fused=True),
+/// torch.optim's default foreach path, which materialises a temporary per state (see memory/overheads.hpp), or
+/// fused into backward (torchtune optimizer_in_bwd: each parameter is updated and its gradient freed as soon as
+/// the gradient is ready, so the gradients never exist all at once).
+enum class optimizer_impl { framework_default, fused, foreach, in_backward };
+
+template <> struct enum_names<optimizer_kind> {
+    static constexpr std::array<std::pair<optimizer_kind, std::string_view>, 5> table{{
+        {optimizer_kind::adam, "adam"}, {optimizer_kind::adamw, "adamw"}, {optimizer_kind::sgd, "sgd"},
+        {optimizer_kind::adafactor, "adafactor"}, {optimizer_kind::adamw_8bit, "adamw-8bit"}}};
+};
+template <> struct enum_names<sharding> {
+    static constexpr std::array<std::pair<sharding, std::string_view>, 4> table{{
+        {sharding::none, "none"}, {sharding::optimizer, "optimizer"}, {sharding::gradients, "gradients"},
+        {sharding::full, "full"}}};
+};
+template <> struct enum_names<recompute> {
+    static constexpr std::array<std::pair<recompute, std::string_view>, 3> table{{
+        {recompute::none, "none"}, {recompute::selective, "selective"}, {recompute::full, "full"}}};
+};
+template <> struct enum_names<recompute_method> {
+    static constexpr std::array<std::pair<recompute_method, std::string_view>, 2> table{{
+        {recompute_method::uniform, "uniform"}, {recompute_method::block, "block"}}};
+};
+template <> struct enum_names<pipeline_schedule> {
+    static constexpr std::array<std::pair<pipeline_schedule, std::string_view>, 3> table{{
+        {pipeline_schedule::one_f_one_b, "1f1b"}, {pipeline_schedule::interleaved, "interleaved"},
+        {pipeline_schedule::gpipe, "gpipe"}}};
+};
+template <> struct enum_names<optimizer_impl> {
+    static constexpr std::array<std::pair<optimizer_impl, std::string_view>, 4> table{{
+        {optimizer_impl::framework_default, "default"}, {optimizer_impl::fused, "fused"},
+        {optimizer_impl::foreach, "foreach"}, {optimizer_impl::in_backward, "in-backward"}}};
+};
+template <> struct enum_names<moe_dispatcher> {
+    static constexpr std::array<std::pair<moe_dispatcher, std::string_view>, 2> table{{
+        {moe_dispatcher::alltoall, "alltoall"}, {moe_dispatcher::allgather, "allgather"}}};
+};
+template <> struct enum_names<attention_impl> {
+    static constexpr std::array<std::pair<attention_impl, std::string_view>, 2> table{{
+        {attention_impl::flash, "flash"}, {attention_impl::unfused, "unfused"}}};
+};
+
+/// What part of the model is trained (training.finetune). full: everything; freeze: everything but the first
+/// frozen_layers layers (and the embedding when frozen_layers > 0); lora / qlora: low-rank adapters of rank `rank`
+/// on the target modules of every layer, the base frozen (qlora: base linears in 4-bit NF4). memory/methods.hpp.
+enum class finetune_method { full, freeze, lora, qlora };
+template <> struct enum_names<finetune_method> {
+    static constexpr std::array<std::pair<finetune_method, std::string_view>, 4> table{{
+        {finetune_method::full, "full"}, {finetune_method::freeze, "freeze"}, {finetune_method::lora, "lora"},
+        {finetune_method::qlora, "qlora"}}};
+};
+
+/// Linear layers of a transformer layer that LoRA can target (bit flags; names as PEFT/torchtune recipes
+/// abbreviate q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj).
+enum lora_target : unsigned { lora_q = 1, lora_k = 2, lora_v = 4, lora_o = 8, lora_gate = 16, lora_up = 32, lora_down = 64 };
+inline constexpr std::array<std::pair<unsigned, std::string_view>, 7> lora_target_names{{
+    {lora_q, "q"}, {lora_k, "k"}, {lora_v, "v"}, {lora_o, "o"}, {lora_gate, "gate"}, {lora_up, "up"}, {lora_down, "down"}}};
+
+struct finetune_spec {
+    finetune_method method = finetune_method::full;
+    std::int64_t rank = 16;
+    double alpha = 32;                                   ///< scaling only; no memory effect
+    unsigned targets = lora_q | lora_k | lora_v | lora_o; ///< lora_target bits
+    std::int64_t frozen_layers = 0;                      ///< leading layers frozen (method full or freeze)
+    double dropout = 0;                                  ///< lora_dropout probability (> 0 saves a mask + copy)
+    /// bitsandbytes before 0.43.2 saved the input of every 4-bit linear for backward (autograd/_functions.py
+    /// MatMul4Bit: ctx.tensors = (A, B); removed by PR #1270, commit 9e75374, 2024-07-16).
+    bool qlora_saves_inputs = false;
+    bool double_quant = true;  ///< QLoRA: absmax quantised again (bnb_4bit_use_double_quant / compress_statistics)
+    bool operator==(const finetune_spec&) const = default;
+    bool adapters() const { return method == finetune_method::lora || method == finetune_method::qlora; }
+    /// Anything frozen: parts of the model have no gradients or optimizer states.
+    bool partial() const { return adapters() || frozen_layers > 0; }
+};
+
+/// What is trained and for how long.
+struct training_spec {
+    std::int64_t seq_len = 2048;
+    std::int64_t micro_batch = 1;
+    std::int64_t global_batch = 1;             ///< sequences per optimizer step
+    frenzy::precision precision = precision::bf16_mixed;
+    optimizer_kind optimizer = optimizer_kind::adamw;
+    double total_tokens = 0;                   ///< training budget; 0 = unknown
+    double checkpoint_interval_s = 3600;       ///< work lost on failure is at most this
+    finetune_spec finetune{};
+    bool operator==(const training_spec&) const = default;
+};
+
+/// How the job is split over GPUs. GPUs used = dp x tp x pp x cp (ep subdivides dp x cp for experts).
+struct parallel_config {
+    std::int64_t dp = 1, tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
+    bool sequence_parallel = false;
+    frenzy::sharding sharding = sharding::none;
+    frenzy::recompute recompute = recompute::none;
+    /// With recompute full: which layers are checkpointed, and how many (Megatron --recompute-num-layers; uniform 1
+    /// = every layer on its own, what torchtitan's and DeepSpeed's full activation checkpointing do).
+    frenzy::recompute_method recompute_method = recompute_method::uniform;
+    std::int64_t recompute_layers = 1;
+    pipeline_schedule schedule = pipeline_schedule::one_f_one_b;
+    /// Expert tensor parallelism: how many GPUs split each expert's matrices (Megatron
+    /// --expert-tensor-parallel-size; 0 = tp, Megatron's default). Expert GPUs: ep x etp divides dp x cp x tp.
+    std::int64_t etp = 0;
+    /// Megatron --moe-token-dispatcher-type; allgather is Megatron-Core's default (transformer_config.py @d98e8a64).
+    moe_dispatcher dispatcher = moe_dispatcher::allgather;
+    bool grouped_gemm = false;                             ///< Megatron --moe-grouped-gemm (TEGroupedMLP)
+    /// Uneven pipeline split: transformer layers on the first / last stage (Megatron
+    /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers); 0 = even split.
+    std::int64_t first_stage_layers = 0, last_stage_layers = 0;
+    /// The embedding / the loss count as one layer of the split (Megatron --account-for-embedding-in-pipeline-split
+    /// / --account-for-loss-in-pipeline-split): the first (last) virtual stage builds one transformer layer fewer.
+    bool embedding_stage = false, loss_stage = false;
+    bool operator==(const parallel_config&) const = default;
+
+    std::int64_t gpus() const { return dp * tp * pp * cp; }
+    std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
+};
+
+/// What lives in host memory instead of the GPU (runtime.offload; memory/methods.hpp): optimizer states and fp32
+/// master weights (ZeRO-Offload, Megatron --optimizer-cpu-offload), parameters (ZeRO-Infinity offload_param,
+/// FSDP CPUOffload), saved activations (torchtune enable_activation_offloading, Megatron --cpu-offloading).
+struct offload_spec {
+    bool optimizer = false;
+    bool parameters = false;
+    bool activations = false;
+    bool operator==(const offload_spec&) const = default;
+    bool any() const { return optimizer || parameters || activations; }
+};
+
+namespace detail {
+inline std::string kv(const char* field, std::int64_t v) { return std::string(field) + "=" + std::to_string(v); }
+}  // namespace detail
+
+/// Bytes per element of a precision's compute (parameter) copy.
+constexpr double param_bytes(precision p) {
+    switch (p) {
+        case precision::fp32: return 4;
+        case precision::fp8_mixed:  // fp8 GEMM inputs are cast on the fly; the parameters stay bf16
+        case precision::fp4_mixed:  // likewise for fp4
+        case precision::fp16_mixed:
+        case precision::bf16_mixed:
+        case precision::bf16: return 2;
+    }
+    return 2;
+}
+
+}  // namespace frenzy

@@ -1,0 +1,98 @@
+// Adding a framework is one folder and one registry line (issue 22): the test-only framework of
+// toy_framework.hpp, registered with one call, is found by name in job specs, considered by the planner, launched
+// and read back, with no other change anywhere. The CLI half of the check is tests/frameworks/CMakeLists.txt.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "frenzy/io/job_json.hpp"
+#include "frenzy/launch/launch.hpp"
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/model/presets.hpp"
+#include "toy_framework.hpp"
+
+using namespace frenzy;
+
+namespace {
+
+job_spec toy_job() {
+    frenzy_test::toy::register_toy();
+    job_spec j;
+    j.name = "toy-run";
+    j.model = preset("llama-3.1-8b");
+    j.training.seq_len = 4096;
+    j.training.global_batch = 64;
+    j.training.total_tokens = 1e9;
+    j.runtime.framework = find_framework("runtime.framework", "toy");
+    j.parallel.sharding = sharding::full;
+    j.parallel.dp = 8;
+    return j;
+}
+
+}  // namespace
+
+TEST_CASE("a framework added with one call is found by name wherever frameworks are named") {
+    frenzy_test::toy::register_toy();
+    const auto toy = find_framework("runtime.framework", "toy");
+    CHECK(toy.name() == "toy");
+    CHECK(framework_names() == "megatron | deepspeed | fsdp | ddp | toy");  // the built-ins first, then the added
+    CHECK(launcher_names() == "megatron | torchtitan | deepspeed | fsdp | toy");
+    CHECK(launcher_for(toy) == find_launcher("--framework", "toy"));
+    // a job spec naming it: the JSON reader and writer go through the catalog
+    auto j = toy_job();
+    const auto text = to_json(j).dump();
+    CHECK(text.find("\"framework\":\"toy\"") != std::string::npos);
+    CHECK(job_from_json(nlohmann::json::parse(text)).job.runtime.framework == toy);
+    // adding it twice is refused, naming it
+    CHECK_THROWS_WITH(add_framework(frenzy_test::toy::traits, frenzy_test::toy::launch_traits),
+                      Catch::Contains("a launcher named \"toy\" exists"));
+}
+
+TEST_CASE("the added framework's rules and memory facts are the ones validate and the estimate use") {
+    auto j = toy_job();
+    j.parallel.sharding = sharding::optimizer;
+    CHECK_THROWS_WITH(validate(j), "parallel.sharding=\"optimizer\" is not supported by runtime.framework=\"toy\" (none or full)");
+    j.parallel.sharding = sharding::full;
+    REQUIRE_NOTHROW(validate(j));
+    // toy keeps dropout masks where fsdp (otherwise the same profile) does not: 2 x 1-byte masks of s x h per layer
+    // (attention output and MLP output; memory/activations.hpp), here on every layer of the 8B model at micro-batch 1
+    auto f = j;
+    f.runtime.framework = framework::fsdp;
+    const memory_estimator e;
+    const double toy_act = e.estimate(j).stages.front().breakdown.activations.value;
+    const double fsdp_act = e.estimate(f).stages.front().breakdown.activations.value;
+    CHECK(toy_act > fsdp_act);
+}
+
+TEST_CASE("the planner considers the added framework and launch writes and reads back its files") {
+    auto j = toy_job();
+    cluster_spec c;
+    c.nodes = {{"h100", "h100-80g", 8, 2}};
+    plan_options o;
+    o.frameworks = {find_framework("--framework", "toy")};
+    const auto r = planner{}.plan(j, c, o);
+    REQUIRE(!r.plans.empty());
+    for (const auto& p : r.plans) {
+        CHECK(p.framework.name() == "toy");
+        CHECK(p.parallel.pp == 1);  // its rules: no pipeline
+        CHECK((p.parallel.sharding == sharding::none || p.parallel.sharding == sharding::full));
+    }
+    launch_options lo;
+    lo.launcher = find_launcher("--framework", "toy");
+    const auto l = launch(j, c, lo);
+    REQUIRE(l.files.size() == 2);
+    CHECK(l.files[0].name == "launch.sbatch");
+    CHECK(l.files[0].content.find("toy_train.py --config \"$LAUNCH_DIR/toy.json\"") != std::string::npos);
+    CHECK(l.files[1].name == "toy.json");
+    const auto dir = std::filesystem::temp_directory_path() / ("frenzy_toy_" + std::to_string(::getpid()));
+    const auto paths = write_launch_files(l.files, dir.string());
+    import_options io;
+    io.model = j.model;
+    const auto back = import_launcher_file("toy", paths[1], io);
+    std::filesystem::remove_all(dir);
+    CHECK(back.job.parallel == l.job.parallel);
+    CHECK(back.job.runtime.framework.name() == "toy");
+    CHECK(back.world_size == l.plan.gpus);
+}
