@@ -50,12 +50,8 @@ inline std::string base_for(const transformer_spec& m) {
     return "";
 }
 
-/// torchtitan recipe module: a function returning Trainer.Config, derived from a base recipe (when `base0` is
-/// empty, torchtitan's recipe for the model, or llama3_8b with a warning comment).
-inline std::string recipe(const job_spec& j, const std::string& base0) {
-    std::string base = base0.empty() ? base_for(j.model) : base0;
-    const bool guessed = base.empty();
-    if (guessed) base = "torchtitan.models.llama3.config_registry:llama3_8b";
+/// What the recipe cannot express (config_error naming the field).
+inline void check_writable(const job_spec& j) {
     const auto& t = j.training;
     const auto& p = j.parallel;
     if (t.precision == precision::fp16_mixed)
@@ -66,22 +62,13 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
         throw config_error("training.optimizer=\"" + std::string(to_string(t.optimizer)) + "\": the torchtitan recipe keeps its base recipe's AdamW");
     if (p.ep > 1 || p.vpp > 1)
         throw config_error("parallel.ep/vpp > 1: frenzy plans torchtitan as FSDP2 without expert or virtual pipeline stages");
-    const auto colon = check_recipe_reference(base);
+}
+
+/// The recipe's config.parallelism lines.
+inline std::string parallelism_lines(const job_spec& j) {
+    const auto& p = j.parallel;
     const auto n = [](std::int64_t v) { return std::to_string(v); };
     std::string s;
-    s += "# torchtitan recipe written by `frenzy launch` for job \"" + j.name + "\".\n";
-    s += "# Run: torchrun ... -m torchtitan.train --module frenzy_torchtitan --config frenzy_plan\n";
-    s += "# Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.\n";
-    if (guessed)
-        s += "# WARNING: torchtitan has no recipe known to frenzy for model \"" + j.model.name +
-             "\"; the base below is llama3_8b: give the base recipe MODULE:FUNCTION for your model (launch_options::torchtitan_base; "
-             "`frenzy launch --torchtitan-base`).\n";
-    s += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
-    if (t.precision == precision::fp8_mixed) s += "from torchtitan.components.quantization import Float8LinearConverter\n";
-    s += "from torchtitan.trainer import Trainer\n";
-    s += "from " + base.substr(0, colon) + " import " + base.substr(colon + 1) + " as base_recipe\n\n\n";
-    s += "def frenzy_plan() -> Trainer.Config:\n";
-    s += "    config = base_recipe()  # the model: " + j.model.name + "\n";
     const bool shard = p.sharding == sharding::full || p.sharding == sharding::gradients;
     s += "    config.parallelism.data_parallel_replicate_degree = " + n(shard ? 1 : p.dp) + "\n";
     s += "    config.parallelism.data_parallel_shard_degree = " + n(shard ? p.dp : 1) + "\n";
@@ -94,6 +81,14 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
         s += "    config.parallelism.num_pp_microbatches = " + n(j.micro_batches()) + "\n";
     }
     s += "    config.parallelism.context_parallel_degree = " + n(p.cp) + "\n";
+    return s;
+}
+
+/// The recipe's config.training, activation-checkpoint and compile lines.
+inline std::string training_lines(const job_spec& j) {
+    const auto& t = j.training;
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    std::string s;
     s += "    config.training.max_context_length = " + n(t.seq_len) + "\n";
     s += "    config.training.num_tokens_per_microbatch_per_dp_rank = " + n(t.micro_batch * t.seq_len) + "\n";
     s += "    config.training.num_tokens_per_train_step = " + n(t.global_batch * t.seq_len) + "\n";
@@ -102,13 +97,40 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
     }
     if (t.precision == precision::bf16) s += "    config.training.dtype = \"bfloat16\"\n";
     else s += std::string("    config.training.mixed_precision_param = \"") + (t.precision == precision::fp32 ? "float32" : "bfloat16") + "\"\n";
-    switch (p.recompute) {
+    switch (j.parallel.recompute) {
         case recompute::none: s += "    config.activation_checkpoint = None\n"; break;
         case recompute::selective: s += "    config.activation_checkpoint = SelectiveAC.Config()\n"; break;
         case recompute::full: s += "    config.activation_checkpoint = FullAC.Config()\n"; break;
     }
     s += std::string("    config.compile.enable = ") + (j.runtime.compile ? "True" : "False") + "\n";
-    if (t.precision == precision::fp8_mixed) {  // float8 is a model converter (llama3_debugmodel_float8 in config_registry.py)
+    return s;
+}
+
+/// torchtitan recipe module: a function returning Trainer.Config, derived from a base recipe (when `base0` is
+/// empty, torchtitan's recipe for the model, or llama3_8b with a warning comment).
+inline std::string recipe(const job_spec& j, const std::string& base0) {
+    std::string base = base0.empty() ? base_for(j.model) : base0;
+    const bool guessed = base.empty();
+    if (guessed) base = "torchtitan.models.llama3.config_registry:llama3_8b";
+    check_writable(j);
+    const bool fp8 = j.training.precision == precision::fp8_mixed;
+    const auto colon = check_recipe_reference(base);
+    std::string s;
+    s += "# torchtitan recipe written by `frenzy launch` for job \"" + j.name + "\".\n";
+    s += "# Run: torchrun ... -m torchtitan.train --module frenzy_torchtitan --config frenzy_plan\n";
+    s += "# Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.\n";
+    if (guessed)
+        s += "# WARNING: torchtitan has no recipe known to frenzy for model \"" + j.model.name +
+             "\"; the base below is llama3_8b: give the base recipe MODULE:FUNCTION for your model (launch_options::torchtitan_base; "
+             "`frenzy launch --torchtitan-base`).\n";
+    s += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
+    if (fp8) s += "from torchtitan.components.quantization import Float8LinearConverter\n";
+    s += "from torchtitan.trainer import Trainer\n";
+    s += "from " + base.substr(0, colon) + " import " + base.substr(colon + 1) + " as base_recipe\n\n\n";
+    s += "def frenzy_plan() -> Trainer.Config:\n";
+    s += "    config = base_recipe()  # the model: " + j.model.name + "\n";
+    s += parallelism_lines(j) + training_lines(j);
+    if (fp8) {  // float8 is a model converter (llama3_debugmodel_float8 in config_registry.py)
         const std::string mod = base.substr(0, colon);
         const auto dot = mod.rfind(".config_registry");
         s += "    from " + (dot == std::string::npos ? mod : mod.substr(0, dot)) + " import model_registry\n\n";
