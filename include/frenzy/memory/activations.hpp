@@ -202,7 +202,7 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
     const auto& m = j.model;
     const auto& p = j.parallel;
     const double e = detail::activation_element_bytes(j.training.precision);
-    const double s = static_cast<double>(j.training.seq_len / p.cp);  // context parallelism splits the sequence
+    const double s = static_cast<double>(local_sequence(j));  // context parallelism splits the sequence
     const double b = static_cast<double>(j.training.micro_batch);
     const double h = static_cast<double>(m.hidden);
     const double t = static_cast<double>(p.tp);
@@ -299,7 +299,7 @@ struct transformer_activations {
     activation_bytes activations(const job_spec& j, const stage_layout& l, const framework_profile& f) const {
         const auto& p = j.parallel;
         const double e = detail::activation_element_bytes(j.training.precision);
-        const double sb = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch);
+        const double sb = local_tokens(j);
         const double h = static_cast<double>(j.model.hidden);
         const double rep = p.sequence_parallel ? 1.0 / static_cast<double>(p.tp) : 1.0;
         // Each layer kind once per stage, and only the kinds the stage holds (an all-MoE stage computes no dense

@@ -378,7 +378,7 @@ private:
             return {&it->second, fresh};
         }
     };
-    /// The fields the pipeline stages of a job's layout depend on (memory/layout.hpp for_each_stage_layout, with
+    /// The fields the pipeline stages of a job's layout depend on (train/geometry.hpp for_each_stage_layout, with
     /// the framework's vocabulary padding), within one plan() call, where the model and sequence length are fixed:
     /// what keys the stage walks shared across dp, sharding, recompute, micro-batches, precisions and GPU types.
     using stage_key = std::array<std::int64_t, 9>;
@@ -407,8 +407,8 @@ private:
         /// interleaved: what they depend on, filled when first needed.
         std::vector<std::vector<std::int64_t>> micro_batches{};
         std::vector<char> micro_batches_ready{};
-        std::optional<detail::stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
-        std::map<stage_key, detail::stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
+        std::optional<stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
+        std::map<stage_key, stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
         stage_cache<stages_type> stages{};          ///< the current layout's stages (memory models that take them)
         double max_usable = std::numeric_limits<double>::infinity();  ///< most usable bytes of a GPU of the call
     };
@@ -621,10 +621,10 @@ private:
                                     if (tp * pp * cp > avail) break;
                                     set_layout(j, job0->runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
                                     if (!shape_allowed(j, pool, opt)) continue;
-                                    if constexpr (requires { time_.predict(j, g, topo, detail::stage_load{}); }) {
+                                    if constexpr (requires { time_.predict(j, g, topo, stage_load{}); }) {
                                         // independent of dp, sharding, the precision and the GPU: once per layout
                                         auto [it, fresh] = cx.bottleneck.try_emplace(stage_key_of(j));
-                                        if (fresh) it->second = detail::bottleneck_stage(j, flops);
+                                        if (fresh) it->second = bottleneck_stage(j, flops);
                                         cx.stage = it->second;
                                     }
                                     frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
