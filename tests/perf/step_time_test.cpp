@@ -100,8 +100,8 @@ TEST_CASE("data-parallel traffic: all-reduce of the gradients, FSDP gathers per 
     const auto& g = cat.at("a100-80g");
     // 16 GPUs on 2 nodes of 8 at 200 GB/s per node: a dp group filling both nodes gets 0.9 x 200 GB/s
     const auto ddp = model.predict(llama8b({.dp = 16}, 1, 64), g, {8, 200}).parts;
-    const double params = stage_layouts(llama8b({.dp = 16}, 1, 64), profile_of(framework::megatron))[0].params();
-    CHECK(params == Approx(8.03e9).epsilon(2e-3));  // whole model on one stage (memory/layout.hpp, the one count)
+    const double params = stage_layouts(llama8b({.dp = 16}, 1, 64), profile_of(framework::megatron).vocab_divisible_by)[0].params();
+    CHECK(params == Approx(8.03e9).epsilon(2e-3));  // whole model on one stage (train/geometry.hpp, the one count)
     CHECK(ddp.dp_sync == Approx(2.0 * 15 / 16 * params * 2 / (0.9 * 200e9)).epsilon(1e-12));
     const auto fsdp = model.predict(llama8b({.dp = 16, .sharding = sharding::full}, 1, 64), g, {8, 200}).parts;
     CHECK(fsdp.shard_mb == Approx(3.0 * 15 / 16 * params * 2 / (0.9 * 200e9)).epsilon(1e-12));
@@ -226,7 +226,7 @@ TEST_CASE("context parallelism: Megatron's overlapped K/V ring, PyTorch's all-ga
     const double full = 2 * chunk;
     CHECK(tt.cp_mb == Approx(32 * 3 * 0.5 * full / bw).epsilon(1e-12));
     CHECK(tt.cp_exposed_mb == tt.cp_mb);
-    const double params = stage_layouts(llama8b({}), profile_of(framework::megatron))[0].params();
+    const double params = stage_layouts(llama8b({}), profile_of(framework::megatron).vocab_divisible_by)[0].params();
     CHECK(tt.shard_mb == Approx(3.0 * 7 / 8 * params * 2 / bw).epsilon(1e-12));
 }
 
@@ -298,7 +298,7 @@ TEST_CASE("routed experts run grouped GEMMs on the tokens routed to each local e
     CHECK(step_time_model{}.predict(j, g, {}).parts.work.expert_flops == Approx(0.5 * b.work.expert_flops).epsilon(1e-12));
 }
 
-TEST_CASE("bottleneck stage: the layout's stage with the most forward work (memory/layout.hpp, one count)") {
+TEST_CASE("bottleneck stage: the layout's stage with the most forward work (train/geometry.hpp, one count)") {
     job_spec j = llama8b({.pp = 8});
     j.model.layers = 126;  // Llama 3.1 405B's depth on an 8B-wide model
     const auto f = forward_flops_per_token(j.model, j.training.seq_len);
@@ -309,25 +309,25 @@ TEST_CASE("bottleneck stage: the layout's stage with the most forward work (memo
     // Megatron --decoder-last-pipeline-num-layers 7: 7 stages of 17, the last 7 + logits (~9.1 layers): a middle
     // stage is the bottleneck and holds no logits
     j.parallel.last_stage_layers = 7;
-    auto s = detail::bottleneck_stage(j, f);
+    auto s = bottleneck_stage(j, f);
     CHECK(s.layers == 17);
     CHECK_FALSE(s.logits);
     // --decoder-first-pipeline-num-layers 14: 7 stages of 16, the last one with the logits is the bottleneck
     j.parallel.last_stage_layers = 0;
     j.parallel.first_stage_layers = 14;
-    s = detail::bottleneck_stage(j, f);
+    s = bottleneck_stage(j, f);
     CHECK(s.layers == 16);
     CHECK(s.logits);
     // embedding and loss take a layer slot each (128 slots over 8): the last stage has 15 layers + logits
     // (~17.1 layer-equivalents) against 16 in the middle: the last is the bottleneck with 15 layers
     j.parallel.first_stage_layers = 0;
     j.parallel.embedding_stage = j.parallel.loss_stage = true;
-    s = detail::bottleneck_stage(j, f);
+    s = bottleneck_stage(j, f);
     CHECK(s.layers == 15);
     CHECK(s.logits);
     // parameters: the largest stage's, as the memory model counts them (the first stage holds the embedding)
     double most = 0;
-    for (const auto& l : stage_layouts(j, profile_of(j))) most = std::max(most, l.params());
+    for (const auto& l : stage_layouts(j, profile_of(j).vocab_divisible_by)) most = std::max(most, l.params());
     CHECK(s.params == most);
     // the step time follows the layout: predict uses that stage's 15 layers for tensor-parallel traffic too
     j.parallel.tp = 2;

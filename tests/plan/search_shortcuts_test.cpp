@@ -111,7 +111,7 @@ TEST_CASE("step_parts equals predict's parts, bit for bit") {
             for (const char* gpu : {"h100-80g", "a100-80g", "v100-32g"}) {
                 const auto& g = cat.at(gpu);
                 const topology topo{8, 0.0};
-                const auto stage = detail::bottleneck_stage(j, forward_flops_per_token(j.model, j.training.seq_len));
+                const auto stage = bottleneck_stage(j, forward_flops_per_token(j.model, j.training.seq_len));
                 const auto full = t.predict(j, g, topo, stage);
                 const auto parts = t.step_parts(j, g, topo, stage);
                 CHECK(parts.total == full.parts.total);  // v100: both 0 (no bf16), predict says unsupported

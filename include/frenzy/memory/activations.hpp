@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <concepts>
+#include <utility>
 
 #include "frenzy/core/units.hpp"
 #include "frenzy/memory/framework_profile.hpp"
@@ -197,30 +198,38 @@ inline double eager_elementwise_activations(const job_spec& j, const framework_p
 
 }  // namespace detail
 
-/// One layer's saved tensors (bytes) for one micro-batch of `j` on a GPU; `moe` selects the MoE MLP.
-inline layer_activation_bytes layer_activations(const job_spec& j, const framework_profile& f, bool moe) {
-    const auto& m = j.model;
+namespace detail {
+/// The sizes one layer's activation terms share for one micro-batch of `j` on a GPU.
+inline layer_shape layer_shape_of(const job_spec& j, const framework_profile& f) {
     const auto& p = j.parallel;
-    const double e = detail::activation_element_bytes(j.training.precision);
-    const double s = static_cast<double>(j.training.seq_len / p.cp);  // context parallelism splits the sequence
+    const double e = activation_element_bytes(j.training.precision);
+    const double s = static_cast<double>(local_sequence(j));  // context parallelism splits the sequence
     const double b = static_cast<double>(j.training.micro_batch);
-    const double h = static_cast<double>(m.hidden);
+    const double h = static_cast<double>(j.model.hidden);
     const double t = static_cast<double>(p.tp);
     const double rep = p.sequence_parallel ? 1.0 / t : 1.0;  // tensors outside the tp region: replicated or split
-    const double a = static_cast<double>(m.heads);
-    const double q = static_cast<double>(m.heads * m.hdim());
-    const double kv = static_cast<double>(m.kv() * m.hdim());
     const double sb = s * b;
-    const double mask = f.dropout ? 1.0 : 0.0;  // dropout masks: one byte per element
-    const bool flash = j.runtime.attention == attention_impl::flash;
-    const double s_full = static_cast<double>(j.training.seq_len);
-
     // GEMM inputs of the column-parallel linears (QKV, fc1): the local shard under Megatron's sequence parallelism,
     // the all-gathered full sequence under DTensor's (framework_profile::saves_gathered_inputs), there in fp8 when
     // torchao float8 casts before the all-gather (torchao float8/float8_tensor_parallel.py PrepareFloat8ModuleInput /
     // Float8ColwiseParallel: hp_tensor_to_float8_dynamic, then redistribute; Float8Linear saves the fp8 input).
     const double gathered_e = j.training.precision == precision::fp8_mixed ? 1.0 : e;
     const double col_in = f.saves_gathered_inputs ? gathered_e * sb * h : e * sb * h * rep;
+    return {e, sb, h, t, rep, col_in};
+}
+}  // namespace detail
+
+/// One layer's saved tensors (bytes) for one micro-batch of `j` on a GPU; `moe` selects the MoE MLP.
+inline layer_activation_bytes layer_activations(const job_spec& j, const framework_profile& f, bool moe) {
+    const auto& m = j.model;
+    const detail::layer_shape d = detail::layer_shape_of(j, f);
+    const double e = d.e, sb = d.sb, h = d.h, t = d.t, rep = d.rep, col_in = d.col_in;
+    const double a = static_cast<double>(m.heads);
+    const double q = static_cast<double>(m.heads * m.hdim());
+    const double kv = static_cast<double>(m.kv() * m.hdim());
+    const double mask = f.dropout ? 1.0 : 0.0;  // dropout masks: one byte per element
+    const bool flash = j.runtime.attention == attention_impl::flash;
+    const double s_full = static_cast<double>(j.training.seq_len);
 
     // Attention block (Korthikanti eq. 1: 11sbh + 5as^2b with t = 1, MHA).
     const double ln1_in = e * sb * h * rep;
@@ -238,7 +247,6 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
     // MLP block (Korthikanti eq. 1: 19sbh with f = 4h, GELU).
     const double ln2_in = e * sb * h * rep;
     const double mlp_mask = mask * sb * h * rep;
-    const detail::layer_shape d{e, sb, h, t, rep, col_in};
     const auto mlp_block = moe ? detail::moe_mlp_activations(j, f, d) : detail::dense_mlp_activations(m, d);
     const double mlp = mlp_block.saved, mlp_largest = mlp_block.largest;
     const auto& mlp_mm_outputs = mlp_block.mm_outputs;
@@ -287,6 +295,42 @@ inline double saved_per_layer(const job_spec& j, const stage_layout& l, const la
     return x.none;
 }
 
+namespace detail {
+/// What the last stage holds beyond its layers, per micro-batch: the final norm's input and output (the LM head's
+/// input) and the loss's saved fp32 softmax / log-softmax over the vocabulary-parallel logits (Megatron
+/// tensor_parallel/cross_entropy.py; torch.nn.functional.cross_entropy on logits.float()); and the loss's transient
+/// bytes. Returns {stored extra, transient}.
+inline std::pair<double, double> last_stage_activations(const job_spec& j, const framework_profile& f) {
+    const auto& p = j.parallel;
+    const double e = activation_element_bytes(j.training.precision);
+    const double sb = local_tokens(j);
+    const double h = static_cast<double>(j.model.hidden);
+    const double rep = p.sequence_parallel ? 1.0 / static_cast<double>(p.tp) : 1.0;
+    const double logits = sb * static_cast<double>(framework_vocab(j, f)) / static_cast<double>(p.tp);
+    // The LM head's input: the local shard (Megatron) or, under DTensor sequence parallelism, the all-gathered
+    // full sequence (torchtitan "output": ColwiseParallel(input_layouts=Shard(1)); never float8: its
+    // convert_to_float8_training filter skips "output", torchtitan float8.py@9dec370).
+    const double head_in = f.saves_gathered_inputs ? e * sb * h : e * sb * h * rep;
+    // An eager final RMSNorm also keeps the fp32 copy of its input (framework_profile::eager_final_norm).
+    const double final_norm_fp32 = f.eager_final_norm && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
+    const double last_extra = e * sb * h * rep + final_norm_fp32 + head_in + 4.0 * logits;
+    // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B). The upcast path has
+    // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the
+    // fp32 gradients of the log-softmax output and input of one chunk (8/n B); n = runtime.loss_chunks
+    // (torchtune CEWithChunkedOutputLoss upcasts chunk by chunk).
+    // The DTensor loss-parallel path holds in backward the saved output, grad_out, exp(out) and their product
+    // (12 B beyond the saved 4).
+    const double n = static_cast<double>(j.runtime.loss_chunks);
+    double loss_transient = 0;
+    switch (f.loss) {
+        case loss_style::fused_vocab_parallel: loss_transient = 2.0 * logits; break;
+        case loss_style::upcast_log_softmax: loss_transient = std::max(2.0 + 4.0 / n, 8.0 / n) * logits; break;
+        case loss_style::dtensor_loss_parallel: loss_transient = 12.0 / n * logits; break;
+    }
+    return {last_extra, loss_transient};
+}
+}  // namespace detail
+
 /// Policy: activations of one stage's GPU at the peak.
 template <class T>
 concept ActivationPolicy = requires(const T& p, const job_spec& j, const stage_layout& l, const framework_profile& f) {
@@ -298,8 +342,7 @@ concept ActivationPolicy = requires(const T& p, const job_spec& j, const stage_l
 struct transformer_activations {
     activation_bytes activations(const job_spec& j, const stage_layout& l, const framework_profile& f) const {
         const auto& p = j.parallel;
-        const double e = detail::activation_element_bytes(j.training.precision);
-        const double sb = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch);
+        const double sb = local_tokens(j);
         const double h = static_cast<double>(j.model.hidden);
         const double rep = p.sequence_parallel ? 1.0 / static_cast<double>(p.tp) : 1.0;
         // Each layer kind once per stage, and only the kinds the stage holds (an all-MoE stage computes no dense
@@ -311,34 +354,11 @@ struct transformer_activations {
         const double dense_layers = static_cast<double>(l.layers - l.moe_layers);
         const double moe_layers = static_cast<double>(l.moe_layers);
         const double layers_per_mb = dense_layers * pick(dense) + moe_layers * pick(moe);  // all chunks of the stage
-        double first_extra = 0, last_extra = 0;  // per micro-batch, in the embedding's / the loss's chunk
+        double first_extra = 0;  // per micro-batch, in the embedding's chunk (the loss's: last_extra)
         if (l.first && f.dropout) first_extra += sb * h * rep;  // embedding dropout mask
         // Last stage: final norm input and output (the LM head's input), and the loss's saved fp32 softmax /
-        // log-softmax over the vocabulary-parallel logits (Megatron tensor_parallel/cross_entropy.py;
-        // torch.nn.functional.cross_entropy on logits.float()).
-        const double logits = sb * static_cast<double>(framework_vocab(j, f)) / static_cast<double>(p.tp);
-        double loss_transient = 0;
-        if (l.last) {
-            // The LM head's input: the local shard (Megatron) or, under DTensor sequence parallelism, the all-gathered
-            // full sequence (torchtitan "output": ColwiseParallel(input_layouts=Shard(1)); never float8: its
-            // convert_to_float8_training filter skips "output", torchtitan float8.py@9dec370).
-            const double head_in = f.saves_gathered_inputs ? e * sb * h : e * sb * h * rep;
-            // An eager final RMSNorm also keeps the fp32 copy of its input (framework_profile::eager_final_norm).
-            const double final_norm_fp32 = f.eager_final_norm && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
-            last_extra += e * sb * h * rep + final_norm_fp32 + head_in + 4.0 * logits;
-            // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B). The upcast path has
-            // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the
-            // fp32 gradients of the log-softmax output and input of one chunk (8/n B); n = runtime.loss_chunks
-            // (torchtune CEWithChunkedOutputLoss upcasts chunk by chunk).
-            // The DTensor loss-parallel path holds in backward the saved output, grad_out, exp(out) and their product
-            // (12 B beyond the saved 4).
-            const double n = static_cast<double>(j.runtime.loss_chunks);
-            switch (f.loss) {
-                case loss_style::fused_vocab_parallel: loss_transient = 2.0 * logits; break;
-                case loss_style::upcast_log_softmax: loss_transient = std::max(2.0 + 4.0 / n, 8.0 / n) * logits; break;
-                case loss_style::dtensor_loss_parallel: loss_transient = 12.0 / n * logits; break;
-            }
-        }
+        // log-softmax over the vocabulary-parallel logits (detail::last_stage_activations).
+        const auto [last_extra, loss_transient] = l.last ? detail::last_stage_activations(j, f) : std::pair<double, double>{0.0, 0.0};
         // Recomputing one unit in backward rebuilds what the mode dropped (a full-recompute unit: all of its layers
         // beyond the input kept); its gradients need a working set of about the largest saved tensor.
         const auto& big = moe_layers > 0 ? moe : dense;

@@ -173,7 +173,7 @@ inline double lora_activation_delta(const job_spec& j, bool moe) {
     const auto& p = j.parallel;
     const auto tg = j.training.finetune.targets;
     const double e = activation_element_bytes(j.training.precision);
-    const double sb = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch);
+    const double sb = local_tokens(j);
     const double h = static_cast<double>(m.hidden);
     const double t = static_cast<double>(p.tp);
     const double rep = p.sequence_parallel ? 1.0 / t : 1.0;
@@ -212,7 +212,7 @@ inline double fp8_activation_delta(const job_spec& j, bool moe) {
     const auto& m = j.model;
     const auto& p = j.parallel;
     const double e = activation_element_bytes(j.training.precision);
-    const double sb = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch);
+    const double sb = local_tokens(j);
     const double t = static_cast<double>(p.tp);
     const double rep = p.sequence_parallel ? 1.0 / t : 1.0;
     const double h = static_cast<double>(m.hidden);
@@ -257,7 +257,7 @@ inline parameter_split trainable_split(const job_spec& j, const stage_layout& l,
         }
     } else if (ft.frozen_layers > 0) {
         const auto fl = detail::leading_layers_on_stage(j, l, f, ft.frozen_layers);
-        const auto c = count_parameters(j.model, framework_vocab(j, f), position_rows(j));
+        const auto c = count_parameters(j.model, framework_vocab(j, f), position_table_length(j));
         const double t = static_cast<double>(p.tp);
         const double ep_local = j.model.is_moe() ? static_cast<double>(j.model.moe.experts / p.ep) : 0.0;
         const double dense_layer = c.attention / t + c.dense_mlp / t + c.layer_norms;
@@ -343,7 +343,7 @@ inline double architecture_activation_delta(const job_spec& j) {
     const auto& m = j.model;
     const auto& p = j.parallel;
     const double e = detail::activation_element_bytes(j.training.precision);
-    const double sb = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch);
+    const double sb = local_tokens(j);
     const double rep = p.sequence_parallel ? 1.0 / static_cast<double>(p.tp) : 1.0;
     double d = 0;
     if (m.parallel_attention) d -= 2.0 * e * sb * static_cast<double>(m.hidden) * rep;
@@ -393,8 +393,7 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
     double edges = std::max(0.0, a.stored.value / in_flight - layers_before);
     // Eager soft-capping (transformers Gemma2ForCausalLM: logits / cap, tanh, * cap) saves tanh's 16-bit output.
     if (softcap)
-        edges += 2.0 * static_cast<double>(j.training.seq_len / j.parallel.cp) * static_cast<double>(j.training.micro_batch) *
-                 static_cast<double>(framework_vocab(j, f)) / static_cast<double>(j.parallel.tp);
+        edges += 2.0 * local_tokens(j) * static_cast<double>(framework_vocab(j, f)) / static_cast<double>(j.parallel.tp);
     const double layers_after = live_dense * per_dense + live_moe * per_moe;
     activation_bytes r = a;
     if (j.runtime.offload.activations) {

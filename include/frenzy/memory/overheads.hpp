@@ -61,7 +61,7 @@ struct framework_overheads {
         }
         // Megatron's unfused core attention writes Q K^T into a persistent global buffer (b x a/t x s x s, 16-bit).
         if (f.attention_score_buffer && j.runtime.attention == attention_impl::unfused) {
-            const double s_local = static_cast<double>(j.training.seq_len / p.cp);
+            const double s_local = static_cast<double>(local_sequence(j));
             train += 2.0 * static_cast<double>(j.training.micro_batch) * static_cast<double>(j.model.heads) /
                      static_cast<double>(p.tp) * s_local * static_cast<double>(j.training.seq_len);
         }

@@ -272,10 +272,16 @@ inline double mean_attention_span(const transformer_spec& m, std::int64_t seq_le
     return (global * s + (layers - global) * static_cast<double>(m.sliding_window)) / layers;
 }
 
+/// Rows of the learned position table at training sequence length `seq_len`: model.max_positions, else
+/// seq_len (train/geometry.hpp position_table_length(job) for a job).
+inline std::int64_t position_table_length(const transformer_spec& m, std::int64_t seq_len) {
+    return m.max_positions > 0 ? m.max_positions : seq_len;
+}
+
 /// Total parameters of the model as published (unpadded vocab). `seq_len` sizes a learned position
 /// table when model.max_positions is 0.
 inline double total_parameters(const transformer_spec& m, std::int64_t seq_len = 0) {
-    const auto c = count_parameters(m, m.vocab, m.max_positions > 0 ? m.max_positions : seq_len);
+    const auto c = count_parameters(m, m.vocab, position_table_length(m, seq_len));
     const double dense = static_cast<double>(m.layers - m.moe_layers());
     const double moe = static_cast<double>(m.moe_layers());
     return dense * c.dense_layer() + moe * c.moe_layer(m.moe.experts) + c.word_embedding + c.position_embedding +
@@ -285,7 +291,7 @@ inline double total_parameters(const transformer_spec& m, std::int64_t seq_len =
 /// Parameters active per token (MoE: top_k routed experts), used for FLOP counting.
 inline double active_parameters(const transformer_spec& m, std::int64_t seq_len = 0) {
     if (!m.is_moe()) return total_parameters(m, seq_len);
-    const auto c = count_parameters(m, m.vocab, m.max_positions > 0 ? m.max_positions : seq_len);
+    const auto c = count_parameters(m, m.vocab, position_table_length(m, seq_len));
     const double dense = static_cast<double>(m.layers - m.moe_layers());
     const double moe = static_cast<double>(m.moe_layers());
     return dense * c.dense_layer() + moe * c.moe_layer(m.moe.top_k) + c.word_embedding + c.position_embedding +

@@ -172,14 +172,19 @@ inline std::vector<fit_param> choose_fit_params(const std::vector<throughput_sam
     return params;
 }
 
-/// Levenberg-Marquardt on log(predicted / measured step time) of every sample over `params` of `cur`, with
-/// forward-difference derivatives through the whole step-time model and bounds by projection.
-inline void levenberg_marquardt(const std::vector<throughput_sample>& samples, const std::vector<const gpu_type*>& gpu_of,
-                                const std::vector<fit_param>& params, int iterations, efficiency_model& cur) {
-    const int P = static_cast<int>(params.size()), N = static_cast<int>(samples.size());
-    std::vector<double> measured(samples.size());
-    for (std::size_t i = 0; i < samples.size(); ++i) measured[i] = measured_step_time(samples[i]);
-    auto residuals = [&](const efficiency_model& e) {
+/// The residuals the calibration minimises: log(predicted / measured step time) of every sample under an
+/// efficiency model, and their forward-difference derivatives through the whole step-time model.
+struct log_time_residuals {
+    const std::vector<throughput_sample>& samples;
+    const std::vector<const gpu_type*>& gpu_of;
+    std::vector<double> measured;
+
+    log_time_residuals(const std::vector<throughput_sample>& s, const std::vector<const gpu_type*>& g)
+        : samples(s), gpu_of(g), measured(s.size()) {
+        for (std::size_t i = 0; i < samples.size(); ++i) measured[i] = measured_step_time(samples[i]);
+    }
+    Eigen::VectorXd operator()(const efficiency_model& e) const {
+        const int N = static_cast<int>(samples.size());
         basic_step_time_model<> model(calibrated_compute{e});
         Eigen::VectorXd r(N);
         for (int i = 0; i < N; ++i) {
@@ -188,7 +193,30 @@ inline void levenberg_marquardt(const std::vector<throughput_sample>& samples, c
             r(i) = std::log(est.step_time.value / measured[k]);
         }
         return r;
-    };
+    }
+    /// Forward differences at `x` (the values of `params` in `cur`), whose residuals are `r`.
+    Eigen::MatrixXd jacobian(const efficiency_model& cur, const std::vector<fit_param>& params, const Eigen::VectorXd& x,
+                             const Eigen::VectorXd& r) const {
+        const int P = static_cast<int>(params.size()), N = static_cast<int>(samples.size());
+        Eigen::MatrixXd J(N, P);
+        for (int c = 0; c < P; ++c) {
+            const double h = 1e-6 * std::max(1.0, std::abs(x(c)));
+            Eigen::VectorXd xp = x;
+            xp(c) += h;
+            efficiency_model e = cur;
+            params_set(e, params, xp);
+            J.col(c) = ((*this)(e) - r) / h;
+        }
+        return J;
+    }
+};
+
+/// Levenberg-Marquardt on log(predicted / measured step time) of every sample over `params` of `cur`, with
+/// forward-difference derivatives through the whole step-time model and bounds by projection.
+inline void levenberg_marquardt(const std::vector<throughput_sample>& samples, const std::vector<const gpu_type*>& gpu_of,
+                                const std::vector<fit_param>& params, int iterations, efficiency_model& cur) {
+    const int P = static_cast<int>(params.size());
+    const log_time_residuals residuals(samples, gpu_of);
     auto get_x = [&](efficiency_model& e) {
         Eigen::VectorXd x(P);
         for (int c = 0; c < P; ++c) x(c) = param_get(e, params[static_cast<std::size_t>(c)]);
@@ -201,15 +229,7 @@ inline void levenberg_marquardt(const std::vector<throughput_sample>& samples, c
     Eigen::VectorXd r = residuals(cur);
     double cost = r.squaredNorm(), lambda = 1e-3;
     for (int it = 0; it < iterations; ++it) {
-        Eigen::MatrixXd J(N, P);
-        for (int c = 0; c < P; ++c) {  // forward differences
-            const double h = 1e-6 * std::max(1.0, std::abs(x(c)));
-            Eigen::VectorXd xp = x;
-            xp(c) += h;
-            efficiency_model e = cur;
-            set_x(e, xp);
-            J.col(c) = (residuals(e) - r) / h;
-        }
+        const Eigen::MatrixXd J = residuals.jacobian(cur, params, x, r);
         const Eigen::MatrixXd A = J.transpose() * J;
         const Eigen::VectorXd g = J.transpose() * r;
         bool improved = false;

@@ -14,8 +14,8 @@
 #include <cstdint>
 
 #include "frenzy/core/units.hpp"
-#include "frenzy/memory/layout.hpp"
 #include "frenzy/model/transformer.hpp"
+#include "frenzy/train/geometry.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -95,7 +95,7 @@ inline flop_count step_flops(const job_spec& j) {
     double share = 1.0;
     if (j.parallel.recompute == recompute::full && !(j.parallel.recompute_method == recompute_method::uniform)) {
         double checkpointed = 0;  // every stage's layers are one slice of the model: sum what each recomputes
-        for_each_stage_layout(j, profile_of(j), [&](const stage_layout& l) { checkpointed += full_recompute_of(j, l).checkpointed; });
+        for_each_stage(j, [&](const stage_layout& l) { checkpointed += full_recompute_of(j, l).checkpointed; });
         share = checkpointed / static_cast<double>(j.model.layers);
     }
     return training_flops(j.model, j.training.seq_len, j.tokens_per_step(), j.parallel.recompute, share);

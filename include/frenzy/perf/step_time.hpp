@@ -21,12 +21,12 @@
 #include "frenzy/core/units.hpp"
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/hw/gpu.hpp"
-#include "frenzy/memory/framework_profile.hpp"
-#include "frenzy/memory/layout.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/perf/efficiency.hpp"
 #include "frenzy/perf/error_band.hpp"
 #include "frenzy/perf/flops.hpp"
+#include "frenzy/perf/stage_load.hpp"
+#include "frenzy/train/geometry.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -179,51 +179,6 @@ inline double optimizer_pass_bytes(precision p, optimizer_kind o) {
     return 2.0 * (w + master + states + grad);
 }
 
-/// The bottleneck pipeline stage as the step time sees it. Stages, their layers (uneven first/last stages,
-/// embedding/loss slots, the MoE layers each chunk holds) and their per-GPU parameters come from the one layout
-/// computation the memory model uses (memory/layout.hpp stage_layouts); the bottleneck is the stage with the most
-/// forward FLOPs per token (the last on a tie: it also runs the loss), and the parameters are the largest any
-/// stage's GPU holds before data-parallel sharding (its gradient sync and optimizer pass finish last).
-struct stage_load {
-    double layers = 0;      ///< transformer layers on the bottleneck stage (all its virtual chunks)
-    double moe_layers = 0;  ///< of which mixture-of-experts layers
-    bool logits = false;    ///< the bottleneck stage holds the output layer and the loss
-    double params = 0;      ///< most parameters per GPU of any stage (dense + local experts), before dp sharding
-    std::int64_t chunk_slots = 0;  ///< layer slots per virtual chunk of the bottleneck stage (stage_layout)
-    /// The per-token FLOPs the stages were weighed with: forward_flops_per_token of the job's model and sequence
-    /// length, which the compute term reads too (kept here so that it is computed once per layout, not per call).
-    token_flops flops{};
-    double dense_layers() const { return layers - moe_layers; }
-};
-inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
-    stage_load out;
-    out.flops = f;
-    double worst = -1;
-    for_each_stage_layout(j, profile_of(j), [&](const stage_layout& s) {
-        const double l = static_cast<double>(s.layers), e = static_cast<double>(s.moe_layers);
-        const double work = (l - e) * f.dense_layer + e * f.moe_layer + l * f.attention_core + (s.last ? f.logits : 0.0);
-        if (work >= worst) {
-            worst = work;
-            out.layers = l;
-            out.moe_layers = e;
-            out.logits = s.last;
-            out.chunk_slots = s.chunk_slots;
-        }
-        out.params = std::max(out.params, s.params());
-    });
-    return out;
-}
-
-/// Share of the bottleneck stage's layers that full recompute runs forward a second time (memory/layout.hpp
-/// full_recompute_of: all of them with the uniform method, the first recompute_layers of each chunk with block).
-inline double full_recompute_share(const job_spec& j, const stage_load& s) {
-    if (j.parallel.recompute != recompute::full || !(s.layers > 0)) return 0.0;
-    stage_layout l;
-    l.layers = static_cast<std::int64_t>(s.layers);
-    l.chunk_slots = s.chunk_slots;
-    return full_recompute_of(j, l).checkpointed / s.layers;
-}
-
 /// HBM bytes of the element-wise kernels of one transformer layer per token on one GPU, forward only (backward
 /// reads the saved inputs and the output gradient and writes the input gradient: 2 x forward). Counted per
 /// kernel as elements read + written, 2 bytes each (Megatron-LM megatron/core/transformer/transformer_layer.py
@@ -273,12 +228,12 @@ public:
 
     /// Predicts one optimizer step of `j` (its parallel layout as given; assumed valid) on GPUs of type `g`.
     step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo) const {
-        return predict(j, g, topo, detail::bottleneck_stage(j, forward_flops_per_token(j.model, j.training.seq_len)));
+        return predict(j, g, topo, bottleneck_stage(j));
     }
-    /// The same with the job's bottleneck stage given (`detail::bottleneck_stage` of its model, sequence length
+    /// The same with the job's bottleneck stage given (`bottleneck_stage` of its model, sequence length
     /// and layout: it does not depend on dp, the micro-batch, recompute, precision or the GPU), so a planner that
     /// predicts one layout at many points walks its stages once.
-    step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const detail::stage_load& stage) const {
+    step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage) const {
         step_estimate r;
         const auto& t = j.training;
         const auto& p = j.parallel;
@@ -304,7 +259,7 @@ public:
 
     /// The parts of the step alone (predict's `parts`, bit for bit, without the FLOP count, MFU and error band):
     /// what a planner's speed bound reads. All zero where the GPU lacks the job's precision.
-    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const detail::stage_load& stage) const {
+    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage) const {
         step_breakdown b;
         const double peak = g.peak_flops(j.training.precision);
         if (peak > 0) fill_parts(j, g, topo, stage, peak, b);
@@ -312,14 +267,12 @@ public:
     }
 
 private:
-    void fill_parts(const job_spec& j, const gpu_type& g, const topology& topo, const detail::stage_load& stage,
+    void fill_parts(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage,
                     double peak, step_breakdown& b) const {
         const auto& t = j.training;
         const auto& p = j.parallel;
-        const double cp = static_cast<double>(p.cp);
-        const double mb_tokens = static_cast<double>(t.micro_batch) * static_cast<double>(t.seq_len);
-        const step_context c{j, g, topo, stage, static_cast<double>(p.tp), cp,
-                             mb_tokens / cp,              // tokens of one micro-batch on one GPU
+        const step_context c{j, g, topo, stage, static_cast<double>(p.tp), static_cast<double>(p.cp),
+                             local_tokens(j),             // tokens of one micro-batch on one GPU (train/geometry.hpp)
                              param_bytes(t.precision),    // activation element bytes (communication)
                              std::max(1, topo.gpus_per_node), detail::intra_node_gbps(g)};
         compute_step(c, peak, b);
@@ -337,7 +290,7 @@ private:
         const job_spec& j;
         const gpu_type& g;
         const topology& topo;
-        const detail::stage_load& stage;
+        const stage_load& stage;
         double tp, cp;
         double gpu_tokens;  ///< tokens of one micro-batch on one GPU
         double act;         ///< activation element bytes (communication)
@@ -359,7 +312,7 @@ private:
         // compute of one micro-batch on one GPU of the bottleneck stage (with the logits when it is the last)
         const double stage_dense = stage.dense_layers() * f.dense_layer + stage.moe_layers * f.moe_layer;
         const double stage_attn = stage.layers * f.attention_core;
-        const double full_rec = detail::full_recompute_share(c.j, stage);  // layers run forward twice
+        const double full_rec = full_recompute_share(c.j, stage);  // layers run forward twice
         const double rec_dense = full_rec * stage_dense;
         const double rec_attn = (p.recompute == recompute::selective ? 1.0 : full_rec) * stage_attn;
         const double dense_tok = 3.0 * stage_dense + rec_dense + (stage.logits ? 3.0 * f.logits : 0.0);
@@ -417,7 +370,7 @@ private:
         // GEMM it feeds: only the first chunk (1/tp) and what exceeds the GEMM time stays exposed.
         if (p.tp > 1) {
             const double bw = p.tp <= gpn ? intra : detail::spanning_gbps(g, topo, gpn);
-            const double n = 4.0 + 2.0 * detail::full_recompute_share(c.j, c.stage);
+            const double n = 4.0 + 2.0 * full_recompute_share(c.j, c.stage);
             const double buf = gpu_tokens * static_cast<double>(m.hidden) * act;
             b.tp_mb = layers_stage * n * comm_.seconds(collective::all_reduce, buf, p.tp, bw);
             if (rt.tp_comm_overlap) {
@@ -452,7 +405,7 @@ private:
             const double kv_elems = 2.0 * static_cast<double>(m.kv() * m.hdim()) / tp;
             const double chunk = gpu_tokens * kv_elems * act;
             const double bw = p.tp * p.cp <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
-            const double fwd_passes = 1.0 + (p.recompute == recompute::selective ? 1.0 : detail::full_recompute_share(c.j, c.stage));
+            const double fwd_passes = 1.0 + (p.recompute == recompute::selective ? 1.0 : full_recompute_share(c.j, c.stage));
             if (rt.framework->perf.context_parallel == context_parallel_impl::ring_p2p) {
                 b.cp_mb = layers_stage * (fwd_passes + 2.0) * (cp - 1.0) * comm_.seconds(collective::send_recv, chunk, 2, bw);
                 const double attn_s = b.compute_mb * b.attention_flops_mb / std::max(1.0, b.dense_flops_mb + b.attention_flops_mb);

@@ -1,0 +1,224 @@
+#pragma once
+// The planner's feasibility: the precision a GPU type runs a job in (fallback_precision), the fit rule applied
+// through the memory model with the call's memo (memory_check: the model's floor first, then its estimate, each
+// made once per job and reused for every GPU type) and why nothing fits a type (infeasible_reason).
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/core/units.hpp"
+#include "frenzy/hw/gpu.hpp"
+#include "frenzy/memory/breakdown.hpp"
+#include "frenzy/memory/fit.hpp"
+#include "frenzy/plan/memo.hpp"
+#include "frenzy/plan/options.hpp"
+#include "frenzy/plan/plan.hpp"
+#include "frenzy/plan/policies.hpp"
+#include "frenzy/plan/search_space.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// The precision a GPU type offers in place of one it lacks, nearest first: pure or mixed bf16 -> fp16-mixed
+/// (V100, T4, Turing cards have fp16 tensor cores but no bf16), fp8-mixed -> bf16-mixed -> fp16-mixed, fp4-mixed ->
+/// fp8-mixed -> ... (fp4 tensor cores are Blackwell-only).
+/// Empty when the type has the precision or nothing close.
+inline std::optional<precision> fallback_precision(precision p, const gpu_type& g) {
+    if (g.peak_flops(p) > 0) return std::nullopt;
+    std::vector<precision> order;
+    switch (p) {
+        case precision::fp4_mixed: order = {precision::fp8_mixed, precision::bf16_mixed, precision::fp16_mixed}; break;
+        case precision::fp8_mixed: order = {precision::bf16_mixed, precision::fp16_mixed}; break;
+        case precision::bf16_mixed:
+        case precision::bf16: order = {precision::fp16_mixed}; break;
+        case precision::fp16_mixed: order = {precision::bf16_mixed}; break;
+        case precision::fp32: break;
+    }
+    for (auto q : order)
+        if (g.peak_flops(q) > 0) return q;
+    return std::nullopt;
+}
+
+namespace detail {
+
+/// The job as planned on `g`: its own precision, or the nearest one the type has (a marked alternative), or
+/// nothing with the reason.
+inline std::optional<job_spec> job_for_type(const job_spec& job, const gpu_type& g, const plan_options& opt,
+                                        std::string& why) {
+    const precision want = job.training.precision;
+    if (g.peak_flops(want) > 0) return job;
+    const std::string prec(to_string(want));
+    why = prec + " is not supported on " + g.name + " (no " + prec.substr(0, prec.find('-')) + " tensor cores)";
+    const auto alt = fallback_precision(want, g);
+    if (!alt) return std::nullopt;
+    if (opt.pin_precision) {
+        why += "; the job pins its precision (without the pin, " + std::string(to_string(*alt)) + " is offered)";
+        return std::nullopt;
+    }
+    job_spec j = job;
+    j.training.precision = *alt;
+    return j;
+}
+
+/// The most frugal sharding framework `fw` offers for a layout (what the infeasibility search tries).
+inline sharding frugal_sharding(framework fw, std::int64_t dp, std::int64_t pp) {
+    if (dp == 1) return sharding::none;
+    for (auto sh : {sharding::full, sharding::gradients, sharding::optimizer}) {
+        parallel_config p;
+        p.dp = dp;
+        p.pp = pp;
+        p.sharding = sh;
+        if (framework_rejects(fw, p).empty()) return sh;
+    }
+    return sharding::none;
+}
+
+/// The fit rule (memory/fit.hpp) through memory model `M` within one plan() call: its answers are memoised by
+/// the fields a search varies (memo.hpp), and the default model takes the layout's stages, prepared once per
+/// layout (memory/estimator.hpp stages_of); a host's model is called as the MemoryModel concept says. A layout
+/// the memory model rejects (config_error) does not fit.
+template <class M>
+class memory_check {
+    struct no_stages {};
+    template <class MM> static auto stages_probe(int) -> decltype(std::declval<const MM&>().stages_of(std::declval<const job_spec&>()));
+    template <class MM> static no_stages stages_probe(...);
+
+public:
+    using stages_type = decltype(stages_probe<M>(0));
+    static constexpr bool takes_stages = requires(const M& m, const job_spec& j) {
+        { m.estimate(j, m.stages_of(j), false, 0.0) } -> std::same_as<memory_report>;
+        { m.lower_bound(j, m.stages_of(j)) } -> std::same_as<bytes>;
+    };
+
+    memory_check(const M& mem, plan_stats& st) : mem_(mem), st_(st) {}
+
+    /// Most usable bytes of a GPU of the call: the estimate's walk stops once the job fits none of them.
+    double max_usable = std::numeric_limits<double>::infinity();
+
+    /// Whether `j` fits on `g` with the margin of `opt` (memoised; counts plan_stats::memory_estimates).
+    bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt) {
+        auto [v, fresh] = required_.try_emplace(j, -1.0);
+        if (fresh) {
+            ++st_.memory_estimates;
+            try {
+                *v = required_of(j);
+            } catch (const config_error&) {
+                *v = -1.0;
+            }
+        }
+        return *v >= 0 && *v <= usable_memory(g, opt.margin).value;
+    }
+    /// The same, not memoised, with the model's full report in `out` (what a plan record shows).
+    bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt, memory_report* out) {
+        ++st_.memory_estimates;
+        try {
+            auto r = mem_.estimate(j);
+            const bool ok = check_fit(r, g, opt.margin).fits;
+            if (out) *out = std::move(r);
+            return ok;
+        } catch (const config_error&) {
+            return false;
+        }
+    }
+    /// False when the memory model's own floor already exceeds the capacity (a model without a floor: true).
+    bool may_fit(const job_spec& j, const gpu_type& g, const plan_options& opt) {
+        if constexpr (BoundedMemoryModel<M>) {
+            auto [v, fresh] = floor_.try_emplace(j, -1.0);
+            if (fresh) {
+                try {
+                    *v = floor_of(j).value;
+                } catch (const config_error&) {
+                    *v = -1.0;
+                }
+            }
+            return *v >= 0 && *v <= usable_memory(g, opt.margin).value;
+        } else {
+            return true;
+        }
+    }
+
+private:
+    const stages_type& stages_for(const job_spec& j) {
+        const auto k = stage_key_of(j);
+        if (stages_key_ != k) {
+            stages_key_.reset();
+            stages_ = mem_.stages_of(j);
+            stages_key_ = k;
+        }
+        return stages_;
+    }
+    double required_of(const job_spec& j) {
+        // the walk stops once the job fits no GPU of the call: the memo answers for all of them (fits())
+        if constexpr (takes_stages) return required_memory(mem_.estimate(j, stages_for(j), false, max_usable)).value;
+        else return required_memory(mem_.estimate(j)).value;
+    }
+    bytes floor_of(const job_spec& j) {
+        if constexpr (takes_stages) return mem_.lower_bound(j, stages_for(j));
+        else return mem_.lower_bound(j);
+    }
+
+    const M& mem_;
+    plan_stats& st_;
+    memo required_;  ///< bytes the fit rule requires; < 0: the model rejects the layout
+    memo floor_;     ///< the memory model's lower bound; < 0: it rejects the layout
+    std::optional<stage_key> stages_key_{};  ///< whose stages `stages_` holds
+    stages_type stages_{};                   ///< the current layout's stages (memory models that take them)
+};
+
+/// Why nothing fits: the smallest GPU count that would fit with the most frugal settings (keeping what the job
+/// pins), if any, up to 2^16 GPUs.
+template <class M>
+std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::int64_t avail, const search_axes& ax,
+                              const plan_options& opt, memory_check<M>& mem) {
+    const auto& g = pool.gpu;
+    const auto& c = opt.constraints;
+    const std::string gib = std::to_string(static_cast<long long>(std::llround(g.memory().value / GiB)));
+    const std::string have = std::to_string(pool.nodes) + (pool.nodes == 1 ? " node of " : " nodes of ") +
+                             std::to_string(pool.gpus_per_node) + " available";
+    bool can_full = false;
+    for (auto fw : ax.frameworks) can_full = can_full || frugal_sharding(fw, 2, 1) == sharding::full;
+    const std::string how = std::string(can_full ? "full sharding and recompute" : "tensor+pipeline parallelism, sharded optimizer and full recompute") +
+                            (c == plan_constraints{} ? "" : " (keeping the layout fields the job pins)");
+    std::int64_t need = 0;
+    std::string layout;
+    const std::int64_t limit = 1 << 16;
+    for (auto fw : ax.frameworks)
+        for (auto tp : ax.tp)
+            for (auto pp : pinned_or(c.pp, divisors(job0.model.layers)))
+                for (auto dp : pinned_or(c.dp, divisors(job0.training.global_batch))) {
+                    const auto n = dp * tp * pp * ax.cp.back();
+                    if (n > limit || (need > 0 && n >= need)) continue;
+                    std::int64_t ep = 1;
+                    for (auto e : ax.ep)
+                        if ((dp * ax.cp.back()) % e == 0) ep = std::max(ep, e);
+                    job_spec j = layout_job(job0, ax, fw, tp, pp, ax.vpp.front(), ax.cp.back(),
+                                            c.sharding.value_or(frugal_sharding(fw, dp, pp)), ep, dp, opt);
+                    j.training.micro_batch = c.micro_batch.value_or(1);
+                    j.parallel.recompute = c.recompute.value_or(recompute::full);
+                    if (!framework_rejects(fw, j.parallel, j.training.optimizer).empty() || !mem.may_fit(j, g, opt)) continue;
+                    if (mem.fits(j, g, opt)) {
+                        need = n;
+                        layout = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
+                                 (j.parallel.ep > 1 ? " ep=" + std::to_string(j.parallel.ep) : "") +
+                                 (ax.frameworks.size() > 1 ? " " + std::string(to_string(fw)) : "");
+                    }
+                }
+    if (need == 0)
+        return "does not fit on " + gib + " GiB cards even with " + how + " at micro-batch 1 (up to " +
+               std::to_string(limit) + " GPUs)";
+    if (need <= avail)
+        return "no layout satisfies the framework rules and node shape (" + std::to_string(pool.gpus_per_node) +
+               " GPUs per node) within " + std::to_string(avail) + " GPUs";
+    return "needs " + std::to_string(need) + " x " + gib + " GiB even with " + how + " (" + layout + "); " + have +
+           (opt.max_gpus > 0 && opt.max_gpus < pool.gpus() ? " (max_gpus " + std::to_string(opt.max_gpus) + ")" : "");
+}
+
+}  // namespace detail
+
+}  // namespace frenzy

@@ -1,0 +1,125 @@
+#pragma once
+// The memo of one plan() call: memory-model answers (required bytes, floors) keyed by the fields a search varies,
+// so that each estimate is made once and reused for every GPU type, and the key of a layout's pipeline stages.
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "frenzy/train/job.hpp"
+
+namespace frenzy::detail {
+
+/// What one plan() call shares across GPU types. The memory model sees only the job (MemoryModel), and the
+/// jobs of one call differ only in the fields layout_job sets, the precision (a type's fallback) and the
+/// micro-batch, so each estimate is made once and its required bytes (memory/fit.hpp required_memory) reused
+/// for every type: the fit rule is then a comparison with that type's usable memory.
+using memo_key = std::array<std::int64_t, 19>;
+struct memo_hash {
+    std::size_t operator()(const memo_key& k) const noexcept {  // FNV-1a over the fields
+        std::uint64_t h = 1469598103934665603ull;
+        for (auto v : k) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
+        return static_cast<std::size_t>(h);
+    }
+};
+/// The same fields packed into 5 words (21 bits per degree, 6 per enum, 1 per flag, the micro-batch whole), one to
+/// one wherever each field fits its width: every layout the planner builds. A job with a field outside its
+/// width goes to the full key instead, so the memo stays exact for any input.
+using packed_key = std::array<std::uint64_t, 5>;
+struct packed_hash {
+    std::size_t operator()(const packed_key& k) const noexcept {
+        std::uint64_t h = 0x9e3779b97f4a7c15ull;
+        for (auto v : k) h = (h ^ v) * 0xff51afd7ed558ccdull;
+        h ^= h >> 33;  // MurmurHash3's finaliser: the table below takes the low bits
+        h *= 0xc4ceb9fe1a85ec53ull;
+        return static_cast<std::size_t>(h ^ (h >> 33));
+    }
+};
+inline bool pack_key(const job_spec& j, packed_key& out) {
+    const auto& p = j.parallel;
+    auto u = [](auto v) { return static_cast<std::uint64_t>(v); };  // a negative value has its top bits set
+    const std::uint64_t wide = u(p.dp) | u(p.tp) | u(p.pp) | u(p.vpp) | u(p.cp) | u(p.ep) | u(p.etp) |
+                               u(p.first_stage_layers) | u(p.last_stage_layers);
+    const std::uint64_t narrow = u(p.sharding) | u(p.recompute) | u(p.schedule) | u(p.dispatcher) |
+                                 u(catalog_index(j.runtime.framework)) | u(j.training.precision);
+    if ((wide >> 21) != 0 || (narrow >> 6) != 0) return false;
+    out[0] = u(p.dp) | u(p.tp) << 21 | u(p.pp) << 42;
+    out[1] = u(p.vpp) | u(p.cp) << 21 | u(p.ep) << 42;
+    out[2] = u(p.etp) | u(p.first_stage_layers) << 21 | u(p.last_stage_layers) << 42;
+    out[3] = u(p.sharding) | u(p.recompute) << 6 | u(p.schedule) << 12 | u(p.dispatcher) << 18 |
+             u(catalog_index(j.runtime.framework)) << 24 | u(j.training.precision) << 30 | u(p.sequence_parallel) << 36 |
+             u(p.grouped_gemm) << 37 | u(p.embedding_stage) << 38 | u(p.loss_stage) << 39;
+    out[4] = u(j.training.micro_batch);
+    return true;
+}
+/// The fields of a job the memory model can see vary in a search (memo_key order).
+inline memo_key key_of(const job_spec& j) {
+    const auto& p = j.parallel;
+    auto e = [](auto v) { return static_cast<std::int64_t>(v); };
+    return {p.dp, p.tp, p.pp, p.vpp, p.cp, p.ep, p.etp, e(p.sequence_parallel), e(p.sharding), e(p.recompute),
+            e(p.schedule), e(p.dispatcher), e(p.grouped_gemm), p.first_stage_layers, p.last_stage_layers,
+            e(p.embedding_stage) * 2 + e(p.loss_stage), e(j.runtime.framework.identity()), e(j.training.precision),
+            j.training.micro_batch};
+}
+
+/// Open addressing over packed keys (linear probing, at most half full): one allocation per growth, not one
+/// per entry.
+struct packed_table {
+    struct slot {
+        packed_key key{};
+        double value = 0;
+        bool used = false;
+    };
+    std::vector<slot> slots;
+    std::size_t count = 0;
+    std::pair<double*, bool> try_emplace(const packed_key& k, double init) {
+        if (2 * (count + 1) > slots.size()) grow();
+        const std::size_t mask = slots.size() - 1;
+        for (std::size_t i = packed_hash{}(k) & mask;; i = (i + 1) & mask) {
+            auto& s = slots[i];
+            if (!s.used) {
+                s = {k, init, true};
+                ++count;
+                return {&s.value, true};
+            }
+            if (s.key == k) return {&s.value, false};
+        }
+    }
+    void grow() {
+        std::vector<slot> old(std::max<std::size_t>(1024, 2 * slots.size()));
+        old.swap(slots);
+        const std::size_t mask = slots.size() - 1;
+        for (const auto& o : old) {
+            if (!o.used) continue;
+            std::size_t i = packed_hash{}(o.key) & mask;
+            while (slots[i].used) i = (i + 1) & mask;
+            slots[i] = o;
+        }
+    }
+};
+/// Bytes by job: the packed key where it applies, else the full one.
+struct memo {
+    packed_table packed;
+    std::unordered_map<memo_key, double, memo_hash> full;
+    /// The entry of `j` and whether it is new (then set to `init`); valid until the next new entry.
+    std::pair<double*, bool> try_emplace(const job_spec& j, double init) {
+        packed_key k;
+        if (pack_key(j, k)) return packed.try_emplace(k, init);
+        auto [it, fresh] = full.try_emplace(key_of(j), init);
+        return {&it->second, fresh};
+    }
+};
+/// The fields the pipeline stages of a job's layout depend on (train/geometry.hpp for_each_stage_layout, with
+/// the framework's vocabulary padding), within one plan() call, where the model and sequence length are fixed:
+/// what keys the stage walks shared across dp, sharding, recompute, micro-batches, precisions and GPU types.
+using stage_key = std::array<std::int64_t, 9>;
+inline stage_key stage_key_of(const job_spec& j) {
+    const auto& p = j.parallel;
+    return {static_cast<std::int64_t>(j.runtime.framework.identity()), p.tp, p.etp, p.ep, p.pp, p.vpp, p.first_stage_layers,
+            p.last_stage_layers, static_cast<std::int64_t>(p.embedding_stage) * 2 + static_cast<std::int64_t>(p.loss_stage)};
+}
+
+}  // namespace frenzy::detail

@@ -1,0 +1,164 @@
+#pragma once
+// The planner's search space (candidate generation): the axes to enumerate for a job on a pool (search_axes, the
+// SearchSpace policy and its default divisor_search_space), and the job a point of the axes describes: its layout
+// (set_layout), whether the layout is searched at all (shape_allowed) and its valid micro-batches.
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "frenzy/core/checked.hpp"
+#include "frenzy/plan/options.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// The axes of the search for one job on one pool. Every combination is checked against the framework's rules
+/// (framework_rejects) and validate(job).
+struct search_axes {
+    std::vector<framework> frameworks;
+    std::vector<std::int64_t> tp, pp, dp, micro_batch;
+    std::vector<std::int64_t> ep{1};   ///< expert-parallel degrees (MoE models); each must divide dp x cp
+    std::vector<std::int64_t> cp{1};   ///< context-parallel degrees
+    std::vector<std::int64_t> vpp{1};  ///< virtual pipeline sizes (used where pp > 1 and they divide the stage)
+    std::vector<sharding> shardings{sharding::none, sharding::optimizer, sharding::gradients, sharding::full};
+    std::vector<recompute> recomputes{recompute::none, recompute::selective, recompute::full};
+    std::optional<bool> sequence_parallel;  ///< unset: default_sequence_parallel(framework, tp, seq_len)
+};
+
+/// Search space: the axes to enumerate for a job on a pool.
+template <class S>
+concept SearchSpace = requires(const S& s, const job_spec& j, const gpu_pool& p, const plan_options& o) {
+    { s.axes(j, p, o) } -> std::same_as<search_axes>;
+};
+
+namespace detail {
+/// Divisors of n in ascending order, up to `limit` when it is positive: O(sqrt n) (core/checked.hpp), so the work
+/// does not follow the size of a number such as training.global_batch.
+inline std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit = 0) { return divisors_of(n, limit); }
+/// `pinned` alone when the job pins it (and it is among the allowed), else `all`.
+template <class T>
+std::vector<T> pinned_or(const std::optional<T>& pinned, std::vector<T> all) {
+    if (pinned) return {*pinned};
+    return all;
+}
+}  // namespace detail
+
+/// Default search space: tp among the divisors of the node size (or of the pool when tp may cross nodes) that
+/// divide heads, kv_heads and the MLP widths; pp among the divisors of model.layers; dp and micro-batch among the
+/// divisors of training.global_batch; vpp up to plan_options::max_vpp; for MoE models, ep among the divisors of the
+/// expert count (Megatron and DeepSpeed only); every sharding and recompute level. A field the job pins
+/// (plan_options::constraints) is that value alone.
+struct divisor_search_space {
+    search_axes axes(const job_spec& j, const gpu_pool& pool, const plan_options& o) const {
+        search_axes a;
+        const auto& c = o.constraints;
+        a.frameworks = o.frameworks.empty() ? std::vector<framework>{j.runtime.framework} : o.frameworks;
+        const std::int64_t avail = o.max_gpus > 0 ? std::min(o.max_gpus, pool.gpus()) : pool.gpus();
+        const auto& m = j.model;
+        const std::int64_t tp_limit = o.allow_tp_across_nodes ? avail : std::min<std::int64_t>(pool.gpus_per_node, avail);
+        for (auto t : detail::divisors(o.allow_tp_across_nodes ? std::max<std::int64_t>(tp_limit, 1) : pool.gpus_per_node, tp_limit))
+            if (m.heads % t == 0 && m.kv() % t == 0 && m.ffn_hidden % t == 0 && (!m.is_moe() || m.expert_ffn() % t == 0))
+                a.tp.push_back(t);
+        if (c.tp) a.tp = {*c.tp};
+        a.pp = detail::pinned_or(c.pp, detail::divisors(m.layers, std::min(o.max_pp > 0 ? o.max_pp : m.layers, avail)));
+        a.dp = detail::pinned_or(c.dp, detail::divisors(j.training.global_batch, avail));
+        a.micro_batch = detail::pinned_or(c.micro_batch, detail::divisors(j.training.global_batch));
+        if (m.is_moe()) a.ep = detail::pinned_or(c.ep, detail::divisors(m.moe.experts));
+        else if (c.ep) a.ep = {*c.ep};
+        if (c.cp) a.cp = {*c.cp};
+        a.vpp.clear();
+        for (std::int64_t v = 1; v <= std::max<std::int64_t>(1, o.max_vpp); ++v) a.vpp.push_back(v);
+        if (c.vpp) a.vpp = {*c.vpp};
+        if (c.sharding) a.shardings = {*c.sharding};
+        if (c.recompute) a.recomputes = {*c.recompute};
+        a.sequence_parallel = c.sequence_parallel;
+        return a;
+    }
+};
+static_assert(SearchSpace<divisor_search_space>);
+
+namespace detail {
+
+/// Whether a layout is searched at all, on the fields other than dp: node shape, the virtual-pipeline split
+/// and the framework's rules (train/job.hpp framework_rejects, which reads no dp). The planner's dp rules
+/// (ep divides dp x cp, sharding needs dp > 1) are checked per dp in plan_pool.
+inline bool shape_allowed(const job_spec& j, const gpu_pool& pool, const plan_options& opt) {
+    const auto& p = j.parallel;
+    if (!opt.allow_tp_across_nodes && pool.gpus_per_node % p.tp != 0) return false;
+    if (opt.allow_tp_across_nodes && p.tp > pool.gpus_per_node && p.tp % pool.gpus_per_node != 0) return false;
+    if (p.pp > 1 ? (j.model.layers / p.pp) % p.vpp != 0 : p.vpp != 1) return false;
+    return framework_rejects(j.runtime.framework, p, j.training.optimizer).empty();
+}
+
+/// The overlap flags of a plan (plan_options::framework_overlap): the job's own, plus what its framework
+/// supports for the layout. Megatron's gradient-reduce overlap matters only with dp x cp > 1 (the step-time
+/// model ignores it otherwise); --tp-comm-overlap needs sequence parallelism and Transformer Engine's
+/// userbuffers inside one node (megatron/core/model_parallel_config.py tp_comm_overlap).
+inline void set_overlap(job_spec& j, const runtime_spec& base, const plan_options& opt) {
+    const auto& p = j.parallel;
+    j.runtime.overlap_grad_reduce = base.overlap_grad_reduce;
+    j.runtime.tp_comm_overlap = base.tp_comm_overlap;
+    if (!opt.framework_overlap || !j.runtime.framework->perf.plannable_overlap_flags) return;
+    j.runtime.overlap_grad_reduce = true;
+    if (p.tp > 1 && p.sequence_parallel && !opt.allow_tp_across_nodes) j.runtime.tp_comm_overlap = true;
+}
+
+/// Sets the layout a point of the axes describes on `j` in place (no copy of the job's strings per layout):
+/// framework `fw`, the degrees, sharding `sh`, the schedule the pinned fields or vpp imply, sequence parallelism
+/// and the overlap flags (set_overlap) over `base`, the job's own runtime.
+inline void set_layout(job_spec& j, const runtime_spec& base, const search_axes& ax, framework fw, std::int64_t tp,
+                       std::int64_t pp, std::int64_t vpp, std::int64_t cp, sharding sh, std::int64_t ep,
+                       std::int64_t dp, const plan_options& opt) {
+    j.runtime.framework = fw;
+    auto& p = j.parallel;
+    // The axes are rewritten on every call; what the job states beyond them (expert tensor parallelism, MoE
+    // dispatch, uneven or embedding/loss splits, the full-recompute unit) never changes in a search: kept.
+    const parallel_config job_fields = p;
+    p = parallel_config{};
+    p.etp = job_fields.etp;
+    p.dispatcher = job_fields.dispatcher;
+    p.grouped_gemm = job_fields.grouped_gemm;
+    p.first_stage_layers = job_fields.first_stage_layers;
+    p.last_stage_layers = job_fields.last_stage_layers;
+    p.embedding_stage = job_fields.embedding_stage;
+    p.loss_stage = job_fields.loss_stage;
+    p.recompute_method = job_fields.recompute_method;
+    p.recompute_layers = job_fields.recompute_layers;
+    p.dp = dp;
+    p.tp = tp;
+    p.pp = pp;
+    p.vpp = vpp;
+    p.cp = cp;
+    p.ep = ep;
+    p.sharding = sh;
+    p.schedule = opt.constraints.schedule.value_or(vpp > 1 ? pipeline_schedule::interleaved
+                                                           : pipeline_schedule::one_f_one_b);
+    p.sequence_parallel = ax.sequence_parallel.value_or(default_sequence_parallel(fw, tp, j.training.seq_len));
+    set_overlap(j, base, opt);
+}
+/// The job with the layout a point of the axes describes (set_layout on a copy).
+inline job_spec layout_job(const job_spec& job0, const search_axes& ax, framework fw, std::int64_t tp,
+                           std::int64_t pp, std::int64_t vpp, std::int64_t cp, sharding sh, std::int64_t ep,
+                           std::int64_t dp, const plan_options& opt) {
+    job_spec j = job0;
+    set_layout(j, job0.runtime, ax, fw, tp, pp, vpp, cp, sh, ep, dp, opt);
+    return j;
+}
+/// The micro-batches of `ax` that divide the layout's share of the global batch (and, interleaved, give a
+/// multiple of pp micro-batches), ascending, into `out`.
+inline void valid_micro_batches(const job_spec& j, const search_axes& ax, std::vector<std::int64_t>& out) {
+    const auto& p = j.parallel;
+    out.clear();
+    for (auto mb : ax.micro_batch) {
+        if (j.training.global_batch % (mb * p.dp) != 0) continue;
+        const auto m = j.training.global_batch / (mb * p.dp);
+        if (p.schedule == pipeline_schedule::interleaved && m % p.pp != 0) continue;
+        out.push_back(mb);
+    }
+}
+
+}  // namespace detail
+
+}  // namespace frenzy
