@@ -1,11 +1,10 @@
 #pragma once
-// Shared pieces of the frenzy CLI: subcommand registry, the options every subcommand spells the same way (the job,
+// Shared pieces of the frenzy CLI: the subcommands' add_* functions, the options every subcommand spells the same way (the job,
 // the cluster, --margin, durations, output files), and output helpers. One meaning per option name, everywhere.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/suggest.hpp"
 #include "frenzy/io/cluster_json.hpp"
@@ -28,18 +28,17 @@ namespace frenzy_cli {
 /// Where the formats are documented (printed in --help).
 inline constexpr const char* formats_doc = "docs/formats.md";
 
-/// Each cmd_*.cpp adds its subcommands through a static `registrar`; main() calls them in `order`.
-struct command_entry {
-    int order;
-    std::function<void(CLI::App&)> add;
-};
-inline std::vector<command_entry>& registry() {
-    static std::vector<command_entry> r;
-    return r;
-}
-struct registrar {
-    registrar(int order, std::function<void(CLI::App&)> f) { registry().push_back({order, std::move(f)}); }
-};
+// Each cmd_*.cpp defines the add_* of its subcommands; main() calls them in the order `frenzy --help` lists them.
+void add_models(CLI::App& app);     ///< models (cmd_models.cpp)
+void add_gpus(CLI::App& app);       ///< gpus (cmd_gpus.cpp)
+void add_estimate(CLI::App& app);   ///< estimate (cmd_estimate.cpp)
+void add_validate(CLI::App& app);   ///< validate (cmd_estimate.cpp)
+void add_plan(CLI::App& app);       ///< plan (cmd_plan.cpp)
+void add_launch(CLI::App& app);     ///< launch and import (cmd_launch.cpp)
+void add_calibrate(CLI::App& app);  ///< calibrate (cmd_calibrate.cpp)
+void add_simulate(CLI::App& app);   ///< simulate (cmd_simulate.cpp)
+void add_trace(CLI::App& app);      ///< trace synth (cmd_trace.cpp)
+void add_serve(CLI::App& app);      ///< serve, submit, status, cancel (cmd_serve.cpp; only with frenzy::service)
 
 /// Exit code a subcommand wants (0 unless it sets it, e.g. validate with rows out of tolerance).
 inline int& exit_code() {
@@ -65,6 +64,8 @@ inline CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) {
         },
         "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
+/// whole_number over a bound of core/checked.hpp (every flag's range is one of `frenzy::bounds`).
+inline CLI::Validator whole_number(frenzy::int_bound b) { return whole_number(b.min, b.max); }
 
 /// Validator of a finite number in [lo, hi] (NaN and inf rejected; short bounds in the message).
 inline CLI::Validator finite_number(double lo, double hi) {
@@ -83,6 +84,8 @@ inline CLI::Validator finite_number(double lo, double hi) {
         },
         fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
 }
+/// finite_number over a bound of core/checked.hpp.
+inline CLI::Validator finite_number(frenzy::real_bound b) { return finite_number(b.min, b.max); }
 
 /// A duration in seconds from "90", "90s", "30m", "2h", "1.5d" (a bare number is seconds). Finite, >= 0.
 inline double parse_duration(std::string_view text, std::string_view field) {
@@ -162,19 +165,19 @@ inline void add_job_options(CLI::App* c, job_args& a) {
                                    "not-understood arguments are listed on stderr");
     c->add_option("--model", a.model, "Model preset name (`frenzy models` lists them)");
     c->add_option("--hf-config", a.hf_config, "Hugging Face config.json")->check(CLI::ExistingFile);
-    c->add_option("--seq-len", a.seq_len, "Sequence length (default 2048)")->check(whole_number(1, std::int64_t{1} << 24));
-    c->add_option("--micro-batch", a.micro_batch, "Micro-batch size (default 1)")->check(whole_number(1, std::int64_t{1} << 20));
-    c->add_option("--global-batch", a.global_batch, "Global batch in sequences (default micro-batch x dp)")->check(whole_number(1, std::int64_t{1} << 30));
-    c->add_option("--total-tokens", a.total_tokens, "Training budget in tokens (for time, GPU-hours and cost)")->check(finite_number(0, 1e18));
+    c->add_option("--seq-len", a.seq_len, "Sequence length (default 2048)")->check(whole_number(frenzy::bounds::seq_len));
+    c->add_option("--micro-batch", a.micro_batch, "Micro-batch size (default 1)")->check(whole_number(frenzy::bounds::micro_batch));
+    c->add_option("--global-batch", a.global_batch, "Global batch in sequences (default micro-batch x dp)")->check(whole_number(frenzy::bounds::global_batch));
+    c->add_option("--total-tokens", a.total_tokens, "Training budget in tokens (for time, GPU-hours and cost)")->check(finite_number(frenzy::bounds::tokens));
     c->add_option("--precision", a.precision, "fp32 | fp16-mixed | bf16-mixed | bf16 | fp8-mixed");
     c->add_option("--optimizer", a.optimizer, "adam | adamw | adamw-8bit (bitsandbytes AdamW8bit; adamw8bit also accepted) | "
                                              "sgd | adafactor");
-    c->add_option("--dp", a.dp, "Data-parallel degree")->check(whole_number(1, std::int64_t{1} << 20));
-    c->add_option("--tp", a.tp, "Tensor-parallel degree")->check(whole_number(1, 4096));
-    c->add_option("--pp", a.pp, "Pipeline-parallel degree")->check(whole_number(1, 4096));
-    c->add_option("--vpp", a.vpp, "Virtual pipeline stages per GPU (interleaved schedule)")->check(whole_number(1, 4096));
-    c->add_option("--cp", a.cp, "Context-parallel degree")->check(whole_number(1, 4096));
-    c->add_option("--ep", a.ep, "Expert-parallel degree")->check(whole_number(1, 4096));
+    c->add_option("--dp", a.dp, "Data-parallel degree")->check(whole_number(frenzy::bounds::degree));
+    c->add_option("--tp", a.tp, "Tensor-parallel degree")->check(whole_number(frenzy::bounds::degree));
+    c->add_option("--pp", a.pp, "Pipeline-parallel degree")->check(whole_number(frenzy::bounds::degree));
+    c->add_option("--vpp", a.vpp, "Virtual pipeline stages per GPU (interleaved schedule)")->check(whole_number(frenzy::bounds::degree));
+    c->add_option("--cp", a.cp, "Context-parallel degree")->check(whole_number(frenzy::bounds::degree));
+    c->add_option("--ep", a.ep, "Expert-parallel degree")->check(whole_number(frenzy::bounds::degree));
     c->add_flag("--sp,--sequence-parallel", a.sp, "Sequence parallelism (needs tp > 1)");
     c->add_option("--sharding", a.sharding, "none | optimizer | gradients | full");
     c->add_option("--recompute", a.recompute, "none | selective | full");
@@ -185,19 +188,19 @@ inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_option("--recompute-layers", a.recompute_layers,
                   "With --recompute full: layers per recompute group (uniform) or checkpointed per chunk (block); "
                   "Megatron --recompute-num-layers (parallel.recompute_layers, default 1)")
-        ->check(whole_number(1, 100'000));
+        ->check(whole_number(frenzy::bounds::layers));
     c->add_option("--schedule", a.schedule, "1f1b | interleaved | gpipe");
     c->add_option("--framework", a.frameworks, frenzy::framework_names() + " (plan: repeatable, each is considered)");
     c->add_option("--attention", a.attention, "flash | unfused");
     c->add_option("--finetune", a.finetune, "full | freeze | lora | qlora (training.finetune.method; default full)");
     c->add_option("--lora-rank", a.lora_rank, "LoRA rank r (training.finetune.rank, default 16); implies --finetune lora "
                                              "when no adapter method is given")
-        ->check(whole_number(1, 65536));
+        ->check(whole_number(frenzy::bounds::lora_rank));
     c->add_option("--lora-targets", a.lora_targets, "Adapted linears, comma-separated: q,k,v,o,gate,up,down "
                                                    "(training.finetune.target_modules, default q,k,v,o)");
     c->add_option("--freeze-layers", a.freeze_layers, "Freeze the first N layers and the embedding (training.finetune."
                                                      "frozen_layers; with --finetune full or freeze, N < model layers)")
-        ->check(whole_number(0, std::int64_t{1} << 20));
+        ->check(whole_number(frenzy::bounds::frozen_layers));
     c->add_option("--offload", a.offload, "CPU offload: optimizer | params | activations (runtime.offload; repeatable or "
                                          "comma-separated; params needs optimizer)")
         ->delimiter(',');
@@ -262,7 +265,7 @@ inline frenzy::job_spec import_from(const job_args& a) {
         if (l->import_file) kinds.emplace_back(l.name());
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
         throw config_error("--from=\"" + a.from + "\": KIND \"" + kind + "\" must be " + importer_names() +
-                           detail::did_you_mean(kind, kinds));
+                           did_you_mean(kind, kinds));
     if (launcher_needs_model(kind) && a.model.empty())
         throw config_error("--from " + kind + ":FILE: the configuration does not describe the model; give --model");
     import_options o;
@@ -356,18 +359,6 @@ inline void add_cluster_options(CLI::App* c, cluster_args& a) {
     c->add_option("--gpus", a.gpus, "The cluster as a GPU list instead: COUNTxTYPE[,...] (8xh100-80g,16xa100-40g) or "
                                     "NODESxPER_NODExTYPE (2x4xt4); `frenzy gpus` lists the types");
     c->add_option("--gpu-types", a.gpu_types, "JSON file with extra or overriding GPU types")->check(CLI::ExistingFile);
-}
-
-/// Extra or overriding GPU types from a file: an array, or {"gpu_types": [...]}.
-inline frenzy::gpu_catalog load_gpu_types(const std::string& path, frenzy::gpu_catalog catalog = {}) {
-    using namespace frenzy;
-    if (path.empty()) return catalog;
-    const auto js = detail::read_json_file(path);
-    const auto& arr = js.is_object() && js.contains("gpu_types") ? js.at("gpu_types") : js;
-    if (!arr.is_array()) throw config_error(path + ": expected an array of GPU types or {\"gpu_types\": [...]}");
-    for (std::size_t i = 0; i < arr.size(); ++i)
-        catalog.upsert(gpu_type_from_json(arr[i], path + ": gpu_types[" + std::to_string(i) + "]", catalog));
-    return catalog;
 }
 
 inline bool has_cluster(const cluster_args& a) { return !a.file.empty() || !a.gpus.empty(); }

@@ -105,13 +105,15 @@ void run_calibrate(const calibrate_args& a) {
     }
     if (!a.out.empty()) {
         std::ofstream f(a.out);
-        if (!f) throw io_error("-o/--out: cannot write " + detail::printable(a.out, 200));
+        if (!f) throw io_error("-o/--out: cannot write " + printable(a.out, 200));
         f << to_json(fit).dump(2) << "\n";
-        fmt::print("wrote {} (use with `frenzy plan --calibration {}`)\n", detail::printable(a.out, 200), detail::printable(a.out, 200));  // no raw bytes on stdout
+        fmt::print("wrote {} (use with `frenzy plan --calibration {}`)\n", printable(a.out, 200), printable(a.out, 200));  // no raw bytes on stdout
     }
 }
 
-const frenzy_cli::registrar reg_calibrate{40, [](CLI::App& app) {
+}  // namespace
+
+void frenzy_cli::add_calibrate(CLI::App& app) {
     auto a = std::make_shared<calibrate_args>();
     auto* c = app.add_subcommand("calibrate", "Fit the step-time model's efficiency coefficients to measured throughputs");
     c->add_option("--data", a->data,
@@ -128,6 +130,4 @@ const frenzy_cli::registrar reg_calibrate{40, [](CLI::App& app) {
                 "Print the leave-one-source-out table (each source, by the files' source column, predicted by a fit "
                 "on the others from a neutral start)");
     c->callback([a] { run_calibrate(*a); });
-}};
-
-}  // namespace
+}

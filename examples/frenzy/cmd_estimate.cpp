@@ -96,7 +96,7 @@ void run_estimate(const estimate_args& a) {
     using namespace frenzy;
     if (a.job.frameworks.size() > 1) throw config_error("estimate takes one --framework");
     auto j = frenzy_cli::build_job(a.job).job;
-    const gpu_catalog catalog = frenzy_cli::load_gpu_types(a.gpu_types);
+    const gpu_catalog catalog = load_gpu_types(a.gpu_types);
     const gpu_type* gpu = resolve_gpu(a, catalog, j);
     validate(j);
     const step_time_model time =
@@ -161,7 +161,9 @@ void run_validate(const validate_args& a) {
     if (a.tolerance > 0 && worst > a.tolerance) frenzy_cli::exit_code() = 1;
 }
 
-const frenzy_cli::registrar reg_estimate{20, [](CLI::App& app) {
+}  // namespace
+
+void frenzy_cli::add_estimate(CLI::App& app) {
     auto a = std::make_shared<estimate_args>();
     auto* c = app.add_subcommand("estimate", "Per-GPU peak training memory (MARP) of one job and parallel configuration, "
                                              "and with --gpu whether it fits and how fast it runs");
@@ -174,18 +176,16 @@ const frenzy_cli::registrar reg_estimate{20, [](CLI::App& app) {
     frenzy_cli::add_margin(c, a->margin);
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
     c->callback([a] { run_estimate(*a); });
-}};
+}
 
-const frenzy_cli::registrar reg_validate{25, [](CLI::App& app) {
+void frenzy_cli::add_validate(CLI::App& app) {
     auto a = std::make_shared<validate_args>();
     auto* c = app.add_subcommand("validate", "Compare MARP with measured peak memory (tables in the format of "
                                              "docs/formats.md, \"Measurement tables\")");
     c->add_option("--data", a->data, "CSV of measured runs (repeatable)")->required()->check(CLI::ExistingFile);
     c->add_option("--tolerance", a->tolerance, "Exit 1 when any row's relative error exceeds this (e.g. 0.12)")
-        ->check(frenzy_cli::finite_number(0, 10));
+        ->check(frenzy_cli::finite_number(frenzy::bounds::relative_error));
     c->add_flag("--json", a->json, "Machine-readable output");
     c->add_flag("--markdown", a->markdown, "A Markdown table (what the README shows)");
     c->callback([a] { run_validate(*a); });
-}};
-
-}  // namespace
+}

@@ -12,7 +12,7 @@
 namespace {
 
 void run_gpus(bool json, const std::string& extra) {
-    const auto catalog = frenzy_cli::load_gpu_types(extra);
+    const auto catalog = frenzy::load_gpu_types(extra);
     if (json) {
         auto out = nlohmann::ordered_json::array();
         for (const auto& t : catalog.types()) out.push_back(t);
@@ -31,13 +31,13 @@ void run_gpus(bool json, const std::string& extra) {
                catalog.types().size());
 }
 
-const frenzy_cli::registrar reg_gpus{12, [](CLI::App& app) {
+}  // namespace
+
+void frenzy_cli::add_gpus(CLI::App& app) {
     auto json = std::make_shared<bool>(false);
     auto extra = std::make_shared<std::string>();
     auto* c = app.add_subcommand("gpus", "List the GPU catalog: memory, peak TFLOP/s per precision, bandwidths, node size");
     c->add_option("--gpu-types", *extra, "JSON file with extra or overriding GPU types")->check(CLI::ExistingFile);
     c->add_flag("--json", *json, fmt::format("Print a JSON array (keys in {})", frenzy_cli::formats_doc));
     c->callback([json, extra] { run_gpus(*json, *extra); });
-}};
-
-}  // namespace
+}

@@ -113,7 +113,9 @@ void run_import(const import_args& a) {
     for (const auto& s : r.notes) fmt::print("note: {}\n", s);
 }
 
-const frenzy_cli::registrar reg_launch{35, [](CLI::App& app) {
+}  // namespace
+
+void frenzy_cli::add_launch(CLI::App& app) {
     auto a = std::make_shared<launch_args>();
     auto* c = app.add_subcommand("launch", "Plan a job and write its Slurm launch script and framework configuration");
     frenzy_cli::add_job_options(c, a->job);
@@ -146,6 +148,4 @@ const frenzy_cli::registrar reg_launch{35, [](CLI::App& app) {
     i->add_option("--ep", b->ep, "Expert-parallel degree the DeepSpeed training script sets")->check(CLI::PositiveNumber);
     i->add_flag("--json", b->json, "Print {job, ignored, not_understood, notes} as JSON");
     i->callback([b] { run_import(*b); });
-}};
-
-}  // namespace
+}

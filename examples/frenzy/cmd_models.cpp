@@ -39,11 +39,11 @@ void run_models(bool json) {
                presets.size());
 }
 
-const frenzy_cli::registrar reg_models{10, [](CLI::App& app) {
+}  // namespace
+
+void frenzy_cli::add_models(CLI::App& app) {
     auto json = std::make_shared<bool>(false);
     auto* c = app.add_subcommand("models", "List the built-in model presets with their parameter counts");
     c->add_flag("--json", *json, "Print a JSON array instead of a table");
     c->callback([json] { run_models(*json); });
-}};
-
-}  // namespace
+}

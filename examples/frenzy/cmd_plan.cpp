@@ -13,8 +13,8 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/io/calibration_json.hpp"
+#include "frenzy/io/prices.hpp"
 #include "frenzy/plan/planner.hpp"
-#include "frenzy/plan/prices.hpp"
 
 namespace {
 
@@ -45,34 +45,6 @@ std::string layout(const frenzy::plan& p) {
     if (q.ep > 1) s += fmt::format(" ep{}", q.ep);
     if (q.sequence_parallel) s += " sp";
     return s;
-}
-
-/// --price TYPE=USD (repeatable) and --price example (the built-in example prices, plan/prices.hpp).
-std::map<std::string, double> parse_prices(const std::vector<std::string>& items, const frenzy::gpu_catalog& catalog) {
-    using namespace frenzy;
-    std::map<std::string, double> out;
-    for (const auto& p : items) {
-        if (p == "example") {
-            for (const auto& [type, usd] : example_prices()) out.emplace(type, usd);
-            continue;
-        }
-        const auto eq = p.find('=');
-        if (eq == std::string::npos || eq == 0) throw config_error("--price \"" + p + "\" must be TYPE=USD_PER_HOUR or example");
-        const auto type = p.substr(0, eq);
-        catalog.at(type, "--price");
-        double usd = 0;
-        try {
-            std::size_t used = 0;
-            usd = std::stod(p.substr(eq + 1), &used);
-            if (used != p.size() - eq - 1) throw std::invalid_argument(p);
-        } catch (const std::exception&) {
-            throw config_error("--price \"" + p + "\": the price is not a number");
-        }
-        if (!std::isfinite(usd) || usd < 0 || usd > 1e6)
-            throw config_error("--price \"" + p + "\": the price must be a finite number of USD in [0, 1e6]");
-        out[type] = usd;
-    }
-    return out;
 }
 
 void print_plans(const frenzy::job_spec& j, const frenzy::plan_result& r, const frenzy::plan_stats& stats,
@@ -130,7 +102,7 @@ void run_plan(const plan_args& a) {
     opt.pin_precision = a.pin_precision;
     opt.constraints = parsed.stated;
     for (const auto& f : a.job.frameworks) opt.frameworks.push_back(parse_enum<framework>("--framework", f));
-    opt.price_per_gpu_hour = parse_prices(a.prices, cluster.catalog);
+    opt.price_per_gpu_hour = prices_from_text(a.prices, cluster.catalog, "--price");
     if (opt.objective == plan_objective::cost)
         for (const auto& g : cluster.nodes)
             if (!opt.price_per_gpu_hour.contains(g.gpu))
@@ -150,7 +122,9 @@ void run_plan(const plan_args& a) {
     if (r.plans.empty()) frenzy_cli::exit_code() = 1;
 }
 
-const frenzy_cli::registrar reg_plan{30, [](CLI::App& app) {
+}  // namespace
+
+void frenzy_cli::add_plan(CLI::App& app) {
     auto a = std::make_shared<plan_args>();
     auto* c = app.add_subcommand("plan", "Rank GPU types, counts and parallel configurations for a job on a cluster");
     c->footer("Layout fields the job states (its `parallel` keys, training.micro_batch, or the --dp/--tp/... flags) are "
@@ -162,16 +136,14 @@ const frenzy_cli::registrar reg_plan{30, [](CLI::App& app) {
                                         "prices (docs/formats.md); needed for --objective cost");
     c->add_flag("--whole-nodes", a->whole_nodes, "Bill whole nodes: 5 GPUs of an 8-GPU node cost 8");
     c->add_flag("--pin-precision", a->pin_precision, "Never offer another precision on types that lack the job's");
-    c->add_option("--top", a->top, "Show the N best plans (default 10 in the table, all in --json)")->check(frenzy_cli::whole_number(0, 1 << 20));
+    c->add_option("--top", a->top, "Show the N best plans (default 10 in the table, all in --json)")->check(frenzy_cli::whole_number(frenzy::bounds::shown));
     c->add_option("--calibration", a->calibration, "Calibration JSON from `frenzy calibrate`")->check(CLI::ExistingFile);
     frenzy_cli::add_margin(c, a->margin);
-    c->add_option("--max-gpus", a->max_gpus, "Largest GPU count per plan (default: what the cluster has)")->check(frenzy_cli::whole_number(0, std::int64_t{1} << 24));
+    c->add_option("--max-gpus", a->max_gpus, "Largest GPU count per plan (default: what the cluster has)")->check(frenzy_cli::whole_number(0, frenzy::bounds::gpus.max));
     c->add_flag("--tp-across-nodes", a->tp_across_nodes, "Allow tensor parallelism to span nodes");
     c->add_flag("--no-overlap", a->no_overlap,
                 "Keep the job's own overlap flags instead of turning on what the framework supports (Megatron "
                 "--overlap-grad-reduce, --tp-comm-overlap)");
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
     c->callback([a] { run_plan(*a); });
-}};
-
-}  // namespace
+}

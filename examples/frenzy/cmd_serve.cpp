@@ -31,7 +31,7 @@ extern "C" void on_signal(int) {
 
 std::string read_text_file(const std::string& path, const std::string& field) {
     try {
-        return frenzy::detail::read_file_limited(path, 1u << 20);  // regular files only (/dev/zero hung), 1 MiB at most
+        return frenzy::read_file_limited(path, frenzy::bounds::request_bytes);  // regular files only (/dev/zero hung), 1 MiB at most
     } catch (const frenzy::error& e) {
         throw frenzy::config_error(field + ": " + e.what());
     }
@@ -42,9 +42,10 @@ std::string read_text_file(const std::string& path, const std::string& field) {
 std::string checked_server(const std::string& url) {
     static const std::regex pat(R"(^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:([0-9]{1,5}))?(/[!-~]*)?$)");
     std::smatch m;
-    if (!std::regex_match(url, m, pat) || (m[3].matched && (frenzy::detail::parse_int64(m[3].str(), "--server port") < 1 || frenzy::detail::parse_int64(m[3].str(), "--server port") > 65535)))
-        throw frenzy::config_error("--server=\"" + frenzy::detail::printable(url) +
-                                   "\" must be http://HOST:PORT (or https://), port in 1..65535");
+    if (!std::regex_match(url, m, pat) || (m[3].matched && !frenzy::within(frenzy::parse_int64(m[3].str(), "--server port"), frenzy::bounds::port)))
+        throw frenzy::config_error("--server=\"" + frenzy::printable(url) +
+                                   "\" must be http://HOST:PORT (or https://), port in " +
+                                   std::to_string(frenzy::bounds::port.min) + ".." + std::to_string(frenzy::bounds::port.max));
     return url;
 }
 
@@ -59,7 +60,7 @@ struct serve_args {
     bool slurm = false;
     std::string state, listen = "127.0.0.1:8470", token_file, gres_map, run_command, partition, decision_log, output_dir;
     double tick_s = 1.0, slurm_timeout_s = 20;
-    std::size_t max_body = 1 << 20;
+    std::size_t max_body = frenzy::bounds::request_bytes;
 };
 
 void run_serve(const serve_args& a) {
@@ -131,7 +132,7 @@ httplib::Headers client_headers(const client_args& c) {
 
 /// Prints the server's answer; exit code 0 for 2xx, 1 otherwise (2 for 4xx: the request was wrong).
 void print_reply(const httplib::Result& r, const std::string& server) {
-    if (!r) throw frenzy::error("cannot reach frenzy serve at --server=" + frenzy::detail::printable(server) + " (" + httplib::to_string(r.error()) + ")");
+    if (!r) throw frenzy::error("cannot reach frenzy serve at --server=" + frenzy::printable(server) + " (" + httplib::to_string(r.error()) + ")");
     fmt::print("{}", r->body);
     if (!r->body.empty() && r->body.back() != '\n') fmt::print("\n");
     if (r->status >= 400) frenzy_cli::exit_code() = r->status < 500 ? 2 : 1;
@@ -139,16 +140,16 @@ void print_reply(const httplib::Result& r, const std::string& server) {
 
 void run_submit(const client_args& c) {
     // strict reader (duplicate keys, depth, 1e400 named; no library text)
-    auto body = frenzy::detail::parse_json_text(read_text_file(c.job_file, "--job"), "--job=" + c.job_file);
-    if (!body.is_object()) throw frenzy::config_error("--job=" + frenzy::detail::printable(c.job_file) + ": not a JSON object");
+    auto body = frenzy::parse_json_text(read_text_file(c.job_file, "--job"), "--job=" + c.job_file);
+    if (!body.is_object()) throw frenzy::config_error("--job=" + frenzy::printable(c.job_file) + ": not a JSON object");
     for (const auto& [flag, v] : {std::pair{"--deadline", &c.deadline}, {"--gpu-types", &c.gpu_types}})
-        if (!frenzy::detail::valid_utf8(*v))  // it goes into the request's JSON
-            throw frenzy::config_error(std::string(flag) + "=" + frenzy::detail::printable(*v) + " is not valid UTF-8");
+        if (!frenzy::valid_utf8(*v))  // it goes into the request's JSON
+            throw frenzy::config_error(std::string(flag) + "=" + frenzy::printable(*v) + " is not valid UTF-8");
     nlohmann::json& lim = body["limits"];
     if (lim.is_null()) lim = nlohmann::json::object();
     if (!c.gpu_types.empty()) {
         lim["gpu_types"] = nlohmann::json::array();
-        for (auto t : frenzy::detail::split(c.gpu_types, ','))
+        for (auto t : frenzy::split(c.gpu_types, ','))
             if (!t.empty()) lim["gpu_types"].push_back(std::string(t));
     }
     if (c.max_gpus > 0) lim["max_gpus"] = c.max_gpus;
@@ -175,7 +176,9 @@ void add_client_options(CLI::App* c, client_args& a) {
     c->add_option("--token-file", a.token_file, "File holding the bearer token");
 }
 
-const frenzy_cli::registrar reg_serve{70, [](CLI::App& app) {
+}  // namespace
+
+void frenzy_cli::add_serve(CLI::App& app) {
     auto a = std::make_shared<serve_args>();
     auto* c = app.add_subcommand("serve", "Run the service that schedules jobs onto a Slurm cluster with HAS");
     c->add_flag("--slurm", a->slurm, "Drive the Slurm cluster whose commands are on PATH (SLURM_CONF as usual)");
@@ -213,7 +216,5 @@ const frenzy_cli::registrar reg_serve{70, [](CLI::App& app) {
     cac->add_option("id", ca->id, "Job id")->required();
     add_client_options(cac, *ca);
     cac->callback([ca] { run_cancel(*ca); });
-}};
-
-}  // namespace
+}
 #endif

@@ -195,7 +195,9 @@ void run_simulate(const simulate_args& a) {
         print_table(a, cluster, trace.size(), results);
 }
 
-const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
+}  // namespace
+
+void frenzy_cli::add_simulate(CLI::App& app) {
     auto a = std::make_shared<simulate_args>();
     auto* c = app.add_subcommand("simulate", "Replay a job trace on a cluster under HAS or a baseline scheduler");
     c->add_option("--cluster", a->cluster, "Cluster spec JSON")->required()->check(CLI::ExistingFile);
@@ -266,6 +268,4 @@ const frenzy_cli::registrar reg_simulate{50, [](CLI::App& app) {
     c->add_flag("--json", a->json, "Machine-readable output (keys in docs/formats.md); with --policy all an array");
     c->add_flag("--quiet", a->quiet, "No progress bar");
     c->callback([a] { run_simulate(*a); });
-}};
-
-}  // namespace
+}

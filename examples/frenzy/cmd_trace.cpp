@@ -40,7 +40,9 @@ void run_synth(const synth_args& a) {
                rep.fallback_model);
 }
 
-const frenzy_cli::registrar reg_trace{60, [](CLI::App& app) {
+}  // namespace
+
+void frenzy_cli::add_trace(CLI::App& app) {
     auto* t = app.add_subcommand("trace", "Job traces");
     t->require_subcommand(1);
     auto a = std::make_shared<synth_args>();
@@ -56,6 +58,4 @@ const frenzy_cli::registrar reg_trace{60, [](CLI::App& app) {
     c->add_option("--seed", a->o.seed, "Seed of the type and model draws (default 1)");
     c->add_option("-o,--out", a->out, "Output CSV (default stdout)");
     c->callback([a] { run_synth(*a); });
-}};
-
-}  // namespace
+}

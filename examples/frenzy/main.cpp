@@ -45,7 +45,7 @@ std::string user_text(const std::string& msg) {
     while (start <= out.size()) {
         const auto nl = out.find('\n', start);
         const auto piece = out.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-        lines += frenzy::detail::printable(piece, 2000);
+        lines += frenzy::printable(piece, 2000);
         if (nl == std::string::npos) break;
         lines += '\n';
         start = nl + 1;
@@ -65,9 +65,18 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", frenzy::version_string);
     app.require_subcommand(0, 1);
     app.footer("Formats of every input and --json output: docs/formats.md. `frenzy SUBCOMMAND --help` for each.");
-    auto& reg = frenzy_cli::registry();
-    std::stable_sort(reg.begin(), reg.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
-    for (auto& c : reg) c.add(app);
+    frenzy_cli::add_models(app);  // in the order `frenzy --help` lists them
+    frenzy_cli::add_gpus(app);
+    frenzy_cli::add_estimate(app);
+    frenzy_cli::add_validate(app);
+    frenzy_cli::add_plan(app);
+    frenzy_cli::add_launch(app);
+    frenzy_cli::add_calibrate(app);
+    frenzy_cli::add_simulate(app);
+    frenzy_cli::add_trace(app);
+#ifdef FRENZY_HAS_SERVICE
+    frenzy_cli::add_serve(app);
+#endif
     if (argc <= 1) {  // bare `frenzy`: the help, and success
         fmt::print("{}", app.help());
         return 0;

@@ -18,6 +18,7 @@
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/launch/launchers.hpp"
+#include "frenzy/io/prices.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/launch/launch_json.hpp"
@@ -27,7 +28,6 @@
 #include "frenzy/perf/step_time.hpp"
 #include "frenzy/plan/estimate.hpp"
 #include "frenzy/plan/planner.hpp"
-#include "frenzy/plan/prices.hpp"
 #include "frenzy/sim/policies.hpp"
 #include "frenzy/sim/simulator.hpp"
 #include "frenzy/sim/trace.hpp"
@@ -133,27 +133,28 @@ struct plan_result {
     frenzy::plan_result result;
 };
 
-/// Prices per GPU-hour: {type: USD}, or "example" for the built-in example prices (plan/prices.hpp).
-inline std::map<std::string, double> to_prices(py::handle o, const frenzy::gpu_catalog& catalog) {
-    if (o.is_none()) return {};
+/// Prices per GPU-hour: {type: USD}, or "example" for the built-in example prices (io/prices.hpp, the CLI's
+/// --price reader; the messages name `prices`).
+inline frenzy::price_table to_prices(py::handle o, const frenzy::gpu_catalog& catalog) {
+    frenzy::price_table out;
+    if (o.is_none()) return out;
     if (py::isinstance<py::str>(o)) {
-        if (o.cast<std::string>() == "example") return frenzy::example_prices();
-        throw frenzy::config_error("prices=\"" + o.cast<std::string>() + "\" must be a dict {type: USD per GPU-hour} or \"example\"");
+        if (o.cast<std::string>() != frenzy::example_prices_name)
+            throw frenzy::config_error("prices=\"" + o.cast<std::string>() + "\" must be a dict {type: USD per GPU-hour} or \"example\"");
+        frenzy::add_example_prices(out);
+        return out;
     }
     if (!py::isinstance<py::dict>(o))
         throw py::type_error("prices must be a dict {type: USD per GPU-hour} or \"example\", not " +
                              py::str(py::type::of(o).attr("__name__")).cast<std::string>());
-    std::map<std::string, double> out;
     for (auto kv : o.cast<py::dict>()) {
         const auto type = py::str(kv.first).cast<std::string>();
+        const std::string entry = "prices[\"" + type + "\"]";
         catalog.at(type, "prices");
         const bool number = (py::isinstance<py::float_>(kv.second) || py::isinstance<py::int_>(kv.second)) &&
                             !py::isinstance<py::bool_>(kv.second);
-        if (!number) throw frenzy::config_error("prices[\"" + type + "\"]=" + py::repr(kv.second).cast<std::string>() + " is not a number");
-        const double usd = kv.second.cast<double>();
-        if (!std::isfinite(usd) || usd < 0 || usd > 1e6)
-            throw frenzy::config_error("prices[\"" + type + "\"] must be a finite number of USD in [0, 1e6]");
-        out[type] = usd;
+        if (!number) throw frenzy::config_error(entry + "=" + py::repr(kv.second).cast<std::string>() + " is not a number");
+        frenzy::add_price(out, catalog, type, kv.second.cast<double>(), "prices", entry);
     }
     return out;
 }

@@ -110,3 +110,21 @@ def test_bad_input(root):
         frenzy.plan(job, cluster, margin=1.0)
     with pytest.raises(frenzy.ConfigError, match="frameworks"):
         frenzy.plan(job, cluster, frameworks=["jax"])
+
+
+def test_prices_through_the_cli_reader(root):
+    # prices= goes through io/prices.hpp, the reader behind the CLI's --price: same bound, same catalog check.
+    job = root / "examples" / "jobs" / "plan-gpt3-125m.json"
+    cluster = "16xa100-80g"
+    with pytest.raises(frenzy.ConfigError, match=r'prices\["a100-80g"\] must be a finite number of USD in \[0, 1e6\]'):
+        frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": 2e6})
+    with pytest.raises(frenzy.ConfigError, match=r'prices\["a100-80g"\] must be a finite number'):
+        frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": float("inf")})
+    with pytest.raises(frenzy.ConfigError, match="a100-81g"):
+        frenzy.plan(job, cluster, objective="cost", prices={"a100-81g": 1})
+    with pytest.raises(frenzy.ConfigError, match=r'prices="cheap" must be a dict'):
+        frenzy.plan(job, cluster, objective="cost", prices="cheap")
+    with pytest.raises(frenzy.ConfigError, match=r'prices\["a100-80g"\]=True is not a number'):
+        frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": True})
+    top = frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": 1e6}).best
+    assert top is not None and top.gpu == "a100-80g"

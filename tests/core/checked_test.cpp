@@ -100,3 +100,19 @@ TEST_CASE("divisors in O(sqrt n)") {
     CHECK(d.back() == 1'000'000'000'000'000LL);
     CHECK(s < 2.0);
 }
+
+TEST_CASE("checked: public names, bound_text and within (front ends print bounds with them)") {
+    CHECK(frenzy::bound_text(1e6) == "1e6");
+    CHECK(frenzy::bound_text(1e18) == "1e18");
+    CHECK(frenzy::bound_text(0) == "0");
+    CHECK(frenzy::bound_text(4096) == "4096");
+    CHECK(frenzy::bound_text(2e6) == "2000000");
+    CHECK(frenzy::within(std::int64_t{65535}, frenzy::bounds::port));
+    CHECK_FALSE(frenzy::within(std::int64_t{65536}, frenzy::bounds::port));
+    CHECK(frenzy::within(1e6, frenzy::bounds::price));
+    CHECK_FALSE(frenzy::within(1e6 + 1, frenzy::bounds::price));
+    // The detail:: names in-library code still uses are the public ones.
+    CHECK(&frenzy::detail::printable == &frenzy::printable);
+    CHECK(frenzy::detail::bounds::seq_len.max == frenzy::bounds::seq_len.max);
+    CHECK(frenzy::bounds::seq_len.max == std::int64_t{1} << 26);
+}

@@ -2,7 +2,9 @@
 // The one validated-number layer: every number that enters Frenzy (JSON, CSV, CLI flags, HF configs, Slurm output,
 // HTTP bodies) goes through these helpers. Integers are parsed with overflow detection, floats must be finite,
 // every field kind has documented bounds (docs/hardening.md), products of degrees and sizes are checked before use,
-// and every error is "FIELD=VALUE RULE" (field_error).
+// and every error is "FIELD=VALUE RULE" (field_error). Every bound on an input number lives here (`bounds::`):
+// front ends (the CLI's flag validators, Python, serve) use these constants, never a literal of their own.
+// Public API: every layer and front end calls these by their frenzy:: names (frenzy::detail:: holds aliases only).
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -15,7 +17,7 @@
 
 #include "frenzy/core/error.hpp"
 
-namespace frenzy::detail {
+namespace frenzy {
 
 /// Printable, bounded form of untrusted text: invalid UTF-8 bytes and control characters become \xNN escapes and
 /// the result is cut after `max_chars` characters ("..." appended), so an error message never carries raw bytes or
@@ -126,7 +128,38 @@ inline constexpr real_bound seconds{0, 1e10};              ///< times and durati
 inline constexpr real_bound tokens{0, 1e18};               ///< training budgets
 inline constexpr real_bound fraction{0, 1};                ///< margins, efficiencies, tolerances
 inline constexpr real_bound memory_bytes{0, 1e15};         ///< measured peaks (~1 PB)
+inline constexpr int_bound lora_rank{1, 1 << 16};          ///< training.finetune.rank
+inline constexpr int_bound frozen_layers{0, layers.max};   ///< training.finetune.frozen_layers
+inline constexpr int_bound shown{0, 1 << 20};              ///< results listed (--top N; 0 = the default count)
+inline constexpr real_bound relative_error{0, 10};         ///< tolerances on a relative error (validate --tolerance)
+inline constexpr real_bound inverse_efficiency{1, 1e6};    ///< calibration: measured / ideal time
+inline constexpr real_bound penalty{0, 1e9};               ///< calibration: token and width penalties
+inline constexpr real_bound tokens_per_s{0, 1e9};          ///< measured tokens/s per GPU
+inline constexpr int_bound port{1, 65535};                 ///< TCP ports
+inline constexpr std::uint64_t input_bytes = 256ull << 20; ///< largest input file read by default (256 MiB)
+inline constexpr std::uint64_t json_bytes = 64ull << 20;   ///< largest JSON file read (64 MiB)
+inline constexpr std::size_t json_depth = 64;              ///< deepest nesting of a JSON document
+inline constexpr std::uint64_t request_bytes = 1u << 20;   ///< a request body or a file sent to `frenzy serve`
+inline constexpr std::size_t gpu_type_count = 1024;        ///< GPU types in one file
+inline constexpr std::size_t node_groups = 10000;          ///< node groups of a cluster file
+inline constexpr int hostlist_range = 100000;              ///< names one Slurm hostlist range a[lo-hi] expands to
 }  // namespace bounds
+
+/// A bound's end as short text: powers of ten from 1e5 up as "1eN" (the form help texts and messages use), the
+/// rest as number_text ("[0, 1e6]", "[1, 4096]").
+inline std::string bound_text(double v) {
+    if (v >= 1e5 && v <= 1e300) {
+        int e = 0;
+        double x = v;
+        while (x >= 10 && std::fmod(x, 10) == 0) { x /= 10; ++e; }
+        if (x == 1) return "1e" + std::to_string(e);
+    }
+    return number_text(v);
+}
+
+/// Whether `v` lies in `b` (the test of check_bound, without the error).
+inline constexpr bool within(std::int64_t v, int_bound b) { return v >= b.min && v <= b.max; }
+inline constexpr bool within(double v, real_bound b) { return v >= b.min && v <= b.max; }
 
 /// Checks `v` against `b`; the error names the field, the value and the range.
 /// The error of check_bound (out of line: the check itself stays small enough to inline on every estimate).
@@ -243,4 +276,27 @@ inline std::vector<std::int64_t> divisors_of(std::int64_t n, std::int64_t limit 
     return low;
 }
 
+}  // namespace frenzy
+
+namespace frenzy::detail {
+// Former names (before these became public): in-library code outside core/ still uses some of them.
+using frenzy::bound_failure;
+using frenzy::check_bound;
+using frenzy::check_finite;
+using frenzy::check_label;
+using frenzy::checked_add;
+using frenzy::checked_mul;
+using frenzy::checked_product;
+using frenzy::divisors_of;
+using frenzy::field_error;
+using frenzy::field_message;
+using frenzy::int_bound;
+using frenzy::integer_from_double;
+using frenzy::number_text;
+using frenzy::parse_double;
+using frenzy::parse_int64;
+using frenzy::printable;
+using frenzy::real_bound;
+using frenzy::valid_utf8;
+namespace bounds = frenzy::bounds;
 }  // namespace frenzy::detail

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace frenzy::detail {
+namespace frenzy {
 
 /// Optimal-string-alignment distance between a and b (insert, delete, substitute, swap neighbours), ASCII
 /// case-insensitive. Inputs longer than 256 characters are compared by their first 256 (bounded work).
@@ -59,4 +59,10 @@ inline std::string did_you_mean(std::string_view name, const std::vector<std::st
     return s + "?)";
 }
 
+}  // namespace frenzy
+
+namespace frenzy::detail {  // former names, still used by in-library code outside core/
+using frenzy::closest_names;
+using frenzy::did_you_mean;
+using frenzy::edit_distance;
 }  // namespace frenzy::detail

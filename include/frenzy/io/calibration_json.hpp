@@ -26,7 +26,7 @@ inline nlohmann::json to_json(const efficiency_model& e) {
 
 /// Inverse efficiencies (peak time / achieved time) are at least 1; 10^6 (a GPU at a millionth of its peak) bounds
 /// them so that no step time derived from a calibration overflows to inf. Ratios lie in [0, 10^6], penalties in [0, 10^9].
-inline constexpr detail::real_bound inverse_bound{1, 1e6};
+inline constexpr real_bound inverse_bound = bounds::inverse_efficiency;
 
 namespace detail {
 /// An inverse efficiency: finite, at least 1 ("FIELD must be at least 1 (got V)", the wording calibrate's tests
@@ -78,8 +78,8 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     r.finish();
     using detail::check_bound;
     detail::check_inverse("calibration.default_inverse_efficiency", e.default_inverse);
-    check_bound("calibration.token_penalty", e.token_penalty, {0, 1e9});  // tokens: real fits are 1e2..1e4
-    check_bound("calibration.width_penalty", e.width_penalty, {0, 1e9});  // GEMM widths
+    check_bound("calibration.token_penalty", e.token_penalty, bounds::penalty);  // tokens: real fits are 1e2..1e4
+    check_bound("calibration.width_penalty", e.width_penalty, bounds::penalty);  // GEMM widths
     check_bound("calibration.attention_inverse_efficiency", e.attention_inverse, {0, inverse_bound.max});
     check_bound("calibration.attention_ratio", e.attention_ratio, {0, inverse_bound.max});
     check_bound("calibration.fp8_ratio", e.fp8_ratio, {1e-6, inverse_bound.max});

@@ -43,8 +43,8 @@ inline gpu_type gpu_type_from_json(const nlohmann::json& j, const std::string& p
 }
 
 /// Most GPU types and node groups a cluster spec may list (the readers and validate() are linear/quadratic in them).
-inline constexpr std::size_t max_gpu_types = 1024;
-inline constexpr std::size_t max_node_groups = 10000;
+inline constexpr std::size_t max_gpu_types = bounds::gpu_type_count;
+inline constexpr std::size_t max_node_groups = bounds::node_groups;
 
 inline cluster_spec cluster_from_json(const nlohmann::json& j) {
     namespace b = detail::bounds;
@@ -100,6 +100,20 @@ inline void gpu_types_from_json(const nlohmann::json& j, gpu_catalog& catalog, c
         catalog.upsert(gpu_type_from_json((*arr)[i], path + "[" + std::to_string(i) + "]", catalog));
 }
 
+/// Extra or overriding GPU types from the file `path` (`frenzy ... --gpu-types FILE`): an array of GPU types, or an
+/// object whose "gpu_types" holds one (a cluster file's other keys are left alone), each upserted into `catalog`
+/// in order (a later type overrides an earlier one of the same name). An empty path returns `catalog` unchanged.
+/// Errors name the file and the element: "PATH: gpu_types[2].memory_mib=...".
+inline gpu_catalog load_gpu_types(const std::string& path, gpu_catalog catalog = {}) {
+    if (path.empty()) return catalog;
+    const auto js = read_json_file(path);
+    const auto& arr = js.is_object() && js.contains("gpu_types") ? js.at("gpu_types") : js;
+    if (!arr.is_array()) throw config_error(path + ": expected an array of GPU types or {\"gpu_types\": [...]}");
+    for (std::size_t i = 0; i < arr.size(); ++i)
+        catalog.upsert(gpu_type_from_json(arr[i], path + ": gpu_types[" + std::to_string(i) + "]", catalog));
+    return catalog;
+}
+
 inline cluster_spec load_cluster(const std::string& path) {
     const auto j = detail::read_json_file(path);  // its errors name the file already
     try {
@@ -110,9 +124,10 @@ inline cluster_spec load_cluster(const std::string& path) {
 }
 
 namespace detail {
-/// A positive whole number of at most `max` from text (digits only); the error names `what` in `field`=`spec`.
-inline int gpu_list_count(std::string_view text, std::string_view what, std::string_view spec, int max,
+/// A positive whole number of at most `b.max` from text (digits only); the error names `what` in `field`=`spec`.
+inline int gpu_list_count(std::string_view text, std::string_view what, std::string_view spec, int_bound b,
                           const std::string& field) {
+    const long max = static_cast<long>(b.max);
     if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string_view::npos)
         throw config_error(field + "=\"" + std::string(spec) + "\": " + std::string(what) + " \"" + std::string(text) +
                            "\" is not a positive whole number");
@@ -159,12 +174,12 @@ inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catal
         g.name = std::string(type);
         g.gpu = std::string(type);
         if (shaped) {
-            g.count = detail::gpu_list_count(item.substr(0, x1), "node count", spec, 1 << 20, field);
-            g.gpus_per_node = detail::gpu_list_count(rest.substr(0, x2), "GPUs per node", spec, 1024, field);
+            g.count = detail::gpu_list_count(item.substr(0, x1), "node count", spec, bounds::node_count, field);
+            g.gpus_per_node = detail::gpu_list_count(rest.substr(0, x2), "GPUs per node", spec, bounds::gpus_per_node, field);
             c.nodes.push_back(g);
             continue;
         }
-        const int n = detail::gpu_list_count(item.substr(0, x1), "GPU count", spec, 1 << 24, field);
+        const int n = detail::gpu_list_count(item.substr(0, x1), "GPU count", spec, bounds::gpus, field);
         g.gpus_per_node = std::min(n, t.gpus_per_node);
         g.count = n / g.gpus_per_node;
         c.nodes.push_back(g);

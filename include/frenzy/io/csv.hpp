@@ -6,6 +6,8 @@
 #include <cmath>
 #include <istream>
 #include <map>
+#include <sstream>
+#include <type_traits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -179,3 +181,43 @@ inline recompute recompute_from_text(const std::string& text) {
 }
 
 }  // namespace frenzy::detail
+
+namespace frenzy {
+
+/// One CSV line's fields (detail::split_csv_line), each trimmed of surrounding blanks and tabs.
+inline std::vector<std::string> split_csv_trimmed(std::string_view line) {
+    auto out = detail::split_csv_line(line);
+    for (auto& f : out) f = detail::trim(f);
+    return out;
+}
+
+/// A CSV cell as a number of type T: the whole cell, decimal (std::from_chars: no sign '+', no blanks, no hex),
+/// finite for floating types. Else config_error "WHERE: COLUMN=\"TEXT\" is not a number" (or "WHERE: COLUMN must be
+/// finite"), `where` naming the file and line.
+template <class T>
+T csv_number(const std::string& text, const std::string& where, std::string_view column) {
+    T v{};
+    const char* b = text.data();
+    const char* e = text.data() + text.size();
+    std::from_chars_result r{};
+    if constexpr (std::is_floating_point_v<T>)
+        r = std::from_chars(b, e, v, std::chars_format::general);
+    else
+        r = std::from_chars(b, e, v);
+    if (text.empty() || r.ec != std::errc{} || r.ptr != e)
+        throw config_error(where + ": " + std::string(column) + "=\"" + text + "\" is not a number");
+    if constexpr (std::is_floating_point_v<T>)
+        if (!std::isfinite(v)) throw config_error(where + ": " + std::string(column) + " must be finite");
+    return v;
+}
+
+/// The text CSV writers give a double: at most 15 significant digits, so that it reads back as written
+/// ("5.5", "1e+09", "2048").
+inline std::string csv_decimal(double v) {
+    std::ostringstream o;
+    o.precision(15);
+    o << v;
+    return o.str();
+}
+
+}  // namespace frenzy

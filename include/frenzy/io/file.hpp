@@ -12,14 +12,11 @@
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 
-namespace frenzy::detail {
-
-/// Largest input file read by default: 256 MiB (the largest shipped table is a few MiB).
-inline constexpr std::uint64_t max_input_bytes = 256ull << 20;
+namespace frenzy {
 
 /// The whole content of the regular file `path`; io_error naming the file when it is missing, not a regular file,
 /// or larger than `limit` bytes.
-inline std::string read_file_limited(const std::string& path, std::uint64_t limit = max_input_bytes) {
+inline std::string read_file_limited(const std::string& path, std::uint64_t limit = bounds::input_bytes) {
     const std::string shown = printable(path, 200);
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) throw io_error("cannot open " + shown + ": " + std::strerror(errno));
@@ -39,4 +36,8 @@ inline std::string read_file_limited(const std::string& path, std::uint64_t limi
     return out;
 }
 
+}  // namespace frenzy
+
+namespace frenzy::detail {  // former names, still used by in-library code outside io/
+using frenzy::read_file_limited;
 }  // namespace frenzy::detail

@@ -28,12 +28,12 @@ inline transformer_spec from_hf_config(const nlohmann::json& cfg, const std::str
         const auto a = (*arch)[0].get<std::string>();
         type = std::string(model_type_of_architecture(a));
         if (type.empty())
-            r.fail("no \"model_type\" and architectures[0]=\"" + detail::printable(a) +
+            r.fail("no \"model_type\" and architectures[0]=\"" + printable(a) +
                    "\" is not supported; supported model_type: " + supported_model_types());
     }
     const auto match = find_model_type(type);
     if (!match.family)
-        r.fail("model_type=\"" + detail::printable(type) + "\" is not supported (supported: " + supported_model_types() + ")");
+        r.fail("model_type=\"" + printable(type) + "\" is not supported (supported: " + supported_model_types() + ")");
     // Multimodal wrappers keep the language model in text_config (Llama4Config, Gemma3Config).
     if (!match.type->text_model_type.empty()) {
         const auto* text = r.find({"text_config"});

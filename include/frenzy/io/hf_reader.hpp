@@ -184,14 +184,14 @@ inline activation hf_plain_activation(const hf_reader& r, const char* key, const
     if (act.rfind("gelu", 0) == 0) return activation::gelu;  // gelu, gelu_new, gelu_fast, gelu_pytorch_tanh
     if (act == "relu") return activation::relu;
     if (act == "relu2") return activation::squared_relu;
-    r.fail(std::string(key) + "=\"" + detail::printable(act) + "\" is not supported (gelu*, relu, relu2)");
+    r.fail(std::string(key) + "=\"" + printable(act) + "\" is not supported (gelu*, relu, relu2)");
 }
 
 /// LLaMA-style models always have a gated MLP (gate_proj, up_proj, down_proj); silu makes it SwiGLU.
 inline activation hf_gated_activation(const hf_reader& r) {
     const auto act = r.string("hidden_act", "silu");
     if (act == "silu" || act == "swish") return activation::swiglu;
-    r.fail("hidden_act=\"" + detail::printable(act) + "\" with a gated MLP is not supported (only silu: SwiGLU)");
+    r.fail("hidden_act=\"" + printable(act) + "\" with a gated MLP is not supported (only silu: SwiGLU)");
 }
 
 /// Gemma's gated MLP: act_fn(gate_proj(x)) * up_proj(x) with a GELU (transformers modeling_gemma.py GemmaMLP;
@@ -200,7 +200,7 @@ inline activation hf_gemma_activation(const hf_reader& r) {
     const char* key = r.has("hidden_activation") ? "hidden_activation" : "hidden_act";
     const auto act = r.string(key, "gelu_pytorch_tanh");
     if (act.rfind("gelu", 0) == 0) return activation::geglu;
-    r.fail(std::string(key) + "=\"" + detail::printable(act) + "\" is not supported for Gemma (gelu*: GeGLU)");
+    r.fail(std::string(key) + "=\"" + printable(act) + "\" is not supported for Gemma (gelu*: GeGLU)");
 }
 
 /// kv_heads == heads and head_dim == hidden / heads are stored as 0 ("derive"), as the presets do.

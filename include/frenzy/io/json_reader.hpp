@@ -20,10 +20,10 @@
 
 namespace frenzy::detail {
 
-/// Deepest nesting of arrays/objects a document may have (Frenzy's formats need 4).
-inline constexpr std::size_t max_json_depth = 64;
-/// Largest JSON file read (a job, cluster, HF config or calibration file is a few KiB).
-inline constexpr std::uint64_t max_json_bytes = 64ull << 20;
+/// Deepest nesting of arrays/objects a document may have (Frenzy's formats need 4; core/checked.hpp).
+inline constexpr std::size_t max_json_depth = bounds::json_depth;
+/// Largest JSON file read (a job, cluster, HF config or calibration file is a few KiB; core/checked.hpp).
+inline constexpr std::uint64_t max_json_bytes = bounds::json_bytes;
 
 /// Short, bounded, printable description of a JSON value for error messages: scalars as JSON text (strings cut
 /// to 80 characters), containers by kind and size only. Never recursive, so a 10^5-deep array cannot overflow
@@ -141,12 +141,16 @@ private:
     std::vector<frame> stack_;
 };
 
+}  // namespace frenzy::detail
+
+namespace frenzy {
+
 /// Parses JSON text strictly: duplicate keys in one object and nesting deeper than max_json_depth are config_errors
 /// naming the JSON path; syntax errors are io_errors naming line and column; numbers outside a double's range are
 /// config_errors naming the field. `source` (a file name) prefixes every message. Linear in the text's length.
 inline nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
     nlohmann::json out;
-    strict_json_handler h(out, source.empty() ? std::string() : printable(source, 200) + ": ");
+    detail::strict_json_handler h(out, source.empty() ? std::string() : printable(source, 200) + ": ");
     h.set_text(text);
     nlohmann::json::sax_parse(text.begin(), text.end(), &h);
     return out;
@@ -154,8 +158,15 @@ inline nlohmann::json parse_json_text(std::string_view text, const std::string& 
 
 /// Reads and parses a JSON file (regular files only, at most max_json_bytes); errors name the file.
 inline nlohmann::json read_json_file(const std::string& path) {
-    return parse_json_text(read_file_limited(path, max_json_bytes), path);
+    return parse_json_text(read_file_limited(path, detail::max_json_bytes), path);
 }
+
+}  // namespace frenzy
+
+namespace frenzy::detail {
+
+using frenzy::parse_json_text;  // former names, still used by in-library code outside io/
+using frenzy::read_json_file;
 
 /// Reads fields of one JSON object under a dotted path ("parallel", "model.moe"), then `finish()` rejects
 /// fields nobody asked for.

@@ -2,6 +2,8 @@
 // Results -> JSON: the one place the `--json` keys of `frenzy estimate`, `plan`, `import`, `gpus` and `models` are
 // built (docs/formats.md lists them; `frenzy launch` is launch/launch_json.hpp, above io/ in the include graph). The Python module and the service serialise through these too. Sizes in bytes,
 // times in seconds; a figure that does not exist (no GPU given, no token budget, no price) is null, never 0.
+// The spec codecs (io/job_json.hpp, io/cluster_json.hpp) build nlohmann::json, whose keys are sorted: they enter
+// these ordered documents by nlohmann's conversion between the two types (no text in between), keeping that order.
 #include <cmath>
 #include <optional>
 
@@ -45,7 +47,7 @@ inline void to_json(nlohmann::ordered_json& out, const fit_check& f) {
 /// `frenzy estimate --json`: the job, its memory report, and with a GPU the fit and speed.
 inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
     out = nlohmann::ordered_json::object();
-    out["job"] = nlohmann::ordered_json::parse(to_json(e.job).dump());
+    out["job"] = nlohmann::ordered_json(to_json(e.job));  // sorted keys, as the job JSON is written
     nlohmann::ordered_json mem = e.memory;
     for (auto it = mem.begin(); it != mem.end(); ++it) out[it.key()] = it.value();
     out["gpus"] = e.job.parallel.gpus();
@@ -64,7 +66,7 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
 
 /// A layout: the same keys as the job spec's `parallel` (io/job_json.hpp writes them; one place).
 inline void to_json(nlohmann::ordered_json& out, const parallel_config& q) {
-    out = nlohmann::ordered_json::parse(to_json(q).dump());
+    out = nlohmann::ordered_json(to_json(q));
 }
 
 /// One element of `frenzy plan --json`'s `plans`.
@@ -108,7 +110,7 @@ inline void to_json(nlohmann::ordered_json& out, const plan_result& r) { out = p
 /// `frenzy import --json`: the job read from a launcher configuration and what the reader did not use.
 inline void to_json(nlohmann::ordered_json& out, const launcher_import& r) {
     out = nlohmann::ordered_json::object();
-    out["job"] = nlohmann::ordered_json::parse(to_json(r.job).dump());
+    out["job"] = nlohmann::ordered_json(to_json(r.job));
     out["ignored"] = r.ignored;
     out["not_understood"] = r.unknown;
     out["notes"] = r.notes;
@@ -116,7 +118,7 @@ inline void to_json(nlohmann::ordered_json& out, const launcher_import& r) {
 
 /// One element of `frenzy gpus --json`.
 inline void to_json(nlohmann::ordered_json& out, const gpu_type& t) {
-    out = nlohmann::ordered_json::parse(to_json(t).dump());
+    out = nlohmann::ordered_json(to_json(t));
     out["memory_bytes"] = t.memory().value;
 }
 

@@ -14,7 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/text.hpp"
 
 namespace frenzy {
 
@@ -99,16 +101,7 @@ inline int slurm_parse_int(std::string_view s, std::string_view command, const s
     return v;
 }
 
-inline std::vector<std::string_view> split(std::string_view s, char sep) {
-    std::vector<std::string_view> out;
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= s.size(); ++i)
-        if (i == s.size() || s[i] == sep) {
-            out.push_back(s.substr(start, i - start));
-            start = i + 1;
-        }
-    return out;
-}
+using frenzy::split;  // core/text.hpp (backend/slurm.hpp calls it as detail::split)
 
 /// Splits on `sep` outside brackets and parentheses ("a[1-2],b" -> "a[1-2]", "b").
 inline std::vector<std::string_view> split_top(std::string_view s, char sep) {
@@ -202,7 +195,7 @@ inline std::vector<std::string> expand_hostlist(std::string_view list, std::stri
             const auto a = range.substr(0, dash);
             const auto b = dash == std::string_view::npos ? a : range.substr(dash + 1);
             const int lo = detail::slurm_parse_int(a, command, field), hi = detail::slurm_parse_int(b, command, field);
-            if (hi < lo || hi - lo > 100000) detail::slurm_fail(command, field, "bad range \"" + std::string(range) + "\"");
+            if (hi < lo || hi - lo > bounds::hostlist_range) detail::slurm_fail(command, field, "bad range \"" + std::string(range) + "\"");
             for (int k = lo; k <= hi; ++k) {
                 std::string num = std::to_string(k);
                 if (num.size() < a.size()) num.insert(0, a.size() - num.size(), '0');

@@ -125,7 +125,7 @@ inline std::string source_group(const std::string& source, const std::string& gp
 
 /// Measured tokens/s per GPU: positive and below 1e9 (a GPU of 1e6 TFLOPS on a 1-parameter model is ~1e17; real
 /// rows are 1e2..1e5, so 1e9 rejects only nonsense).
-inline constexpr detail::real_bound real_bound_tokens_per_s{0, 1e9};
+inline constexpr real_bound real_bound_tokens_per_s = bounds::tokens_per_s;
 
 /// Reads throughput samples from CSV text with the columns of measured_calibration.csv. Required columns:
 /// gpu_type, num_layers, hidden, heads, ffn_hidden, vocab, seq_len, micro_batch, global_batch_seqs, dp, tp, pp,

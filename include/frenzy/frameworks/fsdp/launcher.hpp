@@ -54,7 +54,7 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
 }
 
 inline launcher_import import_file(const std::string& path, const import_options& o) {
-    return fsdp_import_json(detail::parse_json_text(detail::read_text_file(path), ""), o);  // strict, bounded
+    return fsdp_import_json(parse_json_text(read_file_limited(path), ""), o);  // strict, bounded
 }
 
 inline constexpr launcher_traits launch_traits{

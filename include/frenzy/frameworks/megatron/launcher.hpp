@@ -155,12 +155,12 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
 inline launcher_import import_file(const std::string& path, const import_options& o) {
     if (is_yaml_path(path)) {
 #ifdef FRENZY_HAS_YAML
-        return megatron_import_yaml(detail::read_text_file(path), o);
+        return megatron_import_yaml(read_file_limited(path), o);
 #else
         throw config_error("a Megatron YAML argument file needs Frenzy built with yaml-cpp (FRENZY_HAS_YAML)");
 #endif
     }
-    return megatron_import_text(detail::read_text_file(path), o);
+    return megatron_import_text(read_file_limited(path), o);
 }
 
 inline constexpr launcher_traits launch_traits{

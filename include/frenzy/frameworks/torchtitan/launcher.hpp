@@ -32,7 +32,7 @@ inline std::size_t check_recipe_reference(const std::string& base) {
     };
     const std::string_view b(base);
     if (colon == std::string::npos || !identifiers(b.substr(0, colon), true) || !identifiers(b.substr(colon + 1), false))
-        throw detail::field_error("launch_options::torchtitan_base", base,
+        throw field_error("launch_options::torchtitan_base", base,
                           "must be MODULE:FUNCTION of Python identifiers, e.g. torchtitan.models.llama3.config_registry:llama3_8b "
                           "(--torchtitan-base)");
     return colon;
@@ -151,7 +151,7 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
 }
 
 inline launcher_import import_file(const std::string& path, const import_options& o) {
-    return torchtitan_import_text(detail::read_text_file(path), o);
+    return torchtitan_import_text(read_file_limited(path), o);
 }
 
 inline constexpr launcher_traits launch_traits{
