@@ -33,7 +33,7 @@ std::string plan_codec_error(const char* text) {
 }
 }  // namespace
 
-TEST_CASE("parse_duration: a bare number is seconds; s, m, h and d are units; decimals allowed") {
+TEST_CASE("parse_duration: a bare number is seconds, s, m, h and d are units, decimals are allowed") {
     CHECK(parse_duration("90", "x") == 90);
     CHECK(parse_duration("90s", "x") == 90);
     CHECK(parse_duration("30m", "x") == 1800);

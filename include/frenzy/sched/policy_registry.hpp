@@ -87,7 +87,7 @@ inline std::span<const policy_entry> policy_registry() {
          [](const policy_options& o) { return detail::make_gavel(o, gavel_policy::max_sum_throughput); }},
         {"sia", true, true, "Sia: goodput-optimal rounds over GPU types and counts (an ILP)",
          [](const policy_options& o) -> any_scheduler { return sia_scheduler{o.sia}; }},
-        {"gavel-las", false, true, "Gavel's LAS policy: max-min fairness of normalised throughput (by name only)",
+        {"gavel-las", false, true, "Gavel's LAS policy: max-min fairness of normalised throughput",
          [](const policy_options& o) { return detail::make_gavel(o, gavel_policy::las); }},
 #endif
     };
@@ -156,7 +156,8 @@ inline std::string policy_help(bool with_all, std::string_view default_name = "h
         s.resize(s.size() - 3);
         s += " (default " + std::string(default_name) + ")";
     }
-    for (const auto& e : policy_registry()) s += "\n  " + std::string(e.name) + ": " + std::string(e.description);
+    for (const auto& e : policy_registry())
+        s += "\n  " + std::string(e.name) + ": " + std::string(e.description) + (with_all && !e.in_all ? " (not in all)" : "");
     return s;
 }
 
