@@ -18,6 +18,7 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/suggest.hpp"
 #include "frenzy/io/cluster_json.hpp"
+#include "frenzy/io/duration.hpp"
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/launch/launchers.hpp"
 #include "frenzy/memory/fit.hpp"
@@ -87,38 +88,13 @@ inline CLI::Validator finite_number(double lo, double hi) {
 /// finite_number over a bound of core/checked.hpp.
 inline CLI::Validator finite_number(frenzy::real_bound b) { return finite_number(b.min, b.max); }
 
-/// A duration in seconds from "90", "90s", "30m", "2h", "1.5d" (a bare number is seconds). Finite, >= 0.
-inline double parse_duration(std::string_view text, std::string_view field) {
-    const std::string t(text);
-    auto bad = [&](const std::string& why) {
-        return frenzy::config_error(std::string(field) + "=\"" + t + "\" " + why);
-    };
-    if (t.empty()) throw bad("is empty: give a duration such as 30s, 10m, 2h or 1d");
-    double unit = 1;
-    std::string num = t;
-    switch (t.back()) {
-        case 's': unit = 1; num.pop_back(); break;
-        case 'm': unit = 60; num.pop_back(); break;
-        case 'h': unit = 3600; num.pop_back(); break;
-        case 'd': unit = 86400; num.pop_back(); break;
-        default: break;
-    }
-    double v = 0;  // decimal only: from_chars takes no hexadecimal ("0x10"), unlike stod
-    const auto r = std::from_chars(num.data(), num.data() + num.size(), v, std::chars_format::general);
-    if (num.empty() || r.ec == std::errc::invalid_argument || r.ptr != num.data() + num.size())
-        throw bad("is not a duration (a number with an optional unit s, m, h or d)");
-    if (r.ec != std::errc{} || !std::isfinite(v) || v < 0) throw bad("must be a finite, non-negative duration");
-    if (v * unit > 3.2e9) throw bad("is longer than 100 years");
-    return v * unit;
-}
-
 /// A duration option (`--startup 30s`): the value lands in `seconds` after parsing.
 inline CLI::Option* add_duration(CLI::App* c, const std::string& name, double& seconds, const std::string& help) {
     auto text = std::make_shared<std::string>();
     auto* o = c->add_option(name, *text, help + " (a duration: 30s, 10m, 2h, 1d; a bare number is seconds)");
     // `text` must outlive the option (CLI11 writes each value into it): the callback holds it. Dropping it here was a
     // use-after-free (`simulate --startup 0` crashed with SIGSEGV; found by tests/regress/cli_sweep.sh).
-    o->each([&seconds, name, text](const std::string& v) { seconds = parse_duration(v, name.substr(name.rfind(',') + 1)); });
+    o->each([&seconds, name, text](const std::string& v) { seconds = frenzy::parse_duration(v, name.substr(name.rfind(',') + 1)); });
     return o;
 }
 

@@ -1,5 +1,5 @@
-// `frenzy serve`: the long-running service in front of Slurm (HAS decides, Slurm runs, SQLite remembers), and its
-// clients `frenzy submit`, `frenzy status`, `frenzy cancel`. Built only when frenzy::service is (SQLite, httplib).
+// `frenzy serve`: the long-running service in front of Slurm (HAS, or the policy --policy names, decides; Slurm runs;
+// SQLite remembers), and its clients `frenzy submit`, `frenzy status`, `frenzy cancel`. Built only when frenzy::service is (SQLite, httplib).
 #ifdef FRENZY_HAS_SERVICE
 #include <signal.h>
 
@@ -59,6 +59,7 @@ std::string read_token(const std::string& path) {
 struct serve_args {
     bool slurm = false;
     std::string state, listen = "127.0.0.1:8470", token_file, gres_map, run_command, partition, decision_log, output_dir;
+    std::string policy = "has";
     double tick_s = 1.0, slurm_timeout_s = 20;
     std::size_t max_body = frenzy::bounds::request_bytes;
 };
@@ -67,6 +68,7 @@ void run_serve(const serve_args& a) {
     if (!a.slurm) throw frenzy::config_error("--slurm is required (Slurm is the only backend of frenzy serve)");
     if (a.state.empty()) throw frenzy::config_error("--state PATH is required (the SQLite job store)");
     if (!(a.tick_s > 0)) throw frenzy::config_error("--tick must be positive");
+    const auto policy = frenzy::checked_policy_name(a.policy, "--policy", false);  // the registry's names, no "all"
     auto [host, port] = frenzy::parse_listen(a.listen, "--listen");
     frenzy::http_options ho{host, port, {}, a.max_body};
     if (!a.token_file.empty()) ho.token = read_token(a.token_file);
@@ -85,6 +87,7 @@ void run_serve(const serve_args& a) {
     frenzy::job_store store(a.state);
     frenzy::engine_options eo;
     eo.tick_s = a.tick_s;
+    eo.policy = policy;
     eo.decision_log = a.decision_log.empty() ? a.state + ".decisions.jsonl" : a.decision_log;
     frenzy::serve_engine eng(client, store, map, eo, catalog);
     // Slurm may still be starting: retry the inventory for a while.
@@ -180,9 +183,10 @@ void add_client_options(CLI::App* c, client_args& a) {
 
 void frenzy_cli::add_serve(CLI::App& app) {
     auto a = std::make_shared<serve_args>();
-    auto* c = app.add_subcommand("serve", "Run the service that schedules jobs onto a Slurm cluster with HAS");
+    auto* c = app.add_subcommand("serve", "Run the service that schedules jobs onto a Slurm cluster with HAS (or --policy)");
     c->add_flag("--slurm", a->slurm, "Drive the Slurm cluster whose commands are on PATH (SLURM_CONF as usual)");
     c->add_option("--state", a->state, "SQLite job store (created if missing)")->required();
+    c->add_option("--policy", a->policy, "Scheduling policy: " + frenzy::policy_help(false));
     c->add_option("--listen", a->listen, "HOST:PORT (loopback unless --token-file)")->capture_default_str();
     c->add_option("--token-file", a->token_file, "Bearer token every request must carry (needed off loopback)");
     c->add_option("--gres-map", a->gres_map, "Slurm GRES type -> catalog GPU type: a100=a100-80g,v100=v100-32g or a file");

@@ -202,21 +202,7 @@ void frenzy_cli::add_simulate(CLI::App& app) {
     auto* c = app.add_subcommand("simulate", "Replay a job trace on a cluster under HAS or a baseline scheduler");
     c->add_option("--cluster", a->cluster, "Cluster spec JSON")->required()->check(CLI::ExistingFile);
     c->add_option("--trace", a->trace, "Trace CSV (docs/formats.md; see `frenzy trace synth`)")->required()->check(CLI::ExistingFile);
-    {
-        std::string names, all;  // from the registry (sim/policies.hpp): what this build has
-        for (const auto& n : frenzy::selectable_policy_names()) {
-            names += n;
-            names += " | ";
-        }
-        for (const auto& n : frenzy::policy_names()) {
-            if (!all.empty()) all += ' ';
-            all += n;
-        }
-        names += "all (default has; all runs ";
-        names += all;
-        names += ')';
-        c->add_option("--policy", a->policy, names);
-    }
+    c->add_option("--policy", a->policy, frenzy::policy_help(true));  // the registry (sched/policy_registry.hpp)
     c->add_option("--seed", a->seed, "Seed of the random node failures (default 1)");
     c->add_option("-o,--out,--jobs-csv", a->jobs_csv, "Write one row per job (and policy) to this CSV");
     frenzy_cli::add_duration(c, "--startup", a->startup_s, "Start-up cost of a job's first launch (default 30s)");

@@ -241,7 +241,7 @@ inline std::vector<frenzy::trace_job> to_trace(py::handle o) {
 }
 
 /// frenzy.simulate: one policy -> SimResult; policy="all" -> a list of them, in policy_names() order (as
-/// `frenzy simulate --policy all`). The names and the schedulers are the library's (sim/policies.hpp).
+/// `frenzy simulate --policy all`). The names and the schedulers are the registry's (sched/policy_registry.hpp).
 inline py::object simulate(py::handle cluster_in, py::handle trace_in, const std::string& policy,
                            std::uint64_t seed, double startup_s, double restart_s, double mtbf_h,
                            double repair_h) {
@@ -605,10 +605,11 @@ inline void bind_simulate(py::module_& m) {
                    std::to_string(r.metrics.jobs) + " jobs completed>";
         });
 
+    static const std::string simulate_doc =  // the choices from the registry (sched/policy_registry.hpp)
+        "Replays `trace` (a trace CSV path or its text) on `cluster` under `policy` (" + frenzy::policy_help(true) +
+        "\n), as `frenzy simulate` does; policy=\"all\" returns a list with one SimResult per policy, HAS first.";
     m.def("simulate", &frenzy_py::simulate, "cluster"_a, "trace"_a, "policy"_a = "has", "seed"_a = 1,
-          "startup_s"_a = 30.0, "restart_s"_a = 30.0, "mtbf_h"_a = 0.0, "repair_h"_a = 1.0,
-          "Replays `trace` (a trace CSV path or its text) on `cluster` under `policy` (has | fcfs | tiresias | gavel "
-          "| sia | gavel-las), as `frenzy simulate` does; policy=\"all\" returns a list with one SimResult per policy, HAS first.");
+          "startup_s"_a = 30.0, "restart_s"_a = 30.0, "mtbf_h"_a = 0.0, "repair_h"_a = 1.0, simulate_doc.c_str());
 }
 
 /// frenzy.gpus and frenzy.models.

@@ -300,3 +300,73 @@ TEST_CASE("cancel: a queued job at once, a running one through scancel") {
     CHECK(slurm.scancels == std::vector<std::int64_t>{100});
     CHECK(job_of(eng, r)["state"] == "cancelled");
 }
+
+TEST_CASE("the policy is chosen by name from the registry: fcfs places jobs in arrival order on their smallest plan") {
+    fake_slurm slurm;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::engine_options eo;
+    eo.policy = "fcfs";
+    frenzy::serve_engine eng(slurm, store, map, eo);
+    CHECK(eng.policy() == "fcfs");
+    eng.start();
+    const auto a = eng.submit(small_job("first")).body["id"].get<std::int64_t>();
+    const auto b = eng.submit(small_job("second")).body["id"].get<std::int64_t>();
+    const auto t4 = eng.submit(small_job("t4 only", R"({"gpu_types": ["t4"]})")).body["id"].get<std::int64_t>();
+    eng.tick();
+    REQUIRE(slurm.sbatch_calls.size() == 2);
+    CHECK(slurm.job_list[0].comment == "frenzy:" + std::to_string(a) + ":1");
+    CHECK(slurm.job_list[1].comment == "frenzy:" + std::to_string(b) + ":1");
+    for (auto id : {a, b}) {
+        const auto j = job_of(eng, id);
+        CHECK(j["state"] == "submitted");
+        CHECK(j["plan"]["gpu"] == "a100-80g");  // the first type with room
+        CHECK(j["plan"]["gpus"] == 1);          // fcfs without a user's request: the smallest plan (sched/fcfs.hpp)
+    }
+    // fcfs offers the T4-only job an A100, where none of its plans is: serve never submits such a launch
+    CHECK(job_of(eng, t4)["state"] == "queued");
+    slurm.set_all("PENDING", "COMPLETED");
+    eng.tick();
+    CHECK(job_of(eng, a)["state"] == "completed");
+    CHECK(job_of(eng, b)["state"] == "completed");
+}
+
+TEST_CASE("an unknown policy name is refused with the registry's choices, without 'all'") {
+    fake_slurm slurm;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::engine_options eo;
+    eo.policy = "lottery";
+    try {
+        frenzy::serve_engine eng(slurm, store, map, eo);
+        FAIL("no error");
+    } catch (const frenzy::config_error& e) {
+        const std::string m = e.what();
+        CHECK(m.find("policy=\"lottery\" is not one of: has | fcfs | tiresias") != std::string::npos);
+        CHECK(m.find("all") == std::string::npos);
+    }
+    eo.policy = "all";
+    CHECK_THROWS_AS(frenzy::serve_engine(slurm, store, map, eo), frenzy::config_error);
+}
+
+TEST_CASE("the backend is handed the job: the script carries the spec's name and its framework's configuration") {
+    std::string script;
+    struct capturing : fake_slurm {
+        std::string* out = nullptr;
+        std::int64_t sbatch(const std::vector<std::string>& args, const std::string& s) const override {
+            *out = s;
+            return fake_slurm::sbatch(args, s);
+        }
+    } cap;
+    cap.out = &script;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::serve_engine eng(cap, store, map);
+    eng.start();
+    const auto id = eng.submit(small_job("named-job", R"({"gpu_types": ["a100-80g"]})")).body["id"].get<std::int64_t>();
+    eng.tick();
+    REQUIRE(cap.sbatch_calls.size() == 1);
+    CHECK(script.find("frenzy job " + std::to_string(id) + " (named-job)") != std::string::npos);
+    CHECK(script.find("FRENZY_JOB_NAME='named-job'") != std::string::npos);
+    CHECK(script.find("layout dp=") != std::string::npos);  // the plan's comments, as `frenzy launch` writes them
+}

@@ -1,4 +1,5 @@
-// sim/policies.hpp: the one mapping from policy names to schedulers (the CLI's --policy, Python's policy=).
+// sched/policy_registry.hpp through sim/policies.hpp: the one mapping from policy names to schedulers (the CLI's
+// --policy of simulate and serve, Python's policy=).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -75,4 +76,71 @@ TEST_CASE("policies: every policy is told the start-up and restart costs the sim
     const auto kept = policy_options_for(s, mine);
     CHECK(kept.has.preempt_factor == 3);
     CHECK(kept.tiresias.promote_knob == 4);
+}
+
+TEST_CASE("policy registry: one entry per name, each builds its scheduler, describes itself, and says where it runs") {
+    std::vector<std::string> seen, in_all;
+    for (const auto& e : policy_registry()) {
+        CHECK(std::find(seen.begin(), seen.end(), e.name) == seen.end());
+        seen.emplace_back(e.name);
+        if (e.in_all) in_all.emplace_back(e.name);
+        CHECK_FALSE(e.description.empty());
+        REQUIRE(e.make != nullptr);
+        CHECK(e.make(policy_options{}).name() == e.name);
+        CHECK(find_policy(e.name) == &e);
+        CHECK(policy_help(true).find(std::string(e.name) + ": " + std::string(e.description)) != std::string::npos);
+#ifndef FRENZY_HAS_GLPK
+        CHECK_FALSE(e.needs_glpk);  // absent from a build without GLPK
+#endif
+    }
+    CHECK(seen == selectable_policy_names());
+    CHECK(in_all == policy_names());
+    CHECK(find_policy("all") == nullptr);
+    CHECK((find_policy("gavel") != nullptr) == (find_policy("sia") != nullptr));  // both need GLPK
+    CHECK(policy_help(true).rfind("has | fcfs | tiresias", 0) == 0);
+    CHECK(policy_help(false).find("| all") == std::string::npos);
+}
+
+TEST_CASE("policy registry: a host that has no 'all' (frenzy serve) names the choices without it") {
+    CHECK(checked_policy_name("fcfs", "--policy", false) == "fcfs");
+    try {
+        (void)checked_policy_name("all", "--policy", false);
+        FAIL("no error");
+    } catch (const config_error& e) {
+        const std::string m = e.what();
+        CHECK(m.find("--policy=\"all\" is not one of: has | fcfs | tiresias") != std::string::npos);
+        CHECK(m.find("| all") == std::string::npos);
+    }
+}
+
+TEST_CASE("policy registry: HAS with priorities puts a higher-priority job first, and is HAS without them") {
+    cluster_spec c;
+    c.nodes = {{"n", "a100-80g", 1, 1, 0}};
+    cluster_state cs(c);
+    plan p;
+    p.gpu = "a100-80g";
+    p.gpus = 1;
+    p.nodes = 1;
+    p.tokens_per_s = 1000;
+    p.has_budget = true;
+    p.est_time = seconds{10};
+    const std::vector<plan> plans{p};
+    std::vector<job_view> jobs(2);
+    for (int i = 0; i < 2; ++i) {
+        jobs[static_cast<std::size_t>(i)].id = i + 1;
+        jobs[static_cast<std::size_t>(i)].plans = &plans;
+        jobs[static_cast<std::size_t>(i)].total_tokens = i == 0 ? 1e4 : 1e6;  // job 1 is the shorter
+    }
+    const sched_context ctx{0, &cs, jobs};
+    auto plain = make_scheduler("has");
+    auto d = plain.schedule(ctx);
+    REQUIRE(d.start.size() == 1);
+    CHECK(d.start[0].job == 1);  // shortest remaining first
+    policy_options o;
+    o.priority = [](int job) { return job == 2 ? 5 : 0; };
+    auto prio = make_scheduler("has", o);
+    CHECK(prio.name() == std::string_view("has"));
+    d = prio.schedule(ctx);
+    REQUIRE(d.start.size() == 1);
+    CHECK(d.start[0].job == 2);  // the higher priority first
 }

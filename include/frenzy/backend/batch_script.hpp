@@ -33,8 +33,8 @@ inline std::string batch_script(const batch_request& r) {
                   " on " + std::to_string(r.p.nodes) + " node(s)" + (nodes.empty() ? "" : " " + nodes) + ", tp=" +
                   std::to_string(par.tp) + " pp=" + std::to_string(par.pp) + " dp=" + std::to_string(par.dp) +
                   " micro_batch=" + std::to_string(r.p.micro_batch)};
-    b.exports = {"FRENZY_JOB_ID=" + std::to_string(r.job), "FRENZY_JOB_NAME=" + detail::sh_quote(r.name),
-                 "FRENZY_GPU=" + detail::sh_quote(r.p.gpu),
+    b.exports = {"FRENZY_JOB_ID=" + std::to_string(r.job), "FRENZY_JOB_NAME=" + sh_quote(r.name),
+                 "FRENZY_GPU=" + sh_quote(r.p.gpu),
                  "FRENZY_TP=" + std::to_string(par.tp) + " FRENZY_PP=" + std::to_string(par.pp) + " FRENZY_DP=" +
                      std::to_string(par.dp) + " FRENZY_MICRO_BATCH=" + std::to_string(r.p.micro_batch)};
     b.launch_dir = "${LAUNCH_DIR:-${TMPDIR:-/tmp}/frenzy-job-$SLURM_JOB_ID}";
@@ -48,7 +48,7 @@ inline std::string batch_script(const batch_request& r) {
         try {
             const auto j = job_for_plan(*r.spec, r.p);
             auto payload = launcher_payload_for(j, o);
-            for (auto& c : detail::plan_comments(j, r.p, std::nullopt)) b.comments.push_back(std::move(c));
+            for (auto& c : plan_comments(j, r.p, std::nullopt)) b.comments.push_back(std::move(c));
             b.inline_files = std::move(payload.files);
             b.preamble = std::move(payload.preamble);
             b.torchrun_target = std::move(payload.torchrun_target);

@@ -3,9 +3,9 @@
 // GPU types by a configurable table), submission with `sbatch --parsable` pinned to the chosen nodes, following
 // jobs with `squeue --json`, cancelling with `scancel`. Every command runs with an argument vector (process.hpp),
 // never through a shell, with a timeout; every output is parsed by io/slurm_json.hpp.
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -36,7 +36,10 @@ public:
             if (c == '\n') comment = false, c = ',';
             if (!comment) clean += (c == '\r' || c == ' ' || c == '\t') ? ',' : c;
         }
-        for (auto item : detail::split(clean, ',')) {
+        for (std::size_t at = 0; at <= clean.size();) {
+            const auto comma = std::min(clean.find(',', at), clean.size());
+            const std::string_view item = std::string_view(clean).substr(at, comma - at);
+            at = comma + 1;
             if (item.empty()) continue;
             const auto eq = item.find('=');
             if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
@@ -205,27 +208,35 @@ inline std::vector<std::string> sbatch_placement_args(const slurm_inventory& inv
     return args;
 }
 
-/// cluster_backend over Slurm. `before_submit` (the service records its intent durably there) returns the tag that
-/// travels in the Slurm job's comment; `after_submit` receives the Slurm job id.
+/// One submission: the job as its host holds it (its spec, the chosen plan and allocation) and the tag its Slurm
+/// comment carries (the service finds its jobs in squeue by it).
+struct slurm_submission {
+    int job = 0;
+    const job_spec* spec = nullptr;  ///< the job's spec: its name heads the script and its framework's files are
+                                     ///< written; null = the generic start, named JOB_PREFIX-JOB
+    const plan& p;
+    const allocation& alloc;
+    std::string tag;                 ///< "" = "frenzy:JOB"
+};
+
+/// cluster_backend over Slurm. A host that holds the job spec submits through submit(), which returns the Slurm job
+/// id; the orchestrator's launch() submits the generic start (no spec). stop() scancels what either submitted.
 class slurm_backend : public cluster_backend {
 public:
-    std::function<std::string(int job, const plan& p, const allocation& a)> before_submit;
-    std::function<void(int job, std::int64_t slurm_id)> after_submit;
-    std::function<std::string(int job)> job_name;  ///< the spec's name, for the script header
-    std::function<std::optional<job_spec>(int job)> job_spec_of;  ///< the spec, for its framework's configuration
-
     slurm_backend(const slurm_api& client, const slurm_inventory& inv) : client_(&client), inv_(&inv) {}
 
-    void launch(int job, const plan& p, const allocation& a) override {
-        const std::string tag = before_submit ? before_submit(job, p, a) : "frenzy:" + std::to_string(job);
-        const std::string name = client_->options().job_prefix + "-" + std::to_string(job);
-        batch_request req{job, job_name ? job_name(job) : name, p, {}, client_->options().run_command,
-                          job_spec_of ? job_spec_of(job) : std::nullopt};
-        for (const auto& part : a.parts) req.nodes.push_back(inv_->nodes.at(static_cast<std::size_t>(part.node)).name);
-        const auto id = client_->sbatch(sbatch_placement_args(*inv_, a, name, tag, client_->options()), batch_script(req));
-        slurm_ids_[job] = id;
-        if (after_submit) after_submit(job, id);
+    /// sbatch pinned to the allocation's nodes and GRES; returns the Slurm job id (throws io_error if sbatch fails).
+    std::int64_t submit(const slurm_submission& s) {
+        const std::string name = client_->options().job_prefix + "-" + std::to_string(s.job);
+        batch_request req{s.job, s.spec ? s.spec->name : name, s.p, {}, client_->options().run_command,
+                          s.spec ? std::optional<job_spec>(*s.spec) : std::nullopt};
+        for (const auto& part : s.alloc.parts) req.nodes.push_back(inv_->nodes.at(static_cast<std::size_t>(part.node)).name);
+        const std::string tag = s.tag.empty() ? "frenzy:" + std::to_string(s.job) : s.tag;
+        const auto id = client_->sbatch(sbatch_placement_args(*inv_, s.alloc, name, tag, client_->options()), batch_script(req));
+        slurm_ids_[s.job] = id;
+        return id;
     }
+    void launch(int job, const plan& p, const allocation& a) override { submit({job, nullptr, p, a, {}}); }
     void stop(int job) override {
         auto it = slurm_ids_.find(job);
         if (it == slurm_ids_.end()) return;

@@ -96,6 +96,42 @@ inline void to_json(nlohmann::ordered_json& out, const plan& p) {
     if (p.cost) out["cost"] = *p.cost;
 }
 
+/// A plan back from the JSON to_json writes (the service's store keeps plans as this text): every key to_json
+/// writes, the budget keys (est_time_s, gpu_hours, billed_gpu_hours, cost) optional; unknown keys are errors.
+/// to_json -> from_json -> to_json gives the same text.
+inline void from_json(const nlohmann::json& in, plan& p) {
+    detail::object_reader r(in, "plan");
+    p = plan{};
+    r.get("gpu", p.gpu);
+    r.get("gpus", p.gpus);
+    r.get("nodes", p.nodes);
+    r.get("gpus_per_node", p.gpus_per_node);
+    r.get("framework", p.framework);
+    r.get("precision", p.precision);
+    r.get("precision_alternative", p.precision_alternative);
+    if (r.has("parallel")) p.parallel = parallel_from_json(r.raw("parallel"));
+    r.get("micro_batch", p.micro_batch);
+    r.get("overlap_grad_reduce", p.overlap_grad_reduce);
+    r.get("tp_comm_overlap", p.tp_comm_overlap);
+    r.get("peak_allocated_bytes", p.peak_allocated.value);
+    r.get("peak_reserved_bytes", p.peak_reserved.value);
+    r.get("required_bytes", p.required.value);
+    r.get("capacity_bytes", p.capacity.value);
+    r.get("step_time_s", p.step_time.value);
+    r.get("tokens_per_s", p.tokens_per_s);
+    r.get("mfu", p.mfu);
+    p.has_budget = r.has("est_time_s") && !in.at("est_time_s").is_null();
+    r.get("est_time_s", p.est_time.value);
+    r.get("gpu_hours", p.gpu_hours);
+    r.get("billed_gpu_hours", p.billed_gpu_hours);
+    const bool costed = r.has("cost") && !in.at("cost").is_null();
+    double cost = 0;
+    r.get("cost", cost);
+    if (costed) p.cost = cost;
+    r.finish();
+}
+inline void from_json(const nlohmann::ordered_json& in, plan& p) { from_json(nlohmann::json(in), p); }
+
 inline void to_json(nlohmann::ordered_json& out, const infeasible_type& f) { out = {{"gpu", f.gpu}, {"reason", f.reason}}; }
 
 /// `frenzy plan --json`: the first `top` plans (all when 0) and every infeasible type.

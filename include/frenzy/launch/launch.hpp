@@ -86,9 +86,7 @@ struct batch_script_spec {
     std::string command;                    ///< replaces srun + torchrun when set (a test's or dry run's command)
 };
 
-namespace detail {
-
-/// Single-quotes a value for the shell.
+/// Single-quotes a value for the shell (public: the Slurm backend's batch script quotes with it too).
 inline std::string sh_quote(const std::string& s) {
     std::string q = "'";
     for (char c : s) {
@@ -97,6 +95,8 @@ inline std::string sh_quote(const std::string& s) {
     }
     return q + "'";
 }
+
+namespace detail {
 
 /// A comment line's text: control characters (a newline or carriage return would end the comment and start a
 /// command) and invalid UTF-8 written as \xNN, whatever the text came from (names, error messages).
@@ -172,10 +172,8 @@ inline launcher_payload launcher_payload_for(const job_spec& j, const launch_opt
     return o.launcher->payload(j, o);
 }
 
-namespace detail {
-
 /// The header comments after the first line: the layout and the prediction (with the time limit's margin when the
-/// script has one).
+/// script has one). Public: the Slurm backend's batch script writes the same lines.
 inline std::vector<std::string> plan_comments(const job_spec& j, const frenzy::plan& p, std::optional<double> time_margin) {
     const auto& q = j.parallel;
     char pred[160];
@@ -194,8 +192,6 @@ inline std::vector<std::string> plan_comments(const job_spec& j, const frenzy::p
             pred + limit};
 }
 
-}  // namespace detail
-
 /// The launch files for a job whose `parallel` is the plan's layout, on `p.nodes` nodes of `p.gpu`.
 inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
     auto payload = launcher_payload_for(j, o);
@@ -208,7 +204,7 @@ inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::pl
     batch_script_spec b;
     b.comments = {"Written by `frenzy launch`: job \"" + j.name + "\" on " + std::to_string(p.gpus) + " x " + p.gpu + " (" +
                   std::string(to_string(o.launcher)) + ")"};
-    for (auto& c : detail::plan_comments(j, p, o.time_margin)) b.comments.push_back(std::move(c));
+    for (auto& c : plan_comments(j, p, o.time_margin)) b.comments.push_back(std::move(c));
     b.directives = {"--job-name=" + detail::slurm_job_name(j.name), "--nodes=" + std::to_string(p.nodes),
                     "--ntasks-per-node=1", "--gres=gpu:" + gres_name + ":" + std::to_string(per_node),
                     "--time=" + slurm_time(std::max(est, 600.0)), "--exclusive"};

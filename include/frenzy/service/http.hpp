@@ -3,15 +3,17 @@
 //   POST /v1/jobs, GET /v1/jobs, GET /v1/jobs/ID, DELETE /v1/jobs/ID, GET /v1/cluster, GET /healthz, GET /metrics.
 // Bodies over `max_body` bytes get 413 before any handler runs. With a token, every request must carry
 // "Authorization: Bearer TOKEN" (401 otherwise, compared in constant time).
-#include <httplib.h>
-
 #include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+// The engine first: it may include Eigen (the GLPK policies of the registry), whose headers break when read after
+// httplib.h's.
 #include "frenzy/core/error.hpp"
 #include "frenzy/service/engine.hpp"
+
+#include <httplib.h>
 
 namespace frenzy {
 

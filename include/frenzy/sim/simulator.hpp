@@ -2,7 +2,8 @@
 // Discrete-event, trace-driven cluster simulator. It is the `cluster_backend` of an `orchestrator` and drives any
 // `Scheduler` (HAS or a baseline). Deterministic: events at equal times run in insertion order, randomness (node
 // failures) comes only from the explicit seed. Models job start-up and restart costs, checkpoint-based restart
-// after node failures, out-of-memory crashes of user-sized requests, and times every scheduling decision.
+// after node failures, out-of-memory crashes of user-sized requests, and times every scheduling decision. Its
+// options are sim/options.hpp, its results sim/result.hpp, the memoised plan provider sim/plan_cache.hpp.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,178 +28,12 @@
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/sched/cluster_state.hpp"
 #include "frenzy/sched/scheduler.hpp"
+#include "frenzy/sim/options.hpp"
+#include "frenzy/sim/plan_cache.hpp"
+#include "frenzy/sim/result.hpp"
 #include "frenzy/sim/trace.hpp"
 
 namespace frenzy {
-
-/// Which GPU counts a job may run on (docs/results.md "Regimes").
-enum class size_regime {
-    native,     ///< each policy as built: fcfs, Tiresias and Gavel run the request, HAS and Sia choose (legacy)
-    requested,  ///< every policy runs the trace's requested count (doubled until it fits in memory), on the
-                ///< requested type when the trace names one, else on any type
-    free,       ///< every policy may choose count and type from the job's full plan list; policies that do not
-                ///< size jobs (fcfs, Tiresias, Gavel) use detail::efficient_size
-};
-
-struct sim_options {
-    double startup_s = 30;   ///< first launch of a job: container start, model load, NCCL init
-    double restart_s = 30;   ///< every later launch (after preemption, failure, OOM): also reloads a checkpoint
-    /// > 0: every later launch also saves and reloads the job's checkpoint at this storage bandwidth (GB/s),
-    /// adding 2 x checkpoint bytes / bandwidth to restart_s (detail::checkpoint_bytes). The same for every policy.
-    double checkpoint_gbps = 0;
-    std::uint64_t seed = 1;
-    /// True speed of job j on GPU type t = predicted x exp(speed_error x z_jt), z_jt standard normal drawn from
-    /// `seed` (log-normal factor with median 1). Policies see predictions and observed progress only. 0 = oracle.
-    double speed_error = 0;
-    double measure_after_s = 60;  ///< compute seconds after which a running job's throughput is observed
-    size_regime sizes = size_regime::native;
-    /// A job whose runs have ended this often in a failure (node failure or out-of-memory crash) fails: "too many
-    /// restarts". Preemptions by the policy do not count (max_events bounds a policy that never settles).
-    int max_failures = 50;
-    std::uint64_t max_events = 50'000'000;  ///< guard: more events than this stops the run with an error
-    double node_mtbf_s = 0;      ///< mean time between failures of one node (exponential); 0 = no failures
-    double node_repair_s = 3600; ///< a failed node comes back after this
-    double checkpoint_interval_s = 0;  ///< 0 = each job's training.checkpoint_interval_s
-    bool check_invariants = true;      ///< re-verify orchestrator accounting after every event batch
-    bool record_log = false;           ///< keep the event log in sim_result::log
-    std::function<void(double done_fraction, double now_s)> progress;  ///< called after event batches
-};
-
-enum class job_outcome { completed, infeasible, failed };
-
-namespace detail {
-/// Largest simulated time, s (about 31,700 years): inputs that would push events past it are rejected.
-inline constexpr double sim_horizon_s = 1e12;
-
-/// Checks sim_options; throws config_error naming the field, value and rule.
-inline void validate(const sim_options& o) {
-    auto num = [](double v) { std::ostringstream s; s << v; return s.str(); };
-    auto bounded = [&](const char* f, double v, double lo, double hi) {
-        if (!(v >= lo && v <= hi))
-            throw config_error(std::string("simulate.") + f + "=" + num(v) + " must be in [" + num(lo) + ", " + num(hi) + "]");
-    };
-    bounded("startup_s", o.startup_s, 0, 1e9);
-    bounded("restart_s", o.restart_s, 0, 1e9);
-    bounded("checkpoint_gbps", o.checkpoint_gbps, 0, 1e6);
-    bounded("speed_error", o.speed_error, 0, 5);
-    bounded("measure_after_s", o.measure_after_s, 0, 1e9);
-    if (o.node_mtbf_s != 0) bounded("node_mtbf_s", o.node_mtbf_s, 1, 1e12);
-    bounded("node_repair_s", o.node_repair_s, 1, 1e9);
-    bounded("checkpoint_interval_s", o.checkpoint_interval_s, 0, 1e9);
-    if (o.checkpoint_interval_s != 0 && o.checkpoint_interval_s < 1)
-        throw config_error("simulate.checkpoint_interval_s=" + num(o.checkpoint_interval_s) + " must be 0 or >= 1");
-    if (o.max_failures < 1) throw config_error("simulate.max_failures=" + std::to_string(o.max_failures) + " must be >= 1");
-    if (o.max_events < 1) throw config_error("simulate.max_events=0 must be >= 1");
-}
-
-/// Bytes a job's checkpoint holds: 16-bit weights (2 B) plus fp32 main weights and Adam's two moments (12 B) per
-/// parameter, as Megatron-LM's distributed optimizer saves them (NVIDIA/Megatron-LM
-/// megatron/core/optimizer/distrib_optimizer.py, main branch as indexed, commit not pinned: per-parameter fp32
-/// "param", "exp_avg", "exp_avg_sq" beside the 16-bit model state dict).
-inline double checkpoint_bytes(double parameters) { return 14.0 * parameters; }
-}  // namespace detail
-
-/// One job's life in a run.
-struct job_record {
-    std::string job_id;
-    std::string model;
-    double submit_s = 0;
-    double first_start_s = -1;
-    double end_s = -1;
-    job_outcome outcome = job_outcome::infeasible;
-    std::string reason;        ///< why it could not run (infeasible) or did not finish (failed)
-    std::string gpu;           ///< type of its last run
-    int gpus = 0;              ///< GPUs of its last run
-    int launches = 0;
-    int preemptions = 0;
-    int node_failures = 0;
-    int oom_failures = 0;
-    double gpu_seconds = 0;    ///< GPU-seconds held (start-up and lost work included)
-    double jct() const { return end_s - submit_s; }
-    bool operator==(const job_record&) const = default;
-};
-
-/// The `frenzy simulate` metrics (docs/formats.md).
-struct sim_metrics {
-    std::string policy;
-    int jobs = 0;
-    int completed = 0;
-    double avg_jct_s = 0, p50_jct_s = 0, p99_jct_s = 0;
-    double makespan_s = 0;       ///< last completion minus first submission
-    double avg_queue_s = 0;      ///< mean of first start minus submission, completed jobs
-    double gpu_utilization = 0;  ///< GPU-seconds held / (GPUs x span from first submission to last completion or failure)
-    int failed_jobs = 0;         ///< jobs reported infeasible
-    int sched_calls = 0;
-    double sched_mean_us = 0, sched_p99_us = 0;
-    /// Per-round programs solved, proved optimal, stopped at the wall-clock limit (Sia; 0 for others).
-    int solver_solves = 0, solver_optimal = 0, solver_timed_out = 0;
-};
-
-struct sim_log_entry {
-    double t = 0;
-    std::string what;  ///< arrival, start, complete, oom, preempt, node-fail, node-recover, reject, tick
-    int job = -1;      ///< job index (or node index for node events)
-};
-
-struct sim_result {
-    sim_metrics metrics;
-    std::vector<job_record> jobs;     ///< in trace order (sorted by submission)
-    std::vector<double> decision_us;  ///< CPU time of every scheduling decision (detail::thread_cpu_us)
-    std::vector<sim_log_entry> log;   ///< when sim_options::record_log
-};
-
-inline nlohmann::json to_json(const sim_metrics& m) {
-    return {{"policy", m.policy}, {"jobs", m.jobs}, {"completed", m.completed}, {"avg_jct_s", m.avg_jct_s},
-            {"p50_jct_s", m.p50_jct_s}, {"p99_jct_s", m.p99_jct_s}, {"makespan_s", m.makespan_s},
-            {"avg_queue_s", m.avg_queue_s}, {"gpu_utilization", m.gpu_utilization}, {"failed_jobs", m.failed_jobs},
-            {"sched_calls", m.sched_calls}, {"sched_mean_us", m.sched_mean_us}, {"sched_p99_us", m.sched_p99_us},
-            {"solver_solves", m.solver_solves}, {"solver_optimal", m.solver_optimal},
-            {"solver_timed_out", m.solver_timed_out}};
-}
-
-/// Per-job CSV: one row per job.
-inline void write_jobs_csv(std::ostream& out, const sim_result& r) {
-    out << "policy,job_id,model,submit_s,first_start_s,end_s,jct_s,status,gpu,gpus,launches,preemptions,"
-           "node_failures,oom_failures,gpu_seconds,reason\n";
-    for (const auto& j : r.jobs) {
-        std::string reason = j.reason;
-        std::replace(reason.begin(), reason.end(), ',', ';');
-        out << r.metrics.policy << ',' << j.job_id << ',' << j.model << ',' << detail::fmt_num(j.submit_s) << ','
-            << detail::fmt_num(j.first_start_s) << ',' << detail::fmt_num(j.end_s) << ','
-            << (j.outcome == job_outcome::completed ? detail::fmt_num(j.jct()) : std::string{}) << ','
-            << (j.outcome == job_outcome::completed ? "completed" : j.outcome == job_outcome::failed ? "failed" : "infeasible") << ',' << j.gpu << ',' << j.gpus << ','
-            << j.launches << ',' << j.preemptions << ',' << j.node_failures << ',' << j.oom_failures << ','
-            << detail::fmt_num(j.gpu_seconds) << ',' << reason << '\n';
-    }
-}
-
-/// Memoises a plan provider on (model, seq_len, global_batch, micro_batch, precision): step times and memory do
-/// not depend on the token budget, so only est_time, gpu_hours and cost are rescaled to each job's total_tokens.
-inline plan_provider cached_plan_provider(plan_provider inner) {
-    auto cache = std::make_shared<std::map<std::string, plan_result>>();
-    return [inner = std::move(inner), cache](const job_spec& j) -> plan_result {
-        const std::string key = j.model.name + "|" + std::to_string(j.training.seq_len) + "|" +
-                                std::to_string(j.training.global_batch) + "|" + std::to_string(j.training.micro_batch) +
-                                "|" + std::string(to_string(j.training.precision));
-        auto it = cache->find(key);
-        if (j.model.name.empty() || it == cache->end()) {
-            plan_result r = inner(j);
-            if (j.model.name.empty()) return r;
-            it = cache->emplace(key, std::move(r)).first;
-        }
-        plan_result r = it->second;
-        for (auto& p : r.plans) {
-            if (!(p.tokens_per_s > 0)) continue;
-            const double old = p.est_time.value;
-            p.est_time = seconds{j.training.total_tokens / p.tokens_per_s};
-            p.has_budget = j.training.total_tokens > 0;
-            p.gpu_hours = p.est_time.value * p.gpus / 3600.0;
-            if (old > 0) p.billed_gpu_hours *= p.est_time.value / old;
-            if (old > 0 && p.cost) *p.cost *= p.est_time.value / old;
-        }
-        return r;
-    };
-}
 
 namespace detail {
 
@@ -210,15 +45,6 @@ inline double thread_cpu_us() {
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
 #endif
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-/// Nearest-rank percentile of sorted values.
-inline double percentile(const std::vector<double>& sorted, double q) {
-    if (sorted.empty()) return 0;
-    const auto n = sorted.size();
-    auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
-    k = std::clamp<std::size_t>(k, 1, n);
-    return sorted[k - 1];
 }
 
 class simulation final : public cluster_backend {

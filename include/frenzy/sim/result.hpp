@@ -1,0 +1,103 @@
+#pragma once
+// What a simulation reports: each job's life (job_record), the `frenzy simulate` metrics (sim_metrics, their JSON)
+// and the per-job CSV.
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "frenzy/sim/trace.hpp"
+
+namespace frenzy {
+
+enum class job_outcome { completed, infeasible, failed };
+
+/// One job's life in a run.
+struct job_record {
+    std::string job_id;
+    std::string model;
+    double submit_s = 0;
+    double first_start_s = -1;
+    double end_s = -1;
+    job_outcome outcome = job_outcome::infeasible;
+    std::string reason;        ///< why it could not run (infeasible) or did not finish (failed)
+    std::string gpu;           ///< type of its last run
+    int gpus = 0;              ///< GPUs of its last run
+    int launches = 0;
+    int preemptions = 0;
+    int node_failures = 0;
+    int oom_failures = 0;
+    double gpu_seconds = 0;    ///< GPU-seconds held (start-up and lost work included)
+    double jct() const { return end_s - submit_s; }
+    bool operator==(const job_record&) const = default;
+};
+
+/// The `frenzy simulate` metrics (docs/formats.md).
+struct sim_metrics {
+    std::string policy;
+    int jobs = 0;
+    int completed = 0;
+    double avg_jct_s = 0, p50_jct_s = 0, p99_jct_s = 0;
+    double makespan_s = 0;       ///< last completion minus first submission
+    double avg_queue_s = 0;      ///< mean of first start minus submission, completed jobs
+    double gpu_utilization = 0;  ///< GPU-seconds held / (GPUs x span from first submission to last completion or failure)
+    int failed_jobs = 0;         ///< jobs reported infeasible
+    int sched_calls = 0;
+    double sched_mean_us = 0, sched_p99_us = 0;
+    /// Per-round programs solved, proved optimal, stopped at the wall-clock limit (Sia; 0 for others).
+    int solver_solves = 0, solver_optimal = 0, solver_timed_out = 0;
+};
+
+struct sim_log_entry {
+    double t = 0;
+    std::string what;  ///< arrival, start, complete, oom, preempt, node-fail, node-recover, reject, tick
+    int job = -1;      ///< job index (or node index for node events)
+};
+
+struct sim_result {
+    sim_metrics metrics;
+    std::vector<job_record> jobs;     ///< in trace order (sorted by submission)
+    std::vector<double> decision_us;  ///< CPU time of every scheduling decision (detail::thread_cpu_us)
+    std::vector<sim_log_entry> log;   ///< when sim_options::record_log
+};
+
+inline nlohmann::json to_json(const sim_metrics& m) {
+    return {{"policy", m.policy}, {"jobs", m.jobs}, {"completed", m.completed}, {"avg_jct_s", m.avg_jct_s},
+            {"p50_jct_s", m.p50_jct_s}, {"p99_jct_s", m.p99_jct_s}, {"makespan_s", m.makespan_s},
+            {"avg_queue_s", m.avg_queue_s}, {"gpu_utilization", m.gpu_utilization}, {"failed_jobs", m.failed_jobs},
+            {"sched_calls", m.sched_calls}, {"sched_mean_us", m.sched_mean_us}, {"sched_p99_us", m.sched_p99_us},
+            {"solver_solves", m.solver_solves}, {"solver_optimal", m.solver_optimal},
+            {"solver_timed_out", m.solver_timed_out}};
+}
+
+/// Per-job CSV: one row per job.
+inline void write_jobs_csv(std::ostream& out, const sim_result& r) {
+    out << "policy,job_id,model,submit_s,first_start_s,end_s,jct_s,status,gpu,gpus,launches,preemptions,"
+           "node_failures,oom_failures,gpu_seconds,reason\n";
+    for (const auto& j : r.jobs) {
+        std::string reason = j.reason;
+        std::replace(reason.begin(), reason.end(), ',', ';');
+        out << r.metrics.policy << ',' << j.job_id << ',' << j.model << ',' << detail::fmt_num(j.submit_s) << ','
+            << detail::fmt_num(j.first_start_s) << ',' << detail::fmt_num(j.end_s) << ','
+            << (j.outcome == job_outcome::completed ? detail::fmt_num(j.jct()) : std::string{}) << ','
+            << (j.outcome == job_outcome::completed ? "completed" : j.outcome == job_outcome::failed ? "failed" : "infeasible") << ',' << j.gpu << ',' << j.gpus << ','
+            << j.launches << ',' << j.preemptions << ',' << j.node_failures << ',' << j.oom_failures << ','
+            << detail::fmt_num(j.gpu_seconds) << ',' << reason << '\n';
+    }
+}
+
+namespace detail {
+/// Nearest-rank percentile of sorted values.
+inline double percentile(const std::vector<double>& sorted, double q) {
+    if (sorted.empty()) return 0;
+    const auto n = sorted.size();
+    auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+    k = std::clamp<std::size_t>(k, 1, n);
+    return sorted[k - 1];
+}
+}  // namespace detail
+
+}  // namespace frenzy
