@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "frenzy/hw/gpu.hpp"
+#include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/perf/step_time.hpp"
 
