@@ -2,11 +2,13 @@
 # Sets everything up and runs the whole test suite, stage by stage, and ends with one line `N passed, N failed`
 # (stages counted) after a table of each stage's wall time:
 #   1. build (Release, -Wall -Wextra -Werror): library checks, tests, CLI, examples, Python module, benchmarks
-#   2. ctest (Release): every unit test, the CLI tests, the real-Slurm `serve` test, the CLI sweep (all cases)
+#   2. ctest (Release): every unit test, the CLI tests, the CLI sweep (all cases)
 #   3. pytest (the Python module)
-#   4. build (AddressSanitizer + UBSan, -O1, line tables only: reports name file and line; -g doubles the time)
-#   5. ctest (ASan + UBSan): the same tests; the CLI sweep runs one case in FRENZY_SWEEP_SANITIZE_STRIDE
-#   6. the seven libFuzzer targets (ASan + UBSan), running beside stage 5
+#   4. build (AddressSanitizer + UBSan, -O0, line tables only: reports name file and line; -O1 doubles the compile,
+#      -g doubles it again); the tests and the CLI, not the embedding examples
+#   5. the real-Slurm `serve` test (Release CLI), beside stage 4: it mostly waits on Slurm
+#   6. ctest (ASan + UBSan): the same tests but Slurm's and the examples'; the CLI sweep runs one case in FRENZY_SWEEP_SANITIZE_STRIDE
+#   7. the seven libFuzzer targets (ASan + UBSan), running beside stage 6
 #
 #   bash scripts/test.sh            # everything (CI runs this)
 #   bash scripts/test.sh --quick    # the inner loop: stages 1-2 without benchmarks, sanitizers, the sweep or Slurm
@@ -17,7 +19,7 @@ quick=0
 case "${1:-}" in
   "") ;;
   --quick) quick=1 ;;
-  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "test.sh: unknown argument \"$1\" (use --quick, or no argument for the whole suite)" >&2; exit 2 ;;
 esac
 [ $# -le 1 ] || { echo "test.sh: takes at most one argument (--quick)" >&2; exit 2; }
@@ -51,19 +53,26 @@ build_release() {
     cmake --build build-test -j"$jobs" &&
     if [ "$quick" -eq 0 ]; then cmake --build build-test -j"$jobs" --target benchmarks; fi
 }
-ctest_release() {
-  local exclude=()
+ctest_release() {  # the Slurm test runs beside the sanitizer build (slurm_wait)
+  local exclude=(-LE slurm)
   [ "$quick" -eq 1 ] && exclude=(-LE 'slow|slurm|sweep')
   (cd build-test && ctest --output-on-failure -j"$jobs" "${exclude[@]}")
+}
+slurm_wait() {  # started beside the ASan build; its log follows here
+  wait "$slurm_pid"; local rc=$?
+  cat build-test/slurm.log
+  return "$rc"
 }
 build_asan() {
   fresh_ninja_dir build-asan
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFRENZY_WERROR=ON -DFRENZY_SANITIZE=ON \
-    -DFRENZY_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="-O1" -DCMAKE_CXX_FLAGS_DEBUG="-g1" >/dev/null &&
+    -DFRENZY_BUILD_BENCHMARKS=OFF -DFRENZY_BUILD_EMBEDDING_EXAMPLES=OFF \
+    -DCMAKE_CXX_FLAGS="-O0" -DCMAKE_CXX_FLAGS_DEBUG="-g1" >/dev/null &&
     cmake --build build-asan -j"$jobs"
 }
 ctest_asan() {
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j"$jobs")
 }
 fuzz_wait() {  # the fuzzers were started beside the ASan ctest; their log follows here
   wait "$fuzz_pid"; local rc=$?
@@ -78,6 +87,11 @@ else skip "ctest (Release)" "the Release build failed"; fi
 if [ "$quick" -eq 0 ]; then
   if [ "${ok["build (Release, -Werror)"]}" -eq 1 ]; then stage "pytest (Python module)" bash scripts/test_python.sh build-test
   else skip "pytest (Python module)" "the Release build failed"; fi
+  # The Slurm test mostly sleeps (jobs that wait, a controller restart): it runs beside the sanitizer build.
+  if [ "${ok["build (Release, -Werror)"]}" -eq 1 ]; then
+    (cd build-test && ctest --output-on-failure -L slurm) >build-test/slurm.log 2>&1 &
+    slurm_pid=$!
+  fi
   stage "build (ASan + UBSan)" build_asan
   # The fuzzers build with clang and run for a fixed time each: they share the machine with the ASan ctest.
   mkdir -p build-fuzz
@@ -86,6 +100,8 @@ if [ "$quick" -eq 0 ]; then
   if [ "${ok["build (ASan + UBSan)"]}" -eq 1 ]; then stage "ctest (ASan + UBSan)" ctest_asan
   else skip "ctest (ASan + UBSan)" "the sanitizer build failed"; fi
   stage "libFuzzer targets (beside the above)" fuzz_wait
+  if [ "${ok["build (Release, -Werror)"]}" -eq 1 ]; then stage "Slurm serve test (beside the ASan build)" slurm_wait
+  else skip "Slurm serve test (beside the ASan build)" "the Release build failed"; fi
 fi
 
 echo
