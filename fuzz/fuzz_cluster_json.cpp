@@ -3,7 +3,7 @@
 #include "fuzz_common.hpp"
 
 FRENZY_FUZZ_TARGET({
-    const auto c = frenzy::cluster_from_json(frenzy::detail::parse_json_text(input, "cluster.json"));
+    const auto c = frenzy::cluster_from_json(frenzy::parse_json_text(input, "cluster.json"));
     (void)c.total_gpus();
     for (const auto& t : c.catalog.types()) (void)frenzy::to_json(t).dump();
 })

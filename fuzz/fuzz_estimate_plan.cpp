@@ -6,7 +6,7 @@
 #include "fuzz_common.hpp"
 
 FRENZY_FUZZ_TARGET({
-    const auto parsed = frenzy::job_from_json(frenzy::detail::parse_json_text(input, "job.json"));
+    const auto parsed = frenzy::job_from_json(frenzy::parse_json_text(input, "job.json"));
     if (parsed.has_parallel) {
         const auto r = frenzy::memory_estimator{}.estimate(parsed.job);
         (void)r.peak_reserved.value;

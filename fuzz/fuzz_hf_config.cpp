@@ -3,6 +3,6 @@
 #include "fuzz_common.hpp"
 
 FRENZY_FUZZ_TARGET({
-    const auto m = frenzy::from_hf_config(frenzy::detail::parse_json_text(input, "config.json"), "config.json");
+    const auto m = frenzy::from_hf_config(frenzy::parse_json_text(input, "config.json"), "config.json");
     (void)m.is_moe();
 })

@@ -18,7 +18,7 @@ FRENZY_FUZZ_TARGET({
     auto use = [](const frenzy::launcher_import& r) { frenzy::validate(r.job); };  // what import does next
     try { use(frenzy::megatron_import_text(text, {})); } catch (const frenzy::error&) {}
     try { use(frenzy::torchtitan_import_text(text, opt)); } catch (const frenzy::error&) {}
-    const auto j = frenzy::detail::parse_json_text(text, "config.json");
+    const auto j = frenzy::parse_json_text(text, "config.json");
     try { use(frenzy::deepspeed_import_json(j, opt)); } catch (const frenzy::error&) {}
     use(frenzy::fsdp_import_json(j, opt));
 })

@@ -18,7 +18,7 @@ namespace {
 
 std::string data(const std::string& file) { return std::string(FRENZY_SOURCE_DIR) + "/tests/data/hf/" + file; }
 
-nlohmann::json raw(const std::string& preset_name) { return detail::read_json_file(data(preset_name + ".json")); }
+nlohmann::json raw(const std::string& preset_name) { return frenzy::read_json_file(data(preset_name + ".json")); }
 
 const model_preset& preset_entry(const std::string& name) {
     for (const auto& p : model_presets())

@@ -35,10 +35,10 @@ std::string frenzy_error_of(F&& f) {
     return "";
 }
 std::string job_error(const std::string& text) {
-    return frenzy_error_of([&] { job_from_json(detail::parse_json_text(text, "spec.json")); });
+    return frenzy_error_of([&] { job_from_json(frenzy::parse_json_text(text, "spec.json")); });
 }
 std::string cluster_error(const std::string& text) {
-    return frenzy_error_of([&] { cluster_from_json(detail::parse_json_text(text, "cluster.json")); });
+    return frenzy_error_of([&] { cluster_from_json(frenzy::parse_json_text(text, "cluster.json")); });
 }
 const std::string gpt2 = R"("model": {"preset": "gpt2"})";
 
@@ -104,7 +104,7 @@ TEST_CASE("issue 13: duplicate JSON keys are rejected (last one won)") {
     CHECK_THAT(cluster_error(R"({"nodes": [{"gpu": "t4", "count": 1}, {"gpu": "t4", "gpu": "a100-80g"}]})"),
                Contains("nodes[1].gpu is given twice"));
     // The same key in two different objects is fine.
-    CHECK(job_from_json(detail::parse_json_text(R"({"name": "a", "model": {"preset": "gpt2", "name": "b"}})", "x"))
+    CHECK(job_from_json(frenzy::parse_json_text(R"({"name": "a", "model": {"preset": "gpt2", "name": "b"}})", "x"))
               .job.name == "a");
 }
 

@@ -72,7 +72,7 @@ TEST_CASE("synth: arrivals, sizes and durations as in the trace") {
     const double dur[] = {3600, 7200, 1800};
     for (std::size_t i = 0; i < t.size(); ++i) {
         const auto pr = prov(to_job_spec(t[i]));
-        const plan* p = detail::plan_for_request(pr.plans, t[i].requested_type, t[i].requested_gpus);
+        const plan* p = plan_for_request(pr.plans, t[i].requested_type, t[i].requested_gpus);
         REQUIRE(p);
         // The job runs exactly its trace duration on its request (relative 1e-12: one multiply and one divide).
         CHECK(t[i].total_tokens / p->tokens_per_s == Approx(dur[i]).epsilon(1e-12));

@@ -260,8 +260,8 @@ inline std::int64_t integer_from_double(double d, std::string_view field, std::s
 
 // ---- work bounded by the answer, not by a number ----------------------------------------------------------------
 
-/// Divisors of n in increasing order, at most `limit` (0 = no limit), in O(sqrt n) time (plan/planner.hpp's
-/// detail::divisors should call this one: it loops to n, which is linear in training.global_batch).
+/// Divisors of n in increasing order, at most `limit` (0 = no limit), in O(sqrt n) time, so the planner's work does
+/// not follow the size of a number such as training.global_batch.
 inline std::vector<std::int64_t> divisors_of(std::int64_t n, std::int64_t limit = 0) {
     std::vector<std::int64_t> low, high;
     if (n <= 0) return low;
@@ -278,25 +278,3 @@ inline std::vector<std::int64_t> divisors_of(std::int64_t n, std::int64_t limit 
 
 }  // namespace frenzy
 
-namespace frenzy::detail {
-// Former names (before these became public): in-library code outside core/ still uses some of them.
-using frenzy::bound_failure;
-using frenzy::check_bound;
-using frenzy::check_finite;
-using frenzy::check_label;
-using frenzy::checked_add;
-using frenzy::checked_mul;
-using frenzy::checked_product;
-using frenzy::divisors_of;
-using frenzy::field_error;
-using frenzy::field_message;
-using frenzy::int_bound;
-using frenzy::integer_from_double;
-using frenzy::number_text;
-using frenzy::parse_double;
-using frenzy::parse_int64;
-using frenzy::printable;
-using frenzy::real_bound;
-using frenzy::valid_utf8;
-namespace bounds = frenzy::bounds;
-}  // namespace frenzy::detail

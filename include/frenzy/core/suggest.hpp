@@ -60,9 +60,3 @@ inline std::string did_you_mean(std::string_view name, const std::vector<std::st
 }
 
 }  // namespace frenzy
-
-namespace frenzy::detail {  // former names, still used by in-library code outside core/
-using frenzy::closest_names;
-using frenzy::did_you_mean;
-using frenzy::edit_distance;
-}  // namespace frenzy::detail

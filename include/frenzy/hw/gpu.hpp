@@ -135,7 +135,7 @@ public:
         std::vector<std::string> names;
         for (const auto& x : types_) names.push_back(x.name);
         throw config_error(std::string(field) + "=\"" + std::string(name) + "\" is not a known GPU type" +
-                           detail::did_you_mean(name, names) + "; `frenzy gpus` lists them");
+                           frenzy::did_you_mean(name, names) + "; `frenzy gpus` lists them");
     }
     std::span<const gpu_type> types() const { return types_; }
 

@@ -44,7 +44,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     std::string format;
     r.get("format", format);
     if (format != "frenzy-calibration-1")
-        throw detail::field_error("calibration.format", "\"" + format + "\"", "is not \"frenzy-calibration-1\"");
+        throw frenzy::field_error("calibration.format", "\"" + format + "\"", "is not \"frenzy-calibration-1\"");
     r.get("source", e.source);
     r.get("default_inverse_efficiency", e.default_inverse);
     r.get("token_penalty", e.token_penalty);
@@ -55,7 +55,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     r.get("memory_inverse_efficiency", e.memory_inverse);
     if (r.has("gpus")) {
         const auto& arr = r.raw("gpus");
-        if (!arr.is_array()) throw detail::field_error("calibration.gpus", detail::describe(arr), "must be an array");
+        if (!arr.is_array()) throw frenzy::field_error("calibration.gpus", json_value_text(arr), "must be an array");
         for (std::size_t i = 0; i < arr.size(); ++i) {
             detail::object_reader g(arr[i], "calibration.gpus[" + std::to_string(i) + "]");
             gpu_coefficient c;
@@ -69,14 +69,14 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
             if (c.gpu.empty()) throw config_error("calibration.gpus[" + std::to_string(i) + "].gpu is missing");
             const std::string at = "calibration.gpus[" + std::to_string(i) + "].";
             detail::check_inverse(at + "inverse_efficiency", c.inverse);
-            detail::check_bound(at + "attention_inverse_efficiency", c.attention, {0, inverse_bound.max});
-            detail::check_bound(at + "scaled_inverse_efficiency", c.scaled, {0, inverse_bound.max});
-            detail::check_bound(at + "te_attention_inverse_efficiency", c.te_attention, {0, inverse_bound.max});
+            frenzy::check_bound(at + "attention_inverse_efficiency", c.attention, {0, inverse_bound.max});
+            frenzy::check_bound(at + "scaled_inverse_efficiency", c.scaled, {0, inverse_bound.max});
+            frenzy::check_bound(at + "te_attention_inverse_efficiency", c.te_attention, {0, inverse_bound.max});
             e.gpus.push_back(c);
         }
     }
     r.finish();
-    using detail::check_bound;
+    using frenzy::check_bound;
     detail::check_inverse("calibration.default_inverse_efficiency", e.default_inverse);
     check_bound("calibration.token_penalty", e.token_penalty, bounds::penalty);  // tokens: real fits are 1e2..1e4
     check_bound("calibration.width_penalty", e.width_penalty, bounds::penalty);  // GEMM widths
@@ -89,7 +89,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
 
 inline efficiency_model load_calibration(const std::string& path) {
     try {
-        return efficiency_from_json(detail::read_json_file(path));
+        return efficiency_from_json(frenzy::read_json_file(path));
     } catch (const config_error& e) {
         throw config_error(path + ": " + e.what());
     }

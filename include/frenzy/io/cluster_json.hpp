@@ -20,7 +20,7 @@ inline gpu_type gpu_type_from_json(const nlohmann::json& j, const std::string& p
     gpu_type t;
     if (auto* base = catalog.find(name)) t = *base;
     t.name = name;
-    namespace b = detail::bounds;
+    namespace b = bounds;
     r.get("product", t.product);
     r.get("memory_mib", t.memory_mib, b::memory_mib);
     r.get("bf16_tflops", t.bf16_tflops, b::tflops);
@@ -37,7 +37,7 @@ inline gpu_type gpu_type_from_json(const nlohmann::json& j, const std::string& p
     try {
         gpu_catalog::validate(t);
     } catch (const config_error& e) {
-        throw config_error(detail::printable(path, 200) + ": " + e.what());
+        throw config_error(frenzy::printable(path, 200) + ": " + e.what());
     }
     return t;
 }
@@ -47,7 +47,7 @@ inline constexpr std::size_t max_gpu_types = bounds::gpu_type_count;
 inline constexpr std::size_t max_node_groups = bounds::node_groups;
 
 inline cluster_spec cluster_from_json(const nlohmann::json& j) {
-    namespace b = detail::bounds;
+    namespace b = bounds;
     detail::object_reader r(j, "cluster");
     cluster_spec c;
     if (const auto* arr = r.array("gpu_types", max_gpu_types))
@@ -77,9 +77,9 @@ inline cluster_spec cluster_from_json(const nlohmann::json& j) {
     // Each group has at most 1024 x 10^6 GPUs and there are at most 10^4 groups: the sum fits int64.
     std::int64_t total = 0;
     for (const auto& g : c.nodes)
-        total = detail::checked_add(total, detail::checked_mul(g.gpus_per_node, g.count, "gpus_per_node x count"),
+        total = frenzy::checked_add(total, frenzy::checked_mul(g.gpus_per_node, g.count, "gpus_per_node x count"),
                                     "cluster GPUs");
-    detail::check_bound("cluster total GPUs (sum of gpus_per_node x count)", total, b::gpus);
+    frenzy::check_bound("cluster total GPUs (sum of gpus_per_node x count)", total, b::gpus);
     return c;
 }
 
@@ -92,9 +92,9 @@ inline void gpu_types_from_json(const nlohmann::json& j, gpu_catalog& catalog, c
         r.finish();
         if (!arr) throw config_error("gpu_types is missing");
     } else if (!j.is_array()) {
-        throw detail::field_error(path, detail::describe(j), "must be an array of GPU types or {\"gpu_types\": [...]}");
+        throw frenzy::field_error(path, json_value_text(j), "must be an array of GPU types or {\"gpu_types\": [...]}");
     } else if (j.size() > max_gpu_types) {
-        throw detail::field_error(path, detail::describe(j), "has more than " + std::to_string(max_gpu_types) + " elements");
+        throw frenzy::field_error(path, json_value_text(j), "has more than " + std::to_string(max_gpu_types) + " elements");
     }
     for (std::size_t i = 0; i < arr->size(); ++i)
         catalog.upsert(gpu_type_from_json((*arr)[i], path + "[" + std::to_string(i) + "]", catalog));
@@ -115,11 +115,11 @@ inline gpu_catalog load_gpu_types(const std::string& path, gpu_catalog catalog =
 }
 
 inline cluster_spec load_cluster(const std::string& path) {
-    const auto j = detail::read_json_file(path);  // its errors name the file already
+    const auto j = frenzy::read_json_file(path);  // its errors name the file already
     try {
         return cluster_from_json(j);
     } catch (const config_error& e) {
-        throw config_error(detail::printable(path, 200) + ": " + e.what());
+        throw config_error(frenzy::printable(path, 200) + ": " + e.what());
     }
 }
 
@@ -167,7 +167,7 @@ inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catal
             std::vector<std::string> names;
             for (const auto& k : c.catalog.types()) names.push_back(k.name);
             throw config_error(field + "=\"" + std::string(spec) + "\": \"" + std::string(type) + "\" is not a known GPU type" +
-                               detail::did_you_mean(type, names) + "; `frenzy gpus` lists them");
+                               frenzy::did_you_mean(type, names) + "; `frenzy gpus` lists them");
         }
         const auto& t = *found;
         node_group g;

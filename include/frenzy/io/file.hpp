@@ -37,7 +37,3 @@ inline std::string read_file_limited(const std::string& path, std::uint64_t limi
 }
 
 }  // namespace frenzy
-
-namespace frenzy::detail {  // former names, still used by in-library code outside io/
-using frenzy::read_file_limited;
-}  // namespace frenzy::detail

@@ -37,7 +37,7 @@ inline transformer_spec from_hf_config(const nlohmann::json& cfg, const std::str
     // Multimodal wrappers keep the language model in text_config (Llama4Config, Gemma3Config).
     if (!match.type->text_model_type.empty()) {
         const auto* text = r.find({"text_config"});
-        if (text && !text->is_object()) r.fail("text_config=" + detail::describe(*text) + " must be an object");
+        if (text && !text->is_object()) r.fail("text_config=" + json_value_text(*text) + " must be an object");
         nlohmann::json inner = text ? *text : nlohmann::json::object();
         if (!inner.contains("model_type")) inner["model_type"] = std::string(match.type->text_model_type);
         auto s = from_hf_config(inner, source + ": text_config");
@@ -58,7 +58,7 @@ inline transformer_spec from_hf_config(const nlohmann::json& cfg, const std::str
 }
 
 inline transformer_spec load_hf_config(const std::string& path) {
-    return from_hf_config(detail::read_json_file(path), path);
+    return from_hf_config(frenzy::read_json_file(path), path);
 }
 
 }  // namespace frenzy

@@ -92,7 +92,7 @@ inline std::string hf_fields_note(const nlohmann::json& cfg, const std::string& 
                                        message[after] == '.'))
             continue;
         if (!cfg.contains(std::string(k))) continue;
-        note += (note.empty() ? "; from config.json: " : ", ") + std::string(k) + "=" + describe(cfg.at(std::string(k))) +
+        note += (note.empty() ? "; from config.json: " : ", ") + std::string(k) + "=" + json_value_text(cfg.at(std::string(k))) +
                 " -> " + field;
     }
     return note;
@@ -136,14 +136,14 @@ public:
         const auto* v = find({key});
         if (!v) return fallback;
         if (!v->is_boolean())
-            throw config_error(source_ + ": " + key + "=" + detail::describe(*v) + detail::hf_field_of(key) + " must be true or false");
+            throw config_error(source_ + ": " + key + "=" + json_value_text(*v) + detail::hf_field_of(key) + " must be true or false");
         return v->get<bool>();
     }
     std::string string(const char* key, std::string fallback) const {
         const auto* v = find({key});
         if (!v) return fallback;
         if (!v->is_string())
-            throw config_error(source_ + ": " + key + "=" + detail::describe(*v) + detail::hf_field_of(key) + " must be a string");
+            throw config_error(source_ + ": " + key + "=" + json_value_text(*v) + detail::hf_field_of(key) + " must be a string");
         return v->get<std::string>();
     }
     [[noreturn]] void fail(const std::string& what) const { throw config_error(source_ + ": " + what); }
@@ -154,7 +154,7 @@ private:
     std::int64_t as_integer(const char* key, const nlohmann::json& v) const {
         const auto b = detail::hf_int_bound(key);
         auto bad = [&]() -> config_error {
-            return config_error(source_ + ": " + key + "=" + detail::describe(v) + detail::hf_field_of(key) + " must be an integer in " +
+            return config_error(source_ + ": " + key + "=" + json_value_text(v) + detail::hf_field_of(key) + " must be an integer in " +
                                 std::to_string(b.min) + ".." + std::to_string(b.max));
         };
         std::int64_t x = 0;

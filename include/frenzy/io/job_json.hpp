@@ -250,11 +250,11 @@ inline parsed_job job_from_json(const nlohmann::json& j) {
 }
 
 inline parsed_job load_job(const std::string& path) {
-    const auto j = detail::read_json_file(path);  // its errors name the file already
+    const auto j = frenzy::read_json_file(path);  // its errors name the file already
     try {
         return job_from_json(j);
     } catch (const config_error& e) {
-        throw config_error(detail::printable(path, 200) + ": " + e.what());
+        throw config_error(frenzy::printable(path, 200) + ": " + e.what());
     }
 }
 

@@ -18,17 +18,12 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/io/file.hpp"
 
-namespace frenzy::detail {
-
-/// Deepest nesting of arrays/objects a document may have (Frenzy's formats need 4; core/checked.hpp).
-inline constexpr std::size_t max_json_depth = bounds::json_depth;
-/// Largest JSON file read (a job, cluster, HF config or calibration file is a few KiB; core/checked.hpp).
-inline constexpr std::uint64_t max_json_bytes = bounds::json_bytes;
+namespace frenzy {
 
 /// Short, bounded, printable description of a JSON value for error messages: scalars as JSON text (strings cut
 /// to 80 characters), containers by kind and size only. Never recursive, so a 10^5-deep array cannot overflow
 /// the stack and an error never dumps megabytes.
-inline std::string describe(const nlohmann::json& v) {
+inline std::string json_value_text(const nlohmann::json& v) {
     switch (v.type()) {
         case nlohmann::json::value_t::object: return "{...} (an object of " + std::to_string(v.size()) + " fields)";
         case nlohmann::json::value_t::array: return "[...] (an array of " + std::to_string(v.size()) + " elements)";
@@ -41,6 +36,15 @@ inline std::string describe(const nlohmann::json& v) {
         default: return "a binary value";
     }
 }
+
+}  // namespace frenzy
+
+namespace frenzy::detail {
+
+/// Deepest nesting of arrays/objects a document may have (Frenzy's formats need 4; core/checked.hpp).
+inline constexpr std::size_t max_json_depth = bounds::json_depth;
+/// Largest JSON file read (a job, cluster, HF config or calibration file is a few KiB; core/checked.hpp).
+inline constexpr std::uint64_t max_json_bytes = bounds::json_bytes;
 
 /// SAX handler of parse_json_text: builds the document with nlohmann's own DOM builder while tracking the JSON
 /// path, rejecting duplicate keys and nesting deeper than max_json_depth. (nlohmann's parser_callback_t would do
@@ -165,16 +169,13 @@ inline nlohmann::json read_json_file(const std::string& path) {
 
 namespace frenzy::detail {
 
-using frenzy::parse_json_text;  // former names, still used by in-library code outside io/
-using frenzy::read_json_file;
-
 /// Reads fields of one JSON object under a dotted path ("parallel", "model.moe"), then `finish()` rejects
 /// fields nobody asked for.
 class object_reader {
 public:
     object_reader(const nlohmann::json& j, std::string path) : j_(j), path_(std::move(path)) {
         if (!j_.is_object())
-            throw field_error(path_.empty() ? std::string("the document") : path_, describe(j_),
+            throw field_error(path_.empty() ? std::string("the document") : path_, json_value_text(j_),
                               "must be a JSON object");
     }
     bool has(const char* key) const { return j_.contains(key); }
@@ -197,8 +198,8 @@ public:
             return;
         }
         if (v.is_number_integer()) { out = v.get<std::int64_t>(); return; }
-        if (v.is_number_float()) { out = integer_from_double(v.get<double>(), field(key), describe(v)); return; }
-        throw field_error(field(key), describe(v), "must be an integer");
+        if (v.is_number_float()) { out = integer_from_double(v.get<double>(), field(key), json_value_text(v)); return; }
+        throw field_error(field(key), json_value_text(v), "must be an integer");
     }
     void get(const char* key, int& out) {
         std::int64_t v = out;
@@ -210,7 +211,7 @@ public:
     void get(const char* key, double& out) {
         if (!take(key)) return;
         const auto& v = j_.at(key);
-        if (!v.is_number()) throw field_error(field(key), describe(v), "must be a number");
+        if (!v.is_number()) throw field_error(field(key), json_value_text(v), "must be a number");
         out = check_finite(field(key), v.get<double>());
     }
     /// Bounded reads: the value must also lie in `b` (core/checked.hpp bounds).
@@ -232,13 +233,13 @@ public:
     void get(const char* key, bool& out) {
         if (!take(key)) return;
         const auto& v = j_.at(key);
-        if (!v.is_boolean()) throw field_error(field(key), describe(v), "must be true or false");
+        if (!v.is_boolean()) throw field_error(field(key), json_value_text(v), "must be true or false");
         out = v.get<bool>();
     }
     void get(const char* key, std::string& out) {
         if (!take(key)) return;
         const auto& v = j_.at(key);
-        if (!v.is_string()) throw field_error(field(key), describe(v), "must be a string");
+        if (!v.is_string()) throw field_error(field(key), json_value_text(v), "must be a string");
         out = v.get<std::string>();
     }
     /// An enum, or a value found by name (framework, launcher: parse_enum<E> finds it in its catalog).
@@ -247,16 +248,16 @@ public:
     void get(const char* key, E& out) {
         if (!take(key)) return;
         const auto& v = j_.at(key);
-        if (!v.is_string()) throw field_error(field(key), describe(v), "must be a string");
+        if (!v.is_string()) throw field_error(field(key), json_value_text(v), "must be a string");
         out = parse_enum<E>(field(key), printable(v.get_ref<const std::string&>()));
     }
     /// An array field (null or absent = empty) of at most `max_size` elements; the caller reads the elements.
     const nlohmann::json* array(const char* key, std::size_t max_size) {
         if (!take(key)) return nullptr;
         const auto& v = j_.at(key);
-        if (!v.is_array()) throw field_error(field(key), describe(v), "must be an array");
+        if (!v.is_array()) throw field_error(field(key), json_value_text(v), "must be an array");
         if (v.size() > max_size)
-            throw field_error(field(key), describe(v), "has more than " + std::to_string(max_size) + " elements");
+            throw field_error(field(key), json_value_text(v), "has more than " + std::to_string(max_size) + " elements");
         return &v;
     }
     /// Throws for any field that was not read.

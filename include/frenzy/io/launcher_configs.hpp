@@ -29,19 +29,19 @@ inline void finish_import(launcher_import& out, const import_options& opt, std::
 }
 inline std::int64_t json_int(const nlohmann::json& v, const std::string& key) {
     if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 9223372036854775807ull))
-        throw config_error(key + "=" + describe(v) + " must be an integer in the 64-bit range");  // no wrap to -1
+        throw config_error(key + "=" + json_value_text(v) + " must be an integer in the 64-bit range");  // no wrap to -1
     return v.get<std::int64_t>();
 }
 inline std::string json_str(const nlohmann::json& v, const std::string& key) {
-    if (!v.is_string()) throw config_error(key + "=" + describe(v) + " must be a string");
+    if (!v.is_string()) throw config_error(key + "=" + json_value_text(v) + " must be a string");
     return v.get<std::string>();
 }
 inline const nlohmann::json& json_obj(const nlohmann::json& v, const std::string& key) {
-    if (!v.is_object()) throw config_error(key + "=" + describe(v) + " must be an object");
+    if (!v.is_object()) throw config_error(key + "=" + json_value_text(v) + " must be an object");
     return v;
 }
 inline bool json_bool(const nlohmann::json& v, const std::string& key) {
-    if (!v.is_boolean()) throw config_error(key + "=" + describe(v) + " must be true or false");
+    if (!v.is_boolean()) throw config_error(key + "=" + json_value_text(v) + " must be true or false");
     return v.get<bool>();
 }
 }  // namespace detail

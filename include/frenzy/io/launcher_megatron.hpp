@@ -254,7 +254,7 @@ inline launcher_import megatron_import_text(const std::string& text, const impor
     std::size_t first = text.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && (text[first] == '[' || text[first] == '{')) {
         // strict and bounded (io/json_reader.hpp): no library text, no 10^5-deep nesting for dump() to recurse into
-        const nlohmann::json j = detail::parse_json_text(text, "megatron arguments");
+        const nlohmann::json j = frenzy::parse_json_text(text, "megatron arguments");
         if (j.is_array()) {
             for (const auto& v : j) args.push_back(v.is_string() ? v.get<std::string>() : v.dump());
         } else {

@@ -322,7 +322,7 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
 /// Reads a measurement table from a file (a regular file of at most 256 MiB; errors name the file and line).
 inline std::vector<memory_measurement> read_memory_measurements(const std::string& path,
                                                                 std::vector<std::string>* skipped = nullptr) {
-    std::istringstream in(detail::read_file_limited(path));
+    std::istringstream in(frenzy::read_file_limited(path));
     return read_memory_measurements(in, path, skipped);
 }
 

@@ -62,7 +62,7 @@ inline std::string sailor_gpu_name(const std::string& dir) {
 /// output floats per layer / hidden, with hidden from the layer's parameters (12 h^2 + 13 h for these models).
 inline std::vector<sailor_profile> load_sailor_profiles(const std::string& dir, const gpu_catalog& cat = gpu_catalog{}) {
     namespace fs = std::filesystem;
-    const auto info = detail::read_json_file(dir + "/llm_info.json");
+    const auto info = frenzy::read_json_file(dir + "/llm_info.json");
     std::vector<sailor_profile> out;
     std::vector<fs::path> files;
     for (const auto& e : fs::recursive_directory_iterator(dir + "/profiles"))
@@ -79,7 +79,7 @@ inline std::vector<sailor_profile> load_sailor_profiles(const std::string& dir, 
         const double params = li.at("1").at("params_floats").get<double>();
         p.hidden = std::round(std::sqrt(params / 12.0) / 64.0) * 64.0;
         p.seq_len = li.at("1").at("act_output_floats").get<double>() / p.hidden;
-        const auto prof = detail::read_json_file(f.string());
+        const auto prof = frenzy::read_json_file(f.string());
         for (auto mb = prof.begin(); mb != prof.end(); ++mb)
             for (auto tp = mb.value().begin(); tp != mb.value().end(); ++tp) {
                 const auto& layers = tp.value();

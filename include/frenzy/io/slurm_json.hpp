@@ -101,8 +101,6 @@ inline int slurm_parse_int(std::string_view s, std::string_view command, const s
     return v;
 }
 
-using frenzy::split;  // core/text.hpp (backend/slurm.hpp calls it as detail::split)
-
 /// Splits on `sep` outside brackets and parentheses ("a[1-2],b" -> "a[1-2]", "b").
 inline std::vector<std::string_view> split_top(std::string_view s, char sep) {
     std::vector<std::string_view> out;
@@ -190,7 +188,7 @@ inline std::vector<std::string> expand_hostlist(std::string_view list, std::stri
         const auto rb = item.find(']', lb);
         if (rb == std::string_view::npos) detail::slurm_fail(command, field, "unbalanced '[' in \"" + std::string(list) + "\"");
         const std::string prefix(item.substr(0, lb)), suffix(item.substr(rb + 1));
-        for (auto range : detail::split(item.substr(lb + 1, rb - lb - 1), ',')) {
+        for (auto range : frenzy::split(item.substr(lb + 1, rb - lb - 1), ',')) {
             const auto dash = range.find('-');
             const auto a = range.substr(0, dash);
             const auto b = dash == std::string_view::npos ? a : range.substr(dash + 1);
@@ -215,7 +213,7 @@ inline std::vector<slurm_gres> parse_gres(std::string_view s, std::string_view c
         if (auto p = item.find('('); p != std::string_view::npos) item = item.substr(0, p);
         if (item.rfind("gres:", 0) == 0) item = item.substr(5);
         if (item.rfind("gres/", 0) == 0) item = item.substr(5);
-        auto parts = detail::split(item, ':');
+        auto parts = frenzy::split(item, ':');
         slurm_gres g;
         if (parts.empty() || parts[0].empty()) detail::slurm_fail(command, field, "empty GRES entry in \"" + std::string(s) + "\"");
         g.name = std::string(parts[0]);

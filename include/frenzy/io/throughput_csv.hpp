@@ -145,7 +145,7 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
         header = detail::split_csv_line(line);
         break;
     }
-    if (header.empty()) throw io_error(detail::printable(name, 200) + ": no header line");
+    if (header.empty()) throw io_error(frenzy::printable(name, 200) + ": no header line");
     // io/csv.hpp's columns: unnamed or repeated columns are errors, every row has one field per column
     const auto columns = detail::csv_columns_from_header(header, name);
     for (const char* req : {"gpu_type", "num_layers", "hidden", "heads", "ffn_hidden", "vocab", "seq_len", "micro_batch",
@@ -165,7 +165,7 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
             const auto v = get(c);
             if (detail::trim(v).empty() || v == "n/a") return dflt;
             const double d = detail::number_from_text(v, get("model"), c);
-            if (std::isnan(d)) throw detail::field_error(c, "\"" + v + "\"", "is not a number");
+            if (std::isnan(d)) throw frenzy::field_error(c, "\"" + v + "\"", "is not a number");
             return d;
         };
         auto opt_num = [&](const char* c, double dflt) -> double {  // optional: a cell without a number -> default
@@ -175,7 +175,7 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
         // counts: finite and inside int64 before rounding (llround of 1e30 is undefined); validate() bounds them
         auto to_int = [&](const char* c, double d) {
             if (!(std::fabs(d) <= 9007199254740992.0))  // 2^53
-                throw detail::field_error(c, d, "is not an integer count (at most 2^53)");
+                throw frenzy::field_error(c, d, "is not an integer count (at most 2^53)");
             return static_cast<std::int64_t>(std::llround(d));
         };
         auto integer = [&](const char* c, double dflt) { return to_int(c, num(c, dflt)); };
@@ -245,15 +245,15 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
             s.topo.network_gbps = detail::network_from_text(get("interconnect"));
             s.tokens_per_s_per_gpu = num("tokens_per_s_per_gpu", 0);
             s.step_time_s = opt_num("step_time_s", 0);
-            detail::check_bound("step_time_s", s.step_time_s, detail::bounds::seconds);
-            detail::check_bound("tokens_per_s_per_gpu", s.tokens_per_s_per_gpu, real_bound_tokens_per_s);
+            frenzy::check_bound("step_time_s", s.step_time_s, bounds::seconds);
+            frenzy::check_bound("tokens_per_s_per_gpu", s.tokens_per_s_per_gpu, real_bound_tokens_per_s);
             s.group = detail::source_group(s.source, s.gpu);
             validate(s.job);
         } catch (const config_error& e) {
             throw config_error(where + ": " + e.what());
         }
         if (!(s.tokens_per_s_per_gpu > 0))
-            throw config_error(where + ": tokens_per_s_per_gpu=" + detail::number_text(s.tokens_per_s_per_gpu) +
+            throw config_error(where + ": tokens_per_s_per_gpu=" + frenzy::number_text(s.tokens_per_s_per_gpu) +
                                " must be positive");
         out.push_back(std::move(s));
     }
@@ -262,7 +262,7 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
 
 inline std::vector<throughput_sample> load_throughput_csv(const std::string& path, const gpu_catalog& cat = gpu_catalog{},
                                                           std::vector<std::string>* skipped = nullptr) {
-    std::istringstream in(detail::read_file_limited(path));  // regular files only: /dev/zero is refused (io/file.hpp)
+    std::istringstream in(frenzy::read_file_limited(path));  // regular files only: /dev/zero is refused (io/file.hpp)
     return read_throughput_csv(in, path, cat, skipped);
 }
 

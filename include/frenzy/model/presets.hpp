@@ -231,7 +231,7 @@ inline const transformer_spec& preset(std::string_view name) {
         if (p.spec.name == name) return p.spec;
     std::vector<std::string> names;
     for (const auto& p : model_presets()) names.push_back(p.spec.name);
-    throw config_error("model.preset=\"" + std::string(name) + "\" is not a known preset" + detail::did_you_mean(name, names) +
+    throw config_error("model.preset=\"" + std::string(name) + "\" is not a known preset" + frenzy::did_you_mean(name, names) +
                        "; `frenzy models` lists them");
 }
 

@@ -190,8 +190,8 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
     const std::int64_t limit = 1 << 16;
     for (auto fw : ax.frameworks)
         for (auto tp : ax.tp)
-            for (auto pp : pinned_or(c.pp, divisors(job0.model.layers)))
-                for (auto dp : pinned_or(c.dp, divisors(job0.training.global_batch))) {
+            for (auto pp : pinned_or(c.pp, divisors_of(job0.model.layers)))
+                for (auto dp : pinned_or(c.dp, divisors_of(job0.training.global_batch))) {
                     const auto n = dp * tp * pp * ax.cp.back();
                     if (n > limit || (need > 0 && n >= need)) continue;
                     std::int64_t ep = 1;

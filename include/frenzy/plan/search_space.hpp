@@ -34,9 +34,6 @@ concept SearchSpace = requires(const S& s, const job_spec& j, const gpu_pool& p,
 };
 
 namespace detail {
-/// Divisors of n in ascending order, up to `limit` when it is positive: O(sqrt n) (core/checked.hpp), so the work
-/// does not follow the size of a number such as training.global_batch.
-inline std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit = 0) { return divisors_of(n, limit); }
 /// `pinned` alone when the job pins it (and it is among the allowed), else `all`.
 template <class T>
 std::vector<T> pinned_or(const std::optional<T>& pinned, std::vector<T> all) {
@@ -58,14 +55,14 @@ struct divisor_search_space {
         const std::int64_t avail = o.max_gpus > 0 ? std::min(o.max_gpus, pool.gpus()) : pool.gpus();
         const auto& m = j.model;
         const std::int64_t tp_limit = o.allow_tp_across_nodes ? avail : std::min<std::int64_t>(pool.gpus_per_node, avail);
-        for (auto t : detail::divisors(o.allow_tp_across_nodes ? std::max<std::int64_t>(tp_limit, 1) : pool.gpus_per_node, tp_limit))
+        for (auto t : divisors_of(o.allow_tp_across_nodes ? std::max<std::int64_t>(tp_limit, 1) : pool.gpus_per_node, tp_limit))
             if (m.heads % t == 0 && m.kv() % t == 0 && m.ffn_hidden % t == 0 && (!m.is_moe() || m.expert_ffn() % t == 0))
                 a.tp.push_back(t);
         if (c.tp) a.tp = {*c.tp};
-        a.pp = detail::pinned_or(c.pp, detail::divisors(m.layers, std::min(o.max_pp > 0 ? o.max_pp : m.layers, avail)));
-        a.dp = detail::pinned_or(c.dp, detail::divisors(j.training.global_batch, avail));
-        a.micro_batch = detail::pinned_or(c.micro_batch, detail::divisors(j.training.global_batch));
-        if (m.is_moe()) a.ep = detail::pinned_or(c.ep, detail::divisors(m.moe.experts));
+        a.pp = detail::pinned_or(c.pp, divisors_of(m.layers, std::min(o.max_pp > 0 ? o.max_pp : m.layers, avail)));
+        a.dp = detail::pinned_or(c.dp, divisors_of(j.training.global_batch, avail));
+        a.micro_batch = detail::pinned_or(c.micro_batch, divisors_of(j.training.global_batch));
+        if (m.is_moe()) a.ep = detail::pinned_or(c.ep, divisors_of(m.moe.experts));
         else if (c.ep) a.ep = {*c.ep};
         if (c.cp) a.cp = {*c.cp};
         a.vpp.clear();

@@ -128,7 +128,7 @@ inline std::string checked_policy_name(std::string_view name, std::string_view f
     auto candidates = all;
     if (with_all) candidates.push_back("all");
     throw config_error(std::string(field) + "=\"" + std::string(name) + "\" is not one of: " + known +
-                       (with_all ? " | all" : "") + detail::did_you_mean(name, candidates));
+                       (with_all ? " | all" : "") + frenzy::did_you_mean(name, candidates));
 }
 
 /// "all" -> every policy_names(); a known name -> just it; anything else: checked_policy_name's error.

@@ -201,7 +201,6 @@ private:
 };
 static_assert(Scheduler<any_scheduler>);
 
-namespace detail {
 /// Fastest plan of a job on GPU type `gpu` using at most `max_gpus` GPUs; null if none (the job does not fit in
 /// `max_gpus` GPUs of that type). Baselines that honour a user's GPU count use this.
 inline const plan* plan_for_request(const std::vector<plan>& plans, std::string_view gpu, int max_gpus) {
@@ -232,6 +231,5 @@ inline int efficient_size(const std::vector<plan>& plans, double slack = 0.25) {
     }
     return best ? best->gpus : 0;
 }
-}  // namespace detail
 
 }  // namespace frenzy

@@ -16,7 +16,7 @@ enum class size_regime {
     requested,  ///< every policy runs the trace's requested count (doubled until it fits in memory), on the
                 ///< requested type when the trace names one, else on any type
     free,       ///< every policy may choose count and type from the job's full plan list; policies that do not
-                ///< size jobs (fcfs, Tiresias, Gavel) use detail::efficient_size
+                ///< size jobs (fcfs, Tiresias, Gavel) use efficient_size
 };
 
 struct sim_options {

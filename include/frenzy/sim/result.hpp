@@ -80,12 +80,12 @@ inline void write_jobs_csv(std::ostream& out, const sim_result& r) {
     for (const auto& j : r.jobs) {
         std::string reason = j.reason;
         std::replace(reason.begin(), reason.end(), ',', ';');
-        out << r.metrics.policy << ',' << j.job_id << ',' << j.model << ',' << detail::fmt_num(j.submit_s) << ','
-            << detail::fmt_num(j.first_start_s) << ',' << detail::fmt_num(j.end_s) << ','
-            << (j.outcome == job_outcome::completed ? detail::fmt_num(j.jct()) : std::string{}) << ','
+        out << r.metrics.policy << ',' << j.job_id << ',' << j.model << ',' << csv_decimal(j.submit_s) << ','
+            << csv_decimal(j.first_start_s) << ',' << csv_decimal(j.end_s) << ','
+            << (j.outcome == job_outcome::completed ? csv_decimal(j.jct()) : std::string{}) << ','
             << (j.outcome == job_outcome::completed ? "completed" : j.outcome == job_outcome::failed ? "failed" : "infeasible") << ',' << j.gpu << ',' << j.gpus << ','
             << j.launches << ',' << j.preemptions << ',' << j.node_failures << ',' << j.oom_failures << ','
-            << detail::fmt_num(j.gpu_seconds) << ',' << reason << '\n';
+            << csv_decimal(j.gpu_seconds) << ',' << reason << '\n';
     }
 }
 

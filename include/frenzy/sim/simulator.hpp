@@ -81,7 +81,7 @@ public:
                 events_.pop();
                 if (++events > opt_.max_events)
                     throw error("simulator: more than " + std::to_string(opt_.max_events) + " events (max_events) at " +
-                                "simulated time " + fmt_num(now_) + " s with " +
+                                "simulated time " + csv_decimal(now_) + " s with " +
                                 std::to_string(jobs_.size() - static_cast<std::size_t>(finished_)) + " jobs unfinished");
                 switch (e.kind) {
                     case ev_arrival: changed |= on_arrival(e.a); break;
@@ -202,7 +202,7 @@ private:
         j.rec.model = trace[i].model;
         j.rec.submit_s = trace[i].submit_s;
         if (!(trace[i].submit_s >= 0 && trace[i].submit_s <= sim_horizon_s))
-            throw config_error("trace job " + trace[i].job_id + ": submit_s=" + fmt_num(trace[i].submit_s) +
+            throw config_error("trace job " + trace[i].job_id + ": submit_s=" + csv_decimal(trace[i].submit_s) +
                                " must be in [0, 1e12]");
         if (!trace[i].requested_type.empty() && cs.type_index(trace[i].requested_type) < 0) {
             std::string known;

@@ -70,8 +70,8 @@ inline double parse_timestamp(const std::string& s, const std::string& where) {
 /// The file is read through io/file.hpp's bounded reader: regular files only (/dev/zero, directories and FIFOs are
 /// refused before anything is read), at most 256 MiB (the flattened Philly trace is ~10 MiB).
 inline std::vector<philly_job> load_philly(const std::string& path) {
-    std::istringstream in(detail::read_file_limited(path));
-    const std::string shown = detail::printable(path, 200);
+    std::istringstream in(frenzy::read_file_limited(path));
+    const std::string shown = frenzy::printable(path, 200);
     std::string line;
     int n = 0;
     std::vector<philly_job> out;
@@ -80,7 +80,7 @@ inline std::vector<philly_job> load_philly(const std::string& path) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
         const std::string where = shown + " line " + std::to_string(n);
-        auto f = detail::split_trimmed(line);
+        auto f = split_csv_trimmed(line);
         if (n == 1) {
             if (f.size() < 5 || f[0] != "timestamp" || f[1] != "duration" || f[2] != "num_gpus")
                 throw config_error(where + ": header must start timestamp,duration,num_gpus,gpu_time,cluster");
@@ -89,12 +89,12 @@ inline std::vector<philly_job> load_philly(const std::string& path) {
         if (f.size() != 5) throw config_error(where + ": expected 5 columns, found " + std::to_string(f.size()));
         philly_job j;
         j.submit_s = detail::parse_timestamp(f[0], where);
-        j.duration_s = detail::parse_number<double>(f[1], where, "duration");
+        j.duration_s = csv_number<double>(f[1], where, "duration");
         if (!(j.duration_s >= 0 && j.duration_s <= 1e10))
-            throw config_error(where + ": duration=" + detail::printable(f[1]) + " must be in [0, 1e10] s");
-        const double g = detail::parse_number<double>(f[2], where, "num_gpus");
+            throw config_error(where + ": duration=" + frenzy::printable(f[1]) + " must be in [0, 1e10] s");
+        const double g = csv_number<double>(f[2], where, "num_gpus");
         if (!(g >= 1 && g <= 1e6 && g == std::floor(g)))
-            throw config_error(where + ": num_gpus=" + detail::printable(f[2]) + " must be a whole number in [1, 1000000]");
+            throw config_error(where + ": num_gpus=" + frenzy::printable(f[2]) + " must be a whole number in [1, 1000000]");
         j.gpus = static_cast<int>(g);
         j.virtual_cluster = f[4];
         if (j.gpus < 1) throw config_error(where + ": num_gpus must be at least 1");
@@ -183,7 +183,7 @@ inline std::vector<trace_job> synth_trace(const std::vector<philly_job>& rows, c
         t.global_batch = o.global_batch;
         t.total_tokens = 1e9;
         const auto pr = plans(to_job_spec(t));
-        const plan* p = detail::plan_for_request(pr.plans, gpu, gpus);
+        const plan* p = plan_for_request(pr.plans, gpu, gpus);
         return p ? p->tokens_per_s : 0.0;
     };
     std::vector<trace_job> out;
@@ -234,8 +234,8 @@ inline std::vector<trace_job> synth_trace(const std::vector<philly_job>& rows, c
         j.global_batch = o.global_batch;
         j.total_tokens = r->duration_s * chosen.second;  // runs for the trace duration on its request
         if (!std::isfinite(j.total_tokens) || !(j.total_tokens > 0))
-            throw config_error("synth: Philly row with duration " + detail::fmt_num(r->duration_s) + " s gives total_tokens=" +
-                               detail::fmt_num(j.total_tokens) + ", which must be finite and positive");
+            throw config_error("synth: Philly row with duration " + csv_decimal(r->duration_s) + " s gives total_tokens=" +
+                               csv_decimal(j.total_tokens) + ", which must be finite and positive");
         j.requested_gpus = r->gpus;
         j.requested_type = types[type];
         out.push_back(std::move(j));

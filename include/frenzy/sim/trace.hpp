@@ -19,15 +19,6 @@
 
 namespace frenzy {
 
-namespace detail {  // former names of io/'s CSV readers (sim/simulator.hpp and sim/synth.hpp use them)
-inline std::vector<std::string> split_trimmed(std::string_view line) { return split_csv_trimmed(line); }
-template <class T>
-T parse_number(const std::string& text, const std::string& where, std::string_view column) {
-    return csv_number<T>(text, where, column);
-}
-inline std::string fmt_num(double v) { return csv_decimal(v); }
-}  // namespace detail
-
 /// The job a trace row describes: the preset model, the row's sequence length, batch and token budget; the
 /// parallel layout is left to the planner. Traces carry no precision column: jobs train in `p`, by default
 /// fp16 mixed precision, which every catalog GPU runs (V100 and older have no bf16; on A100/H100/RTX 30xx the

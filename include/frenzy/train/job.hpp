@@ -74,10 +74,9 @@ inline bool default_sequence_parallel(framework fw, std::int64_t tp, std::int64_
 
 /// Checks the training spec on its own.
 inline void validate(const training_spec& t) {
-    using detail::kv;
-    if (t.seq_len <= 0) throw config_error(kv("training.seq_len", t.seq_len) + " must be positive");
-    if (t.micro_batch <= 0) throw config_error(kv("training.micro_batch", t.micro_batch) + " must be positive");
-    if (t.global_batch <= 0) throw config_error(kv("training.global_batch", t.global_batch) + " must be positive");
+    if (t.seq_len <= 0) throw config_error(field_text("training.seq_len", t.seq_len) + " must be positive");
+    if (t.micro_batch <= 0) throw config_error(field_text("training.micro_batch", t.micro_batch) + " must be positive");
+    if (t.global_batch <= 0) throw config_error(field_text("training.global_batch", t.global_batch) + " must be positive");
     if (!(t.total_tokens >= 0))
         throw config_error("training.total_tokens=" + std::to_string(t.total_tokens) + " must not be negative");
     if (!(t.checkpoint_interval_s > 0))
@@ -85,18 +84,18 @@ inline void validate(const training_spec& t) {
                            " must be positive");
     const auto& f = t.finetune;
     if (f.adapters() && f.rank < 1)
-        throw config_error(kv("training.finetune.rank", f.rank) + " must be at least 1 for method \"" +
+        throw config_error(field_text("training.finetune.rank", f.rank) + " must be at least 1 for method \"" +
                            std::string(to_string(f.method)) + "\"");
     if (f.adapters() && f.targets == 0)
         throw config_error("training.finetune.target_modules is empty for method \"" + std::string(to_string(f.method)) +
                            "\" (name at least one of q, k, v, o, gate, up, down)");
-    if (f.frozen_layers < 0) throw config_error(kv("training.finetune.frozen_layers", f.frozen_layers) + " must not be negative");
+    if (f.frozen_layers < 0) throw config_error(field_text("training.finetune.frozen_layers", f.frozen_layers) + " must not be negative");
     if (!(f.dropout >= 0 && f.dropout < 1))
         throw config_error("training.finetune.dropout=" + std::to_string(f.dropout) + " must be in [0, 1)");
     if (f.qlora_saves_inputs && f.method != finetune_method::qlora)
         throw config_error("training.finetune.qlora_saves_inputs=true needs method \"qlora\"");
     if (f.adapters() && f.frozen_layers != 0)
-        throw config_error(kv("training.finetune.frozen_layers", f.frozen_layers) + " needs method \"full\" or \"freeze\" (" +
+        throw config_error(field_text("training.finetune.frozen_layers", f.frozen_layers) + " needs method \"full\" or \"freeze\" (" +
                            std::string(to_string(f.method)) + " freezes the whole base model)");
     if (f.method == finetune_method::freeze && f.frozen_layers == 0)
         throw config_error("training.finetune.method=\"freeze\" needs training.finetune.frozen_layers>0");
@@ -106,8 +105,8 @@ inline void validate(const training_spec& t) {
 inline void validate_finetune(const job_spec& j) {
     const auto& ft = j.training.finetune;
     if (ft.frozen_layers >= j.model.layers)
-        throw config_error(detail::kv("training.finetune.frozen_layers", ft.frozen_layers) + " must be less than " +
-                           detail::kv("model.layers", j.model.layers) + " (nothing would be trained)");
+        throw config_error(field_text("training.finetune.frozen_layers", ft.frozen_layers) + " must be less than " +
+                           field_text("model.layers", j.model.layers) + " (nothing would be trained)");
 }
 
 /// Offload rules of each framework (DeepSpeed runtime/zero/config.py: offload_optimizer needs ZeRO stage >= 1,
@@ -135,11 +134,11 @@ inline void validate_offload(const job_spec& j) {
 /// them (micro_batch x dp, pp x vpp, dp x tp x pp x cp, dp x cp), checked before any of them is used, so that no
 /// later arithmetic wraps and no work grows with a number's magnitude. Called first by validate(job).
 inline void validate_bounds(const job_spec& j) {
-    namespace b = detail::bounds;
-    using detail::check_bound;
+    namespace b = bounds;
+    using frenzy::check_bound;
     const auto& m = j.model;
-    detail::check_label("name", j.name);
-    detail::check_label("model.name", m.name);
+    frenzy::check_label("name", j.name);
+    frenzy::check_label("model.name", m.name);
     check_bound("model.layers", m.layers, b::layers);
     check_bound("model.hidden", m.hidden, b::hidden);
     check_bound("model.heads", m.heads, b::heads);
@@ -169,60 +168,58 @@ inline void validate_bounds(const job_spec& j) {
     check_bound("parallel.recompute_layers", p.recompute_layers, {1, b::layers.max});
     check_bound("runtime.loss_chunks", j.runtime.loss_chunks, b::chunks);
     // Each degree is at most 2^20, so every product below fits int64; checked_product still guards the arithmetic.
-    detail::checked_mul(t.micro_batch, p.dp, "training.micro_batch x parallel.dp");
-    detail::checked_mul(p.pp, p.vpp, "parallel.pp x parallel.vpp");
-    detail::checked_product({p.dp, p.tp, p.pp, p.cp}, "parallel.dp x tp x pp x cp (GPUs)", b::gpus);
-    detail::checked_product({p.dp, p.cp}, "parallel.dp x cp", b::gpus);
+    frenzy::checked_mul(t.micro_batch, p.dp, "training.micro_batch x parallel.dp");
+    frenzy::checked_mul(p.pp, p.vpp, "parallel.pp x parallel.vpp");
+    frenzy::checked_product({p.dp, p.tp, p.pp, p.cp}, "parallel.dp x tp x pp x cp (GPUs)", b::gpus);
+    frenzy::checked_product({p.dp, p.cp}, "parallel.dp x cp", b::gpus);
 }
 
 namespace detail {
 
 /// Degrees at least 1; tensor parallelism divides heads, kv heads and the MLP (Megatron-LM arguments.py).
 inline void validate_degrees(const transformer_spec& m, const parallel_config& p) {
-    using detail::kv;
     for (auto [f, v] : {std::pair{"parallel.dp", p.dp}, {"parallel.tp", p.tp}, {"parallel.pp", p.pp},
                         {"parallel.vpp", p.vpp}, {"parallel.cp", p.cp}, {"parallel.ep", p.ep}})
-        if (v < 1) throw config_error(kv(f, v) + " must be at least 1");
-    if (m.heads % p.tp != 0) throw config_error(kv("parallel.tp", p.tp) + " does not divide " + kv("model.heads", m.heads));
+        if (v < 1) throw config_error(field_text(f, v) + " must be at least 1");
+    if (m.heads % p.tp != 0) throw config_error(field_text("parallel.tp", p.tp) + " does not divide " + field_text("model.heads", m.heads));
     if (m.kv() % p.tp != 0)
-        throw config_error(kv("parallel.tp", p.tp) + " does not divide " + kv("model.kv_heads", m.kv()));
+        throw config_error(field_text("parallel.tp", p.tp) + " does not divide " + field_text("model.kv_heads", m.kv()));
     if (m.ffn_hidden % p.tp != 0)
-        throw config_error(kv("parallel.tp", p.tp) + " does not divide " + kv("model.ffn_hidden", m.ffn_hidden));
+        throw config_error(field_text("parallel.tp", p.tp) + " does not divide " + field_text("model.ffn_hidden", m.ffn_hidden));
     for (auto [f, v] : {std::pair{"parallel.etp", p.etp}, {"parallel.first_stage_layers", p.first_stage_layers},
                         {"parallel.last_stage_layers", p.last_stage_layers}})
-        if (v < 0) throw config_error(kv(f, v) + " must not be negative");
+        if (v < 0) throw config_error(field_text(f, v) + " must not be negative");
     // Megatron reads --recompute-method / --recompute-num-layers only with --recompute-granularity full.
     if (p.recompute != recompute::full && (p.recompute_method != recompute_method::uniform || p.recompute_layers != 1))
         throw config_error("parallel.recompute_method=\"" + std::string(to_string(p.recompute_method)) + "\" with " +
-                           kv("parallel.recompute_layers", p.recompute_layers) +
+                           field_text("parallel.recompute_layers", p.recompute_layers) +
                            " needs parallel.recompute=\"full\" (got \"" + std::string(to_string(p.recompute)) + "\")");
 }
 
 /// How the layers split over pipeline stages, even or uneven.
 inline void validate_pipeline_split(const transformer_spec& m, const parallel_config& p) {
-    using detail::kv;
     // Layer split rules of megatron/core/transformer/transformer_block.py get_num_layers_to_build (@d98e8a64).
     const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
     if (uneven) {
-        if (p.pp < 2) throw config_error("parallel.first_stage_layers/last_stage_layers need parallel.pp>1 (got " + kv("pp", p.pp) + ")");
+        if (p.pp < 2) throw config_error("parallel.first_stage_layers/last_stage_layers need parallel.pp>1 (got " + field_text("pp", p.pp) + ")");
         if (p.embedding_stage || p.loss_stage)
             throw config_error("parallel.first_stage_layers/last_stage_layers cannot be combined with parallel.embedding_stage/loss_stage (Megatron rejects it)");
         const auto rest = m.layers - p.first_stage_layers - p.last_stage_layers;
         const auto stages_left = p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
         if (rest < 0 || (stages_left == 0 && rest != 0) || (stages_left > 0 && (rest % stages_left != 0 || rest / stages_left < 1)))
-            throw config_error(kv("model.layers", m.layers) + " minus " + kv("parallel.first_stage_layers", p.first_stage_layers) +
-                               " and " + kv("parallel.last_stage_layers", p.last_stage_layers) +
-                               " does not split evenly (at least one layer each) over the other stages of " + kv("parallel.pp", p.pp));
+            throw config_error(field_text("model.layers", m.layers) + " minus " + field_text("parallel.first_stage_layers", p.first_stage_layers) +
+                               " and " + field_text("parallel.last_stage_layers", p.last_stage_layers) +
+                               " does not split evenly (at least one layer each) over the other stages of " + field_text("parallel.pp", p.pp));
         for (auto [f, v] : {std::pair{"parallel.first_stage_layers", p.first_stage_layers}, {"parallel.last_stage_layers", p.last_stage_layers}})
-            if (v % p.vpp != 0) throw config_error(kv(f, v) + " is not a multiple of " + kv("parallel.vpp", p.vpp));
+            if (v % p.vpp != 0) throw config_error(field_text(f, v) + " is not a multiple of " + field_text("parallel.vpp", p.vpp));
         if (stages_left > 0 && (rest / stages_left) % p.vpp != 0)
-            throw config_error("layers per middle stage (" + std::to_string(rest / stages_left) + ") is not a multiple of " + kv("parallel.vpp", p.vpp));
+            throw config_error("layers per middle stage (" + std::to_string(rest / stages_left) + ") is not a multiple of " + field_text("parallel.vpp", p.vpp));
     } else {
         const auto slots = m.layers + (p.embedding_stage ? 1 : 0) + (p.loss_stage ? 1 : 0);
         if (slots % (p.pp * p.vpp) != 0)
-            throw config_error(kv("model.layers", m.layers) + (p.embedding_stage ? " + 1 (embedding stage)" : "") +
+            throw config_error(field_text("model.layers", m.layers) + (p.embedding_stage ? " + 1 (embedding stage)" : "") +
                                (p.loss_stage ? " + 1 (loss stage)" : "") + " does not split evenly over " +
-                               kv("parallel.pp", p.pp) + " x " + kv("parallel.vpp", p.vpp));
+                               field_text("parallel.pp", p.pp) + " x " + field_text("parallel.vpp", p.vpp));
         if ((p.embedding_stage || p.loss_stage) && slots / (p.pp * p.vpp) < 1)
             throw config_error("parallel.embedding_stage/loss_stage: not enough layers in the first/last virtual stage");
     }
@@ -230,51 +227,48 @@ inline void validate_pipeline_split(const transformer_spec& m, const parallel_co
 
 /// The pipeline schedule, the batch's split into micro-batches, and context parallelism's sequence chunks.
 inline void validate_schedule_and_batch(const training_spec& t, const parallel_config& p) {
-    using detail::kv;
     if (p.vpp > 1 && p.schedule != pipeline_schedule::interleaved)
-        throw config_error(kv("parallel.vpp", p.vpp) + " needs parallel.pipeline_schedule=\"interleaved\", not \"" +
+        throw config_error(field_text("parallel.vpp", p.vpp) + " needs parallel.pipeline_schedule=\"interleaved\", not \"" +
                            std::string(to_string(p.schedule)) + "\"");
     if (p.schedule == pipeline_schedule::interleaved && (p.vpp < 2 || p.pp < 2))
         throw config_error("parallel.pipeline_schedule=\"interleaved\" needs parallel.pp>1 and parallel.vpp>1 (got " +
-                           kv("pp", p.pp) + ", " + kv("vpp", p.vpp) + ")");
+                           field_text("pp", p.pp) + ", " + field_text("vpp", p.vpp) + ")");
     if (t.global_batch % (t.micro_batch * p.dp) != 0)
-        throw config_error(kv("training.global_batch", t.global_batch) + " is not a multiple of " +
-                           kv("training.micro_batch", t.micro_batch) + " x " + kv("parallel.dp", p.dp));
+        throw config_error(field_text("training.global_batch", t.global_batch) + " is not a multiple of " +
+                           field_text("training.micro_batch", t.micro_batch) + " x " + field_text("parallel.dp", p.dp));
     const auto mbs = t.global_batch / (t.micro_batch * p.dp);
     if (p.schedule == pipeline_schedule::interleaved && mbs % p.pp != 0)
         throw config_error("interleaved schedule: micro-batches per step (training.global_batch / (micro_batch x dp) = " +
-                           std::to_string(mbs) + ") is not a multiple of " + kv("parallel.pp", p.pp));
+                           std::to_string(mbs) + ") is not a multiple of " + field_text("parallel.pp", p.pp));
     if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0)
-        throw config_error(kv("training.seq_len", t.seq_len) + " is not divisible by 2 x " + kv("parallel.cp", p.cp) +
+        throw config_error(field_text("training.seq_len", t.seq_len) + " is not divisible by 2 x " + field_text("parallel.cp", p.cp) +
                            " (context parallelism splits the sequence into 2 x cp chunks)");
 }
 
 /// Expert parallelism and sequence parallelism.
 inline void validate_experts_and_sp(const transformer_spec& m, const training_spec& t, const parallel_config& p) {
-    using detail::kv;
     if (p.ep > 1) {
-        if (!m.is_moe()) throw config_error(kv("parallel.ep", p.ep) + " needs a mixture-of-experts model (model.moe.experts=0)");
+        if (!m.is_moe()) throw config_error(field_text("parallel.ep", p.ep) + " needs a mixture-of-experts model (model.moe.experts=0)");
         if (m.moe.experts % p.ep != 0)
-            throw config_error(kv("parallel.ep", p.ep) + " does not divide " + kv("model.moe.experts", m.moe.experts));
+            throw config_error(field_text("parallel.ep", p.ep) + " does not divide " + field_text("model.moe.experts", m.moe.experts));
         if ((p.dp * p.cp * p.tp) % (p.ep * p.expert_tp()) != 0)
-            throw config_error(kv("parallel.ep", p.ep) + " x etp=" + std::to_string(p.expert_tp()) + " does not divide " +
-                               kv("parallel.dp", p.dp) + " x " + kv("parallel.cp", p.cp) + " x " + kv("parallel.tp", p.tp) +
+            throw config_error(field_text("parallel.ep", p.ep) + " x etp=" + std::to_string(p.expert_tp()) + " does not divide " +
+                               field_text("parallel.dp", p.dp) + " x " + field_text("parallel.cp", p.cp) + " x " + field_text("parallel.tp", p.tp) +
                                " (Megatron parallel_state: expert GPUs regroup the dp x cp x tp GPUs of a stage)");
     }
     if (m.is_moe() && m.expert_ffn() % p.expert_tp() != 0)
         throw config_error("parallel.etp=" + std::to_string(p.expert_tp()) + " does not divide " +
-                           kv("model.moe.expert_ffn_hidden", m.expert_ffn()));
-    if (p.etp > 0 && !m.is_moe()) throw config_error(kv("parallel.etp", p.etp) + " needs a mixture-of-experts model");
+                           field_text("model.moe.expert_ffn_hidden", m.expert_ffn()));
+    if (p.etp > 0 && !m.is_moe()) throw config_error(field_text("parallel.etp", p.etp) + " needs a mixture-of-experts model");
     if (p.sequence_parallel && p.tp < 2)
-        throw config_error("parallel.sequence_parallel=true needs parallel.tp>1 (got " + kv("tp", p.tp) + ")");
+        throw config_error("parallel.sequence_parallel=true needs parallel.tp>1 (got " + field_text("tp", p.tp) + ")");
     if (p.sequence_parallel && t.seq_len % p.tp != 0)
-        throw config_error(kv("training.seq_len", t.seq_len) + " is not divisible by " + kv("parallel.tp", p.tp) +
+        throw config_error(field_text("training.seq_len", t.seq_len) + " is not divisible by " + field_text("parallel.tp", p.tp) +
                            " (sequence parallelism)");
 }
 
 /// Runtime options that only some frameworks, precisions or layouts have.
 inline void validate_runtime(const job_spec& j) {
-    using detail::kv;
     const auto& t = j.training;
     const auto& p = j.parallel;
     if (j.runtime.optimizer == optimizer_impl::in_backward && j.training.global_batch != t.micro_batch * p.dp)
@@ -284,7 +278,7 @@ inline void validate_runtime(const job_spec& j) {
     validate_finetune(j);
     validate_offload(j);
     if (j.runtime.loss_chunks < 1)
-        throw config_error(kv("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
+        throw config_error(field_text("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
     // megatron/training/arguments.py@d98e8a64: --fp8-param-gather only with the distributed optimizer / FSDP and fp8;
     // --grad-reduce-in-bf16 only where the parameters are bf16 (Megatron's main_grad buffers).
     if (j.runtime.fp8_param_gather) {

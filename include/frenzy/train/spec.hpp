@@ -160,9 +160,8 @@ struct offload_spec {
     bool any() const { return optimizer || parameters || activations; }
 };
 
-namespace detail {
-inline std::string kv(const char* field, std::int64_t v) { return std::string(field) + "=" + std::to_string(v); }
-}  // namespace detail
+/// "field=value", the way an error message names an integer field and its value.
+inline std::string field_text(const char* field, std::int64_t v) { return std::string(field) + "=" + std::to_string(v); }
 
 /// Bytes per element of a precision's compute (parameter) copy.
 constexpr double param_bytes(precision p) {

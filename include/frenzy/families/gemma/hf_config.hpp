@@ -39,7 +39,7 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
                      cap->get<double>() <= 1e6)
                 s.final_logit_softcap = cap->get<double>();
             else
-                r.fail("final_logit_softcapping=" + detail::describe(*cap) +
+                r.fail("final_logit_softcapping=" + json_value_text(*cap) +
                        " (model.final_logit_softcap) must be a finite number in [0, 1000000] or null");
         }
     }

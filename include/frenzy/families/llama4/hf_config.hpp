@@ -39,7 +39,7 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& /*model_t
         for (std::size_t i = 0; ok && i < ml->size(); ++i)
             ok = (*ml)[i].is_number_integer() &&
                  (*ml)[i].get<std::int64_t>() == static_cast<std::int64_t>(i + 1) * s.moe.layer_step - 1;
-        if (!ok) r.fail("moe_layers=" + detail::describe(*ml) + " is not every interleave_moe_layer_step-th layer");
+        if (!ok) r.fail("moe_layers=" + json_value_text(*ml) + " is not every interleave_moe_layer_step-th layer");
     }
     return s;
 }

@@ -14,8 +14,8 @@ inline std::string rejects_layout(const parallel_config& p, optimizer_kind) {
     if (p.sharding != sharding::none)
         return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\" is not supported by " + std::string(field);
     if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
-        return std::string(field) + " is data parallel only (got " + detail::kv("tp", p.tp) + ", " + detail::kv("pp", p.pp) +
-               ", " + detail::kv("cp", p.cp) + ", " + detail::kv("ep", p.ep) + ")";
+        return std::string(field) + " is data parallel only (got " + field_text("tp", p.tp) + ", " + field_text("pp", p.pp) +
+               ", " + field_text("cp", p.cp) + ", " + field_text("ep", p.ep) + ")";
     return {};
 }
 

@@ -14,7 +14,7 @@ inline constexpr std::string_view field = "runtime.framework=\"fsdp\"";
 inline std::string rejects_layout(const parallel_config& p, optimizer_kind) {
     if (p.sharding == sharding::optimizer)
         return "parallel.sharding=\"optimizer\" is not supported by " + std::string(field) + " (use none, gradients or full)";
-    if (p.vpp > 1) return detail::kv("parallel.vpp", p.vpp) + " is not supported by " + std::string(field);
+    if (p.vpp > 1) return field_text("parallel.vpp", p.vpp) + " is not supported by " + std::string(field);
     return {};
 }
 
