@@ -139,7 +139,7 @@ void frenzy_cli::add_plan(CLI::App& app) {
     c->add_option("--top", a->top, "Show the N best plans (default 10 in the table, all in --json)")->check(frenzy_cli::whole_number(frenzy::bounds::shown));
     c->add_option("--calibration", a->calibration, "Calibration JSON from `frenzy calibrate`")->check(CLI::ExistingFile);
     frenzy_cli::add_margin(c, a->margin);
-    c->add_option("--max-gpus", a->max_gpus, "Largest GPU count per plan (default: what the cluster has)")->check(frenzy_cli::whole_number(0, frenzy::bounds::gpus.max));
+    c->add_option("--max-gpus", a->max_gpus, "Largest GPU count per plan (default: what the cluster has)")->check(frenzy_cli::whole_number(frenzy::bounds::gpu_limit));
     c->add_flag("--tp-across-nodes", a->tp_across_nodes, "Allow tensor parallelism to span nodes");
     c->add_flag("--no-overlap", a->no_overlap,
                 "Keep the job's own overlap flags instead of turning on what the framework supports (Megatron "

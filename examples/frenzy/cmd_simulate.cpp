@@ -209,44 +209,44 @@ void frenzy_cli::add_simulate(CLI::App& app) {
     frenzy_cli::add_duration(c, "--restart", a->restart_s, "Cost of every later launch (default 30s)");
     frenzy_cli::add_duration(c, "--mtbf", a->mtbf_s, "Mean time between failures of one node (default 0: no failures)");
     frenzy_cli::add_duration(c, "--repair", a->repair_s, "Time until a failed node is back (default 1h)");
-    c->add_option("--mtbf-h", a->mtbf_h, "Same as --mtbf, in hours (older spelling)")->check(frenzy_cli::finite_number(0, 1e6));
-    c->add_option("--repair-h", a->repair_h, "Same as --repair, in hours (older spelling)")->check(frenzy_cli::finite_number(1e-6, 1e6));
+    c->add_option("--mtbf-h", a->mtbf_h, "Same as --mtbf, in hours (older spelling)")->check(frenzy_cli::finite_number(frenzy::bounds::hours));
+    c->add_option("--repair-h", a->repair_h, "Same as --repair, in hours (older spelling)")->check(frenzy_cli::finite_number(frenzy::bounds::repair_hours));
     c->add_option("--has-slack", a->has_slack, "HAS: scale a job out while its GPU-seconds stay within (1 + slack) of its "
                                                "most efficient plan on that type (default 0.25)")->check(CLI::NonNegativeNumber);
     c->add_option("--has-idle-slack", a->has_idle_slack, "HAS: with idle GPUs, allow (1 + this) x the least GPU-seconds "
                                                          "within the job's share of free GPUs (default 1; 0 = off)")->check(CLI::NonNegativeNumber);
-    c->add_option("--has-max-share", a->has_max_share, "HAS: most of a GPU type's GPUs one job may take (default 1)")->check(CLI::Range(0.0, 1.0));
+    c->add_option("--has-max-share", a->has_max_share, "HAS: most of a GPU type's GPUs one job may take (default 1)")->check(frenzy_cli::finite_number(frenzy::bounds::fraction));
     c->add_option("--has-equi", a->has_equi, "HAS: a job takes at most this x (type's GPUs / jobs in the system) (default 16; 0 = off)")->check(CLI::NonNegativeNumber);
     c->add_flag("--has-no-preempt", a->has_no_preempt, "HAS: never preempt running jobs for waiting ones");
     c->add_flag("--has-no-learn", a->has_no_learn, "HAS: use predictions only, not measured speeds");
     c->add_option("--has-preempt-factor", a->has_preempt_factor, "HAS: preempt a job whose remaining time exceeds this x "
-                                                                 "(the waiting job's run + the restart) (default 2)")->check(CLI::Range(1.0, 1e6));
+                                                                 "(the waiting job's run + the restart) (default 2)")->check(frenzy_cli::finite_number(frenzy::bounds::preempt_factor));
     c->add_flag("--has-no-expand", a->has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
     frenzy_cli::add_duration(c, "--has-aging", a->has_aging_s, "HAS: a job that waited this long counts as half its size (default 4h)");
     c->add_option("--speed-error", a->speed_error, "Sigma of the log-normal true/predicted speed factor per job x GPU type "
-                                                   "(seeded by --seed; default 0: speeds are the predictions)")->check(CLI::Range(0.0, 5.0));
+                                                   "(seeded by --seed; default 0: speeds are the predictions)")->check(frenzy_cli::finite_number(frenzy::bounds::speed_sigma));
     c->add_option("--sizes", a->sizes, "GPU counts: native (each policy as built) | requested (every policy runs the trace's "
                                        "request) | free (every policy chooses) (default native)");
     c->add_option("--ckpt-gbps", a->ckpt_gbps, "Storage bandwidth, GB/s: each restart also saves and loads the job's checkpoint "
-                                               "(14 B/parameter) at this rate (default 0: --restart only)")->check(CLI::Range(0.0, 1e6));
-    c->add_option("--max-events", a->max_events, "Stop with an error after this many events (default 50000000)")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+                                               "(14 B/parameter) at this rate (default 0: --restart only)")->check(frenzy_cli::finite_number(frenzy::bounds::bandwidth_gbps));
+    c->add_option("--max-events", a->max_events, "Stop with an error after this many events (default 50000000)")->check(frenzy_cli::whole_number(frenzy::bounds::events));
     c->add_option("--max-failures", a->max_failures, "A job whose runs failed this often (node failure, out of memory) fails with "
-                                                     "\"too many restarts\" (default 50)")->check(CLI::Range(1, 1000000));
+                                                     "\"too many restarts\" (default 50)")->check(frenzy_cli::whole_number(frenzy::bounds::restarts));
     c->add_option("--tiresias-queues", a->tiresias_queues_gpu_h, "Tiresias: queue limits of attained service, GPU-hours, "
-                                                                 "ascending (default 1 10)")->check(frenzy_cli::finite_number(1e-6, 1e9));
+                                                                 "ascending (default 1 10)")->check(frenzy_cli::finite_number(frenzy::bounds::gpu_hours));
     c->add_option("--tiresias-promote", a->tiresias_promote, "Tiresias: promote a job that waited this x its executed time "
-                                                             "(default 8; 0 = never)")->check(frenzy_cli::finite_number(0, 1e6));
+                                                             "(default 8; 0 = never)")->check(frenzy_cli::finite_number(frenzy::bounds::rate));
     frenzy_cli::add_duration(c, "--gavel-round", a->gavel_round_s, "Gavel: round length (default 6m)");
-    c->add_option("--sia-p", a->sia_p, "Sia: goodput exponent p (default -0.5)")->check(frenzy_cli::finite_number(-10, 10));
-    c->add_option("--sia-lambda", a->sia_lambda, "Sia: lambda, the value of running a job at all (default 1.1)")->check(frenzy_cli::finite_number(0, 1e6));
+    c->add_option("--sia-p", a->sia_p, "Sia: goodput exponent p (default -0.5)")->check(frenzy_cli::finite_number(frenzy::bounds::exponent));
+    c->add_option("--sia-lambda", a->sia_lambda, "Sia: lambda, the value of running a job at all (default 1.1)")->check(frenzy_cli::finite_number(frenzy::bounds::rate));
     c->add_flag("--sia-no-restart-lock", a->sia_no_restart_lock, "Sia: let the ILP re-allocate a job whose start-up or "
                                                                   "restart is still under way (default: locked, as Sia's artifact)");
 #ifdef FRENZY_HAS_GLPK
     c->add_option("--sia-nodes", a->sia_nodes, "Sia: branch-and-bound subproblems per round before the ILP keeps its best "
                                                "schedule; the same on every machine (default " +
-                                                   std::to_string(a->sia_nodes) + "; 0 = no limit)")->check(CLI::Range(0, 100000000));
+                                                   std::to_string(a->sia_nodes) + "; 0 = no limit)")->check(frenzy_cli::whole_number(frenzy::bounds::solver_nodes));
     c->add_option("--sia-gap", a->sia_gap, "Sia: relative gap at which the ILP's search stops (default " + fmt::format("{:g}", a->sia_gap) +
-                                           " = prove optimality; Sia's artifact gives CBC 1e-4, docs/baselines.md)")->check(frenzy_cli::finite_number(0, 1));
+                                           " = prove optimality; Sia's artifact gives CBC 1e-4, docs/baselines.md)")->check(frenzy_cli::finite_number(frenzy::bounds::fraction));
     frenzy_cli::add_duration(c, "--sia-time-limit", a->sia_time_limit_s, "Sia: wall-clock backstop per round's ILP; a round "
                                                                         "stopped by it depends on the machine and is counted (default " +
                                                                             fmt::format("{:g}", a->sia_time_limit_s) + "s)");

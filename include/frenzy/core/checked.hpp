@@ -117,6 +117,7 @@ inline constexpr int_bound micro_batch{1, 1 << 20};
 inline constexpr int_bound global_batch{1, 1 << 30};       ///< sequences per optimizer step
 inline constexpr int_bound degree{1, 1 << 20};             ///< dp, tp, pp, vpp, cp, ep
 inline constexpr int_bound gpus{1, 1 << 24};               ///< GPUs of one job (dp x tp x pp x cp), of a cluster
+inline constexpr int_bound gpu_limit{0, gpus.max};         ///< a limit on GPUs per plan (0 = what the cluster has)
 inline constexpr int_bound gpus_per_node{1, 1024};
 inline constexpr int_bound node_count{1, 1'000'000};
 inline constexpr int_bound chunks{1, 1 << 16};             ///< runtime.loss_chunks
@@ -136,6 +137,26 @@ inline constexpr real_bound inverse_efficiency{1, 1e6};    ///< calibration: mea
 inline constexpr real_bound penalty{0, 1e9};               ///< calibration: token and width penalties
 inline constexpr real_bound tokens_per_s{0, 1e9};          ///< measured tokens/s per GPU
 inline constexpr int_bound port{1, 65535};                 ///< TCP ports
+inline constexpr real_bound softcap{0, 1e6};               ///< Gemma's logit soft-capping value
+inline constexpr real_bound duration{0, 3.2e9};
+inline constexpr int_bound year{1900, 9999};               ///< a trace's timestamps (YYYY-MM-DD)            ///< a duration written as text ("90m"): about 100 years
+inline constexpr int_bound priority{-1'000'000, 1'000'000}; ///< a served job's limits.priority
+// The simulator's and the schedulers' knobs (sim/options.hpp, `frenzy simulate`).
+inline constexpr real_bound sim_seconds{0, 1e9};           ///< start-up, restart, checkpoint interval (~31 years)
+inline constexpr real_bound node_repair_s{1, 1e9};         ///< time until a failed node is back
+inline constexpr real_bound node_mtbf_s{1, 1e12};          ///< a node's mean time between failures (0 = none)
+inline constexpr real_bound sim_horizon_s{0, 1e12};        ///< simulated time, a trace's submit times (~31,700 years)
+inline constexpr real_bound hours{0, 1e6};                 ///< the older hour spellings (--mtbf-h; ~114 years)
+inline constexpr real_bound repair_hours{1e-6, 1e6};       ///< --repair-h
+inline constexpr real_bound speed_sigma{0, 5};             ///< log-normal sigma of a job's true/predicted speed
+inline constexpr real_bound rate{0, 1e6};                  ///< dimensionless rates: Tiresias' promotion, Sia's lambda
+inline constexpr real_bound preempt_factor{1, 1e6};        ///< HAS: remaining time over the waiting job's, to preempt
+inline constexpr real_bound gpu_hours{1e-6, 1e9};          ///< Tiresias' queue limits of attained service
+inline constexpr real_bound exponent{-10, 10};             ///< Sia's goodput exponent p
+inline constexpr int_bound events{1, std::int64_t{1} << 40}; ///< events one simulation may process
+inline constexpr int_bound restarts{1, 1'000'000};         ///< failed runs of a job before it fails for good
+inline constexpr int_bound solver_nodes{0, 100'000'000};   ///< Sia: branch-and-bound subproblems per round
+inline constexpr int_bound trace_gpus{1, 1'000'000};       ///< GPUs of one row of a Philly-format trace
 inline constexpr std::uint64_t input_bytes = 256ull << 20; ///< largest input file read by default (256 MiB)
 inline constexpr std::uint64_t json_bytes = 64ull << 20;   ///< largest JSON file read (64 MiB)
 inline constexpr std::size_t json_depth = 64;              ///< deepest nesting of a JSON document

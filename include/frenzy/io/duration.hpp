@@ -7,12 +7,13 @@
 #include <string_view>
 #include <system_error>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 
 namespace frenzy {
 
 /// The longest duration parse_duration accepts, in seconds (about 100 years).
-inline constexpr double max_duration_s = 3.2e9;
+inline constexpr double max_duration_s = bounds::duration.max;
 
 /// Seconds in `text`: a decimal number (no hexadecimal, no spaces) with an optional unit s, m, h or d; finite,
 /// >= 0 and at most max_duration_s. Throws config_error `FIELD="TEXT" ...` naming what is wrong: empty, not a

@@ -62,8 +62,9 @@ inline job_limits limits_from_json(const nlohmann::json& j, const gpu_catalog& c
         } else if (k == "deadline") {
             l.deadline_s = deadline_from_json(v);
         } else if (k == "priority") {
-            if (!v.is_number_integer() || std::abs(v.get<std::int64_t>()) > 1000000)
-                throw config_error("limits.priority=" + v.dump() + " must be an integer in [-1000000, 1000000]");
+            if (!v.is_number_integer() || !within(v.get<std::int64_t>(), bounds::priority))
+                throw config_error("limits.priority=" + v.dump() + " must be an integer in [" +
+                                   std::to_string(bounds::priority.min) + ", " + std::to_string(bounds::priority.max) + "]");
             l.priority = v.get<int>();
         } else throw config_error("limits." + k + " is not a known field (known: gpu_types, max_gpus, deadline, priority)");
     }

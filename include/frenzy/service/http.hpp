@@ -10,6 +10,7 @@
 
 // The engine first: it may include Eigen (the GLPK policies of the registry), whose headers break when read after
 // httplib.h's.
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/service/engine.hpp"
 
@@ -30,13 +31,17 @@ inline std::pair<std::string, int> parse_listen(const std::string& s, const std:
     if (colon == std::string::npos || colon == 0 || colon + 1 == s.size())
         throw config_error(field + "=\"" + s + "\" must be HOST:PORT");
     const std::string host = s.substr(0, colon), ps = s.substr(colon + 1);
-    int port = 0;
+    const auto bad = [&] {
+        return config_error(field + "=\"" + s + "\": port must be " + std::to_string(bounds::port.min) + ".." +
+                            std::to_string(bounds::port.max));
+    };
+    std::int64_t port = 0;
     for (char c : ps) {
-        if (c < '0' || c > '9' || port > 65535) throw config_error(field + "=\"" + s + "\": port must be 1..65535");
+        if (c < '0' || c > '9' || port > bounds::port.max) throw bad();
         port = port * 10 + (c - '0');
     }
-    if (port < 1 || port > 65535) throw config_error(field + "=\"" + s + "\": port must be 1..65535");
-    return {host, port};
+    if (!within(port, bounds::port)) throw bad();
+    return {host, static_cast<int>(port)};
 }
 
 inline bool is_loopback(const std::string& host) {

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 
 namespace frenzy {
@@ -45,23 +46,23 @@ struct sim_options {
 
 namespace detail {
 /// Largest simulated time, s (about 31,700 years): inputs that would push events past it are rejected.
-inline constexpr double sim_horizon_s = 1e12;
+inline constexpr double sim_horizon_s = bounds::sim_horizon_s.max;
 
 /// Checks sim_options; throws config_error naming the field, value and rule.
 inline void validate(const sim_options& o) {
     auto num = [](double v) { std::ostringstream s; s << v; return s.str(); };
-    auto bounded = [&](const char* f, double v, double lo, double hi) {
-        if (!(v >= lo && v <= hi))
-            throw config_error(std::string("simulate.") + f + "=" + num(v) + " must be in [" + num(lo) + ", " + num(hi) + "]");
+    auto bounded = [&](const char* f, double v, real_bound b) {
+        if (!within(v, b))
+            throw config_error(std::string("simulate.") + f + "=" + num(v) + " must be in [" + num(b.min) + ", " + num(b.max) + "]");
     };
-    bounded("startup_s", o.startup_s, 0, 1e9);
-    bounded("restart_s", o.restart_s, 0, 1e9);
-    bounded("checkpoint_gbps", o.checkpoint_gbps, 0, 1e6);
-    bounded("speed_error", o.speed_error, 0, 5);
-    bounded("measure_after_s", o.measure_after_s, 0, 1e9);
-    if (o.node_mtbf_s != 0) bounded("node_mtbf_s", o.node_mtbf_s, 1, 1e12);
-    bounded("node_repair_s", o.node_repair_s, 1, 1e9);
-    bounded("checkpoint_interval_s", o.checkpoint_interval_s, 0, 1e9);
+    bounded("startup_s", o.startup_s, bounds::sim_seconds);
+    bounded("restart_s", o.restart_s, bounds::sim_seconds);
+    bounded("checkpoint_gbps", o.checkpoint_gbps, bounds::bandwidth_gbps);
+    bounded("speed_error", o.speed_error, bounds::speed_sigma);
+    bounded("measure_after_s", o.measure_after_s, bounds::sim_seconds);
+    if (o.node_mtbf_s != 0) bounded("node_mtbf_s", o.node_mtbf_s, bounds::node_mtbf_s);
+    bounded("node_repair_s", o.node_repair_s, bounds::node_repair_s);
+    bounded("checkpoint_interval_s", o.checkpoint_interval_s, bounds::sim_seconds);
     if (o.checkpoint_interval_s != 0 && o.checkpoint_interval_s < 1)
         throw config_error("simulate.checkpoint_interval_s=" + num(o.checkpoint_interval_s) + " must be 0 or >= 1");
     if (o.max_failures < 1) throw config_error("simulate.max_failures=" + std::to_string(o.max_failures) + " must be >= 1");

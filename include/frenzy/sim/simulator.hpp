@@ -203,7 +203,7 @@ private:
         j.rec.submit_s = trace[i].submit_s;
         if (!(trace[i].submit_s >= 0 && trace[i].submit_s <= sim_horizon_s))
             throw config_error("trace job " + trace[i].job_id + ": submit_s=" + csv_decimal(trace[i].submit_s) +
-                               " must be in [0, 1e12]");
+                               " must be in [0, " + bound_text(bounds::sim_horizon_s.max) + "]");
         if (!trace[i].requested_type.empty() && cs.type_index(trace[i].requested_type) < 0) {
             std::string known;
             for (const auto& t : cs.types()) known += (known.empty() ? "" : ", ") + t;

@@ -52,7 +52,7 @@ constexpr std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
 inline double parse_timestamp(const std::string& s, const std::string& where) {
     int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
     char tail = 0;
-    if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%d%c", &y, &mo, &d, &h, &mi, &se, &tail) != 6 || y < 1900 || y > 9999 ||
+    if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%d%c", &y, &mo, &d, &h, &mi, &se, &tail) != 6 || !within(std::int64_t{y}, bounds::year) ||
         mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60)
         throw config_error(where + ": timestamp=\"" + printable(s) + "\" is not YYYY-MM-DD HH:MM:SS");
     // Days in the month, Gregorian leap years: 2017-02-30 is no date.
@@ -90,11 +90,14 @@ inline std::vector<philly_job> load_philly(const std::string& path) {
         philly_job j;
         j.submit_s = detail::parse_timestamp(f[0], where);
         j.duration_s = csv_number<double>(f[1], where, "duration");
-        if (!(j.duration_s >= 0 && j.duration_s <= 1e10))
-            throw config_error(where + ": duration=" + frenzy::printable(f[1]) + " must be in [0, 1e10] s");
+        if (!within(j.duration_s, bounds::seconds))
+            throw config_error(where + ": duration=" + frenzy::printable(f[1]) + " must be in [0, " +
+                               bound_text(bounds::seconds.max) + "] s");
         const double g = csv_number<double>(f[2], where, "num_gpus");
-        if (!(g >= 1 && g <= 1e6 && g == std::floor(g)))
-            throw config_error(where + ": num_gpus=" + frenzy::printable(f[2]) + " must be a whole number in [1, 1000000]");
+        if (!(within(g, real_bound{static_cast<double>(bounds::trace_gpus.min), static_cast<double>(bounds::trace_gpus.max)}) &&
+              g == std::floor(g)))
+            throw config_error(where + ": num_gpus=" + frenzy::printable(f[2]) + " must be a whole number in [" +
+                               std::to_string(bounds::trace_gpus.min) + ", " + std::to_string(bounds::trace_gpus.max) + "]");
         j.gpus = static_cast<int>(g);
         j.virtual_cluster = f[4];
         if (j.gpus < 1) throw config_error(where + ": num_gpus must be at least 1");

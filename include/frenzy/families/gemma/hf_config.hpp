@@ -35,12 +35,12 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
         s.global_layer_every = v2 ? 2 : r.integer({"sliding_window_pattern"}, 6);
         if (const auto* cap = r.find({"final_logit_softcapping"}); v2 || cap) {
             if (!cap) s.final_logit_softcap = 30.0;
-            else if (cap->is_number() && std::isfinite(cap->get<double>()) && cap->get<double>() >= 0 &&
-                     cap->get<double>() <= 1e6)
+            else if (cap->is_number() && within(cap->get<double>(), bounds::softcap))
                 s.final_logit_softcap = cap->get<double>();
             else
                 r.fail("final_logit_softcapping=" + json_value_text(*cap) +
-                       " (model.final_logit_softcap) must be a finite number in [0, 1000000] or null");
+                       " (model.final_logit_softcap) must be a finite number in [" + number_text(bounds::softcap.min) + ", " +
+                       number_text(bounds::softcap.max) + "] or null");
         }
     }
     return s;
