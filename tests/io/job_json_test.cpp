@@ -82,6 +82,28 @@ TEST_CASE("round trip through to_json") {
     CHECK_FALSE(to_json(moe.job)["model"]["moe"].contains("capacity_factor"));
 }
 
+TEST_CASE("every part of a job has one ADL codec pair: nlohmann::json j = x; j.get<T>() gives x back") {
+    // A job with non-default values in every part: MoE model, recompute, offload, a LoRA fine-tune.
+    const auto j = job_from_json(nlohmann::json::parse(
+        R"({"model": {"preset": "mixtral-8x7b"}, "training": {"seq_len": 4096, "global_batch": 16,
+            "finetune": {"method": "lora", "rank": 16}},
+            "parallel": {"dp": 2, "tp": 2, "ep": 2, "recompute": "selective"},
+            "runtime": {"framework": "deepspeed", "offload": {"optimizer": true}, "dropout": true}})")).job;
+    const nlohmann::json whole = j;
+    CHECK(whole == to_json(j));
+    CHECK(whole.get<job_spec>() == j);
+    const nlohmann::json m = j.model, t = j.training, p = j.parallel, r = j.runtime, f = j.training.finetune;
+    CHECK(m.get<transformer_spec>() == j.model);
+    CHECK(t.get<training_spec>() == j.training);
+    CHECK(p.get<parallel_config>() == j.parallel);
+    CHECK(r.get<runtime_spec>() == j.runtime);
+    CHECK(f.get<finetune_spec>() == j.training.finetune);
+    CHECK(r.at("dropout") == true);                      // a value that could be lost: the explicit dropout
+    CHECK(p.at("recompute") == "selective");
+    // A wrong field comes back through the same reader, naming the field.
+    CHECK_THROWS_WITH(nlohmann::json::parse(R"({"dp": "two"})").get<parallel_config>(), Contains("parallel.dp"));
+}
+
 TEST_CASE("unknown fields, bad values and rule violations name the field") {
     CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"seqlen": 4}})"), Contains("training.seqlen"));
     CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "parallel": {"sharding": "zero3"}})"),

@@ -95,4 +95,8 @@ inline efficiency_model load_calibration(const std::string& path) {
     }
 }
 
+/// ADL hooks in nlohmann's style: `nlohmann::json j = model;` and `j.get<frenzy::efficiency_model>()`.
+inline void to_json(nlohmann::json& out, const efficiency_model& e) { out = to_json(e); }
+inline void from_json(const nlohmann::json& in, efficiency_model& e) { e = efficiency_from_json(in); }
+
 }  // namespace frenzy

@@ -300,23 +300,38 @@ inline nlohmann::json to_json(const training_spec& t) {
             {"finetune", to_json(t.finetune)}};
 }
 
-inline nlohmann::json to_json(const job_spec& j) {
-    nlohmann::json rt = {{"framework", to_string(j.runtime.framework)}, {"attention", to_string(j.runtime.attention)},
-                         {"compile", j.runtime.compile}, {"loss_chunks", j.runtime.loss_chunks},
-                         {"tp_comm_overlap", j.runtime.tp_comm_overlap}, {"overlap_grad_reduce", j.runtime.overlap_grad_reduce},
-                         {"fp8_param_gather", j.runtime.fp8_param_gather}, {"grad_reduce_bf16", j.runtime.grad_reduce_bf16},
-                         {"optimizer_impl", to_string(j.runtime.optimizer)},
-                         {"offload", {{"optimizer", j.runtime.offload.optimizer},
-                                      {"parameters", j.runtime.offload.parameters},
-                                      {"activations", j.runtime.offload.activations}}}};
-    if (j.runtime.dropout) rt["dropout"] = *j.runtime.dropout;        // unset: the framework's default (absent)
-    if (j.runtime.rope_fp32) rt["rope_fp32"] = *j.runtime.rope_fp32;  // unset: the stack's default (absent)
-    return {{"name", j.name}, {"model", to_json(j.model)}, {"training", to_json(j.training)},
-            {"parallel", to_json(j.parallel)}, {"runtime", rt}};
+inline nlohmann::json to_json(const runtime_spec& r) {
+    nlohmann::json rt = {{"framework", to_string(r.framework)}, {"attention", to_string(r.attention)},
+                         {"compile", r.compile}, {"loss_chunks", r.loss_chunks},
+                         {"tp_comm_overlap", r.tp_comm_overlap}, {"overlap_grad_reduce", r.overlap_grad_reduce},
+                         {"fp8_param_gather", r.fp8_param_gather}, {"grad_reduce_bf16", r.grad_reduce_bf16},
+                         {"optimizer_impl", to_string(r.optimizer)},
+                         {"offload", {{"optimizer", r.offload.optimizer},
+                                      {"parameters", r.offload.parameters},
+                                      {"activations", r.offload.activations}}}};
+    if (r.dropout) rt["dropout"] = *r.dropout;        // unset: the framework's default (absent)
+    if (r.rope_fp32) rt["rope_fp32"] = *r.rope_fp32;  // unset: the stack's default (absent)
+    return rt;
 }
 
-/// ADL hooks for nlohmann::json: `nlohmann::json j = job;` and `j.get<frenzy::job_spec>()`.
+inline nlohmann::json to_json(const job_spec& j) {
+    return {{"name", j.name}, {"model", to_json(j.model)}, {"training", to_json(j.training)},
+            {"parallel", to_json(j.parallel)}, {"runtime", to_json(j.runtime)}};
+}
+
+/// ADL hooks in nlohmann's style, one codec pair per type through the functions above: `nlohmann::json j = job;`
+/// and `j.get<frenzy::job_spec>()`, and the same for each part of a job.
 inline void to_json(nlohmann::json& out, const job_spec& j) { out = to_json(j); }
 inline void from_json(const nlohmann::json& in, job_spec& j) { j = job_from_json(in).job; }
+inline void to_json(nlohmann::json& out, const transformer_spec& m) { out = to_json(m); }
+inline void from_json(const nlohmann::json& in, transformer_spec& m) { m = model_from_json(in); }
+inline void to_json(nlohmann::json& out, const training_spec& t) { out = to_json(t); }
+inline void from_json(const nlohmann::json& in, training_spec& t) { t = training_from_json(in); }
+inline void to_json(nlohmann::json& out, const parallel_config& p) { out = to_json(p); }
+inline void from_json(const nlohmann::json& in, parallel_config& p) { p = parallel_from_json(in); }
+inline void to_json(nlohmann::json& out, const runtime_spec& r) { out = to_json(r); }
+inline void from_json(const nlohmann::json& in, runtime_spec& r) { r = runtime_from_json(in); }
+inline void to_json(nlohmann::json& out, const finetune_spec& f) { out = to_json(f); }
+inline void from_json(const nlohmann::json& in, finetune_spec& f) { f = finetune_from_json(in); }
 
 }  // namespace frenzy

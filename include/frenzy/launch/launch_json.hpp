@@ -15,7 +15,7 @@ namespace frenzy {
 inline void to_json(nlohmann::ordered_json& out, const launch_result& r) {
     out = nlohmann::ordered_json::object();
     out["plan"] = r.plan;
-    out["job"] = nlohmann::ordered_json::parse(to_json(r.job).dump());
+    out["job"] = nlohmann::ordered_json(to_json(r.job));  // the job codec's keys, in its (sorted) order
     out["files"] = r.written;
 }
 
