@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/named.hpp"
 #include "frenzy/frameworks/deepspeed/launcher.hpp"
 #include "frenzy/frameworks/fsdp/launcher.hpp"
 #include "frenzy/frameworks/megatron/launcher.hpp"
@@ -32,8 +33,7 @@ inline std::vector<launcher>& launcher_catalog() {
 /// job specs, --framework, the planner, `launch` and `--from` know them. config_error when a name is taken or the
 /// launcher lacks its payload.
 inline launcher add_framework(const framework_traits& fw, const launcher_traits& l) {
-    for (const auto x : launcher_catalog())
-        if (x.name() == l.name) throw config_error("add_framework: a launcher named \"" + std::string(l.name) + "\" exists");
+    check_new_name(launcher_catalog(), l.name, "add_framework", "launcher");
     if (!l.payload) throw config_error("add_framework: launcher \"" + std::string(l.name) + "\" needs a payload");
     add_framework(fw);
     launcher_catalog().push_back(launcher{l});
@@ -41,11 +41,7 @@ inline launcher add_framework(const framework_traits& fw, const launcher_traits&
 }
 
 /// The names of the catalog's launchers, joined by `sep`.
-inline std::string launcher_names(std::string_view sep = " | ") {
-    std::string out;
-    for (const auto l : launcher_catalog()) out += (out.empty() ? "" : std::string(sep)) + std::string(l.name());
-    return out;
-}
+inline std::string launcher_names(std::string_view sep = " | ") { return join_names(entry_names(launcher_catalog()), sep); }
 
 /// "megatron, torchtitan, deepspeed or fsdp": the launchers that read their files back, for messages.
 inline std::string importer_names() {
@@ -67,9 +63,8 @@ inline std::string import_examples() {
 
 /// The launcher called `name`; config_error naming `field`, the value and the known names.
 inline launcher find_launcher(std::string_view field, std::string_view name) {
-    for (const auto l : launcher_catalog())
-        if (l.name() == name) return l;
-    throw config_error(std::string(field) + "=\"" + std::string(name) + "\" is not one of: " + launcher_names());
+    if (const auto* l = find_named(launcher_catalog(), name)) return *l;
+    throw not_one_of(field, name, entry_names(launcher_catalog()));
 }
 
 /// parse_enum's spelling for launchers.
@@ -100,16 +95,14 @@ inline launcher launcher_for(framework f) {
 /// Whether `kind` is a launcher whose configuration does not describe the model (torchtitan recipes,
 /// ds_config.json and FSDP settings; Megatron-LM's arguments do), so import_options.model must name it.
 inline bool launcher_needs_model(std::string_view kind) {
-    for (const auto l : launcher_catalog())
-        if (l.name() == kind) return !l->describes_model;
-    return false;
+    const auto* l = find_named(launcher_catalog(), kind);
+    return l && !(*l)->describes_model;
 }
 
 /// `--from KIND:FILE` for every launcher (frameworks/<name>/launcher.hpp import_file): the error names the file.
 inline launcher_import import_launcher_file(std::string_view kind, const std::string& path, const import_options& opt = {}) {
-    const launcher_traits* l = nullptr;
-    for (const auto x : launcher_catalog())
-        if (x.name() == kind) l = &x.traits();
+    const auto* found = find_named(launcher_catalog(), kind);
+    const launcher_traits* l = found ? &found->traits() : nullptr;
     if (!l || !l->import_file)
         throw config_error("launcher kind \"" + std::string(kind) + "\" must be " + importer_names());
     try {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "frenzy/core/error.hpp"
-#include "frenzy/core/suggest.hpp"
+#include "frenzy/core/named.hpp"
 #include "frenzy/sched/fcfs.hpp"
 #include "frenzy/sched/has.hpp"
 #include "frenzy/sched/scheduler.hpp"
@@ -95,11 +95,7 @@ inline std::span<const policy_entry> policy_registry() {
 }
 
 /// The entry called `name`, or null.
-inline const policy_entry* find_policy(std::string_view name) {
-    for (const auto& e : policy_registry())
-        if (e.name == name) return &e;
-    return nullptr;
-}
+inline const policy_entry* find_policy(std::string_view name) { return find_named(policy_registry(), name); }
 
 /// Names of the policies `--policy all` runs in this build, HAS first.
 inline std::vector<std::string> policy_names() {
@@ -123,12 +119,7 @@ inline std::string checked_policy_name(std::string_view name, std::string_view f
     const auto all = selectable_policy_names();
     for (const auto& n : all)
         if (n == name) return n;
-    std::string known;
-    for (const auto& n : all) known += (known.empty() ? "" : " | ") + n;
-    auto candidates = all;
-    if (with_all) candidates.push_back("all");
-    throw config_error(std::string(field) + "=\"" + std::string(name) + "\" is not one of: " + known +
-                       (with_all ? " | all" : "") + frenzy::did_you_mean(name, candidates));
+    throw not_one_of(field, name, all, with_all ? std::vector<std::string>{"all"} : std::vector<std::string>{});
 }
 
 /// "all" -> every policy_names(); a known name -> just it; anything else: checked_policy_name's error.

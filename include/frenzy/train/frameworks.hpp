@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/named.hpp"
 #include "frenzy/frameworks/ddp/traits.hpp"
 #include "frenzy/frameworks/deepspeed/traits.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"
@@ -33,9 +34,7 @@ inline std::vector<framework>& framework_catalog() {
 /// Adds a framework to the catalog (its traits must outlive every use: a static). config_error when its name is
 /// empty or already taken.
 inline framework add_framework(const framework_traits& t) {
-    if (t.name.empty()) throw config_error("add_framework: a framework needs a name");
-    for (const auto f : framework_catalog())
-        if (f.name() == t.name) throw config_error("add_framework: a framework named \"" + std::string(t.name) + "\" exists");
+    check_new_name(framework_catalog(), t.name, "add_framework", "framework");
     if (!t.rules.rejects_layout || !t.rules.rejects_offload)
         throw config_error("add_framework: framework \"" + std::string(t.name) + "\" needs rules.rejects_layout and rules.rejects_offload");
     framework_catalog().push_back(framework{t});
@@ -59,11 +58,7 @@ inline std::optional<framework> framework_mentioned_in(std::string_view lowercas
 }
 
 /// The names of the catalog's frameworks, joined by `sep`.
-inline std::string framework_names(std::string_view sep = " | ") {
-    std::string out;
-    for (const auto f : framework_catalog()) out += (out.empty() ? "" : std::string(sep)) + std::string(f.name());
-    return out;
-}
+inline std::string framework_names(std::string_view sep = " | ") { return join_names(entry_names(framework_catalog()), sep); }
 
 /// The names of the frameworks whose rules have `option` on (for "needs runtime.framework=..." messages).
 inline std::string frameworks_with(bool framework_rules::*option) {
@@ -75,9 +70,8 @@ inline std::string frameworks_with(bool framework_rules::*option) {
 
 /// The framework called `name`; config_error naming `field`, the value and the known names.
 inline framework find_framework(std::string_view field, std::string_view name) {
-    for (const auto f : framework_catalog())
-        if (f.name() == name) return f;
-    throw config_error(std::string(field) + "=\"" + std::string(name) + "\" is not one of: " + framework_names());
+    if (const auto* f = find_named(framework_catalog(), name)) return *f;
+    throw not_one_of(field, name, entry_names(framework_catalog()));
 }
 
 /// parse_enum's spelling for frameworks (job specs and flags read frameworks like enums).
