@@ -46,6 +46,9 @@ inline int& exit_code() {
     static int c = 0;
     return c;
 }
+/// `frenzy estimate` with a GPU type when the verdict is "does not fit" (fits and tight exit 0), so a script can
+/// branch on it.
+inline constexpr int exit_does_not_fit = 4;
 
 /// Human-readable bytes in GiB with two decimals.
 inline std::string gib(double b) { return fmt::format("{:.2f}", b / (1024.0 * 1024.0 * 1024.0)); }

@@ -14,6 +14,7 @@
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/plan/estimate.hpp"
+#include "frenzy/plan/nearest_fit.hpp"
 #include "frenzy/io/calibration_json.hpp"
 #include "frenzy/perf/step_time.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 struct estimate_args {
     frenzy_cli::job_args job;
     std::string gpu, gpus, gpu_types, calibration;
-    bool json = false;
+    bool json = false, max_micro_batch = false;
     double margin = frenzy::default_margin;
 };
 
@@ -49,6 +50,55 @@ const frenzy::gpu_type* resolve_gpu(const estimate_args& a, const frenzy::gpu_ca
                            std::to_string(j.parallel.gpus()));
     }
     return &catalog.at(c.nodes.front().gpu, "--gpus");
+}
+
+/// "FITS (needs ...)", "TIGHT: ..." or "DOES NOT FIT (needs ...)": the verdict and by how much.
+std::string verdict_text(const frenzy::fit_check& f, double band) {
+    using frenzy::fit_verdict;
+    const auto gib = [](double b) { return frenzy_cli::gib(b); };
+    switch (f.verdict) {
+        case fit_verdict::fits:
+            return fmt::format("FITS (needs {} GiB with the +{:.0f}% band)", gib(f.required.value), 100 * band);
+        case fit_verdict::tight:
+            return fmt::format("TIGHT: fits at the central estimate ({} GiB, {} GiB to spare) but not with the +{:.0f}% "
+                               "band ({} GiB, {} GiB over)", gib(f.central.value), gib(f.capacity.value - f.central.value),
+                               100 * band, gib(f.required.value), gib(f.required.value - f.capacity.value));
+        case fit_verdict::does_not_fit: break;
+    }
+    return fmt::format("DOES NOT FIT (needs {} GiB at the central estimate, {} GiB over; {} GiB with the +{:.0f}% band)",
+                       gib(f.central.value), gib(f.central.value - f.capacity.value), gib(f.required.value), 100 * band);
+}
+
+/// One line of a plan the planner offers instead.
+std::string plan_line(const frenzy::plan& p) {
+    using frenzy::to_string;
+    const auto& q = p.parallel;
+    return fmt::format("{} x {}: dp {} x tp {} x pp {}{}, micro-batch {}, sharding {}, recompute {} (needs {} GiB)", p.gpus,
+                       p.gpu, q.dp, q.tp, q.pp, q.cp > 1 ? fmt::format(" x cp {}", q.cp) : "", p.micro_batch,
+                       to_string(q.sharding), to_string(q.recompute), frenzy_cli::gib(p.required.value));
+}
+
+/// What would make a job that does not fit (or is tight) fit: single changes, then the planner's layouts.
+struct fit_advice {
+    std::vector<frenzy::fit_suggestion> changes;
+    frenzy::planner_fits planner;
+};
+
+fit_advice advise(const frenzy::estimate_result& e) {
+    fit_advice a;
+    a.changes = frenzy::nearest_fits(e.job, *e.gpu, e.margin);
+    a.planner = frenzy::planner_alternatives(e.job, *e.gpu, e.margin);
+    return a;
+}
+
+void print_advice(const fit_advice& a, const std::string& gpu) {
+    fmt::print("to make it fit on {}:\n", gpu);
+    for (const auto& s : a.changes)
+        fmt::print("  {} {} (was {}): needs {} GiB\n", s.field, s.to, s.from, frenzy_cli::gib(s.fit.required.value));
+    if (a.changes.empty()) fmt::print("  no single change of micro-batch, recompute, sharding, offload or GPU count\n");
+    if (a.planner.same_gpus) fmt::print("  the planner, same GPUs: {}\n", plan_line(*a.planner.same_gpus));
+    if (a.planner.fewest_gpus) fmt::print("  the planner, fewest GPUs: {}\n", plan_line(*a.planner.fewest_gpus));
+    if (!a.planner.fewest_gpus) fmt::print("  the planner finds no layout on up to 1024 {} GPUs\n", gpu);
 }
 
 void print_estimate(const frenzy::estimate_result& e) {
@@ -81,9 +131,7 @@ void print_estimate(const frenzy::estimate_result& e) {
     if (!e.gpu) return;
     const auto& f = *e.fit;
     fmt::print("{}: {} GiB usable of {} GiB ({:.0f}% kept free): {}\n", e.gpu->name, frenzy_cli::gib(f.capacity.value),
-               frenzy_cli::gib(e.gpu->memory().value), 100 * e.margin,
-               f.fits ? fmt::format("FITS (needs {} GiB)", frenzy_cli::gib(f.required.value))
-                      : fmt::format("DOES NOT FIT (needs {} GiB)", frenzy_cli::gib(f.required.value)));
+               frenzy_cli::gib(e.gpu->memory().value), 100 * e.margin, verdict_text(f, r.uncertainty));
     if (e.speed && e.speed->supported)
         fmt::print("predicted step time {:.3f} s, {:.0f} tokens/s for the job ({:.0f} per GPU), MFU {:.1f}%\n",
                    e.speed->step_time.value, e.speed->tokens_per_s, e.speed->tokens_per_s / static_cast<double>(p.gpus()),
@@ -102,11 +150,26 @@ void run_estimate(const estimate_args& a) {
     const step_time_model time =
         a.calibration.empty() ? step_time_model{} : step_time_model{calibrated_compute{load_calibration(a.calibration)}};
     const auto e = estimate(j, gpu, a.margin, memory_estimator{}, time);
+    if (a.max_micro_batch && !gpu) throw config_error("--max-micro-batch needs --gpu TYPE or --gpus COUNTxTYPE");
+    const auto limit = a.max_micro_batch ? std::optional(frenzy::max_micro_batch(j, *gpu, a.margin)) : std::nullopt;
+    const auto advice = gpu && e.fit->verdict != fit_verdict::fits ? std::optional(advise(e)) : std::nullopt;
+    if (gpu && e.fit->verdict == fit_verdict::does_not_fit) frenzy_cli::exit_code() = frenzy_cli::exit_does_not_fit;
     if (a.json) {
-        fmt::print("{}\n", nlohmann::ordered_json(e).dump(2));
+        nlohmann::ordered_json out = e;
+        if (limit) out["max_micro_batch"] = *limit;
+        if (advice) {
+            out["nearest_fits"] = advice->changes;
+            if (advice->planner.same_gpus) out["planner_same_gpus"] = *advice->planner.same_gpus;
+            if (advice->planner.fewest_gpus) out["planner_fewest_gpus"] = *advice->planner.fewest_gpus;
+        }
+        fmt::print("{}\n", out.dump(2));
         return;
     }
     print_estimate(e);
+    if (limit)
+        fmt::print("largest micro-batch that fits this layout: {} with the band, {} at the central estimate (of 1-{})\n",
+                   limit->fits, limit->tight, limit->tried);
+    if (advice) print_advice(*advice, gpu->name);
 }
 
 struct validate_args {
@@ -174,7 +237,10 @@ void frenzy_cli::add_estimate(CLI::App& app) {
     c->add_option("--calibration", a->calibration, "Calibration JSON from `frenzy calibrate` for the step time")
         ->check(CLI::ExistingFile);
     frenzy_cli::add_margin(c, a->margin);
+    c->add_flag("--max-micro-batch", a->max_micro_batch, "With --gpu: also the largest micro-batch that fits this layout "
+                                                        "(global batch kept; every divisor of global batch / dp tried)");
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
+    c->footer("Exit status: 0 fits or tight, 4 does not fit (with --gpu/--gpus), 2 invalid input, 1 unreadable file.");
     c->callback([a] { run_estimate(*a); });
 }
 

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     // Exit codes: 0 success, 1 a file that cannot be read, 2 invalid input (flags, specs, tables), 3 a failure of
-    // Frenzy itself. No library's exception text (nlohmann, the standard library) is shown: each is mapped to a
+    // Frenzy itself, 4 `estimate` with a GPU: the job does not fit (frenzy_cli::exit_does_not_fit; docs/cli.md). No library's exception text (nlohmann, the standard library) is shown: each is mapped to a
     // message of our own.
     try {
         app.parse(argc, argv);

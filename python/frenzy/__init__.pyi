@@ -100,6 +100,12 @@ class Estimate:
     def fits(self) -> bool | None:
         """Whether it fits the GPU with the margin kept free (None without a GPU)."""
     @property
+    def verdict(self) -> str | None:
+        """"fits", "tight" (fits at the central estimate, not with the band) or "does_not_fit" (None without a GPU)."""
+    @property
+    def central_bytes(self) -> float | None:
+        """Peak reserved, the central estimate the tight verdict compares (None without a GPU)."""
+    @property
     def required_bytes(self) -> float | None:
         """Peak reserved x (1 + uncertainty): what the fit rule compares (None without a GPU)."""
     @property

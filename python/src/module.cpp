@@ -410,6 +410,15 @@ inline void bind_estimate(py::module_& m) {
         .def_property_readonly("gpu", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.gpu->name; }); })
         .def_property_readonly("fits", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->fits; }); },
                                "Whether it fits the GPU with the margin kept free (None without a GPU).")
+        .def_property_readonly("verdict",
+                               [=](const estimate_result& r) {
+                                   return when_gpu(r, [](auto& x) { return std::string(frenzy::to_string(x.fit->verdict)); });
+                               },
+                               "\"fits\", \"tight\" (fits at the central estimate, not with the band) or \"does_not_fit\" "
+                               "(None without a GPU).")
+        .def_property_readonly("central_bytes",
+                               [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->central.value; }); },
+                               "Peak reserved, the central estimate the tight verdict compares (None without a GPU).")
         .def_property_readonly("required_bytes",
                                [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->required.value; }); },
                                "Peak reserved x (1 + uncertainty): what the fit rule compares (None without a GPU).")
@@ -424,7 +433,7 @@ inline void bind_estimate(py::module_& m) {
         .def("__repr__", [](const estimate_result& r) {
             std::string s = "<frenzy.Estimate " + r.job.name + ": peak reserved " +
                             std::to_string(r.memory.peak_reserved.value / (1024.0 * 1024 * 1024)) + " GiB";
-            if (r.gpu) s += std::string(r.fit->fits ? ", fits " : ", does not fit ") + r.gpu->name;
+            if (r.gpu) s += ", " + std::string(frenzy::to_string(r.fit->verdict)) + " " + r.gpu->name;
             return s + ">";
         });
 

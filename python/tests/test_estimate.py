@@ -113,3 +113,17 @@ def test_bad_input():
         frenzy.estimate({**MOE, "parallel": {**MOE["parallel"], "ep": 3}})
     with pytest.raises(TypeError):
         frenzy.estimate(42)
+
+
+def test_three_verdicts():
+    # memory/fit.hpp: fits when reserved x (1 + band) fits the usable memory; tight when only the central estimate
+    # (reserved) does; does_not_fit beyond. Memory set 1 MiB around each threshold, no margin.
+    full = frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=0.0)
+    assert full.verdict == "fits" and full.central_bytes == full.peak_reserved_bytes
+    need_mib, central_mib = full.required_bytes / 2**20, full.central_bytes / 2**20
+    tight = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": need_mib - 1}, margin=0.0)
+    assert tight.verdict == "tight" and not tight.fits
+    over = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": central_mib - 1}, margin=0.0)
+    assert over.verdict == "does_not_fit" and not over.fits
+    assert over.to_dict()["verdict"] == "does_not_fit"
+    assert frenzy.estimate(EXPLICIT).verdict is None

@@ -8,7 +8,7 @@ Every block of README.md written as
     <!-- end of output -->
 
 is checked: the command is run from the repository root (the leading `frenzy` replaced by the built binary) and
-its standard output must equal the block's text exactly. A README whose figures drifted from what the product
+its standard output must equal the block's text exactly (inside a ``` code block when the block is one). A README whose figures drifted from what the product
 prints fails this test; regenerate the block by running the command.
 
 The suite's own figures are checked the same way against what they describe:
@@ -92,6 +92,9 @@ def main() -> int:
             continue
         run = subprocess.run([frenzy] + argv[1:], cwd=root, capture_output=True, text=True, timeout=300)
         got = run.stdout
+        fenced = re.fullmatch(r"\s*```\n(.*)\n```\s*", expected, flags=re.S)  # an output shown as a code block
+        if fenced:
+            expected = fenced.group(1)
         if got.strip() != expected.strip():
             failed += 1
             print(f"README block differs from `{command}` (exit {run.returncode}):")

@@ -15,6 +15,7 @@
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/plan/estimate.hpp"
+#include "frenzy/plan/nearest_fit.hpp"
 #include "frenzy/plan/plan.hpp"
 
 namespace frenzy {
@@ -41,7 +42,8 @@ inline void to_json(nlohmann::ordered_json& out, const memory_report& r) {
 }
 
 inline void to_json(nlohmann::ordered_json& out, const fit_check& f) {
-    out = {{"fits", f.fits}, {"required_bytes", f.required.value}, {"capacity_bytes", f.capacity.value}};
+    out = {{"fits", f.fits}, {"verdict", to_string(f.verdict)}, {"required_bytes", f.required.value},
+           {"central_bytes", f.central.value}, {"capacity_bytes", f.capacity.value}};
 }
 
 /// `frenzy estimate --json`: the job, its memory report, and with a GPU the fit and speed.
@@ -184,6 +186,18 @@ inline void to_json(nlohmann::ordered_json& out, const model_preset& p) {
         out["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.top_k}, {"expert_ffn_hidden", m.expert_ffn()},
                       {"shared_experts", m.moe.shared_experts}, {"dense_layers", m.moe.dense_layers}};
     out["source"] = p.source;
+}
+
+/// One element of `frenzy estimate --json`'s `nearest_fits`: the field changed, its old and new value, the verdict.
+inline void to_json(nlohmann::ordered_json& out, const fit_suggestion& f) {
+    out = {{"field", f.field}, {"from", f.from}, {"to", f.to}, {"gpus", f.job.parallel.gpus()}};
+    nlohmann::ordered_json fit = f.fit;
+    for (auto it = fit.begin(); it != fit.end(); ++it) out[it.key()] = it.value();
+}
+
+/// `frenzy estimate --max-micro-batch --json`'s `max_micro_batch`.
+inline void to_json(nlohmann::ordered_json& out, const micro_batch_limit& m) {
+    out = {{"fits", m.fits}, {"tight", m.tight}, {"largest_tried", m.tried}};
 }
 
 }  // namespace frenzy

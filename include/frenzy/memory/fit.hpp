@@ -8,10 +8,16 @@
 // so a plan stays clear of OOM by what the validation shows, and compared with (1 - margin) x the GPU's memory as
 // nvidia-smi reports it; the margin covers what PyTorch does not see (CUDA context, NCCL's own buffers, about
 // 0.5-2 GiB on 80 GiB cards) and the user's own headroom.
+//
+// Three verdicts (docs/memory-model.md, "The fit rule"): `fits` when the peak raised by the band fits; `tight` when
+// the central estimate fits but the band does not (the run is expected to fit, with less room than the validated
+// error asks for); `does not fit` when even the central estimate exceeds the usable memory. The planner keeps
+// only plans that fit; estimate reports all three.
 #include <cmath>
 #include <string>
 #include <string_view>
 
+#include "frenzy/core/enum_names.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/units.hpp"
 #include "frenzy/hw/gpu.hpp"
@@ -22,10 +28,19 @@ namespace frenzy {
 /// Fraction of GPU memory kept free by default, in every subcommand and API (see above).
 inline constexpr double default_margin = 0.05;
 
-/// The verdict of the fit rule, with the two numbers it compared.
+/// The fit rule's three answers (see above).
+enum class fit_verdict { fits, tight, does_not_fit };
+template <> struct enum_names<fit_verdict> {
+    static constexpr std::array<std::pair<fit_verdict, std::string_view>, 3> table{
+        {{fit_verdict::fits, "fits"}, {fit_verdict::tight, "tight"}, {fit_verdict::does_not_fit, "does_not_fit"}}};
+};
+
+/// The verdict of the fit rule, with the numbers it compared.
 struct fit_check {
-    bool fits = false;
+    bool fits = false;  ///< verdict == fits: what the planner requires
+    fit_verdict verdict = fit_verdict::does_not_fit;
     bytes required{};  ///< peak reserved x (1 + uncertainty)
+    bytes central{};   ///< peak reserved: the central estimate
     bytes capacity{};  ///< (1 - margin) x GPU memory
     bool operator==(const fit_check&) const = default;
 };
@@ -51,7 +66,11 @@ inline fit_check check_fit(const memory_report& r, const gpu_type& g, double mar
     fit_check f;
     f.capacity = usable_memory(g, margin);
     f.required = required_memory(r);
+    f.central = r.peak_reserved;
     f.fits = f.required.value <= f.capacity.value;
+    f.verdict = f.fits ? fit_verdict::fits
+                : f.central.value <= f.capacity.value ? fit_verdict::tight
+                                                      : fit_verdict::does_not_fit;
     return f;
 }
 

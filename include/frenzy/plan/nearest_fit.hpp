@@ -1,0 +1,201 @@
+#pragma once
+// "It does not fit: what is the smallest change that makes it fit?" One change at a time to a job with a stated
+// layout on one GPU type, in the order of how little each changes the run: a smaller micro-batch (the same global
+// batch with more gradient accumulation), more activation recompute, more sharding of the model states, optimizer
+// offload, then more GPUs (data parallel when the states are sharded, else tensor then pipeline parallel). Each
+// changed job must pass the framework's own rules (validate) and the one fit rule (memory/fit.hpp) with its band.
+// Also the largest micro-batch that fits a layout (`frenzy estimate --max-micro-batch`).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frenzy/core/checked.hpp"
+#include "frenzy/core/error.hpp"
+#include "frenzy/hw/gpu.hpp"
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/memory/fit.hpp"
+#include "frenzy/plan/planner.hpp"
+#include "frenzy/plan/policies.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+/// One change that makes a job fit, with the changed job and its verdict.
+struct fit_suggestion {
+    std::string field;  ///< the job field changed ("training.micro_batch", "parallel.dp", "runtime.offload.optimizer")
+    std::string from, to;  ///< its old and new value, as text
+    job_spec job;          ///< the job with the change
+    fit_check fit;         ///< its verdict: fits
+};
+
+/// The largest micro-batch that fits with a job's layout, and the largest that fits at the central estimate only.
+struct micro_batch_limit {
+    std::int64_t fits = 0;    ///< largest micro-batch whose verdict is fits (0: none, not even 1)
+    std::int64_t tight = 0;   ///< largest whose verdict is fits or tight (>= fits)
+    std::int64_t tried = 0;   ///< the largest tried: global_batch / dp (every micro-batch that divides it is tried)
+};
+
+namespace detail {
+
+/// The verdict of `j` on `g` when the framework accepts `j`, else nothing.
+template <MemoryModel M>
+std::optional<fit_check> fit_if_valid(const job_spec& j, const gpu_type& g, double margin, const M& memory) {
+    try {
+        validate(j);
+    } catch (const config_error&) {
+        return std::nullopt;
+    }
+    return check_fit(memory.estimate(j), g, margin);
+}
+
+/// The first of `values` (tried in order) that makes the job, changed by `set`, fit: as a suggestion.
+template <class T, class Set, MemoryModel M>
+std::optional<fit_suggestion> first_fitting(const job_spec& j, const gpu_type& g, double margin, const M& memory,
+                                            const char* field, const std::string& from, const std::vector<T>& values,
+                                            Set set) {
+    for (const auto& v : values) {
+        job_spec c = j;
+        const std::string to = set(c, v);
+        const auto f = fit_if_valid(c, g, margin, memory);
+        if (f && f->fits) return fit_suggestion{field, from, to, c, *f};
+    }
+    return std::nullopt;
+}
+
+/// Powers of two times `from`, above it, at most `limit`.
+inline std::vector<std::int64_t> doublings(std::int64_t from, std::int64_t limit) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t v = from * 2; v <= limit; v *= 2) out.push_back(v);
+    return out;
+}
+
+/// More GPUs of the same type: data parallel when the model states are sharded (they shrink with dp; only a dp
+/// that keeps the global batch a multiple of dp x micro_batch), else tensor parallel inside a node, else pipeline.
+template <MemoryModel M>
+std::optional<fit_suggestion> more_gpus(const job_spec& j, const gpu_type& g, double margin, const M& memory) {
+    const auto& p = j.parallel;
+    if (p.sharding != sharding::none) {
+        std::vector<std::int64_t> dps;
+        for (const auto dp : doublings(p.dp, bounds::gpus.max / std::max<std::int64_t>(p.gpus() / p.dp, 1)))
+            if (j.training.global_batch % (dp * j.training.micro_batch) == 0) dps.push_back(dp);
+        auto s = first_fitting(j, g, margin, memory, "parallel.dp", std::to_string(p.dp), dps,
+                               [](job_spec& c, std::int64_t v) {
+                                   c.parallel.dp = v;
+                                   return std::to_string(v);
+                               });
+        if (s) return s;
+    }
+    auto tp = first_fitting(j, g, margin, memory, "parallel.tp", std::to_string(p.tp),
+                            doublings(p.tp, g.gpus_per_node), [](job_spec& c, std::int64_t v) {
+                                c.parallel.tp = v;
+                                c.parallel.sequence_parallel =
+                                    c.parallel.sequence_parallel || c.runtime.framework->rules.default_sequence_parallel;
+                                return std::to_string(v);
+                            });
+    if (tp) return tp;
+    return first_fitting(j, g, margin, memory, "parallel.pp", std::to_string(p.pp), doublings(p.pp, j.model.layers),
+                         [](job_spec& c, std::int64_t v) {
+                             c.parallel.pp = v;
+                             return std::to_string(v);
+                         });
+}
+
+}  // namespace detail
+
+/// The single changes that make `job` fit GPU type `g` with `margin` kept free, least disruptive first (see the
+/// top of this file); at most one per kind of change, each the smallest of its kind. Empty when `job` fits already
+/// or no single change makes it fit (then the planner's minimum-GPU plan is the answer).
+template <MemoryModel M = memory_estimator>
+std::vector<fit_suggestion> nearest_fits(const job_spec& job, const gpu_type& g, double margin = default_margin,
+                                         const M& memory = {}) {
+    validate(job);
+    std::vector<fit_suggestion> out;
+    if (check_fit(memory.estimate(job), g, margin).fits) return out;
+    const auto& t = job.training;
+    const auto& p = job.parallel;
+    auto keep = [&](std::optional<fit_suggestion> s) {
+        if (s) out.push_back(std::move(*s));
+    };
+    std::vector<std::int64_t> smaller_mb;
+    for (std::int64_t mb = t.micro_batch - 1; mb >= 1; --mb)
+        if ((t.global_batch / p.dp) % mb == 0) smaller_mb.push_back(mb);
+    keep(detail::first_fitting(job, g, margin, memory, "training.micro_batch", std::to_string(t.micro_batch), smaller_mb,
+                               [](job_spec& c, std::int64_t v) {
+                                   c.training.micro_batch = v;
+                                   return std::to_string(v);
+                               }));
+    std::vector<recompute> more_recompute;
+    for (auto r : {recompute::selective, recompute::full})
+        if (r > p.recompute) more_recompute.push_back(r);
+    keep(detail::first_fitting(job, g, margin, memory, "parallel.recompute", std::string(to_string(p.recompute)),
+                               more_recompute, [](job_spec& c, recompute v) {
+                                   c.parallel.recompute = v;
+                                   return std::string(to_string(v));
+                               }));
+    std::vector<sharding> more_sharding;
+    for (auto s : {sharding::optimizer, sharding::gradients, sharding::full})
+        if (s > p.sharding) more_sharding.push_back(s);
+    keep(detail::first_fitting(job, g, margin, memory, "parallel.sharding", std::string(to_string(p.sharding)),
+                               more_sharding, [](job_spec& c, sharding v) {
+                                   c.parallel.sharding = v;
+                                   return std::string(to_string(v));
+                               }));
+    if (!job.runtime.offload.optimizer)
+        keep(detail::first_fitting(job, g, margin, memory, "runtime.offload.optimizer", "false", std::vector<bool>{true},
+                                   [](job_spec& c, bool v) {
+                                       c.runtime.offload.optimizer = v;
+                                       return std::string("true");
+                                   }));
+    keep(detail::more_gpus(job, g, margin, memory));
+    return out;
+}
+
+/// The planner's answers on one GPU type, when the job as laid out does not fit.
+struct planner_fits {
+    std::optional<plan> same_gpus;    ///< the fastest plan with at most the job's GPU count
+    std::optional<plan> fewest_gpus;  ///< the plan with the fewest GPUs (the fastest among those)
+};
+
+/// The planner on GPU type `g` alone, for `job` (its model, batch, precision, framework; the layout is the
+/// planner's): its fastest plan with at most the job's GPUs, and its plan with the fewest GPUs among up to
+/// `max_gpus` (rounded up to whole nodes of g.gpus_per_node).
+inline planner_fits planner_alternatives(const job_spec& job, const gpu_type& g, double margin = default_margin,
+                                         std::int64_t max_gpus = 1024) {
+    cluster_spec c;
+    c.catalog.upsert(g);
+    const std::int64_t need = std::max<std::int64_t>(max_gpus, job.parallel.gpus());
+    c.nodes.push_back({"nodes", g.name, g.gpus_per_node,
+                       static_cast<int>((need + g.gpus_per_node - 1) / g.gpus_per_node), 0});
+    plan_options o;
+    o.margin = margin;
+    planner_fits out;
+    const auto all = plans_by_type(job, c, o);
+    if (const auto t = summarize_by_type(all); !t.empty()) out.fewest_gpus = t.front().minimum;
+    for (const auto& p : all.plans)
+        if (p.gpus <= job.parallel.gpus() && (!out.same_gpus || p.tokens_per_s > out.same_gpus->tokens_per_s))
+            out.same_gpus = p;
+    return out;
+}
+
+/// The largest micro-batch that fits `job`'s layout on `g` (every divisor of global_batch / dp is tried, with the
+/// global batch kept), and the largest that fits at the central estimate (tight).
+template <MemoryModel M = memory_estimator>
+micro_batch_limit max_micro_batch(const job_spec& job, const gpu_type& g, double margin = default_margin,
+                                  const M& memory = {}) {
+    validate(job);
+    micro_batch_limit out;
+    const std::int64_t per_replica = job.training.global_batch / job.parallel.dp;
+    out.tried = per_replica;
+    for (const auto mb : divisors_of(per_replica)) {
+        job_spec c = job;
+        c.training.micro_batch = mb;
+        const auto f = detail::fit_if_valid(c, g, margin, memory);
+        if (!f) continue;
+        if (f->fits) out.fits = mb;
+        if (f->verdict != fit_verdict::does_not_fit) out.tight = mb;
+    }
+    return out;
+}
+
+}  // namespace frenzy

@@ -1,0 +1,130 @@
+// The fit rule's three verdicts (memory/fit.hpp) and what makes a job fit (plan/nearest_fit.hpp): single changes
+// least disruptive first, the largest micro-batch of a layout, and the planner's layouts on the same GPU type.
+#include <catch2/catch.hpp>
+
+#include "frenzy/model/presets.hpp"
+#include "frenzy/plan/estimate.hpp"
+#include "frenzy/plan/nearest_fit.hpp"
+
+using namespace frenzy;
+
+namespace {
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+gpu_type gpu_of_gib(double g) {  // a catalog type with `g` GiB of memory
+    gpu_type t = gpu_catalog{}.at("a100-80g");
+    t.memory_mib = g * 1024.0;
+    return t;
+}
+
+memory_report report(double reserved_gib, double band) {
+    memory_report r;
+    r.peak_reserved = bytes{reserved_gib * gib};
+    r.uncertainty = band;
+    return r;
+}
+
+/// Llama 3.1 8B, FSDP full sharding, seq `seq`, micro-batch `mb`, 64 sequences on 8 GPUs.
+job_spec fsdp_8b(std::int64_t seq, std::int64_t mb, recompute rc = recompute::none) {
+    job_spec j;
+    j.model = preset("llama-3.1-8b");
+    j.training.seq_len = seq;
+    j.training.micro_batch = mb;
+    j.training.global_batch = 64;
+    j.parallel.dp = 8;
+    j.parallel.sharding = sharding::full;
+    j.parallel.recompute = rc;
+    j.runtime.framework = framework::fsdp;
+    return j;
+}
+}  // namespace
+
+TEST_CASE("fit verdicts: fits with the band, tight at the central estimate only, does not fit beyond it") {
+    // 80 GiB with a 5% margin: 76 GiB usable. Band 10%.
+    const auto g = gpu_of_gib(80);
+    // 60 x 1.1 = 66 <= 76: fits.
+    auto f = check_fit(report(60, 0.10), g, 0.05);
+    CHECK(f.verdict == fit_verdict::fits);
+    CHECK(f.fits);
+    CHECK(f.capacity.value == Approx(76 * gib));
+    CHECK(f.central.value == Approx(60 * gib));
+    CHECK(f.required.value == Approx(66 * gib));
+    // 70 x 1.1 = 77 > 76 but 70 <= 76: tight, and the planner's `fits` is false.
+    f = check_fit(report(70, 0.10), g, 0.05);
+    CHECK(f.verdict == fit_verdict::tight);
+    CHECK_FALSE(f.fits);
+    // Exactly at the capacity is inside (<=) for both rules.
+    CHECK(check_fit(report(76, 0.0), g, 0.05).verdict == fit_verdict::fits);
+    CHECK(check_fit(report(76, 0.01), g, 0.05).verdict == fit_verdict::tight);
+    // 77 > 76: does not fit, whatever the band.
+    f = check_fit(report(77, 0.0), g, 0.05);
+    CHECK(f.verdict == fit_verdict::does_not_fit);
+    CHECK_FALSE(f.fits);
+    CHECK(to_string(fit_verdict::tight) == "tight");
+    CHECK(to_string(fit_verdict::does_not_fit) == "does_not_fit");
+    CHECK(parse_enum<fit_verdict>("verdict", "fits") == fit_verdict::fits);
+}
+
+TEST_CASE("nearest fits: each suggestion fits, changes one field, and is the smallest change of its kind") {
+    const auto g = gpu_catalog{}.at("a100-80g");
+    const auto j = fsdp_8b(4096, 8, recompute::selective);
+    REQUIRE_FALSE(check_fit(memory_estimator{}.estimate(j), g).fits);
+    const auto s = nearest_fits(j, g);
+    REQUIRE_FALSE(s.empty());
+    for (const auto& x : s) {
+        INFO(x.field << " " << x.from << " -> " << x.to);
+        CHECK(x.fit.verdict == fit_verdict::fits);
+        CHECK(x.fit == check_fit(memory_estimator{}.estimate(x.job), g));
+        CHECK(x.from != x.to);
+    }
+    // The micro-batch suggestion comes first (the least disruptive) and is the largest that fits: the next larger
+    // divisor of 64 / 8 does not fit.
+    REQUIRE(s.front().field == "training.micro_batch");
+    const auto mb = s.front().job.training.micro_batch;
+    CHECK(mb < 8);
+    CHECK(s.front().job.training.global_batch == 64);  // the global batch is kept
+    for (std::int64_t bigger = mb + 1; bigger <= 8; ++bigger) {
+        if (8 % bigger != 0) continue;
+        auto c = j;
+        c.training.micro_batch = bigger;
+        CHECK_FALSE(check_fit(memory_estimator{}.estimate(c), g).fits);
+        break;
+    }
+    // A job that fits already needs no change.
+    CHECK(nearest_fits(fsdp_8b(2048, 1, recompute::full), gpu_catalog{}.at("a100-80g")).empty());
+}
+
+TEST_CASE("max micro-batch: the largest divisor that fits, the largest that is tight, consistent with estimate") {
+    const auto g = gpu_catalog{}.at("a100-80g");
+    const auto j = fsdp_8b(8192, 1, recompute::selective);
+    const auto m = max_micro_batch(j, g);
+    CHECK(m.tried == 8);  // 64 sequences / dp 8
+    REQUIRE(m.fits >= 1);
+    CHECK(m.tight >= m.fits);
+    auto at = [&](std::int64_t mb) {
+        auto c = j;
+        c.training.micro_batch = mb;
+        return estimate(c, &g).fit->verdict;
+    };
+    CHECK(at(m.fits) == fit_verdict::fits);
+    for (const auto mb : divisors_of(8))
+        if (mb > m.fits) CHECK(at(mb) != fit_verdict::fits);
+    for (const auto mb : divisors_of(8))
+        if (mb > m.tight) CHECK(at(mb) == fit_verdict::does_not_fit);
+}
+
+TEST_CASE("planner alternatives: a layout on the same GPU type with at most the job's GPUs, and the fewest GPUs") {
+    const auto g = gpu_catalog{}.at("a100-40g");
+    auto j = fsdp_8b(4096, 4);
+    j.parallel.sharding = sharding::none;  // 16 B per parameter on every GPU: 120 GiB of states alone
+    const auto a = planner_alternatives(j, g);
+    REQUIRE(a.same_gpus);
+    REQUIRE(a.fewest_gpus);
+    CHECK(a.same_gpus->gpus <= 8);
+    CHECK(a.same_gpus->gpu == "a100-40g");
+    CHECK(a.same_gpus->required.value <= a.same_gpus->capacity.value);
+    CHECK(a.fewest_gpus->gpus <= a.same_gpus->gpus);
+    // 8B parameters x 16 B (bf16 weights and gradients, fp32 master and Adam) = 120 GiB of states: even fully
+    // sharded they need more than one 38 GiB-usable GPU, so the fewest is at least 4.
+    CHECK(a.fewest_gpus->gpus >= 4);
+}
