@@ -370,9 +370,8 @@ inline void bind_job(py::module_& m) {
         });
 }
 
-/// frenzy.estimate and its result.
-inline void bind_estimate(py::module_& m) {
-    // ---- estimate ----
+/// frenzy.StageMemory: one pipeline stage of an estimate.
+inline void bind_stage_memory(py::module_& m) {
     py::class_<frenzy::stage_memory>(m, "StageMemory", "Per-GPU memory of one pipeline stage at its peak (bytes).")
         .def_readonly("stage", &frenzy::stage_memory::stage)
         .def_readonly("parameters", &frenzy::stage_memory::parameters)
@@ -388,7 +387,10 @@ inline void bind_estimate(py::module_& m) {
             return "<frenzy.StageMemory " + std::to_string(s.stage) + ": " +
                    std::to_string(s.peak_allocated.value / (1024.0 * 1024 * 1024)) + " GiB>";
         });
+}
 
+/// frenzy.Estimate: the result of frenzy.estimate.
+inline void bind_estimate_result(py::module_& m) {
     using frenzy::estimate_result;
     auto when_gpu = [](const estimate_result& r, auto&& f) -> py::object { return r.gpu ? py::cast(f(r)) : py::none(); };
     auto when_speed = [](const estimate_result& r, auto&& f) -> py::object {
@@ -436,7 +438,13 @@ inline void bind_estimate(py::module_& m) {
             if (r.gpu) s += ", " + std::string(frenzy::to_string(r.fit->verdict)) + " " + r.gpu->name;
             return s + ">";
         });
+}
 
+/// frenzy.estimate and its result.
+inline void bind_estimate(py::module_& m) {
+    // ---- estimate ----
+    bind_stage_memory(m);
+    bind_estimate_result(m);
     m.def(
         "estimate", [](py::handle job, py::handle gpu, double margin) { return frenzy_py::estimate(job, gpu, margin); },
         "job"_a, "gpu"_a = py::none(), "margin"_a = frenzy::default_margin,
@@ -450,9 +458,8 @@ inline void bind_estimate(py::module_& m) {
           "timed in a C++ loop with the inputs already converted.");
 }
 
-/// frenzy.plan and its results.
-inline void bind_plan(py::module_& m) {
-    // ---- plan ----
+/// frenzy.Plan: one plan of a PlanResult.
+inline void bind_plan_class(py::module_& m) {
     using frenzy::plan;
     auto budget = [](const plan& p, double v) -> py::object { return p.has_budget ? py::cast(v) : py::none(); };
     py::class_<plan>(m, "Plan", "One way to run a job: a GPU type, a count and a parallel layout.")
@@ -492,7 +499,10 @@ inline void bind_plan(py::module_& m) {
                    std::to_string(q.tp) + " pp" + std::to_string(q.pp) + ", " + std::to_string(p.tokens_per_s) +
                    " tokens/s>";
         });
+}
 
+/// frenzy.PlanResult: the result of frenzy.plan.
+inline void bind_plan_result(py::module_& m) {
     py::class_<plan_result>(m, "PlanResult", "Every feasible plan, best first, and the GPU types that cannot run the job.")
         .def(
             "to_dict",
@@ -523,7 +533,13 @@ inline void bind_plan(py::module_& m) {
             return "<frenzy.PlanResult " + std::to_string(r.result.plans.size()) + " plans, " +
                    std::to_string(r.result.infeasible.size()) + " infeasible GPU types>";
         });
+}
 
+/// frenzy.plan and its results.
+inline void bind_plan(py::module_& m) {
+    // ---- plan ----
+    bind_plan_class(m);
+    bind_plan_result(m);
     m.def("plan", &frenzy_py::plan, "job"_a, "cluster"_a, "objective"_a = "time", "margin"_a = frenzy::default_margin,
           "max_gpus"_a = 0, "prices"_a = py::none(), "frameworks"_a = std::vector<std::string>{},
           "tp_across_nodes"_a = false, "whole_nodes"_a = false, "pin_precision"_a = false,

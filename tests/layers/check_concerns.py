@@ -24,10 +24,7 @@ CATALOGS = ("include/frenzy/frameworks/", "include/frenzy/train/frameworks.hpp",
 MAX_HEADER_LINES = 600
 
 # path -> reason, for lines that compare with a built-in framework on purpose
-ALLOWED = {
-    "include/frenzy/io/measurements_csv.hpp":
-        "the measurement tables' Megatron rows state their layout as Megatron arguments in other_flags",
-}
+ALLOWED = {}
 
 
 DETAIL_USE = re.compile(r"(?:(?<=\bfrenzy::)|(?<![\w:]))detail::(\w+)")

@@ -75,22 +75,16 @@ inline bool megatron_not_modelled(const std::string& f) {
     return std::find(names.begin(), names.end(), f) != names.end();
 }
 
-}  // namespace detail
+/// What megatron_import_arguments reads from the flags and applies only once all are read (their precedence).
+struct megatron_pending {
+    std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos;
+    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false;
+};
 
-/// Megatron-LM arguments (as pretrain_gpt.py receives them) -> job. `world_size` (GPUs) gives dp = world /
-/// (tp x pp x cp); 0 leaves dp 1 and marks the layout as not fixed (has_parallel=false) unless the caller sets it.
-inline launcher_import megatron_import_arguments(const std::vector<std::string>& args, const import_options& opt = {},
-                                                 std::int64_t world_size = 0) {
-    using detail::arg_int;
-    using detail::arg_str;
-    launcher_import out;
-    std::vector<std::string> stray;
-    const auto parsed = split_arguments(args, &stray);
-    for (auto& s : stray) out.unknown.push_back(s);
-    job_spec j;
+/// Megatron's defaults where Frenzy's differ (a job with no flags is Megatron's default model and training).
+inline void megatron_defaults(job_spec& j) {
     auto& m = j.model;
     auto& t = j.training;
-    auto& p = j.parallel;
     j.runtime.framework = framework::megatron;
     m.name = "megatron";
     m.tied_embeddings = true;                                  // Megatron ties unless --untie-embeddings-and-output-weights
@@ -99,114 +93,155 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     m.bias = true;                                             // --add-bias-linear default
     t.precision = precision::fp32;                             // neither --bf16 nor --fp16
     t.optimizer = optimizer_kind::adamw;                       // --optimizer adam: Adam with decoupled weight decay
-    std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos;
-    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false;
-    megatron_options options;  // io/megatron_options.hpp: the options a measurement table's other_flags names too
-    for (const auto& a : parsed) {
-        const auto& f = a.flag;
-        if (options.take(a, j)) continue;
-        if (f == "--num-layers") m.layers = arg_int(a);
-        else if (f == "--hidden-size") m.hidden = arg_int(a);
-        else if (f == "--ffn-hidden-size") ffn = arg_int(a);
-        else if (f == "--num-attention-heads") m.heads = arg_int(a);
-        else if (f == "--kv-channels") m.head_dim = arg_int(a);
-        else if (f == "--group-query-attention") gqa = true;
-        else if (f == "--num-query-groups") query_groups = arg_int(a);
-        else if (f == "--vocab-size") m.vocab = arg_int(a);
-        else if (f == "--make-vocab-size-divisible-by") out.ignored.push_back(detail::arg_text(a));  // padding is the estimator's rule
-        else if (f == "--seq-length") t.seq_len = arg_int(a);
-        else if (f == "--max-position-embeddings") max_pos = arg_int(a);
-        else if (f == "--position-embedding-type") {
-            const auto v = arg_str(a);
-            if (v == "rope") m.position_embedding = position_embedding::rope;
-            else if (v == "learned_absolute") m.position_embedding = position_embedding::learned;
-            else out.unknown.push_back(detail::arg_text(a));
-        } else if (f == "--no-position-embedding") m.position_embedding = position_embedding::rope;  // legacy: no learned table
-        else if (f == "--use-rotary-position-embeddings") m.position_embedding = position_embedding::rope;
-        else if (f == "--normalization") {
-            const auto v = arg_str(a);
-            if (v == "RMSNorm") m.norm = norm_kind::rmsnorm;
-            else if (v == "LayerNorm") m.norm = norm_kind::layernorm;
-            else out.unknown.push_back(detail::arg_text(a));
-        } else if (f == "--swiglu") m.activation = activation::swiglu;
-        else if (f == "--squared-relu") m.activation = activation::squared_relu;
-        else if (f == "--disable-bias-linear") m.bias = false;
-        else if (f == "--add-bias-linear") m.bias = true;
-        else if (f == "--add-qkv-bias") m.qkv_bias = true;
-        else if (f == "--untie-embeddings-and-output-weights") m.tied_embeddings = false;
-        else if (f == "--micro-batch-size") t.micro_batch = arg_int(a);
-        else if (f == "--global-batch-size") gbs = arg_int(a);
-        else if (f == "--train-samples") train_samples = arg_int(a);
-        else if (f == "--train-iters") train_iters = arg_int(a);
-        else if (f == "--bf16") t.precision = precision::bf16_mixed;
-        else if (f == "--fp16") t.precision = precision::fp16_mixed;
-        else if (f == "--fp8-format") fp8 = true;
-        else if (f == "--fp4-format") fp4 = true;
-        // Understood, and no effect on the peak: the fused cross-entropy saves the same fp32 softmax and casts the
-        // gradient to bf16 as autograd does (megatron/core/fusions/fused_cross_entropy.py@d98e8a64); the
-        // overlapped parameter all-gather writes into the distributed optimizer's parameter buffer in place
-        // (megatron/core/distributed/param_and_grad_buffer.py); empty_cache runs after forward/backward, below the
-        // step's peak (megatron/training/training.py train_step: empty_unused_memory_level >= 1).
-        else if (f == "--cross-entropy-loss-fusion" || f == "--overlap-param-gather" || f == "--empty-unused-memory-level")
-            out.ignored.push_back(detail::arg_text(a));
-        else if (f == "--main-params-dtype") main_bf16 = arg_str(a) == "bf16";
-        else if (f == "--use-precision-aware-optimizer" || f == "--main-grads-dtype" || f == "--exp-avg-dtype" ||
-                 f == "--exp-avg-sq-dtype") {}
-        else if (f == "--optimizer") {
-            const auto v = arg_str(a);
-            if (v == "adam") t.optimizer = optimizer_kind::adamw;
-            else if (v == "sgd") t.optimizer = optimizer_kind::sgd;
-            else out.unknown.push_back(detail::arg_text(a));
-        } else if (f == "--tensor-model-parallel-size") p.tp = arg_int(a);
-        else if (f == "--pipeline-model-parallel-size") p.pp = arg_int(a);
-        else if (f == "--num-virtual-stages-per-pipeline-rank") vpp_stages = arg_int(a);
-        else if (f == "--num-layers-per-virtual-pipeline-stage") vpp_layers = arg_int(a);
-        else if (f == "--context-parallel-size") p.cp = arg_int(a);
-        else if (f == "--sequence-parallel") p.sequence_parallel = true;
-        else if (f == "--use-distributed-optimizer") p.sharding = sharding::optimizer;
-        else if (f == "--recompute-activations") p.recompute = recompute::selective;
-        else if (f == "--recompute-granularity") {
-            const auto v = arg_str(a);
-            if (v == "full") p.recompute = recompute::full;
-            else if (v == "selective") p.recompute = recompute::selective;
-            else out.unknown.push_back(detail::arg_text(a));
-        }
-        else if (f == "--attention-backend") {
-            const auto v = arg_str(a);
-            if (v == "unfused" || v == "local") j.runtime.attention = attention_impl::unfused;
-            else if (v == "flash" || v == "fused" || v == "auto") j.runtime.attention = attention_impl::flash;
-            else out.unknown.push_back(detail::arg_text(a));
-        } else if (f == "--use-flash-attn") j.runtime.attention = attention_impl::flash;
-        else if (detail::megatron_not_modelled(f)) out.unknown.push_back(detail::arg_text(a) + " (not modelled)");
-        else if (detail::megatron_irrelevant(f)) out.ignored.push_back(detail::arg_text(a));
-        else out.unknown.push_back(detail::arg_text(a));
+}
+
+/// The model's flags (shape, embeddings, normalisation, activation, biases); false when `a` is not one.
+inline bool take_megatron_model_flag(const cli_argument& a, transformer_spec& m, megatron_pending& s,
+                                     launcher_import& out) {
+    const auto& f = a.flag;
+    if (f == "--num-layers") m.layers = arg_int(a);
+    else if (f == "--hidden-size") m.hidden = arg_int(a);
+    else if (f == "--ffn-hidden-size") s.ffn = arg_int(a);
+    else if (f == "--num-attention-heads") m.heads = arg_int(a);
+    else if (f == "--kv-channels") m.head_dim = arg_int(a);
+    else if (f == "--group-query-attention") s.gqa = true;
+    else if (f == "--num-query-groups") s.query_groups = arg_int(a);
+    else if (f == "--vocab-size") m.vocab = arg_int(a);
+    else if (f == "--make-vocab-size-divisible-by") out.ignored.push_back(arg_text(a));  // padding is the estimator's rule
+    else if (f == "--max-position-embeddings") s.max_pos = arg_int(a);
+    else if (f == "--position-embedding-type") {
+        const auto v = arg_str(a);
+        if (v == "rope") m.position_embedding = position_embedding::rope;
+        else if (v == "learned_absolute") m.position_embedding = position_embedding::learned;
+        else out.unknown.push_back(arg_text(a));
+    } else if (f == "--no-position-embedding") m.position_embedding = position_embedding::rope;  // legacy: no learned table
+    else if (f == "--use-rotary-position-embeddings") m.position_embedding = position_embedding::rope;
+    else if (f == "--normalization") {
+        const auto v = arg_str(a);
+        if (v == "RMSNorm") m.norm = norm_kind::rmsnorm;
+        else if (v == "LayerNorm") m.norm = norm_kind::layernorm;
+        else out.unknown.push_back(arg_text(a));
+    } else if (f == "--swiglu") m.activation = activation::swiglu;
+    else if (f == "--squared-relu") m.activation = activation::squared_relu;
+    else if (f == "--disable-bias-linear") m.bias = false;
+    else if (f == "--add-bias-linear") m.bias = true;
+    else if (f == "--add-qkv-bias") m.qkv_bias = true;
+    else if (f == "--untie-embeddings-and-output-weights") m.tied_embeddings = false;
+    else return false;
+    return true;
+}
+
+/// The training flags (sequence, batch, length of the run, precision, optimiser); false when `a` is not one.
+inline bool take_megatron_training_flag(const cli_argument& a, training_spec& t, megatron_pending& s,
+                                        launcher_import& out) {
+    const auto& f = a.flag;
+    if (f == "--seq-length") t.seq_len = arg_int(a);
+    else if (f == "--micro-batch-size") t.micro_batch = arg_int(a);
+    else if (f == "--global-batch-size") s.gbs = arg_int(a);
+    else if (f == "--train-samples") s.train_samples = arg_int(a);
+    else if (f == "--train-iters") s.train_iters = arg_int(a);
+    else if (f == "--bf16") t.precision = precision::bf16_mixed;
+    else if (f == "--fp16") t.precision = precision::fp16_mixed;
+    else if (f == "--fp8-format") s.fp8 = true;
+    else if (f == "--fp4-format") s.fp4 = true;
+    // Understood, and no effect on the peak: the fused cross-entropy saves the same fp32 softmax and casts the
+    // gradient to bf16 as autograd does (megatron/core/fusions/fused_cross_entropy.py@d98e8a64); the
+    // overlapped parameter all-gather writes into the distributed optimizer's parameter buffer in place
+    // (megatron/core/distributed/param_and_grad_buffer.py); empty_cache runs after forward/backward, below the
+    // step's peak (megatron/training/training.py train_step: empty_unused_memory_level >= 1).
+    else if (f == "--cross-entropy-loss-fusion" || f == "--overlap-param-gather" || f == "--empty-unused-memory-level")
+        out.ignored.push_back(arg_text(a));
+    else if (f == "--main-params-dtype") s.main_bf16 = arg_str(a) == "bf16";
+    else if (f == "--use-precision-aware-optimizer" || f == "--main-grads-dtype" || f == "--exp-avg-dtype" ||
+             f == "--exp-avg-sq-dtype") {}
+    else if (f == "--optimizer") {
+        const auto v = arg_str(a);
+        if (v == "adam") t.optimizer = optimizer_kind::adamw;
+        else if (v == "sgd") t.optimizer = optimizer_kind::sgd;
+        else out.unknown.push_back(arg_text(a));
+    } else return false;
+    return true;
+}
+
+/// The layout and runtime flags (parallelism, sharding, recomputation, attention); false when `a` is not one.
+inline bool take_megatron_parallel_flag(const cli_argument& a, job_spec& j, megatron_pending& s, launcher_import& out) {
+    const auto& f = a.flag;
+    auto& p = j.parallel;
+    if (f == "--tensor-model-parallel-size") p.tp = arg_int(a);
+    else if (f == "--pipeline-model-parallel-size") p.pp = arg_int(a);
+    else if (f == "--num-virtual-stages-per-pipeline-rank") s.vpp_stages = arg_int(a);
+    else if (f == "--num-layers-per-virtual-pipeline-stage") s.vpp_layers = arg_int(a);
+    else if (f == "--context-parallel-size") p.cp = arg_int(a);
+    else if (f == "--sequence-parallel") p.sequence_parallel = true;
+    else if (f == "--use-distributed-optimizer") p.sharding = sharding::optimizer;
+    else if (f == "--recompute-activations") p.recompute = recompute::selective;
+    else if (f == "--recompute-granularity") {
+        const auto v = arg_str(a);
+        if (v == "full") p.recompute = recompute::full;
+        else if (v == "selective") p.recompute = recompute::selective;
+        else out.unknown.push_back(arg_text(a));
     }
+    else if (f == "--attention-backend") {
+        const auto v = arg_str(a);
+        if (v == "unfused" || v == "local") j.runtime.attention = attention_impl::unfused;
+        else if (v == "flash" || v == "fused" || v == "auto") j.runtime.attention = attention_impl::flash;
+        else out.unknown.push_back(arg_text(a));
+    } else if (f == "--use-flash-attn") j.runtime.attention = attention_impl::flash;
+    else return false;
+    return true;
+}
+
+/// The model's shape flags Megatron requires (it has no default for them).
+inline void require_megatron_shape(const transformer_spec& m) {
     for (auto [flag, v] : {std::pair{"--num-layers", m.layers}, {"--hidden-size", m.hidden}, {"--num-attention-heads", m.heads},
                            {"--vocab-size", m.vocab}})
         if (v == 0)
             throw config_error(std::string(flag) + " is missing from the Megatron arguments" +
                                (std::string(flag) == "--vocab-size" ? " (the tokenizer's vocabulary is not read: give --vocab-size)" : ""));
-    if (gqa && query_groups) m.kv_heads = *query_groups;
-    if (!gqa && query_groups) out.ignored.push_back("--num-query-groups (without --group-query-attention)");
+}
+
+/// The model's fields that depend on several flags: query groups, head size, FFN size, position table.
+inline void finish_megatron_model(transformer_spec& m, const training_spec& t, const megatron_pending& s,
+                                  launcher_import& out) {
+    if (s.gqa && s.query_groups) m.kv_heads = *s.query_groups;
+    if (!s.gqa && s.query_groups) out.ignored.push_back("--num-query-groups (without --group-query-attention)");
     if (m.hidden > 0 && m.heads > 0 && m.head_dim == m.hidden / m.heads && m.hidden % m.heads == 0) m.head_dim = 0;
-    if (ffn) m.ffn_hidden = *ffn;
+    if (s.ffn) m.ffn_hidden = *s.ffn;
     else if (m.hidden > 0)  // arguments.py: 4h, or for SwiGLU int((4h x 2/3) / 64) x 64
         m.ffn_hidden = m.activation == activation::swiglu ? static_cast<std::int64_t>((4.0 * static_cast<double>(m.hidden) * 2 / 3) / 64) * 64
                                                           : 4 * m.hidden;
     // a learned table keeps its size; for RoPE the value only bounds the sequence, and seq_len is the default (0)
-    if (max_pos && !(m.position_embedding == position_embedding::rope && *max_pos == t.seq_len)) m.max_positions = *max_pos;
-    if (fp8) t.precision = precision::fp8_mixed;
+    if (s.max_pos && !(m.position_embedding == position_embedding::rope && *s.max_pos == t.seq_len)) m.max_positions = *s.max_pos;
+}
+
+/// The precision, in the flags' precedence: --fp8-format, then the options (io/megatron_options.hpp), then
+/// --fp4-format and --main-params-dtype.
+inline void finish_megatron_precision(job_spec& j, const megatron_pending& s, megatron_options& options,
+                                      launcher_import& out) {
+    auto& t = j.training;
+    if (s.fp8) t.precision = precision::fp8_mixed;
     options.finish(j, out);  // after --fp8-format, before --fp4-format / --main-params-dtype (their precedence)
-    if (fp4) t.precision = precision::fp4_mixed;
-    if (main_bf16 && t.precision == precision::bf16_mixed) t.precision = precision::bf16;
-    if (vpp_stages) p.vpp = *vpp_stages;
-    else if (vpp_layers && *vpp_layers > 0 && p.pp > 0) p.vpp = m.layers / p.pp / *vpp_layers;
+    if (s.fp4) t.precision = precision::fp4_mixed;
+    if (s.main_bf16 && t.precision == precision::bf16_mixed) t.precision = precision::bf16;
+}
+
+/// The pipeline's virtual stages and schedule, and sequence parallelism (which Megatron drops at tp 1).
+inline void finish_megatron_pipeline(job_spec& j, const megatron_pending& s, launcher_import& out) {
+    auto& p = j.parallel;
+    if (s.vpp_stages) p.vpp = *s.vpp_stages;
+    else if (s.vpp_layers && *s.vpp_layers > 0 && p.pp > 0) p.vpp = j.model.layers / p.pp / *s.vpp_layers;
     if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
     if (p.sequence_parallel && p.tp == 1) {  // arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled"
         p.sequence_parallel = false;
         out.ignored.push_back("--sequence-parallel (Megatron disables it at tensor-model-parallel-size 1)");
     }
-    const std::int64_t world = world_size > 0 ? world_size : opt.world_size;
+}
+
+/// dp from the world size (world / (tp x pp x cp); no world leaves the layout not fixed), then the global batch
+/// and the run's tokens, which depend on dp.
+inline void finish_megatron_world(job_spec& j, std::int64_t world, const megatron_pending& s, launcher_import& out) {
+    auto& t = j.training;
+    auto& p = j.parallel;
     out.world_size = world;
     const std::int64_t per_replica = p.tp * p.pp * p.cp;
     if (world > 0) {
@@ -217,13 +252,45 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     } else {
         out.has_parallel = false;
     }
-    t.global_batch = gbs ? *gbs : t.micro_batch * p.dp;
-    if (train_samples) t.total_tokens = static_cast<double>(*train_samples) * static_cast<double>(t.seq_len);
-    else if (train_iters) t.total_tokens = static_cast<double>(*train_iters) * static_cast<double>(t.global_batch * t.seq_len);
+    t.global_batch = s.gbs ? *s.gbs : t.micro_batch * p.dp;
+    if (s.train_samples) t.total_tokens = static_cast<double>(*s.train_samples) * static_cast<double>(t.seq_len);
+    else if (s.train_iters) t.total_tokens = static_cast<double>(*s.train_iters) * static_cast<double>(t.global_batch * t.seq_len);
+}
+
+}  // namespace detail
+
+/// Megatron-LM arguments (as pretrain_gpt.py receives them) -> job. `world_size` (GPUs) gives dp = world /
+/// (tp x pp x cp); 0 leaves dp 1 and marks the layout as not fixed (has_parallel=false) unless the caller sets it.
+inline launcher_import megatron_import_arguments(const std::vector<std::string>& args, const import_options& opt = {},
+                                                 std::int64_t world_size = 0) {
+    launcher_import out;
+    std::vector<std::string> stray;
+    const auto parsed = split_arguments(args, &stray);
+    for (auto& s : stray) out.unknown.push_back(s);
+    job_spec j;
+    auto& m = j.model;
+    detail::megatron_defaults(j);
+    detail::megatron_pending pending;
+    megatron_options options;  // io/megatron_options.hpp: the options a measurement table's other_flags names too
+    for (const auto& a : parsed) {
+        const auto& f = a.flag;
+        if (options.take(a, j)) continue;
+        if (detail::take_megatron_model_flag(a, m, pending, out)) continue;
+        if (detail::take_megatron_training_flag(a, j.training, pending, out)) continue;
+        if (detail::take_megatron_parallel_flag(a, j, pending, out)) continue;
+        if (detail::megatron_not_modelled(f)) out.unknown.push_back(detail::arg_text(a) + " (not modelled)");
+        else if (detail::megatron_irrelevant(f)) out.ignored.push_back(detail::arg_text(a));
+        else out.unknown.push_back(detail::arg_text(a));
+    }
+    detail::require_megatron_shape(m);
+    detail::finish_megatron_model(m, j.training, pending, out);
+    detail::finish_megatron_precision(j, pending, options, out);
+    detail::finish_megatron_pipeline(j, pending, out);
+    detail::finish_megatron_world(j, world_size > 0 ? world_size : opt.world_size, pending, out);
     m.name = !opt.model.name.empty() ? opt.model.name : !opt.name.empty() ? opt.name : "megatron";
     j.name = opt.name.empty() ? m.name : opt.name;
     validate(m);
-    validate(t);
+    validate(j.training);
     if (out.has_parallel) validate(j);
     out.job = j;
     return out;

@@ -155,6 +155,192 @@ struct run_flags {
 };
 }  // namespace detail
 
+namespace detail {
+/// One data row of a measurement table, read by column name.
+struct measurement_row {
+    const csv_columns& columns;
+    const std::vector<std::string>& row;
+    std::string cell(const char* name) const { return columns.cell(row, name); }
+    std::int64_t num(const char* name, std::int64_t fallback) const { return leading_int(cell(name), name, fallback); }
+};
+
+/// The options of the cumulative tables read so far, by source: the last row's run_flags and id.
+struct cumulative_rows {
+    std::map<std::string, run_flags> flags;
+    std::map<std::string, std::int64_t> last_id;
+};
+
+/// The model columns: shape, activation, vocabulary, tied embeddings.
+inline void read_measured_model(const measurement_row& r, transformer_spec& mod) {
+    mod.layers = r.num("layers", 0);
+    mod.hidden = r.num("hidden", 0);
+    mod.heads = r.num("heads", 0);
+    mod.kv_heads = r.num("kv_heads", 0);
+    mod.ffn_hidden = r.num("ffn_hidden", 0);
+    const auto act = lower(r.cell("mlp_act"));
+    mod.activation = contains(act, "swiglu") ? activation::swiglu
+                     : contains(act, "squared") ? activation::squared_relu
+                     : contains(act, "relu")    ? activation::relu
+                                                : activation::gelu;
+    const bool gated = mod.activation == activation::swiglu;
+    mod.vocab = r.num("vocab_padded", 0);
+    mod.tied_embeddings = contains(lower(r.cell("tied_emb")), "yes");
+    // SwiGLU models in these tables are Llama-family (RMSNorm, RoPE, no biases); GELU ones GPT-style.
+    mod.position_embedding = gated ? position_embedding::rope : position_embedding::learned;
+    mod.norm = gated ? norm_kind::rmsnorm : norm_kind::layernorm;
+    mod.bias = !gated;
+}
+
+/// The batch and layout columns, the framework (returned), its sharding, the recompute and the attention.
+inline framework read_measured_layout(const measurement_row& r, job_spec& job) {
+    auto& t = job.training;
+    t.seq_len = r.num("seq_len", 0);
+    t.micro_batch = r.num("micro_batch", 1);
+    t.global_batch = r.num("global_batch", 0);
+    auto& p = job.parallel;
+    p.dp = r.num("dp", 1);
+    p.tp = r.num("tp", 1);
+    p.pp = r.num("pp", 1);
+    const std::string fw_cell = lower(r.cell("framework"));
+    p.vpp = r.num("vpp", 1);
+    p.cp = r.num("cp", 1);
+    p.ep = r.num("ep", 1);
+    if (t.global_batch == 0) t.global_batch = t.micro_batch * p.dp;
+    if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
+    p.sequence_parallel = contains(lower(r.cell("seq_parallel")), "yes");
+    // plain PyTorch (single device, DDP, torchtune) when the column names no framework of the catalog
+    const framework fw = framework_mentioned_in(fw_cell).value_or(framework::ddp);
+    p.sharding = fw->table_flags == table_flags_notation::megatron_arguments
+                     ? megatron_sharding(r.cell("sharding"), r.cell("other_flags"))
+                     : sharding_from_text(r.cell("sharding"));
+    p.recompute = recompute_from_text(r.cell("recompute"));
+    job.runtime.framework = fw;
+    // Attention: "unfused" in attention_impl, or an implementation that names no kernel (e.g. just "TE")
+    // while the row's notes say the run used unfused attention (the Megatron CI toy rows do).
+    const auto attn = lower(r.cell("attention_impl"));
+    const bool names_kernel = contains(attn, "flash") || contains(attn, "fused") || contains(attn, "sdpa");
+    const bool unfused = contains(attn, "unfused") || (!names_kernel && contains(lower(r.cell("notes")), "unfused attention"));
+    job.runtime.attention = unfused ? attention_impl::unfused : attention_impl::flash;
+    return fw;
+}
+
+/// Runtime options named in other_flags, carried forward in cumulative tables. False when the row is cumulative on
+/// rows of its source that the table lacks (listed in `skipped` when given).
+inline bool read_run_flags(const measurement_row& r, cumulative_rows& cumulative, run_flags& flags,
+                           std::vector<std::string>* skipped) {
+    const bool is_cumulative = contains(lower(r.cell("notes")), "cumulative") ||
+                               contains(lower(r.cell("other_flags")), "cumulative");
+    if (is_cumulative) flags = cumulative.flags[r.cell("source")];
+    flags.apply(r.cell("other_flags"));
+    if (!is_cumulative) return true;
+    cumulative.flags[r.cell("source")] = flags;
+    // A cumulative row adds one option to the row before it in its source. When the ids show that
+    // rows of the same source are missing in between (38 then 41), the options those rows added are
+    // unknown: the row cannot be read as the table states it.
+    const auto id = leading_int(r.cell("id"), "id", -1);
+    const auto it = cumulative.last_id.find(r.cell("source"));
+    const std::int64_t prev = it != cumulative.last_id.end() ? it->second : -1;
+    const bool gap = prev >= 0 && id >= 0 && id != prev + 1;
+    cumulative.last_id[r.cell("source")] = id;
+    if (gap) {
+        if (skipped)
+            skipped->push_back("row " + r.cell("id") + ": cumulative on rows " + std::to_string(prev + 1) +
+                               "-" + std::to_string(id - 1) + " of its source, which the table lacks: the options " +
+                               "they add are unknown");
+        return false;
+    }
+    return true;
+}
+
+/// The run flags' runtime options and training method, into the job on framework `fw`.
+inline void apply_run_flags(const run_flags& flags, framework fw, const measurement_row& r, job_spec& job) {
+    job.runtime.compile = flags.compile;
+    job.runtime.loss_chunks = flags.loss_chunks;
+    if (flags.method) {
+        job.training.finetune.method = *flags.method;
+        job.training.finetune.rank = flags.rank;
+    }
+    job.runtime.offload.activations = flags.offload_activations;
+    job.runtime.offload.optimizer = flags.offload_optimizer;
+    // A framework that offloads the optimizer only with the parameters (FSDP's CPUOffload) moves both.
+    const auto sh = job.parallel.sharding;
+    if (flags.offload_optimizer && !fw->rules.rejects_offload({.optimizer = true}, sh).empty() &&
+        fw->rules.rejects_offload({.optimizer = true, .parameters = true}, sh).empty())
+        job.runtime.offload.parameters = true;
+    // torchtune's recipe configs build torch.optim.AdamW with fused=True.
+    if (contains(lower(r.cell("framework")), "torchtune")) job.runtime.optimizer = optimizer_impl::fused;
+    if (flags.optimizer_in_backward) job.runtime.optimizer = optimizer_impl::in_backward;
+}
+
+/// The precision and optimizer columns (8-bit AdamW also from the run flags).
+inline void read_measured_precision(const measurement_row& r, const run_flags& flags, training_spec& t) {
+    const auto pr = lower(r.cell("precision"));
+    t.precision = contains(pr, "pure bf16")                          ? precision::bf16
+                  : (contains(pr, "float8") || contains(pr, "fp8"))  ? precision::fp8_mixed
+                  : contains(pr, "bf16")                             ? precision::bf16_mixed
+                  : contains(pr, "fp16")                             ? precision::fp16_mixed
+                  : contains(pr, "fp32")                             ? precision::fp32
+                                                                     : precision::bf16_mixed;
+    const auto opt = lower(r.cell("optimizer"));
+    t.optimizer = contains(opt, "sgd") ? optimizer_kind::sgd : contains(opt, "adafactor") ? optimizer_kind::adafactor
+                  : contains(opt, "adamw") ? optimizer_kind::adamw : optimizer_kind::adam;
+    if (flags.adam8bit || contains(opt, "8bit") || contains(opt, "8-bit")) t.optimizer = optimizer_kind::adamw_8bit;
+}
+
+/// What the peak measures, on which rank, and its value in bytes.
+inline void read_measured_peak(const measurement_row& r, memory_measurement& m) {
+    const auto met = lower(r.cell("metric"));
+    m.metric = contains(met, "reserved") ? memory_metric::reserved
+               : contains(met, "active") ? memory_metric::active : memory_metric::allocated;
+    m.last_stage_only = contains(lower(r.cell("rank_measured")), "last");
+    // A measured peak is a positive, finite number of bytes (0, negative, nan, inf are errors).
+    if (!trim(r.cell("peak_bytes")).empty())
+        m.measured = bytes{parse_double(r.cell("peak_bytes"), "peak_bytes", bounds::memory_bytes)};
+    else
+        m.measured = bytes{parse_double(r.cell("peak_GiB"), "peak_GiB", {0, bounds::memory_bytes.max / GiB}) * GiB};
+    if (!(m.measured.value > 0))
+        throw field_error(trim(r.cell("peak_bytes")).empty() ? "peak_GiB" : "peak_bytes",
+                          trim(r.cell("peak_bytes")).empty() ? r.cell("peak_GiB") : r.cell("peak_bytes"),
+                          "must be positive (a measured peak)");
+}
+
+/// One measured row -> its measurement, or nothing when the row cannot be read as stated (the reason goes to
+/// `skipped` when given).
+inline std::optional<memory_measurement> read_measurement_row(const measurement_row& r, cumulative_rows& cumulative,
+                                                              std::vector<std::string>* skipped) {
+    memory_measurement m;
+    m.id = r.cell("id");
+    m.label = r.cell("model");
+    m.source = r.cell("source");
+    m.job.model.name = m.label;
+    read_measured_model(r, m.job.model);
+    const framework fw = read_measured_layout(r, m.job);
+    run_flags flags;
+    if (!read_run_flags(r, cumulative, flags, skipped)) return std::nullopt;
+    if (!flags.unsupported.empty()) {
+        if (skipped) skipped->push_back("row " + r.cell("id") + ": " + flags.unsupported + " is not modelled");
+        return std::nullopt;
+    }
+    apply_run_flags(flags, fw, r, m.job);
+    read_measured_precision(r, flags, m.job.training);
+    // A framework whose rows state their options as its own arguments (Megatron's) has them read as a launch
+    // script's would be.
+    if (fw->table_flags == table_flags_notation::megatron_arguments) {
+        const auto unknown = apply_megatron_flags(r.cell("recompute"), r.cell("other_flags"),
+                                                  {.vpp = trim(r.cell("vpp")).empty(), .cp = trim(r.cell("cp")).empty(),
+                                                   .sequence_parallel = trim(r.cell("seq_parallel")).empty()},
+                                                  m.job);
+        if (!unknown.empty()) {
+            if (skipped) skipped->push_back("row " + r.cell("id") + ": " + unknown.front());
+            return std::nullopt;
+        }
+    }
+    read_measured_peak(r, m);
+    validate(m.job);
+    return m;
+}
+}  // namespace detail
+
 /// Reads every `measured` row of a memory-measurement CSV (formula rows and rows without a peak are skipped).
 /// LoRA/QLoRA, 8-bit AdamW and CPU offload named in other_flags are read into the job (run_flags); rows whose
 /// technique cannot be read as stated are left out and, when `skipped` is given, listed there with the reason.
@@ -168,150 +354,19 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
     columns.require({"id", "framework", "layers", "hidden", "heads", "ffn_hidden", "mlp_act", "vocab_padded",
                      "seq_len", "micro_batch", "global_batch", "dp", "tp", "pp", "sharding", "recompute",
                      "precision", "peak_GiB", "metric"});
-    const auto& col = columns.index;
     std::vector<memory_measurement> out;
-    std::map<std::string, run_flags> cumulative;  // by source
-    std::map<std::string, std::int64_t> cumulative_id;  // id of the last cumulative row read, by source
+    cumulative_rows cumulative;
     while (true) {
         const std::size_t at = line + 1;
         if (!read_csv_record(in, row, line)) break;
         if (row.size() == 1 && trim(row[0]).empty()) continue;
         columns.check_width(row, at);
-        auto cell = [&](const char* name) -> std::string { return columns.cell(row, name); };
+        const measurement_row r{columns, row};
         const std::string where = columns.source + ":" + std::to_string(at) + ": ";
-        if (col.contains("value_type") && !contains(lower(cell("value_type")), "measured")) continue;
-        if (cell("peak_GiB").empty() || cell("layers").empty()) continue;
+        if (columns.has("value_type") && !contains(lower(r.cell("value_type")), "measured")) continue;
+        if (r.cell("peak_GiB").empty() || r.cell("layers").empty()) continue;
         try {
-            memory_measurement m;
-            m.id = cell("id");
-            m.label = cell("model");
-            m.source = cell("source");
-            auto num = [&](const char* name, std::int64_t fallback) { return leading_int(cell(name), name, fallback); };
-            auto& mod = m.job.model;
-            mod.name = m.label;
-            mod.layers = num("layers", 0);
-            mod.hidden = num("hidden", 0);
-            mod.heads = num("heads", 0);
-            mod.kv_heads = num("kv_heads", 0);
-            mod.ffn_hidden = num("ffn_hidden", 0);
-            const auto act = lower(cell("mlp_act"));
-            mod.activation = contains(act, "swiglu") ? activation::swiglu
-                             : contains(act, "squared") ? activation::squared_relu
-                             : contains(act, "relu")    ? activation::relu
-                                                        : activation::gelu;
-            const bool gated = mod.activation == activation::swiglu;
-            mod.vocab = num("vocab_padded", 0);
-            mod.tied_embeddings = contains(lower(cell("tied_emb")), "yes");
-            // SwiGLU models in these tables are Llama-family (RMSNorm, RoPE, no biases); GELU ones GPT-style.
-            mod.position_embedding = gated ? position_embedding::rope : position_embedding::learned;
-            mod.norm = gated ? norm_kind::rmsnorm : norm_kind::layernorm;
-            mod.bias = !gated;
-            auto& t = m.job.training;
-            t.seq_len = num("seq_len", 0);
-            t.micro_batch = num("micro_batch", 1);
-            t.global_batch = num("global_batch", 0);
-            auto& p = m.job.parallel;
-            p.dp = num("dp", 1);
-            p.tp = num("tp", 1);
-            p.pp = num("pp", 1);
-            const std::string fw_cell = lower(cell("framework"));
-            p.vpp = num("vpp", 1);
-            p.cp = num("cp", 1);
-            p.ep = num("ep", 1);
-            if (t.global_batch == 0) t.global_batch = t.micro_batch * p.dp;
-            if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
-            p.sequence_parallel = contains(lower(cell("seq_parallel")), "yes");
-            // plain PyTorch (single device, DDP, torchtune) when the column names no framework of the catalog
-            const framework fw = framework_mentioned_in(fw_cell).value_or(framework::ddp);
-            p.sharding = fw == framework::megatron ? megatron_sharding(cell("sharding"), cell("other_flags"))
-                                                   : sharding_from_text(cell("sharding"));
-            p.recompute = recompute_from_text(cell("recompute"));
-            m.job.runtime.framework = fw;
-            // Attention: "unfused" in attention_impl, or an implementation that names no kernel (e.g. just "TE")
-            // while the row's notes say the run used unfused attention (the Megatron CI toy rows do).
-            const auto attn = lower(cell("attention_impl"));
-            const bool names_kernel = contains(attn, "flash") || contains(attn, "fused") || contains(attn, "sdpa");
-            const bool unfused = contains(attn, "unfused") || (!names_kernel && contains(lower(cell("notes")), "unfused attention"));
-            m.job.runtime.attention = unfused ? attention_impl::unfused : attention_impl::flash;
-            // Runtime options named in other_flags (carried forward in cumulative tables).
-            run_flags flags;
-            const bool is_cumulative = contains(lower(cell("notes")), "cumulative") ||
-                                       contains(lower(cell("other_flags")), "cumulative");
-            if (is_cumulative) flags = cumulative[cell("source")];
-            flags.apply(cell("other_flags"));
-            if (is_cumulative) {
-                cumulative[cell("source")] = flags;
-                // A cumulative row adds one option to the row before it in its source. When the ids show that
-                // rows of the same source are missing in between (38 then 41), the options those rows added are
-                // unknown: the row cannot be read as the table states it.
-                const auto id = leading_int(cell("id"), "id", -1);
-                const auto it = cumulative_id.find(cell("source"));
-                const std::int64_t prev = it != cumulative_id.end() ? it->second : -1;
-                const bool gap = prev >= 0 && id >= 0 && id != prev + 1;
-                cumulative_id[cell("source")] = id;
-                if (gap) {
-                    if (skipped)
-                        skipped->push_back("row " + cell("id") + ": cumulative on rows " + std::to_string(prev + 1) +
-                                           "-" + std::to_string(id - 1) + " of its source, which the table lacks: the options " +
-                                           "they add are unknown");
-                    continue;
-                }
-            }
-            if (!flags.unsupported.empty()) {
-                if (skipped) skipped->push_back("row " + cell("id") + ": " + flags.unsupported + " is not modelled");
-                continue;
-            }
-            m.job.runtime.compile = flags.compile;
-            m.job.runtime.loss_chunks = flags.loss_chunks;
-            if (flags.method) {
-                t.finetune.method = *flags.method;
-                t.finetune.rank = flags.rank;
-            }
-            m.job.runtime.offload.activations = flags.offload_activations;
-            m.job.runtime.offload.optimizer = flags.offload_optimizer;
-            // A framework that offloads the optimizer only with the parameters (FSDP's CPUOffload) moves both.
-            if (flags.offload_optimizer && !fw->rules.rejects_offload({.optimizer = true}, p.sharding).empty() &&
-                fw->rules.rejects_offload({.optimizer = true, .parameters = true}, p.sharding).empty())
-                m.job.runtime.offload.parameters = true;
-            // torchtune's recipe configs build torch.optim.AdamW with fused=True.
-            if (contains(fw_cell, "torchtune")) m.job.runtime.optimizer = optimizer_impl::fused;
-            if (flags.optimizer_in_backward) m.job.runtime.optimizer = optimizer_impl::in_backward;
-            const auto pr = lower(cell("precision"));
-            t.precision = contains(pr, "pure bf16")                          ? precision::bf16
-                          : (contains(pr, "float8") || contains(pr, "fp8"))  ? precision::fp8_mixed
-                          : contains(pr, "bf16")                             ? precision::bf16_mixed
-                          : contains(pr, "fp16")                             ? precision::fp16_mixed
-                          : contains(pr, "fp32")                             ? precision::fp32
-                                                                             : precision::bf16_mixed;
-            const auto opt = lower(cell("optimizer"));
-            t.optimizer = contains(opt, "sgd") ? optimizer_kind::sgd : contains(opt, "adafactor") ? optimizer_kind::adafactor
-                          : contains(opt, "adamw") ? optimizer_kind::adamw : optimizer_kind::adam;
-            if (flags.adam8bit || contains(opt, "8bit") || contains(opt, "8-bit")) t.optimizer = optimizer_kind::adamw_8bit;
-            if (fw == framework::megatron) {
-                const auto unknown = apply_megatron_flags(cell("recompute"), cell("other_flags"),
-                                                          {.vpp = trim(cell("vpp")).empty(), .cp = trim(cell("cp")).empty(),
-                                                           .sequence_parallel = trim(cell("seq_parallel")).empty()},
-                                                          m.job);
-                if (!unknown.empty()) {
-                    if (skipped) skipped->push_back("row " + cell("id") + ": " + unknown.front());
-                    continue;
-                }
-            }
-            const auto met = lower(cell("metric"));
-            m.metric = contains(met, "reserved") ? memory_metric::reserved
-                       : contains(met, "active") ? memory_metric::active : memory_metric::allocated;
-            m.last_stage_only = contains(lower(cell("rank_measured")), "last");
-            // A measured peak is a positive, finite number of bytes (0, negative, nan, inf are errors).
-            if (!trim(cell("peak_bytes")).empty())
-                m.measured = bytes{parse_double(cell("peak_bytes"), "peak_bytes", bounds::memory_bytes)};
-            else
-                m.measured = bytes{parse_double(cell("peak_GiB"), "peak_GiB", {0, bounds::memory_bytes.max / GiB}) * GiB};
-            if (!(m.measured.value > 0))
-                throw field_error(trim(cell("peak_bytes")).empty() ? "peak_GiB" : "peak_bytes",
-                                  trim(cell("peak_bytes")).empty() ? cell("peak_GiB") : cell("peak_bytes"),
-                                  "must be positive (a measured peak)");
-            validate(m.job);
-            out.push_back(std::move(m));
+            if (auto m = read_measurement_row(r, cumulative, skipped)) out.push_back(std::move(*m));
         } catch (const config_error& e) {
             throw config_error(where + e.what());
         }

@@ -98,6 +98,28 @@ public:
 
     /// Applies the options that need the whole job; what it cannot use goes to out.unknown / out.ignored.
     void finish(job_spec& j, launcher_import& out) const {
+        finish_moe(j, out);
+        finish_recompute(j.parallel, out);
+        // Dropout masks are saved when either probability is positive (hidden: bias_dropout_add's mask; attention: the
+        // unfused core attention's mask); both 0 saves none.
+        if (dropout_given_) j.runtime.dropout = hidden_dropout_ > 0 || attention_dropout_ > 0;
+        finish_low_precision(j, out);
+        finish_megatron_fsdp(j.parallel, out);
+        // The local implementation builds megatron/core/transformer/dot_product_attention.py DotProductAttention
+        // (unfused softmax) whatever --attention-backend says (models/gpt/gpt_layer_specs.py
+        // get_gpt_layer_local_spec); Transformer Engine's cuBLAS workspace is still counted (framework profile).
+        if (transformer_impl_) {
+            if (*transformer_impl_ == "local") j.runtime.attention = attention_impl::unfused;
+            else if (*transformer_impl_ != "transformer_engine") out.unknown.push_back("--transformer-impl " + *transformer_impl_);
+        }
+    }
+
+    /// `--moe-layer-freq`: an integer k (every k-th layer is MoE; only 1 is modelled) or a pattern "([0]*a+[1]*b)".
+    static std::optional<std::int64_t> dense_layers_of(const std::string& v, std::int64_t layers);
+
+private:
+    /// The MoE options: top-k's default, the expert and shared-expert widths, the dense layers, the dispatcher.
+    void finish_moe(job_spec& j, launcher_import& out) const {
         auto& m = j.model;
         auto& p = j.parallel;
         if (m.is_moe()) {
@@ -120,8 +142,11 @@ public:
             else if (*dispatcher_ == "alltoall") p.dispatcher = moe_dispatcher::alltoall;
             else out.unknown.push_back("--moe-token-dispatcher-type " + *dispatcher_ + " (not modelled)");
         }
-        // --recompute-method / --recompute-num-layers act only with --recompute-granularity full (megatron/core/
-        // transformer/transformer_config.py requires both there and rejects the count with selective).
+    }
+
+    /// --recompute-method / --recompute-num-layers act only with --recompute-granularity full (megatron/core/
+    /// transformer/transformer_config.py requires both there and rejects the count with selective).
+    void finish_recompute(parallel_config& p, launcher_import& out) const {
         if (p.recompute == recompute::full) {
             if (recompute_method_) {
                 if (*recompute_method_ == "uniform") p.recompute_method = recompute_method::uniform;
@@ -133,9 +158,10 @@ public:
             if (recompute_method_) out.ignored.push_back("--recompute-method " + *recompute_method_ + " (without --recompute-granularity full)");
             if (recompute_layers_) out.ignored.push_back("--recompute-num-layers " + std::to_string(*recompute_layers_) + " (without --recompute-granularity full)");
         }
-        // Dropout masks are saved when either probability is positive (hidden: bias_dropout_add's mask; attention: the
-        // unfused core attention's mask); both 0 saves none.
-        if (dropout_given_) j.runtime.dropout = hidden_dropout_ > 0 || attention_dropout_ > 0;
+    }
+
+    /// --fp8-param-gather and --grad-reduce-in-bf16, which act only at the precisions that have those buffers.
+    void finish_low_precision(job_spec& j, launcher_import& out) const {
         const auto prec = j.training.precision;
         if (fp8_param_gather_) {
             if (prec == precision::fp8_mixed) j.runtime.fp8_param_gather = true;
@@ -145,6 +171,10 @@ public:
             if (prec == precision::bf16_mixed || prec == precision::fp8_mixed) j.runtime.grad_reduce_bf16 = true;
             else out.ignored.push_back("--grad-reduce-in-bf16 (without --bf16)");
         }
+    }
+
+    /// Megatron-FSDP's sharding strategy (--data-parallel-sharding-strategy acts only with --use-megatron-fsdp).
+    void finish_megatron_fsdp(parallel_config& p, launcher_import& out) const {
         if (megatron_fsdp_) {  // arguments.py: no_shard | optim | optim_grads | optim_grads_params
             const std::string v = fsdp_strategy_.value_or("optim_grads_params");
             if (v == "optim_grads_params") p.sharding = sharding::full;
@@ -155,19 +185,8 @@ public:
         } else if (fsdp_strategy_) {
             out.ignored.push_back("--data-parallel-sharding-strategy " + *fsdp_strategy_ + " (without --use-megatron-fsdp)");
         }
-        // The local implementation builds megatron/core/transformer/dot_product_attention.py DotProductAttention
-        // (unfused softmax) whatever --attention-backend says (models/gpt/gpt_layer_specs.py
-        // get_gpt_layer_local_spec); Transformer Engine's cuBLAS workspace is still counted (framework profile).
-        if (transformer_impl_) {
-            if (*transformer_impl_ == "local") j.runtime.attention = attention_impl::unfused;
-            else if (*transformer_impl_ != "transformer_engine") out.unknown.push_back("--transformer-impl " + *transformer_impl_);
-        }
     }
 
-    /// `--moe-layer-freq`: an integer k (every k-th layer is MoE; only 1 is modelled) or a pattern "([0]*a+[1]*b)".
-    static std::optional<std::int64_t> dense_layers_of(const std::string& v, std::int64_t layers);
-
-private:
     std::optional<std::int64_t> moe_ffn_, shared_size_, recompute_layers_;
     std::optional<std::string> layer_freq_, dispatcher_, recompute_method_, fsdp_strategy_, transformer_impl_;
     double hidden_dropout_ = 0.1, attention_dropout_ = 0.1;  // arguments.py defaults

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,66 +59,73 @@ inline std::string sailor_gpu_name(const std::string& dir) {
 }
 }  // namespace detail
 
-/// Reads and checks every profile under `dir` (the sailor folder). Sequence length: llm_info's activation
-/// output floats per layer / hidden, with hidden from the layer's parameters (12 h^2 + 13 h for these models).
-inline std::vector<sailor_profile> load_sailor_profiles(const std::string& dir, const gpu_catalog& cat = gpu_catalog{}) {
-    namespace fs = std::filesystem;
-    const auto info = frenzy::read_json_file(dir + "/llm_info.json");
-    std::vector<sailor_profile> out;
-    std::vector<fs::path> files;
-    for (const auto& e : fs::recursive_directory_iterator(dir + "/profiles"))
-        if (e.is_regular_file() && e.path().filename() == "profile.json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-        sailor_profile p;
-        p.gpu_dir = f.parent_path().filename().string();
-        p.model = f.parent_path().parent_path().filename().string();
-        p.gpu = detail::sailor_gpu_name(p.gpu_dir);
-        if (!info.contains(p.model)) continue;
-        const auto& li = info.at(p.model).at("1");
-        p.layers_expected = static_cast<int>(li.size());
-        const double params = li.at("1").at("params_floats").get<double>();
-        p.hidden = std::round(std::sqrt(params / 12.0) / 64.0) * 64.0;
-        p.seq_len = li.at("1").at("act_output_floats").get<double>() / p.hidden;
-        const auto prof = frenzy::read_json_file(f.string());
-        for (auto mb = prof.begin(); mb != prof.end(); ++mb)
-            for (auto tp = mb.value().begin(); tp != mb.value().end(); ++tp) {
-                const auto& layers = tp.value();
-                p.layers_in_file = std::max(p.layers_in_file, static_cast<int>(layers.size()));
-                const auto mid = std::to_string(layers.size() / 2);
-                if (!layers.contains(mid)) continue;
-                sailor_profile::point pt;
-                pt.micro_batch = std::stoi(mb.key());
-                pt.tp = std::stoi(tp.key());
-                pt.forward = layers.at(mid).at(0).get<double>();
-                pt.backward = layers.at(mid).at(1).get<double>();
-                // forward FLOPs of the layer: 2 x params x tokens + attention core 4 x s^2 x h per sequence
-                const double tokens = pt.micro_batch * p.seq_len;
-                const double fwd = (2.0 * params * tokens + 4.0 * pt.micro_batch * p.seq_len * p.seq_len * p.hidden) / pt.tp;
-                if (pt.forward > 0 && pt.backward > 0) pt.tflops = 3.0 * fwd / (pt.forward + pt.backward) / 1e12;
-                p.points.push_back(pt);
+namespace detail {
+
+/// The middle layer's times of one profile file (prof[micro_batch][tp][layer]) and the rate they achieve, sorted by
+/// (tp, micro-batch); `params` is the layer's parameter count.
+inline void read_sailor_points(const nlohmann::json& prof, double params, sailor_profile& p) {
+    for (auto mb = prof.begin(); mb != prof.end(); ++mb)
+        for (auto tp = mb.value().begin(); tp != mb.value().end(); ++tp) {
+            const auto& layers = tp.value();
+            p.layers_in_file = std::max(p.layers_in_file, static_cast<int>(layers.size()));
+            const auto mid = std::to_string(layers.size() / 2);
+            if (!layers.contains(mid)) continue;
+            sailor_profile::point pt;
+            pt.micro_batch = std::stoi(mb.key());
+            pt.tp = std::stoi(tp.key());
+            pt.forward = layers.at(mid).at(0).get<double>();
+            pt.backward = layers.at(mid).at(1).get<double>();
+            // forward FLOPs of the layer: 2 x params x tokens + attention core 4 x s^2 x h per sequence
+            const double tokens = pt.micro_batch * p.seq_len;
+            const double fwd = (2.0 * params * tokens + 4.0 * pt.micro_batch * p.seq_len * p.seq_len * p.hidden) / pt.tp;
+            if (pt.forward > 0 && pt.backward > 0) pt.tflops = 3.0 * fwd / (pt.forward + pt.backward) / 1e12;
+            p.points.push_back(pt);
+        }
+    std::sort(p.points.begin(), p.points.end(), [](const auto& a, const auto& b) {
+        return a.tp != b.tp ? a.tp < b.tp : a.micro_batch < b.micro_batch;
+    });
+}
+
+/// The checks of one file on its own: its layer count, backward / forward at tp = 1, and its regime (tensor cores
+/// or not) from the GPU's fp32 peak.
+inline void check_sailor_file(sailor_profile& p, const gpu_catalog& cat) {
+    if (p.layers_in_file != p.layers_expected)
+        p.issues.push_back("layers: " + std::to_string(p.layers_in_file) + " in the file, " +
+                           std::to_string(p.layers_expected) + " in llm_info.json");
+    for (const auto& pt : p.points)
+        if (pt.tp == 1 && pt.forward > 0) {
+            const double r = pt.backward / pt.forward;
+            if (r < 1.5 || r > 3.5) {
+                p.issues.push_back("ratio: backward/forward = " + std::to_string(r) + " at micro-batch " +
+                                   std::to_string(pt.micro_batch));
+                break;
             }
-        std::sort(p.points.begin(), p.points.end(), [](const auto& a, const auto& b) {
-            return a.tp != b.tp ? a.tp < b.tp : a.micro_batch < b.micro_batch;
-        });
-        if (p.layers_in_file != p.layers_expected)
-            p.issues.push_back("layers: " + std::to_string(p.layers_in_file) + " in the file, " +
-                               std::to_string(p.layers_expected) + " in llm_info.json");
+        }
+    if (const auto* t = p.gpu.empty() ? nullptr : cat.find(p.gpu))
         for (const auto& pt : p.points)
-            if (pt.tp == 1 && pt.forward > 0) {
-                const double r = pt.backward / pt.forward;
-                if (r < 1.5 || r > 3.5) {
-                    p.issues.push_back("ratio: backward/forward = " + std::to_string(r) + " at micro-batch " +
-                                       std::to_string(pt.micro_batch));
-                    break;
-                }
-            }
-        if (const auto* t = p.gpu.empty() ? nullptr : cat.find(p.gpu))
-            for (const auto& pt : p.points)
-                if (pt.tp == 1 && pt.tflops > t->fp32_tflops) p.tensor_regime = true;
-        out.push_back(std::move(p));
-    }
-    // copy: same GPU, another model, identical middle-layer times at every shared (mb, tp)
+            if (pt.tp == 1 && pt.tflops > t->fp32_tflops) p.tensor_regime = true;
+}
+
+/// One profile file, read and checked on its own; nothing when llm_info.json (`info`) does not list its model.
+inline std::optional<sailor_profile> read_sailor_file(const std::filesystem::path& f, const nlohmann::json& info,
+                                                      const gpu_catalog& cat) {
+    sailor_profile p;
+    p.gpu_dir = f.parent_path().filename().string();
+    p.model = f.parent_path().parent_path().filename().string();
+    p.gpu = sailor_gpu_name(p.gpu_dir);
+    if (!info.contains(p.model)) return std::nullopt;
+    const auto& li = info.at(p.model).at("1");
+    p.layers_expected = static_cast<int>(li.size());
+    const double params = li.at("1").at("params_floats").get<double>();
+    p.hidden = std::round(std::sqrt(params / 12.0) / 64.0) * 64.0;
+    p.seq_len = li.at("1").at("act_output_floats").get<double>() / p.hidden;
+    read_sailor_points(frenzy::read_json_file(f.string()), params, p);
+    check_sailor_file(p, cat);
+    return p;
+}
+
+/// copy: same GPU, another model, identical middle-layer times at every shared (mb, tp)
+inline void flag_sailor_copies(std::vector<sailor_profile>& out) {
     for (auto& a : out)
         for (const auto& b : out) {
             if (&a == &b || a.gpu_dir != b.gpu_dir || a.model == b.model) continue;
@@ -130,7 +138,10 @@ inline std::vector<sailor_profile> load_sailor_profiles(const std::string& dir, 
             if (shared > 0 && same == shared && a.layers_in_file != a.layers_expected)
                 a.issues.push_back("copy: entries equal those of " + b.model + " on " + b.gpu_dir);
         }
-    // regime: per GPU type, the majority regime of the files wins
+}
+
+/// regime: per GPU type, the majority regime of the files wins
+inline void flag_sailor_regimes(std::vector<sailor_profile>& out) {
     std::map<std::string, std::pair<int, int>> votes;  // gpu -> (tensor, not)
     for (const auto& p : out)
         if (!p.gpu.empty() && p.layers_in_file == p.layers_expected) (p.tensor_regime ? votes[p.gpu].first : votes[p.gpu].second)++;
@@ -141,6 +152,24 @@ inline std::vector<sailor_profile> load_sailor_profiles(const std::string& dir, 
             p.issues.push_back(std::string("regime: measured ") + (p.tensor_regime ? "with" : "without") +
                                " tensor cores, unlike the other files of " + p.gpu_dir);
     }
+}
+
+}  // namespace detail
+
+/// Reads and checks every profile under `dir` (the sailor folder). Sequence length: llm_info's activation
+/// output floats per layer / hidden, with hidden from the layer's parameters (12 h^2 + 13 h for these models).
+inline std::vector<sailor_profile> load_sailor_profiles(const std::string& dir, const gpu_catalog& cat = gpu_catalog{}) {
+    namespace fs = std::filesystem;
+    const auto info = frenzy::read_json_file(dir + "/llm_info.json");
+    std::vector<sailor_profile> out;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(dir + "/profiles"))
+        if (e.is_regular_file() && e.path().filename() == "profile.json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files)
+        if (auto p = detail::read_sailor_file(f, info, cat)) out.push_back(std::move(*p));
+    detail::flag_sailor_copies(out);
+    detail::flag_sailor_regimes(out);
     return out;
 }
 

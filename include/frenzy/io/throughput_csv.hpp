@@ -127,6 +127,142 @@ inline std::string source_group(const std::string& source, const std::string& gp
 /// rows are 1e2..1e5, so 1e9 rejects only nonsense).
 inline constexpr real_bound real_bound_tokens_per_s = bounds::tokens_per_s;
 
+namespace detail {
+
+/// One data row of a throughput table, read by column name.
+struct throughput_row {
+    const csv_columns& columns;
+    const std::vector<std::string>& f;
+
+    std::string get(const char* c) const { return columns.cell(f, c); }
+    /// A required number: an empty or "n/a" cell is `dflt`, any other cell without a number an error.
+    double num(const char* c, double dflt) const {
+        const auto v = get(c);
+        if (trim(v).empty() || v == "n/a") return dflt;
+        const double d = number_from_text(v, get("model"), c);
+        if (std::isnan(d)) throw frenzy::field_error(c, "\"" + v + "\"", "is not a number");
+        return d;
+    }
+    /// An optional number: a cell without a number is `dflt`.
+    double opt_num(const char* c, double dflt) const {
+        const double d = number_from_text(get(c), get("model"), c);
+        return std::isnan(d) ? dflt : d;
+    }
+    /// counts: finite and inside int64 before rounding (llround of 1e30 is undefined); validate() bounds them
+    static std::int64_t to_int(const char* c, double d) {
+        if (!(std::fabs(d) <= 9007199254740992.0))  // 2^53
+            throw frenzy::field_error(c, d, "is not an integer count (at most 2^53)");
+        return static_cast<std::int64_t>(std::llround(d));
+    }
+    std::int64_t integer(const char* c, double dflt) const { return to_int(c, num(c, dflt)); }
+};
+
+/// The header line (the first that is not empty or a '#' comment) -> the table's columns; the required ones must be
+/// there. `lineno` counts the lines read.
+inline csv_columns read_throughput_header(std::istream& in, const std::string& name, std::size_t& lineno) {
+    std::string line;
+    std::vector<std::string> header;
+    while (std::getline(in, line)) {
+        ++lineno;
+        if (line.empty() || line[0] == '#') continue;
+        header = split_csv_line(line);
+        break;
+    }
+    if (header.empty()) throw io_error(frenzy::printable(name, 200) + ": no header line");
+    // io/csv.hpp's columns: unnamed or repeated columns are errors, every row has one field per column
+    auto columns = csv_columns_from_header(header, name);
+    for (const char* req : {"gpu_type", "num_layers", "hidden", "heads", "ffn_hidden", "vocab", "seq_len", "micro_batch",
+                            "global_batch_seqs", "dp", "tp", "pp", "tokens_per_s_per_gpu"})
+        if (!columns.has(req)) throw config_error(columns.source + ": header: column " + req + " is missing");
+    return columns;
+}
+
+/// A row the calibration cannot use: nothing measured, the batch not given (Korthikanti et al. 2022's recalled
+/// baseline rows), or fine-tuning on packed sequences (NeMo's SFT rows: attention runs per packed sample, which a job
+/// spec cannot express). Errors are prefixed with `where`.
+inline bool throughput_row_unusable(const throughput_row& r, const std::string& where) {
+    bool no_measure = false;
+    try {
+        no_measure = std::isnan(number_from_text(r.get("tokens_per_s_per_gpu"), "", "tokens_per_s_per_gpu"));
+    } catch (const config_error& e) {
+        throw config_error(where + ": " + e.what());
+    }
+    return no_measure || trim(r.get("micro_batch")).empty() || contains(lower(r.get("model")), "packed");
+}
+
+/// The model columns (shape and MLP; the position embedding and biases have no effect on FLOPs).
+inline void read_throughput_model(const throughput_row& r, const std::string& id, transformer_spec& m) {
+    m.name = r.get("model").empty() ? "row-" + id : r.get("model");
+    m.layers = r.integer("num_layers", 0);
+    m.hidden = r.integer("hidden", 0);
+    m.heads = r.integer("heads", 0);
+    m.kv_heads = r.to_int("kv_heads", r.opt_num("kv_heads", 0));
+    m.ffn_hidden = r.integer("ffn_hidden", 0);
+    m.vocab = r.integer("vocab", 0);
+    const auto mlp = lower(r.get("mlp_type"));
+    m.activation = contains(mlp, "swiglu")         ? activation::swiglu
+                   : contains(mlp, "squared-relu") ? activation::squared_relu
+                                                    : activation::gelu;
+    m.position_embedding = position_embedding::rope;  // no effect on FLOPs
+    m.bias = false;
+}
+
+/// The training and layout columns (batch, precision, degrees, sharding, recompute, sequence parallelism).
+inline void read_throughput_layout(const throughput_row& r, job_spec& job) {
+    auto& t = job.training;
+    t.seq_len = r.integer("seq_len", 0);
+    t.micro_batch = r.integer("micro_batch", 0);
+    t.global_batch = r.integer("global_batch_seqs", 0);
+    t.precision = r.get("precision").empty() ? precision::bf16_mixed : precision_from_text(r.get("precision"));
+    auto& p = job.parallel;
+    p.dp = r.integer("dp", 1);
+    p.tp = r.integer("tp", 1);
+    p.pp = r.integer("pp", 1);
+    p.vpp = r.to_int("vpp", r.opt_num("vpp", 1));
+    p.cp = r.to_int("cp", r.opt_num("cp", 1));
+    p.ep = r.to_int("ep", r.opt_num("ep", 1));
+    if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
+    p.sharding = sharding_from_text(r.get("sharding"));
+    const auto rc = lower(r.get("recompute"));
+    // "per NeMo recipe (not stated)": NeMo 24.07's pretraining recipes run these layouts without recompute
+    p.recompute = contains(rc, "not stated") ? recompute::none : recompute_from_text(r.get("recompute"));
+    const auto sp = lower(trim(r.get("sequence_parallel")));
+    p.sequence_parallel = sp.rfind("yes", 0) == 0 || sp == "true" || sp == "1" ||
+                          (contains(sp, "tp>1") && p.tp > 1);  // "typically on when TP>1"
+}
+
+/// The framework column (empty: Megatron) and the overlap options its rows run with.
+inline void read_throughput_runtime(const throughput_row& r, job_spec& job) {
+    const auto fw = lower(r.get("framework"));
+    job.runtime.framework = fw.empty() ? framework::megatron : framework_from_text(r.get("framework"));
+    const auto opts = lower(r.get("other_opts"));
+    // NeMo 2.0 runs Megatron-Core with overlap_grad_reduce/overlap_param_gather on (MegatronStrategy's
+    // default DistributedDataParallelConfig) and userbuffer TP overlap in its performance recipes
+    // (MegatronCommOverlapCallback(tp_comm_overlap=True), nemo/collections/llm/recipes/*)
+    const bool nemo = contains(fw, "nemo");
+    job.runtime.tp_comm_overlap = (nemo && job.parallel.tp > 1) || contains(opts, "tp-comm-overlap");
+    job.runtime.overlap_grad_reduce = nemo || contains(opts, "overlap-grad-reduce");
+}
+
+/// The sample of a usable row: GPU, job, topology, measured rate and step time, source group; the job validated.
+inline void read_throughput_sample(const throughput_row& r, const gpu_catalog& cat, throughput_sample& s) {
+    s.gpu = gpu_name_from_text(r.get("gpu_type"), cat);
+    read_throughput_model(r, s.id, s.job.model);
+    read_throughput_layout(r, s.job);
+    read_throughput_runtime(r, s.job);
+    s.job.name = s.job.model.name;
+    s.topo.gpus_per_node = cat.at(s.gpu).gpus_per_node;
+    s.topo.network_gbps = network_from_text(r.get("interconnect"));
+    s.tokens_per_s_per_gpu = r.num("tokens_per_s_per_gpu", 0);
+    s.step_time_s = r.opt_num("step_time_s", 0);
+    frenzy::check_bound("step_time_s", s.step_time_s, bounds::seconds);
+    frenzy::check_bound("tokens_per_s_per_gpu", s.tokens_per_s_per_gpu, real_bound_tokens_per_s);
+    s.group = source_group(s.source, s.gpu);
+    validate(s.job);
+}
+
+}  // namespace detail
+
 /// Reads throughput samples from CSV text with the columns of measured_calibration.csv. Required columns:
 /// gpu_type, num_layers, hidden, heads, ffn_hidden, vocab, seq_len, micro_batch, global_batch_seqs, dp, tp, pp,
 /// tokens_per_s_per_gpu; optional: row_id, framework, interconnect, kv_heads, mlp_type, vpp, cp, sharding,
@@ -136,23 +272,11 @@ inline constexpr real_bound real_bound_tokens_per_s = bounds::tokens_per_s;
 inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, const std::string& name = "csv",
                                                           const gpu_catalog& cat = gpu_catalog{},
                                                           std::vector<std::string>* skipped = nullptr) {
-    std::string line;
-    std::vector<std::string> header;
     std::size_t lineno = 0;
-    while (std::getline(in, line)) {
-        ++lineno;
-        if (line.empty() || line[0] == '#') continue;
-        header = detail::split_csv_line(line);
-        break;
-    }
-    if (header.empty()) throw io_error(frenzy::printable(name, 200) + ": no header line");
-    // io/csv.hpp's columns: unnamed or repeated columns are errors, every row has one field per column
-    const auto columns = detail::csv_columns_from_header(header, name);
-    for (const char* req : {"gpu_type", "num_layers", "hidden", "heads", "ffn_hidden", "vocab", "seq_len", "micro_batch",
-                            "global_batch_seqs", "dp", "tp", "pp", "tokens_per_s_per_gpu"})
-        if (!columns.has(req)) throw config_error(columns.source + ": header: column " + req + " is missing");
+    const auto columns = detail::read_throughput_header(in, name, lineno);
     std::vector<throughput_sample> out;
     if (skipped) skipped->clear();
+    std::string line;
     while (std::getline(in, line)) {
         ++lineno;
         if (line.empty() || line[0] == '#') continue;
@@ -160,95 +284,16 @@ inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, cons
         if (f.size() == 1 && detail::trim(f[0]).empty()) continue;
         columns.check_width(f, lineno);
         const std::string where = columns.source + ":" + std::to_string(lineno);
-        auto get = [&](const char* c) -> std::string { return columns.cell(f, c); };
-        auto num = [&](const char* c, double dflt) -> double {
-            const auto v = get(c);
-            if (detail::trim(v).empty() || v == "n/a") return dflt;
-            const double d = detail::number_from_text(v, get("model"), c);
-            if (std::isnan(d)) throw frenzy::field_error(c, "\"" + v + "\"", "is not a number");
-            return d;
-        };
-        auto opt_num = [&](const char* c, double dflt) -> double {  // optional: a cell without a number -> default
-            const double d = detail::number_from_text(get(c), get("model"), c);
-            return std::isnan(d) ? dflt : d;
-        };
-        // counts: finite and inside int64 before rounding (llround of 1e30 is undefined); validate() bounds them
-        auto to_int = [&](const char* c, double d) {
-            if (!(std::fabs(d) <= 9007199254740992.0))  // 2^53
-                throw frenzy::field_error(c, d, "is not an integer count (at most 2^53)");
-            return static_cast<std::int64_t>(std::llround(d));
-        };
-        auto integer = [&](const char* c, double dflt) { return to_int(c, num(c, dflt)); };
+        const detail::throughput_row r{columns, f};
         throughput_sample s;
-        s.id = get("row_id").empty() ? std::to_string(lineno) : get("row_id");
-        s.source = get("source");
-        // nothing measured, the batch not given (Korthikanti et al. 2022's recalled baseline rows), or fine-tuning on
-        // packed sequences (NeMo's SFT rows: attention runs per packed sample, which a job spec cannot express)
-        bool no_measure = false;
-        try {
-            no_measure = std::isnan(detail::number_from_text(get("tokens_per_s_per_gpu"), "", "tokens_per_s_per_gpu"));
-        } catch (const config_error& e) {
-            throw config_error(where + ": " + e.what());
-        }
-        if (no_measure || detail::trim(get("micro_batch")).empty() ||
-            detail::contains(detail::lower(get("model")), "packed")) {
+        s.id = r.get("row_id").empty() ? std::to_string(lineno) : r.get("row_id");
+        s.source = r.get("source");
+        if (detail::throughput_row_unusable(r, where)) {
             if (skipped) skipped->push_back(s.id);
             continue;
         }
         try {
-            s.gpu = detail::gpu_name_from_text(get("gpu_type"), cat);
-            auto& m = s.job.model;
-            m.name = get("model").empty() ? "row-" + s.id : get("model");
-            m.layers = integer("num_layers", 0);
-            m.hidden = integer("hidden", 0);
-            m.heads = integer("heads", 0);
-            m.kv_heads = to_int("kv_heads", opt_num("kv_heads", 0));
-            m.ffn_hidden = integer("ffn_hidden", 0);
-            m.vocab = integer("vocab", 0);
-            const auto mlp = detail::lower(get("mlp_type"));
-            m.activation = detail::contains(mlp, "swiglu")         ? activation::swiglu
-                           : detail::contains(mlp, "squared-relu") ? activation::squared_relu
-                                                                    : activation::gelu;
-            m.position_embedding = position_embedding::rope;  // no effect on FLOPs
-            m.bias = false;
-            auto& t = s.job.training;
-            t.seq_len = integer("seq_len", 0);
-            t.micro_batch = integer("micro_batch", 0);
-            t.global_batch = integer("global_batch_seqs", 0);
-            t.precision = get("precision").empty() ? precision::bf16_mixed : detail::precision_from_text(get("precision"));
-            auto& p = s.job.parallel;
-            p.dp = integer("dp", 1);
-            p.tp = integer("tp", 1);
-            p.pp = integer("pp", 1);
-            p.vpp = to_int("vpp", opt_num("vpp", 1));
-            p.cp = to_int("cp", opt_num("cp", 1));
-            p.ep = to_int("ep", opt_num("ep", 1));
-            if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
-            p.sharding = detail::sharding_from_text(get("sharding"));
-            const auto rc = detail::lower(get("recompute"));
-            // "per NeMo recipe (not stated)": NeMo 24.07's pretraining recipes run these layouts without recompute
-            p.recompute = detail::contains(rc, "not stated") ? recompute::none : detail::recompute_from_text(get("recompute"));
-            const auto sp = detail::lower(detail::trim(get("sequence_parallel")));
-            p.sequence_parallel = sp.rfind("yes", 0) == 0 || sp == "true" || sp == "1" ||
-                                  (detail::contains(sp, "tp>1") && p.tp > 1);  // "typically on when TP>1"
-            const auto fw = detail::lower(get("framework"));
-            s.job.runtime.framework = fw.empty() ? framework::megatron : detail::framework_from_text(get("framework"));
-            const auto opts = detail::lower(get("other_opts"));
-            // NeMo 2.0 runs Megatron-Core with overlap_grad_reduce/overlap_param_gather on (MegatronStrategy's
-            // default DistributedDataParallelConfig) and userbuffer TP overlap in its performance recipes
-            // (MegatronCommOverlapCallback(tp_comm_overlap=True), nemo/collections/llm/recipes/*)
-            const bool nemo = detail::contains(fw, "nemo");
-            s.job.runtime.tp_comm_overlap = (nemo && p.tp > 1) || detail::contains(opts, "tp-comm-overlap");
-            s.job.runtime.overlap_grad_reduce = nemo || detail::contains(opts, "overlap-grad-reduce");
-            s.job.name = m.name;
-            s.topo.gpus_per_node = cat.at(s.gpu).gpus_per_node;
-            s.topo.network_gbps = detail::network_from_text(get("interconnect"));
-            s.tokens_per_s_per_gpu = num("tokens_per_s_per_gpu", 0);
-            s.step_time_s = opt_num("step_time_s", 0);
-            frenzy::check_bound("step_time_s", s.step_time_s, bounds::seconds);
-            frenzy::check_bound("tokens_per_s_per_gpu", s.tokens_per_s_per_gpu, real_bound_tokens_per_s);
-            s.group = detail::source_group(s.source, s.gpu);
-            validate(s.job);
+            detail::read_throughput_sample(r, cat, s);
         } catch (const config_error& e) {
             throw config_error(where + ": " + e.what());
         }

@@ -39,61 +39,74 @@ struct framework_overheads {
         // 32 MiB + 1 KiB (TransformerEngine@d0067d0d cpp_extensions/gemm.py get_cublas_workspace(grouped_gemm=True),
         // common/util/multi_stream.cpp num_compute_streams = 4); Hopper sizes, the larger ones.
         if (f.grouped_gemm_streams && j.model.is_moe() && p.grouped_gemm) train += 4 * (32.0 * MiB + 1024);
-        // Megatron's global memory buffer "mpu" (megatron/core/utils.py GlobalMemoryBuffer.get_tensor: one tensor per
-        // name, reallocated only when a larger one is asked for, never freed) serves every all-gather that asks for
-        // it, so it holds the largest of them (megatron/core/tensor_parallel/mappings.py@d98e8a64
-        // _gather_along_first_dim(use_global_buffer=True)):
-        //  - the allgather MoE dispatcher's tokens over etp x ep (token_dispatcher.py
-        //    MoEAllGatherTokenDispatcher.token_dispatch): s b / tp x etp x ep tokens of h 16-bit values;
-        //  - with sequence parallelism, the LM head's (tensor_parallel.ColumnParallelLinear, not a TE layer) gathered
-        //    input, forward and backward (layers.py LinearWithGradAccumulationAndAsyncCommunication: get_tensor(
-        //    dim_size, input.dtype, "mpu")): s b h 16-bit values on the last stage.
-        if (f.global_memory_buffer) {
-            const double local = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch) /
-                                 (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
-            const double h = static_cast<double>(j.model.hidden);
-            double global_buffer = 0;
-            if (j.model.is_moe() && l.moe_layers > 0 && p.dispatcher == moe_dispatcher::allgather && p.expert_tp() * p.ep > 1)
-                global_buffer = 2.0 * local * static_cast<double>(p.expert_tp() * p.ep) * h;
-            if (l.last && p.sequence_parallel && p.tp > 1)
-                global_buffer = std::max(global_buffer, 2.0 * local * static_cast<double>(p.tp) * h);
-            train += global_buffer;
-        }
-        // Megatron's unfused core attention writes Q K^T into a persistent global buffer (b x a/t x s x s, 16-bit).
-        if (f.attention_score_buffer && j.runtime.attention == attention_impl::unfused) {
-            const double s_local = static_cast<double>(local_sequence(j));
-            train += 2.0 * static_cast<double>(j.training.micro_batch) * static_cast<double>(j.model.heads) /
-                     static_cast<double>(p.tp) * s_local * static_cast<double>(j.training.seq_len);
-        }
+        if (f.global_memory_buffer) train += global_buffer(j, l);
+        if (f.attention_score_buffer && j.runtime.attention == attention_impl::unfused) train += attention_score_buffer(j);
         // Gradient copies in communication buckets (torch DDP Reducer; only with data parallelism) and DeepSpeed's
         // reduce/all-gather buckets.
         if (p.dp * p.cp > 1) train += f.grad_bucket_copies * s.gradients.value;
         if (f.bucket_elements > 0 && p.sharding != sharding::full)
             train += std::min(f.bucket_elements, l.params()) * b.gradients;
-        // Full sharding: 16-bit parameters of the gathered units (current + prefetched) and the unsharded gradients
-        // of one unit before its reduce-scatter (FSDP: _FSDPState prefetch; DeepSpeed stage-3 prefetch bucket).
-        // The largest unit is a layer or, when the embedding is its own unit, the embedding/output layer.
-        if (p.sharding == sharding::full) {
-            const double per_layer = l.layers > 0 ? (l.params() - edge_params(j, l, f)) / static_cast<double>(l.layers) : 0.0;
-            const double unit = std::max(per_layer, edge_params(j, l, f));
-            const double gathered = b.gathered_copy > 0 ? b.gathered_copy : b.weights;
-            train += f.gathered_layers * gathered * unit + (gathered + b.gradients) * unit;
-        }
+        if (p.sharding == sharding::full) train += gathered_units(j, l, f, b);
         o.train = bytes{train};
-        // Optimizer step: torch.optim's foreach Adam/AdamW materialises sqrt(v) for the whole group, the size of one
-        // moment (torch/optim/adamw.py _multi_tensor_adamw); fused kernels (apex/TE FusedAdam, DeepSpeed, torch
-        // fused=True) need none. SGD and Adafactor updates run in place.
+        o.step = bytes{step_scratch(j, f, b, s)};
+        return o;
+    }
+
+private:
+    /// Megatron's global memory buffer "mpu" (megatron/core/utils.py GlobalMemoryBuffer.get_tensor: one tensor per
+    /// name, reallocated only when a larger one is asked for, never freed) serves every all-gather that asks for
+    /// it, so it holds the largest of them (megatron/core/tensor_parallel/mappings.py@d98e8a64
+    /// _gather_along_first_dim(use_global_buffer=True)):
+    ///  - the allgather MoE dispatcher's tokens over etp x ep (token_dispatcher.py
+    ///    MoEAllGatherTokenDispatcher.token_dispatch): s b / tp x etp x ep tokens of h 16-bit values;
+    ///  - with sequence parallelism, the LM head's (tensor_parallel.ColumnParallelLinear, not a TE layer) gathered
+    ///    input, forward and backward (layers.py LinearWithGradAccumulationAndAsyncCommunication: get_tensor(
+    ///    dim_size, input.dtype, "mpu")): s b h 16-bit values on the last stage.
+    static double global_buffer(const job_spec& j, const stage_layout& l) {
+        const auto& p = j.parallel;
+        const double local = static_cast<double>(j.training.seq_len / p.cp) * static_cast<double>(j.training.micro_batch) /
+                             (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
+        const double h = static_cast<double>(j.model.hidden);
+        double largest = 0;
+        if (j.model.is_moe() && l.moe_layers > 0 && p.dispatcher == moe_dispatcher::allgather && p.expert_tp() * p.ep > 1)
+            largest = 2.0 * local * static_cast<double>(p.expert_tp() * p.ep) * h;
+        if (l.last && p.sequence_parallel && p.tp > 1)
+            largest = std::max(largest, 2.0 * local * static_cast<double>(p.tp) * h);
+        return largest;
+    }
+
+    /// Megatron's unfused core attention writes Q K^T into a persistent global buffer (b x a/t x s x s, 16-bit).
+    static double attention_score_buffer(const job_spec& j) {
+        const double s_local = static_cast<double>(local_sequence(j));
+        return 2.0 * static_cast<double>(j.training.micro_batch) * static_cast<double>(j.model.heads) /
+               static_cast<double>(j.parallel.tp) * s_local * static_cast<double>(j.training.seq_len);
+    }
+
+    /// Full sharding: 16-bit parameters of the gathered units (current + prefetched) and the unsharded gradients
+    /// of one unit before its reduce-scatter (FSDP: _FSDPState prefetch; DeepSpeed stage-3 prefetch bucket).
+    /// The largest unit is a layer or, when the embedding is its own unit, the embedding/output layer.
+    static double gathered_units(const job_spec& j, const stage_layout& l, const framework_profile& f,
+                                 const state_bytes_per_param& b) {
+        const double per_layer = l.layers > 0 ? (l.params() - edge_params(j, l, f)) / static_cast<double>(l.layers) : 0.0;
+        const double unit = std::max(per_layer, edge_params(j, l, f));
+        const double gathered = b.gathered_copy > 0 ? b.gathered_copy : b.weights;
+        return f.gathered_layers * gathered * unit + (gathered + b.gradients) * unit;
+    }
+
+    /// Optimizer step: torch.optim's foreach Adam/AdamW materialises sqrt(v) for the whole group, the size of one
+    /// moment (torch/optim/adamw.py _multi_tensor_adamw); fused kernels (apex/TE FusedAdam, DeepSpeed, torch
+    /// fused=True) need none. SGD and Adafactor updates run in place.
+    static double step_scratch(const job_spec& j, const framework_profile& f, const state_bytes_per_param& b,
+                               const model_state_bytes& s) {
         double step = f.workspace_bytes;
         const auto opt = j.training.optimizer;
         if (f.foreach_optimizer && (opt == optimizer_kind::adam || opt == optimizer_kind::adamw)) {
             const double master = (f.master == master_weights::separate && b.optimizer > 8) ? 4.0 : 0.0;
             step += s.optimizer.value * (b.optimizer - master) / 2.0 / b.optimizer;
         }
-        o.step = bytes{step};
-        return o;
+        return step;
     }
 
-private:
     static double edge_params(const job_spec& j, const stage_layout& l, const framework_profile& f) {
         const double v = static_cast<double>(framework_vocab(j, f)) * static_cast<double>(j.model.hidden) /
                          static_cast<double>(j.parallel.tp);

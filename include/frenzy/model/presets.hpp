@@ -116,6 +116,7 @@ inline transformer_spec falcon_style(const char* name, std::int64_t layers, std:
             .parallel_attention = true};
 }
 
+// frenzy: data table
 inline const std::vector<model_preset>& preset_table() {
     using A = activation;
     // GPT-3 and OPT publish nominal sizes (names such as "2.7B"), not counts; their architectures come from

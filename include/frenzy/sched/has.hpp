@@ -348,65 +348,87 @@ public:
     /// Preemptive SRPT for the first waiting jobs that did not start (see has_options::preempt).
     void preempt_for_waiting(const sched_context& c, sched_decisions& d) {
         const cluster_state& cs = *c.cluster;
-        victims_.clear();
-        for (const auto& j : c.jobs)
-            if (j.running && j.alloc && j.current && j.current->tokens_per_s > 0 &&
-                c.now - j.run_started_s >= std::max(opt_.preempt_lock_s, 10 * j.restart_s))
-                victims_.push_back({j.predicted_end_s - c.now, &j});
+        collect_victims(c);
         if (victims_.empty()) return;
-        std::sort(victims_.begin(), victims_.end(), [](const auto& a, const auto& b) {
-            return a.first != b.first ? a.first > b.first : a.second->id < b.second->id;
-        });
         taken_.assign(victims_.size(), 0);
         int scanned = 0;
         for (std::size_t k = 0; k < order_buf_.size() && scanned < opt_.preempt_scan; ++k) {
             if (started_[k]) continue;
             ++scanned;
             const job_view& w = c.jobs[order_buf_[k].second];
-            const double launch_s = w.launches > 0 ? w.restart_s : opt_.startup_s;
-            // Its fastest efficient plan per type (the same efficiency rule as placement).
-            const plan* best = nullptr;
             int best_t = -1;
             double best_run = std::numeric_limits<double>::infinity();
-            least_.assign(cs.types().size(), std::numeric_limits<double>::infinity());
-            for (const auto& p : *w.plans) {
-                const int t = cs.type_index(p.gpu);
-                if (t >= 0) least_[static_cast<std::size_t>(t)] = std::min(least_[static_cast<std::size_t>(t)], rem(w, p, t) * p.gpus);
-            }
-            for (const auto& p : *w.plans) {
-                const int t = cs.type_index(p.gpu);
-                if (t < 0 || rem(w, p, t) * p.gpus > (1.0 + opt_.efficiency_slack) * least_[static_cast<std::size_t>(t)] * (1 + 1e-12)) continue;
-                const double run = launch_s + rem(w, p, t);
-                if (run < best_run) { best_run = run; best = &p; best_t = t; }
-            }
-            if (!best) continue;
-            const auto ut = static_cast<std::size_t>(best_t);
-            int have = type_free_[ut];
-            chosen_.clear();
-            for (std::size_t v = 0; v < victims_.size() && have < best->gpus; ++v) {
-                const auto& [left, vj] = victims_[v];
-                if (taken_[v] || vj->alloc->type != best_t) continue;
-                if (left <= opt_.preempt_factor * best_run + vj->restart_s) break;  // sorted: the rest are shorter
-                chosen_.push_back(v);
-                have += vj->alloc->gpus();
-            }
-            if (have < best->gpus) continue;
-            for (std::size_t v : chosen_) detail::give(free_, *victims_[v].second->alloc);
-            auto a = place_.place(cs, free_, {best_t, best->gpus, static_cast<int>(best->parallel.tp)});
-            if (!a) {
-                for (std::size_t v : chosen_) detail::take(free_, *victims_[v].second->alloc);
-                continue;
-            }
-            detail::take(free_, *a);
-            for (std::size_t v : chosen_) {
-                taken_[v] = 1;
-                d.preempt.push_back(victims_[v].second->id);
-                type_free_[ut] += victims_[v].second->alloc->gpus();
-            }
-            type_free_[ut] -= best->gpus;
-            started_[k] = 1;
-            d.start.push_back({w.id, *best, std::move(*a), false});
+            const plan* best = fastest_efficient_plan(w, cs, best_t, best_run);
+            if (!best || !choose_victims(best_t, best->gpus, best_run)) continue;
+            if (start_over_victims(cs, w, *best, best_t, d)) started_[k] = 1;
         }
+    }
+
+    /// The running jobs that may be preempted (running long enough since their start), longest remaining first.
+    void collect_victims(const sched_context& c) {
+        victims_.clear();
+        for (const auto& j : c.jobs)
+            if (j.running && j.alloc && j.current && j.current->tokens_per_s > 0 &&
+                c.now - j.run_started_s >= std::max(opt_.preempt_lock_s, 10 * j.restart_s))
+                victims_.push_back({j.predicted_end_s - c.now, &j});
+        std::sort(victims_.begin(), victims_.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first > b.first : a.second->id < b.second->id;
+        });
+    }
+
+    /// A waiting job's fastest efficient plan per type (the same efficiency rule as placement), launch included;
+    /// its type and run time go to best_t and best_run. Null when it has none.
+    const plan* fastest_efficient_plan(const job_view& w, const cluster_state& cs, int& best_t, double& best_run) {
+        const double launch_s = w.launches > 0 ? w.restart_s : opt_.startup_s;
+        const plan* best = nullptr;
+        least_.assign(cs.types().size(), std::numeric_limits<double>::infinity());
+        for (const auto& p : *w.plans) {
+            const int t = cs.type_index(p.gpu);
+            if (t >= 0) least_[static_cast<std::size_t>(t)] = std::min(least_[static_cast<std::size_t>(t)], rem(w, p, t) * p.gpus);
+        }
+        for (const auto& p : *w.plans) {
+            const int t = cs.type_index(p.gpu);
+            if (t < 0 || rem(w, p, t) * p.gpus > (1.0 + opt_.efficiency_slack) * least_[static_cast<std::size_t>(t)] * (1 + 1e-12)) continue;
+            const double run = launch_s + rem(w, p, t);
+            if (run < best_run) { best_run = run; best = &p; best_t = t; }
+        }
+        return best;
+    }
+
+    /// The victims not yet taken on type `t` whose remaining time exceeds preempt_factor x `run` plus their restart,
+    /// into chosen_, until the type's free GPUs and theirs reach `gpus`; false when they do not.
+    bool choose_victims(int t, int gpus, double run) {
+        int have = type_free_[static_cast<std::size_t>(t)];
+        chosen_.clear();
+        for (std::size_t v = 0; v < victims_.size() && have < gpus; ++v) {
+            const auto& [left, vj] = victims_[v];
+            if (taken_[v] || vj->alloc->type != t) continue;
+            if (left <= opt_.preempt_factor * run + vj->restart_s) break;  // sorted: the rest are shorter
+            chosen_.push_back(v);
+            have += vj->alloc->gpus();
+        }
+        return have >= gpus;
+    }
+
+    /// Places `w` on plan `best` (type `t`) in the free GPUs plus the chosen victims'; on success preempts them and
+    /// starts `w` (true), else gives their GPUs back to them (false).
+    bool start_over_victims(const cluster_state& cs, const job_view& w, const plan& best, int t, sched_decisions& d) {
+        const auto ut = static_cast<std::size_t>(t);
+        for (std::size_t v : chosen_) detail::give(free_, *victims_[v].second->alloc);
+        auto a = place_.place(cs, free_, {t, best.gpus, static_cast<int>(best.parallel.tp)});
+        if (!a) {
+            for (std::size_t v : chosen_) detail::take(free_, *victims_[v].second->alloc);
+            return false;
+        }
+        detail::take(free_, *a);
+        for (std::size_t v : chosen_) {
+            taken_[v] = 1;
+            d.preempt.push_back(victims_[v].second->id);
+            type_free_[ut] += victims_[v].second->alloc->gpus();
+        }
+        type_free_[ut] -= best.gpus;
+        d.start.push_back({w.id, best, std::move(*a), false});
+        return true;
     }
 
     /// When nobody waits and GPUs idle: restart running jobs on a larger plan of the same type (longest remaining

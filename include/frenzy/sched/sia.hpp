@@ -78,8 +78,34 @@ public:
         const auto& cs = *c.cluster;
         const int ntypes = static_cast<int>(cs.types().size());
         std::vector<int> gpus(static_cast<std::size_t>(ntypes)), nodes(static_cast<std::size_t>(ntypes));
+        std::string sig = up_capacity(cs, gpus, nodes);
+        round_in in;
+        std::vector<int> kept(cs.nodes().size(), 0);  // per node: GPUs of running jobs the ILP does not see
+        collect_jobs(c, in, kept, sig, d);
+        last_solve_s_ = 0;
+        if (in.jobs.empty()) return d;
+        std::vector<sia_partial_nodes> partial(static_cast<std::size_t>(ntypes));
+        ilp_capacity(cs, kept, gpus, nodes, partial);
+        if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
+        last_sig_ = sig;
+        sia_solution sol = solve_round(in, gpus, nodes, partial);
+        const std::size_t starts0 = d.start.size(), preempts0 = d.preempt.size();
+        for (int again = 0;; ++again) {
+            const auto failed = apply_solution(c, in, sol, d);
+            if (failed.empty() || again == opt_.resolves) break;
+            for (std::size_t k : failed) in.jobs[k].configs[static_cast<std::size_t>(sol.choice[k])].excluded = true;
+            d.start.erase(d.start.begin() + static_cast<std::ptrdiff_t>(starts0), d.start.end());
+            d.preempt.erase(d.preempt.begin() + static_cast<std::ptrdiff_t>(preempts0), d.preempt.end());
+            sol = solve_round(in, gpus, nodes, partial);
+        }
+        return d;
+    }
+
+private:
+    /// The GPUs and nodes that are up, per type; returns them as the start of the round's signature.
+    static std::string up_capacity(const cluster_state& cs, std::vector<int>& gpus, std::vector<int>& nodes) {
         std::string sig;
-        for (int t = 0; t < ntypes; ++t) {
+        for (int t = 0; t < static_cast<int>(gpus.size()); ++t) {
             for (int n : cs.nodes_of_type(t))
                 if (cs.nodes()[static_cast<std::size_t>(n)].up) {
                     ++nodes[static_cast<std::size_t>(t)];
@@ -87,15 +113,14 @@ public:
                 }
             sig += std::to_string(gpus[static_cast<std::size_t>(t)]) + ",";
         }
-        round_in in;
-        std::vector<int> kept(cs.nodes().size(), 0);  // per node: GPUs of running jobs the ILP does not see
-        collect_jobs(c, in, kept, sig, d);
-        last_solve_s_ = 0;
-        if (in.jobs.empty()) return d;
-        // What the ILP may hand out, per type: the whole nodes no kept job touches, and the GPUs left on the nodes
-        // a kept job holds in part (single-node configurations only).
-        std::vector<sia_partial_nodes> partial(static_cast<std::size_t>(ntypes));
-        for (int t = 0; t < ntypes; ++t) {
+        return sig;
+    }
+
+    /// What the ILP may hand out, per type: the whole nodes no kept job touches, and the GPUs left on the nodes
+    /// a kept job holds in part (single-node configurations only).
+    static void ilp_capacity(const cluster_state& cs, const std::vector<int>& kept, std::vector<int>& gpus,
+                             std::vector<int>& nodes, std::vector<sia_partial_nodes>& partial) {
+        for (int t = 0; t < static_cast<int>(gpus.size()); ++t) {
             const auto ut = static_cast<std::size_t>(t);
             gpus[ut] = nodes[ut] = 0;
             for (int n : cs.nodes_of_type(t)) {
@@ -112,36 +137,25 @@ public:
                 }
             }
         }
-        if (sig == last_sig_) return d;  // same inputs as the last solve: keep its decision
-        last_sig_ = sig;
-        const auto solve = [&] {
-            const sia_solution sol = solve_sia(in.jobs, gpus, nodes, opt_.ilp, partial);
-            last_solve_s_ += sol.solve_s;
-            ++effort_.solves;
-            effort_.optimal += sol.optimal ? 1 : 0;
-            effort_.timed_out += sol.timed_out ? 1 : 0;
-            return sol;
-        };
-        sia_solution sol = solve();
-        const std::size_t starts0 = d.start.size(), preempts0 = d.preempt.size();
-        for (int again = 0;; ++again) {
-            const auto failed = apply_solution(c, in, sol, d);
-            if (failed.empty() || again == opt_.resolves) break;
-            for (std::size_t k : failed) in.jobs[k].configs[static_cast<std::size_t>(sol.choice[k])].excluded = true;
-            d.start.erase(d.start.begin() + static_cast<std::ptrdiff_t>(starts0), d.start.end());
-            d.preempt.erase(d.preempt.begin() + static_cast<std::ptrdiff_t>(preempts0), d.preempt.end());
-            sol = solve();
-        }
-        return d;
     }
 
-private:
     /// What one round asks the ILP: the jobs, the plan behind each configuration, and the views.
     struct round_in {
         std::vector<sia_job> jobs;
         std::vector<std::vector<const plan*>> plans;
         std::vector<const job_view*> views;
     };
+
+    /// One solve of the round's ILP, counted in the solver effort and the round's solve time.
+    sia_solution solve_round(const round_in& in, const std::vector<int>& gpus, const std::vector<int>& nodes,
+                             const std::vector<sia_partial_nodes>& partial) {
+        const sia_solution sol = solve_sia(in.jobs, gpus, nodes, opt_.ilp, partial);
+        last_solve_s_ += sol.solve_s;
+        ++effort_.solves;
+        effort_.optimal += sol.optimal ? 1 : 0;
+        effort_.timed_out += sol.timed_out ? 1 : 0;
+        return sol;
+    }
 
     /// Each active job's configurations per type (Sia's shapes, capped at max_gpus and the growth limit) with the
     /// planner's throughput of exactly that size; running jobs in a shape Sia would not pick keep their GPUs, which

@@ -357,6 +357,127 @@ inline std::vector<int> sia_greedy(const std::vector<sia_job>& jobs, const std::
     return choice;
 }
 
+/// The program's columns and rows. Columns: one binary per choosable (job, config), then one integer y_t per type
+/// with single-node configs. Rows: one per job with a choice, then per type: GPUs, nodes, and (when y_t exists)
+/// single-node packing, and the packing of the configurations larger than the emptiest partly held node.
+struct sia_program {
+    std::vector<std::vector<int>> col;  ///< per job and configuration: its column, -1 when it cannot be chosen
+    std::vector<int> ycol;              ///< per type: y_t's column, -1 when none
+    int ncols = 0;
+    std::vector<int> job_row, gpu_row, node_row, pack_row, big_row;
+    int nrows = 0;
+};
+
+/// The binary columns, one per (job, configuration) with a term (the others cannot be chosen).
+inline sia_program sia_choice_columns(const std::vector<sia_job>& jobs, const std::vector<std::vector<double>>& terms) {
+    sia_program g;
+    g.col.resize(jobs.size());
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        g.col[j].assign(jobs[j].configs.size(), -1);
+        for (std::size_t c = 0; c < terms[j].size(); ++c)
+            if (!std::isnan(terms[j][c])) g.col[j][c] = g.ncols++;
+    }
+    return g;
+}
+
+/// The integer columns y_t (whole nodes the single-node configurations of type t pack into), then the rows.
+inline void sia_pack_columns_and_rows(sia_program& g, const std::vector<sia_job>& jobs,
+                                      const std::vector<sia_type_info>& types) {
+    const std::size_t ntypes = types.size();
+    g.ycol.assign(ntypes, -1);
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        for (std::size_t c = 0; c < g.col[j].size(); ++c) {
+            const auto& cf = jobs[j].configs[c];
+            const auto t = static_cast<std::size_t>(cf.type);
+            if (g.col[j][c] >= 0 && sia_whole_nodes(cf, types[t]) == 0 && types[t].gpus_per_node > 0 && g.ycol[t] < 0)
+                g.ycol[t] = g.ncols++;
+        }
+    g.job_row.assign(jobs.size(), -1);
+    g.gpu_row.assign(ntypes, 0);
+    g.node_row.assign(ntypes, 0);
+    g.pack_row.assign(ntypes, -1);
+    g.big_row.assign(ntypes, -1);
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        if (std::any_of(g.col[j].begin(), g.col[j].end(), [](int v) { return v >= 0; })) g.job_row[j] = g.nrows++;
+    for (std::size_t t = 0; t < ntypes; ++t) {
+        g.gpu_row[t] = g.nrows++;
+        g.node_row[t] = g.nrows++;
+        if (g.ycol[t] >= 0) g.pack_row[t] = g.nrows++;
+        if (g.ycol[t] >= 0 && types[t].partial > 0) g.big_row[t] = g.nrows++;
+    }
+}
+
+/// The rows' bounds (one configuration per job; GPUs, nodes and packing per type) and the y_t columns.
+inline void sia_capacity_rows(glpk_problem& ilp, const sia_program& g, const std::vector<sia_type_info>& types) {
+    for (std::size_t j = 0; j < g.job_row.size(); ++j)
+        if (g.job_row[j] >= 0) ilp.row_upper(g.job_row[j], 1.0);
+    for (std::size_t t = 0; t < types.size(); ++t) {
+        ilp.row_upper(g.gpu_row[t], types[t].gpus);
+        ilp.row_upper(g.node_row[t], types[t].nodes);
+        if (g.ycol[t] >= 0) {
+            ilp.row_lower(g.pack_row[t], -types[t].partial);
+            ilp.col_integer(g.ycol[t]);
+            ilp.col_bounds(g.ycol[t], 0.0, types[t].nodes);
+            ilp.objective(g.ycol[t], 0.0);
+            ilp.entry(g.node_row[t], g.ycol[t], 1.0);
+            ilp.entry(g.pack_row[t], g.ycol[t], types[t].gpus_per_node);
+            if (g.big_row[t] >= 0) {
+                ilp.row_lower(g.big_row[t], 0.0);
+                ilp.entry(g.big_row[t], g.ycol[t], types[t].gpus_per_node);
+            }
+        }
+    }
+}
+
+/// The binary columns' objective terms and their entries in the rows; returns the jobs whose lambda goes into the
+/// objective's constant (all of them for p < 0).
+inline int sia_choice_entries(glpk_problem& ilp, const sia_program& g, const std::vector<sia_job>& jobs,
+                              const std::vector<sia_type_info>& types, const std::vector<std::vector<double>>& terms,
+                              const sia_options& o) {
+    int lambda_jobs = 0;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        if (o.p < 0) ++lambda_jobs;
+        for (std::size_t c = 0; c < g.col[j].size(); ++c) {
+            const int k = g.col[j][c];
+            if (k < 0) continue;
+            const auto& cf = jobs[j].configs[c];
+            const auto t = static_cast<std::size_t>(cf.type);
+            ilp.col_binary(k);
+            // p < 0: lambda * (1 - sum_c A_jc) moves -lambda onto each A_jc and lambda * jobs into the constant.
+            // A running job's current configuration wins ties (sia_tie_keep).
+            const double keep = jobs[j].current == static_cast<int>(c) ? sia_tie_keep : 0.0;
+            ilp.objective(k, o.p < 0 ? terms[j][c] - o.lambda - keep : terms[j][c] + keep);
+            ilp.entry(g.job_row[j], k, 1.0);
+            ilp.entry(g.gpu_row[t], k, cf.gpus);
+            if (const int whole = sia_whole_nodes(cf, types[t]); whole > 0)
+                ilp.entry(g.node_row[t], k, whole);
+            else if (g.pack_row[t] >= 0) {
+                ilp.entry(g.pack_row[t], k, -cf.gpus);
+                if (g.big_row[t] >= 0 && !sia_fits_partial(cf, types[t])) ilp.entry(g.big_row[t], k, -cf.gpus);
+            }
+        }
+    }
+    return lambda_jobs;
+}
+
+/// The choice after the solve: GLPK's when proven optimal; stopped early, the better of GLPK's incumbent (if any)
+/// and the greedy schedule.
+inline std::vector<int> sia_chosen(const glpk_problem& ilp, const glpk_problem::mip_outcome& res, const sia_program& g,
+                                   const std::vector<sia_job>& jobs, const std::vector<sia_type_info>& types,
+                                   const std::vector<std::vector<double>>& terms, const sia_options& o) {
+    std::vector<int> mip_choice(jobs.size(), -1);
+    if (res.has_solution)
+        for (std::size_t j = 0; j < jobs.size(); ++j)
+            for (std::size_t c = 0; c < g.col[j].size(); ++c)
+                if (g.col[j][c] >= 0 && ilp.mip_value(g.col[j][c]) > 0.5) mip_choice[j] = static_cast<int>(c);
+    if (res.optimal) return mip_choice;
+    auto greedy = sia_greedy(jobs, types, terms, o);
+    if (!res.has_solution) return greedy;
+    const double vm = sia_value(terms, mip_choice, o), vg = sia_value(terms, greedy, o);
+    const bool greedy_better = o.p < 0 ? vg < vm : vg > vm;
+    return greedy_better ? greedy : mip_choice;
+}
+
 }  // namespace detail
 
 /// Solves one Sia scheduling round. gpus_per_type / nodes_per_type: GPUs and whole nodes of each type available this
@@ -370,7 +491,6 @@ inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vecto
     const auto types = detail::sia_types(gpus_per_type, nodes_per_type, partial_per_type);
     detail::sia_validate(jobs, types, o);
     const auto terms = detail::sia_terms(jobs, types, o);
-    const std::size_t ntypes = types.size();
 
     sia_solution out;
     out.choice.assign(jobs.size(), -1);
@@ -380,85 +500,19 @@ inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vecto
         return out;
     };
 
-    // Columns: one binary per choosable (job, config), then one integer y_t per type with single-node configs.
-    std::vector<std::vector<int>> col(jobs.size());
-    int ncols = 0;
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-        col[j].assign(jobs[j].configs.size(), -1);
-        for (std::size_t c = 0; c < terms[j].size(); ++c)
-            if (!std::isnan(terms[j][c])) col[j][c] = ncols++;
-    }
-    if (ncols == 0) {
+    auto g = detail::sia_choice_columns(jobs, terms);
+    if (g.ncols == 0) {
         out.optimal = true;
         return finish();
     }
-    std::vector<int> ycol(ntypes, -1);
-    for (std::size_t j = 0; j < jobs.size(); ++j)
-        for (std::size_t c = 0; c < col[j].size(); ++c) {
-            const auto& cf = jobs[j].configs[c];
-            const auto t = static_cast<std::size_t>(cf.type);
-            if (col[j][c] >= 0 && detail::sia_whole_nodes(cf, types[t]) == 0 && types[t].gpus_per_node > 0 &&
-                ycol[t] < 0)
-                ycol[t] = ncols++;
-        }
+    detail::sia_pack_columns_and_rows(g, jobs, types);
 
     detail::glpk_problem ilp;
     o.p < 0 ? ilp.minimize() : ilp.maximize();
-    ilp.add_cols(ncols);
-    // Rows: one per job with a choice, then per type: GPUs, nodes, and (when y_t exists) single-node packing.
-    std::vector<int> job_row(jobs.size(), -1), gpu_row(ntypes), node_row(ntypes), pack_row(ntypes, -1),
-        big_row(ntypes, -1);
-    int nrows = 0;
-    for (std::size_t j = 0; j < jobs.size(); ++j)
-        if (std::any_of(col[j].begin(), col[j].end(), [](int v) { return v >= 0; })) job_row[j] = nrows++;
-    for (std::size_t t = 0; t < ntypes; ++t) {
-        gpu_row[t] = nrows++;
-        node_row[t] = nrows++;
-        if (ycol[t] >= 0) pack_row[t] = nrows++;
-        if (ycol[t] >= 0 && types[t].partial > 0) big_row[t] = nrows++;
-    }
-    ilp.add_rows(nrows);
-    for (std::size_t j = 0; j < jobs.size(); ++j)
-        if (job_row[j] >= 0) ilp.row_upper(job_row[j], 1.0);
-    for (std::size_t t = 0; t < ntypes; ++t) {
-        ilp.row_upper(gpu_row[t], types[t].gpus);
-        ilp.row_upper(node_row[t], types[t].nodes);
-        if (ycol[t] >= 0) {
-            ilp.row_lower(pack_row[t], -types[t].partial);
-            ilp.col_integer(ycol[t]);
-            ilp.col_bounds(ycol[t], 0.0, types[t].nodes);
-            ilp.objective(ycol[t], 0.0);
-            ilp.entry(node_row[t], ycol[t], 1.0);
-            ilp.entry(pack_row[t], ycol[t], types[t].gpus_per_node);
-            if (big_row[t] >= 0) {
-                ilp.row_lower(big_row[t], 0.0);
-                ilp.entry(big_row[t], ycol[t], types[t].gpus_per_node);
-            }
-        }
-    }
-    int lambda_jobs = 0;
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-        if (o.p < 0) ++lambda_jobs;
-        for (std::size_t c = 0; c < col[j].size(); ++c) {
-            const int k = col[j][c];
-            if (k < 0) continue;
-            const auto& cf = jobs[j].configs[c];
-            const auto t = static_cast<std::size_t>(cf.type);
-            ilp.col_binary(k);
-            // p < 0: lambda * (1 - sum_c A_jc) moves -lambda onto each A_jc and lambda * jobs into the constant.
-            // A running job's current configuration wins ties (detail::sia_tie_keep).
-            const double keep = jobs[j].current == static_cast<int>(c) ? detail::sia_tie_keep : 0.0;
-            ilp.objective(k, o.p < 0 ? terms[j][c] - o.lambda - keep : terms[j][c] + keep);
-            ilp.entry(job_row[j], k, 1.0);
-            ilp.entry(gpu_row[t], k, cf.gpus);
-            if (const int whole = detail::sia_whole_nodes(cf, types[t]); whole > 0)
-                ilp.entry(node_row[t], k, whole);
-            else if (pack_row[t] >= 0) {
-                ilp.entry(pack_row[t], k, -cf.gpus);
-                if (big_row[t] >= 0 && !detail::sia_fits_partial(cf, types[t])) ilp.entry(big_row[t], k, -cf.gpus);
-            }
-        }
-    }
+    ilp.add_cols(g.ncols);
+    ilp.add_rows(g.nrows);
+    detail::sia_capacity_rows(ilp, g, types);
+    const int lambda_jobs = detail::sia_choice_entries(ilp, g, jobs, types, terms, o);
     ilp.set_objective_constant(o.lambda * lambda_jobs);
     ilp.load_matrix();
     const auto res = ilp.intopt("sia", {.time_limit_s = o.time_limit_s, .node_limit = o.node_limit, .mip_gap = o.mip_gap,
@@ -466,25 +520,7 @@ inline sia_solution solve_sia(const std::vector<sia_job>& jobs, const std::vecto
     out.optimal = res.optimal;
     out.timed_out = res.timed_out;
     out.nodes = res.nodes;
-
-    std::vector<int> mip_choice(jobs.size(), -1);
-    if (res.has_solution)
-        for (std::size_t j = 0; j < jobs.size(); ++j)
-            for (std::size_t c = 0; c < col[j].size(); ++c)
-                if (col[j][c] >= 0 && ilp.mip_value(col[j][c]) > 0.5) mip_choice[j] = static_cast<int>(c);
-    if (res.optimal) {
-        out.choice = std::move(mip_choice);
-        return finish();
-    }
-    // Stopped early: keep the better of GLPK's incumbent (if any) and the greedy schedule.
-    auto greedy = detail::sia_greedy(jobs, types, terms, o);
-    if (!res.has_solution) {
-        out.choice = std::move(greedy);
-    } else {
-        const double vm = detail::sia_value(terms, mip_choice, o), vg = detail::sia_value(terms, greedy, o);
-        const bool greedy_better = o.p < 0 ? vg < vm : vg > vm;
-        out.choice = greedy_better ? std::move(greedy) : std::move(mip_choice);
-    }
+    out.choice = detail::sia_chosen(ilp, res, g, jobs, types, terms, o);
     return finish();
 }
 

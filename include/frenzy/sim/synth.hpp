@@ -139,27 +139,32 @@ inline const std::vector<std::string>& synth_models_for(int gpus) {
     return classes[static_cast<std::size_t>(k)];
 }
 
-/// Derives a trace of LLM jobs from Philly rows for `cluster`, using `plans` (the planner) for memory fit and speed.
-inline std::vector<trace_job> synth_trace(const std::vector<philly_job>& rows, const cluster_spec& cluster,
-                                          const plan_provider& plans, const synth_options& o,
-                                          synth_report* report = nullptr) {
-    if (o.jobs < 1) throw config_error("synth.jobs must be at least 1");
-    if (!(o.load > 0)) throw config_error("synth.load must be positive");
-    if (o.skip < 0) throw config_error("synth.skip must not be negative");
-    validate(cluster);
-    std::vector<std::string> types;
-    std::vector<int> type_gpus;
+namespace detail {
+
+/// The cluster's GPU types, in the order its node groups first name them, and each type's GPUs.
+struct synth_types {
+    std::vector<std::string> names;
+    std::vector<int> gpus;
+};
+
+inline synth_types synth_cluster_types(const cluster_spec& cluster) {
+    synth_types ty;
     for (const auto& g : cluster.nodes) {
-        auto it = std::find(types.begin(), types.end(), g.gpu);
-        if (it == types.end()) {
-            types.push_back(g.gpu);
-            type_gpus.push_back(0);
-            it = types.end() - 1;
+        auto it = std::find(ty.names.begin(), ty.names.end(), g.gpu);
+        if (it == ty.names.end()) {
+            ty.names.push_back(g.gpu);
+            ty.gpus.push_back(0);
+            it = ty.names.end() - 1;
         }
-        type_gpus[static_cast<std::size_t>(it - types.begin())] += g.gpus_per_node * g.count;
+        ty.gpus[static_cast<std::size_t>(it - ty.names.begin())] += g.gpus_per_node * g.count;
     }
-    const int max_type = *std::max_element(type_gpus.begin(), type_gpus.end());
-    synth_report rep;
+    return ty;
+}
+
+/// The rows of the window: past the duration and virtual-cluster filters, o.jobs rows from row o.skip on, less the
+/// rows asking for more GPUs than any type has (`max_type`; counted in rep).
+inline std::vector<const philly_job*> synth_window(const std::vector<philly_job>& rows, const synth_options& o,
+                                                   int max_type, synth_report& rep) {
     std::vector<const philly_job*> win;
     int seen = 0;
     for (const auto& r : rows) {
@@ -175,73 +180,132 @@ inline std::vector<trace_job> synth_trace(const std::vector<philly_job>& rows, c
         win.push_back(&r);
         if (static_cast<int>(win.size()) == o.jobs) break;
     }
-    if (win.empty()) throw config_error("synth: no trace rows left after filtering (skip=" + std::to_string(o.skip) + ")");
-    std::mt19937_64 rng(o.seed);
-    auto uniform = [&](std::uint64_t n) { return static_cast<std::size_t>(rng() % n); };
-    auto speed = [&](const std::string& model, const std::string& gpu, int gpus) -> double {
-        trace_job t;
-        t.job_id = "synth";
-        t.model = model;
-        t.seq_len = o.seq_len;
-        t.global_batch = o.global_batch;
-        t.total_tokens = 1e9;
-        const auto pr = plans(to_job_spec(t));
-        const plan* p = plan_for_request(pr.plans, gpu, gpus);
-        return p ? p->tokens_per_s : 0.0;
-    };
-    std::vector<trace_job> out;
-    const double t0 = win.front()->submit_s;
-    int idx = 0;
-    for (const philly_job* r : win) {
-        // Requested type, weighted by GPUs, among types with enough GPUs.
+    return win;
+}
+
+/// The random draws of one synthesis (one generator seeded with o.seed, drawn row after row) and the planner's
+/// speeds they are weighed with.
+class synth_drawer {
+public:
+    synth_drawer(const synth_types& types, const plan_provider& plans, const synth_options& o)
+        : types_(types), plans_(plans), o_(o), rng_(o.seed) {}
+
+    /// Requested type, weighted by GPUs, among types with enough GPUs.
+    std::size_t draw_type(int gpus) {
         int total = 0;
-        for (std::size_t t = 0; t < types.size(); ++t)
-            if (type_gpus[t] >= r->gpus) total += type_gpus[t];
+        for (std::size_t t = 0; t < types_.names.size(); ++t)
+            if (types_.gpus[t] >= gpus) total += types_.gpus[t];
         auto pick = static_cast<int>(uniform(static_cast<std::uint64_t>(total)));
         std::size_t type = 0;
-        for (std::size_t t = 0; t < types.size(); ++t) {
-            if (type_gpus[t] < r->gpus) continue;
-            if (pick < type_gpus[t]) { type = t; break; }
-            pick -= type_gpus[t];
+        for (std::size_t t = 0; t < types_.names.size(); ++t) {
+            if (types_.gpus[t] < gpus) continue;
+            if (pick < types_.gpus[t]) { type = t; break; }
+            pick -= types_.gpus[t];
         }
-        // Model: random among the class's presets that fit; else the largest fitting one of smaller classes; if
-        // nothing fits on the drawn type at that count, the next type (in cluster order) where something does.
-        const auto& cls = synth_models_for(r->gpus);
+        return type;
+    }
+
+    /// Model: random among the class's presets that fit; else the largest fitting one of smaller classes; if
+    /// nothing fits on the drawn type at that count, the next type (in cluster order) where something does, which
+    /// becomes `type`. Returns the model and its tokens/s, or ("", 0) when nothing fits anywhere.
+    std::pair<std::string, double> draw_model(int gpus, std::size_t& type, synth_report& rep) {
+        const auto& cls = synth_models_for(gpus);
         std::pair<std::string, double> chosen{"", 0.0};
-        for (std::size_t attempt = 0; attempt < types.size() && chosen.second == 0; ++attempt) {
-            const std::size_t ty = (type + attempt) % types.size();
-            if (type_gpus[ty] < r->gpus) continue;
+        for (std::size_t attempt = 0; attempt < types_.names.size() && chosen.second == 0; ++attempt) {
+            const std::size_t ty = (type + attempt) % types_.names.size();
+            if (types_.gpus[ty] < gpus) continue;
             std::vector<std::pair<std::string, double>> fit;
             for (const auto& m : cls)
-                if (double s = speed(m, types[ty], r->gpus); s > 0) fit.push_back({m, s});
+                if (double s = speed(m, types_.names[ty], gpus); s > 0) fit.push_back({m, s});
             if (!fit.empty()) {
                 chosen = fit[uniform(fit.size())];
             } else {
-                for (int g = r->gpus / 2; g >= 1 && chosen.second == 0; g /= 2) {
-                    const auto& smaller = synth_models_for(g);
-                    for (auto it = smaller.rbegin(); it != smaller.rend(); ++it)
-                        if (double s = speed(*it, types[ty], r->gpus); s > 0) { chosen = {*it, s}; break; }
-                }
+                chosen = smaller_class_model(gpus, types_.names[ty]);
                 if (chosen.second > 0) ++rep.fallback_model;
             }
             if (chosen.second > 0) type = ty;
         }
+        return chosen;
+    }
+
+private:
+    std::size_t uniform(std::uint64_t n) { return static_cast<std::size_t>(rng_() % n); }
+
+    /// Tokens/s of the fastest plan of `model` on at most `gpus` GPUs of type `gpu`; 0 when it does not fit.
+    double speed(const std::string& model, const std::string& gpu, int gpus) const {
+        trace_job t;
+        t.job_id = "synth";
+        t.model = model;
+        t.seq_len = o_.seq_len;
+        t.global_batch = o_.global_batch;
+        t.total_tokens = 1e9;
+        const auto pr = plans_(to_job_spec(t));
+        const plan* p = plan_for_request(pr.plans, gpu, gpus);
+        return p ? p->tokens_per_s : 0.0;
+    }
+
+    /// The largest preset of the smaller size classes (halving the GPU count) that fits; ("", 0) when none does.
+    std::pair<std::string, double> smaller_class_model(int gpus, const std::string& gpu) const {
+        std::pair<std::string, double> chosen{"", 0.0};
+        for (int g = gpus / 2; g >= 1 && chosen.second == 0; g /= 2) {
+            const auto& smaller = synth_models_for(g);
+            for (auto it = smaller.rbegin(); it != smaller.rend(); ++it)
+                if (double s = speed(*it, gpu, gpus); s > 0) { chosen = {*it, s}; break; }
+        }
+        return chosen;
+    }
+
+    const synth_types& types_;
+    const plan_provider& plans_;
+    const synth_options& o_;
+    std::mt19937_64 rng_;
+};
+
+/// The trace job of Philly row `r`: arrival relative to `t0` and compressed by the load, its drawn model and type,
+/// and the tokens it processes in its trace duration at the model's speed.
+inline trace_job synth_job(const philly_job& r, std::string id, double t0, const std::pair<std::string, double>& chosen,
+                           const std::string& type, const synth_options& o) {
+    trace_job j;
+    j.job_id = std::move(id);
+    j.submit_s = (r.submit_s - t0) / o.load;
+    j.model = chosen.first;
+    j.seq_len = o.seq_len;
+    j.global_batch = o.global_batch;
+    j.total_tokens = r.duration_s * chosen.second;  // runs for the trace duration on its request
+    if (!std::isfinite(j.total_tokens) || !(j.total_tokens > 0))
+        throw config_error("synth: Philly row with duration " + csv_decimal(r.duration_s) + " s gives total_tokens=" +
+                           csv_decimal(j.total_tokens) + ", which must be finite and positive");
+    j.requested_gpus = r.gpus;
+    j.requested_type = type;
+    return j;
+}
+
+}  // namespace detail
+
+/// Derives a trace of LLM jobs from Philly rows for `cluster`, using `plans` (the planner) for memory fit and speed.
+inline std::vector<trace_job> synth_trace(const std::vector<philly_job>& rows, const cluster_spec& cluster,
+                                          const plan_provider& plans, const synth_options& o,
+                                          synth_report* report = nullptr) {
+    if (o.jobs < 1) throw config_error("synth.jobs must be at least 1");
+    if (!(o.load > 0)) throw config_error("synth.load must be positive");
+    if (o.skip < 0) throw config_error("synth.skip must not be negative");
+    validate(cluster);
+    const auto types = detail::synth_cluster_types(cluster);
+    const int max_type = *std::max_element(types.gpus.begin(), types.gpus.end());
+    synth_report rep;
+    const auto win = detail::synth_window(rows, o, max_type, rep);
+    if (win.empty()) throw config_error("synth: no trace rows left after filtering (skip=" + std::to_string(o.skip) + ")");
+    detail::synth_drawer draw(types, plans, o);
+    std::vector<trace_job> out;
+    const double t0 = win.front()->submit_s;
+    int idx = 0;
+    for (const philly_job* r : win) {
+        std::size_t type = draw.draw_type(r->gpus);
+        const auto chosen = draw.draw_model(r->gpus, type, rep);
         if (chosen.second == 0)
             throw config_error("synth: no preset of any size class fits on " + std::to_string(r->gpus) +
                                " GPUs of any type of the cluster");
-        trace_job j;
-        j.job_id = "p" + std::to_string(idx++);
-        j.submit_s = (r->submit_s - t0) / o.load;
-        j.model = chosen.first;
-        j.seq_len = o.seq_len;
-        j.global_batch = o.global_batch;
-        j.total_tokens = r->duration_s * chosen.second;  // runs for the trace duration on its request
-        if (!std::isfinite(j.total_tokens) || !(j.total_tokens > 0))
-            throw config_error("synth: Philly row with duration " + csv_decimal(r->duration_s) + " s gives total_tokens=" +
-                               csv_decimal(j.total_tokens) + ", which must be finite and positive");
-        j.requested_gpus = r->gpus;
-        j.requested_type = types[type];
-        out.push_back(std::move(j));
+        out.push_back(detail::synth_job(*r, "p" + std::to_string(idx++), t0, chosen, types.names[type], o));
     }
     if (report) *report = rep;
     return out;

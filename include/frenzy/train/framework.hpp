@@ -165,6 +165,14 @@ struct framework_rules {
     bool default_sequence_parallel = false;  ///< a planned layout with tp > 1 turns sequence parallelism on
 };
 
+/// How a measurement table's other_flags cell states a framework's options (io/measurements_csv.hpp).
+enum class table_flags_notation {
+    prose,  ///< free text only: the runtime options and training methods it names (compile, LoRA, offload, ...)
+    /// the framework's own Megatron-LM arguments too (--use-distributed-optimizer, --num-experts 8, ...): the
+    /// sharding and the layout the columns leave empty are read from them as a launch script's would be
+    megatron_arguments,
+};
+
 /// Everything the layers below the launchers know of one framework.
 struct framework_traits {
     std::string_view name;     ///< as written in job specs, plans and --framework
@@ -172,6 +180,8 @@ struct framework_traits {
     /// Lower-case words that name the framework in a measurement table's free-text framework column
     /// ("NeMo (Megatron-Core, Transformer Engine)", "torchtitan (FSDP2)"); io/ tables read them.
     std::array<std::string_view, 3> table_words{};
+    /// How its rows in a measurement table state its options in the other_flags cell.
+    table_flags_notation table_flags = table_flags_notation::prose;
     framework_profile memory{};
     framework_perf perf{};
     framework_rules rules{};

@@ -32,6 +32,8 @@ inline constexpr framework_traits traits{
     .name = "megatron",
     .summary = "Megatron-LM / Megatron-Core: tp, pp (interleaved), cp, ep, distributed optimizer, Megatron-FSDP",
     .table_words = {"megatron"},
+    // the tables' Megatron rows state their layout as Megatron arguments in other_flags
+    .table_flags = table_flags_notation::megatron_arguments,
     // Transformer Engine (Megatron's default --transformer-impl) allocates its own cuBLAS workspace through the
     // caching allocator besides torch's: 32 MiB + 1 KiB from Hopper on (NVIDIA/TransformerEngine@d0067d0d
     // transformer_engine/pytorch/cpp_extensions/gemm.py get_cublas_workspace_size_bytes, get_cublas_workspace).
