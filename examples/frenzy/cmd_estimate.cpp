@@ -78,20 +78,7 @@ std::string plan_line(const frenzy::plan& p) {
                        to_string(q.sharding), to_string(q.recompute), frenzy_cli::gib(p.required.value));
 }
 
-/// What would make a job that does not fit (or is tight) fit: single changes, then the planner's layouts.
-struct fit_advice {
-    std::vector<frenzy::fit_suggestion> changes;
-    frenzy::planner_fits planner;
-};
-
-fit_advice advise(const frenzy::estimate_result& e) {
-    fit_advice a;
-    a.changes = frenzy::nearest_fits(e.job, *e.gpu, e.margin);
-    a.planner = frenzy::planner_alternatives(e.job, *e.gpu, e.margin);
-    return a;
-}
-
-void print_advice(const fit_advice& a, const std::string& gpu) {
+void print_advice(const frenzy::fit_advice& a, const std::string& gpu) {
     fmt::print("to make it fit on {}:\n", gpu);
     for (const auto& s : a.changes)
         fmt::print("  {} {} (was {}): needs {} GiB\n", s.field, s.to, s.from, frenzy_cli::gib(s.fit.required.value));
@@ -149,19 +136,14 @@ void run_estimate(const estimate_args& a) {
     validate(j);
     const step_time_model time =
         a.calibration.empty() ? step_time_model{} : step_time_model{calibrated_compute{load_calibration(a.calibration)}};
-    const auto e = estimate(j, gpu, a.margin, memory_estimator{}, time);
+    auto e = estimate(j, gpu, a.margin, memory_estimator{}, time);
+    e.advice = advise(e);
     if (a.max_micro_batch && !gpu) throw config_error("--max-micro-batch needs --gpu TYPE or --gpus COUNTxTYPE");
     const auto limit = a.max_micro_batch ? std::optional(frenzy::max_micro_batch(j, *gpu, a.margin)) : std::nullopt;
-    const auto advice = gpu && e.fit->verdict != fit_verdict::fits ? std::optional(advise(e)) : std::nullopt;
     if (gpu && e.fit->verdict == fit_verdict::does_not_fit) frenzy_cli::exit_code() = frenzy_cli::exit_does_not_fit;
     if (a.json) {
         nlohmann::ordered_json out = e;
         if (limit) out["max_micro_batch"] = *limit;
-        if (advice) {
-            out["nearest_fits"] = advice->changes;
-            if (advice->planner.same_gpus) out["planner_same_gpus"] = *advice->planner.same_gpus;
-            if (advice->planner.fewest_gpus) out["planner_fewest_gpus"] = *advice->planner.fewest_gpus;
-        }
         fmt::print("{}\n", out.dump(2));
         return;
     }
@@ -169,7 +151,7 @@ void run_estimate(const estimate_args& a) {
     if (limit)
         fmt::print("largest micro-batch that fits this layout: {} with the band, {} at the central estimate (of 1-{})\n",
                    limit->fits, limit->tight, limit->tried);
-    if (advice) print_advice(*advice, gpu->name);
+    if (e.advice) print_advice(*e.advice, gpu->name);
 }
 
 struct validate_args {

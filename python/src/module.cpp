@@ -27,6 +27,7 @@
 #include "frenzy/model/presets.hpp"
 #include "frenzy/perf/step_time.hpp"
 #include "frenzy/plan/estimate.hpp"
+#include "frenzy/plan/nearest_fit.hpp"
 #include "frenzy/plan/planner.hpp"
 #include "frenzy/sim/policies.hpp"
 #include "frenzy/sim/simulator.hpp"
@@ -109,7 +110,9 @@ inline frenzy::estimate_result estimate(py::handle job_in, py::handle gpu_in, do
                                                              : parsed.emplace(to_job(job_in)).job;
     if (gpu_in.is_none()) return estimate_core(j, nullptr, margin);
     const auto gpu = to_gpu(gpu_in);
-    return estimate_core(j, &gpu, margin);
+    auto e = estimate_core(j, &gpu, margin);
+    e.advice = frenzy::advise(e);  // what would make it fit, as `frenzy estimate` reports it
+    return e;
 }
 
 /// Benchmark helper: mean nanoseconds of estimate_core over `iterations` calls, timed in C++.

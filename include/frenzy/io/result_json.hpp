@@ -15,10 +15,13 @@
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/plan/estimate.hpp"
+#include "frenzy/plan/fit_advice.hpp"
 #include "frenzy/plan/nearest_fit.hpp"
 #include "frenzy/plan/plan.hpp"
 
 namespace frenzy {
+
+inline void to_json(nlohmann::ordered_json& out, const plan& p);  // below: estimate's advice holds plans
 
 inline void to_json(nlohmann::ordered_json& out, const stage_memory& st) {
     out = {{"stage", st.stage},
@@ -46,6 +49,13 @@ inline void to_json(nlohmann::ordered_json& out, const fit_check& f) {
            {"central_bytes", f.central.value}, {"capacity_bytes", f.capacity.value}};
 }
 
+/// One element of `frenzy estimate --json`'s `nearest_fits`: the field changed, its old and new value, the verdict.
+inline void to_json(nlohmann::ordered_json& out, const fit_suggestion& f) {
+    out = {{"field", f.field}, {"from", f.from}, {"to", f.to}, {"gpus", f.job.parallel.gpus()}};
+    nlohmann::ordered_json fit = f.fit;
+    for (auto it = fit.begin(); it != fit.end(); ++it) out[it.key()] = it.value();
+}
+
 /// `frenzy estimate --json`: the job, its memory report, and with a GPU the fit and speed.
 inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
     out = nlohmann::ordered_json::object();
@@ -64,6 +74,11 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
         out["mfu"] = e.speed->mfu;
     }
     if (e.speed && !e.speed->supported) out["perf_reason"] = e.speed->reason;
+    if (e.advice) {
+        out["nearest_fits"] = e.advice->changes;
+        if (e.advice->planner.same_gpus) out["planner_same_gpus"] = *e.advice->planner.same_gpus;
+        if (e.advice->planner.fewest_gpus) out["planner_fewest_gpus"] = *e.advice->planner.fewest_gpus;
+    }
 }
 
 /// A layout: the same keys as the job spec's `parallel` (io/job_json.hpp writes them; one place).
@@ -186,13 +201,6 @@ inline void to_json(nlohmann::ordered_json& out, const model_preset& p) {
         out["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.top_k}, {"expert_ffn_hidden", m.expert_ffn()},
                       {"shared_experts", m.moe.shared_experts}, {"dense_layers", m.moe.dense_layers}};
     out["source"] = p.source;
-}
-
-/// One element of `frenzy estimate --json`'s `nearest_fits`: the field changed, its old and new value, the verdict.
-inline void to_json(nlohmann::ordered_json& out, const fit_suggestion& f) {
-    out = {{"field", f.field}, {"from", f.from}, {"to", f.to}, {"gpus", f.job.parallel.gpus()}};
-    nlohmann::ordered_json fit = f.fit;
-    for (auto it = fit.begin(); it != fit.end(); ++it) out[it.key()] = it.value();
 }
 
 /// `frenzy estimate --max-micro-batch --json`'s `max_micro_batch`.

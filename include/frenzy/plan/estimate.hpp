@@ -6,6 +6,7 @@
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/memory/fit.hpp"
+#include "frenzy/plan/fit_advice.hpp"
 #include "frenzy/plan/policies.hpp"
 #include "frenzy/perf/step_time.hpp"
 #include "frenzy/train/job.hpp"
@@ -19,6 +20,7 @@ struct estimate_result {
     std::optional<gpu_type> gpu;          ///< set when a GPU type was asked for
     std::optional<fit_check> fit;         ///< with gpu
     std::optional<step_estimate> speed;   ///< with gpu
+    std::optional<fit_advice> advice;     ///< with gpu, when asked and it does not fit (plan/nearest_fit.hpp advise)
 };
 
 /// Estimates `job` (validated; config_error on a rule a framework would reject) and, with a GPU type, whether it

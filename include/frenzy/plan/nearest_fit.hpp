@@ -15,19 +15,13 @@
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/memory/fit.hpp"
+#include "frenzy/plan/estimate.hpp"
+#include "frenzy/plan/fit_advice.hpp"
 #include "frenzy/plan/planner.hpp"
 #include "frenzy/plan/policies.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
-
-/// One change that makes a job fit, with the changed job and its verdict.
-struct fit_suggestion {
-    std::string field;  ///< the job field changed ("training.micro_batch", "parallel.dp", "runtime.offload.optimizer")
-    std::string from, to;  ///< its old and new value, as text
-    job_spec job;          ///< the job with the change
-    fit_check fit;         ///< its verdict: fits
-};
 
 /// The largest micro-batch that fits with a job's layout, and the largest that fits at the central estimate only.
 struct micro_batch_limit {
@@ -151,12 +145,6 @@ std::vector<fit_suggestion> nearest_fits(const job_spec& job, const gpu_type& g,
     return out;
 }
 
-/// The planner's answers on one GPU type, when the job as laid out does not fit.
-struct planner_fits {
-    std::optional<plan> same_gpus;    ///< the fastest plan with at most the job's GPU count
-    std::optional<plan> fewest_gpus;  ///< the plan with the fewest GPUs (the fastest among those)
-};
-
 /// The planner on GPU type `g` alone, for `job` (its model, batch, precision, framework; the layout is the
 /// planner's): its fastest plan with at most the job's GPUs, and its plan with the fewest GPUs among up to
 /// `max_gpus` (rounded up to whole nodes of g.gpus_per_node).
@@ -196,6 +184,13 @@ micro_batch_limit max_micro_batch(const job_spec& job, const gpu_type& g, double
         if (f->verdict != fit_verdict::does_not_fit) out.tight = mb;
     }
     return out;
+}
+
+/// What would make `e`'s job fit its GPU type (nearest_fits, then planner_alternatives); nothing without a GPU or
+/// when it fits. `frenzy estimate` and frenzy.estimate add it, so their outputs agree.
+inline std::optional<fit_advice> advise(const estimate_result& e) {
+    if (!e.gpu || !e.fit || e.fit->verdict == fit_verdict::fits) return std::nullopt;
+    return fit_advice{nearest_fits(e.job, *e.gpu, e.margin), planner_alternatives(e.job, *e.gpu, e.margin)};
 }
 
 }  // namespace frenzy
