@@ -21,12 +21,15 @@ targets="${FUZZ_TARGETS:-$(cd fuzz && ls fuzz_*.cpp | sed 's/\.cpp$//')}"
 flags=(-std=c++20 -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
        -Iinclude -I/usr/include/eigen3 -Wall -Wextra -Wno-unused-parameter)
 [ -f /usr/include/glpk.h ] && flags+=(-DFRENZY_HAS_GLPK=1)
+[ -f /usr/include/yaml-cpp/yaml.h ] && flags+=(-DFRENZY_HAS_YAML=1)  # Megatron's YAML arguments (linked below)
 
 echo "== building fuzz targets with $CXX =="
 build_one() {  # rebuild when the source or any header is newer than the binary
   local t="$1"
   if [ ! -x "$out/$t" ] || [ -n "$(find fuzz include -newer "$out/$t" -name '*.?pp' -print -quit)" ]; then
-    "$CXX" "${flags[@]}" "fuzz/$t.cpp" -o "$out/$t.tmp" && mv "$out/$t.tmp" "$out/$t"
+    local libs=()
+    [ -f /usr/include/yaml-cpp/yaml.h ] && libs+=(-lyaml-cpp)
+    "$CXX" "${flags[@]}" "fuzz/$t.cpp" -o "$out/$t.tmp" "${libs[@]}" && mv "$out/$t.tmp" "$out/$t"
   fi
 }
 pids=()
@@ -45,7 +48,8 @@ seeds_for() {  # seed inputs of a target
     fuzz_hf_config) ls tests/data/hf/*.json 2>/dev/null ;;
     fuzz_measurements_csv) ls "$data"/memory/*.csv 2>/dev/null ;;
     fuzz_trace_csv) ls examples/traces/*.csv 2>/dev/null ;;
-    fuzz_launcher_import) ls tests/data/launch/*.sh tests/data/launch/golden/*/* 2>/dev/null ;;
+    fuzz_launcher_import) ls tests/data/launch/*.sh tests/data/launch/*.yaml tests/data/launch/golden/*/* tests/data/launch/hostile/* 2>/dev/null ;;
+    fuzz_launch_writer) ls tests/data/launch/writer/* 2>/dev/null ;;
   esac
 }
 

@@ -91,6 +91,46 @@ inline CLI::Validator finite_number(double lo, double hi) {
 /// finite_number over a bound of core/checked.hpp.
 inline CLI::Validator finite_number(frenzy::real_bound b) { return finite_number(b.min, b.max); }
 
+/// The checks every option gets from its type, whatever its own checks: a number is finite (CLI11 reads "nan",
+/// "inf" and "1e400" as doubles), an unsigned one has no sign (CLI11 turns "-1" into 2^64-1), a text is not empty
+/// ("" would read as "not given"). main() applies it to the whole command tree after the subcommands are added, so
+/// a new option cannot miss them.
+inline void check_every_option(CLI::App& app) {
+    const CLI::Validator finite(
+        [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (end != text.c_str() && *end == '\0' && !std::isfinite(v)) return "\"" + text.substr(0, 40) + "\" is not a finite number";
+            return {};
+        },
+        "");
+    const CLI::Validator in_64_bits(  // CLI11's own integer conversion saturates silently
+        [](std::string& text) -> std::string {
+            std::int64_t v = 0;
+            const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (r.ec == std::errc::result_out_of_range) return "\"" + text.substr(0, 40) + "\" is out of the 64-bit range";
+            return {};
+        },
+        "");
+    const CLI::Validator unsigned_whole(
+        [](std::string& text) -> std::string {
+            if (text.find('-') != std::string::npos) return "\"" + text.substr(0, 40) + "\" must not be negative";
+            return {};
+        },
+        "");
+    const CLI::Validator not_empty(
+        [](std::string& text) -> std::string { return text.empty() ? "an empty value is not allowed (leave the option out for its default)" : ""; },
+        "");
+    for (CLI::Option* o : app.get_options([](const CLI::Option* x) { return x->get_type_size() != 0; })) {
+        const std::string type = o->get_type_name().substr(0, o->get_type_name().find(':'));
+        if (type.rfind("FLOAT", 0) == 0) o->check(finite);
+        else if (type.rfind("UINT", 0) == 0) o->check(unsigned_whole)->check(in_64_bits);
+        else if (type.rfind("INT", 0) == 0) o->check(in_64_bits);
+        else if (type.rfind("TEXT", 0) == 0) o->check(not_empty);
+    }
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) check_every_option(*sub);
+}
+
 /// A duration option (`--startup 30s`): the value lands in `seconds` after parsing.
 inline CLI::Option* add_duration(CLI::App* c, const std::string& name, double& seconds, const std::string& help) {
     auto text = std::make_shared<std::string>();

@@ -59,7 +59,7 @@ frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a, 
         if (!(a.tiresias_queues_gpu_h[i] > a.tiresias_queues_gpu_h[i - 1]))
             throw config_error("--tiresias-queues: the limits must ascend (" + std::to_string(a.tiresias_queues_gpu_h[i]) +
                                " GPU-hours follows " + std::to_string(a.tiresias_queues_gpu_h[i - 1]) + ")");
-    if (!(a.gavel_round_s > 0)) throw config_error("--gavel-round=" + std::to_string(a.gavel_round_s) + " s must be > 0");
+    frenzy::check_bound("--gavel-round", a.gavel_round_s, frenzy::bounds::sched_round_s);
     po.tiresias.thresholds_gpu_s.clear();
     for (double h : a.tiresias_queues_gpu_h) po.tiresias.thresholds_gpu_s.push_back(h * 3600);
     po.tiresias.promote_knob = a.tiresias_promote;

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
 #ifdef FRENZY_HAS_SERVICE
     frenzy_cli::add_serve(app);
 #endif
+    frenzy_cli::check_every_option(app);
     if (argc <= 1) {  // bare `frenzy`: the help, and success
         fmt::print("{}", app.help());
         return 0;

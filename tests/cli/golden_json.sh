@@ -60,11 +60,13 @@ done
 # import: every launcher format
 run import_megatron_sh import --from "megatron:$S/tests/data/launch/megatron_llama3_8b_h100_fp8.sh" --world-size 8 --json
 run import_megatron_yaml import --from "megatron:$S/tests/data/launch/megatron_llama3_8b_h100_fp8.yaml" --world-size 8 --json
-run import_deepspeed import --from "deepspeed:$S/tests/data/launch/golden/deepspeed_zero3/ds_config.json" --model llama-2-7b --world-size 8 --json
-for d in torchtitan_fsdp torchtitan_tp_pp fsdp_shard_grad_op ddp; do
+# (the world size each file was written for: one that contradicts the file is an error)
+run import_deepspeed import --from "deepspeed:$S/tests/data/launch/golden/deepspeed_zero3/ds_config.json" --model llama-2-7b --world-size 16 --json
+for dw in torchtitan_fsdp:16 torchtitan_tp_pp:32 fsdp_shard_grad_op:16 ddp:8; do
+    d="${dw%:*}"
     for f in "$S"/tests/data/launch/golden/$d/*; do
         case $f in *.py) kind=torchtitan ;; *.json) kind=fsdp ;; *) continue ;; esac
-        run "import_${d}_$(basename "$f" | tr . _)" import --from "$kind:$f" --model llama-3.1-8b --world-size 16 --json
+        run "import_${d}_$(basename "$f" | tr . _)" import --from "$kind:$f" --model llama-3.1-8b --world-size "${dw#*:}" --json
     done
 done
 # simulate: every policy on the bundled trace

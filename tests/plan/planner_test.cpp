@@ -426,3 +426,16 @@ TEST_CASE("the planner keeps what a job states beyond its search axes: recompute
         CHECK(p.parallel.grouped_gemm);
     }
 }
+
+TEST_CASE("a job that breaks a rule on every layout is reported with the rule, not as 'does not fit' (issue 28)") {
+    // --fp8-param-gather on a bf16 job: Megatron's arguments.py refuses it whatever the layout
+    auto job = make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron);
+    job.runtime.fp8_param_gather = true;
+    const auto r = planner{}.plan(job, cluster({{"a", "a100-80g", 8, 2}}));
+    REQUIRE(r.plans.empty());
+    REQUIRE(r.infeasible.size() == 1);
+    const auto& why = r.infeasible[0].reason;
+    CHECK(why.find("the job is invalid on every layout tried: ") == 0);
+    CHECK(why.find("fp8_param_gather") != std::string::npos);
+    CHECK(why.find("does not fit") == std::string::npos);
+}

@@ -124,5 +124,47 @@ TH="gpu_type,num_layers,hidden,heads,ffn_hidden,vocab,seq_len,micro_batch,global
 printf '%s\na100-80g,24,2048,16,8192,50304,2048,4,64,8,1,1,12000\n' "$TH" > "$tmp/tput.csv"
 check must 0 'wrote .*\\xFF' -- calibrate --data "$tmp/tput.csv" --folds 0 -o "$tmp/"$'\xff'  # raw bytes were printed
 
+# Issue 28: the newer surfaces. Importer inputs that crashed (SIGSEGV from unbounded recursion, SIGFPE), hung, or
+# were read silently wrong (tests/data/launch/hostile, also the fuzz seeds), and flags that took NaN, -1 or "".
+H="$S/tests/data/launch/hostile"
+M=(--model llama-3.1-8b --world-size 8 --seq-len 4096)
+check must 2 'nested.sh: line 2: \$\(\( \)\) nests parentheses deeper than 64' -- import --from "megatron:$H/nested.sh"
+check must 2 'nested_tt.py: line 2: config.training.steps = \(+.* is not an integer' -- import --from "torchtitan:$H/nested_tt.py" "${M[@]}"
+check must 2 'tt_longline.py: line 2: config.training.steps = x+.* is not an integer' -- import --from "torchtitan:$H/tt_longline.py" "${M[@]}"
+check must 2 'double.sh: line 21: a value grows past 1 MiB' -- import --from "megatron:$H/double.sh"
+check must 2 'array_double.sh: line [0-9]+: a value grows past 1 MiB' -- import --from "megatron:$H/array_double.sh"
+check must 2 'ds_big.json: gradient_accumulation_steps=34359738368 must be in 1..1073741824' -- import --from "deepspeed:$H/ds_big.json" "${M[@]}"
+check must 2 'ds_both.json: bf16.enabled and fp16.enabled are both true' -- import --from "deepspeed:$H/ds_both.json" "${M[@]}"
+check must 2 'tt_ctx0.py: line 2: config.training.max_context_length=0 must be in 1..' -- import --from "torchtitan:$H/tt_ctx0.py" "${M[@]}"
+check must 2 'tt_dup.py: line 3: config.training.steps is assigned again \(first on line 2\)' -- import --from "torchtitan:$H/tt_dup.py" "${M[@]}"
+check must 2 "quote.sh: line 2: unterminated ' quote" -- import --from "megatron:$H/quote.sh"
+check must 2 'np0.sh: torchrun --nproc-per-node=0 must be in 1..' -- import --from "megatron:$H/np0.sh"
+check must 2 'fp8bogus.sh: --fp8-format="bogus" must be one of e4m3 \| hybrid' -- import --from "megatron:$H/fp8bogus.sh"
+check must 2 'qg0.sh: --num-query-groups=0 must be in 1..' -- import --from "megatron:$H/qg0.sh"
+check must 2 'dup.yaml: megatron YAML arguments: model.seq_len is given twice \(line 3\)' -- import --from "megatron:$H/dup.yaml"
+check must 2 'switch_value.json: --swiglu is a switch and takes no value \(given "no"\)' -- import --from "megatron:$H/switch_value.json"
+check must 2 'overflow_arith.sh: --num-layers=\$\(\(9223372036854775807\*2\)\) is not an integer' -- import --from "megatron:$H/overflow_arith.sh"  # overflow: the text stays
+echo '{"model": {"preset": "mixtral-8x7b", "moe": {"capacity_factor": 1e308}}}' > "$tmp/cf.json"
+check must 2 'model.moe.capacity_factor=1e\+308 must be at most model.moe.experts=8' -- estimate --job "$tmp/cf.json" --gpu h100-80g
+printf 'job_id,submit_s,model,seq_len,global_batch,total_tokens,requested_gpus,requested_type\na,0,gpt3-125m,2048,8,1e7,1,a100-80g\n' > "$tmp/trace28.csv"
+for flag in --has-slack --has-equi --has-max-share --has-idle-slack; do
+  check must 2 "$flag: .*(nan|finite)" -- simulate --cluster "$tmp/cluster.json" --trace "$tmp/trace28.csv" --quiet "$flag" nan
+done
+check must 2 '--gavel-round=0.001 must be in \[10, ' -- simulate --cluster "$tmp/cluster.json" --trace "$tmp/trace28.csv" --quiet --policy gavel --gavel-round 0.001
+check must 2 '--seed: "-1" must not be negative' -- simulate --cluster "$tmp/cluster.json" --trace "$tmp/trace28.csv" --quiet --seed -1
+printf 'timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,660.0,1,660.0,vc1\n' > "$tmp/philly.csv"
+check must 2 '--min-duration: "nan" is not a finite number' -- trace synth --cluster "$tmp/cluster.json" --philly "$tmp/philly.csv" --min-duration nan
+check must 2 '--precision: an empty value is not allowed' -- estimate --model gpt2 --precision ''
+check must 2 '--gpu: an empty value is not allowed' -- estimate --model gpt2 --gpu ''
+check must 2 '--time-margin: "nan" is not a finite number' -- launch --model gpt2 --framework megatron --cluster "$tmp/cluster.json" -o "$tmp/l28" --time-margin nan
+check must 1 'the job is invalid on every layout tried: .*fp8' -- plan --model llama-3.1-8b --cluster "$tmp/cluster.json" --fp8-param-gather
+check must 0 'wrote' -- launch --model gpt2 --framework megatron --cluster "$tmp/cluster.json" -o "$tmp/l28" --total-tokens 1e18
+if grep -q '^# time limit capped at Slurm.s largest, 24855-00:00:00' "$tmp/l28/launch.sbatch" &&
+   grep -q '^#SBATCH --time=24855-00:00:00$' "$tmp/l28/launch.sbatch"; then
+  echo "ok     launch --total-tokens 1e18: --time capped at Slurm's largest, with the reason"; passes=$((passes + 1))
+else
+  echo "FAIL   launch --total-tokens 1e18: no capped --time"; grep -E '^#' "$tmp/l28/launch.sbatch" | head -12 | sed 's/^/       | /'; fails=$((fails + 1))
+fi
+
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

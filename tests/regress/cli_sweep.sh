@@ -7,6 +7,8 @@
 #   - exit 0, 1, 2 or 3 (never a signal) within the timeout (a hang is a failure);
 #   - on failure, print a non-empty stderr that names a field or option;
 #   - print no library text ("internal error", "json.exception", "what():", stoll/stod, "std::", "terminate");
+#   - after `launch` exits 0, the launch.sbatch it wrote passes `bash -n` (the fuzz target fuzz_launch_writer checks
+#     that no input adds a line);
 #   - print valid UTF-8, and on exit 0 no nan/inf number and no null in stdout (a figure that does not exist, e.g.
 #     est_time_s without a token budget, is an absent key: docs/formats.md).
 #   tests/regress/cli_sweep.sh BUILD/examples/frenzy [SOURCE_DIR] [TIMEOUT_S] [STRIDE] [OFFSET]
@@ -41,6 +43,7 @@ MR="7,measured,Megatron-Core,toy,12,512,8,8,2048,GELU,50304,yes,1024,4,32,8,4,1,
 printf '%s\n%s\n' "$MH" "$MR" > "$tmp/mem.csv"
 cp "$S/tests/data/launch/megatron_llama3_8b_h100_fp8.sh" "$tmp/train.sh" 2>/dev/null || echo 'torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --micro-batch-size 1 --global-batch-size 8' > "$tmp/train.sh"
 echo '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}' > "$tmp/ds.json"
+printf 'def f(config):\n    config.parallelism.tensor_parallel_degree = 2\n    config.training.max_context_length = 1024\n' > "$tmp/recipe.py"
 
 # Hostile files (each path is a case for every file option).
 hf="$tmp/hostile"; mkdir -p "$hf"
@@ -64,6 +67,8 @@ printf 'job_id,submit_s,model,seq_len,global_batch,total_tokens,requested_gpus,r
 printf 'timestamp,duration,num_gpus,gpu_time,cluster\n2017-02-30 07:01:55,66.0,1,66.0,vc\n' > "$hf/philly_bad_date.csv"
 printf 'timestamp,duration,num_gpus,gpu_time,cluster\n2017-02-03 07:01:55,1e400,99999999999999999999,66.0,vc\n' > "$hf/philly_huge.csv"
 hostile_files=("$hf"/* / /dev/zero "$tmp/no-such-file.json")
+# Launcher configurations that crashed, hung or were read silently wrong (issue 28): for --from only.
+hostile_launcher_files=("$S"/tests/data/launch/hostile/*)
 
 hostile_values=(9223372036854775808 18446744073709551616 99999999999999999999999999999999 -9223372036854775809
   1e308 -1e308 1e-320 -0 -1 0 nan -nan inf -inf '' ' ' abc 0x10 3.5 ' 7' '7 ' $'\xff\xfe' 'ünïcødé' '1e400' '--'
@@ -77,6 +82,7 @@ run() {
   local out="$tmp/out" err="$tmp/err" rc why=""
   listed=$((listed + 1))
   [ $(( (listed - 1) % STRIDE )) -eq "$OFFSET" ] || return 0
+  rm -rf "$tmp/launch-out"
   (cd "$tmp" && timeout -s KILL "$T" "$F" "$@" >"$out" 2>"$err" </dev/null); rc=$?
   cases=$((cases + 1)); per_cmd[$label]=$(( ${per_cmd[$label]:-0} + 1 ))
   if [ "$rc" -eq 137 ]; then why="hung or killed (timeout ${T}s)";
@@ -87,6 +93,8 @@ run() {
   elif ! iconv -f UTF-8 -t UTF-8 "$out" >/dev/null 2>&1 || ! iconv -f UTF-8 -t UTF-8 "$err" >/dev/null 2>&1; then why="output is not valid UTF-8";
   elif [ "$rc" -eq 0 ] && grep -a -q -i -E '(^|[ :,[])(-?nan|-?inf|-?infinity)([ ,}]|]|$)' "$out"; then why="nan/inf in stdout";
   elif [ "$rc" -eq 0 ] && grep -a -q -E '(^|[ :,[])null([ ,}]|]|$)' "$out"; then why="null in stdout";
+  elif [ "$rc" -eq 0 ] && [ -f "$tmp/launch-out/launch.sbatch" ] && ! bash -n "$tmp/launch-out/launch.sbatch" 2>/dev/null; then
+    why="the written launch.sbatch is not valid bash"
   elif [ "$rc" -ne 0 ]; then
     # the option, a FIELD=VALUE, any --option, or the file given (its path, as the last argument)
     local o="${opt#--}"; o="${o#-}" last="${*: -1}"
@@ -120,6 +128,9 @@ sweep() {
         for v in "${hostile_files[@]}"; do run "$label" "$opt" "$@" "${b[@]}" "$opt" "$k:$v"; done
       done
       for v in "${hostile_values[@]}"; do run "$label" "$opt" "$@" "${b[@]}" "$opt" "$v"; done
+      for k in megatron torchtitan deepspeed fsdp; do
+        for v in "${hostile_launcher_files[@]}"; do run "$label" "$opt" "$@" "${b[@]}" "$opt" "$k:$v"; done
+      done
     elif [ "$opt" = "--out" ] || [ "$opt" = "-o" ]; then
       for v in / /dev/full "$tmp/no/such/dir/x" "$hf/empty/x" $'\xff'; do run "$label" "$opt" "$@" "${b[@]}" "$opt" "$v"; done
     else
@@ -137,8 +148,10 @@ sweep estimate "--model gpt2 --gpu a100-80g --json" estimate
 sweep validate "--data $tmp/mem.csv" validate
 sweep plan "--job $tmp/job.json --cluster $tmp/cluster.json --json" plan
 sweep launch "--job $tmp/job.json --cluster $tmp/cluster.json -o $tmp/launch-out" launch
+sweep launch "--job $tmp/job.json --cluster $tmp/cluster.json -o $tmp/launch-out --framework torchtitan" launch
 sweep import "--from megatron:$tmp/train.sh" import
 sweep import "--from deepspeed:$tmp/ds.json --model gpt2 --world-size 8" import
+SWEEP_SKIP_FROM=1 sweep import "--from torchtitan:$tmp/recipe.py --model gpt2 --world-size 8" import
 sweep calibrate "--data $tmp/tput.csv --folds 0" calibrate
 sweep simulate "--cluster $tmp/cluster.json --trace $tmp/trace.csv --quiet --json" simulate
 sweep "trace synth" "--cluster $tmp/cluster.json --philly $tmp/philly.csv --jobs 2" trace synth

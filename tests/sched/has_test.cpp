@@ -1,6 +1,8 @@
 // HAS: hand-checked scenarios with exact JCTs (derivations in comments), plus placement and queue-order units.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "fixtures.hpp"
 #include "frenzy/sched/has.hpp"
 #include "frenzy/sim/simulator.hpp"
@@ -128,4 +130,18 @@ TEST_CASE("policy concepts accept the policies and reject look-alikes") {
     STATIC_REQUIRE(Scheduler<has_scheduler<best_fit_placement, arrival_order>>);
     STATIC_REQUIRE_FALSE(Scheduler<missing_round>);
     STATIC_REQUIRE_FALSE(Scheduler<int>);
+}
+
+TEST_CASE("scheduler options are checked: NaN and out-of-range knobs name the field (issue 28)") {
+    has_options o;
+    o.efficiency_slack = std::nan("");
+    CHECK_THROWS_WITH(has_scheduler<>(o), Catch::Matchers::Contains("has_options.efficiency_slack") &&
+                                              Catch::Matchers::Contains("must be a finite number"));
+    o = {};
+    o.max_share = 1.5;  // a share of a type's GPUs
+    CHECK_THROWS_WITH(has_scheduler<>(o), Catch::Matchers::Contains("has_options.max_share=1.5 must be in [0, 1]"));
+    o = {};
+    o.equi_share = -1;
+    CHECK_THROWS_WITH(has_scheduler<>(o), Catch::Matchers::Contains("has_options.equi_share=-1"));
+    CHECK_NOTHROW(has_scheduler<>(has_options{}));
 }

@@ -267,3 +267,12 @@ TEST_CASE("sia: a job stopped for a start the placement cannot realise keeps run
     CHECK_THROWS_WITH(sia_scheduler{o}, Catch::Contains("options.resolves=-1"));
 }
 #endif  // without GLPK (never in scripts/setup.sh's builds) there is nothing here to test
+
+#ifdef FRENZY_HAS_GLPK
+TEST_CASE("Gavel's round has a lower bound: 1 ms rounds ran for minutes (issue 28)") {
+    CHECK_THROWS_WITH(gavel_scheduler(gavel_options{.round_s = 0.001}),
+                      Catch::Matchers::Contains("gavel_options.round_s=0.001 must be in [10, 1000000]"));
+    CHECK_THROWS_WITH(gavel_scheduler(gavel_options{.round_s = std::nan("")}), Catch::Matchers::Contains("must be a finite number"));
+    CHECK(gavel_scheduler(gavel_options{.round_s = 10}).round_s() == 10);
+}
+#endif

@@ -115,6 +115,8 @@ inline constexpr int_bound experts{0, 1 << 16};            ///< MoE experts, top
 inline constexpr int_bound seq_len{1, 1 << 26};            ///< 67M tokens per sequence
 inline constexpr int_bound micro_batch{1, 1 << 20};
 inline constexpr int_bound global_batch{1, 1 << 30};       ///< sequences per optimizer step
+inline constexpr int_bound recipe_tokens{1, std::int64_t{1} << 50};  ///< tokens per micro-batch or step (torchtitan)
+inline constexpr int_bound steps{0, std::int64_t{1} << 40};         ///< optimizer steps of a run
 inline constexpr int_bound degree{1, 1 << 20};             ///< dp, tp, pp, vpp, cp, ep
 inline constexpr int_bound gpus{1, 1 << 24};               ///< GPUs of one job (dp x tp x pp x cp), of a cluster
 inline constexpr int_bound gpu_limit{0, gpus.max};         ///< a limit on GPUs per plan (0 = what the cluster has)
@@ -138,11 +140,14 @@ inline constexpr real_bound penalty{0, 1e9};               ///< calibration: tok
 inline constexpr real_bound tokens_per_s{0, 1e9};          ///< measured tokens/s per GPU
 inline constexpr int_bound port{1, 65535};                 ///< TCP ports
 inline constexpr real_bound softcap{0, 1e6};               ///< Gemma's logit soft-capping value
-inline constexpr real_bound duration{0, 3.2e9};
-inline constexpr int_bound year{1900, 9999};               ///< a trace's timestamps (YYYY-MM-DD)            ///< a duration written as text ("90m"): about 100 years
+inline constexpr real_bound duration{0, 3.2e9};            ///< a duration written as text ("90m"): about 100 years
+inline constexpr int_bound year{1900, 9999};               ///< a trace's timestamps (YYYY-MM-DD)
 inline constexpr int_bound priority{-1'000'000, 1'000'000}; ///< a served job's limits.priority
 // The simulator's and the schedulers' knobs (sim/options.hpp, `frenzy simulate`).
 inline constexpr real_bound sim_seconds{0, 1e9};           ///< start-up, restart, checkpoint interval (~31 years)
+/// A round-based scheduler's round (Gavel): its artifact uses 6 min, Sia 60 s; below 10 s a round is shorter than a
+/// job's start-up, and the simulation of a trace takes rounds x jobs LP solves (`--gavel-round 0.001` ran for minutes).
+inline constexpr real_bound sched_round_s{10, 1e6};
 inline constexpr real_bound node_repair_s{1, 1e9};         ///< time until a failed node is back
 inline constexpr real_bound node_mtbf_s{1, 1e12};          ///< a node's mean time between failures (0 = none)
 inline constexpr real_bound sim_horizon_s{0, 1e12};        ///< simulated time, a trace's submit times (~31,700 years)
@@ -155,6 +160,7 @@ inline constexpr real_bound gpu_hours{1e-6, 1e9};          ///< Tiresias' queue 
 inline constexpr real_bound exponent{-10, 10};             ///< Sia's goodput exponent p
 inline constexpr int_bound events{1, std::int64_t{1} << 40}; ///< events one simulation may process
 inline constexpr int_bound restarts{1, 1'000'000};         ///< failed runs of a job before it fails for good
+inline constexpr int_bound scan{0, 1'000'000};             ///< HAS: waiting jobs scanned, reserved, preempted for
 inline constexpr int_bound solver_nodes{0, 100'000'000};   ///< Sia: branch-and-bound subproblems per round
 inline constexpr int_bound trace_gpus{1, 1'000'000};       ///< GPUs of one row of a Philly-format trace
 inline constexpr std::uint64_t input_bytes = 256ull << 20; ///< largest input file read by default (256 MiB)
@@ -164,6 +170,10 @@ inline constexpr std::uint64_t request_bytes = 1u << 20;   ///< a request body o
 inline constexpr std::size_t gpu_type_count = 1024;        ///< GPU types in one file
 inline constexpr std::size_t node_groups = 10000;          ///< node groups of a cluster file
 inline constexpr int hostlist_range = 100000;              ///< names one Slurm hostlist range a[lo-hi] expands to
+/// A launch script's expansions (io/launcher_shell.hpp): one value or array at most 1 MiB (launch scripts hold
+/// kilobytes), parentheses in $(( )) and in a recipe's expressions at most 64 deep (bash itself recurses).
+inline constexpr std::size_t shell_value_bytes = 1u << 20;
+inline constexpr std::size_t shell_depth = 64;
 }  // namespace bounds
 
 /// A bound's end as short text: powers of ten from 1e5 up as "1eN" (the form help texts and messages use), the

@@ -4,7 +4,8 @@
 // microsoft/DeepSpeed@38327e07 deepspeed/runtime/constants.py + zero/config.py; pytorch/torchtitan@b5bcd76c
 // torchtitan/config/configs.py (fields assigned as `config.<section>.<field> = value`, as launch/launch.hpp writes).
 #include <algorithm>
-#include <regex>
+#include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -81,25 +82,42 @@ inline void deepspeed_precision_section(const std::string& k, const nlohmann::js
     if (!v.is_object()) throw config_error(k + " must be an object");
     for (const auto& [k2, v2] : v.items()) {
         if (k2 == "enabled") {
-            if (json_bool(v2, k + ".enabled")) out.job.training.precision = k == "bf16" ? precision::bf16_mixed : precision::fp16_mixed;
+            if (!json_bool(v2, k + ".enabled")) continue;
+            // DeepSpeed asserts "bf16 and fp16 modes cannot be simultaneously enabled" (runtime/config.py)
+            const auto other = k == "bf16" ? precision::fp16_mixed : precision::bf16_mixed;
+            if (out.job.training.precision == other)
+                throw config_error("bf16.enabled and fp16.enabled are both true (DeepSpeed refuses both: runtime/config.py)");
+            out.job.training.precision = k == "bf16" ? precision::bf16_mixed : precision::fp16_mixed;
         } else out.ignored.push_back(k + "." + k2);
     }
 }
 
 /// DeepSpeed's batch rule (runtime/config.py _configure_train_batch_size): train_batch_size = micro x accumulation
 /// x dp; dp from it, or from the world size when train_batch_size is not given.
+/// 0 for a key not given; the keys given are checked against their bounds by deepspeed_import_json.
 inline void deepspeed_batches(std::int64_t tbs, std::int64_t mbs, std::int64_t gas, const import_options& opt, job_spec& j) {
     if (mbs <= 0) throw config_error("train_micro_batch_size_per_gpu is missing");
     if (gas <= 0) gas = 1;
     auto& p = j.parallel;
+    const auto per_step = checked_mul(mbs, gas, "train_micro_batch_size_per_gpu x gradient_accumulation_steps");
+    const auto per_replica = checked_mul(checked_mul(p.tp, p.pp, "tp x pp"), p.cp, "tp x pp x cp");
     if (tbs > 0) {
-        if (tbs % (mbs * gas) != 0)
+        if (tbs % per_step != 0)
             throw config_error("train_batch_size=" + std::to_string(tbs) + " is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps = " +
-                               std::to_string(mbs * gas));
-        p.dp = tbs / (mbs * gas);
+                               std::to_string(per_step));
+        p.dp = tbs / per_step;
+        // DeepSpeed asserts train_batch_size == micro x accumulation x world / (model-parallel size) (runtime/config.py
+        // _batch_assertion): a world size given beside the file must agree
+        if (opt.world_size > 0 && checked_mul(p.dp, per_replica, "dp x tp x pp x cp") != opt.world_size)
+            throw config_error("train_batch_size=" + std::to_string(tbs) + " = micro x accumulation x " + std::to_string(p.dp) +
+                               " data-parallel ranks contradicts the world size " + std::to_string(opt.world_size) +
+                               " (tp x pp x cp = " + std::to_string(per_replica) + ")");
     } else if (opt.world_size > 0) {
-        p.dp = opt.world_size / (p.tp * p.pp * p.cp);
-        tbs = mbs * gas * p.dp;
+        if (opt.world_size % per_replica != 0)
+            throw config_error("world size " + std::to_string(opt.world_size) + " is not a multiple of tp x pp x cp = " +
+                               std::to_string(per_replica));
+        p.dp = opt.world_size / per_replica;
+        tbs = checked_mul(per_step, p.dp, "micro x accumulation x dp");
     } else {
         throw config_error("train_batch_size is missing and no world size is given");
     }
@@ -130,9 +148,9 @@ inline launcher_import deepspeed_import_json(const nlohmann::json& c, const impo
                                                      "checkpoint", "dump_state", "seed", "zero_allow_untested_optimizer",
                                                      "data_types", "communication_data_type"};
     for (const auto& [k, v] : c.items()) {
-        if (k == "train_batch_size") tbs = detail::json_int(v, k);
-        else if (k == "train_micro_batch_size_per_gpu") mbs = detail::json_int(v, k);
-        else if (k == "gradient_accumulation_steps") gas = detail::json_int(v, k);
+        if (k == "train_batch_size") tbs = check_bound(k, detail::json_int(v, k), bounds::global_batch);
+        else if (k == "train_micro_batch_size_per_gpu") mbs = check_bound(k, detail::json_int(v, k), bounds::micro_batch);
+        else if (k == "gradient_accumulation_steps") gas = check_bound(k, detail::json_int(v, k), bounds::global_batch);
         else if (k == "bf16" || k == "fp16") detail::deepspeed_precision_section(k, v, out);
         else if (k == "zero_optimization") detail::deepspeed_zero_section(v, out);
         else if (k == "activation_checkpointing") {
@@ -150,6 +168,29 @@ inline launcher_import deepspeed_import_json(const nlohmann::json& c, const impo
 }
 
 namespace detail {
+
+/// `config.<key> = <value>` of one recipe line (comment and surrounding blanks dropped), or nothing for any other
+/// line. Read by hand, not with std::regex, whose backtracking recurses once per character (a long line crashed it).
+inline std::optional<std::pair<std::string, std::string>> recipe_assignment(std::string line) {
+    if (const auto h = line.find('#'); h != std::string::npos) line.resize(h);
+    auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+    std::size_t i = 0;
+    while (i < line.size() && blank(line[i])) ++i;
+    if (line.compare(i, 7, "config.") != 0) return std::nullopt;
+    i += 7;
+    const std::size_t k = i;
+    while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '.')) ++i;
+    if (i == k || std::isdigit(static_cast<unsigned char>(line[k]))) return std::nullopt;
+    const std::string key = line.substr(k, i - k);
+    while (i < line.size() && blank(line[i])) ++i;
+    if (i >= line.size() || line[i] != '=' || (i + 1 < line.size() && line[i + 1] == '=')) return std::nullopt;
+    ++i;
+    std::size_t end = line.size();
+    while (end > i && blank(line[end - 1])) --end;
+    while (i < end && blank(line[i])) ++i;
+    if (i == end) return std::nullopt;
+    return std::pair{key, line.substr(i, end - i)};
+}
 
 /// What a torchtitan recipe sets, with Trainer.Config's defaults (pytorch/torchtitan@b5bcd76c torchtitan/config/
 /// configs.py) for what it does not.
@@ -170,32 +211,39 @@ inline void torchtitan_assign(const std::string& key, const std::string& v, torc
             if (used != v.size()) throw std::invalid_argument(v);
             return x;
         } catch (const std::exception&) {
-            throw config_error("config." + key + " = " + v + " is not an integer");
+            throw config_error("config." + key + " = " + printable(v, 60) + " is not an integer");
         }
     };
     auto as_bool = [&] {
         if (v == "True") return true;
         if (v == "False") return false;
-        throw config_error("config." + key + " = " + v + " is not True or False");
+        throw config_error("config." + key + " = " + printable(v, 60) + " is not True or False");
     };
-    if (key == "parallelism.data_parallel_replicate_degree") r.replicate = as_int();
-    else if (key == "parallelism.data_parallel_shard_degree") r.shard = as_int();
+    auto degree = [&] { return check_bound("config." + key, as_int(), bounds::degree); };
+    auto tokens = [&] { return check_bound("config." + key, as_int(), bounds::recipe_tokens); };
+    if (key == "parallelism.data_parallel_replicate_degree") r.replicate = degree();
+    else if (key == "parallelism.data_parallel_shard_degree") {
+        r.shard = as_int();
+        if (r.shard != -1) check_bound("config." + key, r.shard, bounds::degree);  // -1: the GPUs left over
+    }
     else if (key == "parallelism.fsdp_reshard_after_forward") r.reshard = unq(v);
-    else if (key == "parallelism.tensor_parallel_degree") p.tp = as_int();
+    else if (key == "parallelism.tensor_parallel_degree") p.tp = degree();
     else if (key == "parallelism.enable_sequence_parallel") p.sequence_parallel = as_bool();
-    else if (key == "parallelism.pipeline_parallel_degree") p.pp = as_int();
+    else if (key == "parallelism.pipeline_parallel_degree") p.pp = degree();
     else if (key == "parallelism.pipeline_parallel_schedule") {
         const auto sch = unq(v);
         if (sch == "1F1B") p.schedule = pipeline_schedule::one_f_one_b;
         else if (sch == "GPipe") p.schedule = pipeline_schedule::gpipe;
         else out.unknown.push_back("config." + key + " = " + v);
-    } else if (key == "parallelism.num_pp_microbatches") r.pp_mbs = as_int();
-    else if (key == "parallelism.context_parallel_degree") p.cp = as_int();
-    else if (key == "parallelism.expert_parallel_degree") p.ep = as_int();
-    else if (key == "training.max_context_length") r.ctx = as_int();
-    else if (key == "training.num_tokens_per_microbatch_per_dp_rank") r.tokens_mb = as_int();
-    else if (key == "training.num_tokens_per_train_step") r.tokens_step = as_int();
-    else if (key == "training.steps") r.steps = as_int();
+    } else if (key == "parallelism.num_pp_microbatches") r.pp_mbs = check_bound("config." + key, as_int(), bounds::micro_batch);
+    else if (key == "parallelism.context_parallel_degree") p.cp = degree();
+    else if (key == "parallelism.expert_parallel_degree") p.ep = degree();
+    else if (key == "training.max_context_length") r.ctx = check_bound("config." + key, as_int(), bounds::seq_len);
+    else if (key == "training.num_tokens_per_microbatch_per_dp_rank") r.tokens_mb = tokens();
+    else if (key == "training.num_tokens_per_train_step") {
+        r.tokens_step = as_int();
+        if (r.tokens_step != -1) tokens();  // -1: micro-batch tokens x microbatches x dp
+    } else if (key == "training.steps") r.steps = check_bound("config." + key, as_int(), bounds::steps);
     else if (key == "training.dtype") r.dtype = unq(v);
     else if (key == "training.mixed_precision_param") r.mp_param = unq(v);
     else if (key == "activation_checkpoint") {
@@ -223,9 +271,13 @@ inline void torchtitan_finish(const torchtitan_recipe_values& r0, const import_o
         if (opt.world_size <= 0 || opt.world_size % rest != 0)
             throw config_error("parallelism.data_parallel_shard_degree=-1 needs a world size that is a multiple of " + std::to_string(rest));
         r.shard = opt.world_size / rest;
+    } else if (opt.world_size > 0 && opt.world_size != checked_mul(p.tp * p.pp * p.cp, r.replicate * r.shard, "the recipe's degrees")) {
+        throw config_error("the recipe's degrees (tp x pp x cp x replicate x shard = " +
+                           std::to_string(p.tp * p.pp * p.cp * r.replicate * r.shard) + ") contradict the world size " +
+                           std::to_string(opt.world_size) + " (import_options.world_size, --world-size)");
     }
     if (r.replicate > 1 && r.shard > 1) out.unknown.push_back("HSDP (data_parallel_replicate_degree x data_parallel_shard_degree): taken as full sharding over both");
-    p.dp = r.replicate * r.shard;
+    p.dp = checked_mul(r.replicate, r.shard, "data_parallel_replicate_degree x data_parallel_shard_degree");
     p.sharding = r.shard > 1 ? (r.reshard == "never" ? sharding::gradients : sharding::full) : sharding::none;
     if (p.tp == 1) p.sequence_parallel = false;  // only meaningful with tensor parallelism
     if (r.tokens_mb % r.ctx != 0) throw config_error("training.num_tokens_per_microbatch_per_dp_rank=" + std::to_string(r.tokens_mb) +
@@ -233,7 +285,9 @@ inline void torchtitan_finish(const torchtitan_recipe_values& r0, const import_o
     auto& t = j.training;
     t.seq_len = r.ctx;
     t.micro_batch = r.tokens_mb / r.ctx;
-    if (r.tokens_step == -1) r.tokens_step = r.tokens_mb * r.pp_mbs * p.dp;
+    if (r.tokens_step == -1)
+        r.tokens_step = checked_mul(checked_mul(r.tokens_mb, r.pp_mbs, "num_tokens_per_microbatch_per_dp_rank x num_pp_microbatches"),
+                                    p.dp, "tokens per microbatch x microbatches x dp");
     if (r.tokens_step % r.ctx != 0) throw config_error("training.num_tokens_per_train_step is not a multiple of max_context_length");
     t.global_batch = r.tokens_step / r.ctx;
     if (r.steps > 0) t.total_tokens = static_cast<double>(r.steps) * static_cast<double>(r.tokens_step);
@@ -257,18 +311,30 @@ inline launcher_import torchtitan_import_text(const std::string& text, const imp
     p.sequence_parallel = true;              // ParallelismConfig.enable_sequence_parallel default
     j.training.precision = precision::bf16_mixed;  // mixed_precision_param default bfloat16
     detail::torchtitan_recipe_values r;
-    static const std::regex assign(R"(^\s*config\.([A-Za-z_][\w.]*)\s*=\s*(.+?)\s*$)");
-    static const std::regex spec(R"(^\s*config\.model_spec\s*=.*Float8LinearConverter.*$)");
-    std::size_t pos = 0;
+    std::map<std::string, std::size_t> assigned;  // key -> the line that set it
+    std::size_t pos = 0, line_no = 0;
     while (pos <= text.size()) {
         auto e = text.find('\n', pos);
         if (e == std::string::npos) e = text.size();
         std::string line = text.substr(pos, e - pos);
         pos = e + 1;
-        if (const auto h = line.find('#'); h != std::string::npos) line = line.substr(0, h);
-        std::smatch m;
-        if (std::regex_match(line, spec)) { j.training.precision = precision::fp8_mixed; continue; }
-        if (std::regex_match(line, m, assign)) detail::torchtitan_assign(m[1], m[2], r, out);
+        ++line_no;
+        const auto a = detail::recipe_assignment(line);
+        if (!a) continue;
+        const auto where = "line " + std::to_string(line_no) + ": ";
+        if (const auto [it, fresh] = assigned.emplace(a->first, line_no); !fresh)
+            throw config_error(where + "config." + a->first + " is assigned again (first on line " + std::to_string(it->second) +
+                               "); which value the run uses is not Frenzy's to guess");
+        if (a->first == "model_spec") {
+            if (a->second.find("Float8LinearConverter") != std::string::npos) j.training.precision = precision::fp8_mixed;
+            else out.unknown.push_back("config.model_spec = " + a->second);
+            continue;
+        }
+        try {
+            detail::torchtitan_assign(a->first, a->second, r, out);
+        } catch (const config_error& err) {
+            throw config_error(where + err.what());
+        }
     }
     detail::torchtitan_finish(r, opt, out);
     detail::finish_import(out, opt, p.gpus());
@@ -297,16 +363,19 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
                 else out.unknown.push_back("mixed_precision." + k2);
             }
         } else if (k == "activation_checkpointing") j.parallel.recompute = parse_enum<recompute>("activation_checkpointing", detail::json_str(v, k));
-        else if (k == "world_size") world = detail::json_int(v, k);
-        else if (k == "micro_batch_size") j.training.micro_batch = detail::json_int(v, k);
-        else if (k == "gradient_accumulation_steps") gas = detail::json_int(v, k);
-        else if (k == "seq_len") j.training.seq_len = detail::json_int(v, k);
-        else if (k == "steps") steps = detail::json_int(v, k);
+        else if (k == "world_size") world = check_bound(k, detail::json_int(v, k), bounds::gpus);
+        else if (k == "micro_batch_size") j.training.micro_batch = check_bound(k, detail::json_int(v, k), bounds::micro_batch);
+        else if (k == "gradient_accumulation_steps") gas = check_bound(k, detail::json_int(v, k), bounds::global_batch);
+        else if (k == "seq_len") j.training.seq_len = check_bound(k, detail::json_int(v, k), bounds::seq_len);
+        else if (k == "steps") steps = check_bound(k, detail::json_int(v, k), bounds::steps);
         else if (k == "optimizer") j.training.optimizer = parse_enum<optimizer_kind>("optimizer", detail::json_str(v, k));
         else if (k == "compile") j.runtime.compile = detail::json_bool(v, k);
         else out.unknown.push_back(k);
     }
     if (world <= 0) throw config_error("world_size is missing");
+    if (opt.world_size > 0 && world != opt.world_size)
+        throw config_error("world_size=" + std::to_string(world) + " contradicts the world size given beside the file, " +
+                           std::to_string(opt.world_size) + " (import_options.world_size, --world-size)");
     j.runtime.framework = wrapper == "DistributedDataParallel" ? framework::ddp : framework::fsdp;
     if (wrapper != "DistributedDataParallel" && wrapper != "FullyShardedDataParallel")
         throw config_error("wrapper=\"" + wrapper + "\" must be FullyShardedDataParallel or DistributedDataParallel");
@@ -323,7 +392,8 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
     // model dtype bfloat16: pure bf16 (no fp32 copy); float32 with MixedPrecision(bfloat16|float16): mixed
     t.precision = model_dtype == "bfloat16" ? precision::bf16
                   : param == "bfloat16" ? precision::bf16_mixed : param == "float16" ? precision::fp16_mixed : precision::fp32;
-    t.global_batch = t.micro_batch * gas * world;
+    t.global_batch = checked_mul(checked_mul(t.micro_batch, gas, "micro_batch_size x gradient_accumulation_steps"), world,
+                                 "micro_batch_size x gradient_accumulation_steps x world_size");
     if (steps > 0) t.total_tokens = static_cast<double>(steps) * static_cast<double>(t.global_batch * t.seq_len);
     detail::finish_import(out, opt, world);
     return out;

@@ -75,6 +75,38 @@ inline bool megatron_not_modelled(const std::string& f) {
     return std::find(names.begin(), names.end(), f) != names.end();
 }
 
+/// The store_true switches the importer reads: argparse takes no value after them, so `--swiglu no` (or
+/// {"swiglu": "no"} in a JSON argument object) is an error, not "on" (Megatron stops at "unrecognized arguments").
+inline bool megatron_switch(const std::string& f) {
+    static const std::vector<std::string> names{
+        "--group-query-attention", "--no-position-embedding", "--use-rotary-position-embeddings", "--swiglu", "--squared-relu",
+        "--disable-bias-linear", "--add-bias-linear", "--add-qkv-bias", "--untie-embeddings-and-output-weights", "--bf16",
+        "--fp16", "--sequence-parallel", "--use-distributed-optimizer", "--recompute-activations", "--use-flash-attn",
+        "--use-precision-aware-optimizer", "--moe-grouped-gemm", "--moe-pad-expert-input-to-capacity",
+        "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--fp8-param-gather",
+        "--grad-reduce-in-bf16", "--tp-comm-overlap", "--overlap-grad-reduce", "--optimizer-cpu-offload",
+        "--use-megatron-fsdp", "--cross-entropy-loss-fusion", "--overlap-param-gather"};
+    return std::find(names.begin(), names.end(), f) != names.end();
+}
+
+/// Megatron's choices for the flags whose value the importer reads (megatron/core/transformer/transformer_config.py
+/// @d98e8a64, whose dataclass fields become the flags); another value is an error, as argparse makes it.
+inline void check_megatron_choice(const cli_argument& a) {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> choices{
+        {"--fp8-format", {"e4m3", "hybrid"}},
+        {"--fp4-format", {"e2m1"}},  // TransformerConfig fp8: Literal['e4m3', 'hybrid'], fp4: Literal['e2m1']
+    };
+    for (const auto& [flag, ok] : choices) {
+        if (a.flag != flag) continue;
+        const auto v = arg_str(a);
+        if (std::find(ok.begin(), ok.end(), v) == ok.end()) {
+            std::string list;
+            for (const auto& c : ok) list += (list.empty() ? "" : " | ") + c;
+            throw config_error(flag + "=\"" + v + "\" must be one of " + list + " (Megatron-LM arguments.py choices)");
+        }
+    }
+}
+
 /// What megatron_import_arguments reads from the flags and applies only once all are read (their precedence).
 struct megatron_pending {
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos;
@@ -105,7 +137,7 @@ inline bool take_megatron_model_flag(const cli_argument& a, transformer_spec& m,
     else if (f == "--num-attention-heads") m.heads = arg_int(a);
     else if (f == "--kv-channels") m.head_dim = arg_int(a);
     else if (f == "--group-query-attention") s.gqa = true;
-    else if (f == "--num-query-groups") s.query_groups = arg_int(a);
+    else if (f == "--num-query-groups") s.query_groups = check_bound("--num-query-groups", arg_int(a), bounds::heads);
     else if (f == "--vocab-size") m.vocab = arg_int(a);
     else if (f == "--make-vocab-size-divisible-by") out.ignored.push_back(arg_text(a));  // padding is the estimator's rule
     else if (f == "--max-position-embeddings") s.max_pos = arg_int(a);
@@ -274,6 +306,9 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     megatron_options options;  // io/megatron_options.hpp: the options a measurement table's other_flags names too
     for (const auto& a : parsed) {
         const auto& f = a.flag;
+        if (detail::megatron_switch(f) && !a.values.empty())
+            throw config_error(f + " is a switch and takes no value (given \"" + a.values[0] + "\")");
+        detail::check_megatron_choice(a);
         if (options.take(a, j)) continue;
         if (detail::take_megatron_model_flag(a, m, pending, out)) continue;
         if (detail::take_megatron_training_flag(a, j.training, pending, out)) continue;
@@ -286,6 +321,9 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     detail::finish_megatron_model(m, j.training, pending, out);
     detail::finish_megatron_precision(j, pending, options, out);
     detail::finish_megatron_pipeline(j, pending, out);
+    if (world_size > 0 && opt.world_size > 0 && world_size != opt.world_size)
+        throw config_error("the script's torchrun starts " + std::to_string(world_size) + " processes; the world size given "
+                           "beside it is " + std::to_string(opt.world_size) + " (import_options.world_size, --world-size)");
     detail::finish_megatron_world(j, world_size > 0 ? world_size : opt.world_size, pending, out);
     m.name = !opt.model.name.empty() ? opt.model.name : !opt.name.empty() ? opt.name : "megatron";
     j.name = opt.name.empty() ? m.name : opt.name;
@@ -301,12 +339,16 @@ inline std::int64_t torchrun_world_size(const std::vector<std::string>& launcher
     std::int64_t per = 0, nodes = 1;
     const auto a = split_arguments(launcher);
     for (const auto& x : a) {
-        if ((x.flag == "--nproc-per-node" || x.flag == "--nproc_per_node") && x.values.size() == 1) {
-            try { per = std::stoll(x.values[0]); } catch (...) { per = 0; }
-        }
+        // torchrun also takes gpu | cpu | auto for --nproc-per-node and MIN:MAX for --nnodes: a count Frenzy cannot
+        // know (0, with the layout left open); a number must be a positive one.
+        auto count = [&](const std::string& v) -> std::int64_t {
+            if (v.empty() || v.find_first_not_of("+-0123456789") != std::string::npos) return 0;
+            return check_bound("torchrun " + x.flag, parse_int64(v, "torchrun " + x.flag), bounds::gpus);
+        };
+        if ((x.flag == "--nproc-per-node" || x.flag == "--nproc_per_node") && x.values.size() == 1) per = count(x.values[0]);
         if (x.flag == "--nnodes" && x.values.size() == 1) {
             const auto& v = x.values[0];
-            try { nodes = std::stoll(v.substr(v.find(':') == std::string::npos ? 0 : v.find(':') + 1)); } catch (...) { nodes = 0; }
+            nodes = count(v.substr(v.find(':') == std::string::npos ? 0 : v.find(':') + 1));
         }
     }
     return per > 0 && nodes > 0 ? per * nodes : 0;

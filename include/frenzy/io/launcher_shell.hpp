@@ -5,11 +5,13 @@
 // launch command (torchrun / python / deepspeed ... script.py ARGS). It runs nothing: command substitutions
 // `$(...)` stay literal and every other command is skipped. Used by the launcher importers (io/launcher_*.hpp).
 #include <cctype>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 
 namespace frenzy {
@@ -30,6 +32,16 @@ struct shell_state {
     std::map<std::string, std::string> vars;
     std::map<std::string, std::vector<std::string>> arrays;
     std::vector<std::string>* notes = nullptr;
+    std::size_t line = 0;  ///< the script line being read (1-based, the first of a continued line)
+
+    /// config_error naming the line (the importer adds the file).
+    [[noreturn]] void fail(const std::string& what) const { throw config_error("line " + std::to_string(line) + ": " + what); }
+    /// Checks an expansion's size against bounds::shell_value_bytes (`B=$B$B` forty times would reach a terabyte).
+    void check_size(std::size_t bytes) const {
+        if (bytes > bounds::shell_value_bytes)
+            fail("a value grows past " + std::to_string(bounds::shell_value_bytes >> 20) +
+                 " MiB (variables that double on each line?); Frenzy reads launch scripts, not programs");
+    }
 };
 
 inline bool shell_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -40,12 +52,16 @@ struct shell_arith {
     std::size_t i = 0;
     const shell_state& st;
     bool ok = true;
+    std::size_t depth = 0;
     void ws() { while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i; }
     long long atom() {
         ws();
         if (i < s.size() && s[i] == '(') {
+            if (++depth > bounds::shell_depth)
+                st.fail("$(( )) nests parentheses deeper than " + std::to_string(bounds::shell_depth));
             ++i;
             auto v = sum();
+            --depth;
             ws();
             if (i < s.size() && s[i] == ')') ++i; else ok = false;
             return v;
@@ -71,7 +87,9 @@ struct shell_arith {
             if (i < s.size() && (s[i] == '*' || s[i] == '/')) {
                 const char op = s[i++];
                 const auto r = atom();
-                if (op == '*') v *= r; else if (r != 0) v /= r; else ok = false;
+                if (op == '*') ok = ok && !__builtin_mul_overflow(v, r, &v);
+                else if (r == 0 || (r == -1 && v == std::numeric_limits<long long>::min())) ok = false;  // bash: error
+                else v /= r;
             } else return v;
         }
     }
@@ -82,7 +100,7 @@ struct shell_arith {
             if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
                 const char op = s[i++];
                 const auto r = prod();
-                v = op == '+' ? v + r : v - r;
+                ok = ok && !(op == '+' ? __builtin_add_overflow(v, r, &v) : __builtin_sub_overflow(v, r, &v));
             } else return v;
         }
     }
@@ -115,13 +133,17 @@ struct shell_word_splitter {
     }
     /// Appends unquoted expansion text: word-split on whitespace.
     void add_split(const std::string& v) {
+        st.check_size(cur.size() + v.size());
         for (char c : v) {
             if (std::isspace(static_cast<unsigned char>(c))) flush();
             else { cur += c; have = true; }
         }
     }
     void emit(const std::string& v, bool quoted) {
-        if (quoted) { cur += v; have = true; } else add_split(v);
+        if (!quoted) return add_split(v);
+        st.check_size(cur.size() + v.size());
+        cur += v;
+        have = true;
     }
     /// $((...)) at line[i] ('$'); false when line[i] does not start one.
     bool arithmetic(std::size_t& i, bool quoted) {
@@ -160,6 +182,7 @@ struct shell_word_splitter {
         if (quoted && op == "[@]") {
             for (std::size_t e = 0; e < it->second.size(); ++e) {
                 if (e > 0) { out.push_back(cur); cur.clear(); }
+                st.check_size(out.size());
                 cur += it->second[e];
                 have = true;
             }
@@ -221,6 +244,7 @@ struct shell_word_splitter {
             if (line[i] == '$') { expand(i, true); continue; }
             cur += line[i++];
         }
+        if (i >= line.size()) st.fail("unterminated \" quote (Frenzy reads a quoted word on one line)");
         ++i;
     }
     std::vector<std::string> split() {
@@ -230,7 +254,8 @@ struct shell_word_splitter {
             if (c == '#' && !have) break;  // comment
             if (c == '\'') {
                 const auto end = line.find('\'', i + 1);
-                const auto e = end == std::string_view::npos ? line.size() : end;
+                if (end == std::string_view::npos) st.fail("unterminated ' quote (Frenzy reads a quoted word on one line)");
+                const auto e = end;
                 cur += std::string(line.substr(i + 1, e - i - 1));
                 have = true;
                 i = e + 1;
@@ -292,19 +317,22 @@ inline bool is_launch_word(const std::string& w) {
     return base == "torchrun" || base == "python" || base == "python3" || base == "deepspeed";
 }
 
-/// The script's lines with backslash-newline continuations joined.
-inline std::vector<std::string> shell_lines(std::string_view text) {
-    std::string joined;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') { ++i; continue; }
-        joined += text[i];
-    }
+/// The script's lines with backslash-newline continuations joined; `first_line` gets each one's first line number
+/// in the file (1-based), for messages.
+inline std::vector<std::string> shell_lines(std::string_view text, std::vector<std::size_t>* first_line = nullptr) {
     std::vector<std::string> lines;
     std::string cur;
-    for (char c : joined) {
-        if (c == '\n') { lines.push_back(cur); cur.clear(); } else cur += c;
+    std::size_t physical = 1, start = 1;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') { ++i; ++physical; continue; }
+        if (text[i] != '\n') { cur += text[i]; continue; }
+        lines.push_back(std::move(cur));
+        cur.clear();
+        if (first_line) first_line->push_back(start);
+        start = ++physical;
     }
     lines.push_back(cur);
+    if (first_line) first_line->push_back(start);
     return lines;
 }
 
@@ -381,6 +409,11 @@ inline bool shell_array_assignment(const std::vector<std::string>& lines, std::s
     if (active) {
         auto& a = st.arrays[name];
         if (!append) a.clear();
+        st.check_size(a.size() + elems.size());  // elements count as bytes: `A+=("${A[@]}")` doubles too
+        std::size_t bytes = 0;
+        for (const auto& e : a) bytes += e.size();
+        for (const auto& e : elems) bytes += e.size();
+        st.check_size(bytes);
         a.insert(a.end(), elems.begin(), elems.end());
     }
     return true;
@@ -396,6 +429,7 @@ inline void shell_assignments(std::vector<std::string>& cmd, shell_state& st) {
         bool name = true;
         for (std::size_t c = 0; c < eq; ++c) name = name && shell_name_char(cmd[0][c]);
         if (!name || std::isdigit(static_cast<unsigned char>(cmd[0][0]))) break;
+        st.check_size(cmd[0].size());
         st.vars[cmd[0].substr(0, eq)] = cmd[0].substr(eq + 1);
         cmd.erase(cmd.begin());
     }
@@ -423,11 +457,13 @@ inline shell_command read_shell_script(std::string_view text, const std::vector<
     detail::shell_state st;
     st.notes = &out.notes;
     for (std::size_t i = 0; i < positional.size(); ++i) st.vars[std::to_string(i + 1)] = positional[i];
-    const auto lines = detail::shell_lines(text);
+    std::vector<std::size_t> line_no;
+    const auto lines = detail::shell_lines(text, &line_no);
     detail::shell_branches branches;
     std::vector<std::string> all_words;
     std::vector<std::string> last_cmd;
     for (std::size_t li = 0; li < lines.size(); ++li) {
+        st.line = line_no[li];
         if (detail::shell_array_assignment(lines, li, st, branches.active())) continue;
         // split at ';' into simple statements
         std::vector<std::vector<std::string>> stmts(1);

@@ -14,6 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/io/launcher_megatron.hpp"
@@ -98,6 +99,24 @@ inline void yaml_key_flags(const std::string& section, const std::string& key, c
 
 }  // namespace detail
 
+/// A key given twice in one mapping is an error (yaml-cpp keeps both; Megatron's PyYAML loader keeps the last), in
+/// the sections too: which value was meant is not Frenzy's to guess.
+inline void check_yaml_keys(const YAML::Node& map, const std::string& section, std::size_t depth = 0) {
+    if (depth > bounds::json_depth)
+        throw config_error("megatron YAML arguments: mappings nest deeper than " + std::to_string(bounds::json_depth));
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+        if (!kv.first.IsScalar())
+            throw config_error("megatron YAML arguments: a key that is not a name (line " + std::to_string(kv.first.Mark().line + 1) + ")");
+        const auto key = kv.first.Scalar();
+        const auto where = section.empty() ? key : section + "." + key;
+        if (!seen.insert(key).second)
+            throw config_error("megatron YAML arguments: " + where + " is given twice (line " +
+                               std::to_string(kv.first.Mark().line + 1) + ")");
+        if (kv.second.IsMap()) check_yaml_keys(kv.second, where, depth + 1);
+    }
+}
+
 /// The flags a Megatron YAML argument file stands for. config_error (naming the file's structure) when the text
 /// is not YAML or not a mapping.
 inline megatron_yaml_arguments megatron_yaml_to_arguments(const std::string& text) {
@@ -109,6 +128,7 @@ inline megatron_yaml_arguments megatron_yaml_to_arguments(const std::string& tex
     }
     if (!root.IsMap()) throw config_error("megatron YAML arguments: the file must be a mapping of argument names to values");
     megatron_yaml_arguments out;
+    check_yaml_keys(root, "");
     // Top-level keys first, then the two sections (whose TransformerConfig fields decide the model).
     for (const auto& kv : root) {
         const auto key = kv.first.as<std::string>();

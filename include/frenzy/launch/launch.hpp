@@ -59,8 +59,14 @@ inline const std::string& checked_gres_type(const std::string& type, const std::
 
 }  // namespace detail
 
-/// A Slurm --time value (D-HH:MM:00 or HH:MM:00) of at least `seconds`, rounded up to the minute.
+/// The longest --time Slurm reads: SchedMD/slurm src/common/parse_time.c time_str2secs sums days x 86400 in an int,
+/// so 24,855 days (2^31 s) is the last value that does not wrap.
+inline constexpr double slurm_max_time_s = 24855.0 * 86400;
+
+/// A Slurm --time value (D-HH:MM:00 or HH:MM:00) of at least `seconds`, rounded up to the minute; at most
+/// slurm_max_time_s (launch_files states the cap in the script when it applies).
 inline std::string slurm_time(double seconds) {
+    seconds = std::min(check_finite("Slurm --time (s)", seconds), slurm_max_time_s);
     const auto total_min = static_cast<long long>(std::ceil(seconds / 60.0));
     const long long d = total_min / (24 * 60), h = (total_min / 60) % 24, m = total_min % 60;
     char buf[64];
@@ -151,10 +157,31 @@ inline job_spec job_for_plan(job_spec j, const frenzy::plan& p) {
     return j;
 }
 
+/// launch_options::run_command is the user's own command line, written as one line of the batch script: no control
+/// character (a newline would start another command) and its quotes closed (an open quote swallows the script's
+/// following lines), as bash reads single and double quotes and backslashes.
+inline void check_run_command(const std::string& c) {
+    char quote = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        const auto ch = static_cast<unsigned char>(c[i]);
+        if (ch < 0x20 || ch == 0x7f)
+            throw config_error("launch_options::run_command holds a control character (" + printable(c.substr(i, 1)) +
+                               " at byte " + std::to_string(i) + "); it is written as one line of the batch script");
+        if (quote == '\'') { if (ch == '\'') quote = 0; continue; }
+        if (ch == '\\' && i + 1 == c.size()) quote = '\\';  // a backslash escaping the line's end
+        if (ch == '\\') { ++i; continue; }
+        if (quote == '"') { if (ch == '"') quote = 0; continue; }
+        if (ch == '\'' || ch == '"') quote = static_cast<char>(ch);
+    }
+    if (quote)
+        throw config_error("launch_options::run_command=" + printable(c, 80) + " leaves a quote or a backslash open");
+}
+
 /// What the job's launcher adds to the batch script (launcher_traits::payload), after checking that the launcher can
 /// run the job (config_error naming the field when not).
 inline launcher_payload launcher_payload_for(const job_spec& j, const launch_options& o) {
     validate(j);
+    check_run_command(o.run_command);
     if (!(j.training.finetune == finetune_spec{}))
         throw config_error("training.finetune: frenzy launch writes pretraining launches (pretrain_gpt.py, torchtitan.train); "
                            "fine-tuning methods are not written");
@@ -195,6 +222,8 @@ inline std::vector<std::string> plan_comments(const job_spec& j, const frenzy::p
 /// The launch files for a job whose `parallel` is the plan's layout, on `p.nodes` nodes of `p.gpu`.
 inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
     auto payload = launcher_payload_for(j, o);
+    check_bound("launch_options.time_margin", o.time_margin, bounds::rate);
+    check_bound("launch_options.default_time_s", o.default_time_s, bounds::seconds);
     if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0)
         throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
     const int per_node = p.gpus / p.nodes;
@@ -205,6 +234,10 @@ inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::pl
     b.comments = {"Written by `frenzy launch`: job \"" + j.name + "\" on " + std::to_string(p.gpus) + " x " + p.gpu + " (" +
                   std::string(to_string(o.launcher)) + ")"};
     for (auto& c : plan_comments(j, p, o.time_margin)) b.comments.push_back(std::move(c));
+    if (est > slurm_max_time_s)
+        b.comments.push_back("time limit capped at Slurm's largest, " + slurm_time(slurm_max_time_s) + " (the run needs " +
+                             number_text(std::ceil(est / 86400)) + " days; Slurm reads --time as an int of seconds): "
+                             "checkpoint and resubmit");
     b.directives = {"--job-name=" + detail::slurm_job_name(j.name), "--nodes=" + std::to_string(p.nodes),
                     "--ntasks-per-node=1", "--gres=gpu:" + gres_name + ":" + std::to_string(per_node),
                     "--time=" + slurm_time(std::max(est, 600.0)), "--exclusive"};

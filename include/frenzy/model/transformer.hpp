@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/enum_names.hpp"
 #include "frenzy/core/error.hpp"
 
@@ -151,6 +152,11 @@ inline void validate(const transformer_spec& m) {
     if (!(e.capacity_factor >= 0) || !std::isfinite(e.capacity_factor))
         throw config_error("model.moe.capacity_factor=" + std::to_string(e.capacity_factor) +
                            " must be a finite number >= 0 (0 = dropless)");
+    // capacity = factor x tokens x top_k / experts (Megatron moe_utils.py get_capacity): past `experts` it exceeds
+    // every token routed to the rank, so a larger factor means nothing and only pads (1e308 printed "inf GiB").
+    if (e.experts > 0 && e.capacity_factor > static_cast<double>(e.experts))
+        throw config_error("model.moe.capacity_factor=" + number_text(e.capacity_factor) + " must be at most model.moe.experts=" +
+                           std::to_string(e.experts) + " (a capacity past every routed token)");
     if (e.pad_to_capacity && e.capacity_factor <= 0)
         throw config_error("model.moe.pad_to_capacity=true needs model.moe.capacity_factor > 0 (Megatron asserts "
                            "--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity)");

@@ -185,8 +185,8 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
     for (auto fw : ax.frameworks) can_full = can_full || frugal_sharding(fw, 2, 1) == sharding::full;
     const std::string how = std::string(can_full ? "full sharding and recompute" : "tensor+pipeline parallelism, sharded optimizer and full recompute") +
                             (c == plan_constraints{} ? "" : " (keeping the layout fields the job pins)");
-    std::int64_t need = 0;
-    std::string layout;
+    std::int64_t need = 0, tried = 0, invalid = 0;
+    std::string layout, rule;  // rule: why validate() rejected the frugal layouts, when it rejected every one
     const std::int64_t limit = 1 << 16;
     for (auto fw : ax.frameworks)
         for (auto tp : ax.tp)
@@ -201,7 +201,16 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
                                             c.sharding.value_or(frugal_sharding(fw, dp, pp)), ep, dp, opt);
                     j.training.micro_batch = c.micro_batch.value_or(1);
                     j.parallel.recompute = c.recompute.value_or(recompute::full);
-                    if (!framework_rejects(fw, j.parallel, j.training.optimizer).empty() || !mem.may_fit(j, g, opt)) continue;
+                    if (!framework_rejects(fw, j.parallel, j.training.optimizer).empty()) continue;
+                    ++tried;
+                    try {
+                        validate(j);
+                    } catch (const config_error& e) {
+                        ++invalid;
+                        if (rule.empty()) rule = e.what();
+                        continue;
+                    }
+                    if (!mem.may_fit(j, g, opt)) continue;
                     if (mem.fits(j, g, opt)) {
                         need = n;
                         layout = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
@@ -209,6 +218,8 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
                                  (ax.frameworks.size() > 1 ? " " + std::string(to_string(fw)) : "");
                     }
                 }
+    if (need == 0 && tried > 0 && invalid == tried)  // the input breaks a rule, whatever the layout: name the rule
+        return "the job is invalid on every layout tried: " + rule;
     if (need == 0)
         return "does not fit on " + gib + " GiB cards even with " + how + " at micro-batch 1 (up to " +
                std::to_string(limit) + " GPUs)";

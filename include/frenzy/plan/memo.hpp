@@ -14,10 +14,10 @@
 namespace frenzy::detail {
 
 /// What one plan() call shares across GPU types. The memory model sees only the job (MemoryModel), and the
-/// jobs of one call differ only in the fields layout_job sets, the precision (a type's fallback) and the
-/// micro-batch, so each estimate is made once and its required bytes (memory/fit.hpp required_memory) reused
+/// jobs of one call differ only in the fields layout_job sets, the precision (a type's fallback), the attention
+/// kernel (the type's: train/on_gpu.hpp) and the micro-batch, so each estimate is made once and its required bytes (memory/fit.hpp required_memory) reused
 /// for every type: the fit rule is then a comparison with that type's usable memory.
-using memo_key = std::array<std::int64_t, 19>;
+using memo_key = std::array<std::int64_t, 20>;
 struct memo_hash {
     std::size_t operator()(const memo_key& k) const noexcept {  // FNV-1a over the fields
         std::uint64_t h = 1469598103934665603ull;
@@ -44,14 +44,14 @@ inline bool pack_key(const job_spec& j, packed_key& out) {
     const std::uint64_t wide = u(p.dp) | u(p.tp) | u(p.pp) | u(p.vpp) | u(p.cp) | u(p.ep) | u(p.etp) |
                                u(p.first_stage_layers) | u(p.last_stage_layers);
     const std::uint64_t narrow = u(p.sharding) | u(p.recompute) | u(p.schedule) | u(p.dispatcher) |
-                                 u(catalog_index(j.runtime.framework)) | u(j.training.precision);
+                                 u(catalog_index(j.runtime.framework)) | u(j.training.precision) | u(j.runtime.attention);
     if ((wide >> 21) != 0 || (narrow >> 6) != 0) return false;
     out[0] = u(p.dp) | u(p.tp) << 21 | u(p.pp) << 42;
     out[1] = u(p.vpp) | u(p.cp) << 21 | u(p.ep) << 42;
     out[2] = u(p.etp) | u(p.first_stage_layers) << 21 | u(p.last_stage_layers) << 42;
     out[3] = u(p.sharding) | u(p.recompute) << 6 | u(p.schedule) << 12 | u(p.dispatcher) << 18 |
              u(catalog_index(j.runtime.framework)) << 24 | u(j.training.precision) << 30 | u(p.sequence_parallel) << 36 |
-             u(p.grouped_gemm) << 37 | u(p.embedding_stage) << 38 | u(p.loss_stage) << 39;
+             u(p.grouped_gemm) << 37 | u(p.embedding_stage) << 38 | u(p.loss_stage) << 39 | u(j.runtime.attention) << 40;
     out[4] = u(j.training.micro_batch);
     return true;
 }
@@ -62,7 +62,7 @@ inline memo_key key_of(const job_spec& j) {
     return {p.dp, p.tp, p.pp, p.vpp, p.cp, p.ep, p.etp, e(p.sequence_parallel), e(p.sharding), e(p.recompute),
             e(p.schedule), e(p.dispatcher), e(p.grouped_gemm), p.first_stage_layers, p.last_stage_layers,
             e(p.embedding_stage) * 2 + e(p.loss_stage), e(j.runtime.framework.identity()), e(j.training.precision),
-            j.training.micro_batch};
+            e(j.runtime.attention), j.training.micro_batch};
 }
 
 /// Open addressing over packed keys (linear probing, at most half full): one allocation per growth, not one

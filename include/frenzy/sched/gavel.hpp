@@ -17,6 +17,7 @@
 
 #include <Eigen/Dense>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/sched/fcfs.hpp"
 #include "frenzy/sched/gavel_lp.hpp"
 #include "frenzy/sched/placement.hpp"
@@ -40,7 +41,9 @@ template <PlacementPolicy P = best_fit_placement>
 class basic_gavel_scheduler {
 public:
     template <PlacementPolicy P2> using with_placement = basic_gavel_scheduler<P2>;
-    explicit basic_gavel_scheduler(gavel_options o = {}, P placement = {}) : opt_(o), place_(std::move(placement)) {}
+    explicit basic_gavel_scheduler(gavel_options o = {}, P placement = {}) : opt_(o), place_(std::move(placement)) {
+        check_bound("gavel_options.round_s", o.round_s, bounds::sched_round_s);
+    }
     std::string_view name() const { return opt_.policy == gavel_policy::las ? "gavel-las" : "gavel"; }
     double round_s() const { return opt_.round_s; }
     bool event_driven() const { return false; }

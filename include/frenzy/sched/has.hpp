@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/sched/cluster_state.hpp"
 #include "frenzy/sched/placement.hpp"
 #include "frenzy/sched/scheduler.hpp"
@@ -88,6 +89,21 @@ struct has_options {
     bool expand_while_waiting = true;
 };
 
+/// Checks every number of `o` (finite, in range); config_error naming the field (has_options.efficiency_slack=nan).
+inline void validate(const has_options& o) {
+    check_bound("has_options.efficiency_slack", o.efficiency_slack, bounds::rate);
+    check_bound("has_options.idle_slack", o.idle_slack, bounds::rate);
+    check_bound("has_options.max_share", o.max_share, bounds::fraction);
+    check_bound("has_options.equi_share", o.equi_share, bounds::rate);
+    check_bound("has_options.expand_gain", o.expand_gain, bounds::fraction);
+    check_bound("has_options.startup_s", o.startup_s, bounds::sim_seconds);
+    check_bound("has_options.prior_jobs", o.prior_jobs, bounds::rate);
+    check_bound("has_options.preempt_factor", o.preempt_factor, bounds::preempt_factor);
+    check_bound("has_options.preempt_lock_s", o.preempt_lock_s, bounds::sim_seconds);
+    check_bound("has_options.max_reservations", o.max_reservations, bounds::scan);
+    check_bound("has_options.max_idle_scan", o.max_idle_scan, bounds::scan);
+    check_bound("has_options.preempt_scan", o.preempt_scan, bounds::scan);
+}
 /// HAS with its two policies as template parameters. Swap one without restating the other:
 /// `has::with_placement<my_placement>`, `has::with_queue_order<arrival_order>` (as `planner::with_objective<>`).
 template <PlacementPolicy P = best_fit_placement, QueueOrder Q = shortest_remaining_first>
@@ -96,7 +112,9 @@ public:
     template <PlacementPolicy P2> using with_placement = has_scheduler<P2, Q>;
     template <QueueOrder Q2> using with_queue_order = has_scheduler<P, Q2>;
     explicit has_scheduler(has_options o = {}, P placement = {}, Q order = {})
-        : opt_(o), place_(std::move(placement)), order_(std::move(order)) {}
+        : opt_(o), place_(std::move(placement)), order_(std::move(order)) {
+        validate(opt_);
+    }
 
     std::string_view name() const { return "has"; }
     double round_s() const { return 0; }

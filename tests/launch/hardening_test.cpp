@@ -1,0 +1,122 @@
+// Issue 28: the launch writer and the importers read as strictly as the job reader. Each input here once crashed
+// (unbounded recursion, SIGFPE), hung (a script whose variables double), or was read silently wrong; each must now
+// end in a config_error naming the file's line and the rule. The CLI-level reproducers are in
+// tests/regress/cli_reproducers.sh, the files in tests/data/launch/hostile (also the fuzzers' seeds).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/io/launcher_shell.hpp"
+#include "frenzy/launch/launchers.hpp"
+#include "frenzy/model/presets.hpp"
+
+using namespace frenzy;
+using Catch::Matchers::Contains;
+
+namespace {
+std::string shell_error(const std::string& script) {
+    try {
+        read_shell_script(script);
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+import_options recipe_options() {
+    import_options o;
+    o.model = preset("gpt2");
+    o.world_size = 8;
+    return o;
+}
+std::string recipe_error(const std::string& text) {
+    try {
+        torchtitan_import_text(text, recipe_options());
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("the shell reader bounds recursion and growth, and names the line") {
+    // 10^4 nested parentheses recursed once each (SIGSEGV); the limit is bounds::shell_depth = 64
+    const std::string deep = "A=1\n\nN=$((" + std::string(10000, '(') + "1" + std::string(10000, ')') + "))\n";
+    CHECK_THAT(shell_error(deep), Contains("line 3: $(( )) nests parentheses deeper than 64"));
+    // 64 levels are read (bash's scripts nest a few)
+    std::string closing;  // ") ) )": the reader ends $(( at the first "))"
+    for (int i = 0; i < 63; ++i) closing += " )";
+    const auto ok = read_shell_script("N=$((" + std::string(63, '(') + "2*3" + closing + " ))\nx.py --n $N\n");
+    CHECK(ok.args == std::vector<std::string>{"--n", "6"});
+    // B=$B$B forty times would reach 2^40 bytes; the limit is 1 MiB per value (bounds::shell_value_bytes)
+    std::string doubling = "B=xx\n";
+    for (int i = 0; i < 40; ++i) doubling += "B=$B$B\n";
+    // line 20 doubles 2^19 bytes: "B=" and 2 x 2^19 make the word 1 MiB + 2 bytes
+    CHECK_THAT(shell_error(doubling), Contains("line 20: a value grows past 1 MiB"));
+    // continued lines count in the numbering: the error is on the physical line the statement starts
+    CHECK_THAT(shell_error("A=1 \\\n  B=2\nC='open\n"), Contains("line 3: unterminated ' quote"));
+    CHECK_THAT(shell_error("x.py --a \"b\n"), Contains("line 1: unterminated \" quote"));
+}
+
+TEST_CASE("shell arithmetic that overflows or divides INT64_MIN by -1 stays text (noted), as bash reports an error") {
+    const auto r = read_shell_script("A=$((9223372036854775807 * 2))\nB=$((-9223372036854775807 - 1))\nC=$(($B / -1))\nx.py $A $C\n");
+    // each stays its text, noted (the reader has no unary minus either: B is not read); the assignment words split
+    // at blanks as bash's do, so A and C hold the first word
+    CHECK(r.args == std::vector<std::string>{"$((9223372036854775807", "$(($B"});
+    CHECK(r.notes.size() == 3);
+}
+
+TEST_CASE("torchtitan recipes: read without std::regex, values bounded, an assignment given twice is an error") {
+    // a 60,000-character line crashed std::regex's recursive backtracking
+    CHECK_THAT(recipe_error("def f(config):\n    config.training.steps = " + std::string(60000, 'x') + "\n"),
+               Contains("line 2: config.training.steps = xxxx"));
+    CHECK_THAT(recipe_error("def f(config):\n    config.training.max_context_length = 0\n"),
+               Contains("line 2: config.training.max_context_length=0 must be in 1..67108864"));  // was SIGFPE
+    CHECK_THAT(recipe_error("def f(config):\n    config.training.steps = 10\n    config.training.steps = 20\n"),
+               Contains("line 3: config.training.steps is assigned again (first on line 2)"));
+    CHECK_THAT(recipe_error("config.parallelism.tensor_parallel_degree = 0\n"),
+               Contains("config.parallelism.tensor_parallel_degree=0 must be in 1.."));
+    // what it reads: comments dropped, blanks around '=', comparisons (==) are not assignments
+    const auto r = torchtitan_import_text("def f(config):\n  config.parallelism.tensor_parallel_degree=2  # tp\n"
+                                          "  if config.training.steps == 3: pass\n", recipe_options());
+    CHECK(r.job.parallel.tp == 2);
+    CHECK(r.job.parallel.dp == 4);  // shard -1: the 8 GPUs over tp 2
+}
+
+TEST_CASE("DeepSpeed: both precisions, products past 2^63 and a contradicting world size are errors") {
+    auto ds = [](const std::string& text, std::int64_t world) {
+        auto o = recipe_options();
+        o.world_size = world;
+        try {
+            deepspeed_import_json(nlohmann::json::parse(text), o);
+        } catch (const config_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK_THAT(ds(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "fp16": {"enabled": true}})", 8),
+               Contains("bf16.enabled and fp16.enabled are both true"));
+    CHECK_THAT(ds(R"({"train_micro_batch_size_per_gpu": 1048576, "gradient_accumulation_steps": 1073741824, "train_batch_size": 1073741824})", 0),
+               Contains("is not a multiple of"));
+    CHECK_THAT(ds(R"({"train_micro_batch_size_per_gpu": 2, "train_batch_size": 32})", 8),  // 32 / 2 = 16 ranks, not 8
+               Contains("contradicts the world size 8"));
+    CHECK(ds(R"({"train_micro_batch_size_per_gpu": 2, "train_batch_size": 16})", 8) == "(no error)");
+}
+
+TEST_CASE("launch: the time margin is checked and --time is capped at Slurm's largest with the reason") {
+    CHECK(slurm_time(59) == "00:01:00");
+    CHECK(slurm_time(86400 * 2 + 3600) == "2-01:00:00");
+    CHECK(slurm_time(1e30) == "24855-00:00:00");  // src/common/parse_time.c: an int of seconds
+    CHECK_THROWS_WITH(slurm_time(std::nan("")), Contains("must be a finite number"));
+}
+
+TEST_CASE("launch: the run command is one line of the batch script with its quotes closed (found by fuzz_launch_writer)") {
+    CHECK_NOTHROW(check_run_command("train.py --name 'a b' --x \"c d\" e\\ f"));
+    CHECK_NOTHROW(check_run_command(""));
+    CHECK_THROWS_WITH(check_run_command(std::string("tr\x01" "ain.py")), Contains("control character (\\x01 at byte 2)"));
+    CHECK_THROWS_WITH(check_run_command("a\nrm -rf x"), Contains("control character"));
+    CHECK_THROWS_WITH(check_run_command("a'b"), Contains("leaves a quote or a backslash open"));
+    CHECK_THROWS_WITH(check_run_command("a \"b"), Contains("leaves a quote or a backslash open"));
+    CHECK_THROWS_WITH(check_run_command("a \\"), Contains("leaves a quote or a backslash open"));
+}
