@@ -1,6 +1,7 @@
 // libFuzzer target: the launch writer (launch/launch.hpp and frameworks/*/launcher.hpp) behind `frenzy launch` and
 // `frenzy serve`. The input is split at NUL bytes into the texts a user controls: the job's name, the model's name,
-// the GRES type, torchtrun's run command, the torchtitan base recipe and the time margin. Each launcher writes its
+// the GRES type, torchtrun's run command, the torchtitan base recipe, the time margin, and the Slurm partition,
+// account, qos and memory. Each launcher writes its
 // files for them; when it accepts them, every file must have exactly as many lines as it has for plain values
 // ("x", "a100", ...; the model's name with its control characters replaced, as it picks torchtitan's base), hold no control character but newline and tab, and the batch script's #SBATCH lines must all
 // come before its first command: input text never adds a line, so it never becomes a line of code. Rejections
@@ -71,7 +72,7 @@ void check_structure(const std::vector<frenzy::launch_file>& got, const std::vec
 }
 
 void write_all(std::string_view input) {
-    const auto f = fields(input, 6);
+    const auto f = fields(input, 10);
     for (const auto l : {frenzy::launcher::megatron, frenzy::launcher::torchtitan, frenzy::launcher::deepspeed,
                          frenzy::launcher::fsdp}) {
         frenzy::job_spec j;
@@ -88,6 +89,10 @@ void write_all(std::string_view input) {
         if (!f[3].empty()) plain_o.run_command = "train.py --x 1";
         if (!f[4].empty()) plain_o.torchtitan_base = "m.n:f";
         if (!f[5].empty()) plain_o.time_margin = std::strtod(f[5].c_str(), nullptr);  // a number, not text
+        if (!f[6].empty()) plain_o.partition = "p";
+        if (!f[7].empty()) plain_o.account = "a";
+        if (!f[8].empty()) plain_o.qos = "q";
+        if (!f[9].empty()) plain_o.mem = "1G";
         // the model's name picks torchtitan's base recipe: the plain one differs only in control characters
         std::string model_name = f[1];
         for (auto& c : model_name)
@@ -107,6 +112,10 @@ void write_all(std::string_view input) {
             if (!f[2].empty()) o.gres_names["h100-80g"] = f[2];
             o.run_command = f[3];
             o.torchtitan_base = f[4];
+            o.partition = f[6];
+            o.account = f[7];
+            o.qos = f[8];
+            o.mem = f[9];
             check_structure(frenzy::launch_files(j, plan_of(j), o), plain);
         } catch (const frenzy::error&) {
         }

@@ -27,6 +27,7 @@ struct launch_args {
     double margin = frenzy::default_margin;
     double time_margin = 0.2;
     std::string torchtitan_base;
+    frenzy::launch_options slurm;  // its Slurm fields: partition, account, qos, cpus per task, memory, requeue signal
     bool json = false;
 };
 
@@ -43,6 +44,12 @@ void run_launch(launch_args a) {
     o.run_command = a.run_command;
     o.time_margin = a.time_margin;
     o.torchtitan_base = a.torchtitan_base;
+    o.partition = a.slurm.partition;
+    o.account = a.slurm.account;
+    o.qos = a.slurm.qos;
+    o.cpus_per_task = a.slurm.cpus_per_task;
+    o.mem = a.slurm.mem;
+    o.requeue_signal_s = a.slurm.requeue_signal_s;
     for (const auto& g : a.gres) {
         const auto eq = g.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == g.size())
@@ -129,6 +136,14 @@ void frenzy_cli::add_launch(CLI::App& app) {
     c->add_option("--run-command", a->run_command, "Script (and arguments) torchrun starts (default: the framework's)");
     c->add_option("--time-margin", a->time_margin, "Slurm --time = predicted run time x (1 + this) (default 0.2)")->check(CLI::NonNegativeNumber);
     c->add_option("--torchtitan-base", a->torchtitan_base, "torchtitan recipe the generated one starts from, MODULE:FUNCTION (default: torchtitan's recipe for the model)");
+    c->add_option("--partition", a->slurm.partition, "Slurm partition (#SBATCH --partition; default the cluster's)");
+    c->add_option("--account", a->slurm.account, "Slurm account to charge (#SBATCH --account)");
+    c->add_option("--qos", a->slurm.qos, "Slurm quality of service (#SBATCH --qos)");
+    c->add_option("--cpus-per-task", a->slurm.cpus_per_task, "CPUs for each node's task, which starts every rank (#SBATCH --cpus-per-task)");
+    c->add_option("--mem", a->slurm.mem, "Memory per node: MB, or with a unit K|M|G|T; 0 = all of it (#SBATCH --mem)");
+    c->add_option("--requeue-signal", a->slurm.requeue_signal_s,
+                  "Seconds before the time limit at which the job requeues itself, to resume from its checkpoint; 0 = never "
+                  "(default 300)");
     frenzy_cli::add_margin(c, a->margin);
     c->add_flag("--json", a->json, "Print the plan, the job and the files written as JSON");
     c->callback([a] { run_launch(*a); });

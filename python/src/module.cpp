@@ -189,7 +189,7 @@ inline plan_result plan(py::handle job_in, py::handle cluster_in, const std::str
 inline frenzy::launch_result launch(py::handle job_in, py::handle cluster_in, const std::string& framework, std::int64_t plan_no,
                          py::handle out_dir, const std::string& objective, double margin,
                          const std::map<std::string, std::string>& gres, const std::string& run_command,
-                         double time_margin, const std::string& torchtitan_base) {
+                         double time_margin, const std::string& torchtitan_base, const py::dict& slurm) {
     frenzy::validate_margin(margin);
     const auto parsed = to_job(job_in);
     const auto cluster = to_cluster(cluster_in);
@@ -202,6 +202,19 @@ inline frenzy::launch_result launch(py::handle job_in, py::handle cluster_in, co
         throw frenzy::config_error("time_margin=" + std::to_string(time_margin) + " must be a finite fraction >= 0");
     o.time_margin = time_margin;
     if (!torchtitan_base.empty()) o.torchtitan_base = torchtitan_base;
+    for (const auto& [k, v] : slurm) {  // the CLI's --partition ... --requeue-signal; checked by launch_files
+        const auto key = py::str(k).cast<std::string>();
+        if (key == "partition") o.partition = py::str(v).cast<std::string>();
+        else if (key == "account") o.account = py::str(v).cast<std::string>();
+        else if (key == "qos") o.qos = py::str(v).cast<std::string>();
+        else if (key == "mem") o.mem = py::str(v).cast<std::string>();
+        else if (key == "cpus_per_task" && py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v)) o.cpus_per_task = v.cast<int>();
+        else if (key == "requeue_signal_s" && (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) && !py::isinstance<py::bool_>(v))
+            o.requeue_signal_s = v.cast<double>();
+        else if (key == "cpus_per_task" || key == "requeue_signal_s")
+            throw frenzy::config_error("slurm[\"" + key + "\"]=" + py::repr(v).cast<std::string>() + " must be a number");
+        else throw frenzy::config_error("slurm[\"" + key + "\"] is not a setting (partition, account, qos, cpus_per_task, mem, requeue_signal_s)");
+    }
     for (const auto& [type, name] : gres) {
         cluster.catalog.at(type, "gres");
         if (name.empty()) throw frenzy::config_error("gres[\"" + type + "\"] must not be empty");
@@ -586,12 +599,14 @@ inline void bind_launch(py::module_& m) {
         "Plans `job` on `cluster` for `framework` (" + frenzy::launcher_names() + "), takes plan number "
         "`plan` of the ranking (1 = the best) and makes its launch files: launch.sbatch (Slurm + torchrun) and the "
         "framework's configuration; with `out_dir` also writes them there, as `frenzy launch -o DIR` does. "
-        "`gres` maps catalog names to Slurm GRES types; `time_margin` pads the predicted run time for --time. "
+        "`gres` maps catalog names to Slurm GRES types; `time_margin` pads the predicted run time for --time; "
+        "`slurm` takes partition, account, qos, cpus_per_task, mem and requeue_signal_s (seconds before the time limit at "
+        "which the job requeues itself; 0 = never; default 300). "
         "Raises ConfigError when there is no such plan (the planner's reasons in the message).";
     m.def("launch", &frenzy_py::launch, "job"_a, "cluster"_a, "framework"_a = "megatron", "plan"_a = 1,
           "out_dir"_a = py::none(), "objective"_a = "time", "margin"_a = frenzy::default_margin,
           "gres"_a = std::map<std::string, std::string>{}, "run_command"_a = "", "time_margin"_a = 0.2,
-          "torchtitan_base"_a = "", launch_doc.c_str());
+          "torchtitan_base"_a = "", "slurm"_a = py::dict{}, launch_doc.c_str());
 
     py::class_<frenzy::launcher_import>(m, "Import", "A job read from a launcher configuration, and what was not used.")
         .def("to_dict", [](const frenzy::launcher_import& r) { return to_py(nlohmann::ordered_json(r)); }, "The CLI's `frenzy import --json`: {job, ignored, not_understood, notes}.")

@@ -191,3 +191,20 @@ def test_errors_name_the_keyword_argument(tmp_path):
     blocker.write_text("")
     with pytest.raises(frenzy.IoError, match=r"^out_dir: launch output directory"):
         frenzy.launch(JOB, "16xa100-80g", out_dir=blocker / "sub")
+
+
+def test_slurm_settings_and_requeue():
+    r = frenzy.launch(JOB, "16xa100-80g", slurm={"partition": "gpu", "account": "proj", "qos": "high",
+                                                  "cpus_per_task": 32, "mem": "0", "requeue_signal_s": 600})
+    sbatch = r.files["launch.sbatch"]
+    for line in ("--partition=gpu", "--account=proj", "--qos=high", "--cpus-per-task=32", "--mem=0", "--requeue",
+                 "--signal=B:USR1@600"):
+        assert f"#SBATCH {line}\n" in sbatch
+    off = frenzy.launch(JOB, "16xa100-80g", slurm={"requeue_signal_s": 0}).files["launch.sbatch"]
+    assert "--requeue" not in off and "trap " not in off
+    with pytest.raises(frenzy.ConfigError, match=r'slurm\["queue"\]'):
+        frenzy.launch(JOB, "16xa100-80g", slurm={"queue": "gpu"})
+    with pytest.raises(frenzy.ConfigError, match="launch_options::mem"):
+        frenzy.launch(JOB, "16xa100-80g", slurm={"mem": "lots"})
+    with pytest.raises(frenzy.ConfigError, match=r'slurm\["cpus_per_task"\]'):
+        frenzy.launch(JOB, "16xa100-80g", slurm={"cpus_per_task": "many"})

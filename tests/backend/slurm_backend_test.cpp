@@ -129,7 +129,8 @@ TEST_CASE("batch script with the job spec: the framework configuration frenzy la
         CHECK(args.find("--tensor-model-parallel-size 2\n") != std::string::npos);
         CHECK(args.find("--micro-batch-size 2\n") != std::string::npos);  // the plan's, not the job's 1
         CHECK(args == between(launched, "MEGATRON_ARGS=(", ")\n"));
-        CHECK(s.find("pretrain_gpt.py \"${MEGATRON_ARGS[@]}\"\n") != std::string::npos);
+        CHECK(s.find("\"$MEGATRON_LM/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n") != std::string::npos);
+        CHECK(s.find("export CUDA_DEVICE_MAX_CONNECTIONS=1\n") != std::string::npos);  // tp 2, not Megatron-FSDP
     }
     SECTION("DeepSpeed: ds_config.json written by the script itself, byte for byte launch's") {
         p.framework = framework::deepspeed;

@@ -18,7 +18,7 @@ namespace frenzy_test::toy {
 
 using namespace frenzy;
 
-inline std::string rejects_layout(const parallel_config& p, optimizer_kind) {
+inline std::string rejects_layout(const parallel_config& p, const training_spec&) {
     if (p.sharding == sharding::optimizer || p.sharding == sharding::gradients)
         return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\" is not supported by runtime.framework=\"toy\" (none or full)";
     if (p.pp > 1 || p.cp > 1 || p.ep > 1) return "runtime.framework=\"toy\" runs dp and tp only";
@@ -49,8 +49,11 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     nlohmann::ordered_json c{{"dp", j.parallel.dp}, {"tp", j.parallel.tp}, {"sharding", to_string(j.parallel.sharding)},
                              {"micro_batch", j.training.micro_batch}, {"global_batch", j.training.global_batch},
                              {"seq_len", j.training.seq_len}};
-    return {{{"toy.json", c.dump(2) + "\n"}}, "", (o.run_command.empty() ? std::string("toy_train.py") : o.run_command) +
-                                                      " --config \"$LAUNCH_DIR/toy.json\""};
+    return {.files = {{"toy.json", c.dump(2) + "\n"}},
+            .preamble = {},
+            .torchrun_target = (o.run_command.empty() ? std::string("toy_train.py") : o.run_command) +
+                               " --config \"$LAUNCH_DIR/toy.json\"",
+            .exports = {}};
 }
 
 inline launcher_import import_file(const std::string& path, const import_options& o) {

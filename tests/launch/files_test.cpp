@@ -132,7 +132,8 @@ TEST_CASE("every Megatron-LM flag written is defined by Megatron-LM's arguments.
     std::vector<job_spec> jobs;
     for (const auto& c : golden_cases())
         if (c.l == launcher::megatron) jobs.push_back(c.j);
-    // the branches the golden cases leave out: fp8, pure bf16, fp16, unfused attention, squared ReLU, QKV bias,
+    // the branches the golden cases leave out: fp8, pure bf16 (Megatron-FSDP), optimizer offload, MLA, fp16,
+    // unfused attention, squared ReLU, QKV bias,
     // shared experts and dense leading layers, SGD
     auto a = job("deepseek-moe-16b", 2048, 32, framework::megatron, P{.dp = 4, .pp = 2, .ep = 4, .recompute = recompute::full});
     a.training.precision = precision::fp8_mixed;
@@ -140,20 +141,24 @@ TEST_CASE("every Megatron-LM flag written is defined by Megatron-LM's arguments.
     a.runtime.overlap_grad_reduce = true;
     a.runtime.tp_comm_overlap = true;
     jobs.push_back(a);
-    auto b = job("qwen2.5-7b", 2048, 32, framework::megatron, P{.dp = 8, .sharding = sharding::optimizer});
-    b.training.precision = precision::bf16;
-    b.training.optimizer = optimizer_kind::sgd;
-    b.runtime.offload.optimizer = true;
+    auto b = job("qwen2.5-7b", 2048, 32, framework::megatron, P{.dp = 8, .sharding = sharding::full});
+    b.training.precision = precision::bf16;  // Megatron-FSDP's bf16 main parameters
     jobs.push_back(b);
+    auto b2 = job("qwen2.5-7b", 2048, 32, framework::megatron, P{.dp = 8, .sharding = sharding::optimizer});
+    b2.runtime.offload.optimizer = true;
+    jobs.push_back(b2);
+    jobs.push_back(job("deepseek-v3", 4096, 64, framework::megatron, P{.dp = 8, .ep = 8, .sharding = sharding::optimizer}));  // MLA
     auto f4 = job("llama-3.1-8b", 2048, 32, framework::megatron, P{.dp = 8});
     f4.training.precision = precision::fp4_mixed;
     jobs.push_back(f4);
     auto c = job("gpt2", 1024, 32, framework::megatron, P{.dp = 4});
     c.training.precision = precision::fp16_mixed;
     c.model.activation = activation::squared_relu;
+    c.training.optimizer = optimizer_kind::sgd;
     jobs.push_back(c);
     for (const auto& j : jobs) {
-        const auto args = frameworks::megatron::arguments(j);
+        auto args = frameworks::megatron::arguments(j);
+        for (auto& x : frameworks::megatron::run_arguments(j)) args.push_back(x);
         REQUIRE(args.size() > 10);
         for (const auto& a2 : args) {
             const auto flag = a2.substr(0, a2.find(' '));
@@ -380,17 +385,39 @@ TEST_CASE("bad launcher input names the argument") {
     CHECK(r.ignored == std::vector<std::string>{"optimizer", "zero_optimization.overlap_comm"});
 }
 
-TEST_CASE("torchtitan base recipe: torchtitan's own for Llama 3 presets, a warned llama3_8b otherwise") {
-    // torchtitan/models/llama3/config_registry.py defines llama3_8b, llama3_70b, llama3_405b
+TEST_CASE("torchtitan base recipe: torchtitan's own for the presets it builds, a refusal otherwise") {
+    // pytorch/torchtitan@b5bcd76c torchtitan/models/{llama3,qwen3,deepseek_v3}/config_registry.py
     CHECK(frameworks::torchtitan::base_for(preset("llama-3.1-70b")) == "torchtitan.models.llama3.config_registry:llama3_70b");
     CHECK(frameworks::torchtitan::base_for(preset("llama-3.1-405b")) == "torchtitan.models.llama3.config_registry:llama3_405b");
     CHECK(frameworks::torchtitan::base_for(preset("llama-3.1-8b")) == "torchtitan.models.llama3.config_registry:llama3_8b");
+    CHECK(frameworks::torchtitan::base_for(preset("qwen3-1.7b")) == "torchtitan.models.qwen3.config_registry:qwen3_1_7b");
+    CHECK(frameworks::torchtitan::base_for(preset("deepseek-v2-lite")) == "torchtitan.models.deepseek_v3.config_registry:deepseek_v3_16b");
+    CHECK(frameworks::torchtitan::base_for(preset("deepseek-v3")) == "torchtitan.models.deepseek_v3.config_registry:deepseek_v3_671b");
     CHECK(frameworks::torchtitan::base_for(preset("qwen2.5-7b")).empty());
+    // a model torchtitan cannot build is refused, naming the field and the way out (never llama3_8b in its place)
     auto j = job("qwen2.5-7b", 4096, 64, framework::fsdp, parallel_config{.dp = 8, .sharding = sharding::full});
-    const auto text = frameworks::torchtitan::recipe(j, "");
-    CHECK(text.find("# WARNING: torchtitan has no recipe known to frenzy for model \"qwen2.5-7b\"") != std::string::npos);
+    CHECK_THROWS_WITH(frameworks::torchtitan::recipe(j, ""), Catch::Contains("model.name=\"qwen2.5-7b\"") && Catch::Contains("--torchtitan-base"));
     CHECK(frameworks::torchtitan::recipe(j, "my.recipes:qwen7b").find("from my.recipes import qwen7b as base_recipe") != std::string::npos);
     CHECK_THROWS_WITH(frameworks::torchtitan::recipe(j, "no_colon"), Catch::Contains("MODULE:FUNCTION"));
+}
+
+TEST_CASE("torchtitan expert parallelism: expert_parallel_degree within dp_shard x cp x tp, experts not tensor-parallel") {
+    auto j = job("deepseek-v2-lite", 4096, 64, framework::fsdp, parallel_config{.dp = 8, .ep = 8, .sharding = sharding::full});
+    const auto text = frameworks::torchtitan::recipe(j, "");
+    CHECK(text.find("    config.parallelism.expert_parallel_degree = 8\n") != std::string::npos);
+    CHECK(text.find("deepseek_v3_16b as base_recipe") != std::string::npos);
+    import_options o;
+    o.model = j.model;
+    o.name = j.name;
+    CHECK(torchtitan_import_text(text, o).job.parallel == j.parallel);
+    // ep borrows tp ranks: the experts are whole on each rank, so a plan with tensor-parallel experts is refused
+    j.parallel = {.dp = 4, .tp = 2, .ep = 8, .sequence_parallel = true, .sharding = sharding::full};
+    CHECK_THROWS_WITH(frameworks::torchtitan::recipe(j, ""), Catch::Contains("parallel.etp"));
+    j.parallel.etp = 1;
+    CHECK(frameworks::torchtitan::recipe(j, "").find("expert_parallel_degree = 8") != std::string::npos);
+    // without sharding the dense ranks are replicas: ep must divide cp x tp
+    j.parallel = {.dp = 8, .ep = 8};
+    CHECK_THROWS_WITH(frameworks::torchtitan::recipe(j, ""), Catch::Contains("parallel.ep=8"));
 }
 
 namespace {
@@ -420,12 +447,15 @@ TEST_CASE("the generated sbatch scripts are valid bash, and bash expands MEGATRO
         INFO(path);
         CHECK(run("bash -n '" + path + "' 2>&1").first == 0);
         if (c.l != launcher::megatron) continue;
-        // real bash: define the array (the lines between MEGATRON_ARGS=( and its closing parenthesis), print it
-        const auto [rc, out] = run("bash -c \"$(sed -n '/^MEGATRON_ARGS=(/,/^)/p' '" + path + "'); printf '%s\\n' \\\"\\${MEGATRON_ARGS[@]}\\\"\"");
+        // real bash on the settings, the array and the data block (the lines from "# Settings" to the data block's
+        // "fi"), printing the array; the reader keeps a variable it does not know as its text, so bash is given
+        // HOME and LAUNCH_DIR as their own names
+        const auto [rc, out] = run("env -i HOME='$HOME' LAUNCH_DIR='$LAUNCH_DIR' bash -c \"$(sed -n '/^# Settings/,/^fi$/p' '" + path +
+                                   "'); printf '%s\\n' \\\"\\${MEGATRON_ARGS[@]}\\\"\"");
         REQUIRE(rc == 0);
         const auto cmd = read_shell_script(slurp(path));
         REQUIRE(cmd.found);
-        CHECK(cmd.script == "pretrain_gpt.py");
+        CHECK(cmd.script == "$HOME/Megatron-LM/pretrain_gpt.py");  // "$MEGATRON_LM/pretrain_gpt.py"
         CHECK(cmd.args == lines_of(out));
     }
 }
@@ -531,7 +561,9 @@ TEST_CASE("hostile names never become code: control characters are refused, othe
         // printable shell and Python syntax is written as text: in comments, and as one word in --job-name
         auto h = j;
         h.name = h.model.name = printable_hostile;
-        const auto files = launch_files(h, p, opts(l));
+        auto o = opts(l);  // torchtitan builds no model of that name: its base recipe is given
+        if (l == launcher::torchtitan) o.torchtitan_base = "torchtitan.models.llama3.config_registry:llama3_8b";
+        const auto files = launch_files(h, p, o);
         std::filesystem::remove_all(dir);
         const auto paths = write_launch_files(files, dir.string());
         for (std::size_t i = 0; i < files.size(); ++i) {

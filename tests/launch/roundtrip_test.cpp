@@ -183,6 +183,11 @@ TEST_CASE("FSDP/DDP round trip") {
     check_roundtrip(j, launcher::fsdp);
     j.parallel = {.dp = 8, .sharding = sharding::gradients};
     check_roundtrip(j, launcher::fsdp);
+    // tensor, pipeline and context parallelism inside the world: a dp 8 x tp 2 plan reads back as dp 8 x tp 2, not dp 16
+    j.parallel = {.dp = 8, .tp = 2, .sequence_parallel = true, .sharding = sharding::full};
+    check_roundtrip(j, launcher::fsdp);
+    j.parallel = {.dp = 4, .tp = 2, .pp = 2, .cp = 2, .sharding = sharding::full};
+    check_roundtrip(j, launcher::fsdp);
     for (auto pr : {precision::bf16, precision::fp32, precision::fp16_mixed}) {  // pure bf16 model, no mixed precision
         j.training.precision = pr;
         check_roundtrip(j, launcher::fsdp);

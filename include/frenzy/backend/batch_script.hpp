@@ -50,6 +50,7 @@ inline std::string batch_script(const batch_request& r) {
             auto payload = launcher_payload_for(j, o);
             for (auto& c : plan_comments(j, r.p, std::nullopt)) b.comments.push_back(std::move(c));
             b.inline_files = std::move(payload.files);
+            for (auto& e : payload.exports) b.exports.push_back(std::move(e));
             b.preamble = std::move(payload.preamble);
             b.torchrun_target = std::move(payload.torchrun_target);
         } catch (const config_error& e) {

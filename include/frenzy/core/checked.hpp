@@ -139,6 +139,9 @@ inline constexpr real_bound inverse_efficiency{1, 1e6};    ///< calibration: mea
 inline constexpr real_bound penalty{0, 1e9};               ///< calibration: token and width penalties
 inline constexpr real_bound tokens_per_s{0, 1e9};          ///< measured tokens/s per GPU
 inline constexpr int_bound port{1, 65535};                 ///< TCP ports
+inline constexpr int_bound cpus_per_task{1, 1 << 16};      ///< Slurm --cpus-per-task of a launch
+/// Slurm --signal=...@TIME: sbatch reads TIME as at most 65535 s (SchedMD/slurm src/common/proc_args.c get_signal_opts).
+inline constexpr real_bound slurm_signal_s{1, 65535};
 inline constexpr real_bound softcap{0, 1e6};               ///< Gemma's logit soft-capping value
 inline constexpr real_bound duration{0, 3.2e9};            ///< a duration written as text ("90m"): about 100 years
 inline constexpr int_bound year{1900, 9999};               ///< a trace's timestamps (YYYY-MM-DD)

@@ -280,6 +280,7 @@ inline void torchtitan_finish(const torchtitan_recipe_values& r0, const import_o
     p.dp = checked_mul(r.replicate, r.shard, "data_parallel_replicate_degree x data_parallel_shard_degree");
     p.sharding = r.shard > 1 ? (r.reshard == "never" ? sharding::gradients : sharding::full) : sharding::none;
     if (p.tp == 1) p.sequence_parallel = false;  // only meaningful with tensor parallelism
+    if (p.ep > 1 && p.tp > 1) p.etp = 1;          // expert parallelism borrows the tp ranks: experts are not split
     if (r.tokens_mb % r.ctx != 0) throw config_error("training.num_tokens_per_microbatch_per_dp_rank=" + std::to_string(r.tokens_mb) +
                                                      " is not a multiple of training.max_context_length=" + std::to_string(r.ctx));
     auto& t = j.training;
@@ -341,6 +342,34 @@ inline launcher_import torchtitan_import_text(const std::string& text, const imp
     return out;
 }
 
+namespace detail {
+
+/// The layout keys of fsdp_settings.json (data_parallel_size into `dp`, the rest into `p`); false for another key.
+inline bool take_fsdp_layout_key(const std::string& k, const nlohmann::json& v, parallel_config& p, std::int64_t& dp) {
+    const auto degree = [&] { return check_bound(k, json_int(v, k), bounds::degree); };
+    if (k == "data_parallel_size") dp = degree();
+    else if (k == "tensor_parallel_size") p.tp = degree();
+    else if (k == "sequence_parallel") p.sequence_parallel = json_bool(v, k);
+    else if (k == "pipeline_parallel_size") p.pp = degree();
+    else if (k == "context_parallel_size") p.cp = degree();
+    else if (k == "expert_parallel_size") p.ep = degree();
+    else return false;
+    return true;
+}
+
+/// dp of a world of `world` GPUs split tp x pp x cp, and equal to data_parallel_size when the file gives it (`dp` > 0).
+inline std::int64_t fsdp_data_parallel(const parallel_config& p, std::int64_t world, std::int64_t dp) {
+    const auto model_parallel = checked_mul(checked_mul(p.tp, p.pp, "tensor_parallel_size x pipeline_parallel_size"), p.cp,
+                                            "tensor x pipeline x context_parallel_size");
+    if (world % model_parallel != 0 || (dp > 0 && dp * model_parallel != world))
+        throw config_error("world_size=" + std::to_string(world) + " is not data_parallel_size x tensor_parallel_size x "
+                           "pipeline_parallel_size x context_parallel_size (" + std::to_string(dp) + " x " +
+                           std::to_string(model_parallel) + ")");
+    return world / model_parallel;
+}
+
+}  // namespace detail
+
 /// fsdp_settings.json (as launch/launch.hpp writes it) -> job.
 inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_options& opt) {
     if (!c.is_object()) throw config_error("fsdp settings must be a JSON object");
@@ -348,7 +377,7 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
     auto& j = out.job;
     j.model = opt.model;
     j.parallel = parallel_config{};
-    std::int64_t world = opt.world_size, gas = 1;
+    std::int64_t world = opt.world_size, gas = 1, dp = 0;
     std::string wrapper = "FullyShardedDataParallel", strategy = "FULL_SHARD", param, model_dtype = "float32";
     std::int64_t steps = 0;
     for (const auto& [k, v] : c.items()) {
@@ -364,6 +393,7 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
             }
         } else if (k == "activation_checkpointing") j.parallel.recompute = parse_enum<recompute>("activation_checkpointing", detail::json_str(v, k));
         else if (k == "world_size") world = check_bound(k, detail::json_int(v, k), bounds::gpus);
+        else if (detail::take_fsdp_layout_key(k, v, j.parallel, dp)) {}
         else if (k == "micro_batch_size") j.training.micro_batch = check_bound(k, detail::json_int(v, k), bounds::micro_batch);
         else if (k == "gradient_accumulation_steps") gas = check_bound(k, detail::json_int(v, k), bounds::global_batch);
         else if (k == "seq_len") j.training.seq_len = check_bound(k, detail::json_int(v, k), bounds::seq_len);
@@ -383,7 +413,7 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
     else if (strategy == "SHARD_GRAD_OP") j.parallel.sharding = sharding::gradients;
     else if (strategy == "NO_SHARD") j.parallel.sharding = sharding::none;
     else throw config_error("sharding_strategy=\"" + strategy + "\" must be FULL_SHARD, SHARD_GRAD_OP or NO_SHARD");
-    j.parallel.dp = world;
+    j.parallel.dp = detail::fsdp_data_parallel(j.parallel, world, dp);
     auto& t = j.training;
     if (model_dtype != "float32" && model_dtype != "bfloat16")
         throw config_error("model_dtype=\"" + model_dtype + "\" must be float32 or bfloat16");
@@ -392,8 +422,8 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
     // model dtype bfloat16: pure bf16 (no fp32 copy); float32 with MixedPrecision(bfloat16|float16): mixed
     t.precision = model_dtype == "bfloat16" ? precision::bf16
                   : param == "bfloat16" ? precision::bf16_mixed : param == "float16" ? precision::fp16_mixed : precision::fp32;
-    t.global_batch = checked_mul(checked_mul(t.micro_batch, gas, "micro_batch_size x gradient_accumulation_steps"), world,
-                                 "micro_batch_size x gradient_accumulation_steps x world_size");
+    t.global_batch = checked_mul(checked_mul(t.micro_batch, gas, "micro_batch_size x gradient_accumulation_steps"), j.parallel.dp,
+                                 "micro_batch_size x gradient_accumulation_steps x data_parallel_size");
     if (steps > 0) t.total_tokens = static_cast<double>(steps) * static_cast<double>(t.global_batch * t.seq_len);
     detail::finish_import(out, opt, world);
     return out;

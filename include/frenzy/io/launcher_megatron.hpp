@@ -85,7 +85,8 @@ inline bool megatron_switch(const std::string& f) {
         "--use-precision-aware-optimizer", "--moe-grouped-gemm", "--moe-pad-expert-input-to-capacity",
         "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--fp8-param-gather",
         "--grad-reduce-in-bf16", "--tp-comm-overlap", "--overlap-grad-reduce", "--optimizer-cpu-offload",
-        "--use-megatron-fsdp", "--cross-entropy-loss-fusion", "--overlap-param-gather"};
+        "--use-megatron-fsdp", "--cross-entropy-loss-fusion", "--overlap-param-gather", "--multi-latent-attention",
+        "--mock-data"};
     return std::find(names.begin(), names.end(), f) != names.end();
 }
 
@@ -95,6 +96,13 @@ inline void check_megatron_choice(const cli_argument& a) {
     static const std::vector<std::pair<std::string, std::vector<std::string>>> choices{
         {"--fp8-format", {"e4m3", "hybrid"}},
         {"--fp4-format", {"e2m1"}},  // TransformerConfig fp8: Literal['e4m3', 'hybrid'], fp4: Literal['e2m1']
+        // megatron/training/arguments.py _add_training_args: the precision-aware optimizer's and Megatron-FSDP's dtypes
+        {"--main-params-dtype", {"fp32", "fp16"}},
+        {"--main-grads-dtype", {"fp32", "bf16"}},
+        {"--exp-avg-dtype", {"fp32", "fp16", "bf16", "fp8"}},
+        {"--exp-avg-sq-dtype", {"fp32", "fp16", "bf16", "fp8"}},
+        {"--megatron-fsdp-main-params-dtype", {"fp32", "bf16", "fp16", "auto"}},
+        {"--megatron-fsdp-main-grads-dtype", {"fp32", "bf16", "fp16", "auto"}},
     };
     for (const auto& [flag, ok] : choices) {
         if (a.flag != flag) continue;
@@ -110,7 +118,9 @@ inline void check_megatron_choice(const cli_argument& a) {
 /// What megatron_import_arguments reads from the flags and applies only once all are read (their precedence).
 struct megatron_pending {
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos;
-    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false;
+    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, mla = false;
+    // multi-latent attention: arguments.py _add_mla_args defaults (read only with --multi-latent-attention)
+    std::int64_t kv_lora_rank = 32, qk_head_dim = 128, qk_pos_emb_head_dim = 64, v_head_dim = 128;
 };
 
 /// Megatron's defaults where Frenzy's differ (a job with no flags is Megatron's default model and training).
@@ -159,6 +169,12 @@ inline bool take_megatron_model_flag(const cli_argument& a, transformer_spec& m,
     else if (f == "--add-bias-linear") m.bias = true;
     else if (f == "--add-qkv-bias") m.qkv_bias = true;
     else if (f == "--untie-embeddings-and-output-weights") m.tied_embeddings = false;
+    else if (f == "--multi-latent-attention") s.mla = true;
+    else if (f == "--q-lora-rank") m.mla.q_lora_rank = check_bound(f, arg_int(a), bounds::hidden);
+    else if (f == "--kv-lora-rank") s.kv_lora_rank = check_bound(f, arg_int(a), bounds::hidden);
+    else if (f == "--qk-head-dim") s.qk_head_dim = check_bound(f, arg_int(a), bounds::hidden);
+    else if (f == "--qk-pos-emb-head-dim") s.qk_pos_emb_head_dim = check_bound(f, arg_int(a), bounds::hidden);
+    else if (f == "--v-head-dim") s.v_head_dim = check_bound(f, arg_int(a), bounds::hidden);
     else return false;
     return true;
 }
@@ -183,9 +199,9 @@ inline bool take_megatron_training_flag(const cli_argument& a, training_spec& t,
     // step's peak (megatron/training/training.py train_step: empty_unused_memory_level >= 1).
     else if (f == "--cross-entropy-loss-fusion" || f == "--overlap-param-gather" || f == "--empty-unused-memory-level")
         out.ignored.push_back(arg_text(a));
-    else if (f == "--main-params-dtype") s.main_bf16 = arg_str(a) == "bf16";
-    else if (f == "--use-precision-aware-optimizer" || f == "--main-grads-dtype" || f == "--exp-avg-dtype" ||
-             f == "--exp-avg-sq-dtype") {}
+    else if (f == "--megatron-fsdp-main-params-dtype") s.main_bf16 = arg_str(a) == "bf16";
+    else if (f == "--use-precision-aware-optimizer" || f == "--main-params-dtype" || f == "--main-grads-dtype" ||
+             f == "--exp-avg-dtype" || f == "--exp-avg-sq-dtype" || f == "--megatron-fsdp-main-grads-dtype") {}
     else if (f == "--optimizer") {
         const auto v = arg_str(a);
         if (v == "adam") t.optimizer = optimizer_kind::adamw;
@@ -235,6 +251,13 @@ inline void require_megatron_shape(const transformer_spec& m) {
 /// The model's fields that depend on several flags: query groups, head size, FFN size, position table.
 inline void finish_megatron_model(transformer_spec& m, const training_spec& t, const megatron_pending& s,
                                   launcher_import& out) {
+    if (s.mla)
+        m.mla = {.q_lora_rank = m.mla.q_lora_rank, .kv_lora_rank = s.kv_lora_rank, .qk_nope_head_dim = s.qk_head_dim,
+                 .qk_rope_head_dim = s.qk_pos_emb_head_dim, .v_head_dim = s.v_head_dim};
+    else if (m.mla != mla_spec{}) {
+        out.ignored.push_back("--q-lora-rank (without --multi-latent-attention)");
+        m.mla = {};
+    }
     if (s.gqa && s.query_groups) m.kv_heads = *s.query_groups;
     if (!s.gqa && s.query_groups) out.ignored.push_back("--num-query-groups (without --group-query-attention)");
     if (m.hidden > 0 && m.heads > 0 && m.head_dim == m.hidden / m.heads && m.hidden % m.heads == 0) m.head_dim = 0;

@@ -468,7 +468,7 @@ inline shell_command read_shell_script(std::string_view text, const std::vector<
         // split at ';' into simple statements
         std::vector<std::vector<std::string>> stmts(1);
         for (auto& w : detail::shell_words(lines[li], st)) {
-            if (w == ";") stmts.emplace_back();
+            if (w == ";" || w == "&") stmts.emplace_back();  // `cmd &` (a run waited for later) is still the command
             else stmts.back().push_back(w);
         }
         for (auto& s : stmts) {

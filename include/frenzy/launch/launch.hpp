@@ -90,6 +90,10 @@ struct batch_script_spec {
     int nodes = 1, gpus_per_node = 1, rdzv_port = 29500;
     std::string torchrun_target;            ///< what torchrun starts on every node (script and arguments)
     std::string command;                    ///< replaces srun + torchrun when set (a test's or dry run's command)
+    /// > 0: Slurm sends USR1 this long before the time limit (#SBATCH --signal=B:USR1@N, among `directives`); the
+    /// script traps it and requeues the job, which resumes from its last checkpoint. The run is started in the
+    /// background and waited for, so that the trap runs at once rather than when the run ends.
+    double requeue_signal_s = 0;
 };
 
 /// Single-quotes a value for the shell (public: the Slurm backend's batch script quotes with it too).
@@ -128,7 +132,6 @@ inline std::string batch_script_text(const batch_script_spec& b) {
     for (const auto& e : b.exports) s += "export " + e + "\n";
     s += "LAUNCH_DIR=\"" + b.launch_dir + "\"" + (b.launch_dir_note.empty() ? "" : "  # " + b.launch_dir_note) + "\n";
     s += "export PYTHONPATH=\"$LAUNCH_DIR${PYTHONPATH:+:$PYTHONPATH}\"\n";
-    s += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
     s += "HEAD_NODE=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n\n";
     if (!b.inline_files.empty()) {
         s += "mkdir -p \"$LAUNCH_DIR\"\n";
@@ -137,11 +140,19 @@ inline std::string batch_script_text(const batch_script_spec& b) {
     }
     s += b.preamble;
     if (!b.preamble.empty()) s += "\n";
-    if (!b.command.empty()) return s + b.command + "\n";  // the user's command, run by this script's shell
+    const bool requeue = b.requeue_signal_s > 0;
+    if (requeue)
+        s += "# Slurm signals USR1 " + number_text(b.requeue_signal_s) + " s before the time limit: the job goes back to the queue and\n"
+             "# resumes from its last checkpoint when it starts again.\n"
+             "trap 'echo \"launch.sbatch: time limit near: requeued, to resume from the last checkpoint\" >&2; "
+             "scontrol requeue \"$SLURM_JOB_ID\"' USR1\n";
+    const std::string background = requeue ? " &\nwait $!\n" : "\n";
+    if (!b.command.empty())  // the user's command, run by this script's shell
+        return s + (requeue ? "( " + b.command + " )" : b.command) + background;
     s += "srun --nodes=" + std::to_string(b.nodes) + " --ntasks-per-node=1 \\\n";
     s += "    torchrun --nnodes " + std::to_string(b.nodes) + " --nproc-per-node " + std::to_string(b.gpus_per_node) +
          " --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$HEAD_NODE:" + std::to_string(b.rdzv_port) + "\" \\\n";
-    s += "    " + b.torchrun_target + "\n";
+    s += "    " + b.torchrun_target + background;
     return s;
 }
 
@@ -219,6 +230,40 @@ inline std::vector<std::string> plan_comments(const job_spec& j, const frenzy::p
             pred + limit};
 }
 
+/// The #SBATCH lines of launch_options' Slurm settings (partition, account, qos, cpus per task, memory, requeue),
+/// each checked: names are Slurm words (letters, digits, '.', '_', '-'; a partition list also ','), memory a whole
+/// number with an optional unit K|M|G|T, the requeue signal within sbatch's 65535 s and before half the time limit.
+inline std::vector<std::string> slurm_option_directives(const launch_options& o, double time_limit_s) {
+    std::vector<std::string> d;
+    const auto word = [&](const char* field, const char* flag, const std::string& v, std::string_view extra) {
+        if (v.empty()) return;
+        if (!std::all_of(v.begin(), v.end(), [&](char c) { return word_char(c, extra); }))
+            throw field_error(std::string("launch_options::") + field, v, "must be a Slurm name: letters, digits, '.', '_', '-'");
+        d.push_back(std::string(flag) + "=" + v);
+    };
+    word("partition", "--partition", o.partition, "._-,");
+    word("account", "--account", o.account, "._-");
+    word("qos", "--qos", o.qos, "._-");
+    if (o.cpus_per_task != 0)
+        d.push_back("--cpus-per-task=" + std::to_string(check_bound("launch_options::cpus_per_task", o.cpus_per_task, bounds::cpus_per_task)));
+    if (!o.mem.empty()) {
+        const auto digits = o.mem.find_first_not_of("0123456789");
+        if (digits == 0 || (digits != std::string::npos && (digits + 1 != o.mem.size() || std::string_view("KMGT").find(o.mem.back()) == std::string_view::npos)))
+            throw field_error("launch_options::mem", o.mem, "must be a whole number of megabytes, or with a unit K, M, G or T (\"0\" = the whole node)");
+        d.push_back("--mem=" + o.mem);
+    }
+    if (o.requeue_signal_s != 0) {
+        check_bound("launch_options::requeue_signal_s", o.requeue_signal_s, bounds::slurm_signal_s);
+        if (o.requeue_signal_s * 2 > time_limit_s)
+            throw field_error("launch_options::requeue_signal_s", number_text(o.requeue_signal_s),
+                              "must be less than half the time limit (" + number_text(time_limit_s) + " s): the job would requeue "
+                              "before it makes progress");
+        d.push_back("--requeue");
+        d.push_back("--signal=B:USR1@" + std::to_string(static_cast<long long>(std::ceil(o.requeue_signal_s))));
+    }
+    return d;
+}
+
 /// The launch files for a job whose `parallel` is the plan's layout, on `p.nodes` nodes of `p.gpu`.
 inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
     auto payload = launcher_payload_for(j, o);
@@ -238,9 +283,13 @@ inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::pl
         b.comments.push_back("time limit capped at Slurm's largest, " + slurm_time(slurm_max_time_s) + " (the run needs " +
                              number_text(std::ceil(est / 86400)) + " days; Slurm reads --time as an int of seconds): "
                              "checkpoint and resubmit");
+    const double limit = std::min(std::ceil(std::max(est, 600.0) / 60) * 60, slurm_max_time_s);  // what slurm_time writes
     b.directives = {"--job-name=" + detail::slurm_job_name(j.name), "--nodes=" + std::to_string(p.nodes),
                     "--ntasks-per-node=1", "--gres=gpu:" + gres_name + ":" + std::to_string(per_node),
                     "--time=" + slurm_time(std::max(est, 600.0)), "--exclusive"};
+    for (auto& d : slurm_option_directives(o, limit)) b.directives.push_back(std::move(d));
+    b.requeue_signal_s = o.requeue_signal_s;
+    b.exports = std::move(payload.exports);
     b.preamble = payload.preamble;
     b.nodes = p.nodes;
     b.gpus_per_node = per_node;

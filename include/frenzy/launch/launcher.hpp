@@ -38,6 +38,7 @@ struct launcher_payload {
     std::vector<launch_file> files;  ///< besides launch.sbatch
     std::string preamble;
     std::string torchrun_target;
+    std::vector<std::string> exports;  ///< environment the framework needs, "NAME=value" (written `export NAME=value`)
 };
 
 /// Everything `launch` and `import` know of one launcher.
@@ -92,6 +93,15 @@ struct launch_options {
     double default_time_s = 24 * 3600;                ///< --time when the job has no token budget
     int rdzv_port = 29500;
     std::string torchtitan_base;                      ///< recipe to start from, MODULE:FUNCTION; "" = by model name
+    // Slurm placement and resumption (launch.sbatch's #SBATCH lines; "" or 0 = not written: the cluster's default)
+    std::string partition;                            ///< --partition (one name, or a comma-separated list)
+    std::string account;                              ///< --account
+    std::string qos;                                  ///< --qos
+    int cpus_per_task = 0;                            ///< --cpus-per-task (the one task per node starts every rank)
+    std::string mem;                                  ///< --mem per node: MB, or with a unit K|M|G|T ("0" = all of it)
+    /// > 0: #SBATCH --requeue --signal=B:USR1@this; the script requeues itself on that signal, so a run longer than
+    /// its time limit resumes from its last checkpoint when it starts again. 0 = no requeue.
+    double requeue_signal_s = 300;
     plan_options planning{};                          ///< frameworks are set from the launcher
 };
 

@@ -201,7 +201,7 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
                                             c.sharding.value_or(frugal_sharding(fw, dp, pp)), ep, dp, opt);
                     j.training.micro_batch = c.micro_batch.value_or(1);
                     j.parallel.recompute = c.recompute.value_or(recompute::full);
-                    if (!framework_rejects(fw, j.parallel, j.training.optimizer).empty()) continue;
+                    if (!framework_rejects(fw, j.parallel, j.training).empty()) continue;
                     ++tried;
                     try {
                         validate(j);

@@ -86,7 +86,7 @@ inline bool shape_allowed(const job_spec& j, const gpu_pool& pool, const plan_op
     if (!opt.allow_tp_across_nodes && pool.gpus_per_node % p.tp != 0) return false;
     if (opt.allow_tp_across_nodes && p.tp > pool.gpus_per_node && p.tp % pool.gpus_per_node != 0) return false;
     if (p.pp > 1 ? (j.model.layers / p.pp) % p.vpp != 0 : p.vpp != 1) return false;
-    return framework_rejects(j.runtime.framework, p, j.training.optimizer).empty();
+    return framework_rejects(j.runtime.framework, p, j.training).empty();
 }
 
 /// The overlap flags of a plan (plan_options::framework_overlap): the job's own, plus what its framework

@@ -155,8 +155,8 @@ struct framework_perf {
 /// The layouts and options a framework accepts: each check returns why not, or "" (the one place these rules live:
 /// validate(job) and the planner's search both ask them).
 struct framework_rules {
-    /// Why the framework cannot run layout `p` with `optimizer`, or "".
-    std::string (*rejects_layout)(const parallel_config& p, optimizer_kind optimizer) = nullptr;
+    /// Why the framework cannot run layout `p` for training `t` (its optimizer and precision), or "".
+    std::string (*rejects_layout)(const parallel_config& p, const training_spec& t) = nullptr;
     /// Why the framework cannot offload `o` under `sh`, or "".
     std::string (*rejects_offload)(const offload_spec& o, sharding sh) = nullptr;
     bool adamw_8bit = true;                  ///< bitsandbytes AdamW8bit runs (as a torch optimizer)

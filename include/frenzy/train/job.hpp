@@ -59,11 +59,11 @@ struct job_spec {
 };
 
 
-/// Why framework `fw` cannot run layout `p` (with `optimizer`), or "" when it can: the sharding and parallelism it
-/// offers (frameworks/<name>/traits.hpp rules.rejects_layout). validate(job) and the planner's search both ask it.
-inline std::string framework_rejects(framework fw, const parallel_config& p,
-                                     optimizer_kind optimizer = optimizer_kind::adamw) {
-    return fw->rules.rejects_layout(p, optimizer);
+/// Why framework `fw` cannot run layout `p` (for training `t`: its optimizer and precision), or "" when it can: the
+/// sharding and parallelism it offers (frameworks/<name>/traits.hpp rules.rejects_layout). validate(job) and the
+/// planner's search both ask it.
+inline std::string framework_rejects(framework fw, const parallel_config& p, const training_spec& t = {}) {
+    return fw->rules.rejects_layout(p, t);
 }
 
 /// Whether a layout chosen for a job turns sequence parallelism on when the job does not say: Megatron-LM runs it
@@ -315,7 +315,7 @@ inline void validate(const job_spec& j) {
     detail::validate_schedule_and_batch(j.training, j.parallel);
     detail::validate_experts_and_sp(j.model, j.training, j.parallel);
     detail::validate_runtime(j);
-    if (auto why = framework_rejects(j.runtime.framework, j.parallel, j.training.optimizer); !why.empty())
+    if (auto why = framework_rejects(j.runtime.framework, j.parallel, j.training); !why.empty())
         throw config_error(why);
 }
 

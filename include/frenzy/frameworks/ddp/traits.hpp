@@ -10,7 +10,7 @@ namespace frenzy::frameworks::ddp {
 inline constexpr std::string_view field = "runtime.framework=\"ddp\"";
 
 /// torch.nn.parallel.DistributedDataParallel: data parallel only, nothing sharded.
-inline std::string rejects_layout(const parallel_config& p, optimizer_kind) {
+inline std::string rejects_layout(const parallel_config& p, const training_spec&) {
     if (p.sharding != sharding::none)
         return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\" is not supported by " + std::string(field);
     if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)

@@ -10,7 +10,7 @@ namespace frenzy::frameworks::deepspeed {
 inline constexpr std::string_view field = "runtime.framework=\"deepspeed\"";
 
 /// DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only.
-inline std::string rejects_layout(const parallel_config& p, optimizer_kind) {
+inline std::string rejects_layout(const parallel_config& p, const training_spec&) {
     if (p.pp > 1 && (p.sharding == sharding::gradients || p.sharding == sharding::full))
         return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\" with " + field_text("parallel.pp", p.pp) +
                " is not supported by " + std::string(field) + " (pipeline parallelism needs ZeRO stage 0 or 1)";

@@ -35,6 +35,13 @@ inline nlohmann::ordered_json settings(const job_spec& j) {
     if (mixed) c["mixed_precision"] = {{"param_dtype", dt}, {"reduce_dtype", "float32"}};  // absent: none (fp32)
     c["activation_checkpointing"] = std::string(to_string(p.recompute));
     c["world_size"] = p.gpus();
+    // the layout inside the world (the script builds its DeviceMesh from them): world = dp x tp x pp x cp
+    c["data_parallel_size"] = p.dp;
+    c["tensor_parallel_size"] = p.tp;
+    c["sequence_parallel"] = p.sequence_parallel;
+    c["pipeline_parallel_size"] = p.pp;
+    c["context_parallel_size"] = p.cp;
+    if (p.ep > 1) c["expert_parallel_size"] = p.ep;
     c["micro_batch_size"] = t.micro_batch;
     c["gradient_accumulation_steps"] = j.micro_batches();
     c["seq_len"] = t.seq_len;

@@ -11,7 +11,7 @@ namespace frenzy::frameworks::fsdp {
 inline constexpr std::string_view field = "runtime.framework=\"fsdp\"";
 
 /// torch.distributed.fsdp: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD (no ZeRO-1), no virtual pipeline stages.
-inline std::string rejects_layout(const parallel_config& p, optimizer_kind) {
+inline std::string rejects_layout(const parallel_config& p, const training_spec&) {
     if (p.sharding == sharding::optimizer)
         return "parallel.sharding=\"optimizer\" is not supported by " + std::string(field) + " (use none, gradients or full)";
     if (p.vpp > 1) return field_text("parallel.vpp", p.vpp) + " is not supported by " + std::string(field);

@@ -4,10 +4,12 @@
 // every flag written is listed in tests/data/launch/megatron_arguments.txt), and its launch scripts, JSON argument
 // lists and YAML argument files read back (io/launcher_megatron.hpp, io/launcher_yaml.hpp).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/launch/launcher.hpp"
+#include "frenzy/model/transformer.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"
 
 namespace frenzy::frameworks::megatron {
@@ -26,6 +28,12 @@ inline std::vector<std::string> model_arguments(const job_spec& j) {
         "--num-layers " + n(m.layers), "--hidden-size " + n(m.hidden), "--ffn-hidden-size " + n(m.ffn_hidden),
         "--num-attention-heads " + n(m.heads)};
     if (m.head_dim > 0) a.push_back("--kv-channels " + n(m.head_dim));
+    if (m.is_mla()) {  // arguments.py _add_mla_args; TransformerConfig.multi_latent_attention (MLATransformerConfig)
+        a.push_back("--multi-latent-attention");
+        if (m.mla.q_lora_rank > 0) a.push_back("--q-lora-rank " + n(m.mla.q_lora_rank));  // none: a full-rank q
+        a.insert(a.end(), {"--kv-lora-rank " + n(m.mla.kv_lora_rank), "--qk-head-dim " + n(m.mla.qk_nope_head_dim),
+                           "--qk-pos-emb-head-dim " + n(m.mla.qk_rope_head_dim), "--v-head-dim " + n(m.mla.v_head_dim)});
+    }
     if (m.kv() != m.heads) {
         a.push_back("--group-query-attention");
         a.push_back("--num-query-groups " + n(m.kv()));
@@ -39,7 +47,6 @@ inline std::vector<std::string> model_arguments(const job_spec& j) {
     if (!m.bias) a.push_back("--disable-bias-linear");
     if (m.qkv_bias && !m.bias) a.push_back("--add-qkv-bias");
     a.push_back("--vocab-size " + n(m.vocab));
-    a.push_back("--tokenizer-type NullTokenizer");
     if (m.is_moe()) {
         a.push_back("--num-experts " + n(m.moe.experts));
         a.push_back("--moe-router-topk " + n(m.moe.top_k));
@@ -76,10 +83,19 @@ inline std::vector<std::string> training_arguments(const job_spec& j) {
         case precision::bf16_mixed: a.push_back("--bf16"); break;
         case precision::fp8_mixed: a.push_back("--bf16"); a.push_back("--fp8-format hybrid"); break;
         case precision::fp4_mixed: a.push_back("--bf16"); a.push_back("--fp4-format e2m1"); break;  // TransformerConfig.fp4 (NVFP4 recipe)
-        case precision::bf16:  // no fp32 master copy: the precision-aware optimizer with bf16 main params and states
-            a.insert(a.end(), {"--bf16", "--use-precision-aware-optimizer", "--main-params-dtype bf16",
+        case precision::bf16:  // no fp32 master copy: Megatron-FSDP's bf16 main weights (traits.hpp rejects_pure_bf16)
+            a.insert(a.end(), {"--bf16", "--megatron-fsdp-main-params-dtype bf16", "--megatron-fsdp-main-grads-dtype bf16",
                                "--main-grads-dtype bf16", "--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16"});
             break;
+    }
+    // The precision-aware optimizer (TE FusedAdam, or HybridDeviceOptimizer when offloading) holds bf16 states, and
+    // --optimizer-cpu-offload requires it (arguments.py validate_args: "must be used in conjunction with
+    // --use-precision-aware-optimizer"); it is Adam only (megatron/core/optimizer/optimizer_config.py).
+    if (t.precision == precision::bf16 || j.runtime.offload.optimizer) {
+        if (t.optimizer == optimizer_kind::sgd)
+            throw config_error("runtime.offload.optimizer=true with training.optimizer=\"sgd\": Megatron-LM's "
+                               "--optimizer-cpu-offload needs --use-precision-aware-optimizer, which is Adam only");
+        a.push_back("--use-precision-aware-optimizer");
     }
     a.push_back(std::string("--optimizer ") + (t.optimizer == optimizer_kind::sgd ? "sgd" : "adam"));
     if (j.runtime.attention == attention_impl::unfused) a.push_back("--attention-backend unfused");
@@ -107,7 +123,7 @@ inline std::vector<std::string> parallel_arguments(const job_spec& j) {
     if (p.loss_stage) a.push_back("--account-for-loss-in-pipeline-split");
     if (p.sequence_parallel) a.push_back("--sequence-parallel");
     if (p.sharding == sharding::optimizer) a.push_back("--use-distributed-optimizer");
-    if (p.sharding == sharding::full || p.sharding == sharding::gradients) {  // Megatron-FSDP (megatron/core/distributed/fsdp)
+    if (uses_megatron_fsdp(p)) {  // Megatron-FSDP (megatron/core/distributed/fsdp)
         a.push_back("--use-megatron-fsdp");
         a.push_back(std::string("--data-parallel-sharding-strategy ") + (p.sharding == sharding::full ? "optim_grads_params" : "optim_grads"));
     }
@@ -137,17 +153,91 @@ inline std::vector<std::string> arguments(const job_spec& j) {
     return a;
 }
 
-/// The MEGATRON_ARGS array of the batch script and pretrain_gpt.py started with it.
+/// The peak learning rate of GPT-3's table for the nearest smaller model (Brown et al. 2020, "Language Models are
+/// Few-Shot Learners", Table 2.1: 125M 6.0e-4 ... 175B 0.6e-4); the minimum is a tenth of it, as GPT-3 decays.
+inline double default_learning_rate(double parameters) {
+    static constexpr std::pair<double, double> table[] = {{125e6, 6.0e-4}, {350e6, 3.0e-4}, {760e6, 2.5e-4}, {1.3e9, 2.0e-4},
+                                                          {2.7e9, 1.6e-4}, {6.7e9, 1.2e-4}, {13e9, 1.0e-4}, {175e9, 0.6e-4}};
+    double lr = table[0].second;
+    for (const auto& [n, r] : table)
+        if (parameters >= n) lr = r;
+    return lr;
+}
+
+/// The settings block at the top of the batch script: what the arguments read as "$NAME" (the Megatron-LM
+/// checkout, data, tokenizer, checkpoints, learning-rate schedule), each with its default, given in the environment
+/// of sbatch or edited here. The data choice follows Megatron-LM's own
+/// examples/megatron_fsdp/train_llama3_8b_fsdp_h100_fp8.sh (@d98e8a64): MOCK = --mock-data with NullTokenizer.
+inline std::string settings(const job_spec& j) {
+    const double lr = default_learning_rate(total_parameters(j.model, j.training.seq_len));
+    std::string s = "# Settings: give them in sbatch's environment (LR=1e-4 sbatch launch.sbatch) or edit them here.\n";
+    s += "MEGATRON_LM=\"${MEGATRON_LM:-$HOME/Megatron-LM}\"  # a Megatron-LM checkout: its pretrain_gpt.py runs\n";
+    s += "DATA_PATH=\"${DATA_PATH:-MOCK}\"  # a data prefix of Megatron's tools/preprocess_data.py, or MOCK (synthetic tokens)\n";
+    s += "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-}\"  # the Hugging Face tokenizer DATA_PATH was made with (needed with DATA_PATH)\n";
+    s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from\n";
+    s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-1000}\"  # optimizer steps between checkpoints\n";
+    s += "LR=\"${LR:-" + number_text(lr) + "}\" MIN_LR=\"${MIN_LR:-" + number_text(lr / 10) +
+         "}\" LR_WARMUP_FRACTION=\"${LR_WARMUP_FRACTION:-0.01}\"  # cosine decay over the run\n";
+    if (j.training.total_tokens <= 0)
+        s += "TRAIN_ITERS=\"${TRAIN_ITERS:-}\"  # the job has no token budget (training.total_tokens): the steps to run\n";
+    return s;
+}
+
+/// The arguments that read the settings (settings()), the checkpoint format and the exit signal handler: quoted
+/// expansions, written as they are. Megatron-FSDP requires --ckpt-format fsdp_dtensor (arguments.py validate_args).
+inline std::vector<std::string> run_arguments(const job_spec& j) {
+    std::vector<std::string> a{"--lr \"$LR\"", "--min-lr \"$MIN_LR\"", "--lr-decay-style cosine",
+                               "--lr-warmup-fraction \"$LR_WARMUP_FRACTION\"", "--save \"$CHECKPOINT_DIR\"",
+                               "--load \"$CHECKPOINT_DIR\"", "--save-interval \"$SAVE_INTERVAL\"",
+                               // on SIGTERM (Slurm ending or requeueing the job) it saves a checkpoint after the step
+                               "--exit-signal-handler"};
+    if (uses_megatron_fsdp(j.parallel)) a.push_back("--ckpt-format fsdp_dtensor");
+    return a;
+}
+
+/// The shell after the MEGATRON_ARGS array: the data source (MOCK or a prefix with its tokenizer) and, for a job with
+/// no token budget, the run's length, which must be given (a loud stop, not a guess).
+inline std::string data_and_length(const job_spec& j) {
+    std::string s =
+        "if [[ \"$DATA_PATH\" == \"MOCK\" ]]; then\n"
+        "    MEGATRON_ARGS+=(--mock-data --tokenizer-type NullTokenizer)\n"
+        "else\n"
+        "    MEGATRON_ARGS+=(--data-path \"$DATA_PATH\" --tokenizer-type HuggingFaceTokenizer\n"
+        "                    --tokenizer-model \"${TOKENIZER_MODEL:?set TOKENIZER_MODEL to the tokenizer of DATA_PATH}\")\n"
+        "fi\n";
+    if (j.training.total_tokens <= 0)
+        s += "if [[ -z \"$TRAIN_ITERS\" ]]; then\n"
+             "    echo \"launch.sbatch: the job has no token budget: set TRAIN_ITERS (optimizer steps)\" >&2\n"
+             "    exit 1\n"
+             "else\n"
+             "    MEGATRON_ARGS+=(--train-iters \"$TRAIN_ITERS\")\n"
+             "fi\n";
+    return s;
+}
+
+/// One "--flag value" entry as a line of the array: a value with shell syntax is single-quoted, a settings
+/// expansion ("$NAME") is written as it is.
+inline std::string array_line(const std::string& a) {
+    const auto sp = a.find(' ');
+    if (sp == std::string::npos || a.compare(sp + 1, 2, "\"$") == 0) return "    " + a + "\n";
+    const bool quote = a.find_first_of("()[]*$\"' ", sp + 1) != std::string::npos;
+    return "    " + (quote ? a.substr(0, sp) + " '" + a.substr(sp + 1) + "'" : a) + "\n";
+}
+
+/// The settings, the MEGATRON_ARGS array and pretrain_gpt.py of the checkout started with it. Megatron-LM needs
+/// CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor or context parallelism before Blackwell, and Megatron-FSDP refuses it
+/// (arguments.py validate_args): set for the one, unset for the other, as Megatron's examples do.
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     launcher_payload out;
-    std::string args = "MEGATRON_ARGS=(\n";
-    for (const auto& a : arguments(j)) {
-        const auto sp = a.find(' ');  // "--flag value": a value with shell syntax is single-quoted
-        const bool quote = sp != std::string::npos && a.find_first_of("()[]*$\"' ", sp + 1) != std::string::npos;
-        args += "    " + (quote ? a.substr(0, sp) + " '" + a.substr(sp + 1) + "'" : a) + "\n";
-    }
-    out.preamble = args + ")\n";
-    out.torchrun_target = (o.run_command.empty() ? std::string("pretrain_gpt.py") : o.run_command) + " \"${MEGATRON_ARGS[@]}\"";
+    std::string s = settings(j) + "\nMEGATRON_ARGS=(\n";
+    for (const auto& a : arguments(j)) s += array_line(a);
+    for (const auto& a : run_arguments(j)) s += array_line(a);
+    s += ")\n" + data_and_length(j);
+    if (uses_megatron_fsdp(j.parallel)) s += "unset CUDA_DEVICE_MAX_CONNECTIONS  # Megatron-FSDP refuses 1\n";
+    else out.exports.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
+    out.preamble = s;
+    out.torchrun_target = (o.run_command.empty() ? std::string("\"$MEGATRON_LM/pretrain_gpt.py\"") : o.run_command) +
+                          " \"${MEGATRON_ARGS[@]}\"";
     return out;
 }
 

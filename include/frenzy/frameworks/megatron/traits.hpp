@@ -9,13 +9,36 @@ namespace frenzy::frameworks::megatron {
 
 inline constexpr std::string_view field = "runtime.framework=\"megatron\"";
 
+/// Whether the layout runs on Megatron-FSDP (--use-megatron-fsdp): parameter or gradient sharding.
+inline bool uses_megatron_fsdp(const parallel_config& p) {
+    return p.sharding == sharding::full || p.sharding == sharding::gradients;
+}
+
+/// Pure bf16 (no fp32 master weights) is the precision-aware optimizer's (--use-precision-aware-optimizer, Adam
+/// only: megatron/core/optimizer/optimizer_config.py) with bf16 main parameters, which only Megatron-FSDP offers
+/// (--megatron-fsdp-main-params-dtype bf16): the distributed optimizer's --main-params-dtype is fp32 or fp16
+/// (megatron/training/arguments.py @d98e8a64), and DDP has no precision-aware optimizer.
+inline std::string rejects_pure_bf16(sharding sh, optimizer_kind optimizer) {
+    if (!uses_megatron_fsdp(parallel_config{.sharding = sh}))
+        return "training.precision=\"bf16\" (no fp32 master weights) on " + std::string(field) +
+               " needs Megatron-FSDP (parallel.sharding full or gradients, --megatron-fsdp-main-params-dtype bf16); with "
+               "parallel.sharding=\"" + std::string(to_string(sh)) + "\" Megatron keeps fp32 or fp16 main parameters "
+               "(--main-params-dtype fp32|fp16)";
+    if (optimizer != optimizer_kind::adam && optimizer != optimizer_kind::adamw)
+        return "training.precision=\"bf16\" on " + std::string(field) + " needs training.optimizer adam or adamw (the "
+               "precision-aware optimizer, --use-precision-aware-optimizer, is Adam only), not \"" +
+               std::string(to_string(optimizer)) + "\"";
+    return {};
+}
+
 /// Megatron-FSDP (--use-megatron-fsdp; sharding full = optim_grads_params, gradients = optim_grads,
 /// megatron/core/distributed/fsdp @d98e8a64) supports sgd and adam only (megatron/training/arguments.py); the
 /// distributed optimizer is ZeRO-1.
-inline std::string rejects_layout(const parallel_config& p, optimizer_kind optimizer) {
-    if ((p.sharding == sharding::full || p.sharding == sharding::gradients) && optimizer == optimizer_kind::adafactor)
+inline std::string rejects_layout(const parallel_config& p, const training_spec& t) {
+    if (uses_megatron_fsdp(p) && t.optimizer == optimizer_kind::adafactor)
         return "parallel.sharding=\"" + std::string(to_string(p.sharding)) +
                "\" (Megatron-FSDP) does not support training.optimizer=\"adafactor\" (sgd or adam)";
+    if (t.precision == precision::bf16) return rejects_pure_bf16(p.sharding, t.optimizer);
     return {};
 }
 

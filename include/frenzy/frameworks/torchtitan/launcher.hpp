@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/launch/launcher.hpp"
@@ -38,16 +39,51 @@ inline std::size_t check_recipe_reference(const std::string& base) {
     return colon;
 }
 
-/// torchtitan's own recipe for a model preset (torchtitan/models/llama3/config_registry.py: llama3_8b, llama3_70b,
-/// llama3_405b), or "" when it has none.
+/// torchtitan's own recipes for Frenzy's presets whose architecture they build (pytorch/torchtitan@b5bcd76c
+/// torchtitan/models/*/config_registry.py; the DeepSeek "16B" flavor is DeepSeek-V2-Lite: 27 layers, width 2048,
+/// 64 experts of 1408 + 2 shared, top 6, MLA with kv_lora_rank 512 and a full-rank q, models/deepseek_v3/__init__.py).
+inline constexpr std::pair<std::string_view, std::string_view> own_recipes[] = {
+    {"llama-3.1-8b", "torchtitan.models.llama3.config_registry:llama3_8b"},
+    {"llama-3.1-70b", "torchtitan.models.llama3.config_registry:llama3_70b"},
+    {"llama-3.1-405b", "torchtitan.models.llama3.config_registry:llama3_405b"},
+    {"qwen3-1.7b", "torchtitan.models.qwen3.config_registry:qwen3_1_7b"},
+    {"deepseek-v2-lite", "torchtitan.models.deepseek_v3.config_registry:deepseek_v3_16b"},
+    {"deepseek-v3", "torchtitan.models.deepseek_v3.config_registry:deepseek_v3_671b"},
+};
+
+/// torchtitan's own recipe for a model preset, or "" when it has none.
 inline std::string base_for(const transformer_spec& m) {
-    const auto& n = m.name;
-    if (n.rfind("llama-3", 0) == 0) {
-        for (const char* size : {"405b", "70b", "8b"})
-            if (n.size() >= std::string(size).size() && n.ends_with(std::string("-") + size))
-                return std::string("torchtitan.models.llama3.config_registry:llama3_") + size;
-    }
+    for (const auto& [name, recipe] : own_recipes)
+        if (m.name == name) return std::string(recipe);
     return "";
+}
+
+/// The recipe a job starts from: the one given (launch_options::torchtitan_base), else torchtitan's own for the
+/// model; a model torchtitan has no recipe for is refused, never launched as another model.
+inline std::string base_recipe_for(const job_spec& j, const std::string& given) {
+    if (!given.empty()) return given;
+    auto base = base_for(j.model);
+    if (base.empty()) {
+        std::string known;
+        for (const auto& [name, recipe] : own_recipes) known += (known.empty() ? "" : ", ") + std::string(name);
+        throw config_error("model.name=\"" + j.model.name + "\": torchtitan (pytorch/torchtitan@b5bcd76c) has no recipe that builds "
+                           "this model (it has recipes for " + known + "); give the recipe MODULE:FUNCTION of one that does "
+                           "(launch_options::torchtitan_base, --torchtitan-base), or launch with another framework");
+    }
+    return base;
+}
+
+/// torchtitan's expert parallelism (ParallelismConfig.expert_parallel_degree, configs.py): ep borrows ranks from FSDP
+/// and TP, so dp_shard x cp x tp must be a multiple of it, and the experts are not tensor-parallel (etp 1).
+inline void check_expert_parallel(const parallel_config& p) {
+    const bool shard = p.sharding == sharding::full || p.sharding == sharding::gradients;
+    const auto dense = (shard ? p.dp : 1) * p.cp * p.tp;
+    if (dense % p.ep != 0)
+        throw config_error("parallel.ep=" + std::to_string(p.ep) + " must divide torchtitan's data_parallel_shard_degree x cp x tp = " +
+                           std::to_string(dense) + " (expert_parallel_degree borrows FSDP and TP ranks; configs.py)");
+    if (p.tp > 1 && p.etp != 1)
+        throw config_error("parallel.etp=" + std::to_string(p.etp == 0 ? p.tp : p.etp) + " with parallel.tp=" + std::to_string(p.tp) +
+                           ": torchtitan's experts are not tensor-parallel when expert parallelism is on (parallel.etp must be 1)");
 }
 
 /// What the recipe cannot express (config_error naming the field).
@@ -60,8 +96,8 @@ inline void check_writable(const job_spec& j) {
     if (j.runtime.offload.any()) throw config_error("runtime.offload: torchtitan offloads only whole FSDP states (training.enable_cpu_offload); not written by frenzy launch");
     if (t.optimizer != optimizer_kind::adamw && t.optimizer != optimizer_kind::adam)
         throw config_error("training.optimizer=\"" + std::string(to_string(t.optimizer)) + "\": the torchtitan recipe keeps its base recipe's AdamW");
-    if (p.ep > 1 || p.vpp > 1)
-        throw config_error("parallel.ep/vpp > 1: frenzy plans torchtitan as FSDP2 without expert or virtual pipeline stages");
+    if (p.vpp > 1) throw config_error("parallel.vpp=" + std::to_string(p.vpp) + ": frenzy writes torchtitan pipelines without virtual stages");
+    if (p.ep > 1) check_expert_parallel(p);
 }
 
 /// The recipe's config.parallelism lines.
@@ -81,6 +117,7 @@ inline std::string parallelism_lines(const job_spec& j) {
         s += "    config.parallelism.num_pp_microbatches = " + n(j.micro_batches()) + "\n";
     }
     s += "    config.parallelism.context_parallel_degree = " + n(p.cp) + "\n";
+    if (p.ep > 1) s += "    config.parallelism.expert_parallel_degree = " + n(p.ep) + "\n";
     return s;
 }
 
@@ -106,23 +143,17 @@ inline std::string training_lines(const job_spec& j) {
     return s;
 }
 
-/// torchtitan recipe module: a function returning Trainer.Config, derived from a base recipe (when `base0` is
-/// empty, torchtitan's recipe for the model, or llama3_8b with a warning comment).
+/// torchtitan recipe module: a function returning Trainer.Config, derived from a base recipe (`base0`, or when it is
+/// empty torchtitan's own recipe for the model: base_recipe_for).
 inline std::string recipe(const job_spec& j, const std::string& base0) {
-    std::string base = base0.empty() ? base_for(j.model) : base0;
-    const bool guessed = base.empty();
-    if (guessed) base = "torchtitan.models.llama3.config_registry:llama3_8b";
     check_writable(j);
+    const std::string base = base_recipe_for(j, base0);
     const bool fp8 = j.training.precision == precision::fp8_mixed;
     const auto colon = check_recipe_reference(base);
     std::string s;
     s += "# torchtitan recipe written by `frenzy launch` for job \"" + j.name + "\".\n";
     s += "# Run: torchrun ... -m torchtitan.train --module frenzy_torchtitan --config frenzy_plan\n";
     s += "# Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.\n";
-    if (guessed)
-        s += "# WARNING: torchtitan has no recipe known to frenzy for model \"" + j.model.name +
-             "\"; the base below is llama3_8b: give the base recipe MODULE:FUNCTION for your model (launch_options::torchtitan_base; "
-             "`frenzy launch --torchtitan-base`).\n";
     s += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
     if (fp8) s += "from torchtitan.components.quantization import Float8LinearConverter\n";
     s += "from torchtitan.trainer import Trainer\n";
