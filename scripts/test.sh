@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the whole test suite, stage by stage, and ends with one line `N passed, N failed`
 # (stages counted) after a table of each stage's wall time:
-#   1. build (Release, -Wall -Wextra -Werror): library checks, tests, CLI, examples, Python module, benchmarks
-#   2. ctest (Release): every unit test, the CLI tests, the CLI sweep (all cases)
+#   1. build (Release, -Wall -Wextra -Werror): library checks, CLI, examples, Python module, benchmarks (the unit
+#      test programs only with --quick: the full suite runs them in stage 6, under the sanitizers)
+#   2. ctest (Release): the CLI tests, the library checks, the CLI sweep (all cases); with --quick every unit test
 #   3. pytest (the Python module)
 #   4. build (AddressSanitizer + UBSan, -O0, line tables only: reports name file and line; -O1 doubles the compile,
 #      -g doubles it again); the tests and the CLI, not the embedding examples
 #   5. the real-Slurm `serve` test (Release CLI), beside stage 4: it mostly waits on Slurm
-#   6. ctest (ASan + UBSan): the same tests but Slurm's and the examples'; the CLI sweep runs one case in FRENZY_SWEEP_SANITIZE_STRIDE
-#   7. the seven libFuzzer targets (ASan + UBSan), running beside stage 6
+#   6. ctest (ASan + UBSan): every unit test and the CLI tests (not Slurm's or the examples'); the CLI sweep runs one
+#      case in FRENZY_SWEEP_SANITIZE_STRIDE
+#   7. the eight libFuzzer targets (ASan + UBSan), running beside stage 6
 #
 #   bash scripts/test.sh            # everything (CI runs this)
 #   bash scripts/test.sh --quick    # the inner loop: stages 1-2 without benchmarks, sanitizers, the sweep or Slurm
@@ -19,7 +21,7 @@ quick=0
 case "${1:-}" in
   "") ;;
   --quick) quick=1 ;;
-  -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "test.sh: unknown argument \"$1\" (use --quick, or no argument for the whole suite)" >&2; exit 2 ;;
 esac
 [ $# -le 1 ] || { echo "test.sh: takes at most one argument (--quick)" >&2; exit 2; }
@@ -49,7 +51,11 @@ fresh_ninja_dir() {  # a build folder configured earlier with another generator 
 }
 build_release() {
   fresh_ninja_dir build-test
-  cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DFRENZY_WERROR=ON >/dev/null &&
+  # the full suite runs the unit tests once, in the sanitizer build (2 cores, 25 minutes: compiling them twice cost
+  # about 4 minutes); the inner loop runs them here
+  local units=OFF
+  [ "$quick" -eq 1 ] && units=ON
+  cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DFRENZY_WERROR=ON -DFRENZY_BUILD_UNIT_TESTS=$units >/dev/null &&
     cmake --build build-test -j"$jobs" &&
     if [ "$quick" -eq 0 ]; then cmake --build build-test -j"$jobs" --target benchmarks; fi
 }
@@ -66,7 +72,7 @@ slurm_wait() {  # started beside the ASan build; its log follows here
 build_asan() {
   fresh_ninja_dir build-asan
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFRENZY_WERROR=ON -DFRENZY_SANITIZE=ON \
-    -DFRENZY_BUILD_BENCHMARKS=OFF -DFRENZY_BUILD_EMBEDDING_EXAMPLES=OFF \
+    -DFRENZY_BUILD_BENCHMARKS=OFF -DFRENZY_BUILD_EMBEDDING_EXAMPLES=OFF -DFRENZY_BUILD_UNIT_TESTS=ON \
     -DCMAKE_CXX_FLAGS="-O0" -DCMAKE_CXX_FLAGS_DEBUG="-g1" >/dev/null &&
     cmake --build build-asan -j"$jobs"
 }

@@ -14,8 +14,9 @@ prints fails this test; regenerate the block by running the command.
 The suite's own figures are checked the same way against what they describe:
 - the stage table between `<!-- suite stages: scripts/test.sh -->` and `<!-- end of suite stages -->` names exactly
   the stages scripts/test.sh runs (its `stage "NAME"` and `skip "NAME"` calls), in its order;
-- "N ctests in the Release build and M under the sanitizers": the ctest count of the build the checked binary comes
-  from (`ctest -N` in BUILD_DIR, the fourth argument) equals N, or M when that build is the sanitizer one;
+- "N ctests in the Release build (K without the per-layer unit tests ...) and M under the sanitizers": the ctest count
+  of the build the checked binary comes from (`ctest -N` in BUILD_DIR, the fourth argument) equals N, or K when that
+  build has FRENZY_BUILD_UNIT_TESTS off (the full suite's Release build), or M when it is the sanitizer one;
 - "N libFuzzer targets" equals the number of fuzz/fuzz_*.cpp.
 """
 import pathlib
@@ -49,17 +50,20 @@ def check_suite_figures(text: str, root: str, build: str) -> int:
             failed += 1
         else:
             print(f"ok: the stage table names the {len(want)} stages of scripts/test.sh")
-    m = re.search(r"([\d,]+) ctests in the Release build and ([\d,]+) under the sanitizers", text)
+    m = re.search(r"([\d,]+) ctests in the Release build \(([\d,]+) without the per-layer unit tests[^)]*\) and "
+                  r"([\d,]+) under the sanitizers", text)
     if not m:
-        print("README does not say 'N ctests in the Release build and M under the sanitizers'")
+        print("README does not say 'N ctests in the Release build (K without the per-layer unit tests ...) and M under "
+              "the sanitizers'")
         failed += 1
     else:
         cache = open(pathlib.Path(build) / "CMakeCache.txt", encoding="utf-8").read()
         sanitize = re.search(r"^FRENZY_SANITIZE:BOOL=(ON|TRUE|1)$", cache, flags=re.M) is not None
+        no_units = re.search(r"^FRENZY_BUILD_UNIT_TESTS:BOOL=(OFF|FALSE|0)$", cache, flags=re.M) is not None
         n = subprocess.run(["ctest", "-N"], cwd=build, capture_output=True, text=True, timeout=120).stdout
         total = int(re.search(r"Total Tests: (\d+)", n).group(1))
-        said = number(m.group(2) if sanitize else m.group(1))
-        kind = "sanitizer" if sanitize else "Release"
+        said = number(m.group(3) if sanitize else m.group(2) if no_units else m.group(1))
+        kind = "sanitizer" if sanitize else "Release (no unit tests)" if no_units else "Release"
         if total != said:
             print(f"README says {said} ctests for the {kind} build; this build registers {total}")
             failed += 1
