@@ -181,12 +181,18 @@ TEST_CASE("eager PyTorch saves an fp32 norm input and silu's output; compile fus
                .vocab = 1000, .norm = norm_kind::rmsnorm, .bias = false};
     j.training = {.seq_len = 512, .micro_batch = 2, .global_batch = 2};
     j.runtime.framework = framework::fsdp;
+    j.runtime.norm_fp32 = true;  // an eager RMSNorm of the model's own (torchtune, HF, torchtitan before 2025-03)
     const double sb = 1024, h = 1024, ffn = 4096;
     const double eager = layer_activations(j, profile_of(j), false).none;
     j.runtime.compile = true;
     const double fused = layer_activations(j, profile_of(j), false).none;
     // Two RMSNorms x (4-byte fp32 copy; the normalised tensor replaces the fused kernel's saved input) + silu out.
     CHECK(eager - fused == Approx(2 * 4 * sb * h + 2 * sb * ffn));
+    // torch.nn.RMSNorm on PyTorch >= 2.9 (the fsdp profile's default): one kernel, only the SwiGLU term is eager
+    j.runtime.norm_fp32.reset();
+    j.runtime.compile = false;
+    CHECK(layer_activations(j, profile_of(j), false).none - fused == Approx(2 * sb * ffn));
+    j.runtime.norm_fp32 = true;
     // LayerNorm is one native kernel even in eager mode: only the SwiGLU term remains.
     j.model.norm = norm_kind::layernorm;
     j.runtime.compile = false;

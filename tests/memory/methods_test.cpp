@@ -424,3 +424,27 @@ TEST_CASE("DeepSeek-V3's MoE layer has 11 linears: MLA's q low-rank pair, gated 
     j.training.precision = precision::bf16_mixed;
     CHECK(memory_estimator{}.estimate(j).peak_allocated.value > 58 * 2 * (187105280.0 + 33 * 44040192.0));
 }
+
+TEST_CASE("the fsdp profile is torchtitan's on PyTorch >= 2.9: fused RMSNorm, k/v not repeated; older stacks by option") {
+    job_spec j;
+    j.model = preset("llama-3.1-8b");  // h 4096, q 4096, kv 1024 (8 of 32 heads), RMSNorm
+    j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16_mixed};
+    j.runtime.framework = framework::fsdp;
+    CHECK_FALSE(profile_of(j).rmsnorm_fp32_copy);  // nn.RMSNorm is one fused kernel since PyTorch 2.9
+    CHECK_FALSE(profile_of(j).gqa_kv_repeat);      // SDPA enable_gqa (torchtitan #2259)
+    const auto base = layer_activations(j, profile_of(j), false);
+    // torchtitan@9dec370's own eager RMSNorm: an fp32 copy of each of the two norms' inputs, 4 B x s b x h each
+    j.runtime.norm_fp32 = true;
+    CHECK(layer_activations(j, profile_of(j), false).none - base.none == Approx(2 * 4.0 * 2048 * 4096).epsilon(1e-12));
+    // repeat_kv: k and v saved at the query width, 2 x 2 B x s b x (q - kv) more
+    j.runtime.norm_fp32.reset();
+    j.runtime.kv_repeat = true;
+    const auto rep = layer_activations(j, profile_of(j), false);
+    CHECK(rep.none - base.none == Approx(2 * 2.0 * 2048 * (4096 - 1024)).epsilon(1e-12));
+    CHECK(rep.full == base.full);  // full recompute keeps the block input only
+    // Multi-head attention repeats nothing
+    j.model.kv_heads = j.model.heads;
+    const auto mha = layer_activations(j, profile_of(j), false);
+    j.runtime.kv_repeat = false;
+    CHECK(layer_activations(j, profile_of(j), false).none == mha.none);
+}

@@ -92,7 +92,8 @@ TEST_CASE("Megatron's global memory buffer holds the LM head's gathered input un
 
 TEST_CASE("the final RMSNorm stays eager outside the compiled blocks and keeps an fp32 copy of its input") {
     auto j = llama8b_tp4(framework::fsdp, true);
-    j.runtime.compile = true;  // torchtitan compiles the TransformerBlocks only
+    j.runtime.compile = true;    // torchtitan compiles the TransformerBlocks only
+    j.runtime.norm_fp32 = true;  // its own eager RMSNorm (models/norms.py@9dec370), as in the rows it was read from
     const auto f = profile_of(j);
     CHECK(f.eager_final_norm);
     CHECK_FALSE(profile_of(framework::megatron).eager_final_norm);  // Megatron/TE: fused norm kernels
@@ -103,4 +104,8 @@ TEST_CASE("the final RMSNorm stays eager outside the compiled blocks and keeps a
     const auto a_fused = transformer_activations{}.activations(j, l, f_fused);
     // x.float() of the sequence-sharded input: 4 B x s b h / t = 33,554,432 B, one micro-batch in flight.
     CHECK(a.stored.value - a_fused.stored.value == Approx(4 * s * b * h / t).epsilon(1e-12));
+    // torch.nn.RMSNorm on PyTorch >= 2.9 (fsdp's default) is one kernel that keeps no fp32 copy, eager or not
+    j.runtime.norm_fp32.reset();
+    const auto a_native = transformer_activations{}.activations(j, l, profile_of(j));
+    CHECK(a_native.stored.value == Approx(a_fused.stored.value).epsilon(1e-12));
 }

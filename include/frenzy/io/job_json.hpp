@@ -168,15 +168,13 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     r.get("overlap_grad_reduce", rt.overlap_grad_reduce);
     r.get("fp8_param_gather", rt.fp8_param_gather);
     r.get("grad_reduce_bf16", rt.grad_reduce_bf16);
-    if (r.has("dropout") && !r.raw("dropout").is_null()) {
+    // stack options that default to the framework's profile: absent or null = unset
+    for (auto [key, field] : {std::pair{"dropout", &rt.dropout}, std::pair{"rope_fp32", &rt.rope_fp32},
+                              std::pair{"norm_fp32", &rt.norm_fp32}, std::pair{"kv_repeat", &rt.kv_repeat}}) {
+        if (!r.has(key) || r.raw(key).is_null()) continue;
         bool d = false;
-        r.get("dropout", d);
-        rt.dropout = d;
-    }
-    if (r.has("rope_fp32") && !r.raw("rope_fp32").is_null()) {
-        bool d = false;
-        r.get("rope_fp32", d);
-        rt.rope_fp32 = d;
+        r.get(key, d);
+        *field = d;
     }
     r.get("optimizer_impl", rt.optimizer);
     if (r.has("offload") && !r.raw("offload").is_null()) {  // {"optimizer": bool, "parameters": bool, "activations": bool}
@@ -309,8 +307,10 @@ inline nlohmann::json to_json(const runtime_spec& r) {
                          {"offload", {{"optimizer", r.offload.optimizer},
                                       {"parameters", r.offload.parameters},
                                       {"activations", r.offload.activations}}}};
-    if (r.dropout) rt["dropout"] = *r.dropout;        // unset: the framework's default (absent)
-    if (r.rope_fp32) rt["rope_fp32"] = *r.rope_fp32;  // unset: the stack's default (absent)
+    // unset: the framework's profile (absent)
+    for (auto [key, field] : {std::pair{"dropout", &r.dropout}, std::pair{"rope_fp32", &r.rope_fp32},
+                              std::pair{"norm_fp32", &r.norm_fp32}, std::pair{"kv_repeat", &r.kv_repeat}})
+        if (*field) rt[key] = **field;
     return rt;
 }
 

@@ -130,6 +130,9 @@ struct run_flags {
         else if (contains(f, "chunked")) loss_chunks = 8;  // torchtune CEWithChunkedOutputLoss num_output_chunks
         if (contains(f, "optimizer step into backward") || contains(f, "optimizer_in_bwd") || contains(f, "optimizer in backward"))
             optimizer_in_backward = true;
+        // The model code's stack, where the row's source states it (framework_profile rmsnorm_fp32_copy, gqa_kv_repeat)
+        if (contains(f, "eager rmsnorm")) norm_fp32 = true;
+        if (contains(f, "repeat_kv")) kv_repeat = true;
         // Training methods, read as the row states them (memory/methods.hpp models each): LoRA / QLoRA with the
         // rank the row names ("rank 16", "r=16"; PEFT's and torchtune's default r = 8 otherwise), bitsandbytes 8-bit
         // AdamW, CPU offload of activations or of the optimizer states.
@@ -150,6 +153,7 @@ struct run_flags {
         }
     }
     std::optional<finetune_method> method{};
+    std::optional<bool> norm_fp32{}, kv_repeat{};
     std::int64_t rank = 8;
     bool adam8bit = false, offload_activations = false, offload_optimizer = false;
 };
@@ -256,6 +260,8 @@ inline bool read_run_flags(const measurement_row& r, cumulative_rows& cumulative
 inline void apply_run_flags(const run_flags& flags, framework fw, const measurement_row& r, job_spec& job) {
     job.runtime.compile = flags.compile;
     job.runtime.loss_chunks = flags.loss_chunks;
+    job.runtime.norm_fp32 = flags.norm_fp32;
+    job.runtime.kv_repeat = flags.kv_repeat;
     if (flags.method) {
         job.training.finetune.method = *flags.method;
         job.training.finetune.rank = flags.rank;
@@ -269,6 +275,10 @@ inline void apply_run_flags(const run_flags& flags, framework fw, const measurem
         job.runtime.offload.parameters = true;
     // torchtune's recipe configs build torch.optim.AdamW with fused=True.
     if (contains(lower(r.cell("framework")), "torchtune")) job.runtime.optimizer = optimizer_impl::fused;
+    // The implementation the optimizer column names ("AdamW (fused)", "AdamW (foreach)") wins over the default.
+    const auto opt = lower(r.cell("optimizer"));
+    if (contains(opt, "fused")) job.runtime.optimizer = optimizer_impl::fused;
+    else if (contains(opt, "foreach")) job.runtime.optimizer = optimizer_impl::foreach;
     if (flags.optimizer_in_backward) job.runtime.optimizer = optimizer_impl::in_backward;
 }
 

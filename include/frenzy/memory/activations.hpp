@@ -186,7 +186,7 @@ inline double eager_elementwise_activations(const job_spec& j, const framework_p
     const auto& m = j.model;
     if (f.fused_elementwise) return 0;
     double eager = 0;
-    if (m.norm == norm_kind::rmsnorm) eager += 2 * 4.0 * d.sb * d.h * d.rep;
+    if (m.norm == norm_kind::rmsnorm && f.rmsnorm_fp32_copy) eager += 2 * 4.0 * d.sb * d.h * d.rep;
     if (is_gated(m.activation)) {
         const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
         const double tokens = moe ? expert_tokens(j, f, d) : d.sb;
@@ -238,6 +238,8 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
     const double k_out = e * sb * kv / t;
     const double v_out = e * sb * kv / t;
     const double attn_out = e * sb * q / t;  // input of the output projection
+    // k and v repeated to the query heads are what the attention kernel saves (framework_profile::gqa_kv_repeat)
+    const double kv_repeated = f.gqa_kv_repeat ? 2.0 * e * sb * std::max(0.0, q - kv) / t : 0.0;
     const double lse = flash ? 4.0 * a * sb / t : 0.0;  // flash attention's fp32 log-sum-exp
     // Unfused: softmax output (e), dropout mask (1) and dropout output (e) per score; scores are s x s_full with cp.
     const double scores = flash ? 0.0 : a * sb * s_full / t;
@@ -254,7 +256,8 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
     const double eager = detail::eager_elementwise_activations(j, f, d, moe, q, kv);
 
     layer_activation_bytes r;
-    r.none = ln1_in + qkv_in + q_out + k_out + v_out + core + lse + attn_out + attn_mask + ln2_in + mlp + mlp_mask + eager;
+    r.none = ln1_in + qkv_in + q_out + k_out + v_out + kv_repeated + core + lse + attn_out + attn_mask + ln2_in + mlp +
+             mlp_mask + eager;
     r.full = e * sb * h * rep;  // the checkpointed layer input
     r.largest = std::max({mlp_largest, scores * e, q_out});
     switch (f.selective) {
@@ -312,7 +315,8 @@ inline std::pair<double, double> last_stage_activations(const job_spec& j, const
     // convert_to_float8_training filter skips "output", torchtitan float8.py@9dec370).
     const double head_in = f.saves_gathered_inputs ? e * sb * h : e * sb * h * rep;
     // An eager final RMSNorm also keeps the fp32 copy of its input (framework_profile::eager_final_norm).
-    const double final_norm_fp32 = f.eager_final_norm && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
+    const double final_norm_fp32 =
+        f.eager_final_norm && f.rmsnorm_fp32_copy && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
     const double last_extra = e * sb * h * rep + final_norm_fp32 + head_in + 4.0 * logits;
     // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B). The upcast path has
     // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the

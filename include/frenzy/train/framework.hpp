@@ -79,10 +79,23 @@ struct framework_profile {
     /// derived: torchtune modules/position_embeddings.py and torchtitan apply_rotary_emb upcast q/k (x.float()) and
     /// multiply by a cache that needs no gradient, which by autograd's save rules keeps only the cache; torchtune's
     /// row 38 of data/memory/measured_calibration.csv is +2.4% with the term and -3.6% without it, so the
-    /// term stands for what that stack keeps and stays on for its profiles. LitGPT's apply_rope (lit_gpt/model.py
+    /// term stands for what that stack keeps and stays on for its profile (ddp). LitGPT's apply_rope (lit_gpt/model.py
     /// @cc19015: cos/sin built in 16 bits, roped.type_as(x)) keeps none: its LoRA rows (tests/memory/methods_test.cpp)
     /// are -1.1% .. -1.9% without the term and +4.5% .. +7.6% with it. runtime.rope_fp32 selects it per job.
     bool rope_fp32_copies = false;
+    /// An eager RMSNorm keeps an fp32 copy of its input (x.float() ... .type_as(x)): the model's own norm in
+    /// torchtune, Hugging Face transformers (LlamaRMSNorm), LitGPT and torchtitan before 2025-03 (models/norms.py
+    /// @9dec370), and torch.nn.RMSNorm before PyTorch 2.9 (composite rms_norm upcasts). PyTorch 2.9 runs
+    /// nn.RMSNorm as one CUDA kernel (aten::_fused_rms_norm, with _fused_rms_norm_backward) that saves only its
+    /// 16-bit input and the per-row rstd, which torchtitan uses since 2025-03 (#985, 3b39d7ab). Measured on an H200
+    /// with torch 2.11 (data/memory/h200_measured.csv): the eager term over-predicted every no-recompute row by
+    /// 2 x 4 B x hidden per token and layer. runtime.norm_fp32 selects it per job.
+    bool rmsnorm_fp32_copy = true;
+    /// Grouped-query attention repeats k and v to every query head before the attention kernel (torchtitan's
+    /// repeat_kv until 2026-01, #2259 ff0829c1; torchtune's k.expand(...).flatten()), so the kernel saves them at the
+    /// query width: 2 x (q - kv) x 16-bit per token and layer more. SDPA with enable_gqa=True (PyTorch >= 2.5) and
+    /// Megatron's / TE's kernels take the kv heads as they are. runtime.kv_repeat selects it per job.
+    bool gqa_kv_repeat = false;
     /// Gradients live in buffers that persist across steps (Megatron's contiguous grad buffer, DeepSpeed's
     /// partitions). Otherwise (torch optimizer.zero_grad(set_to_none=True)) they are allocated during backward and
     /// exist at the forward/loss peak only when earlier micro-batches of the step accumulated into them.

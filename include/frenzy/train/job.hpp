@@ -38,6 +38,12 @@ struct runtime_spec {
     /// Eager rotary embedding keeps fp32 copies of q and k: unset = the framework's profile (torchtune/torchtitan
     /// eager: on), false for LitGPT's apply_rope (16-bit cos/sin). memory/framework_profile.hpp rope_fp32_copies.
     std::optional<bool> rope_fp32{};
+    /// Eager RMSNorm keeps an fp32 copy of its input: unset = the framework's profile; framework_profile
+    /// rmsnorm_fp32_copy says which stacks do.
+    std::optional<bool> norm_fp32{};
+    /// k and v repeated to every query head before attention (GQA without enable_gqa): unset = the framework's
+    /// profile; framework_profile gqa_kv_repeat.
+    std::optional<bool> kv_repeat{};
     bool operator==(const runtime_spec&) const = default;
 };
 

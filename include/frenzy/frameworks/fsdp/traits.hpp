@@ -1,6 +1,9 @@
 #pragma once
 // PyTorch FSDP (torchtitan's FSDP2, llm-foundry's FSDP1 style): fp32 sharded parameters, eager PyTorch layers, no
-// dropout, DTensor tensor parallelism. Its launchers are frameworks/fsdp/launcher.hpp (a torchrun script with
+// dropout, DTensor tensor parallelism. The layers are torchtitan's as of pytorch/torchtitan@b5bcd76c on PyTorch >=
+// 2.9: torch.nn.RMSNorm (one fused kernel), SDPA with enable_gqa (no repeated k/v), rotary embedding that keeps no
+// fp32 copy of q or k; measured on an H200 (data/memory/h200_measured.csv, scripts/measure/fsdp2_grid.py). Older
+// torchtitan (own eager RMSNorm, repeat_kv) is runtime.norm_fp32 / runtime.kv_repeat. Its launchers are frameworks/fsdp/launcher.hpp (a torchrun script with
 // fsdp_settings.json) and frameworks/torchtitan/launcher.hpp.
 #include <string>
 
@@ -33,7 +36,8 @@ inline constexpr framework_traits traits{
     .memory = {.master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4, .dropout = false,
                .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
                .attention_score_buffer = false, .fused_elementwise = false, .eager_final_norm = true,
-               .rope_fp32_copies = true, .persistent_grads = false, .foreach_optimizer = true,
+               .rope_fp32_copies = false, .rmsnorm_fp32_copy = false, .gqa_kv_repeat = false,
+               .persistent_grads = false, .foreach_optimizer = true,
                .dtensor_tensor_parallel = true, .side_stream_reduce_scatter = true, .eager_logit_softcap = true,
                .fp8 = fp8_style::torchao},
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},

@@ -1,0 +1,80 @@
+// MARP against the grid measured on one H200 (data/memory/h200_measured.csv, scripts/measure/fsdp2_grid.py):
+// torchtitan's FSDP2 mechanism on PyTorch 2.11, Llama 3.2 1B / 3B and Llama 3.1 8B, sequence 2048-8192,
+// micro-batch 1-8, no / selective / full recompute, fused and foreach AdamW; every row read as the table states it.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "frenzy/io/measurements_csv.hpp"
+#include "frenzy/memory/estimator.hpp"
+
+using namespace frenzy;
+
+namespace h200_grid {
+std::vector<memory_measurement> fsdp2_rows() {
+    auto rows = read_memory_measurements(std::string(FRENZY_DATA_DIR) + "/memory/h200_measured.csv");
+    std::erase_if(rows, [](const memory_measurement& m) { return m.id.rfind("h200-fsdp2-", 0) != 0; });
+    return rows;
+}
+/// CUDA's total memory of the card the grid ran on (torch.cuda.mem_get_info, data/measured/h200_2026-12-04).
+constexpr double card_bytes = 150109880320.0;
+}  // namespace h200_grid
+
+TEST_CASE("MARP against the H200 FSDP2 grid: allocated and reserved peaks") {
+    const memory_estimator est;
+    const auto rows = h200_grid::fsdp2_rows();
+    REQUIRE(rows.size() == 84);  // 31 + 11 runs that fitted, two metrics each
+    double worst = 0;
+    std::size_t compared = 0;
+    for (const auto& m : rows) {
+        const double p = compared_prediction(est.estimate(m.job), m);
+        const double err = p / m.measured.value - 1.0;
+        INFO(m.id << " (" << m.label << ", seq " << m.job.training.seq_len << ", mb " << m.job.training.micro_batch
+                  << "): measured " << m.measured.value / GiB << " GiB, predicted " << p / GiB);
+        // A reserved peak within 4% of the card is the caching allocator at its limit: it released its cache and
+        // retried (num_alloc_retries 8-32 in data/measured/h200_2026-12-04/fsdp2_runs.jsonl), so the figure is the
+        // card, not the job. Those runs fitted: the allocated prediction must say so.
+        if (m.metric == memory_metric::reserved && m.measured.value >= 0.96 * h200_grid::card_bytes) {
+            CHECK(est.estimate(m.job).peak_allocated.value < h200_grid::card_bytes);
+            continue;
+        }
+        std::printf("%-28s %-9s %8.2f G %8.2f G %+6.1f%%\n", m.id.c_str(), to_string(m.metric),
+                    m.measured.value / GiB, p / GiB, 100 * err);
+        // The bound: under-prediction at most 5% (one row, 3B with full recompute at mb 1, is -3.8%: the first
+        // layer's recompute overlaps the loss backward's buffers) and over-prediction at most 10% (the 1B rows at
+        // micro-batch 1-2 are +7..+10%: their peak is small, 20-26 GiB, and 2 GiB of gathered-unit and workspace
+        // terms weigh most there). Before the fused-RMSNorm, no-repeat-kv and fused-AdamW readings these rows were
+        // +13..+23% allocated and up to +44% reserved.
+        CHECK(err >= -0.05);
+        CHECK(err <= 0.10);
+        worst = std::max(worst, std::fabs(err));
+        ++compared;
+    }
+    CHECK(compared >= 70);
+    std::printf("%zu rows compared, worst |error| %.1f%%\n", compared, 100 * worst);
+}
+
+TEST_CASE("MARP calls the H200 runs that ran out of memory: the measured job with the one change that broke it") {
+    const memory_estimator est;
+    const auto rows = h200_grid::fsdp2_rows();
+    auto find = [&](const char* id) {
+        const auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& m) { return m.id == id; });
+        REQUIRE(it != rows.end());
+        return it->job;
+    };
+    // Row 26 (8B, seq 8192, mb 2, full recompute, fused AdamW) ran; mb 4 ran out of memory (fsdp2_runs.jsonl line 32).
+    auto mb4 = find("h200-fsdp2-26a");
+    CHECK(est.estimate(mb4).peak_allocated.value < h200_grid::card_bytes);
+    mb4.training.micro_batch = 4;
+    mb4.training.global_batch = 4;
+    CHECK(est.estimate(mb4).peak_allocated.value > h200_grid::card_bytes);
+    // Row 24 (8B, seq 4096, mb 1, full recompute) ran with fused AdamW; foreach AdamW ran out of memory (line 33):
+    // its sqrt(v) for the whole group is one more fp32 copy of the 8B parameters (memory/overheads.hpp step_scratch).
+    auto foreach_adam = find("h200-fsdp2-24a");
+    CHECK(est.estimate(foreach_adam).peak_allocated.value < h200_grid::card_bytes);
+    foreach_adam.runtime.optimizer = optimizer_impl::foreach;
+    CHECK(est.estimate(foreach_adam).peak_allocated.value > h200_grid::card_bytes);
+}
