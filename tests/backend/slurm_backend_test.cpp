@@ -80,7 +80,7 @@ TEST_CASE("sbatch options pin the allocation: node list, node count, typed GRES"
     CHECK_FALSE(has("--gres=gpu:a100:8"));
 }
 
-TEST_CASE("batch script: the run command replaces training; the plan travels in the environment") {
+TEST_CASE("batch script: the run command replaces training, the plan travels in the environment") {
     frenzy::plan p;
     p.gpu = "a100-80g";
     p.gpus = 16;

@@ -24,7 +24,7 @@ std::string error_of(F&& f) {
 }
 }  // namespace
 
-TEST_CASE("integers from text: exact, or an error naming the field; never clamped") {
+TEST_CASE("integers from text: exact, or an error naming the field, never clamped") {
     CHECK(parse_int64("42", "x") == 42);
     CHECK(parse_int64(" -7 ", "x") == -7);
     CHECK(parse_int64("+9223372036854775807", "x") == std::numeric_limits<std::int64_t>::max());

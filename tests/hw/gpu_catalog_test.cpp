@@ -40,7 +40,7 @@ TEST_CASE("new catalog types carry their datasheet figures") {
     CHECK(mi325.fp8_tflops == Approx(2 * mi325.bf16_tflops).epsilon(1e-3));
 }
 
-TEST_CASE("datasheet structure: fp8 = 2 x bf16, fp4 = 2-6 x fp8 and only on Blackwell; every type validates") {
+TEST_CASE("datasheet structure: fp8 = 2 x bf16, fp4 = 2-6 x fp8 and only on Blackwell, every type validates") {
     for (const auto& t : cat.types()) {
         INFO(t.name);
         CHECK_NOTHROW(gpu_catalog::validate(t));

@@ -43,7 +43,7 @@ TEST_CASE("columns map onto the job, the metric and the stage") {
     std::remove(path.c_str());
 }
 
-TEST_CASE("cumulative tables carry earlier rows' options forward; training methods are read as stated") {
+TEST_CASE("cumulative tables carry earlier rows' options forward, training methods are read as stated") {
     const std::string row_prefix =
         "torchtune,Llama,28,3072,24,8,8192,SwiGLU,128256,yes,4096,2,2,1,1,1,1,,1,1,no,none,";
     auto row = [&](int id, const char* recompute, const char* flags) {
@@ -105,7 +105,7 @@ TEST_CASE("training methods in other_flags: QLoRA with lora_rank, 8-bit AdamW, w
     std::remove(path.c_str());
 }
 
-TEST_CASE("Megatron flags in other_flags are read as a launch script's are; the columns keep the shape") {
+TEST_CASE("Megatron flags in other_flags are read as a launch script's are, the columns keep the shape") {
     // io/megatron_options.hpp through megatron_flags_in_text: MoE kernel, dispatcher, capacity, etp, dropout and the
     // local implementation from the prose of the cell; --vocab-size there does not replace the vocab_padded column.
     const auto path = write_temp("megatron_flags", std::string(header) +
@@ -159,7 +159,7 @@ TEST_CASE("Megatron flags in other_flags are read as a launch script's are; the 
     std::remove(five.c_str());
 }
 
-TEST_CASE("a layout the columns leave empty comes from the Megatron flags; a stated column wins") {
+TEST_CASE("a layout the columns leave empty comes from the Megatron flags, a stated column wins") {
     // vpp, cp and seq_parallel cells empty: --num-layers-per-virtual-pipeline-stage 1 gives 12 / pp 4 / 1 = 3
     // virtual stages (arguments.py), --context-parallel-size 2, --sequence-parallel (tp 2). Row 4 (pp 2) states vpp 2,
     // cp 1 and "no" sequence parallelism in its columns, which win over the same flags (the flag would give vpp 6).

@@ -65,7 +65,7 @@ TEST_CASE("prices: add_price and check_price, as Python's prices={type: USD} use
     CHECK_THROWS(check_price("x", std::nan("")));
 }
 
-TEST_CASE("load_gpu_types: an array or {\"gpu_types\": [...]}, upserted into the catalog; errors name the file") {
+TEST_CASE("load_gpu_types: an array or {\"gpu_types\": [...]}, upserted into the catalog, errors name the file") {
     const std::string path = "frenzy_prices_test_gpu_types.json";
     {
         std::ofstream f(path);

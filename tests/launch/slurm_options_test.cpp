@@ -96,7 +96,7 @@ TEST_CASE("Slurm settings: partition, account, qos, CPUs per task and memory are
     CHECK(script(m).find("#SBATCH --mem=512G\n") != std::string::npos);
 }
 
-TEST_CASE("Slurm requeue: --requeue and USR1 before the time limit by default; half the limit at most; 0 turns it off") {
+TEST_CASE("Slurm requeue: --requeue and USR1 before the time limit by default, half the limit at most, 0 turns it off") {
     const auto s = script(fsdp_options());
     CHECK(s.find("#SBATCH --requeue\n") != std::string::npos);
     CHECK(s.find("#SBATCH --signal=B:USR1@300\n") != std::string::npos);

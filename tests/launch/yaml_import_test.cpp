@@ -91,7 +91,7 @@ profile_ranks: [0, 1]
     CHECK(a.notes.empty());
 }
 
-TEST_CASE("Megatron YAML: what is not read is said; what is not YAML is an error naming the file's rule") {
+TEST_CASE("Megatron YAML: what is not read is said, what is not YAML is an error naming the file's rule") {
     const auto a = megatron_yaml_to_arguments("language_model:\n  activation_func: relu\ndata_path: ${DATA}/x\nextra:\n  a: 1\n");
     CHECK(has(a.notes, "language_model.activation_func=relu: not one of swiglu | squaredrelu | gelu"));
     CHECK(has(a.notes, "data_path=${DATA}/x: environment variable not expanded"));

@@ -47,7 +47,7 @@ TEST_CASE("flash attention drops the s^2 terms and keeps an fp32 log-sum-exp") {
     CHECK(layer_activations(j, f, false).none == Approx(s * b * h * (10 + 24 / t) + 4 * a * s * b / t));
 }
 
-TEST_CASE("GQA shrinks K and V; SwiGLU stores gate, up and product; no dropout drops the masks") {
+TEST_CASE("GQA shrinks K and V, SwiGLU stores gate, up and product, no dropout drops the masks") {
     job_spec j;
     // Llama-3-8B-like: h 4096, 32 heads, 8 kv heads, ffn 14336, no dropout (FSDP profile).
     j.model = {.name = "l", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn_hidden = 14336,
@@ -95,7 +95,7 @@ TEST_CASE("MoE layers store routed tokens for top_k experts") {
     CHECK(moe - dense == Approx(moe_mlp - dense_mlp).epsilon(1e-9));
 }
 
-TEST_CASE("an expert capacity caps the routed tokens; padding to capacity fixes them") {
+TEST_CASE("an expert capacity caps the routed tokens, padding to capacity fixes them") {
     // Megatron-LM@d98e8a64 moe_utils.py get_capacity / apply_router_token_dropping and token_dispatcher.py
     // drop_and_pad: per expert at most ceil(tokens x top_k / experts x capacity_factor) of a rank's tokens; padded,
     // exactly that many. Relative to balanced routing the received count is min(imbalance, cf), or cf padded.
@@ -175,7 +175,7 @@ TEST_CASE("recompute modes order: none > selective > full, per layer") {
     CHECK(r.none - r.selective == Approx(5.0 * 64 * 2048 * 2048 * 4 / 8));
 }
 
-TEST_CASE("eager PyTorch saves an fp32 norm input and silu's output; compile fuses them away") {
+TEST_CASE("eager PyTorch saves an fp32 norm input and silu's output, compile fuses them away") {
     job_spec j;
     j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .activation = activation::swiglu,
                .vocab = 1000, .norm = norm_kind::rmsnorm, .bias = false};

@@ -122,7 +122,7 @@ TEST_CASE("gradient lifetime: persistent buffers vs set_to_none, and the optimiz
     CHECK(est.estimate(m).stages[0].breakdown.gradients.value > 0);
 }
 
-TEST_CASE("torch foreach AdamW's step temporary can set the peak; a fused optimizer removes it") {
+TEST_CASE("torch foreach AdamW's step temporary can set the peak, a fused optimizer removes it") {
     job_spec j;
     j.model = preset("llama-3.2-3b");
     j.training = {.seq_len = 512, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16};

@@ -22,7 +22,7 @@ job_spec llama8b_tp4(framework fw, bool sp) {
 constexpr double s = 4096, b = 2, h = 4096, t = 4;
 }  // namespace
 
-TEST_CASE("DTensor sequence parallelism saves the gathered GEMM inputs; Megatron saves the local shard") {
+TEST_CASE("DTensor sequence parallelism saves the gathered GEMM inputs, Megatron saves the local shard") {
     auto j = llama8b_tp4(framework::fsdp, true);
     j.runtime.compile = true;  // fused elementwise ops: the comparison isolates the gathered inputs
     auto f = profile_of(j);

@@ -62,7 +62,7 @@ TEST_CASE("MLP: SwiGLU vs GELU, with and without biases") {
     CHECK(count_parameters(m, m.vocab, 0).dense_mlp == 32768);
 }
 
-TEST_CASE("norms: LayerNorm has weight and bias, RMSNorm weight only; BLOOM adds an embedding norm") {
+TEST_CASE("norms: LayerNorm has weight and bias, RMSNorm weight only, BLOOM adds an embedding norm") {
     auto m = small();
     CHECK(count_parameters(m, m.vocab, 0).layer_norms == 2 * 64);
     CHECK(count_parameters(m, m.vocab, 0).final_norm == 64);

@@ -75,7 +75,7 @@ const std::vector<cv_row>& loso_rows() {
 }
 }  // namespace
 
-TEST_CASE("both shared throughput files are read; free-text cells map as documented") {
+TEST_CASE("both shared throughput files are read, free-text cells map as documented") {
     REQUIRE(base_samples().size() == 142);
     // 35 rows: 290-291 have no measured throughput, 286-289 (recalled baseline) no micro-batch size, 310-312 are
     // fine-tuning on packed sequences: 26 remain
@@ -135,7 +135,7 @@ TEST_CASE("free-text numbers and bandwidths of measurement tables") {
     CHECK_THROWS_WITH(read_throughput_csv(bad, "user.csv"), Catch::Matchers::Contains("hidden=\"lots\" is not a number"));
 }
 
-TEST_CASE("a user file with the minimal columns is read; a missing column is named") {
+TEST_CASE("a user file with the minimal columns is read, a missing column is named") {
     std::istringstream ok("gpu_type,num_gpus,num_layers,hidden,heads,ffn_hidden,vocab,seq_len,micro_batch,global_batch_seqs,dp,tp,pp,"
                           "tokens_per_s_per_gpu,precision,sharding,recompute,framework\n"
                           "a100-80g,8,32,4096,32,11008,32000,4096,1,64,8,1,1,3000,bf16-mixed,full,selective,fsdp\n");

@@ -66,7 +66,7 @@ TEST_CASE("dense FLOPs are twice the non-embedding parameters per token (GQA, Sw
           Approx(2 * (8.03e9 - 128256.0 * 4096)).epsilon(2e-3));
 }
 
-TEST_CASE("backward is twice the forward; recompute adds the forward of what it recomputes") {
+TEST_CASE("backward is twice the forward, recompute adds the forward of what it recomputes") {
     const auto m = gpt(24, 2048, 16, 50368);
     const auto none = step_flops(gpt_job(m, 2048, 4, recompute::none));
     const auto sel = step_flops(gpt_job(m, 2048, 4, recompute::selective));

@@ -53,7 +53,7 @@ TEST_CASE("ring collectives move 2(n-1)/n (all-reduce) and (n-1)/n (gather, scat
     CHECK(ring.seconds(collective::all_reduce, gb, 1, 100) == 0);
 }
 
-TEST_CASE("bf16 is not runnable on V100 (no bf16 tensor cores); fp16-mixed is") {
+TEST_CASE("bf16 is not runnable on V100 (no bf16 tensor cores), fp16-mixed is") {
     auto j = llama8b({.dp = 8, .sharding = sharding::optimizer});
     const auto bf = predict_step(j, cat.at("v100-32g"), 8, 0);
     CHECK_FALSE(bf.supported);
@@ -123,7 +123,7 @@ TEST_CASE("optimizer step is a memory-bandwidth pass over the states") {
     CHECK(zero1.optimizer == Approx(none.optimizer / 8).epsilon(1e-12));
 }
 
-TEST_CASE("larger GEMMs run closer to peak; recompute costs time") {
+TEST_CASE("larger GEMMs run closer to peak, recompute costs time") {
     const auto& g = cat.at("a100-40g");
     const auto small = predict_step(llama8b({.dp = 8}, 1, 64), g, 8, 0);
     const auto big = predict_step(llama8b({.dp = 8}, 4, 64), g, 8, 0);
@@ -147,7 +147,7 @@ TEST_CASE("element-wise traffic and fp8 cast bytes per layer and token, counted 
     CHECK(bwd == 4.0 * 43008);
 }
 
-TEST_CASE("fp8 runs only the GEMMs at the fp8 peak; attention, element-wise work and communication are unchanged") {
+TEST_CASE("fp8 runs only the GEMMs at the fp8 peak, attention, element-wise work and communication are unchanged") {
     auto j = llama8b({.dp = 8, .sharding = sharding::optimizer});
     const auto& g = cat.at("h100-80g");
     const auto bf = step_time_model{}.predict(j, g, {}).parts;
@@ -211,7 +211,7 @@ TEST_CASE("pipeline send/recv: 1/tp per rank, overlapped with compute only in th
     CHECK(il.pp_exposed_mb == Approx(std::max(0.0, il.pp_mb - il.compute_mb) + il.pp_mb / 4).epsilon(1e-12));
 }
 
-TEST_CASE("context parallelism: Megatron's overlapped K/V ring, PyTorch's all-gather; gradients reduced over dp x cp") {
+TEST_CASE("context parallelism: Megatron's overlapped K/V ring, PyTorch's all-gather, gradients reduced over dp x cp") {
     basic_step_time_model<calibrated_compute, ring_collectives> model({}, ring_collectives{.latency_s = 0});
     const auto& g = cat.at("h100-80g");
     const double bw = 0.75 * 450e9;

@@ -246,7 +246,7 @@ TEST_CASE("known cases") {
     }
 }
 
-TEST_CASE("objectives: GPU-hours and cost rank differently from time; cost needs prices") {
+TEST_CASE("objectives: GPU-hours and cost rank differently from time, cost needs prices") {
     const auto c = cluster({{"a", "a100-80g", 8, 4}, {"h", "h100-80g", 8, 4}});
     const auto job = make_job(preset("llama-3.1-8b"), 4096, 256, framework::megatron, 1e11);
     plan_options opt;
@@ -318,7 +318,7 @@ TEST_CASE("the bundled example jobs and clusters load and plan") {
     }
 }
 
-TEST_CASE("search space: tp stays within a node unless allowed; node shapes bound the counts") {
+TEST_CASE("search space: tp stays within a node unless allowed, node shapes bound the counts") {
     const auto job = make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron);
     const gpu_pool pool{gpu_catalog{}.at("rtx-3090"), 2, 8, 12.5};  // 8 nodes of 2 GPUs
     plan_options opt;
@@ -339,7 +339,7 @@ TEST_CASE("search space: tp stays within a node unless allowed; node shapes boun
     }
 }
 
-TEST_CASE("Megatron plans turn on the overlap the framework supports; their predicted speed includes it") {
+TEST_CASE("Megatron plans turn on the overlap the framework supports, their predicted speed includes it") {
     // LLaMA-2-7B, seq 4096, global batch 64 on 2 nodes of 8 H100s: Megatron plans with dp > 1 and tp > 1 exist
     const auto job = make_job(llama2_7b(), 4096, 64, framework::megatron);
     const auto c = cluster({{"h", "h100-80g", 8, 2}});

@@ -194,7 +194,7 @@ TEST_CASE("issue 13: CSV tables: missing, duplicated and extra columns, short an
     CHECK_THAT(table_error(h + "\n" + row + ",extra\n"), Contains("t.csv:2: row has 38 fields"));
 }
 
-TEST_CASE("issue 13: measured peaks must be positive and finite; integers do not overflow") {
+TEST_CASE("issue 13: measured peaks must be positive and finite, integers do not overflow") {
     const std::string h = std::string(header) + "\n";
     auto with_peak = [](const std::string& peak) {
         std::string r = good_row;

@@ -36,7 +36,7 @@ TEST_CASE("make_job_view: a running job's allocation comes from the cluster and 
     CHECK(make_job_view(f, cs, 150).predicted_end_s == Approx(225).epsilon(1e-12));
 }
 
-TEST_CASE("make_job_view: a waiting job has no allocation; host and cluster disagreeing is an error") {
+TEST_CASE("make_job_view: a waiting job has no allocation, host and cluster disagreeing is an error") {
     const auto spec = mk_cluster({{"a", "a100-80g", 4, 1}});
     cluster_state cs(spec);
     const std::vector<plan> plans{mk_plan("a100-80g", 2, 100)};

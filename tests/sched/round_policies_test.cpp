@@ -26,7 +26,7 @@ TEST_CASE("gavel: max-sum-throughput puts the job with the larger relative speed
     CHECK(rec(r, "J1").jct() == Approx(60).epsilon(eps));   // 10 + 20000 / 400
 }
 
-TEST_CASE("gavel: a round with unchanged LP inputs reuses the last solution; a change solves again") {
+TEST_CASE("gavel: a round with unchanged LP inputs reuses the last solution, a change solves again") {
     const auto cluster = mk_cluster({{"a", "a100-80g", 1, 1}, {"v", "v100-32g", 1, 1}});
     cluster_state cs(cluster);
     const std::vector<plan> plans{mk_plan("a100-80g", 1, 400), mk_plan("v100-32g", 1, 200)};

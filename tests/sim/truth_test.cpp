@@ -153,7 +153,7 @@ TEST_CASE("restart cost from checkpoint bytes and storage bandwidth") {
     FAIL("no seed gave exactly one failure");
 }
 
-TEST_CASE("a job that keeps failing ends 'failed: too many restarts'; the event guard stops a runaway run") {
+TEST_CASE("a job that keeps failing ends 'failed: too many restarts', the event guard stops a runaway run") {
     const auto cluster = mk_cluster({{"a", "a100-80g", 4, 1}});
     const auto prov = table_provider({{1, {mk_plan("a100-80g", 4, 100)}}});
     const std::vector<trace_job> trace{mk_job("J0", 0, 1, 1e9)};  // 1e7 s of compute
