@@ -78,3 +78,35 @@ TEST_CASE("MARP calls the H200 runs that ran out of memory: the measured job wit
     foreach_adam.runtime.optimizer = optimizer_impl::foreach;
     CHECK(est.estimate(foreach_adam).peak_allocated.value > h200_grid::card_bytes);
 }
+
+TEST_CASE("MARP against the H200 Hugging Face grid (framework hf): LoRA and full fine-tuning") {
+    // transformers 5.17 LlamaForCausalLM in a Trainer-style loop, PEFT 0.21 LoRA r=16 on every linear with dropout
+    // 0.05, full fine-tuning in pure bf16 and in fp32 + bf16 autocast, gradient checkpointing on and off
+    // (scripts/measure/hf_peft_grid.py). Read as the table states it: the framework column names Hugging Face.
+    const memory_estimator est;
+    auto rows = read_memory_measurements(std::string(FRENZY_DATA_DIR) + "/memory/h200_measured.csv");
+    std::erase_if(rows, [](const memory_measurement& m) { return m.id.rfind("h200-hf-", 0) != 0; });
+    REQUIRE(rows.size() == 58);  // 29 runs x allocated, reserved
+    for (const auto& m : rows) {
+        REQUIRE(m.job.runtime.framework == framework::hf);
+        const double p = compared_prediction(est.estimate(m.job), m);
+        const double err = p / m.measured.value - 1.0;
+        INFO(m.id << " (" << m.label << ", seq " << m.job.training.seq_len << ", mb " << m.job.training.micro_batch
+                  << ", " << to_string(m.job.training.finetune.method) << "): measured " << m.measured.value / GiB
+                  << " GiB, predicted " << p / GiB);
+        std::printf("%-16s %-9s %8.2f G %8.2f G %+6.1f%%\n", m.id.c_str(), to_string(m.metric),
+                    m.measured.value / GiB, p / GiB, 100 * err);
+        if (m.metric == memory_metric::allocated) {
+            // Every mechanism derived from the code (PEFT's casting adapters, autocast's weight copies, the eager
+            // LlamaRMSNorm, fused AdamW): -5.8% (1B full fine-tuning in fp32 + autocast, mb 4) .. +2.7%.
+            CHECK(err >= -0.06);
+            CHECK(err <= 0.04);
+        } else {
+            // The reserved model (0.15 of the activations left cached) is the known gap here: gradient
+            // checkpointing's recompute churn leaves 5-8 GiB cached on full fine-tuning (-15.0 .. -17.6% on rows
+            // 18, 20, 24) and LoRA without it is +7..+11%. Bounded as measured so that a change shows.
+            CHECK(err >= -0.18);
+            CHECK(err <= 0.12);
+        }
+    }
+}

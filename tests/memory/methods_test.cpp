@@ -222,7 +222,7 @@ TEST_CASE("activation offload keeps two layers of the current micro-batch and th
           Approx((layers - 2) * (per_layer + detail::lora_activation_delta(plain, false))).epsilon(1e-9));
 }
 
-TEST_CASE("fp8: Transformer Engine caches fp8 weights and transposes; torchao casts on the fly") {
+TEST_CASE("fp8: Transformer Engine caches fp8 weights and transposes, torchao casts on the fly") {
     auto bf = llama7b(framework::megatron);
     auto te = bf;
     te.training.precision = precision::fp8_mixed;
@@ -425,7 +425,7 @@ TEST_CASE("DeepSeek-V3's MoE layer has 11 linears: MLA's q low-rank pair, gated 
     CHECK(memory_estimator{}.estimate(j).peak_allocated.value > 58 * 2 * (187105280.0 + 33 * 44040192.0));
 }
 
-TEST_CASE("the fsdp profile is torchtitan's on PyTorch >= 2.9: fused RMSNorm, k/v not repeated; older stacks by option") {
+TEST_CASE("the fsdp profile is torchtitan's on PyTorch >= 2.9: fused RMSNorm, k/v not repeated, older stacks by option") {
     job_spec j;
     j.model = preset("llama-3.1-8b");  // h 4096, q 4096, kv 1024 (8 of 32 heads), RMSNorm
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16_mixed};
@@ -447,4 +447,51 @@ TEST_CASE("the fsdp profile is torchtitan's on PyTorch >= 2.9: fused RMSNorm, k/
     const auto mha = layer_activations(j, profile_of(j), false);
     j.runtime.kv_repeat = false;
     CHECK(layer_activations(j, profile_of(j), false).none == mha.none);
+}
+
+TEST_CASE("PEFT adapters cast their input: each saves its own 16-bit copy (and dropout mask), no frozen input stays") {
+    // Llama-3.1-8B on the hf profile, s b = 2048, bf16 activations, LoRA r = 16 on every linear, dropout 0.05
+    // (PEFT tuners/lora/layer.py Linear.forward: x = _cast_input_dtype(x, lora_A.weight.dtype) -> fp32, then
+    // lora_A(dropout(x)) under autocast saves the bf16 cast for lora_A's weight gradient and dropout its mask; the
+    // frozen base_layer needs only its weight). Measured (data/memory/h200_measured.csv h200-hf-01..04): +0.7..+2.5%.
+    job_spec j;
+    j.model = preset("llama-3.1-8b");
+    j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16_mixed};
+    j.runtime.framework = framework::hf;
+    const unsigned all = lora_q | lora_k | lora_v | lora_o | lora_gate | lora_up | lora_down;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16, .targets = all, .dropout = 0.05};
+    const double sb = 2048, hh = 4096, q = 4096, f = 14336, r = 16;
+    // the four frozen inputs (QKV in, o in, MLP in, down in) go; per adapter: its cast (2 B) + mask (1 B) + A out
+    const double ins = 5 * hh + q + f;  // q, k, v, gate, up read h; o reads q; down reads ffn
+    const double with_dropout = -2 * sb * (2 * hh + q + f) + 3 * sb * ins + 7 * 2 * sb * r;
+    CHECK(detail::lora_activation_delta(j, false) == Approx(with_dropout).epsilon(1e-12));
+    j.training.finetune.dropout = 0;  // no mask, the cast stays
+    CHECK(detail::lora_activation_delta(j, false) == Approx(with_dropout - sb * ins).epsilon(1e-12));
+    // Without the cast (ddp: adapters in the model's dtype), the frozen linears' inputs are shared by the adapters
+    j.runtime.framework = framework::ddp;
+    CHECK(detail::lora_activation_delta(j, false) == Approx(7 * 2 * sb * r).epsilon(1e-12));
+}
+
+TEST_CASE("autocast over fp32 weights keeps each kept layer's 16-bit weight copies (full fine-tuning, hf/ddp)") {
+    job_spec j;
+    j.model = preset("llama-3.2-1b");
+    j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16_mixed};
+    j.runtime.framework = framework::hf;
+    const auto f = profile_of(j);
+    REQUIRE(autocast_weight_copies(j, f));
+    auto fsdp = j;  // FSDP's mixed precision gathers bf16 units instead: no autocast copies
+    fsdp.runtime.framework = framework::fsdp;
+    CHECK_FALSE(autocast_weight_copies(fsdp, profile_of(fsdp)));
+    auto pure = j;  // a model loaded in bf16 has nothing to cast
+    pure.training.precision = precision::bf16;
+    CHECK_FALSE(autocast_weight_copies(pure, profile_of(pure)));
+    // 2 B x (each layer's linears: 2048 x (2048 + 2 x 512 + 2048) + 3 x 2048 x 8192) x 16 layers + 2 B x the tied
+    // head (128256 x 2048): the difference to the same job without the copies.
+    const auto l = only_stage(j);
+    auto off = f;
+    off.autocast_weight_copies = false;
+    const double with = method_activations(j, l, f, transformer_activations{}.activations(j, l, f)).stored.value;
+    const double without = method_activations(j, l, off, transformer_activations{}.activations(j, l, off)).stored.value;
+    const double layer_linears = 2048.0 * (2048 + 2 * 512 + 2048) + 3 * 2048.0 * 8192;
+    CHECK(with - without == Approx(2 * layer_linears * 16 + 2 * 128256.0 * 2048).epsilon(1e-9));
 }

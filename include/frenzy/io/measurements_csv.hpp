@@ -142,6 +142,11 @@ struct run_flags {
             method = mm[2].length() == 5 ? finetune_method::qlora : finetune_method::lora;
         static const std::regex rank_re(R"((?:lora[_ ]rank|rank|\br)\s*[=:]?\s*(\d{1,5})\b)");
         if (std::smatch mr; std::regex_search(f, mr, rank_re)) rank = std::stoll(mr[1]);
+        // The adapted linears and the adapters' dropout, where the row states them (PEFT's "all-linear")
+        if (contains(f, "all linear") || contains(f, "all-linear"))
+            targets = lora_q | lora_k | lora_v | lora_o | lora_gate | lora_up | lora_down;
+        static const std::regex dropout_re(R"(\bdropout\s*[=:]?\s*(0(?:\.\d{1,6})?)(?![\d.]))");
+        if (std::smatch md; std::regex_search(f, md, dropout_re)) lora_dropout = std::stod(md[1]);
         if (contains(f, "8-bit") || contains(f, "8bit")) adam8bit = true;
         const bool negated = contains(f, "offload false") || contains(f, "no offload");
         if (!negated && contains(f, "offload")) {  // what this text offloads (earlier rows' options carry on)
@@ -155,6 +160,8 @@ struct run_flags {
     std::optional<finetune_method> method{};
     std::optional<bool> norm_fp32{}, kv_repeat{};
     std::int64_t rank = 8;
+    unsigned targets = 0;       ///< lora_target bits the row names; 0 = the job's default
+    double lora_dropout = 0;
     bool adam8bit = false, offload_activations = false, offload_optimizer = false;
 };
 }  // namespace detail
@@ -265,6 +272,8 @@ inline void apply_run_flags(const run_flags& flags, framework fw, const measurem
     if (flags.method) {
         job.training.finetune.method = *flags.method;
         job.training.finetune.rank = flags.rank;
+        if (flags.targets != 0) job.training.finetune.targets = flags.targets;
+        job.training.finetune.dropout = flags.lora_dropout;
     }
     job.runtime.offload.activations = flags.offload_activations;
     job.runtime.offload.optimizer = flags.offload_optimizer;

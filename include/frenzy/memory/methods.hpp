@@ -168,6 +168,8 @@ inline layer_split leading_layers_on_stage(const job_spec& j, const stage_layout
 /// Change of one layer's saved bytes (one micro-batch, no recompute) under LoRA/QLoRA: a frozen linear's input is
 /// saved only for its weight gradient (torch mm backward; bitsandbytes MatMul4Bit saves only the 4-bit weight,
 /// autograd/_functions.py@95f9af3), so inputs that feed no adapter go; each adapter saves its rank-r A output.
+/// Adapters that cast their input to their own dtype (framework_profile::lora_adapter_cast, PEFT) save their own
+/// 16-bit copy each, so no frozen linear's input stays.
 inline double lora_activation_delta(const job_spec& j, bool moe) {
     const auto& m = j.model;
     const auto& p = j.parallel;
@@ -182,13 +184,15 @@ inline double lora_activation_delta(const job_spec& j, bool moe) {
     double d = 0;
     const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * rep : sb;  // routed token copies on a GPU
     const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
+    const bool cast = j.runtime.framework->memory.lora_adapter_cast;
+    const unsigned shared = cast ? 0u : tg;  // adapted linears whose input stays saved, shared with their adapters
     // Old bitsandbytes (< 0.43.2) saved every 4-bit linear's input anyway: nothing is spared then.
     if (!(ft.method == finetune_method::qlora && ft.qlora_saves_inputs)) {
-        if (!(tg & (lora_q | lora_k | lora_v))) d -= e * sb * h * rep;            // QKV input (norm output)
-        if (!(tg & lora_o)) d -= e * sb * static_cast<double>(m.q_width()) / t;   // output-projection input
+        if (!(shared & (lora_q | lora_k | lora_v))) d -= e * sb * h * rep;            // QKV input (norm output)
+        if (!(shared & lora_o)) d -= e * sb * static_cast<double>(m.q_width()) / t;   // output-projection input
         const unsigned fc1 = is_gated(m.activation) ? (lora_gate | lora_up) : lora_up;
-        if (!(tg & fc1)) d -= e * sb * h * rep;                                   // MLP input (norm output)
-        if (!(tg & lora_down)) {                                                  // down-projection input
+        if (!(shared & fc1)) d -= e * sb * h * rep;                                   // MLP input (norm output)
+        if (!(shared & lora_down)) {                                                  // down-projection input
             d -= e * tokens * ffn / t;
             if (moe && m.moe.shared_experts > 0) d -= e * sb * rep * ffn * static_cast<double>(m.moe.shared_experts) / t;
         }
@@ -201,8 +205,11 @@ inline double lora_activation_delta(const job_spec& j, bool moe) {
         // Routed experts together see `tokens` token copies (not per expert).
         const double tok = l.expert ? tokens : sb;
         d += e * tok * r;  // lora_A output, input of lora_B
-        // PEFT: each adapter has its own lora_dropout on the linear's input: a 1-byte mask and the dropped copy.
-        if (ft.dropout > 0) d += (1.0 + e) * tok * (l.row_parallel ? l.in / t : l.in * rep);
+        // Each adapter has its own lora_dropout on the linear's input: a 1-byte mask and the dropped copy; a casting
+        // adapter (PEFT) saves the 16-bit copy autocast makes for lora_A with or without dropout.
+        const double in = tok * (l.row_parallel ? l.in / t : l.in * rep);
+        if (cast) d += (e + (ft.dropout > 0 ? 1.0 : 0.0)) * in;
+        else if (ft.dropout > 0) d += (1.0 + e) * in;
     }
     return d;
 }
@@ -226,6 +233,15 @@ inline double fp8_activation_delta(const job_spec& j, bool moe) {
 }  // namespace detail
 
 /// True when a training method of this header changes the default policies' answer.
+/// Whether the job's fp32 weights run under torch.autocast unsharded, so that each layer keeping its activations
+/// keeps the 16-bit copies of its weights (framework_profile::autocast_weight_copies). Adapter methods keep their
+/// frozen weights in 16 bits already (method_model_states): nothing to cast but the small adapters.
+inline bool autocast_weight_copies(const job_spec& j, const framework_profile& f) {
+    const auto p = j.training.precision;
+    return f.autocast_weight_copies && f.master == master_weights::in_params && j.parallel.sharding == sharding::none &&
+           (p == precision::bf16_mixed || p == precision::fp16_mixed) && !j.training.finetune.adapters();
+}
+
 inline bool uses_training_methods(const job_spec& j) {
     return j.training.finetune.partial() || j.runtime.offload.any() ||
            j.training.optimizer == optimizer_kind::adamw_8bit || j.training.precision == precision::fp8_mixed;
@@ -361,7 +377,8 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
     const auto& m = j.model;
     const double arch = architecture_activation_delta(j);
     const bool softcap = m.final_logit_softcap > 0 && l.last && j.runtime.framework->memory.eager_logit_softcap;
-    if (!uses_training_methods(j) && arch == 0 && !softcap) return a;
+    const bool autocast = autocast_weight_copies(j, f);
+    if (!uses_training_methods(j) && arch == 0 && !softcap && !autocast) return a;
     const auto& ft = j.training.finetune;
     const double dense_n = static_cast<double>(l.layers - l.moe_layers), moe_n = static_cast<double>(l.moe_layers);
     const auto dense = layer_activations(j, f, false);
@@ -373,8 +390,8 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
         if (j.parallel.recompute == recompute::full) per = std::max(0.0, per + kept * delta);  // checkpointed: input only
         else per = std::max(x.full, per + delta);
     };
-    adjust(per_dense, dense, arch);
-    if (moe_n > 0) adjust(per_moe, moe, arch);
+    adjust(per_dense, dense, arch + (autocast ? 2.0 * detail::linear_weights(j, false) : 0.0));
+    if (moe_n > 0) adjust(per_moe, moe, arch + (autocast ? 2.0 * detail::linear_weights(j, true) : 0.0));
     if (ft.adapters()) {
         adjust(per_dense, dense, detail::lora_activation_delta(j, false));
         if (moe_n > 0) adjust(per_moe, moe, detail::lora_activation_delta(j, true));
@@ -394,6 +411,8 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
     // Eager soft-capping (transformers Gemma2ForCausalLM: logits / cap, tanh, * cap) saves tanh's 16-bit output.
     if (softcap)
         edges += 2.0 * local_tokens(j) * static_cast<double>(framework_vocab(j, f)) / static_cast<double>(j.parallel.tp);
+    // The LM head's 16-bit weight copy under autocast (decoder-layer checkpointing leaves the head alone).
+    if (autocast && l.last) edges += 2.0 * static_cast<double>(framework_vocab(j, f) * m.hidden) / static_cast<double>(j.parallel.tp);
     const double layers_after = live_dense * per_dense + live_moe * per_moe;
     activation_bytes r = a;
     if (j.runtime.offload.activations) {

@@ -106,6 +106,15 @@ struct framework_profile {
     /// The optimizer step runs inside backward, parameter by parameter (runtime.optimizer_impl = in-backward):
     /// no full set of gradients and no separate step phase.
     bool optimizer_in_backward = false;
+    /// Mixed precision is torch.autocast over fp32 weights without sharding (DDP, Trainer(bf16=True)): autocast
+    /// caches the 16-bit copy of every weight it casts in forward and each linear saves it for backward, so a layer
+    /// that keeps its activations keeps a 16-bit copy of its weights too (memory/methods.hpp). FSDP's mixed
+    /// precision gathers 16-bit parameters unit by unit instead.
+    bool autocast_weight_copies = false;
+    /// LoRA adapters in their own dtype cast their input to it (PEFT: fp32 adapters under autocast,
+    /// _cast_input_dtype in tuners/lora/layer.py), so each adapter saves its own 16-bit copy of its (dropped) input
+    /// and the frozen linear beside it saves none; without a cast the adapters of one input share it.
+    bool lora_adapter_cast = false;
     /// Tokens a GPU's experts receive at the worst iteration relative to perfectly balanced routing. Megatron's
     /// dropless MoE (moe_expert_capacity_factor None) does not cap tokens_per_expert, so the peak follows the most
     /// loaded micro-batch. 1.4 is fitted on the one measured MoE row (data/memory/measured_more.csv row
@@ -201,7 +210,7 @@ struct framework_traits {
 };
 
 /// Which framework a job runs on: a handle to its traits, compared by identity and written by name. The built-in
-/// frameworks are framework::megatron, deepspeed, fsdp and ddp (train/frameworks.hpp); others come from
+/// frameworks are framework::megatron, deepspeed, fsdp, ddp and hf (train/frameworks.hpp); others come from
 /// find_framework(name) once added to the catalog.
 class framework {
 public:
@@ -218,6 +227,7 @@ public:
     static const framework deepspeed;
     static const framework fsdp;
     static const framework ddp;
+    static const framework hf;
 
 private:
     const framework_traits* t_;

@@ -14,6 +14,7 @@
 #include "frenzy/frameworks/ddp/traits.hpp"
 #include "frenzy/frameworks/deepspeed/traits.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"
+#include "frenzy/frameworks/hf/traits.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"
 #include "frenzy/train/framework.hpp"
 
@@ -23,11 +24,13 @@ inline constexpr framework framework::megatron{frameworks::megatron::traits};
 inline constexpr framework framework::deepspeed{frameworks::deepspeed::traits};
 inline constexpr framework framework::fsdp{frameworks::fsdp::traits};
 inline constexpr framework framework::ddp{frameworks::ddp::traits};
+inline constexpr framework framework::hf{frameworks::hf::traits};
 constexpr framework::framework() noexcept : t_(&frameworks::megatron::traits) {}
 
 /// Every framework known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<framework>& framework_catalog() {
-    static std::vector<framework> all{framework::megatron, framework::deepspeed, framework::fsdp, framework::ddp};
+    static std::vector<framework> all{framework::megatron, framework::deepspeed, framework::fsdp, framework::ddp,
+                                      framework::hf};
     return all;
 }
 
