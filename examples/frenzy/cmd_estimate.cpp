@@ -60,6 +60,12 @@ std::string verdict_text(const frenzy::fit_check& f, double band) {
         case fit_verdict::fits:
             return fmt::format("FITS (needs {} GiB with the +{:.0f}% band)", gib(f.required.value), 100 * band);
         case fit_verdict::tight:
+            if (f.cache_flushes)
+                return fmt::format("TIGHT: the allocated peak fits ({} GiB with the +{:.0f}% band) but the caching "
+                                   "allocator's reserved peak ({} GiB) does not: it will release its cache and retry, "
+                                   "which slows the steps (PYTORCH_ALLOC_CONF=expandable_segments:True or a smaller "
+                                   "micro-batch avoids it)", gib(f.allocated_required.value), 100 * band,
+                                   gib(f.central.value));
             return fmt::format("TIGHT: fits at the central estimate ({} GiB, {} GiB to spare) but not with the +{:.0f}% "
                                "band ({} GiB, {} GiB over)", gib(f.central.value), gib(f.capacity.value - f.central.value),
                                100 * band, gib(f.required.value), gib(f.required.value - f.capacity.value));

@@ -103,6 +103,12 @@ class Estimate:
     def verdict(self) -> str | None:
         """"fits", "tight" (fits at the central estimate, not with the band) or "does_not_fit" (None without a GPU)."""
     @property
+    def allocated_required_bytes(self) -> float | None:
+        """Peak allocated x (1 + uncertainty): what must fit once the caching allocator has released its cache (None without a GPU)."""
+    @property
+    def cache_flushes(self) -> bool | None:
+        """Tight because the reserved peak exceeds the usable memory while the allocated peak fits: PyTorch's caching allocator will release its cache and retry (None without a GPU)."""
+    @property
     def central_bytes(self) -> float | None:
         """Peak reserved, the central estimate the tight verdict compares (None without a GPU)."""
     @property

@@ -434,6 +434,16 @@ inline void bind_estimate_result(py::module_& m) {
                                },
                                "\"fits\", \"tight\" (fits at the central estimate, not with the band) or \"does_not_fit\" "
                                "(None without a GPU).")
+        .def_property_readonly("allocated_required_bytes",
+                               [=](const estimate_result& r) {
+                                   return when_gpu(r, [](auto& x) { return x.fit->allocated_required.value; });
+                               },
+                               "Peak allocated x (1 + uncertainty): what must fit once the caching allocator has released "
+                               "its cache (None without a GPU).")
+        .def_property_readonly("cache_flushes",
+                               [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->cache_flushes; }); },
+                               "Tight because the reserved peak exceeds the usable memory while the allocated peak "
+                               "fits: PyTorch's caching allocator will release its cache and retry (None without a GPU).")
         .def_property_readonly("central_bytes",
                                [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->central.value; }); },
                                "Peak reserved, the central estimate the tight verdict compares (None without a GPU).")

@@ -117,13 +117,20 @@ def test_bad_input():
 
 def test_three_verdicts():
     # memory/fit.hpp: fits when reserved x (1 + band) fits the usable memory; tight when only the central estimate
-    # (reserved) does; does_not_fit beyond. Memory set 1 MiB around each threshold, no margin.
+    # (reserved) does, or when only the allocated peak with its band does (the allocator releases its cache and
+    # retries); does_not_fit beyond both. Memory set 1 MiB around each threshold, no margin.
     full = frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=0.0)
     assert full.verdict == "fits" and full.central_bytes == full.peak_reserved_bytes
+    assert full.allocated_required_bytes == pytest.approx(full.peak_allocated_bytes * (1 + full.uncertainty))
     need_mib, central_mib = full.required_bytes / 2**20, full.central_bytes / 2**20
+    alloc_mib = full.allocated_required_bytes / 2**20
     tight = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": need_mib - 1}, margin=0.0)
-    assert tight.verdict == "tight" and not tight.fits
-    over = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": central_mib - 1}, margin=0.0)
-    assert over.verdict == "does_not_fit" and not over.fits
+    assert tight.verdict == "tight" and not tight.fits and not tight.cache_flushes
+    if alloc_mib < central_mib - 2:
+        flush = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": central_mib - 1}, margin=0.0)
+        assert flush.verdict == "tight" and flush.cache_flushes
+    over = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": min(central_mib, alloc_mib) - 1},
+                           margin=0.0)
+    assert over.verdict == "does_not_fit" and not over.fits and not over.cache_flushes
     assert over.to_dict()["verdict"] == "does_not_fit"
     assert frenzy.estimate(EXPLICIT).verdict is None

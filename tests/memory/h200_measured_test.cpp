@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <string>
 
+#include "frenzy/hw/gpu.hpp"
 #include "frenzy/io/measurements_csv.hpp"
 #include "frenzy/memory/estimator.hpp"
+#include "frenzy/memory/fit.hpp"
 
 using namespace frenzy;
 
@@ -109,4 +111,31 @@ TEST_CASE("MARP against the H200 Hugging Face grid (framework hf): LoRA and full
             CHECK(err <= 0.12);
         }
     }
+}
+
+TEST_CASE("the fit rule on the H200 grid: every FSDP2 run that ran is not called does-not-fit, the two that did not are") {
+    // Verdicts against the catalog's h200 (140.4 GiB, 5% kept free): the reserved peaks of the 8B runs are predicted
+    // above the card while their allocated peaks fit, which is what the measured allocator did (memory/fit.hpp).
+    const memory_estimator est;
+    const auto h200 = gpu_catalog{}.at("h200");
+    std::size_t flushes = 0;
+    for (const auto& m : h200_grid::fsdp2_rows()) {
+        if (m.metric != memory_metric::allocated) continue;
+        const auto f = check_fit(est.estimate(m.job), h200);
+        INFO(m.id << ": " << to_string(f.verdict) << ", reserved " << f.central.value / GiB << " GiB, allocated x band "
+                  << f.allocated_required.value / GiB << " GiB, usable " << f.capacity.value / GiB);
+        CHECK(f.verdict != fit_verdict::does_not_fit);
+        flushes += f.cache_flushes ? 1 : 0;
+    }
+    CHECK(flushes >= 5);  // rows 26, 28, 30, 31 and the 8B 8192 ones: predicted reserved 139.8-156.5 GiB
+    const auto rows = h200_grid::fsdp2_rows();
+    const auto job_of = [&](const char* id) {
+        return std::find_if(rows.begin(), rows.end(), [&](const auto& m) { return m.id == id; })->job;
+    };
+    auto mb4 = job_of("h200-fsdp2-26a");
+    mb4.training.micro_batch = mb4.training.global_batch = 4;
+    CHECK(check_fit(est.estimate(mb4), h200).verdict == fit_verdict::does_not_fit);
+    auto foreach_adam = job_of("h200-fsdp2-24a");
+    foreach_adam.runtime.optimizer = optimizer_impl::foreach;
+    CHECK(check_fit(est.estimate(foreach_adam), h200).verdict == fit_verdict::does_not_fit);
 }

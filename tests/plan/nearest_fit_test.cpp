@@ -17,9 +17,10 @@ gpu_type gpu_of_gib(double g) {  // a catalog type with `g` GiB of memory
     return t;
 }
 
-memory_report report(double reserved_gib, double band) {
+memory_report report(double reserved_gib, double band, double allocated_gib = -1) {
     memory_report r;
     r.peak_reserved = bytes{reserved_gib * gib};
+    r.peak_allocated = bytes{(allocated_gib < 0 ? reserved_gib : allocated_gib) * gib};
     r.uncertainty = band;
     return r;
 }
@@ -60,6 +61,19 @@ TEST_CASE("fit verdicts: fits with the band, tight at the central estimate only,
     f = check_fit(report(77, 0.0), g, 0.05);
     CHECK(f.verdict == fit_verdict::does_not_fit);
     CHECK_FALSE(f.fits);
+    CHECK_FALSE(f.cache_flushes);
+    // Reserved 90 > 76 but allocated 65 x 1.1 = 71.5 <= 76: the allocator releases its cache and retries: tight.
+    f = check_fit(report(90, 0.10, 65), g, 0.05);
+    CHECK(f.verdict == fit_verdict::tight);
+    CHECK(f.cache_flushes);
+    CHECK_FALSE(f.fits);
+    CHECK(f.allocated_required.value == Approx(71.5 * gib));
+    // Allocated 70 x 1.1 = 77 > 76: does not fit.
+    f = check_fit(report(90, 0.10, 70), g, 0.05);
+    CHECK(f.verdict == fit_verdict::does_not_fit);
+    CHECK_FALSE(f.cache_flushes);
+    // Tight at the central reserved estimate is not a cache flush.
+    CHECK_FALSE(check_fit(report(70, 0.10, 60), g, 0.05).cache_flushes);
     CHECK(to_string(fit_verdict::tight) == "tight");
     CHECK(to_string(fit_verdict::does_not_fit) == "does_not_fit");
     CHECK(parse_enum<fit_verdict>("verdict", "fits") == fit_verdict::fits);

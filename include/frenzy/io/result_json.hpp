@@ -46,7 +46,8 @@ inline void to_json(nlohmann::ordered_json& out, const memory_report& r) {
 
 inline void to_json(nlohmann::ordered_json& out, const fit_check& f) {
     out = {{"fits", f.fits}, {"verdict", to_string(f.verdict)}, {"required_bytes", f.required.value},
-           {"central_bytes", f.central.value}, {"capacity_bytes", f.capacity.value}};
+           {"central_bytes", f.central.value}, {"capacity_bytes", f.capacity.value},
+           {"allocated_required_bytes", f.allocated_required.value}, {"cache_flushes", f.cache_flushes}};
 }
 
 /// One element of `frenzy estimate --json`'s `nearest_fits`: the field changed, its old and new value, the verdict.
