@@ -22,6 +22,7 @@
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
+#include "shell.hpp"
 
 using namespace frenzy;
 
@@ -420,25 +421,8 @@ TEST_CASE("torchtitan expert parallelism: expert_parallel_degree within dp_shard
     CHECK_THROWS_WITH(frameworks::torchtitan::recipe(j, ""), Catch::Contains("parallel.ep=8"));
 }
 
-namespace {
-/// Runs `cmd` with /bin/sh, returns its exit status and standard output.
-std::pair<int, std::string> run(const std::string& cmd) {
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    while (auto n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int st = pclose(p);
-    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-std::vector<std::string> lines_of(const std::string& s) {
-    std::vector<std::string> v;
-    std::istringstream in(s);
-    std::string l;
-    while (std::getline(in, l)) v.push_back(l);
-    return v;
-}
-}  // namespace
+using launch_shell::lines_of;
+using launch_shell::run;
 
 TEST_CASE("the generated sbatch scripts are valid bash, and bash expands MEGATRON_ARGS as the importer reads it") {
     REQUIRE(run("command -v bash >/dev/null").first == 0);

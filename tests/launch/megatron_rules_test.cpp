@@ -19,17 +19,14 @@
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/model/presets.hpp"
+#include "shell.hpp"
 
 using namespace frenzy;
 
 namespace megatron_rules {
 
-std::string read_text(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using launch_shell::read_text;
+using launch_shell::run;
 
 /// data/frameworks/megatron_choices.tsv: flag -> the values Megatron-LM accepts.
 std::map<std::string, std::set<std::string>> choices() {
@@ -100,16 +97,6 @@ std::vector<job_spec> every_kind() {
     v.push_back(v.front());
     v.back().runtime.attention = attention_impl::unfused;
     return v;
-}
-
-std::pair<int, std::string> run(const std::string& cmd) {
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    while (auto n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int st = pclose(p);
-    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
 
 /// Runs the batch script with bash as Slurm would, with scontrol, srun and torchrun stubbed: torchrun prints the

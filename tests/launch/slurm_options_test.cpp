@@ -14,6 +14,7 @@
 
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/model/presets.hpp"
+#include "shell.hpp"
 
 using namespace frenzy;
 
@@ -55,12 +56,7 @@ launch_options fsdp_options() {
     return o;
 }
 
-std::string read_text(const std::filesystem::path& p) {
-    std::ifstream f(p);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using launch_shell::read_text;
 
 
 TEST_CASE("Slurm settings: partition, account, qos, CPUs per task and memory are #SBATCH lines, checked") {
