@@ -12,6 +12,7 @@
 #include "frenzy/io/measurements_csv.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/memory/fit.hpp"
+#include "frenzy/model/presets.hpp"
 
 using namespace frenzy;
 
@@ -138,4 +139,19 @@ TEST_CASE("the fit rule on the H200 grid: every FSDP2 run that ran is not called
     auto foreach_adam = job_of("h200-fsdp2-24a");
     foreach_adam.runtime.optimizer = optimizer_impl::foreach;
     CHECK(check_fit(est.estimate(foreach_adam), h200).verdict == fit_verdict::does_not_fit);
+}
+
+TEST_CASE("the hf framework runs what Trainer runs: data parallel, whole-layer checkpointing, no selective recompute") {
+    job_spec j;
+    j.model = preset("llama-3.2-1b");
+    j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 8};
+    j.runtime.framework = framework::hf;
+    j.parallel = {.dp = 8, .recompute = recompute::full};
+    CHECK_NOTHROW(validate(j));
+    j.parallel.recompute = recompute::selective;
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("parallel.recompute=\"selective\"") && Catch::Contains("hf"));
+    j.parallel = {.dp = 4, .tp = 2};
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("data parallel only"));
+    j.parallel = {.dp = 8, .sharding = sharding::full};
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("\"fsdp\""));
 }

@@ -18,8 +18,12 @@ namespace frenzy::frameworks::hf {
 
 inline constexpr std::string_view field = "runtime.framework=\"hf\"";
 
-/// DistributedDataParallel under Trainer/accelerate: data parallel only, nothing sharded.
+/// DistributedDataParallel under Trainer/accelerate: data parallel only, nothing sharded; gradient checkpointing
+/// recomputes whole decoder layers (PreTrainedModel.gradient_checkpointing_enable), there is no selective recompute.
 inline std::string rejects_layout(const parallel_config& p, const training_spec&) {
+    if (p.recompute == recompute::selective)
+        return "parallel.recompute=\"selective\" is not supported by " + std::string(field) +
+               " (gradient checkpointing recomputes whole decoder layers: parallel.recompute=\"full\")";
     if (p.sharding != sharding::none)
         return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\" is not supported by " +
                std::string(field) + " (accelerate's FSDP and DeepSpeed back ends are runtime.framework \"fsdp\" and \"deepspeed\")";
