@@ -210,7 +210,8 @@ inline void add_job_options(CLI::App* c, job_args& a) {
         ->check(whole_number(frenzy::bounds::layers));
     c->add_option("--schedule", a.schedule, "1f1b | interleaved | gpipe");
     c->add_option("--framework", a.frameworks, frenzy::framework_names() + " (plan: repeatable, each is considered)");
-    c->add_option("--attention", a.attention, "flash | unfused");
+    c->add_option("--attention", a.attention,
+                  "auto (default: what the framework runs on the GPU type; sm80+: flash) | flash | memory-efficient | unfused");
     c->add_option("--finetune", a.finetune, "full | freeze | lora | qlora (training.finetune.method; default full)");
     c->add_option("--lora-rank", a.lora_rank, "LoRA rank r (training.finetune.rank, default 16); implies --finetune lora "
                                              "when no adapter method is given")

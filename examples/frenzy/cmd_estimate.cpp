@@ -125,11 +125,17 @@ void print_estimate(const frenzy::estimate_result& e) {
     const auto& f = *e.fit;
     fmt::print("{}: {} GiB usable of {} GiB ({:.0f}% kept free): {}\n", e.gpu->name, frenzy_cli::gib(f.capacity.value),
                frenzy_cli::gib(e.gpu->memory().value), 100 * e.margin, verdict_text(f, r.uncertainty));
-    if (e.speed && e.speed->supported)
-        fmt::print("predicted step time {:.3f} s, {:.0f} tokens/s for the job ({:.0f} per GPU), MFU {:.1f}%\n",
-                   e.speed->step_time.value, e.speed->tokens_per_s, e.speed->tokens_per_s / static_cast<double>(p.gpus()),
-                   100 * e.speed->mfu);
-    else if (e.speed)
+    if (e.speed && e.speed->supported) {
+        const auto& sp = *e.speed;
+        fmt::print("predicted step time {:.3f} s, {:.0f} tokens/s for the job ({:.0f} per GPU), MFU {:.1f}%; +-{:.0f}% "
+                   "({})\n",
+                   sp.step_time.value, sp.tokens_per_s, sp.tokens_per_s / static_cast<double>(p.gpus()), 100 * sp.mfu,
+                   100 * sp.rel_error_band, sp.error_regime);
+        if (sp.above_mfu_ceiling)
+            fmt::print("note: MFU {:.1f}% is above the best measured on {} for this precision and model size ({:.1f}%, "
+                       "data/throughput/): treat the speed as optimistic\n",
+                       100 * sp.mfu, e.gpu->chip.empty() ? e.gpu->name : e.gpu->chip, 100 * sp.mfu_ceiling);
+    } else if (e.speed)
         fmt::print("no step-time prediction: {}\n", e.speed->reason);
 }
 

@@ -37,6 +37,13 @@ std::string duration(const frenzy::plan& p) {
     return fmt::format("{:.1f} d", s / 86400);
 }
 
+/// The plan's GPU type has no measured run on its chip (perf/error_band.hpp's first regime).
+bool uncalibrated(const frenzy::plan& p) {
+    return p.error_regime == frenzy::to_string(frenzy::error_regime::uncalibrated_chip);
+}
+/// The plan's MFU exceeds the best measured for its class (perf/mfu_ceiling.hpp).
+bool above_ceiling(const frenzy::plan& p) { return p.mfu_ceiling > 0 && p.mfu > p.mfu_ceiling; }
+
 std::string layout(const frenzy::plan& p) {
     const auto& q = p.parallel;
     std::string s = fmt::format("dp{} tp{} pp{}", q.dp, q.tp, q.pp);
@@ -60,16 +67,18 @@ void print_plans(const frenzy::job_spec& j, const frenzy::plan_result& r, const 
                stats.layouts, stats.configurations, stats.memory_estimates, 100 * opt.margin,
                opt.whole_node_billing ? "; whole nodes billed" : "");
     const bool cost = !opt.price_per_gpu_hour.empty();
-    fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>13}  {:>8} {:>10} {:>5} {:>9} {:>10}{}\n",
+    fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>13}  {:>8} {:>10} {:>6} {:>5} {:>9} {:>10}{}\n",
                "#", "gpu", "gpus", "nodes", "framework", "precision", "layout", "sharding", "recompute", "mb",
-               "GiB need/cap", "step s", "tokens/s", "MFU", "time", "GPU-hours", cost ? "        cost" : "");
+               "GiB need/cap", "step s", "tokens/s", "band", "MFU", "time", "GPU-hours", cost ? "        cost" : "");
     for (std::size_t i = 0; i < shown; ++i) {
         const auto& p = r.plans[i];
         const std::string prec = std::string(to_string(p.precision)) + (p.precision_alternative ? "*" : "");
-        fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>6}/{:<6}  {:>8.2f} {:>10.0f} {:>4.0f}% {:>9} {:>10}{}\n",
+        const std::string band = fmt::format("+-{:.0f}%{}", 100 * p.rel_error_band, uncalibrated(p) ? "~" : "");
+        const std::string mfu = fmt::format("{:.0f}%{}", 100 * p.mfu, above_ceiling(p) ? "!" : "");
+        fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>6}/{:<6}  {:>8.2f} {:>10.0f} {:>6} {:>5} {:>9} {:>10}{}\n",
                    i + 1, p.gpu, p.gpus, p.nodes, to_string(p.framework), prec, layout(p), to_string(p.parallel.sharding),
                    to_string(p.parallel.recompute), p.micro_batch, frenzy_cli::gib(p.required.value),
-                   frenzy_cli::gib(p.capacity.value), p.step_time.value, p.tokens_per_s, 100 * p.mfu, duration(p),
+                   frenzy_cli::gib(p.capacity.value), p.step_time.value, p.tokens_per_s, band, mfu, duration(p),
                    p.has_budget ? fmt::format("{:.0f}", p.billed_gpu_hours) : "-",
                    cost ? (p.cost && p.has_budget ? fmt::format(" {:>10.0f} $", *p.cost) : fmt::format(" {:>12}", "-")) : "");
     }
@@ -78,6 +87,12 @@ void print_plans(const frenzy::job_spec& j, const frenzy::plan_result& r, const 
                     [](const plan& p) { return p.precision_alternative; }))
         fmt::print("* the GPU type lacks the job's {}: the nearest precision it has is offered (--pin-precision to "
                    "refuse)\n", to_string(j.training.precision));
+    const auto first = r.plans.begin(), last = r.plans.begin() + static_cast<std::ptrdiff_t>(shown);
+    fmt::print("band: the speed's error band (nine in ten runs of its regime within it; docs/perf-model.md)\n");
+    if (std::any_of(first, last, uncalibrated))
+        fmt::print("~ no measured run on this GPU type's chip: its speed rests on datasheet peaks alone\n");
+    if (std::any_of(first, last, above_ceiling))
+        fmt::print("! MFU above the best measured for the chip, precision and model size (data/throughput/): optimistic\n");
     const auto per = summarize_by_type(r);
     if (!per.empty()) fmt::print("\nper GPU type (best type first):\n");
     for (const auto& t : per)

@@ -58,7 +58,7 @@ TEST_CASE("defaults, presets and overrides") {
     CHECK(j.job.training.optimizer == optimizer_kind::adamw);
     CHECK(j.job.parallel == parallel_config{});
     CHECK(j.job.runtime.framework == framework::megatron);
-    CHECK(j.job.runtime.attention == attention_impl::flash);
+    CHECK(j.job.runtime.attention == attention_impl::automatic);  // the kernel the framework runs on the GPU type
 }
 
 TEST_CASE("round trip through to_json") {

@@ -59,7 +59,7 @@ std::map<std::int64_t, double> brute_force(const job_spec& job0, const gpu_pool&
                                 if (ep > 1 && job0.runtime.framework != framework::megatron &&
                                     job0.runtime.framework != framework::deepspeed)
                                     continue;  // the planner's rule: expert parallelism with Megatron and DeepSpeed
-                                job_spec j = job0;
+                                job_spec j = job_on(job0, pool.gpu);  // the attention kernel the type runs
                                 j.training.micro_batch = mb;
                                 j.parallel = {.dp = dp, .tp = tp, .pp = pp, .vpp = vpp, .ep = ep,
                                               .sequence_parallel = tp > 1 && j.runtime.framework == framework::megatron,
@@ -94,6 +94,8 @@ void check_plan_valid(const plan& p, const job_spec& job, const cluster_spec& c,
     j.parallel = p.parallel;
     j.training.micro_batch = p.micro_batch;
     j.runtime.framework = p.framework;
+    j.runtime.attention = p.attention;  // the kernel the plan runs on its type
+    CHECK(p.attention == attention_on(job_on(job, c.catalog.at(p.gpu)), c.catalog.at(p.gpu)));
     REQUIRE_NOTHROW(validate(j));
     const auto& g = c.catalog.at(p.gpu);
     j.training.precision = p.precision;

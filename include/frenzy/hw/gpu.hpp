@@ -54,7 +54,35 @@ struct gpu_type {
     }
     /// Whether a precision runs its GEMMs in a low-precision format with per-tensor scaling (fp8, fp4).
     static bool scaled_gemms(precision p) { return p == precision::fp8_mixed || p == precision::fp4_mixed; }
+    /// CUDA compute capability x 10 of the type's chip (hw::compute_capability), 0 when not a known CUDA chip.
+    int compute_capability() const;
+    /// Whether flash-style attention kernels run on the type (FlashAttention 2/3, cuDNN fused attention; on AMD
+    /// Instinct the CK flash attention of ROCm): CUDA compute capability 8.0 and later. Transformer Engine disables
+    /// both below it (transformer_engine/pytorch/attention/dot_product_attention/utils.py get_attention_backend,
+    /// "Filter: Compute capability"), as PyTorch SDPA does its flash kernel (aten/src/ATen/native/transformers/
+    /// cuda/sdp_utils.cpp check_flash_attention_hardware_support). A type of no known chip: one with bf16 tensor
+    /// cores (every such NVIDIA part is sm80+).
+    bool flash_attention() const;
 };
+
+/// CUDA compute capability x 10 of a chip family (NVIDIA's CUDA GPUs table, developer.nvidia.com/cuda-gpus):
+/// 0 for chips that are not CUDA GPUs (AMD CDNA) or not listed.
+inline int compute_capability(std::string_view chip) {
+    struct row { std::string_view chip; int cc; };
+    static constexpr row table[] = {{"gp100", 60}, {"gv100", 70}, {"tu102", 75}, {"tu104", 75}, {"ga100", 80},
+                                    {"ga102", 86}, {"ad102", 89}, {"ad104", 89}, {"gh100", 90}, {"gb100", 100},
+                                    {"gb110", 103}};
+    for (const auto& r : table)
+        if (r.chip == chip) return r.cc;
+    return 0;
+}
+
+inline int gpu_type::compute_capability() const { return frenzy::compute_capability(chip); }
+inline bool gpu_type::flash_attention() const {
+    if (const int cc = compute_capability(); cc > 0) return cc >= 80;
+    if (chip.rfind("cdna", 0) == 0) return true;
+    return bf16_tflops > 0;
+}
 
 namespace detail {
 // name, product, memory_mib, bf16, fp16, fp32, fp8, mem_bw (GB/s), link, link_gbps (bidirectional per GPU),

@@ -21,6 +21,7 @@ inline nlohmann::json to_json(const efficiency_model& e) {
             {"default_inverse_efficiency", e.default_inverse}, {"token_penalty", e.token_penalty},
             {"width_penalty", e.width_penalty}, {"attention_inverse_efficiency", e.attention_inverse},
             {"fp8_ratio", e.fp8_ratio}, {"attention_ratio", e.attention_ratio},
+            {"te_attention_ratio", e.te_attention_ratio},
             {"memory_inverse_efficiency", e.memory_inverse}};
 }
 
@@ -52,6 +53,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     r.get("attention_inverse_efficiency", e.attention_inverse);
     r.get("fp8_ratio", e.fp8_ratio);
     r.get("attention_ratio", e.attention_ratio);
+    r.get("te_attention_ratio", e.te_attention_ratio);
     r.get("memory_inverse_efficiency", e.memory_inverse);
     if (r.has("gpus")) {
         const auto& arr = r.raw("gpus");
@@ -82,6 +84,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     check_bound("calibration.width_penalty", e.width_penalty, bounds::penalty);  // GEMM widths
     check_bound("calibration.attention_inverse_efficiency", e.attention_inverse, {0, inverse_bound.max});
     check_bound("calibration.attention_ratio", e.attention_ratio, {0, inverse_bound.max});
+    check_bound("calibration.te_attention_ratio", e.te_attention_ratio, {0, inverse_bound.max});
     check_bound("calibration.fp8_ratio", e.fp8_ratio, {1e-6, inverse_bound.max});
     detail::check_inverse("calibration.memory_inverse_efficiency", e.memory_inverse);
     return e;

@@ -171,6 +171,18 @@ inline sharding sharding_from_text(const std::string& text) {
     if (t.empty() || contains(t, "none") || contains(t, "no_shard")) return sharding::none;
     throw config_error("sharding=\"" + printable(text) + "\" is not recognised");
 }
+/// Attention kernel named in a measurement table's free text: "unfused ..." (the s x s scores in memory),
+/// "memory-efficient"/"xformers", a flash-style kernel ("flash", "fused", "cudnn", "sdpa (flash)"); empty or naming
+/// no kernel (e.g. "TE"): "auto", the framework's kernel on the row's GPU (train/attention.hpp). `notes` may state
+/// "unfused attention" where the kernel cell does not.
+inline attention_impl attention_from_text(const std::string& text, const std::string& notes = {}) {
+    const auto t = lower(text);
+    if (contains(t, "unfused")) return attention_impl::unfused;
+    if (contains(t, "memory-efficient") || contains(t, "mem_efficient") || contains(t, "xformers"))
+        return attention_impl::memory_efficient;
+    if (contains(t, "flash") || contains(t, "fused") || contains(t, "cudnn") || contains(t, "sdpa")) return attention_impl::flash;
+    return contains(lower(notes), "unfused attention") ? attention_impl::unfused : attention_impl::automatic;
+}
 /// Recompute named in free text: "full ...", "selective ...", "none"/"no"/empty.
 inline recompute recompute_from_text(const std::string& text) {
     const auto t = lower(text);

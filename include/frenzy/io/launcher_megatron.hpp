@@ -232,7 +232,8 @@ inline bool take_megatron_parallel_flag(const cli_argument& a, job_spec& j, mega
     else if (f == "--attention-backend") {
         const auto v = arg_str(a);
         if (v == "unfused" || v == "local") j.runtime.attention = attention_impl::unfused;
-        else if (v == "flash" || v == "fused" || v == "auto") j.runtime.attention = attention_impl::flash;
+        else if (v == "flash" || v == "fused") j.runtime.attention = attention_impl::flash;
+        else if (v == "auto") j.runtime.attention = attention_impl::automatic;
         else out.unknown.push_back(arg_text(a));
     } else if (f == "--use-flash-attn") j.runtime.attention = attention_impl::flash;
     else return false;

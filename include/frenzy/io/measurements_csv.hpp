@@ -226,12 +226,8 @@ inline framework read_measured_layout(const measurement_row& r, job_spec& job) {
                      : sharding_from_text(r.cell("sharding"));
     p.recompute = recompute_from_text(r.cell("recompute"));
     job.runtime.framework = fw;
-    // Attention: "unfused" in attention_impl, or an implementation that names no kernel (e.g. just "TE")
-    // while the row's notes say the run used unfused attention (the Megatron CI toy rows do).
-    const auto attn = lower(r.cell("attention_impl"));
-    const bool names_kernel = contains(attn, "flash") || contains(attn, "fused") || contains(attn, "sdpa");
-    const bool unfused = contains(attn, "unfused") || (!names_kernel && contains(lower(r.cell("notes")), "unfused attention"));
-    job.runtime.attention = unfused ? attention_impl::unfused : attention_impl::flash;
+    // the Megatron CI toy rows name no kernel ("TE") and say "unfused attention" in their notes
+    job.runtime.attention = attention_from_text(r.cell("attention_impl"), r.cell("notes"));
     return fw;
 }
 

@@ -73,6 +73,10 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
         out["step_time_s"] = e.speed->step_time.value;
         out["tokens_per_s"] = e.speed->tokens_per_s;
         out["mfu"] = e.speed->mfu;
+        out["mfu_ceiling"] = e.speed->mfu_ceiling;
+        out["above_mfu_ceiling"] = e.speed->above_mfu_ceiling;
+        out["rel_error_band"] = e.speed->rel_error_band;
+        out["error_regime"] = std::string(e.speed->error_regime);
     }
     if (e.speed && !e.speed->supported) out["perf_reason"] = e.speed->reason;
     if (e.advice) {
@@ -106,7 +110,11 @@ inline void to_json(nlohmann::ordered_json& out, const plan& p) {
            {"capacity_bytes", p.capacity.value},
            {"step_time_s", p.step_time.value},
            {"tokens_per_s", p.tokens_per_s},
-           {"mfu", p.mfu}};
+           {"mfu", p.mfu},
+           {"mfu_ceiling", p.mfu_ceiling},
+           {"rel_error_band", p.rel_error_band},
+           {"error_regime", p.error_regime},
+           {"attention", to_string(p.attention)}};
     if (!p.has_budget) return;  // without a token budget there is no time, GPU-hours or cost: the keys are absent
     out["est_time_s"] = p.est_time.value;
     out["gpu_hours"] = p.gpu_hours;
@@ -138,6 +146,10 @@ inline void from_json(const nlohmann::json& in, plan& p) {
     r.get("step_time_s", p.step_time.value);
     r.get("tokens_per_s", p.tokens_per_s);
     r.get("mfu", p.mfu);
+    r.get("mfu_ceiling", p.mfu_ceiling);
+    r.get("rel_error_band", p.rel_error_band);
+    r.get("error_regime", p.error_regime);
+    r.get("attention", p.attention);
     p.has_budget = r.has("est_time_s") && !in.at("est_time_s").is_null();
     r.get("est_time_s", p.est_time.value);
     r.get("gpu_hours", p.gpu_hours);

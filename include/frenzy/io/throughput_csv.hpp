@@ -242,6 +242,7 @@ inline void read_throughput_runtime(const throughput_row& r, job_spec& job) {
     const bool nemo = contains(fw, "nemo");
     job.runtime.tp_comm_overlap = (nemo && job.parallel.tp > 1) || contains(opts, "tp-comm-overlap");
     job.runtime.overlap_grad_reduce = nemo || contains(opts, "overlap-grad-reduce");
+    job.runtime.attention = attention_from_text(r.get("attention_impl"));
 }
 
 /// The sample of a usable row: GPU, job, topology, measured rate and step time, source group; the job validated.
@@ -266,7 +267,7 @@ inline void read_throughput_sample(const throughput_row& r, const gpu_catalog& c
 /// Reads throughput samples from CSV text with the columns of measured_calibration.csv. Required columns:
 /// gpu_type, num_layers, hidden, heads, ffn_hidden, vocab, seq_len, micro_batch, global_batch_seqs, dp, tp, pp,
 /// tokens_per_s_per_gpu; optional: row_id, framework, interconnect, kv_heads, mlp_type, vpp, cp, sharding,
-/// recompute, sequence_parallel, precision, step_time_s, source. Lines starting with '#' are comments.
+/// recompute, sequence_parallel, precision, attention_impl, step_time_s, source. Lines starting with '#' are comments.
 /// Rows without a measured tokens/s or a micro-batch size, and fine-tuning rows on packed sequences, are skipped
 /// (their ids go to `skipped`).
 inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, const std::string& name = "csv",

@@ -157,7 +157,8 @@ inline std::string batch_script_text(const batch_script_spec& b) {
 }
 
 /// The job a plan runs: its layout, framework, micro-batch, precision (a marked alternative where the GPU type
-/// lacks the job's) and the overlap flags it was predicted with, in place of the job's own.
+/// lacks the job's) and the overlap flags it was predicted with, in place of the job's own. The attention kernel
+/// stays the job's: "auto" runs in the framework what the planner resolved for the type (train/attention.hpp).
 inline job_spec job_for_plan(job_spec j, const frenzy::plan& p) {
     j.parallel = p.parallel;
     j.runtime.framework = p.framework;

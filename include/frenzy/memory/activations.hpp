@@ -228,7 +228,8 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
     const double q = static_cast<double>(m.heads * m.hdim());
     const double kv = static_cast<double>(m.kv() * m.hdim());
     const double mask = f.dropout ? 1.0 : 0.0;  // dropout masks: one byte per element
-    const bool flash = j.runtime.attention == attention_impl::flash;
+    // flash-style and memory-efficient kernels keep O(s) state ("auto" unresolved: the flash-capable default)
+    const bool flash = j.runtime.attention != attention_impl::unfused;
     const double s_full = static_cast<double>(j.training.seq_len);
 
     // Attention block (Korthikanti eq. 1: 11sbh + 5as^2b with t = 1, MHA).

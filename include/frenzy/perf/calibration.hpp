@@ -129,10 +129,11 @@ inline std::vector<fit_param> choose_fit_params(const std::vector<throughput_sam
             if (sample_key[i] != k) continue;
             const auto b = model.predict(samples[i].job, *gpu_of[i], samples[i].topo).parts;
             const double share = b.attention_flops_mb / (b.attention_flops_mb + b.dense_flops_mb);
-            const bool te = samples[i].job.runtime.framework->perf.transformer_engine;
+            const bool te = b.work.te_attention;  // flash through Transformer Engine (not its unfused fallback)
+            if (gpu_type::scaled_gemms(samples[i].job.training.precision)) ++scaled;
+            if (b.work.unfused_attention) continue;  // batched GEMMs at the GEMM efficiency: no attention value
             if (share >= 0.2 && !te) ++heavy;
             if (share >= 0.1 && te) ++te_heavy;
-            if (gpu_type::scaled_gemms(samples[i].job.training.precision)) ++scaled;
         }
         params.push_back({fit_param::inverse, k, 1.0});
         auto& entry = fit_entry(cur, k);
@@ -286,12 +287,27 @@ inline void settle_after_fit(efficiency_model& cur, const std::vector<std::strin
             }
         if (cnt > 0) cur.fp8_ratio = sum / cnt;
     }
+    if (fit_shared) {
+        double sum = 0;
+        int cnt = 0;
+        for (const auto& c : cur.gpus)
+            if (fitted(c) && c.te_attention > 0) {
+                sum += c.te_attention / c.inverse;
+                ++cnt;
+            }
+        if (cnt > 0) cur.te_attention_ratio = sum / cnt;
+    }
     // aliases follow their targets ("alias of KEY: ...")
     for (auto& c : cur.gpus)
         if (c.source.rfind("alias of ", 0) == 0) {
             const auto target = c.source.substr(9, c.source.find(':') - 9);
             for (const auto& d : cur.gpus)
-                if (d.gpu == target && d.source == "fit") { c.inverse = d.inverse; c.attention = d.attention; c.scaled = d.scaled; }
+                if (d.gpu == target && d.source == "fit") {
+                    c.inverse = d.inverse;
+                    c.attention = d.attention;
+                    c.scaled = d.scaled;
+                    c.te_attention = d.te_attention;
+                }
         }
     double worst = 0;
     for (const auto& c : cur.gpus)
@@ -392,6 +408,7 @@ inline efficiency_model neutral_start(efficiency_model e = default_efficiency())
     e.attention_inverse = 2.0;
     e.fp8_ratio = 1.0;
     e.attention_ratio = 0;
+    e.te_attention_ratio = 0;
     e.memory_inverse = 1.0;
     return e;
 }

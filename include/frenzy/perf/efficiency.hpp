@@ -4,7 +4,7 @@
 //
 // Model (fitted in perf/calibration.hpp, see docs/perf-model.md), for the work of one micro-batch on one GPU:
 //   seconds = gemm x (c_chip,prec + token_penalty x (peak / 312 TFLOP/s) / tokens + width_penalty / width) / peak
-//           + attention x c_attn,chip / peak_attn
+//           + attention x c_attn,chip / peak_attn       (unfused attention: c_chip, its batched GEMMs)
 //           + memory_bytes x memory_inverse / memory_bandwidth
 // c_chip,prec is the inverse of the fraction of the GEMM peak that large GEMMs reach on that chip in that precision
 // (fp8/fp4 GEMMs have their own, else c_chip x fp8_ratio); `tokens` are the rows of each GEMM (micro_batch x
@@ -39,7 +39,19 @@ struct compute_work {
     double expert_flops = 0;     ///< the part of gemm_flops in routed-expert GEMMs (MoE)
     double expert_tokens = 0;    ///< rows of each routed-expert GEMM: tokens x top_k x ep / experts
     bool te_attention = false;   ///< attention through Transformer Engine's fused (cuDNN) kernels (Megatron-Core)
+    /// unfused attention: the core's FLOPs are batched GEMMs (baddbmm, bmm) at the chip's GEMM efficiency, its
+    /// softmax traffic counted in memory_bytes (perf/step_time.hpp)
+    bool unfused_attention = false;
+    double stream_bytes = 0;     ///< HBM traffic of large streaming kernels (unfused attention's scores)
 };
+
+/// Fraction of the datasheet memory bandwidth that kernels streaming tensors of millions of contiguous elements
+/// reach (unfused attention's softmax and dropout over the s x s scores). An assumption, not a fit: the fitted
+/// element-wise efficiency (memory_inverse, ~40%) describes the many short norm, residual and activation kernels
+/// of a layer. On the shipped data the Megatron-LM 2020-2022 rows (the only unfused ones) are predicted within
+/// -2..-7% median after a re-fit with it, and 6-9% too slow with the scores at the element-wise efficiency
+/// (docs/perf-model.md).
+inline constexpr double streaming_bandwidth_fraction = 0.9;
 
 /// Inverse efficiencies of one chip (or one GPU type) and where they come from.
 struct gpu_coefficient {
@@ -65,6 +77,9 @@ struct efficiency_model {
     /// attention inverse efficiency / GEMM inverse efficiency for chips without their own attention value; 0 = use
     /// the absolute attention_inverse instead
     double attention_ratio = 0;
+    /// Transformer Engine fused-attention inverse efficiency / GEMM inverse efficiency for chips without their own
+    /// TE value (cuDNN's flash attention runs on every sm80+ chip); 0 = their ordinary attention value
+    double te_attention_ratio = 0;
     double memory_inverse = 1.0;     ///< 1 / (fraction of HBM bandwidth the element-wise kernels reach)
     std::string source;              ///< what the coefficients were fitted on
 
@@ -108,8 +123,9 @@ struct efficiency_model {
                                   : 0.0;
         const double rest = w.gemm_flops - (expert > 0 ? w.expert_flops : 0.0);
         return (rest * dense_inverse(e, w.gemm_peak, w.shape, w.scaled) + expert) / w.gemm_peak +
-               w.attention_flops * attention_inverse_of(e, w.te_attention) / attn_peak +
-               w.memory_bytes * memory_inverse / (g.mem_bw_gbps * 1e9);
+               w.attention_flops * (w.unfused_attention ? inverse_of(e) : attention_inverse_of(e, w.te_attention)) / attn_peak +
+               w.memory_bytes * memory_inverse / (g.mem_bw_gbps * 1e9) +
+               w.stream_bytes / (streaming_bandwidth_fraction * g.mem_bw_gbps * 1e9);
     }
     // The same figures from an entry already looked up (entry(g); null = a chip without its own coefficients).
     double inverse_of(const gpu_coefficient* e) const { return e ? e->inverse : default_inverse; }
@@ -119,6 +135,7 @@ struct efficiency_model {
     }
     double attention_inverse_of(const gpu_coefficient* e, bool te) const {
         if (te && e && e->te_attention > 0) return e->te_attention;
+        if (te && te_attention_ratio > 0) return te_attention_ratio * inverse_of(e);
         if (e && e->attention > 0) return e->attention;
         return attention_ratio > 0 ? attention_ratio * (e ? e->inverse : default_inverse) : attention_inverse;
     }

@@ -46,12 +46,12 @@ inline error_regime classify_regime(const job_spec& j, bool calibrated) {
 inline double error_band(error_regime r) {
     switch (r) {
         case error_regime::uncalibrated_chip: return 0.35;  // prior: no data on the chip (datasheet only)
-        case error_regime::context_parallel: return 0.40;   // prior: 2 rows (NeMo cp = 2, LOSO p90 31%)
+        case error_regime::context_parallel: return 0.40;   // prior: 2 rows (NeMo cp = 2, LOSO p90 29%)
         case error_regime::expert_parallel: return 0.35;    // prior: no MoE rows in the shipped data
-        case error_regime::scaled_precision: return 0.34;   // LOSO p90 33.1% (10 rows)
-        case error_regime::pipeline: return 0.10;           // LOSO p90 9.5% (9 rows)
-        case error_regime::tensor_parallel: return 0.17;    // LOSO p90 16.1% (13 rows)
-        case error_regime::data_parallel: return 0.27;      // LOSO p90 25.9% (134 rows)
+        case error_regime::scaled_precision: return 0.30;   // LOSO p90 29.3% (10 rows)
+        case error_regime::pipeline: return 0.10;           // LOSO p90 9.2% (9 rows)
+        case error_regime::tensor_parallel: return 0.19;    // LOSO p90 18.0% (13 rows)
+        case error_regime::data_parallel: return 0.22;      // LOSO p90 21.1% (134 rows)
     }
     return 0.35;
 }

@@ -25,7 +25,9 @@
 #include "frenzy/perf/efficiency.hpp"
 #include "frenzy/perf/error_band.hpp"
 #include "frenzy/perf/flops.hpp"
+#include "frenzy/perf/mfu_ceiling.hpp"
 #include "frenzy/perf/stage_load.hpp"
+#include "frenzy/train/attention.hpp"
 #include "frenzy/train/geometry.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -140,6 +142,10 @@ struct step_estimate {
     /// true throughput is expected within tokens_per_s x (1 +- rel_error_band) nine times in ten.
     double rel_error_band = 0;
     std::string_view error_regime;  ///< which regime the band was taken from (a static string)
+    /// The best MFU measured for the job's class on the chip (perf/mfu_ceiling.hpp); 0 = no run of the class
+    double mfu_ceiling = 0;
+    /// The predicted MFU exceeds mfu_ceiling: nothing measured supports a prediction this high
+    bool above_mfu_ceiling = false;
     flop_count flops{};          ///< whole step, all GPUs
     step_breakdown parts{};
 };
@@ -207,6 +213,29 @@ inline std::pair<double, double> layer_cast_bytes(const transformer_spec& m, con
     const double bwd = 2.0 * hs + (q + 2.0 * kv + ffn * (is_gated(m.activation) ? 2.0 : 1.0)) / tp;
     return {4.0 * fwd, 4.0 * bwd};
 }
+/// HBM bytes per token of unfused attention's score tensors in one layer on one GPU, forward and backward (the
+/// a/tp x s scores of a token, 16-bit; Megatron-Core's and Transformer Engine's unfused attention,
+/// megatron/core/transformer/dot_product_attention.py: baddbmm writes the scores, FusedScaleMaskSoftmax reads them
+/// and writes the probabilities, attention dropout reads those and writes its output and a byte mask; backward the
+/// bmm writes the probability gradient, dropout's backward reads it with the mask and writes its input gradient,
+/// the softmax backward reads the probabilities and that gradient and writes the score gradient). Causal masking
+/// saves nothing: the whole s x s block is computed. The bmm operands are read by the GEMMs (counted as FLOPs).
+inline std::pair<double, double> unfused_score_bytes(const transformer_spec& m, const parallel_config& p,
+                                                     std::int64_t seq_len, bool dropout) {
+    const double scores = static_cast<double>(m.heads) * static_cast<double>(seq_len) / static_cast<double>(p.tp);
+    const double e = 2.0;
+    const double fwd = 3.0 * e + (dropout ? 2.0 * e + 1.0 : 0.0);
+    const double bwd = 4.0 * e + (dropout ? 2.0 * e + 1.0 : 0.0);
+    return {scores * fwd, scores * bwd};
+}
+/// Unfused attention's score traffic per token on the stage, forward, recompute and backward (streamed:
+/// perf/efficiency.hpp); `full_rec` is the share of the stage's layers fully recomputed.
+inline double unfused_stream_bytes(const job_spec& j, const stage_load& stage, double full_rec) {
+    const auto& rt = j.runtime;
+    const auto [sf, sbw] = unfused_score_bytes(j.model, j.parallel, j.training.seq_len, rt.dropout.value_or(rt.framework->memory.dropout));
+    const double rec = j.parallel.recompute == recompute::selective ? 1.0 : full_rec;
+    return stage.layers * ((1.0 + rec) * sf + sbw);
+}
 /// Cross-entropy over the (vocabulary-parallel) logits per token: Megatron's vocab_parallel_cross_entropy casts
 /// to fp32 and passes over them for max, exp-sum and the gradient (about 4 fp32 reads/writes per logit).
 inline double logits_elementwise_bytes(const transformer_spec& m, const parallel_config& p) {
@@ -254,6 +283,8 @@ public:
         const auto band = error_band_for(j, g, compute_);
         r.rel_error_band = band.first;
         r.error_regime = band.second;
+        r.mfu_ceiling = mfu_ceiling(j, g);
+        r.above_mfu_ceiling = r.mfu_ceiling > 0 && r.mfu > r.mfu_ceiling;
         return r;
     }
 
@@ -308,6 +339,7 @@ private:
         const auto& stage = c.stage;
         const double tp = c.tp, gpu_tokens = c.gpu_tokens;
         const bool scaled = gpu_type::scaled_gemms(t.precision);
+        const attention_impl kernel = attention_on(c.j, g);  // train/attention.hpp
         const auto& f = stage.flops;  // forward_flops_per_token(m, t.seq_len), computed with the stage
         // compute of one micro-batch on one GPU of the bottleneck stage (with the logits when it is the last)
         const double stage_dense = stage.dense_layers() * f.dense_layer + stage.moe_layers * f.moe_layer;
@@ -337,10 +369,12 @@ private:
             if (stage.logits) per_tok += detail::logits_elementwise_bytes(m, p);
             b.memory_bytes_mb = per_tok * gpu_tokens;
         }
+        const double score_bytes = kernel == attention_impl::unfused ? detail::unfused_stream_bytes(c.j, stage, full_rec) * gpu_tokens : 0.0;
         b.peak = peak;
         b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp};
         b.work = {b.dense_flops_mb, b.attention_flops_mb, b.memory_bytes_mb, peak, g.non_gemm_peak_flops(t.precision),
-                  scaled, b.shape, 0.0, 0.0, rt.framework->perf.transformer_engine};
+                  scaled, b.shape, 0.0, 0.0, rt.framework->perf.transformer_engine && kernel == attention_impl::flash,
+                  kernel == attention_impl::unfused, score_bytes};
         if (m.is_moe()) {  // routed experts: top_k expert MLPs per token, on tokens x top_k x ep / experts rows each
             // Balanced routing; a capacity drops tokens above it, padding to capacity computes the padded rows too
             // (moe_spec::expert_load).

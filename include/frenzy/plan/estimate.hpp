@@ -9,6 +9,7 @@
 #include "frenzy/plan/fit_advice.hpp"
 #include "frenzy/plan/policies.hpp"
 #include "frenzy/perf/step_time.hpp"
+#include "frenzy/train/attention.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -30,13 +31,13 @@ estimate_result estimate(const job_spec& job, const gpu_type* gpu = nullptr, dou
                          const M& memory = {}, const T& time = {}) {
     validate_margin(margin);
     estimate_result r;
-    r.job = job;
+    r.job = gpu ? job_on(job, *gpu) : job;  // the attention kernel the type runs (train/attention.hpp)
     r.margin = margin;
-    r.memory = memory.estimate(job);
+    r.memory = memory.estimate(r.job);
     if (gpu) {
         r.gpu = *gpu;
         r.fit = check_fit(r.memory, *gpu, margin);
-        r.speed = time.predict(job, *gpu, topology{gpu->gpus_per_node, 0.0});
+        r.speed = time.predict(r.job, *gpu, topology{gpu->gpus_per_node, 0.0});
     }
     return r;
 }

@@ -21,6 +21,7 @@
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/plan/policies.hpp"
 #include "frenzy/plan/search_space.hpp"
+#include "frenzy/train/attention.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -47,12 +48,13 @@ inline std::optional<precision> fallback_precision(precision p, const gpu_type& 
 
 namespace detail {
 
-/// The job as planned on `g`: its own precision, or the nearest one the type has (a marked alternative), or
-/// nothing with the reason.
+/// The job as planned on `g`: its attention kernel resolved for the type (train/attention.hpp), in its own
+/// precision or the nearest one the type has (a marked alternative); or nothing with the reason.
 inline std::optional<job_spec> job_for_type(const job_spec& job, const gpu_type& g, const plan_options& opt,
                                         std::string& why) {
+    if (why = attention_rejected(job, g); !why.empty()) return std::nullopt;
     const precision want = job.training.precision;
-    if (g.peak_flops(want) > 0) return job;
+    if (g.peak_flops(want) > 0) return job_on(job, g);
     const std::string prec(to_string(want));
     why = prec + " is not supported on " + g.name + " (no " + prec.substr(0, prec.find('-')) + " tensor cores)";
     const auto alt = fallback_precision(want, g);
@@ -61,7 +63,7 @@ inline std::optional<job_spec> job_for_type(const job_spec& job, const gpu_type&
         why += "; the job pins its precision (without the pin, " + std::string(to_string(*alt)) + " is offered)";
         return std::nullopt;
     }
-    job_spec j = job;
+    job_spec j = job_on(job, g);
     j.training.precision = *alt;
     return j;
 }

@@ -36,6 +36,14 @@ struct plan {
     seconds step_time{};
     double tokens_per_s = 0;   ///< whole job
     double mfu = 0;            ///< predicted model FLOPs utilisation (perf/step_time.hpp convention)
+    /// the best MFU measured on the GPU's chip for the precision class and model size (perf/mfu_ceiling.hpp); 0 = no
+    /// measured run of that class
+    double mfu_ceiling = 0;
+    /// relative error band of the speed figures (perf/error_band.hpp) and the regime it was taken from
+    double rel_error_band = 0;
+    std::string error_regime;
+    /// the attention kernel the plan runs on its GPU type (train/attention.hpp)
+    attention_impl attention = attention_impl::automatic;
     bool has_budget = false;   ///< the job gave training.total_tokens: est_time and gpu_hours are meaningful
     seconds est_time{};        ///< total_tokens / tokens_per_s (0 without a budget)
     double gpu_hours = 0;      ///< GPUs used x est_time

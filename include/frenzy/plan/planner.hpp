@@ -240,6 +240,9 @@ private:
             pl.required = fit.required;
             pl.capacity = fit.capacity;
             pl.mfu = c.speed.mfu;
+            pl.mfu_ceiling = c.speed.mfu_ceiling;
+            pl.rel_error_band = c.speed.rel_error_band;
+            pl.error_regime = std::string(c.speed.error_regime);
             r.plans.push_back(std::move(pl));
         }
     }
@@ -273,7 +276,9 @@ private:
             b = predict(j, g, topo, cx).parts;
         }
         const double mb_ratio = static_cast<double>(mb_low) / static_cast<double>(mb_top);
-        const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_mb + b.ep_mb, b.shard_mb) +
+        // the exposed tp traffic: compute + exposed tp falls with the GEMM time per token (perf/step_time.hpp hides
+        // at most the GEMM time), so its value at mb_top bounds every smaller micro-batch's from below
+        const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_exposed_mb + b.ep_mb, b.shard_mb) +
                             b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
         if (!(work > 0)) return false;
         const auto probe = detail::make_plan(j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt);

@@ -172,6 +172,10 @@ struct framework_perf {
     bool overlap_is_a_flag = false;
     /// The planner may turn on the framework's overlap flags (--overlap-grad-reduce, --tp-comm-overlap).
     bool plannable_overlap_flags = false;
+    /// The attention kernel it runs on GPUs where flash-style kernels cannot (train/attention.hpp): PyTorch SDPA's
+    /// memory-efficient kernel (sdp_utils.cpp: sm50+), or, for Megatron-Core, Transformer Engine's
+    /// UnfusedDotProductAttention. A framework offers runtime.attention "memory-efficient" only when it is this.
+    attention_impl attention_without_flash = attention_impl::memory_efficient;
 };
 
 /// The layouts and options a framework accepts: each check returns why not, or "" (the one place these rules live:
@@ -186,6 +190,15 @@ struct framework_rules {
     bool grad_reduce_bf16 = false;           ///< runtime.grad_reduce_bf16 (Megatron --grad-reduce-in-bf16)
     bool default_sequence_parallel = false;  ///< a planned layout with tp > 1 turns sequence parallelism on
 };
+
+/// Why a data-parallel-only framework (`field` names it, e.g. runtime.framework="ddp") cannot run `p`'s tensor,
+/// pipeline, context or expert parallelism, or "".
+inline std::string rejects_model_parallel(std::string_view field, const parallel_config& p) {
+    if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
+        return std::string(field) + " is data parallel only (got " + field_text("tp", p.tp) + ", " + field_text("pp", p.pp) +
+               ", " + field_text("cp", p.cp) + ", " + field_text("ep", p.ep) + ")";
+    return {};
+}
 
 /// How a measurement table's other_flags cell states a framework's options (io/measurements_csv.hpp).
 enum class table_flags_notation {

@@ -13,7 +13,8 @@ namespace frenzy {
 
 struct runtime_spec {
     frenzy::framework framework = framework::megatron;
-    attention_impl attention = attention_impl::flash;
+    /// "auto": the kernel the framework runs on the GPU type (train/attention.hpp)
+    attention_impl attention = attention_impl::automatic;
     bool compile = false;                       ///< torch.compile of the layers (fuses elementwise ops)
     std::int64_t loss_chunks = 1;               ///< cross-entropy computed over this many vocabulary-output chunks
     optimizer_impl optimizer = optimizer_impl::framework_default;
@@ -285,6 +286,10 @@ inline void validate_runtime(const job_spec& j) {
     validate_offload(j);
     if (j.runtime.loss_chunks < 1)
         throw config_error(field_text("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
+    if (j.runtime.attention == attention_impl::memory_efficient &&
+        j.runtime.framework->perf.attention_without_flash != attention_impl::memory_efficient)
+        throw config_error("runtime.attention=\"memory-efficient\" is PyTorch SDPA's kernel, which runtime.framework=\"" +
+                           std::string(to_string(j.runtime.framework)) + "\" does not run (\"flash\", \"unfused\" or \"auto\")");
     // megatron/training/arguments.py@d98e8a64: --fp8-param-gather only with the distributed optimizer / FSDP and fp8;
     // --grad-reduce-in-bf16 only where the parameters are bf16 (Megatron's main_grad buffers).
     if (j.runtime.fp8_param_gather) {

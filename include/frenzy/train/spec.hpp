@@ -27,7 +27,10 @@ enum class recompute { none, selective, full };
 /// input and the others keep everything.
 enum class recompute_method { uniform, block };
 enum class pipeline_schedule { one_f_one_b, interleaved, gpipe };
-enum class attention_impl { flash, unfused };
+/// The attention kernel (train/attention.hpp resolves `automatic` for a GPU type): a flash-style kernel
+/// (FlashAttention 2/3, cuDNN fused attention: O(s) memory, sm80+), PyTorch SDPA's memory-efficient kernel (xformers'
+/// cutlass kernel: O(s) memory, any CUDA GPU from sm50), or unfused attention (the s x s scores in memory).
+enum class attention_impl { automatic, flash, memory_efficient, unfused };
 /// How an MoE layer moves tokens to the experts of the expert-parallel group (Megatron-Core
 /// --moe-token-dispatcher-type, megatron/core/transformer/moe/token_dispatcher.py @d98e8a64).
 enum class moe_dispatcher { alltoall, allgather };
@@ -70,8 +73,9 @@ template <> struct enum_names<moe_dispatcher> {
         {moe_dispatcher::alltoall, "alltoall"}, {moe_dispatcher::allgather, "allgather"}}};
 };
 template <> struct enum_names<attention_impl> {
-    static constexpr std::array<std::pair<attention_impl, std::string_view>, 2> table{{
-        {attention_impl::flash, "flash"}, {attention_impl::unfused, "unfused"}}};
+    static constexpr std::array<std::pair<attention_impl, std::string_view>, 4> table{{
+        {attention_impl::automatic, "auto"}, {attention_impl::flash, "flash"},
+        {attention_impl::memory_efficient, "memory-efficient"}, {attention_impl::unfused, "unfused"}}};
 };
 
 /// What part of the model is trained (training.finetune). full: everything; freeze: everything but the first

@@ -13,10 +13,7 @@ inline constexpr std::string_view field = "runtime.framework=\"ddp\"";
 inline std::string rejects_layout(const parallel_config& p, const training_spec&) {
     if (p.sharding != sharding::none)
         return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\" is not supported by " + std::string(field);
-    if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
-        return std::string(field) + " is data parallel only (got " + field_text("tp", p.tp) + ", " + field_text("pp", p.pp) +
-               ", " + field_text("cp", p.cp) + ", " + field_text("ep", p.ep) + ")";
-    return {};
+    return rejects_model_parallel(field, p);
 }
 
 inline std::string rejects_offload(const offload_spec& o, sharding) {

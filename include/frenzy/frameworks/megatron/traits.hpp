@@ -64,7 +64,8 @@ inline constexpr framework_traits traits{
                .grouped_gemm_streams = true,
                .megatron_fsdp = true, .offload_keeps_gradients = true},
     .perf = {.transformer_engine = true, .context_parallel = context_parallel_impl::ring_p2p,
-             .pipeline_scatter_gather = true, .overlap_is_a_flag = true, .plannable_overlap_flags = true},
+             .pipeline_scatter_gather = true, .overlap_is_a_flag = true, .plannable_overlap_flags = true,
+             .attention_without_flash = attention_impl::unfused},
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload, .adamw_8bit = false,
               .fp8_param_gather = true, .grad_reduce_bf16 = true, .default_sequence_parallel = true},
 };
