@@ -37,23 +37,35 @@ double p90(std::vector<double> v) {  // nearest rank, as tests/perf/calibration_
     return v[std::max<std::size_t>(k, 1) - 1];
 }
 
-/// Leave-one-source-out: each source group predicted by a fit on the others from frenzy::neutral_start() (so
-/// nothing of the held-out source enters through the start constants), one line per source and the total.
-void print_loso(const std::vector<frenzy::throughput_sample>& samples) {
-    const auto rows = frenzy::leave_one_source_out(samples, frenzy::neutral_start());
-    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by;  // source -> (|error|, signed)
-    std::vector<double> all;
+/// One table of leave-one-source-out errors grouped by `key` (source, GPU generation, precision class).
+template <class Key>
+void print_loso_table(const std::vector<frenzy::cv_row>& rows, const char* title, Key key) {
+    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by;  // group -> (|error|, signed)
     for (const auto& r : rows) {
-        by[r.group].first.push_back(std::abs(r.rel_error()));
-        by[r.group].second.push_back(r.rel_error());
-        all.push_back(std::abs(r.rel_error()));
+        by[key(r)].first.push_back(std::abs(r.rel_error()));
+        by[key(r)].second.push_back(r.rel_error());
     }
-    fmt::print("\nleave-one-source-out ({} rows, {} sources): median |error| {:.1f}%, p90 {:.1f}%\n", rows.size(), by.size(),
-               100 * median(all), 100 * p90(all));
-    fmt::print("{:<32} {:>5} {:>12} {:>14} {:>9}\n", "held-out source", "rows", "median |err|", "median signed", "p90 |err|");
+    fmt::print("{:<32} {:>5} {:>12} {:>14} {:>9}\n", title, "rows", "median |err|", "median signed", "p90 |err|");
     for (const auto& [g, v] : by)
         fmt::print("{:<32.32} {:>5} {:>11.1f}% {:>+13.1f}% {:>8.1f}%\n", g, v.first.size(), 100 * median(v.first),
                    100 * median(v.second), 100 * p90(v.first));
+}
+
+/// Leave-one-source-out: each source group predicted by a fit on the others from frenzy::neutral_start() (so
+/// nothing of the held-out source enters through the start constants): the total, then the errors by held-out
+/// source, by GPU generation (chip) and by precision class of the GEMMs.
+void print_loso(const std::vector<frenzy::throughput_sample>& samples) {
+    const auto rows = frenzy::leave_one_source_out(samples, frenzy::neutral_start());
+    std::vector<double> all;
+    std::map<std::string, int> sources;
+    for (const auto& r : rows) all.push_back(std::abs(r.rel_error())), ++sources[r.group];
+    fmt::print("\nleave-one-source-out ({} rows, {} sources): median |error| {:.1f}%, p90 {:.1f}%\n", rows.size(),
+               sources.size(), 100 * median(all), 100 * p90(all));
+    print_loso_table(rows, "held-out source", [](const frenzy::cv_row& r) { return r.group; });
+    fmt::print("\n");
+    print_loso_table(rows, "GPU generation (chip)", [](const frenzy::cv_row& r) { return r.chip; });
+    fmt::print("\n");
+    print_loso_table(rows, "GEMM precision", [](const frenzy::cv_row& r) { return r.gemms; });
 }
 
 void run_calibrate(const calibrate_args& a) {

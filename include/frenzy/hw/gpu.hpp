@@ -63,6 +63,14 @@ struct gpu_type {
     /// cuda/sdp_utils.cpp check_flash_attention_hardware_support). A type of no known chip: one with bf16 tensor
     /// cores (every such NVIDIA part is sm80+).
     bool flash_attention() const;
+    /// Whether the type is a Grace-coupled superchip module (GH200, GB200, GB300): its host is a Grace CPU over
+    /// NVLink-C2C.
+    bool grace_host() const { return name.rfind("gb2", 0) == 0 || name.rfind("gb3", 0) == 0 || name.rfind("gh2", 0) == 0; }
+    /// Host <-> device bandwidth per direction, GB/s (datasheets): NVLink-C2C to the Grace CPU (900 GB/s both ways);
+    /// else PCIe x16: a PCIe card's own link (pcie3/4/5), an SXM/OAM module its chip's generation (sm70 and older
+    /// gen3, sm80 gen4, sm90 and later, CDNA3: gen5; a type of no known chip: gen4 with bf16, else gen3). x16 per
+    /// direction: 15.75, 31.5, 63 GB/s (8, 16, 32 GT/s x 16 lanes x 128/130 / 8).
+    double host_link_gbps() const;
 };
 
 /// CUDA compute capability x 10 of a chip family (NVIDIA's CUDA GPUs table, developer.nvidia.com/cuda-gpus):
@@ -78,6 +86,17 @@ inline int compute_capability(std::string_view chip) {
 }
 
 inline int gpu_type::compute_capability() const { return frenzy::compute_capability(chip); }
+inline double gpu_type::host_link_gbps() const {
+    if (grace_host()) return 450;
+    int gen = link == "pcie3" ? 3 : link == "pcie4" ? 4 : link == "pcie5" ? 5 : 0;
+    if (gen == 0) {
+        const int cc = compute_capability();
+        if (cc >= 90 || chip.rfind("cdna", 0) == 0) gen = 5;
+        else if (cc >= 80 || (cc == 0 && bf16_tflops > 0)) gen = 4;
+        else gen = 3;
+    }
+    return gen == 3 ? 15.75 : gen == 4 ? 31.5 : 63.0;
+}
 inline bool gpu_type::flash_attention() const {
     if (const int cc = compute_capability(); cc > 0) return cc >= 80;
     if (chip.rfind("cdna", 0) == 0) return true;

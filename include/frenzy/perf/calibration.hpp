@@ -354,13 +354,17 @@ struct cv_row {
     double measured = 0, predicted = 0;
     std::string group;   ///< source label of the sample
     std::string regime;  ///< error-band regime (perf/error_band.hpp) of the sample
+    std::string chip;    ///< the GPU generation: the type's chip (its name for a type without one)
+    std::string gemms;   ///< precision class of the GEMMs: "16-bit" or "fp8/fp4"
     double rel_error() const { return (predicted - measured) / measured; }
 };
 
 namespace detail {
 inline cv_row make_cv_row(const throughput_sample& s, const efficiency_model& e, const gpu_catalog& cat) {
+    const auto& g = cat.at(s.gpu);
     return {s.id, s.gpu, s.job.model.name, static_cast<int>(s.job.parallel.gpus()), s.tokens_per_s_per_gpu,
-            predict_tokens_per_gpu(s, e, cat), s.group, to_string(classify_regime(s.job, true))};
+            predict_tokens_per_gpu(s, e, cat), s.group, to_string(classify_regime(s.job, true)),
+            g.chip.empty() ? g.name : g.chip, gpu_type::scaled_gemms(s.job.training.precision) ? "fp8/fp4" : "16-bit"};
 }
 }  // namespace detail
 

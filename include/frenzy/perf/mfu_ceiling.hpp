@@ -56,9 +56,12 @@ inline void add_measured_mfu(std::vector<mfu_ceiling_entry>& table, const gpu_ty
 /// The shipped table (perf/detail/shipped_mfu_ceilings.hpp).
 inline const std::vector<mfu_ceiling_entry>& shipped_mfu_ceilings();
 
-/// The best measured MFU of `j`'s class on `g` in `table`; 0 when no run of the class was measured.
+/// The best measured MFU of `j`'s class on `g` in `table`; 0 when no run of the class was measured. Fine-tuning
+/// with adapters is a class of its own (its backward skips the frozen weights' gradients, so its MFU in the
+/// 6N convention is not comparable with pretraining's) and has no measured row.
 inline double mfu_ceiling(const job_spec& j, const gpu_type& g,
                           const std::vector<mfu_ceiling_entry>& table = shipped_mfu_ceilings()) {
+    if (j.training.finetune.adapters()) return 0;
     const bool scaled = gpu_type::scaled_gemms(j.training.precision);
     const auto size = size_class_of(active_parameters(j.model, j.training.seq_len));
     for (const auto& e : table)

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "frenzy/memory/framework_profile.hpp"
+#include "frenzy/memory/methods.hpp"
 #include "frenzy/perf/flops.hpp"
 #include "frenzy/train/geometry.hpp"
 #include "frenzy/train/job.hpp"
@@ -23,6 +25,10 @@ struct stage_load {
     double moe_layers = 0;  ///< of which mixture-of-experts layers
     bool logits = false;    ///< the bottleneck stage holds the output layer and the loss
     double params = 0;      ///< most parameters per GPU of any stage (dense + local experts), before dp sharding
+    /// most trained parameters per GPU of any stage (= params unless fine-tuning freezes some: adapters or frozen
+    /// layers; memory/methods.hpp trainable_split, the one place that says what is trained)
+    double trainable_params = 0;
+    double nf4_params = 0;  ///< QLoRA: the bottleneck stage's frozen NF4 linear weights per GPU
     std::int64_t chunk_slots = 0;  ///< layer slots per virtual chunk of the bottleneck stage (stage_layout)
     /// The per-token FLOPs the stages were weighed with: forward_flops_per_token of the job's model and sequence
     /// length, which the compute term reads too (kept here so that it is computed once per layout, not per call).
@@ -38,17 +44,21 @@ inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
     stage_load out;
     out.flops = f;
     double worst = -1;
+    const auto profile = profile_of(j);
     for_each_stage_layout(j, j.runtime.framework->memory.vocab_divisible_by, [&](const stage_layout& s) {
         const double l = static_cast<double>(s.layers), e = static_cast<double>(s.moe_layers);
         const double work = (l - e) * f.dense_layer + e * f.moe_layer + l * f.attention_core + (s.last ? f.logits : 0.0);
+        const auto split = trainable_split(j, s, profile);
         if (work >= worst) {
             worst = work;
             out.layers = l;
             out.moe_layers = e;
             out.logits = s.last;
             out.chunk_slots = s.chunk_slots;
+            out.nf4_params = split.frozen_nf4;
         }
         out.params = std::max(out.params, s.params());
+        out.trainable_params = std::max(out.trainable_params, split.trainable);
     });
     return out;
 }

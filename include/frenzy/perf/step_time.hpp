@@ -27,6 +27,7 @@
 #include "frenzy/perf/flops.hpp"
 #include "frenzy/perf/mfu_ceiling.hpp"
 #include "frenzy/perf/stage_load.hpp"
+#include "frenzy/perf/traffic.hpp"
 #include "frenzy/train/attention.hpp"
 #include "frenzy/train/geometry.hpp"
 #include "frenzy/train/job.hpp"
@@ -167,80 +168,6 @@ inline double spanning_gbps(const gpu_type& g, const topology& t, std::int64_t p
 }
 inline double inter_node_gbps(const gpu_type& g, const topology& t) { return spanning_gbps(g, t, 1); }
 
-/// Optimizer-step bytes per parameter (weights + gradients + optimizer states), each read and written once.
-inline double optimizer_pass_bytes(precision p, optimizer_kind o) {
-    const bool pure = p == precision::bf16 || p == precision::fp32;
-    const double w = param_bytes(p);
-    const double master = pure ? 0.0 : 4.0;          // fp32 master copy of mixed precision
-    const double state_elem = p == precision::bf16 ? 2.0 : 4.0;
-    double states = 0;
-    switch (o) {
-        case optimizer_kind::adam:
-        case optimizer_kind::adamw: states = 2 * state_elem; break;     // m and v
-        case optimizer_kind::sgd: states = state_elem; break;            // momentum
-        case optimizer_kind::adafactor: states = 0.1 * state_elem; break; // factored second moment (small)
-        case optimizer_kind::adamw_8bit: states = 2 * (1.0 + 4.0 / 256); break;  // memory/methods.hpp adam8bit_state_bytes
-    }
-    const double grad = pure ? w : 4.0;  // mixed precision accumulates fp32 main gradients (Megatron)
-    return 2.0 * (w + master + states + grad);
-}
-
-/// HBM bytes of the element-wise kernels of one transformer layer per token on one GPU, forward only (backward
-/// reads the saved inputs and the output gradient and writes the input gradient: 2 x forward). Counted per
-/// kernel as elements read + written, 2 bytes each (Megatron-LM megatron/core/transformer/transformer_layer.py
-/// order): 2 norms (h in, h out), 2 residual adds (2h in, h out), rotary on q and k (in + out), the MLP activation
-/// (f in, f out; gated: 2f in). Norm and residual tensors are sharded by tp only under sequence parallelism;
-/// q/k/v and the MLP hidden always. torch.compile fuses each chain of element-wise ops into one kernel that
-/// reads its inputs and writes its outputs once: counted as half the traffic (assumption, no shipped data).
-inline double layer_elementwise_bytes(const transformer_spec& m, const parallel_config& p, double ffn, bool compiled) {
-    const double h = static_cast<double>(m.hidden), tp = static_cast<double>(p.tp);
-    const double q = static_cast<double>(m.heads * m.hdim()), kv = static_cast<double>(m.kv() * m.hdim());
-    const double hs = p.sequence_parallel ? h / tp : h;
-    const double act = (is_gated(m.activation) ? 3.0 : 2.0) * ffn;
-    const double elems = 4.0 * hs + 6.0 * hs + (2.0 * (q + kv) + act) / tp;
-    return 2.0 * elems * (compiled ? 0.5 : 1.0);
-}
-/// Extra HBM bytes per token of the fp8/fp4 casts of one layer (Transformer Engine: each GEMM input is cast from
-/// bf16 with its amax in one kernel, reading 2 and writing 1 byte per element, plus the transposed copy the
-/// weight-gradient GEMM needs, 1 byte; transformer_engine/pytorch/module/linear.py, cast_transpose). Forward:
-/// the inputs of QKV (h), output projection (q), fc1 (h) and fc2 (f); backward: the output gradients of QKV
-/// (q + 2kv), projection (h), fc1 (f, gated 2f) and fc2 (h).
-inline std::pair<double, double> layer_cast_bytes(const transformer_spec& m, const parallel_config& p, double ffn) {
-    const double h = static_cast<double>(m.hidden), tp = static_cast<double>(p.tp);
-    const double q = static_cast<double>(m.heads * m.hdim()), kv = static_cast<double>(m.kv() * m.hdim());
-    const double hs = p.sequence_parallel ? h / tp : h;
-    const double fwd = 2.0 * hs + (q + ffn) / tp;
-    const double bwd = 2.0 * hs + (q + 2.0 * kv + ffn * (is_gated(m.activation) ? 2.0 : 1.0)) / tp;
-    return {4.0 * fwd, 4.0 * bwd};
-}
-/// HBM bytes per token of unfused attention's score tensors in one layer on one GPU, forward and backward (the
-/// a/tp x s scores of a token, 16-bit; Megatron-Core's and Transformer Engine's unfused attention,
-/// megatron/core/transformer/dot_product_attention.py: baddbmm writes the scores, FusedScaleMaskSoftmax reads them
-/// and writes the probabilities, attention dropout reads those and writes its output and a byte mask; backward the
-/// bmm writes the probability gradient, dropout's backward reads it with the mask and writes its input gradient,
-/// the softmax backward reads the probabilities and that gradient and writes the score gradient). Causal masking
-/// saves nothing: the whole s x s block is computed. The bmm operands are read by the GEMMs (counted as FLOPs).
-inline std::pair<double, double> unfused_score_bytes(const transformer_spec& m, const parallel_config& p,
-                                                     std::int64_t seq_len, bool dropout) {
-    const double scores = static_cast<double>(m.heads) * static_cast<double>(seq_len) / static_cast<double>(p.tp);
-    const double e = 2.0;
-    const double fwd = 3.0 * e + (dropout ? 2.0 * e + 1.0 : 0.0);
-    const double bwd = 4.0 * e + (dropout ? 2.0 * e + 1.0 : 0.0);
-    return {scores * fwd, scores * bwd};
-}
-/// Unfused attention's score traffic per token on the stage, forward, recompute and backward (streamed:
-/// perf/efficiency.hpp); `full_rec` is the share of the stage's layers fully recomputed.
-inline double unfused_stream_bytes(const job_spec& j, const stage_load& stage, double full_rec) {
-    const auto& rt = j.runtime;
-    const auto [sf, sbw] = unfused_score_bytes(j.model, j.parallel, j.training.seq_len, rt.dropout.value_or(rt.framework->memory.dropout));
-    const double rec = j.parallel.recompute == recompute::selective ? 1.0 : full_rec;
-    return stage.layers * ((1.0 + rec) * sf + sbw);
-}
-/// Cross-entropy over the (vocabulary-parallel) logits per token: Megatron's vocab_parallel_cross_entropy casts
-/// to fp32 and passes over them for max, exp-sum and the gradient (about 4 fp32 reads/writes per logit).
-inline double logits_elementwise_bytes(const transformer_spec& m, const parallel_config& p) {
-    return 4.0 * 4.0 * static_cast<double>(m.vocab) / static_cast<double>(p.tp);
-}
 }  // namespace detail
 
 /// The composed step-time model. Hosts may replace any policy.
@@ -347,34 +274,20 @@ private:
         const double full_rec = full_recompute_share(c.j, stage);  // layers run forward twice
         const double rec_dense = full_rec * stage_dense;
         const double rec_attn = (p.recompute == recompute::selective ? 1.0 : full_rec) * stage_attn;
-        const double dense_tok = 3.0 * stage_dense + rec_dense + (stage.logits ? 3.0 * f.logits : 0.0);
+        const double gemm_passes = 1.0 + detail::backward_gemm_passes(t);  // forward + backward
+        const double dense_tok = gemm_passes * stage_dense + rec_dense + (stage.logits ? gemm_passes * f.logits : 0.0);
         const double attn_tok = 3.0 * stage_attn + rec_attn;
         b.dense_flops_mb = dense_tok * gpu_tokens / tp;
         b.attention_flops_mb = attn_tok * gpu_tokens / tp;
-        // element-wise traffic: forward, backward (2x), full recompute (one more forward); fp8/fp4 casts
-        {
-            const double fwd_passes = 3.0 + full_rec;
-            const double dense_l = stage.dense_layers();
-            const double moe_l = stage.moe_layers;
-            const double moe_ffn = static_cast<double>(m.is_moe() ? m.expert_ffn() * (m.moe.top_k + m.moe.shared_experts) : 0);
-            const double dense_ffn = static_cast<double>(m.ffn_hidden);
-            double per_tok = fwd_passes * (dense_l * detail::layer_elementwise_bytes(m, p, dense_ffn, rt.compile) +
-                                           moe_l * detail::layer_elementwise_bytes(m, p, moe_ffn, rt.compile));
-            if (scaled) {
-                const auto [cf, cb] = detail::layer_cast_bytes(m, p, dense_ffn);
-                const auto [mf, mbw] = detail::layer_cast_bytes(m, p, moe_ffn);
-                const double rec = full_rec;
-                per_tok += dense_l * ((1.0 + rec) * cf + cb) + moe_l * ((1.0 + rec) * mf + mbw);
-            }
-            if (stage.logits) per_tok += detail::logits_elementwise_bytes(m, p);
-            b.memory_bytes_mb = per_tok * gpu_tokens;
-        }
-        const double score_bytes = kernel == attention_impl::unfused ? detail::unfused_stream_bytes(c.j, stage, full_rec) * gpu_tokens : 0.0;
+        b.memory_bytes_mb = detail::stage_elementwise_bytes(c.j, stage, full_rec) * gpu_tokens;
+        const double stream_bytes =
+            (kernel == attention_impl::unfused ? detail::unfused_stream_bytes(c.j, stage, full_rec) * gpu_tokens : 0.0) +
+            detail::qlora_dequant_bytes(c.j, stage, full_rec);
         b.peak = peak;
         b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp};
         b.work = {b.dense_flops_mb, b.attention_flops_mb, b.memory_bytes_mb, peak, g.non_gemm_peak_flops(t.precision),
                   scaled, b.shape, 0.0, 0.0, rt.framework->perf.transformer_engine && kernel == attention_impl::flash,
-                  kernel == attention_impl::unfused, score_bytes};
+                  kernel == attention_impl::unfused, stream_bytes};
         if (m.is_moe()) {  // routed experts: top_k expert MLPs per token, on tokens x top_k x ep / experts rows each
             // Balanced routing; a capacity drops tokens above it, padding to capacity computes the padded rows too
             // (moe_spec::expert_load).
@@ -382,7 +295,7 @@ private:
             const double e_mlp = 2.0 * static_cast<double>(m.hidden * m.expert_ffn()) * (is_gated(m.activation) ? 3.0 : 2.0);
             const double routed = e_mlp * static_cast<double>(m.moe.top_k) * load;
             const double rec = full_rec;
-            b.work.expert_flops = (3.0 + rec) * routed * stage.moe_layers * gpu_tokens / tp;
+            b.work.expert_flops = (gemm_passes + rec) * routed * stage.moe_layers * gpu_tokens / tp;
             b.work.expert_tokens = load * gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
         }
         b.compute_mb = compute_.seconds(b.work, g);
@@ -518,12 +431,18 @@ private:
         const std::int64_t dpg = p.dp * p.cp;
         const bool dp_intra = p.tp * dpg <= gpn;
         const double dp_bw = dp_intra ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
-        const double params = stage.params;
-        const double wbytes = params * param_bytes(t.precision);
+        // fine-tuning reduces and updates only what it trains (adapters, unfrozen layers); gathers move every
+        // weight, QLoRA's linears in NF4
+        const double params = stage.trainable_params;
+        const double wbytes = (stage.params - stage.nf4_params) * param_bytes(t.precision) +
+                              stage.nf4_params * nf4_bytes_per_param(t.finetune.double_quant);
         const double gbytes = params * param_bytes(t.precision);  // gradients are reduced in the compute precision
         if (dpg > 1 && p.sharding == sharding::full)  // ZeRO-3/FSDP: gather fwd, gather bwd, reduce-scatter grads
             b.shard_mb = 2.0 * comm_.seconds(collective::all_gather, wbytes, dpg, dp_bw) +
                          comm_.seconds(collective::reduce_scatter, gbytes, dpg, dp_bw);
+        // parameter offload (ZeRO-Infinity offload_param, FSDP CPUOffload): each GPU's shard comes up from the host
+        // before its gathers, forward and backward, prefetched like them
+        if (rt.offload.parameters) b.shard_mb += 2.0 * detail::host_copy_seconds(g, wbytes / static_cast<double>(dpg));
         else if (dpg > 1 && p.sharding == sharding::gradients)  // ZeRO-2: reduce-scatter every micro-batch
             b.shard_mb = comm_.seconds(collective::reduce_scatter, gbytes, dpg, dp_bw);
 
@@ -548,11 +467,13 @@ private:
                 b.dp_exposed = b.dp_sync;
             }
         }
-        if (dpg > 1 && p.sharding == sharding::gradients)
-            b.param_gather = comm_.seconds(collective::all_gather, wbytes, dpg, dp_bw);
+        if (dpg > 1 && p.sharding == sharding::gradients)  // the updated (trained) parameters
+            b.param_gather = comm_.seconds(collective::all_gather, params * param_bytes(t.precision), dpg, dp_bw);
         // optimizer: element-wise pass over this GPU's share of the states at ~80% of the datasheet bandwidth
         const double shard = p.sharding == sharding::none ? 1.0 : static_cast<double>(dpg);
-        b.optimizer = params / shard * detail::optimizer_pass_bytes(t.precision, t.optimizer) / (0.8 * g.mem_bw_gbps * 1e9);
+        b.optimizer = rt.offload.optimizer
+                          ? detail::offloaded_optimizer_seconds(j, g, params / shard)
+                          : params / shard * detail::optimizer_pass_bytes(t.precision, t.optimizer) / (0.8 * g.mem_bw_gbps * 1e9);
     }
 
     C compute_{};

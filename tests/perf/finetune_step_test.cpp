@@ -1,0 +1,75 @@
+// Step time of fine-tuning with adapters (issue 25, "costs that are free today"): frozen base weights get no weight
+// gradients, QLoRA dequantises every NF4 weight before each GEMM that reads it, and only the adapters' gradients
+// are reduced and updated. Hand-derived values on Llama 3.1 8B.
+#include <catch2/catch.hpp>
+
+#include "frenzy/memory/methods.hpp"
+#include "frenzy/model/presets.hpp"
+#include "frenzy/perf/step_time.hpp"
+
+using namespace frenzy;
+
+namespace finetune_step {
+const gpu_type& a100() {
+    static const gpu_catalog catalog;
+    return catalog.at("a100-80g");
+}
+job_spec job(finetune_method method, std::int64_t dp = 1) {
+    job_spec j;
+    j.model = preset("llama-3.1-8b");
+    j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = dp, .precision = precision::bf16_mixed};
+    j.training.finetune.method = method;
+    j.parallel = {.dp = dp};
+    j.runtime.framework = framework::hf;
+    j.runtime.attention = attention_impl::flash;
+    return j;
+}
+step_breakdown parts(const job_spec& j) { return step_time_model{}.predict(j, a100(), {8, 0}).parts; }
+}  // namespace finetune_step
+using namespace finetune_step;
+
+TEST_CASE("adapters: the frozen base's backward computes input gradients only") {
+    // forward 1x + backward (input and weight gradients) 2x = 3x the forward GEMM FLOPs for full fine-tuning; with
+    // frozen weights backward is the input gradient alone: 2x. The attention core and element-wise kernels are the
+    // same (backward still flows through every layer).
+    const auto full = parts(job(finetune_method::full));
+    const auto lora = parts(job(finetune_method::lora));
+    CHECK(lora.dense_flops_mb == Approx(full.dense_flops_mb * 2.0 / 3.0).epsilon(1e-12));
+    CHECK(lora.attention_flops_mb == full.attention_flops_mb);
+    CHECK(lora.memory_bytes_mb == full.memory_bytes_mb);
+    CHECK(lora.compute_mb < full.compute_mb);
+}
+
+TEST_CASE("QLoRA dequantises each NF4 weight before the forward and the backward GEMM") {
+    // Llama 3.1 8B per layer: q, o 4096 x 4096, k, v 4096 x 1024, gate, up, down 4096 x 14336 = 218,103,808 weights,
+    // x 32 layers = 6,979,321,856 on one GPU. Each dequantisation reads NF4 (0.5 B + 1/64 B of 8-bit absmax + 4/(64 x
+    // 256) B of fp32 second-level absmax with double quantisation) and writes 2 B; twice per micro-batch without
+    // recompute; streamed at 90% of the A100's 2,039 GB/s.
+    const double weights = 32.0 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
+    CHECK(weights == 6979321856.0);
+    const double per_weight = 0.5 + 1.0 / 64 + 4.0 / (64 * 256) + 2.0;
+    const auto lora = parts(job(finetune_method::lora));
+    const auto qlora = parts(job(finetune_method::qlora));
+    CHECK(qlora.work.stream_bytes == Approx(2 * weights * per_weight).epsilon(1e-12));
+    CHECK(lora.work.stream_bytes == 0);
+    CHECK(qlora.compute_mb - lora.compute_mb ==
+          Approx(2 * weights * per_weight / (0.9 * a100().mem_bw_gbps * 1e9)).epsilon(1e-9));
+    auto rec = job(finetune_method::qlora);
+    rec.parallel.recompute = recompute::full;  // gradient checkpointing dequantises a third time
+    CHECK(parts(rec).work.stream_bytes == Approx(3 * weights * per_weight).epsilon(1e-12));
+}
+
+TEST_CASE("adapters: only the trained parameters are reduced and updated") {
+    // data parallel over 8 GPUs: the gradient all-reduce and the optimizer pass cover the LoRA adapters (rank 16 on
+    // q, k, v, o: 16 x (4096 + 4096) + 2 x 16 x (4096 + 1024) + 16 x (4096 + 4096) = 425,984 per layer), not 8B
+    const double adapters = 32.0 * (16 * (4096.0 + 4096) * 2 + 2 * 16 * (4096.0 + 1024));
+    const auto full = parts(job(finetune_method::full, 8));
+    const auto lora = parts(job(finetune_method::lora, 8));
+    CHECK(lora.optimizer == Approx(full.optimizer * adapters / bottleneck_stage(job(finetune_method::full, 8)).params).epsilon(1e-9));
+    // the all-reduce of the adapters' bf16 gradients: ring of 8 over NVLink at 75% of A100's 600 GB/s / 2 per
+    // direction (225 GB/s), 2 x 7 latency steps of 10 us (perf/step_time.hpp ring_collectives)
+    CHECK(lora.dp_sync == Approx(14 * 10e-6 + 2.0 * 7 / 8 * adapters * 2 / 225e9).epsilon(1e-9));
+    CHECK(full.dp_sync > 300 * lora.dp_sync);
+    const auto stage = bottleneck_stage(job(finetune_method::lora, 8));
+    CHECK(stage.trainable_params == Approx(adapters).epsilon(1e-12));
+}
