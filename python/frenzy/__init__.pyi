@@ -123,6 +123,18 @@ class Estimate:
     def tokens_per_s(self) -> float | None: ...
     @property
     def mfu(self) -> float | None: ...
+    @property
+    def mfu_ceiling(self) -> float | None:
+        """Best MFU measured for the chip, precision class and model size (0: none measured); None without a GPU."""
+    @property
+    def above_mfu_ceiling(self) -> bool | None:
+        """The predicted MFU exceeds every measured run of its class: treat the speed as optimistic."""
+    @property
+    def rel_error_band(self) -> float | None:
+        """Relative error band of the speed (nine in ten runs of its regime within it)."""
+    @property
+    def error_regime(self) -> str | None:
+        """The regime the band comes from ("chip without calibration data" for an uncalibrated GPU type)."""
 
 def estimate(job: JobLike, gpu: GpuLike | None = None, margin: float = 0.05) -> Estimate:
     """Per-GPU peak training memory of `job` with its parallel layout; with `gpu`, whether it fits (keeping
@@ -171,6 +183,18 @@ class Plan:
     def tokens_per_s(self) -> float: ...
     @property
     def mfu(self) -> float: ...
+    @property
+    def mfu_ceiling(self) -> float:
+        """Best MFU measured for the plan's class (0: none measured)."""
+    @property
+    def rel_error_band(self) -> float:
+        """Relative error band of the plan's speed."""
+    @property
+    def error_regime(self) -> str:
+        """The regime the band comes from."""
+    @property
+    def attention(self) -> str:
+        """The attention kernel the plan runs on its GPU type."""
     @property
     def est_time_s(self) -> float | None:
         """Time to train the job's total_tokens (None when it has no token budget)."""

@@ -458,6 +458,26 @@ inline void bind_estimate_result(py::module_& m) {
         .def_property_readonly("tokens_per_s",
                                [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.tokens_per_s; }); })
         .def_property_readonly("mfu", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.mfu; }); })
+        .def_property_readonly(
+            "mfu_ceiling", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.mfu_ceiling; }); },
+            "best MFU measured for the chip, precision class and model size (0: none measured); None without a GPU")
+        .def_property_readonly(
+            "above_mfu_ceiling",
+            [=](const estimate_result& r) -> py::object {
+                if (!r.speed || !r.speed->supported) return py::none();
+                return py::bool_(r.speed->above_mfu_ceiling);
+            },
+            "the predicted MFU exceeds every measured run of its class: treat the speed as optimistic")
+        .def_property_readonly(
+            "rel_error_band", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.rel_error_band; }); },
+            "relative error band of the speed (nine in ten runs of its regime within it)")
+        .def_property_readonly(
+            "error_regime",
+            [](const estimate_result& r) -> py::object {
+                if (!r.speed || !r.speed->supported) return py::none();
+                return py::str(std::string(r.speed->error_regime));
+            },
+            "the regime the band comes from (\"chip without calibration data\" for an uncalibrated GPU type)")
         .def("__repr__", [](const estimate_result& r) {
             std::string s = "<frenzy.Estimate " + r.job.name + ": peak reserved " +
                             std::to_string(r.memory.peak_reserved.value / (1024.0 * 1024 * 1024)) + " GiB";
@@ -512,6 +532,11 @@ inline void bind_plan_class(py::module_& m) {
         .def_property_readonly("step_time_s", [](const plan& p) { return p.step_time.value; })
         .def_readonly("tokens_per_s", &plan::tokens_per_s)
         .def_readonly("mfu", &plan::mfu)
+        .def_readonly("mfu_ceiling", &plan::mfu_ceiling, "best MFU measured for the plan's class (0: none measured)")
+        .def_readonly("rel_error_band", &plan::rel_error_band, "relative error band of the plan's speed")
+        .def_readonly("error_regime", &plan::error_regime, "the regime the band comes from")
+        .def_property_readonly("attention", [](const plan& p) { return std::string(frenzy::to_string(p.attention)); },
+                               "the attention kernel the plan runs on its GPU type")
         .def_property_readonly("est_time_s", [=](const plan& p) { return budget(p, p.est_time.value); },
                                "Time to train the job's total_tokens (None when it has no token budget).")
         .def_property_readonly("gpu_hours", [=](const plan& p) { return budget(p, p.gpu_hours); })

@@ -72,11 +72,16 @@ def test_properties_are_the_report():
     assert e.required_bytes == d["required_bytes"] and e.capacity_bytes == d["capacity_bytes"]
     assert e.margin == d["margin"] == 0.05  # docs/formats.md: default margin 5%
     assert e.job == d["job"]
+    # the speed's band and MFU ceiling (docs/perf-model.md): pp = 4 is the pipeline regime, band 10%
+    assert e.rel_error_band == d["rel_error_band"] == 0.10 and e.error_regime == d["error_regime"] == "pipeline parallel"
+    assert e.mfu_ceiling == d["mfu_ceiling"] and e.above_mfu_ceiling == d["above_mfu_ceiling"]
+    assert e.above_mfu_ceiling == (e.mfu > e.mfu_ceiling > 0)
 
 
 def test_without_gpu_there_is_no_verdict():
     e = frenzy.estimate(EXPLICIT)
     assert e.gpu is None and e.fits is None and e.step_time_s is None and e.required_bytes is None
+    assert e.rel_error_band is None and e.mfu_ceiling is None and e.above_mfu_ceiling is None
 
 
 def test_v100_has_no_bf16():

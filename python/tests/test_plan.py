@@ -72,6 +72,13 @@ def test_plans_are_values(root):
         q = p.parallel
         assert p.gpus == q["dp"] * q["tp"] * q["pp"] * q["cp"]
         assert p.peak_allocated_bytes <= p.capacity_bytes
+        # each plan carries its speed band, regime and attention kernel (docs/perf-model.md)
+        d = p.to_dict()
+        assert (p.rel_error_band, p.error_regime, p.attention, p.mfu_ceiling) == (
+            d["rel_error_band"], d["error_regime"], d["attention"], d["mfu_ceiling"])
+        assert 0.10 <= p.rel_error_band <= 0.40
+        if p.gpu in ("v100-16g", "v100-32g", "t4"):
+            assert p.attention != "flash"  # no flash kernel below sm80
     with pytest.raises(IndexError):
         r[len(r)]
 
