@@ -91,6 +91,36 @@ inline CLI::Validator finite_number(double lo, double hi) {
 /// finite_number over a bound of core/checked.hpp.
 inline CLI::Validator finite_number(frenzy::real_bound b) { return finite_number(b.min, b.max); }
 
+/// Transformer of a count written with a decimal suffix, k, M, B (or G), T: 1e3, 1e6, 1e9, 1e12 ("1T" tokens,
+/// "300B"), into the plain number the option's own checks read; text without a suffix passes unchanged.
+inline CLI::Validator count_suffix() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            if (text.size() < 2) return {};
+            double scale = 0;
+            switch (text.back()) {
+                case 'k': case 'K': scale = 1e3; break;
+                case 'M': scale = 1e6; break;
+                case 'B': case 'G': scale = 1e9; break;
+                case 'T': scale = 1e12; break;
+                default: return {};
+            }
+            const std::string digits = text.substr(0, text.size() - 1);
+            double v = 0;
+            std::size_t used = 0;
+            try {
+                v = std::stod(digits, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != digits.size() || !std::isfinite(v))
+                return "\"" + text.substr(0, 40) + "\" is not a count (e.g. 1e12, 1T, 300B, 50M)";
+            text = fmt::format("{:.17g}", v * scale);
+            return {};
+        },
+        "", "count suffix");
+}
+
 /// The checks every option gets from its type, whatever its own checks: a number is finite (CLI11 reads "nan",
 /// "inf" and "1e400" as doubles), an unsigned one has no sign (CLI11 turns "-1" into 2^64-1), a text is not empty
 /// ("" would read as "not given"). main() applies it to the whole command tree after the subcommands are added, so
@@ -187,7 +217,9 @@ inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_option("--seq-len", a.seq_len, "Sequence length (default 2048)")->check(whole_number(frenzy::bounds::seq_len));
     c->add_option("--micro-batch", a.micro_batch, "Micro-batch size (default 1)")->check(whole_number(frenzy::bounds::micro_batch));
     c->add_option("--global-batch", a.global_batch, "Global batch in sequences (default micro-batch x dp)")->check(whole_number(frenzy::bounds::global_batch));
-    c->add_option("--total-tokens", a.total_tokens, "Training budget in tokens (for time, GPU-hours and cost)")->check(finite_number(frenzy::bounds::tokens));
+    c->add_option("--total-tokens", a.total_tokens, "Training budget in tokens (for time, GPU-hours and cost): 1e12, 1T, 300B, 50M")
+        ->transform(count_suffix())
+        ->check(finite_number(frenzy::bounds::tokens));
     c->add_option("--precision", a.precision, "fp32 | fp16-mixed | bf16-mixed | bf16 | fp8-mixed");
     c->add_option("--optimizer", a.optimizer, "adam | adamw | adamw-8bit (bitsandbytes AdamW8bit; adamw8bit also accepted) | "
                                              "sgd | adafactor");
@@ -360,6 +392,8 @@ inline frenzy::parsed_job build_job(const job_args& a) {
                            std::string(to_string(j.parallel.recompute)) + "\")");
     if (!a.recompute_method.empty() || a.recompute_layers > 0) c.recompute = recompute::full;
     if (!a.schedule.empty()) c.schedule = j.parallel.schedule = parse_enum<pipeline_schedule>("--schedule", a.schedule);
+    // virtual stages without a schedule: the interleaved one, the only schedule that has them (as plan and launch do)
+    else if (a.vpp > 1) j.parallel.schedule = pipeline_schedule::interleaved;
     if (!a.frameworks.empty()) j.runtime.framework = parse_enum<framework>("--framework", a.frameworks.front());
     if (!a.attention.empty()) j.runtime.attention = parse_enum<attention_impl>("--attention", a.attention);
     // A global batch neither in a file nor given follows dp x micro-batch (one micro-batch per step).
