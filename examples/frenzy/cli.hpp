@@ -304,6 +304,20 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
     if (a.no_dropout) j.runtime.dropout = false;
 }
 
+/// --recompute, --recompute-method and --recompute-layers into `j` and the stated constraints `c`. A recompute unit
+/// is a full-recompute setting: the planner keeps recompute full for it (as for a job file).
+inline void apply_recompute_options(const job_args& a, frenzy::job_spec& j, frenzy::plan_constraints& c) {
+    using namespace frenzy;
+    if (!a.recompute.empty()) c.recompute = j.parallel.recompute = parse_enum<recompute>("--recompute", a.recompute);
+    if (!a.recompute_method.empty())
+        j.parallel.recompute_method = parse_enum<recompute_method>("--recompute-method", a.recompute_method);
+    if (a.recompute_layers > 0) j.parallel.recompute_layers = a.recompute_layers;
+    if ((!a.recompute_method.empty() || a.recompute_layers > 0) && j.parallel.recompute != recompute::full)
+        throw config_error("--recompute-method/--recompute-layers need --recompute full (got \"" +
+                           std::string(to_string(j.parallel.recompute)) + "\")");
+    if (!a.recompute_method.empty() || a.recompute_layers > 0) c.recompute = recompute::full;
+}
+
 /// The job a launcher configuration describes (`--from KIND:FILE`, launch/launchers.hpp); what was ignored or
 /// not understood goes to stderr, so --json output stays clean. The flags given override it afterwards.
 inline frenzy::job_spec import_from(const job_args& a) {
@@ -382,22 +396,16 @@ inline frenzy::parsed_job build_job(const job_args& a) {
                                                           : parse_enum<optimizer_kind>("--optimizer", a.optimizer);
     apply_method_options(a, j);
     if (!a.sharding.empty()) c.sharding = j.parallel.sharding = parse_enum<sharding>("--sharding", a.sharding);
-    if (!a.recompute.empty()) c.recompute = j.parallel.recompute = parse_enum<recompute>("--recompute", a.recompute);
-    // A recompute unit is a full-recompute setting: the planner keeps recompute full for it (as for a job file).
-    if (!a.recompute_method.empty())
-        j.parallel.recompute_method = parse_enum<recompute_method>("--recompute-method", a.recompute_method);
-    if (a.recompute_layers > 0) j.parallel.recompute_layers = a.recompute_layers;
-    if ((!a.recompute_method.empty() || a.recompute_layers > 0) && j.parallel.recompute != recompute::full)
-        throw config_error("--recompute-method/--recompute-layers need --recompute full (got \"" +
-                           std::string(to_string(j.parallel.recompute)) + "\")");
-    if (!a.recompute_method.empty() || a.recompute_layers > 0) c.recompute = recompute::full;
+    apply_recompute_options(a, j, c);
     if (!a.schedule.empty()) c.schedule = j.parallel.schedule = parse_enum<pipeline_schedule>("--schedule", a.schedule);
     // virtual stages without a schedule: the interleaved one, the only schedule that has them (as plan and launch do)
     else if (a.vpp > 1) j.parallel.schedule = pipeline_schedule::interleaved;
     if (!a.frameworks.empty()) j.runtime.framework = parse_enum<framework>("--framework", a.frameworks.front());
     if (!a.attention.empty()) j.runtime.attention = parse_enum<attention_impl>("--attention", a.attention);
-    // A global batch neither in a file nor given follows dp x micro-batch (one micro-batch per step).
-    if (a.file.empty() && a.from.empty() && a.global_batch == 0) j.training.global_batch = j.training.micro_batch * j.parallel.dp;
+    // A global batch neither in a file nor given follows dp x micro-batch (one micro-batch per step), after the
+    // flags that change them.
+    if (a.from.empty() && !out.global_batch_stated && a.global_batch == 0)
+        j.training.global_batch = j.training.micro_batch * j.parallel.dp;
     validate(j.training);
     return out;
 }

@@ -405,15 +405,46 @@ inline void bind_stage_memory(py::module_& m) {
         });
 }
 
+/// frenzy.Estimate's speed properties (None without a GPU or where the type lacks the job's precision).
+inline void bind_estimate_speed(py::class_<frenzy::estimate_result>& cls) {
+    using frenzy::estimate_result;
+    auto when_speed = [](const estimate_result& r, auto&& f) -> py::object {
+        return r.speed && r.speed->supported ? py::cast(f(*r.speed)) : py::none();
+    };
+    cls.def_property_readonly("step_time_s",
+                              [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.step_time.value; }); })
+        .def_property_readonly("tokens_per_s",
+                               [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.tokens_per_s; }); })
+        .def_property_readonly("mfu", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.mfu; }); })
+        .def_property_readonly(
+            "mfu_ceiling", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.mfu_ceiling; }); },
+            "best MFU measured for the chip, precision class and model size (0: none measured); None without a GPU")
+        .def_property_readonly(
+            "above_mfu_ceiling",
+            [=](const estimate_result& r) -> py::object {
+                if (!r.speed || !r.speed->supported) return py::none();
+                return py::bool_(r.speed->above_mfu_ceiling);
+            },
+            "the predicted MFU exceeds every measured run of its class: treat the speed as optimistic")
+        .def_property_readonly(
+            "rel_error_band", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.rel_error_band; }); },
+            "relative error band of the speed (nine in ten runs of its regime within it)")
+        .def_property_readonly(
+            "error_regime",
+            [](const estimate_result& r) -> py::object {
+                if (!r.speed || !r.speed->supported) return py::none();
+                return py::str(std::string(r.speed->error_regime));
+            },
+            "the regime the band comes from (\"chip without calibration data\" for an uncalibrated GPU type)");
+}
+
 /// frenzy.Estimate: the result of frenzy.estimate.
 inline void bind_estimate_result(py::module_& m) {
     using frenzy::estimate_result;
     auto when_gpu = [](const estimate_result& r, auto&& f) -> py::object { return r.gpu ? py::cast(f(r)) : py::none(); };
-    auto when_speed = [](const estimate_result& r, auto&& f) -> py::object {
-        return r.speed && r.speed->supported ? py::cast(f(*r.speed)) : py::none();
-    };
-    py::class_<estimate_result>(m, "Estimate", "MARP's per-GPU memory of one job, with the fit and speed on a GPU type.")
-        .def("to_dict", [](const estimate_result& r) { return to_py(nlohmann::ordered_json(r)); },
+    py::class_<estimate_result> cls(m, "Estimate", "MARP's per-GPU memory of one job, with the fit and speed on a GPU type.");
+    bind_estimate_speed(cls);
+    cls.def("to_dict", [](const estimate_result& r) { return to_py(nlohmann::ordered_json(r)); },
              "The CLI's `frenzy estimate --json` for the same job, GPU and margin.")
         .def_property_readonly("job", [](const estimate_result& r) { return to_py(frenzy::to_json(r.job)); },
                                "The job estimated, as a dict shaped like the job JSON.")
@@ -453,31 +484,6 @@ inline void bind_estimate_result(py::module_& m) {
         .def_property_readonly("capacity_bytes",
                                [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->capacity.value; }); },
                                "(1 - margin) x the GPU's memory (None without a GPU).")
-        .def_property_readonly("step_time_s",
-                               [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.step_time.value; }); })
-        .def_property_readonly("tokens_per_s",
-                               [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.tokens_per_s; }); })
-        .def_property_readonly("mfu", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.mfu; }); })
-        .def_property_readonly(
-            "mfu_ceiling", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.mfu_ceiling; }); },
-            "best MFU measured for the chip, precision class and model size (0: none measured); None without a GPU")
-        .def_property_readonly(
-            "above_mfu_ceiling",
-            [=](const estimate_result& r) -> py::object {
-                if (!r.speed || !r.speed->supported) return py::none();
-                return py::bool_(r.speed->above_mfu_ceiling);
-            },
-            "the predicted MFU exceeds every measured run of its class: treat the speed as optimistic")
-        .def_property_readonly(
-            "rel_error_band", [=](const estimate_result& r) { return when_speed(r, [](auto& s) { return s.rel_error_band; }); },
-            "relative error band of the speed (nine in ten runs of its regime within it)")
-        .def_property_readonly(
-            "error_regime",
-            [](const estimate_result& r) -> py::object {
-                if (!r.speed || !r.speed->supported) return py::none();
-                return py::str(std::string(r.speed->error_regime));
-            },
-            "the regime the band comes from (\"chip without calibration data\" for an uncalibrated GPU type)")
         .def("__repr__", [](const estimate_result& r) {
             std::string s = "<frenzy.Estimate " + r.job.name + ": peak reserved " +
                             std::to_string(r.memory.peak_reserved.value / (1024.0 * 1024 * 1024)) + " GiB";

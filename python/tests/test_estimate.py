@@ -139,3 +139,15 @@ def test_three_verdicts():
     assert over.verdict == "does_not_fit" and not over.fits and not over.cache_flushes
     assert over.to_dict()["verdict"] == "does_not_fit"
     assert frenzy.estimate(EXPLICIT).verdict is None
+
+
+def test_readme_example_global_batch_follows_dp():
+    # README's Python example: a job dict without training.global_batch takes micro_batch x dp, as the CLI does
+    # (docs/formats.md); before, it defaulted to 1 and the example raised
+    e = frenzy.estimate({"model": {"preset": "llama-3.1-8b"}, "training": {"seq_len": 8192},
+                         "parallel": {"dp": 8, "sharding": "optimizer"}}, gpu="h100-80g")
+    assert e.job["training"]["global_batch"] == 8
+    assert e.to_dict()["fits"] in (True, False)
+    e2 = frenzy.estimate({"model": {"preset": "llama-3.1-8b"}, "training": {"micro_batch": 2, "global_batch": 32},
+                          "parallel": {"dp": 8}})
+    assert e2.job["training"]["global_batch"] == 32  # a stated global batch is kept

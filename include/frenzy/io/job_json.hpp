@@ -194,6 +194,9 @@ struct parsed_job {
     job_spec job;
     bool has_parallel = false;
     plan_constraints stated;
+    /// training.global_batch was in the JSON; without it the global batch is micro_batch x dp (one micro-batch per
+    /// GPU and step), as the CLI's flags make it
+    bool global_batch_stated = false;
 };
 
 /// The layout fields a job JSON states, as plan constraints.
@@ -239,6 +242,8 @@ inline parsed_job job_from_json(const nlohmann::json& j) {
     if (r.has("runtime")) out.job.runtime = runtime_from_json(r.raw("runtime"));
     r.finish();
     if (out.job.name.empty()) out.job.name = out.job.model.name;
+    out.global_batch_stated = j.contains("training") && j["training"].is_object() && j["training"].contains("global_batch");
+    if (!out.global_batch_stated) out.job.training.global_batch = out.job.training.micro_batch * out.job.parallel.dp;
     validate_bounds(out.job);  // also when the planner chooses the layout: bounds every number it will loop over
     validate(out.job.training);
     validate_finetune(out.job);
