@@ -173,12 +173,15 @@ inline job_spec job_for_plan(job_spec j, const frenzy::plan& p) {
 /// character (a newline would start another command) and its quotes closed (an open quote swallows the script's
 /// following lines), as bash reads single and double quotes and backslashes.
 inline void check_run_command(const std::string& c) {
-    char quote = 0;
-    for (std::size_t i = 0; i < c.size(); ++i) {
+    for (std::size_t i = 0; i < c.size(); ++i) {  // every byte, escaped or not (a backslash does not make \x01 safe)
         const auto ch = static_cast<unsigned char>(c[i]);
         if (ch < 0x20 || ch == 0x7f)
             throw config_error("launch_options::run_command holds a control character (" + printable(c.substr(i, 1)) +
                                " at byte " + std::to_string(i) + "); it is written as one line of the batch script");
+    }
+    char quote = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        const auto ch = static_cast<unsigned char>(c[i]);
         if (quote == '\'') { if (ch == '\'') quote = 0; continue; }
         if (ch == '\\' && i + 1 == c.size()) quote = '\\';  // a backslash escaping the line's end
         if (ch == '\\') { ++i; continue; }
