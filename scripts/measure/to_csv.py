@@ -64,6 +64,22 @@ def hf_common(r, env, script):
                 source=f"measured on one H200 by {script} ({env_text(env)}), 2026-12-04", confidence="high")
 
 
+def mpt_common(r, env, script):
+    return dict(framework="llm-foundry (Composer FSDP1 mechanism; own MPT decoder)", model=r["model"],
+                layers=r["layers"], hidden=r["dim"], heads=r["heads"], kv_heads=r["kv"], ffn_hidden=r["ffn"],
+                mlp_act="GELU", vocab_padded=r["vocab"], tied_emb="yes", seq_len=r["seq"],
+                micro_batch=r["micro_batch"], global_batch=r["micro_batch"], num_gpus=1, dp=1, tp=1, pp=1, vpp="",
+                cp=1, ep=1, seq_parallel="no", sharding="NO_SHARD (what FSDP1 runs at world size 1)",
+                recompute=RECOMPUTE[r["ac"]], attention_impl="SDPA flash",
+                precision="bf16 param / fp32 reduce (FSDP1 mixed_precision DEFAULT), bf16 autocast",
+                optimizer="AdamW (per-parameter loop, as Composer's DecoupledAdamW)", gpu=GPU,
+                rank_measured="single GPU",
+                other_flags=("loss: flash-attn cross entropy (emulated)" if r["loss"] == "fused"
+                             else "loss: cross_entropy(logits.float())") +
+                "; LPLayerNorm; learned position embedding; PYTORCH_ALLOC_CONF=(default); no compile",
+                source=f"measured on one H200 by {script} ({env_text(env)}), 2026-12-04", confidence="high")
+
+
 def memory_rows(prefix, rs, env, common, script):
     out = []
     for i, r in enumerate(rs, 1):
@@ -135,10 +151,12 @@ def main():
     fsdp2, fsdp2_env = load("fsdp2")
     fsdp2_def, fsdp2_def_env = load("fsdp2_default_allocator")
     hf, hf_env = load("hf")
+    mpt, mpt_env = load("mpt_fsdp1")
     mem = (memory_rows("h200-fsdp2-", fsdp2, fsdp2_env, fsdp2_common, "scripts/measure/fsdp2_grid.py") +
            memory_rows("h200-fsdp2-default-alloc-", fsdp2_def, fsdp2_def_env, fsdp2_common,
                        "scripts/measure/fsdp2_grid.py --only llama-3.2-3b") +
-           memory_rows("h200-hf-", hf, hf_env, hf_common, "scripts/measure/hf_peft_grid.py"))
+           memory_rows("h200-hf-", hf, hf_env, hf_common, "scripts/measure/hf_peft_grid.py") +
+           memory_rows("h200-mpt-", mpt, mpt_env, mpt_common, "scripts/measure/mpt_fsdp1_grid.py --case N"))
     ok = write(os.path.join(data, "memory", "h200_measured.csv"), MEM_COLUMNS, mem, check)
     ok &= write(os.path.join(data, "throughput", "h200_measured.csv"), TPUT_COLUMNS,
                 throughput_rows("h200-fsdp2-", fsdp2, fsdp2_env, "scripts/measure/fsdp2_grid.py"), check)
