@@ -193,7 +193,7 @@ inline CLI::Option* add_margin(CLI::App* c, double& margin) {
 /// The job of a subcommand: a file (--job, alias --spec), a preset (--model) or a Hugging Face config
 /// (--hf-config), with flags that override it. For `plan`, the layout flags given become constraints.
 struct job_args {
-    std::string file, from, model, hf_config, precision, optimizer, sharding, recompute, recompute_method, schedule, attention;
+    std::string file, from, model, hf_config, precision, optimizer, sharding, recompute, recompute_method, schedule, attention, loss;
     std::vector<std::string> frameworks;  ///< --framework, repeatable in plan (every one is considered)
     std::int64_t seq_len = 0, micro_batch = 0, global_batch = 0, dp = 0, tp = 0, pp = 0, vpp = 0, cp = 0, ep = 0;
     std::int64_t recompute_layers = 0;
@@ -244,6 +244,9 @@ inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_option("--framework", a.frameworks, frenzy::framework_names() + " (plan: repeatable, each is considered)");
     c->add_option("--attention", a.attention,
                   "auto (default: what the framework runs on the GPU type; sm80+: flash) | flash | memory-efficient | unfused");
+    c->add_option("--loss", a.loss,
+                  "upcast | fused | vocab-parallel: the cross-entropy implementation (runtime.loss; default the "
+                  "framework's: Megatron vocab-parallel, llm-foundry fused (flash-attn), the other PyTorch stacks upcast)");
     c->add_option("--finetune", a.finetune, "full | freeze | lora | qlora (training.finetune.method; default full)");
     c->add_option("--lora-rank", a.lora_rank, "LoRA rank r (training.finetune.rank, default 16); implies --finetune lora "
                                              "when no adapter method is given")
@@ -402,6 +405,7 @@ inline frenzy::parsed_job build_job(const job_args& a) {
     else if (a.vpp > 1) j.parallel.schedule = pipeline_schedule::interleaved;
     if (!a.frameworks.empty()) j.runtime.framework = parse_enum<framework>("--framework", a.frameworks.front());
     if (!a.attention.empty()) j.runtime.attention = parse_enum<attention_impl>("--attention", a.attention);
+    if (!a.loss.empty()) j.runtime.loss = parse_enum<loss_style>("--loss", a.loss);
     // A global batch neither in a file nor given follows dp x micro-batch (one micro-batch per step), after the
     // flags that change them.
     if (a.from.empty() && !out.global_batch_stated && a.global_batch == 0)

@@ -234,3 +234,46 @@ TEST_CASE("FSDP with tensor parallelism uses DTensor loss-parallel cross entropy
     j.parallel.tp = 1;
     CHECK(profile_of(j).loss == loss_style::upcast_log_softmax);
 }
+
+TEST_CASE("flash-attn's fused cross entropy keeps the 16-bit logits and allocates their 16-bit gradient") {
+    // llm-foundry's default loss (frameworks/llm_foundry/traits.hpp): Dao-AILab/flash-attention@08124c8f
+    // ops/triton/cross_entropy.py saves the logits and an fp32 lse per row; backward allocates the gradient
+    // (inplace_backward=False). Hand-derived: stored 2 B and transient 2 B per logit, against the upcast path's
+    // 4 B stored (fp32 log-softmax) and 8 B transient (fp32 gradients of its output and input).
+    job_spec j;
+    j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .vocab = 32000};
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
+    j.parallel.recompute = recompute::full;
+    j.runtime.framework = framework::llm_foundry;
+    const stage_layout last{.stage = 0, .layers = 2, .first = true, .last = true};
+    const double logits = 1024.0 * 32000;
+    auto act = [&] { return transformer_activations{}.activations(j, last, profile_of(j)); };
+    CHECK(profile_of(j).loss == loss_style::fused_cross_entropy);
+    const auto fused = act();
+    CHECK(fused.transient.value == Approx(2 * logits));
+    // The same job with the upcast loss (runtime.loss = "upcast", llm-foundry's loss_fn torch_crossentropy on
+    // logits.float()): 2 B more stored per logit.
+    j.runtime.loss = loss_style::upcast_log_softmax;
+    const auto upcast = act();
+    CHECK(upcast.stored.value - fused.stored.value == Approx(2 * logits));
+    CHECK(upcast.transient.value == Approx(8 * logits));
+}
+
+TEST_CASE("runtime.loss: each framework's own losses only, named in the error") {
+    job_spec j;
+    j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .vocab = 32000};
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
+    j.runtime.framework = framework::megatron;
+    j.runtime.loss = loss_style::fused_cross_entropy;
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.loss=\"fused\"") && Catch::Contains("\"vocab-parallel\" only"));
+    j.runtime.loss = loss_style::fused_vocab_parallel;
+    CHECK_NOTHROW(validate(j));
+    j.runtime.framework = framework::hf;
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.loss=\"vocab-parallel\"") && Catch::Contains("\"upcast\" or \"fused\""));
+    j.runtime.loss = loss_style::dtensor_loss_parallel;
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("not a setting"));
+    j.runtime.loss = loss_style::fused_cross_entropy;
+    CHECK_NOTHROW(validate(j));
+    // the Hugging Face stack with flash-attn's loss swapped in: the fused profile term
+    CHECK(profile_of(j).loss == loss_style::fused_cross_entropy);
+}

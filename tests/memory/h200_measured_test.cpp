@@ -155,3 +155,46 @@ TEST_CASE("the hf framework runs what Trainer runs: data parallel, whole-layer c
     j.parallel = {.dp = 8, .sharding = sharding::full};
     CHECK_THROWS_WITH(validate(j), Catch::Contains("\"fsdp\""));
 }
+
+TEST_CASE("MARP against the H200 llm-foundry grid: MPT on FSDP1 with flash-attn's cross entropy") {
+    // scripts/measure/mpt_fsdp1_grid.py: MPT-125m..3b at the llm-foundry benchmark tables' micro-batches, one GPU
+    // (FSDP1 runs NO_SHARD at world size 1), no and full recompute, the fused loss (13 runs) and the upcast one (2).
+    const memory_estimator est;
+    auto rows = read_memory_measurements(std::string(FRENZY_DATA_DIR) + "/memory/h200_measured.csv");
+    std::erase_if(rows, [](const memory_measurement& m) { return m.id.rfind("h200-mpt-", 0) != 0; });
+    REQUIRE(rows.size() == 30);
+    for (const auto& m : rows) {
+        REQUIRE(m.job.runtime.framework == framework::llm_foundry);
+        const double p = compared_prediction(est.estimate(m.job), m);
+        const double err = p / m.measured.value - 1.0;
+        INFO(m.id << " (seq " << m.job.training.seq_len << ", mb " << m.job.training.micro_batch << "): measured "
+                  << m.measured.value / GiB << " GiB, predicted " << p / GiB);
+        std::printf("%-16s %-9s %8.2f G %8.2f G %+6.1f%%\n", m.id.c_str(), to_string(m.metric), m.measured.value / GiB,
+                    p / GiB, 100 * err);
+        if (m.metric == memory_metric::allocated) {
+            // -5.6% .. -0.1%. The fused-loss rows are ~1.2 GiB under for a reason of the measurement: the emulated
+            // kernel's backward works 2048 rows at a time in fp32 (3 x 2048 x 50368 x 4 B transients), which the
+            // Triton kernel, working in on-chip memory, does not allocate; the upcast rows are within 0.1%.
+            CHECK(err >= -0.06);
+            CHECK(err <= 0.03);
+        } else if (m.job.parallel.recompute == recompute::none) {
+            // -9.6% .. +5.4% with FSDP1's post-backward stream holding the fp32 gradients (side_stream_all_reduce).
+            CHECK(err >= -0.10);
+            CHECK(err <= 0.06);
+        } else {
+            // Full recompute leaves 6-15 GiB more cached than the model says (-16 .. -20%; the allocated peaks are
+            // right): the known reserved gap, docs/memory-model.md. Bounded as measured so that a change shows.
+            CHECK(err >= -0.21);
+            CHECK(err <= 0.0);
+        }
+    }
+    // The loss by implementation: the same MPT-125m job with the upcast loss needed 18.8 GiB more (46.27 against
+    // 27.44 GiB allocated), as saved fp32 log-softmax and fp32 backward temporaries over 53,248 x 50,368 logits.
+    const auto find = [&](const char* id) {
+        return *std::find_if(rows.begin(), rows.end(), [&](const auto& m) { return m.id == id; });
+    };
+    const auto fused = find("h200-mpt-01a"), upcast = find("h200-mpt-13a");
+    const double measured = upcast.measured.value - fused.measured.value;
+    const double predicted = est.estimate(upcast.job).peak_allocated.value - est.estimate(fused.job).peak_allocated.value;
+    CHECK(predicted == Approx(measured).epsilon(0.08));
+}

@@ -176,6 +176,11 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
         r.get(key, d);
         *field = d;
     }
+    if (r.has("loss") && !r.raw("loss").is_null()) {
+        loss_style l{};
+        r.get("loss", l);
+        rt.loss = l;
+    }
     r.get("optimizer_impl", rt.optimizer);
     if (r.has("offload") && !r.raw("offload").is_null()) {  // {"optimizer": bool, "parameters": bool, "activations": bool}
         detail::object_reader o(r.raw("offload"), "runtime.offload");
@@ -316,6 +321,7 @@ inline nlohmann::json to_json(const runtime_spec& r) {
     for (auto [key, field] : {std::pair{"dropout", &r.dropout}, std::pair{"rope_fp32", &r.rope_fp32},
                               std::pair{"norm_fp32", &r.norm_fp32}, std::pair{"kv_repeat", &r.kv_repeat}})
         if (*field) rt[key] = **field;
+    if (r.loss) rt["loss"] = to_string(*r.loss);
     return rt;
 }
 

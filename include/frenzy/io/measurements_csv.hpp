@@ -133,6 +133,9 @@ struct run_flags {
         // The model code's stack, where the row's source states it (framework_profile rmsnorm_fp32_copy, gqa_kv_repeat)
         if (contains(f, "eager rmsnorm")) norm_fp32 = true;
         if (contains(f, "repeat_kv")) kv_repeat = true;
+        // The loss, where the row names it (runtime.loss)
+        if (contains(f, "flash-attn cross entropy")) loss = loss_style::fused_cross_entropy;
+        else if (contains(f, "logits.float()")) loss = loss_style::upcast_log_softmax;
         // Training methods, read as the row states them (memory/methods.hpp models each): LoRA / QLoRA with the
         // rank the row names ("rank 16", "r=16"; PEFT's and torchtune's default r = 8 otherwise), bitsandbytes 8-bit
         // AdamW, CPU offload of activations or of the optimizer states.
@@ -159,6 +162,7 @@ struct run_flags {
     }
     std::optional<finetune_method> method{};
     std::optional<bool> norm_fp32{}, kv_repeat{};
+    std::optional<loss_style> loss{};
     std::int64_t rank = 8;
     unsigned targets = 0;       ///< lora_target bits the row names; 0 = the job's default
     double lora_dropout = 0;
@@ -265,6 +269,7 @@ inline void apply_run_flags(const run_flags& flags, framework fw, const measurem
     job.runtime.loss_chunks = flags.loss_chunks;
     job.runtime.norm_fp32 = flags.norm_fp32;
     job.runtime.kv_repeat = flags.kv_repeat;
+    job.runtime.loss = flags.loss;
     if (flags.method) {
         job.training.finetune.method = *flags.method;
         job.training.finetune.rank = flags.rank;

@@ -242,6 +242,11 @@ inline void read_throughput_runtime(const throughput_row& r, job_spec& job) {
     const bool nemo = contains(fw, "nemo");
     job.runtime.tp_comm_overlap = (nemo && job.parallel.tp > 1) || contains(opts, "tp-comm-overlap");
     job.runtime.overlap_grad_reduce = nemo || contains(opts, "overlap-grad-reduce");
+    // NeMo 2.0's fp8 recipes keep the GEMM weights in fp8 only (NVIDIA/NeMo@1dd5fa11
+    // nemo/collections/llm/recipes/precision/mixed_precision.py bf16_with_fp8_mixed: fp8_params = True, which
+    // MegatronMixedPrecision passes on as Megatron-Core's fp8_param_gather), with the distributed optimizer.
+    job.runtime.fp8_param_gather = (nemo && job.training.precision == precision::fp8_mixed &&
+                                    job.parallel.sharding != sharding::none) || contains(opts, "fp8-param-gather");
     job.runtime.attention = attention_from_text(r.get("attention_impl"));
 }
 

@@ -300,6 +300,28 @@ inline double saved_per_layer(const job_spec& j, const stage_layout& l, const la
 }
 
 namespace detail {
+/// Bytes per logit element the loss keeps for backward (`saved`) and holds briefly on top of them (`transient`), by
+/// implementation; `chunks` = runtime.loss_chunks (torchtune CEWithChunkedOutputLoss upcasts chunk by chunk).
+struct loss_bytes {
+    double saved = 0, transient = 0;
+};
+inline loss_bytes loss_bytes_per_logit(loss_style style, double chunks) {
+    switch (style) {
+        // Megatron tensor_parallel/cross_entropy.py: the fp32 softmax saved, the 16-bit logits beside it while the
+        // fp32 copy is made.
+        case loss_style::fused_vocab_parallel: return {4.0, 2.0};
+        // logits.float() -> log_softmax: the fp32 log-softmax saved; in forward the 16-bit logits and the fp32 copy of
+        // the chunk being upcast (2 + 4/n), in backward the fp32 gradients of one chunk's output and input (8/n).
+        case loss_style::upcast_log_softmax: return {4.0, std::max(2.0 + 4.0 / chunks, 8.0 / chunks)};
+        // DTensor loss_parallel: in backward the saved output, grad_out, exp(out) and their product (12 B beyond 4).
+        case loss_style::dtensor_loss_parallel: return {4.0, 12.0 / chunks};
+        // flash-attn xentropy: the 16-bit logits saved (the fp32 log-sum-exp per row is negligible), the 16-bit
+        // gradient allocated in backward.
+        case loss_style::fused_cross_entropy: return {2.0, 2.0};
+    }
+    return {4.0, 2.0};
+}
+
 /// What the last stage holds beyond its layers, per micro-batch: the final norm's input and output (the LM head's
 /// input) and the loss's saved fp32 softmax / log-softmax over the vocabulary-parallel logits (Megatron
 /// tensor_parallel/cross_entropy.py; torch.nn.functional.cross_entropy on logits.float()); and the loss's transient
@@ -318,20 +340,9 @@ inline std::pair<double, double> last_stage_activations(const job_spec& j, const
     // An eager final RMSNorm also keeps the fp32 copy of its input (framework_profile::eager_final_norm).
     const double final_norm_fp32 =
         f.eager_final_norm && f.rmsnorm_fp32_copy && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
-    const double last_extra = e * sb * h * rep + final_norm_fp32 + head_in + 4.0 * logits;
-    // On top of the saved fp32 softmax at the loss: fused keeps the 16-bit logits (2 B). The upcast path has
-    // in forward the 16-bit logits and the fp32 copy of the chunk being upcast (2 + 4/n B), in backward the
-    // fp32 gradients of the log-softmax output and input of one chunk (8/n B); n = runtime.loss_chunks
-    // (torchtune CEWithChunkedOutputLoss upcasts chunk by chunk).
-    // The DTensor loss-parallel path holds in backward the saved output, grad_out, exp(out) and their product
-    // (12 B beyond the saved 4).
-    const double n = static_cast<double>(j.runtime.loss_chunks);
-    double loss_transient = 0;
-    switch (f.loss) {
-        case loss_style::fused_vocab_parallel: loss_transient = 2.0 * logits; break;
-        case loss_style::upcast_log_softmax: loss_transient = std::max(2.0 + 4.0 / n, 8.0 / n) * logits; break;
-        case loss_style::dtensor_loss_parallel: loss_transient = 12.0 / n * logits; break;
-    }
+    const auto loss = loss_bytes_per_logit(f.loss, static_cast<double>(j.runtime.loss_chunks));
+    const double last_extra = e * sb * h * rep + final_norm_fp32 + head_in + loss.saved * logits;
+    const double loss_transient = loss.transient * logits;
     return {last_extra, loss_transient};
 }
 }  // namespace detail

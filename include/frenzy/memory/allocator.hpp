@@ -27,13 +27,16 @@ concept AllocatorPolicy = requires(const T& p, const job_spec& j, const framewor
 struct caching_allocator {
     bytes reserved(const job_spec& j, const framework_profile& f, bytes allocated, const activation_bytes& a,
                    const model_state_bytes& s) const {
-        // FSDP2 allocates the reduce-scattered (sharded) gradients on its reduce-scatter stream; the caching
-        // allocator keeps one block pool per stream, so the activation blocks freed on the default stream during
-        // backward cannot serve them and that stream's pool adds their size to the reserved peak
-        // (c10/cuda/CUDACachingAllocator.cpp per-stream pools; torch/distributed/fsdp/_fully_shard/
-        // _fsdp_collectives.py foreach_reduce allocates on reduce_scatter_stream).
-        const bool side_stream_grads = f.side_stream_reduce_scatter &&
-                                       (j.parallel.sharding == sharding::full || j.parallel.sharding == sharding::gradients);
+        // FSDP2 allocates the reduce-scattered (sharded) gradients on its reduce-scatter stream (FSDP1 on its
+        // post-backward stream); the caching allocator keeps one block pool per stream, so the activation blocks
+        // freed on the default stream during backward cannot serve them and that stream's pool adds their size to
+        // the reserved peak (c10/cuda/CUDACachingAllocator.cpp per-stream pools; torch/distributed/fsdp/
+        // _fully_shard/_fsdp_collectives.py foreach_reduce allocates on reduce_scatter_stream). Where earlier
+        // micro-batches accumulated them, the gradients were allocated there before the peak and are part of
+        // `allocated` already: the default stream's pool then holds only the rest.
+        const bool sharded = j.parallel.sharding == sharding::full || j.parallel.sharding == sharding::gradients;
+        const bool side_stream_grads = !gradients_at_forward_peak(j, f) &&
+                                       ((f.side_stream_reduce_scatter && sharded) || (f.side_stream_all_reduce && !sharded));
         return allocated + bytes{fragmentation * (a.transient.value + a.stored.value)} +
                (side_stream_grads ? s.gradients : bytes{});
     }

@@ -128,11 +128,8 @@ private:
             const auto act = method_activations(j, l, f, acts_.activations(j, l, f));
             auto ov = over_.temporaries(j, l, f, ms);
             ov.train += bytes{method_temporaries(j, l, f)};
-            // Gradients exist at the forward/loss peak when kept in persistent buffers or when earlier micro-batches
-            // of the step have accumulated into them; otherwise they appear during backward as activations go.
-            // With the optimizer fused into backward the gradients never exist together and there is no step phase.
-            const bool grads_at_peak = !f.optimizer_in_backward && (f.persistent_grads || j.micro_batches() > 1);
-            const bytes grads_fwd = grads_at_peak ? ms.gradients : bytes{};
+            // With the optimizer fused into backward there is no step phase either.
+            const bytes grads_fwd = gradients_at_forward_peak(j, f) ? ms.gradients : bytes{};
             const bytes train_peak = ms.weights + ms.optimizer + grads_fwd + act.stored + act.transient + ov.train;
             const bytes step_peak =
                 f.optimizer_in_backward ? bytes{} : ms.weights + ms.gradients + ms.optimizer + ov.step;

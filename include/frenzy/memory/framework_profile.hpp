@@ -17,6 +17,7 @@ inline framework_profile profile_of(const job_spec& j) {
     if (j.runtime.rope_fp32) f.rope_fp32_copies = *j.runtime.rope_fp32;
     if (j.runtime.norm_fp32) f.rmsnorm_fp32_copy = *j.runtime.norm_fp32;
     if (j.runtime.kv_repeat) f.gqa_kv_repeat = *j.runtime.kv_repeat;
+    if (j.runtime.loss) f.loss = *j.runtime.loss;
     // --grad-reduce-in-bf16: Megatron's main_grad buffers take the parameters' bf16 (arguments.py@d98e8a64).
     if (j.runtime.grad_reduce_bf16) f.grad_bytes_bf16 = 2;
     if (f.dtensor_tensor_parallel && j.parallel.tp > 1) {

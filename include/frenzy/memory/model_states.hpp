@@ -18,6 +18,13 @@ struct model_state_bytes {
 };
 
 /// Bytes per parameter of each state before sharding.
+/// Whether a stage's gradients exist at the forward/loss peak: kept in persistent buffers, or accumulated into by
+/// earlier micro-batches of the step; otherwise they appear during backward as the activations go. With the
+/// optimizer fused into backward they never exist together.
+inline bool gradients_at_forward_peak(const job_spec& j, const framework_profile& f) {
+    return !f.optimizer_in_backward && (f.persistent_grads || j.micro_batches() > 1);
+}
+
 struct state_bytes_per_param {
     double weights = 0, gradients = 0, optimizer = 0;
     double gathered_copy = 0;  ///< 16-bit compute copy that exists only while a layer is gathered/cast

@@ -30,6 +30,17 @@ enum class loss_style {
     /// log-softmax is composed of DTensor ops (x - max, exp, ...; backward grad_out - exp(out) * sum(grad_out)),
     /// each materialising a full fp32 shard, where the fused aten kernels need one.
     dtensor_loss_parallel,
+    /// A fused cross-entropy kernel over the 16-bit logits (flash-attn's, which llm-foundry's MPT uses by default:
+    /// Dao-AILab/flash-attention@08124c8f flash_attn/losses/cross_entropy.py over ops/triton/cross_entropy.py saves
+    /// the logits and the fp32 log-sum-exp per row, computes in fp32 inside the kernel and, with
+    /// inplace_backward=False as llm-foundry builds it, allocates the 16-bit gradient in backward): no fp32 copy.
+    fused_cross_entropy,
+};
+/// runtime.loss spellings ("loss-parallel" is what "upcast" becomes under DTensor tensor parallelism).
+template <> struct enum_names<loss_style> {
+    static constexpr std::array<std::pair<loss_style, std::string_view>, 4> table{{
+        {loss_style::fused_vocab_parallel, "vocab-parallel"}, {loss_style::upcast_log_softmax, "upcast"},
+        {loss_style::dtensor_loss_parallel, "loss-parallel"}, {loss_style::fused_cross_entropy, "fused"}}};
 };
 
 /// What "selective" recompute keeps.
@@ -146,6 +157,11 @@ struct framework_profile {
     /// Under full/gradient sharding the gradients are reduce-scattered on a side stream whose allocator pool adds
     /// to the reserved peak (torch FSDP2; memory/allocator.hpp).
     bool side_stream_reduce_scatter = false;
+    /// Without sharding too: FSDP1's post-backward hook casts the gradients to the reduce dtype and all-reduces them
+    /// on its post-backward stream for NO_SHARD as for the sharded strategies (torch/distributed/fsdp/
+    /// _runtime_utils.py _post_backward_hook: with state._device_handle.stream(state._post_backward_stream)), so the
+    /// fp32 gradients live in that stream's pool (measured: data/memory/h200_measured.csv h200-mpt-* rows).
+    bool side_stream_all_reduce = false;
     /// Optimizer offload leaves the gradients on the GPU (Megatron --optimizer-cpu-offload keeps the main_grad
     /// buffers); ZeRO-Offload and FSDP CPUOffload move them to the host too.
     bool offload_keeps_gradients = false;
@@ -241,6 +257,7 @@ public:
     static const framework fsdp;
     static const framework ddp;
     static const framework hf;
+    static const framework llm_foundry;
 
 private:
     const framework_traits* t_;

@@ -15,6 +15,7 @@
 #include "frenzy/frameworks/deepspeed/traits.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"
 #include "frenzy/frameworks/hf/traits.hpp"
+#include "frenzy/frameworks/llm_foundry/traits.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"
 #include "frenzy/train/framework.hpp"
 
@@ -25,12 +26,13 @@ inline constexpr framework framework::deepspeed{frameworks::deepspeed::traits};
 inline constexpr framework framework::fsdp{frameworks::fsdp::traits};
 inline constexpr framework framework::ddp{frameworks::ddp::traits};
 inline constexpr framework framework::hf{frameworks::hf::traits};
+inline constexpr framework framework::llm_foundry{frameworks::llm_foundry::traits};
 constexpr framework::framework() noexcept : t_(&frameworks::megatron::traits) {}
 
 /// Every framework known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<framework>& framework_catalog() {
     static std::vector<framework> all{framework::megatron, framework::deepspeed, framework::fsdp, framework::ddp,
-                                      framework::hf};
+                                      framework::hf, framework::llm_foundry};
     return all;
 }
 
@@ -52,12 +54,18 @@ inline std::size_t catalog_index(framework f) {
     return static_cast<std::size_t>(-1);
 }
 
-/// The first framework of the catalog one of whose table_words `lowercase_text` contains, if any.
+/// The framework of the catalog whose table word `lowercase_text` contains, the longest such word when several do
+/// ("llm-foundry / composer (pytorch fsdp1)" names llm-foundry, not fsdp), if any.
 inline std::optional<framework> framework_mentioned_in(std::string_view lowercase_text) {
+    std::optional<framework> best;
+    std::size_t best_length = 0;
     for (const auto f : framework_catalog())
         for (const auto w : f->table_words)
-            if (!w.empty() && lowercase_text.find(w) != std::string_view::npos) return f;
-    return std::nullopt;
+            if (w.size() > best_length && lowercase_text.find(w) != std::string_view::npos) {
+                best = f;
+                best_length = w.size();
+            }
+    return best;
 }
 
 /// The names of the catalog's frameworks, joined by `sep`.

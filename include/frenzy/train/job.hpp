@@ -45,6 +45,11 @@ struct runtime_spec {
     /// k and v repeated to every query head before attention (GQA without enable_gqa): unset = the framework's
     /// profile; framework_profile gqa_kv_repeat.
     std::optional<bool> kv_repeat{};
+    /// The cross-entropy implementation: unset = the framework's (Megatron "vocab-parallel", the PyTorch stacks
+    /// "upcast": cross_entropy(logits.float()), llm-foundry "fused": flash-attn's kernel); "fused" is also what
+    /// Hugging Face/torchtune users get by swapping in flash-attn's CrossEntropyLoss. loss_style in
+    /// train/framework.hpp says what each keeps.
+    std::optional<loss_style> loss{};
     bool operator==(const runtime_spec&) const = default;
 };
 
@@ -274,6 +279,21 @@ inline void validate_experts_and_sp(const transformer_spec& m, const training_sp
                            " (sequence parallelism)");
 }
 
+/// runtime.loss: Megatron computes the vocabulary-parallel loss only (tensor_parallel/cross_entropy.py), which no
+/// other framework has; "loss-parallel" is what the upcast loss becomes under DTensor tensor parallelism, not a
+/// choice.
+inline void validate_loss(const job_spec& j) {
+    if (!j.runtime.loss) return;
+    const auto l = *j.runtime.loss;
+    const bool megatron_loss = j.runtime.framework->memory.loss == loss_style::fused_vocab_parallel;
+    const auto named = [&] { return "runtime.loss=\"" + std::string(to_string(l)) + "\""; };
+    if (l == loss_style::dtensor_loss_parallel)
+        throw config_error(named() + " is not a setting: \"upcast\" becomes it under DTensor tensor parallelism");
+    if (megatron_loss != (l == loss_style::fused_vocab_parallel))
+        throw config_error(named() + " is not a loss of runtime.framework=\"" + std::string(to_string(j.runtime.framework)) +
+                           "\" (" + (megatron_loss ? "\"vocab-parallel\" only" : "\"upcast\" or \"fused\"") + ")");
+}
+
 /// Runtime options that only some frameworks, precisions or layouts have.
 inline void validate_runtime(const job_spec& j) {
     const auto& t = j.training;
@@ -286,6 +306,7 @@ inline void validate_runtime(const job_spec& j) {
     validate_offload(j);
     if (j.runtime.loss_chunks < 1)
         throw config_error(field_text("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
+    validate_loss(j);
     if (j.runtime.attention == attention_impl::memory_efficient &&
         j.runtime.framework->perf.attention_without_flash != attention_impl::memory_efficient)
         throw config_error("runtime.attention=\"memory-efficient\" is PyTorch SDPA's kernel, which runtime.framework=\"" +

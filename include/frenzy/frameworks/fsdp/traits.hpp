@@ -1,5 +1,5 @@
 #pragma once
-// PyTorch FSDP (torchtitan's FSDP2, llm-foundry's FSDP1 style): fp32 sharded parameters, eager PyTorch layers, no
+// PyTorch FSDP (torchtitan's FSDP2; llm-foundry's FSDP1 with MPT's layers is frameworks/llm_foundry): fp32 sharded parameters, eager PyTorch layers, no
 // dropout, DTensor tensor parallelism. The layers are torchtitan's as of pytorch/torchtitan@b5bcd76c on PyTorch >=
 // 2.9: torch.nn.RMSNorm (one fused kernel), SDPA with enable_gqa (no repeated k/v), rotary embedding that keeps no
 // fp32 copy of q or k; measured on an H200 (data/memory/h200_measured.csv, scripts/measure/fsdp2_grid.py). Older
@@ -31,8 +31,8 @@ inline std::string rejects_offload(const offload_spec& o, sharding) {
 
 inline constexpr framework_traits traits{
     .name = "fsdp",
-    .summary = "PyTorch FSDP (torchtitan, llm-foundry style): sharding none/gradients/full, DTensor tp, pp, cp",
-    .table_words = {"fsdp", "torchtitan", "foundry"},
+    .summary = "PyTorch FSDP (torchtitan style): sharding none/gradients/full, DTensor tp, pp, cp",
+    .table_words = {"fsdp", "torchtitan"},
     .memory = {.master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4, .dropout = false,
                .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
                .attention_score_buffer = false, .fused_elementwise = false, .eager_final_norm = true,

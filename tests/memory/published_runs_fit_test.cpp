@@ -1,0 +1,74 @@
+// "Will it fit?" on runs that ran: every row of data/throughput/*.csv is a published or measured training run that
+// completed on the stated GPUs with the stated layout and micro-batch (the FSDP rows at the largest micro-batch
+// that fitted: llm-foundry's benchmark sweep, torchtitan's and this project's H200 grids). MARP must not call them
+// "does not fit".
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "frenzy/hw/gpu.hpp"
+#include "frenzy/io/throughput_csv.hpp"
+#include "frenzy/memory/estimator.hpp"
+#include "frenzy/memory/fit.hpp"
+#include "frenzy/train/attention.hpp"
+
+using namespace frenzy;
+
+namespace {
+struct ran_row {
+    std::string id, framework;
+    fit_verdict verdict;
+    double allocated, capacity;
+};
+
+std::vector<ran_row> ran_rows() {
+    const gpu_catalog cat;
+    const memory_estimator est;
+    std::vector<ran_row> out;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(FRENZY_DATA_DIR) + "/throughput")) {
+        if (entry.path().extension() != ".csv") continue;
+        std::ifstream in(entry.path());
+        for (const auto& s : read_throughput_csv(in, entry.path().filename().string(), cat)) {
+            const auto& g = cat.at(s.gpu);
+            const auto r = est.estimate(job_on(s.job, g));
+            out.push_back({entry.path().filename().string() + ":" + s.id, std::string(s.job.runtime.framework.name()),
+                           check_fit(r, g).verdict, r.peak_allocated.value, usable_memory(g, 0.0).value});
+        }
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("runs that ran are called fits or tight: every FSDP row, 95% of all") {
+    const auto rows = ran_rows();
+    REQUIRE(rows.size() >= 190);  // 130 llm-foundry, 31 torchtitan/FSDP2, 38 Megatron/NeMo rows on 2026-12-04
+    std::map<std::string, int> total, refused;
+    for (const auto& r : rows) {
+        ++total[r.framework];
+        if (r.verdict == fit_verdict::does_not_fit) {
+            ++refused[r.framework];
+            std::printf("does not fit: %s (%s)\n", r.id.c_str(), r.framework.c_str());
+        }
+        // The FSDP stacks (llm-foundry's benchmark sweep, torchtitan, the H200 grid) ran at the largest micro-batch
+        // that fitted: never "does not fit", and the central allocated peak within the card (the caching allocator
+        // flushes its cache before it raises out-of-memory, so the allocated peak is the one that must fit).
+        if (r.framework == "llm-foundry" || r.framework == "fsdp") {
+            INFO(r.id);
+            CHECK(r.verdict != fit_verdict::does_not_fit);
+            CHECK(r.allocated <= r.capacity);
+        }
+    }
+    int all = 0, bad = 0;
+    for (const auto& [fw, n] : total) {
+        all += n;
+        bad += refused[fw];
+        std::printf("%-12s %3d runs, %d called does-not-fit\n", fw.c_str(), n, refused[fw]);
+    }
+    // Issue 23's acceptance: at least 95% of runs that ran are called fits or tight. The Megatron/NeMo rows that
+    // are not (H100 NeMo performance-page layouts, printed above) are the known gap, docs/memory-model.md.
+    CHECK(all - bad >= 0.95 * all);
+}
