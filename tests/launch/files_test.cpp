@@ -122,6 +122,10 @@ std::vector<golden_case> golden_cases() {
         {"fsdp_shard_grad_op", launcher::fsdp,
          job("qwen2.5-7b", 4096, 64, framework::fsdp, P{.dp = 16, .sharding = sharding::gradients, .recompute = recompute::selective})},
         {"ddp", launcher::fsdp, job("gpt2", 1024, 64, framework::ddp, P{.dp = 8}, 8)},
+        {"llm_foundry_mpt", launcher::llm_foundry,
+         job("mpt-7b", 2048, 512, framework::llm_foundry, P{.dp = 8, .sharding = sharding::full, .recompute = recompute::full}, 8)},
+        {"llm_foundry_llama_gqa", launcher::llm_foundry,
+         job("llama-3.1-8b", 8192, 64, framework::llm_foundry, P{.dp = 16, .sharding = sharding::full})},
     };
 }
 
@@ -251,6 +255,73 @@ TEST_CASE("FSDP settings use torch.distributed.fsdp's own names for the sharding
                 for (auto it = s.at("mixed_precision").begin(); it != s.at("mixed_precision").end(); ++it) CHECK(names.count(it.key()) == 1);
         }
     }
+}
+
+/// The dotted key paths of the YAML train.yaml writes (two-space indentation, "key: value" or "key:" over a block;
+/// list items and comments skipped; variables.* are the file's own).
+std::vector<std::string> yaml_key_paths(const std::string& text) {
+    std::vector<std::string> out, stack;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto first = line.find_first_not_of(' ');
+        if (first == std::string::npos || line[first] == '#' || line[first] == '-') continue;
+        const auto colon = line.find(':', first);
+        REQUIRE(colon != std::string::npos);
+        stack.resize(first / 2);
+        stack.push_back(line.substr(first, colon - first));
+        std::string path;
+        for (const auto& k : stack) path += (path.empty() ? "" : ".") + k;
+        if (stack.front() != "variables" || stack.size() == 1) out.push_back(path);
+    }
+    return out;
+}
+
+TEST_CASE("every llm-foundry key written is one train.py accepts: TrainConfig, MPTConfig, Composer's FSDPConfig") {
+    const auto keys = key_list("llm_foundry_keys.txt");
+    for (const auto& c : golden_cases()) {
+        if (c.l != launcher::llm_foundry) continue;
+        for (auto [pr, rc] : {std::pair{precision::bf16_mixed, recompute::none}, {precision::fp8_mixed, recompute::full},
+                              {precision::bf16, recompute::full}, {precision::fp32, recompute::none}}) {
+            auto j = c.j;
+            j.training.precision = pr;
+            j.parallel.recompute = rc;
+            for (const auto attn : {attention_impl::automatic, attention_impl::unfused}) {
+                const auto text = frameworks::llm_foundry::train_yaml(j, attn);
+                const auto paths = yaml_key_paths(text);
+                CHECK(paths.size() >= 40);
+                for (const auto& k : paths) {
+                    INFO(c.name << " " << to_string(pr) << ": " << k);
+                    CHECK(keys.count(k) == 1);
+                }
+                // the model that was planned: its shape, kv heads, MLP and kernel as MPT names them
+                CHECK(text.find("  d_model: " + std::to_string(j.model.hidden) + "\n") != std::string::npos);
+                CHECK(text.find("  n_layers: " + std::to_string(j.model.layers) + "\n") != std::string::npos);
+                CHECK(text.find("    ffn_hidden_size: " + std::to_string(j.model.ffn_hidden) + "\n") != std::string::npos);
+                CHECK((text.find("    kv_n_heads: 8\n") != std::string::npos) == (j.model.kv() == 8 && j.model.heads == 32));
+                CHECK(text.find(attn == attention_impl::unfused ? "attn_impl: torch" : "attn_impl: flash") != std::string::npos);
+                CHECK((text.find("  fc_type: te\n") != std::string::npos) == (pr == precision::fp8_mixed));
+                CHECK((text.find("activation_checkpointing: true") != std::string::npos) == (rc == recompute::full));
+            }
+        }
+    }
+}
+
+TEST_CASE("llm-foundry launches: what MPT cannot build and what Composer refuses are named") {
+    auto j = job("mixtral-8x7b", 4096, 64, framework::llm_foundry, parallel_config{.dp = 8, .sharding = sharding::full});
+    CHECK_THROWS_WITH(frameworks::llm_foundry::train_yaml(j, attention_impl::flash), Catch::Contains("model.moe"));
+    j = job("mpt-7b", 2048, 64, framework::llm_foundry, parallel_config{.dp = 8});
+    j.model.activation = activation::squared_relu;
+    CHECK_THROWS_WITH(frameworks::llm_foundry::train_yaml(j, attention_impl::flash), Catch::Contains("model.activation=\"squared-relu\""));
+    j = job("mpt-7b", 2048, 64, framework::llm_foundry, parallel_config{.dp = 4, .tp = 2});
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("data parallel only"));
+    // no token budget: the batch script stops until TRAIN_BATCHES is given, and hands it to train.py
+    j = job("mpt-7b", 2048, 64, framework::llm_foundry, parallel_config{.dp = 8, .sharding = sharding::full});
+    j.training.total_tokens = 0;
+    const auto p = frameworks::llm_foundry::payload(j, opts(launcher::llm_foundry));
+    CHECK(p.preamble.find("TRAIN_BATCHES=\"${TRAIN_BATCHES:?") != std::string::npos);
+    CHECK(p.torchrun_target.find("variables.max_duration=\"${TRAIN_BATCHES}ba\"") != std::string::npos);
+    CHECK(p.torchrun_target.rfind("\"$LLM_FOUNDRY/scripts/train/train.py\" \"$LAUNCH_DIR/train.yaml\"", 0) == 0);
 }
 
 TEST_CASE("golden launch files") {

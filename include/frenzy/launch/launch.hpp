@@ -158,8 +158,12 @@ inline std::string batch_script_text(const batch_script_spec& b) {
 
 /// The job a plan runs: its layout, framework, micro-batch, precision (a marked alternative where the GPU type
 /// lacks the job's) and the overlap flags it was predicted with, in place of the job's own. The attention kernel
-/// stays the job's: "auto" runs in the framework what the planner resolved for the type (train/attention.hpp).
+/// stays the job's: "auto" runs in the framework what the planner resolved for the type (train/attention.hpp), except
+/// where that is the unfused kernel, which is written as such (Megatron --attention-backend unfused, MPT attn_impl
+/// torch): a file that names no kernel gets a flash one in frameworks that cannot choose by GPU.
 inline job_spec job_for_plan(job_spec j, const frenzy::plan& p) {
+    if (j.runtime.attention == attention_impl::automatic && p.attention == attention_impl::unfused)
+        j.runtime.attention = attention_impl::unfused;
     j.parallel = p.parallel;
     j.runtime.framework = p.framework;
     j.runtime.overlap_grad_reduce = p.overlap_grad_reduce;

@@ -77,6 +77,7 @@ public:
     static const launcher torchtitan;
     static const launcher deepspeed;
     static const launcher fsdp;
+    static const launcher llm_foundry;
 
 private:
     const launcher_traits* t_;

@@ -5,6 +5,7 @@ source tree, for tests/launch: each flag or key `frenzy launch` writes must be i
   extract_framework_keys.py megatron   REPO_DIR > megatron_arguments.txt
   extract_framework_keys.py deepspeed  REPO_DIR > deepspeed_keys.txt
   extract_framework_keys.py torchtitan REPO_DIR > torchtitan_fields.txt
+  extract_framework_keys.py llm-foundry LLM_FOUNDRY_DIR COMPOSER_DIR > llm_foundry_keys.txt
 
 Megatron-LM: literal '--flags' of megatron/training/arguments.py plus the flags ArgumentGroupFactory
 (megatron/training/argument_utils.py) derives from the config dataclasses named in arguments.py: `--name-with-dashes`;
@@ -12,6 +13,12 @@ bool fields whose default is not False become `--no-name` and `--disable-name`; 
 `exclude=[...]` lists and init=False fields are skipped.
 DeepSpeed: string constants of deepspeed/runtime/constants.py, runtime/zero/config.py, runtime/zero/offload_config.py,
 runtime/activation_checkpointing/config.py, runtime/precision_config.py (pydantic field names and aliases too).
+llm-foundry: dotted YAML paths train.py accepts: TrainConfig's fields (llmfoundry/utils/config_utils.py); under
+`model.` MPTConfig.__init__'s arguments, ComposerMPTCausalLM's and `name`; under `model.attn_config.` the keys of
+attn_config_defaults and GroupedQueryAttention's arguments; under `model.ffn_config.` build_mptglu's arguments and
+`ffn_type`; under `fsdp_config.` Composer's FSDPConfig fields (composer/utils/parallelism.py); the arguments of the
+text dataloader and StreamingTextDataset, DecoupledAdamW, CosineAnnealingWithWarmupScheduler and GradientClipping
+under their sections.
 torchtitan: dotted `section.field` names of the dataclasses Trainer.Config composes (torchtitan/config/configs.py,
 activation_checkpoint.py), as config attributes are spelled in a recipe.
 """
@@ -219,7 +226,63 @@ def torchtitan(root):
     return sorted(out)
 
 
+def init_args(root, mod, cls_name=None, func_name=None):
+    """Argument names of class `cls_name`'s __init__ (or of function `func_name`) in module `mod`."""
+    tree = parse(module_file(root, mod))
+    for node in ast.walk(tree):
+        if cls_name and isinstance(node, ast.ClassDef) and node.name == cls_name:
+            for b in node.body:
+                if isinstance(b, ast.FunctionDef) and b.name == "__init__":
+                    return [a.arg for a in b.args.args + b.args.kwonlyargs if a.arg != "self"]
+        if func_name and isinstance(node, ast.FunctionDef) and node.name == func_name:
+            return [a.arg for a in node.args.args + node.args.kwonlyargs]
+    raise SystemExit(f"{cls_name or func_name} not found in {mod}")
+
+
+def dict_keys(root, mod, var):
+    for node in parse(module_file(root, mod)).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == var for t in targets):
+                return list(const(node.value).keys())
+    raise SystemExit(f"{var} not found in {mod}")
+
+
+def class_fields(root, mod, name):
+    cls, m = resolve_class(root, mod, name)
+    return [b.target.id for b in cls.body if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name)]
+
+
+def llm_foundry(root, composer_root):
+    out = set(class_fields(root, "llmfoundry.utils.config_utils", "TrainConfig"))
+    sections = {
+        "model": init_args(root, "llmfoundry.models.mpt.configuration_mpt", "MPTConfig") +
+        init_args(root, "llmfoundry.models.mpt.modeling_mpt", "ComposerMPTCausalLM") + ["name"],
+        "model.attn_config": dict_keys(root, "llmfoundry.models.utils.config_defaults", "attn_config_defaults") +
+        init_args(root, "llmfoundry.models.layers.attention", "GroupedQueryAttention"),
+        "model.ffn_config": init_args(root, "llmfoundry.models.layers.ffn", func_name="build_mptglu") + ["ffn_type"],
+        "model.ffn_config.ffn_act_fn": ["name"],
+        "fsdp_config": class_fields(composer_root, "composer.utils.parallelism", "FSDPConfig"),
+        "tokenizer": ["name", "kwargs"],
+        "tokenizer.kwargs": ["model_max_length"],
+        "train_loader": init_args(root, "llmfoundry.data.text_data", func_name="build_text_dataloader") + ["name"],
+        "train_loader.dataset": init_args(root, "llmfoundry.data.text_data", "StreamingTextDataset"),
+        "optimizer": init_args(composer_root, "composer.optim.decoupled_weight_decay", "DecoupledAdamW") + ["name"],
+        "scheduler": init_args(composer_root, "composer.optim.scheduler", "CosineAnnealingWithWarmupScheduler") + ["name"],
+        "algorithms.gradient_clipping": init_args(
+            composer_root, "composer.algorithms.gradient_clipping.gradient_clipping", "GradientClipping"),
+    }
+    for section, keys in sections.items():
+        out.update(section + "." + k for k in keys if k not in ("tokenizer", "device_batch_size"))
+    out.add("algorithms.gradient_clipping")
+    return sorted(out)
+
+
 if __name__ == "__main__":
     which, root = sys.argv[1], sys.argv[2]
-    for k in {"megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan}[which](root):
+    if which == "llm-foundry":
+        keys = llm_foundry(root, sys.argv[3])
+    else:
+        keys = {"megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan}[which](root)
+    for k in keys:
         print(k)

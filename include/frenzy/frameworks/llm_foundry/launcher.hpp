@@ -1,0 +1,145 @@
+#pragma once
+// The llm-foundry launcher: train.yaml for llm-foundry's scripts/train/train.py, every top-level key a field of its
+// TrainConfig (mosaicml/llm-foundry@8c8dd48f llmfoundry/utils/config_utils.py), the model an MPT of the planned
+// shape (llmfoundry/models/mpt/configuration_mpt.py MPTConfig, models/utils/config_defaults.py), fsdp_config with
+// Composer's FSDPConfig fields (mosaicml/composer@6405188 composer/utils/parallelism.py). Every key written is in
+// tests/data/launch/llm_foundry_keys.txt, read from that code by tests/data/launch/extract_framework_keys.py.
+// The run's settings (checkout, data, tokenizer, checkpoints, learning rate) are shell variables of the batch
+// script handed to train.py as OmegaConf overrides (train.py merges `key=value` arguments into the YAML).
+#include <string>
+#include <vector>
+
+#include "frenzy/frameworks/llm_foundry/traits.hpp"
+#include "frenzy/launch/launcher.hpp"
+#include "frenzy/memory/framework_profile.hpp"
+
+namespace frenzy::frameworks::llm_foundry {
+
+/// MPT's name for the job's MLP: mptmlp with its activation, or mptglu for the gated ones (layers/ffn.py
+/// build_mptmlp / build_mptglu; the activation by torch.nn.functional name, resolve_ffn_act_fn).
+struct mpt_ffn {
+    const char* type;
+    const char* act;
+};
+inline mpt_ffn ffn_of(const transformer_spec& m) {
+    switch (m.activation) {
+        case activation::gelu: return {"mptmlp", "gelu"};
+        case activation::relu: return {"mptmlp", "relu"};
+        case activation::swiglu: return {"mptglu", "silu"};
+        case activation::geglu: return {"mptglu", "gelu"};
+        case activation::squared_relu: break;
+    }
+    throw config_error("model.activation=\"squared-relu\" has no MPT feed-forward (ffn_type mptmlp/mptglu take a "
+                       "torch activation by name): llm-foundry cannot build this model");
+}
+
+/// The MPT architecture keys of the job's model; what MPT cannot express is refused, naming the field.
+inline std::string model_yaml(const job_spec& j, attention_impl attn) {
+    const auto& m = j.model;
+    if (m.is_moe()) throw config_error("model.moe: llm-foundry's MoE FFNs need MegaBlocks (ffn_type mb_moe), which frenzy launch does not write");
+    if (m.is_mla()) throw config_error("model.mla: MPT has no multi-head latent attention");
+    if (m.parallel_attention) throw config_error("model.parallel_attention: MPT blocks run attention and MLP one after the other");
+    const auto ffn = ffn_of(m);
+    std::string s = "model:\n  name: mpt_causal_lm\n  init_device: meta\n";
+    s += "  d_model: " + std::to_string(m.hidden) + "\n  n_heads: " + std::to_string(m.heads) +
+         "\n  n_layers: " + std::to_string(m.layers) + "\n";
+    if (m.head_dim > 0 && m.head_dim * m.heads != m.hidden) s += "  head_dim: " + std::to_string(m.head_dim) + "\n";
+    s += "  max_seq_len: " + std::to_string(j.training.seq_len) + "\n  vocab_size: " + std::to_string(m.vocab) + "\n";
+    s += "  learned_pos_emb: " + std::string(m.position_embedding == position_embedding::learned ? "true" : "false") + "\n";
+    s += "  no_bias: " + std::string(m.bias ? "false" : "true") + "\n";
+    s += "  norm_type: " + std::string(m.norm == norm_kind::rmsnorm ? "low_precision_rmsnorm" : "low_precision_layernorm") + "\n";
+    s += "  tie_word_embeddings: " + std::string(m.tied_embeddings ? "true" : "false") + "\n";
+    if (m.qkv_bias && !m.bias) s += "  attention_bias: true\n";  // the QKV projection's biases only (Qwen2)
+    if (j.training.precision == precision::fp8_mixed) s += "  fc_type: te\n";  // amp_fp8 runs Transformer Engine linears
+    s += "  loss_fn: " + std::string(profile_of(j).loss == loss_style::fused_cross_entropy ? "fused_crossentropy" : "torch_crossentropy") + "\n";
+    s += "  attn_config:\n    attn_impl: " + std::string(attn == attention_impl::unfused ? "torch" : "flash") + "\n";
+    if (m.kv() != m.heads) s += "    attn_type: grouped_query_attention\n    kv_n_heads: " + std::to_string(m.kv()) + "\n";
+    if (m.position_embedding == position_embedding::rope)
+        s += "    rope: true  # rope_theta: MPT's 10000 unless set here (the job does not carry the model's)\n";
+    if (m.position_embedding == position_embedding::alibi) s += "    alibi: true\n";
+    s += "  ffn_config:\n    ffn_type: " + std::string(ffn.type) + "\n    ffn_hidden_size: " + std::to_string(m.ffn_hidden) +
+         "\n    ffn_act_fn:\n      name: " + ffn.act + "\n";
+    return s;
+}
+
+/// Composer's precision name (composer/core/precision.py Precision) and the FSDP mixed_precision preset
+/// (composer/distributed/mosaic_parallelism.py get_mixed_precision: DEFAULT reduces in fp32, PURE in the 16-bit type).
+inline std::pair<const char*, const char*> precision_names(precision p) {
+    switch (p) {
+        case precision::bf16_mixed: return {"amp_bf16", "DEFAULT"};
+        case precision::fp16_mixed: return {"amp_fp16", "DEFAULT"};
+        case precision::fp8_mixed: return {"amp_fp8", "DEFAULT"};
+        case precision::bf16: return {"amp_bf16", "PURE"};
+        case precision::fp32: return {"fp32", "FULL"};
+        default: break;
+    }
+    throw config_error("training.precision=\"" + std::string(to_string(p)) + "\" has no Composer precision (amp_bf16, amp_fp16, amp_fp8, fp32)");
+}
+
+/// train.yaml: the TrainConfig of the job (the settings the batch script overrides are ${variables.*}).
+inline std::string train_yaml(const job_spec& j, attention_impl attn) {
+    const auto& t = j.training;
+    const auto& p = j.parallel;
+    const auto [composer_precision, mixed] = precision_names(t.precision);
+    const char* strategy = p.sharding == sharding::full ? "FULL_SHARD" : p.sharding == sharding::gradients ? "SHARD_GRAD_OP" : "NO_SHARD";
+    const auto steps = train_steps(j);
+    std::string s = "# Written by frenzy launch for llm-foundry's scripts/train/train.py (TrainConfig of\n"
+                    "# mosaicml/llm-foundry@8c8dd48f llmfoundry/utils/config_utils.py). The variables are set by\n"
+                    "# launch.sbatch from its settings block; edit them there.\n";
+    s += "variables:\n  data_local: ./data\n  tokenizer_name: EleutherAI/gpt-neox-20b\n  save_folder: ./checkpoints\n"
+         "  lr: 1.0e-4\n  max_duration: " + (steps > 0 ? std::to_string(steps) + "ba" : std::string("1ba")) + "\n";
+    s += "max_seq_len: " + std::to_string(t.seq_len) + "\nseed: 17\nprecision: " + composer_precision + "\n";
+    s += model_yaml(j, attn);
+    s += "tokenizer:\n  name: ${variables.tokenizer_name}\n  kwargs:\n    model_max_length: " + std::to_string(t.seq_len) + "\n";
+    s += "train_loader:\n  name: text\n  dataset:\n    local: ${variables.data_local}\n    split: train\n    shuffle: true\n"
+         "    max_seq_len: " + std::to_string(t.seq_len) + "\n    shuffle_seed: 17\n  drop_last: true\n  num_workers: 8\n";
+    s += "optimizer:\n  name: decoupled_adamw\n  lr: ${variables.lr}\n  betas:\n  - 0.9\n  - 0.95\n  eps: 1.0e-08\n  weight_decay: 0.0\n";
+    s += "scheduler:\n  name: cosine_with_warmup\n  t_warmup: 0.01dur\n  alpha_f: 0.1\n";
+    s += "algorithms:\n  gradient_clipping:\n    clipping_type: norm\n    clipping_threshold: 1.0\n";
+    s += "max_duration: ${variables.max_duration}\n";
+    s += "global_train_batch_size: " + std::to_string(t.global_batch) + "\ndevice_train_microbatch_size: " +
+         std::to_string(t.micro_batch) + "\ndevice_eval_batch_size: " + std::to_string(t.micro_batch) + "\n";
+    s += "fsdp_config:\n  sharding_strategy: " + std::string(strategy) + "\n  mixed_precision: " + mixed +
+         "\n  activation_checkpointing: " + std::string(p.recompute == recompute::full ? "true" : "false") +
+         "\n  activation_checkpointing_reentrant: false\n  activation_cpu_offload: false\n  limit_all_gathers: true\n";
+    s += "save_folder: ${variables.save_folder}\nsave_interval: 1000ba\nautoresume: true\n";
+    s += "progress_bar: false\nlog_to_console: true\nconsole_log_interval: 10ba\n";
+    return s;
+}
+
+/// The settings block of the batch script and the OmegaConf overrides that carry them to train.py.
+inline std::string settings(const job_spec& j) {
+    std::string s = "# Settings: give them in sbatch's environment (LR=1e-4 sbatch launch.sbatch) or edit them here.\n";
+    s += "LLM_FOUNDRY=\"${LLM_FOUNDRY:-$HOME/llm-foundry}\"  # an llm-foundry checkout: its scripts/train/train.py runs\n";
+    s += "DATA_LOCAL=\"${DATA_LOCAL:?set DATA_LOCAL to a streaming dataset (llm-foundry scripts/data_prep/convert_dataset_hf.py)}\"\n";
+    s += "TOKENIZER=\"${TOKENIZER:-EleutherAI/gpt-neox-20b}\"  # the tokenizer DATA_LOCAL was made with (vocabulary " +
+         std::to_string(j.model.vocab) + ")\n";
+    s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from (autoresume)\n";
+    s += "LR=\"${LR:-1.0e-4}\"\n";
+    if (train_steps(j) <= 0)
+        s += "TRAIN_BATCHES=\"${TRAIN_BATCHES:?the job has no token budget: set TRAIN_BATCHES (optimizer steps)}\"\n";
+    return s;
+}
+
+inline launcher_payload payload(const job_spec& j, const launch_options& o) {
+    if (j.runtime.offload.any()) throw config_error("runtime.offload: Composer refuses FSDP CPU offload");
+    launcher_payload out;
+    out.files.push_back({"train.yaml", train_yaml(j, j.runtime.attention)});
+    out.preamble = settings(j);
+    std::string overrides = " variables.data_local=\"$DATA_LOCAL\" variables.tokenizer_name=\"$TOKENIZER\""
+                            " variables.save_folder=\"$CHECKPOINT_DIR\" variables.lr=\"$LR\"";
+    if (train_steps(j) <= 0) overrides += " variables.max_duration=\"${TRAIN_BATCHES}ba\"";
+    out.torchrun_target = (o.run_command.empty() ? std::string("\"$LLM_FOUNDRY/scripts/train/train.py\"") : o.run_command) +
+                          " \"$LAUNCH_DIR/train.yaml\"" + overrides;
+    return out;
+}
+
+inline constexpr launcher_traits launch_traits{
+    .name = "llm-foundry",
+    .summary = "torchrun of llm-foundry's scripts/train/train.py with train.yaml (an MPT of the planned shape, FSDP1)",
+    .runs = {&traits},
+    .payload = payload,
+    .config_example = "train.yaml",
+};
+
+}  // namespace frenzy::frameworks::llm_foundry
