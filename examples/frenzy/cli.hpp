@@ -206,14 +206,17 @@ struct job_args {
     bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false;
 };
 
-inline void add_job_options(CLI::App* c, job_args& a) {
+/// The job's source (file, launcher config, preset, Hugging Face config), batches, budget, precision, optimizer.
+inline void add_job_source_options(CLI::App* c, job_args& a) {
     c->add_option("--job,--spec", a.file, fmt::format("Job spec JSON ({}); flags below override it", formats_doc))
         ->check(CLI::ExistingFile);
     c->add_option("--from", a.from, "The job from a launcher configuration, KIND:FILE: " + frenzy::import_examples() +
                                    " (megatron: a script or a JSON argument list; the others with --model); ignored and "
                                    "not-understood arguments are listed on stderr");
-    c->add_option("--model", a.model, "Model preset name (`frenzy models` lists them)");
-    c->add_option("--hf-config", a.hf_config, "Hugging Face config.json")->check(CLI::ExistingFile);
+    c->add_option("--model", a.model, "Model preset name (`frenzy models` lists them), or ORG/NAME of a model in the "
+                                     "local Hugging Face cache (HF_HUB_CACHE, HF_HOME/hub or ~/.cache/huggingface/hub; "
+                                     "nothing is downloaded)");
+    c->add_option("--hf-config", a.hf_config, "Hugging Face config.json, or a snapshot folder holding one")->check(CLI::ExistingPath);
     c->add_option("--seq-len", a.seq_len, "Sequence length (default 2048)")->check(whole_number(frenzy::bounds::seq_len));
     c->add_option("--micro-batch", a.micro_batch, "Micro-batch size (default 1)")->check(whole_number(frenzy::bounds::micro_batch));
     c->add_option("--global-batch", a.global_batch, "Global batch in sequences (default micro-batch x dp)")->check(whole_number(frenzy::bounds::global_batch));
@@ -223,6 +226,10 @@ inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_option("--precision", a.precision, "fp32 | fp16-mixed | bf16-mixed | bf16 | fp8-mixed");
     c->add_option("--optimizer", a.optimizer, "adam | adamw | adamw-8bit (bitsandbytes AdamW8bit; adamw8bit also accepted) | "
                                              "sgd | adafactor");
+}
+
+/// The parallel layout: degrees, sharding, recompute, schedule.
+inline void add_layout_options(CLI::App* c, job_args& a) {
     c->add_option("--dp", a.dp, "Data-parallel degree")->check(whole_number(frenzy::bounds::degree));
     c->add_option("--tp", a.tp, "Tensor-parallel degree")->check(whole_number(frenzy::bounds::degree));
     c->add_option("--pp", a.pp, "Pipeline-parallel degree")->check(whole_number(frenzy::bounds::degree));
@@ -241,6 +248,10 @@ inline void add_job_options(CLI::App* c, job_args& a) {
                   "Megatron --recompute-num-layers (parallel.recompute_layers, default 1)")
         ->check(whole_number(frenzy::bounds::layers));
     c->add_option("--schedule", a.schedule, "1f1b | interleaved | gpipe");
+}
+
+/// The framework and its runtime options: kernels, loss, fine-tuning method, offload, Megatron memory flags.
+inline void add_runtime_options(CLI::App* c, job_args& a) {
     c->add_option("--framework", a.frameworks, frenzy::framework_names() + " (plan: repeatable, each is considered)");
     c->add_option("--attention", a.attention,
                   "auto (default: what the framework runs on the GPU type; sm80+: flash) | flash | memory-efficient | unfused");
@@ -264,6 +275,12 @@ inline void add_job_options(CLI::App* c, job_args& a) {
     c->add_flag("--grad-reduce-bf16", a.grad_reduce_bf16, "Megatron --grad-reduce-in-bf16: bf16 main_grad buffers "
                                                          "(runtime.grad_reduce_bf16)");
     c->add_flag("--no-dropout", a.no_dropout, "No dropout masks (runtime.dropout false; Megatron's default is 0.1)");
+}
+
+inline void add_job_options(CLI::App* c, job_args& a) {
+    add_job_source_options(c, a);
+    add_layout_options(c, a);
+    add_runtime_options(c, a);
 }
 
 /// Applies the fine-tuning / offload / Megatron memory flags to `j` (each value checked; validate(j) checks the
@@ -338,7 +355,7 @@ inline frenzy::job_spec import_from(const job_args& a) {
     if (launcher_needs_model(kind) && a.model.empty())
         throw config_error("--from " + kind + ":FILE: the configuration does not describe the model; give --model");
     import_options o;
-    if (!a.model.empty()) o.model = preset(a.model);
+    if (!a.model.empty()) o.model = preset_or_cached(a.model);
     if (a.seq_len > 0) o.training.seq_len = a.seq_len;
     for (auto [v, out] : {std::pair{a.tp, &o.layout.tp}, {a.pp, &o.layout.pp}, {a.cp, &o.layout.cp}, {a.ep, &o.layout.ep}})
         if (v > 0) *out = v;
@@ -368,10 +385,10 @@ inline frenzy::parsed_job build_job(const job_args& a) {
     } else if (!a.file.empty()) {
         out = load_job(a.file);
     } else if (!a.model.empty()) {
-        j.model = preset(a.model);
+        j.model = preset_or_cached(a.model);
         j.name = j.model.name;
     } else if (!a.hf_config.empty()) {
-        j.model = load_hf_config(a.hf_config);
+        j.model = load_hf_model(a.hf_config);
         j.name = j.model.name;
     } else {
         throw config_error("give a job with --job FILE, --from KIND:FILE, --model PRESET or --hf-config FILE");

@@ -5,9 +5,15 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/hf_cache.hpp"
 #include "frenzy/io/hf_config.hpp"
 #include "frenzy/model/presets.hpp"
 
@@ -491,4 +497,94 @@ TEST_CASE("error messages carry a bounded, printable excerpt of the value, never
         g["final_logit_softcapping"] = -30.0;
         CHECK_THAT(error_of(g), Contains("final_logit_softcapping=-30 (model.final_logit_softcap)"));
     }
+}
+
+TEST_CASE("Cohere (Command R, Command R7B / A) and Mistral 3 load as published, with their counts") {
+    SECTION("Command R v01: parallel attention and SwiGLU MLP on one LayerNorm, MHA 64, tied 256000 vocabulary") {
+        const auto s = from_hf_config(raw("command-r-v01"));
+        CHECK(s.parallel_attention);
+        CHECK(s.layer_norm_count() == 1);
+        CHECK(s.norm == norm_kind::layernorm);
+        CHECK(s.activation == activation::swiglu);
+        CHECK(s.kv() == 64);
+        CHECK(s.tied_embeddings);
+        CHECK_FALSE(s.bias);
+        // 40 x (4 x 8192^2 attention + 3 x 8192 x 22528 MLP) + 256000 x 8192 tied = 34,980,249,600 plus the norms
+        // (LayerNorm counted with a bias Cohere's lacks: 41 x 8192 weights over, 0.001%): model card "35B".
+        CHECK(total_parameters(s) == Approx(40.0 * (4.0 * 8192 * 8192 + 3.0 * 8192 * 22528) + 256000.0 * 8192).epsilon(1e-4));
+        CHECK(total_parameters(s) == Approx(35e9).epsilon(0.02));
+    }
+    SECTION("Cohere2 (Command R7B, Command A): a global layer every sliding_window_pattern, or as layer_types say") {
+        // transformers Cohere2Config defaults (configuration_cohere2.py @008e5743): the Command R shape, sliding
+        // window 4096, pattern 4
+        auto c = raw("command-r-v01");
+        c["model_type"] = "cohere2";
+        c["architectures"] = nlohmann::json::array({"Cohere2ForCausalLM"});
+        auto s = from_hf_config(c);
+        CHECK(s.sliding_window == 4096);
+        CHECK(s.global_layer_every == 4);
+        CHECK(s.parallel_attention);
+        c["layer_types"] = nlohmann::json::array();
+        for (int i = 0; i < 40; ++i) c["layer_types"].push_back(i % 8 == 7 ? "full_attention" : "sliding_attention");
+        s = from_hf_config(c);
+        CHECK(s.global_layer_every == 8);
+        // Command R7B (c4ai-command-r7b-12-2024): 32 layers, 4096 hidden, GQA 32/8, 14336 MLP: "8B"
+        c.erase("layer_types");
+        c.update({{"num_hidden_layers", 32}, {"hidden_size", 4096}, {"num_attention_heads", 32},
+                  {"num_key_value_heads", 8}, {"intermediate_size", 14336}});
+        s = from_hf_config(c);
+        CHECK(total_parameters(s) == Approx(8.03e9).epsilon(0.01));
+    }
+    SECTION("Mistral Small 3.1: the language model of the multimodal wrapper, head_dim 128 beside a 5120 hidden") {
+        const auto s = from_hf_config(raw("mistral-small-3.1-24b"));
+        CHECK(s.layers == 40);
+        CHECK(s.hidden == 5120);
+        CHECK(s.head_dim == 128);
+        CHECK(s.kv() == 8);
+        CHECK(s.ffn_hidden == 32768);
+        CHECK_FALSE(s.tied_embeddings);
+        // 40 x (5120 x 4096 x 2 + 5120 x 1024 x 2 + 3 x 5120 x 32768 + 2 x 5120) + 2 x 131072 x 5120 + 5120 = 23.57B of
+        // the model card's "24B" (the 0.4B Pixtral vision encoder is not a transformer_spec's): -1.8%.
+        CHECK(total_parameters(s) == Approx(24e9).epsilon(0.02));
+    }
+    SECTION("an unknown wrapper or family still names what is supported") {
+        CHECK_THAT(error_of(nlohmann::json{{"model_type", "cohere3"}}), Contains("cohere, cohere2"));
+    }
+}
+
+TEST_CASE("a model in the local Hugging Face cache, or a snapshot folder, loads without a download") {
+    namespace fs = std::filesystem;
+    const fs::path cache = fs::temp_directory_path() / ("frenzy_hf_cache_" + std::to_string(::getpid()));
+    fs::remove_all(cache);
+    // huggingface_hub's layout: models--ORG--NAME/refs/main names the snapshot of the main branch
+    const fs::path repo = cache / "models--meta-llama--Llama-3.2-1B";
+    fs::create_directories(repo / "refs");
+    fs::create_directories(repo / "snapshots" / "4e20de36");
+    fs::create_directories(repo / "snapshots" / "0aaaaaaa");
+    fs::copy_file(data("llama-3.2-1b.json"), repo / "snapshots" / "4e20de36" / "config.json");
+    fs::copy_file(data("gpt2.json"), repo / "snapshots" / "0aaaaaaa" / "config.json");
+    std::ofstream(repo / "refs" / "main") << "4e20de36";
+    ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
+    REQUIRE(hf_cache_dirs() == std::vector<std::string>{cache.string()});
+
+    const auto s = preset_or_cached("meta-llama/Llama-3.2-1B");
+    CHECK(s.name == "meta-llama/Llama-3.2-1B");  // named by the repository, not by its model_type
+    CHECK(s.hidden == 2048);
+    CHECK(s.layers == 16);
+    // the snapshot folder itself
+    CHECK(load_hf_model((repo / "snapshots" / "4e20de36").string()).hidden == 2048);
+    // a job file naming it
+    const auto m = model_from_json(nlohmann::json{{"hf_config", "meta-llama/Llama-3.2-1B"}});
+    CHECK(m.layers == 16);
+    // without refs/main two snapshots are ambiguous: the error says so, it does not pick one
+    fs::remove(repo / "refs" / "main");
+    CHECK_THROWS_WITH(preset_or_cached("meta-llama/Llama-3.2-1B"), Contains("2 cached snapshots") && Contains("refs/main"));
+    // not cached: the preset error, with where it looked and that nothing is downloaded
+    CHECK_THROWS_WITH(preset_or_cached("org/absent-model"), Contains("not a known preset") && Contains(cache.string()) &&
+                                                                Contains("nothing is downloaded"));
+    // a path outside the id grammar is never looked up in the cache
+    CHECK_THROWS_WITH(preset_or_cached("../etc"), Contains("not a known preset") && !Contains("cache"));
+    CHECK_THROWS_WITH(load_hf_model(cache.string()), Contains("a folder without a config.json"));
+    ::unsetenv("HF_HUB_CACHE");
+    fs::remove_all(cache);
 }

@@ -21,7 +21,7 @@ struct hf_model_type {
 
 struct model_family {
     std::string_view name;
-    std::array<hf_model_type, 8> model_types{};  ///< the first ones set, the rest empty
+    std::array<hf_model_type, 12> model_types{};  ///< the first ones set, the rest empty
     /// The spec of a config.json of one of its (non-wrapper) model types.
     transformer_spec (*read_hf)(const hf_reader& r, const std::string& model_type) = nullptr;
 };

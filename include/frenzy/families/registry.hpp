@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "frenzy/families/bloom/hf_config.hpp"
+#include "frenzy/families/cohere/hf_config.hpp"
 #include "frenzy/families/deepseek/hf_config.hpp"
 #include "frenzy/families/falcon/hf_config.hpp"
 #include "frenzy/families/family.hpp"
@@ -19,10 +20,10 @@
 
 namespace frenzy {
 
-inline constexpr std::array<const model_family*, 10> model_families{
+inline constexpr std::array<const model_family*, 11> model_families{
     &families::llama::family,  &families::gemma::family, &families::olmo2::family, &families::deepseek::family,
-    &families::falcon::family, &families::llama4::family, &families::gpt2::family, &families::opt::family,
-    &families::gpt_neox::family, &families::bloom::family,
+    &families::falcon::family, &families::llama4::family, &families::cohere::family, &families::gpt2::family,
+    &families::opt::family,    &families::gpt_neox::family, &families::bloom::family,
 };
 
 /// A config.json model_type and the family that reads it.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frenzy/io/json_reader.hpp"
+#include "frenzy/io/hf_cache.hpp"
 #include "frenzy/io/hf_config.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/plan/plan.hpp"
@@ -58,17 +59,19 @@ inline void read_model_fields(detail::object_reader& r, transformer_spec& m) {
     }
 }
 
-/// `model`: {"preset": NAME} | {"hf_config": PATH} | explicit fields; explicit fields override a preset.
+/// `model`: {"preset": NAME} | {"hf_config": PATH} | explicit fields; explicit fields override a preset. A preset
+/// name that is no preset may be ORG/NAME of a model in the local Hugging Face cache; PATH may be a snapshot folder
+/// or ORG/NAME (io/hf_cache.hpp).
 inline transformer_spec model_from_json(const nlohmann::json& j, const std::string& path = "model") {
-    if (j.is_string()) return preset(j.get<std::string>());
+    if (j.is_string()) return preset_or_cached(j.get<std::string>());
     detail::object_reader r(j, path);
     transformer_spec m;
     std::string preset_name, hf;
     r.get("preset", preset_name);
     r.get("hf_config", hf);
     if (!preset_name.empty() && !hf.empty()) throw config_error(path + ": give either preset or hf_config, not both");
-    if (!preset_name.empty()) m = preset(preset_name);
-    if (!hf.empty()) m = load_hf_config(hf);
+    if (!preset_name.empty()) m = preset_or_cached(preset_name);
+    if (!hf.empty()) m = load_hf_model(hf);
     read_model_fields(r, m);
     r.finish();
     if (m.name.empty()) m.name = "custom";

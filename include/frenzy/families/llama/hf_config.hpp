@@ -1,5 +1,5 @@
 #pragma once
-// Llama, Mistral, Mixtral, Qwen2/Qwen2-MoE, Qwen3/Qwen3-MoE, Phi-3: the Hugging Face config.json reader of the family (keys and defaults as transformers sets them).
+// Llama, Mistral (and Mistral 3's multimodal wrapper), Mixtral, Qwen2/Qwen2-MoE, Qwen3/Qwen3-MoE, Phi-3: the Hugging Face config.json reader of the family (keys and defaults as transformers sets them).
 #include <string>
 
 #include "frenzy/families/family.hpp"
@@ -80,6 +80,8 @@ inline constexpr model_family family{
         {"qwen3", "Qwen3ForCausalLM"},
         {"qwen3_moe", "Qwen3MoeForCausalLM"},
         {"phi3", "Phi3ForCausalLM"},
+        // Mistral Small 3.1 / 3.2 (transformers configuration_mistral3.py: the language model in text_config)
+        {"mistral3", "Mistral3ForConditionalGeneration", "mistral"},
     }},
     .read_hf = read_hf,
 };

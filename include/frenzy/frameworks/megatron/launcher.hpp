@@ -23,6 +23,14 @@ inline std::vector<std::string> model_arguments(const job_spec& j) {
     if (m.position_embedding == position_embedding::alibi)
         throw config_error("model.position_embedding=\"alibi\" has no Megatron-LM --position-embedding-type");
     if (m.activation == activation::relu) throw config_error("model.activation=\"relu\" has no Megatron-LM argument");
+    // What Megatron-Core's GPT layer spec cannot build from arguments.py: written anyway, it would train another model.
+    if (m.activation == activation::geglu)
+        throw config_error("model.activation=\"geglu\" has no Megatron-LM argument (--swiglu gates with SiLU)");
+    if (m.parallel_attention)
+        throw config_error("model.parallel_attention=true (attention and MLP on one norm, added together) has no Megatron-LM argument");
+    if (m.layer_norm_count() > 2)
+        throw config_error(field_text("model.norms_per_layer", m.layer_norm_count()) + " (norms after attention and MLP too) has no Megatron-LM argument");
+    if (m.final_logit_softcap > 0) throw config_error("model.final_logit_softcap has no Megatron-LM argument");
     if (t.optimizer == optimizer_kind::adafactor) throw config_error("training.optimizer=\"adafactor\" is not a Megatron-LM --optimizer");
     std::vector<std::string> a{
         "--num-layers " + n(m.layers), "--hidden-size " + n(m.hidden), "--ffn-hidden-size " + n(m.ffn_hidden),
