@@ -82,6 +82,10 @@ class Estimate:
     @property
     def parameters(self) -> float: ...
     @property
+    def active_parameters(self) -> float:
+        """Parameters one token passes through (a mixture of experts' routed top-k and shared experts; the whole
+        model otherwise)."""
+    @property
     def peak_allocated_bytes(self) -> float: ...
     @property
     def peak_reserved_bytes(self) -> float: ...

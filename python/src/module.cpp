@@ -449,6 +449,11 @@ inline void bind_estimate_result(py::module_& m) {
         .def_property_readonly("job", [](const estimate_result& r) { return to_py(frenzy::to_json(r.job)); },
                                "The job estimated, as a dict shaped like the job JSON.")
         .def_property_readonly("parameters", [](const estimate_result& r) { return r.memory.parameters; })
+        .def_property_readonly(
+            "active_parameters",
+            [](const estimate_result& r) { return frenzy::active_parameters(r.job.model, r.job.training.seq_len); },
+            "parameters one token passes through (a mixture of experts' routed top-k and shared experts; the whole "
+            "model otherwise)")
         .def_property_readonly("peak_allocated_bytes", [](const estimate_result& r) { return r.memory.peak_allocated.value; })
         .def_property_readonly("peak_reserved_bytes", [](const estimate_result& r) { return r.memory.peak_reserved.value; })
         .def_property_readonly("uncertainty", [](const estimate_result& r) { return r.memory.uncertainty; },

@@ -151,3 +151,13 @@ def test_readme_example_global_batch_follows_dp():
     e2 = frenzy.estimate({"model": {"preset": "llama-3.1-8b"}, "training": {"micro_batch": 2, "global_batch": 32},
                           "parallel": {"dp": 8}})
     assert e2.job["training"]["global_batch"] == 32  # a stated global batch is kept
+
+
+def test_moe_active_parameters():
+    # Mistral AI, "Mixtral of experts": 46.7B parameters, 12.9B used per token (2 of 8 experts); 1% as presets_test
+    e = frenzy.estimate(MOE)
+    assert abs(e.active_parameters / 12.9e9 - 1) < 0.01
+    assert e.active_parameters == e.to_dict()["active_parameters"]
+    dense = frenzy.estimate(DENSE_PP)
+    assert "active_parameters" not in dense.to_dict()  # dense models: the whole model, not repeated in the JSON
+    assert dense.active_parameters < dense.parameters * 1.01

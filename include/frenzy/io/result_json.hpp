@@ -63,6 +63,8 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
     out["job"] = nlohmann::ordered_json(to_json(e.job));  // sorted keys, as the job JSON is written
     nlohmann::ordered_json mem = e.memory;
     for (auto it = mem.begin(); it != mem.end(); ++it) out[it.key()] = it.value();
+    // a mixture of experts: the parameters one token passes through (routed top-k, shared experts, dense layers)
+    if (e.job.model.is_moe()) out["active_parameters"] = active_parameters(e.job.model, e.job.training.seq_len);
     out["gpus"] = e.job.parallel.gpus();
     out["margin"] = e.margin;
     if (!e.gpu) return;
