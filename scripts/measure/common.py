@@ -48,6 +48,19 @@ def measure(info, step, batch, warm, timed):
                 loss_last=float(losses[-1]))
 
 
+def run_grid_one_rank(port, out, cases, prepare, keys, budget_s, extra):
+    """run_grid inside a one-rank NCCL process group (what FSDP needs on one GPU), torn down after."""
+    import torch.distributed as dist
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(port))
+    torch.cuda.set_device(0)
+    dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda:0"))
+    try:
+        run_grid(out, cases, prepare, keys, budget_s, extra)
+    finally:
+        dist.destroy_process_group()
+
+
 def run_grid(out, cases, prepare, keys, budget_s, extra):
     os.makedirs(out, exist_ok=True)
     start = time.time()

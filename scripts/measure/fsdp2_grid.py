@@ -20,12 +20,11 @@ import os
 import sys
 
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import MODELS, run_grid  # noqa: E402
+from common import MODELS, run_grid_one_rank  # noqa: E402
 
 def grid():
     """Runs in priority order: (model, seq, micro_batch, ac, optimizer)."""
@@ -217,13 +216,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=400)
     ap.add_argument("--only", default="")
     args = ap.parse_args()
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29533")
-    torch.cuda.set_device(0)
-    dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda:0"))
     cases = [c for c in grid() if not args.only or c[0] == args.only]
-    run_grid(args.out, cases, run, ("model", "seq", "micro_batch", "ac", "optimizer"), args.budget_s, {})
-    dist.destroy_process_group()
+    run_grid_one_rank(29533, args.out, cases, run, ("model", "seq", "micro_batch", "ac", "optimizer"), args.budget_s, {})
 
 
 if __name__ == "__main__":

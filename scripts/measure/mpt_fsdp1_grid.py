@@ -27,7 +27,6 @@ import os
 import sys
 
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -179,14 +178,9 @@ def main():
     ap.add_argument("--budget-s", type=float, default=400)
     ap.add_argument("--case", type=int, default=-1, help="run only grid()[CASE]: one process per case, since FSDP1 units left behind by a case keep their memory")
     args = ap.parse_args()
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29534")
-    torch.cuda.set_device(0)
-    dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda:0"))
     cases = grid() if args.case < 0 else grid()[args.case:args.case + 1]
-    common.run_grid(args.out, cases, run, ("model", "seq", "micro_batch", "ac", "loss"), args.budget_s,
-                    {"mechanism": "llm-foundry MPT on FSDP1 (emulated, see scripts/measure/mpt_fsdp1_grid.py)"})
-    dist.destroy_process_group()
+    common.run_grid_one_rank(29534, args.out, cases, run, ("model", "seq", "micro_batch", "ac", "loss"), args.budget_s,
+                             {"mechanism": "llm-foundry MPT on FSDP1 (emulated, see scripts/measure/mpt_fsdp1_grid.py)"})
 
 
 if __name__ == "__main__":
