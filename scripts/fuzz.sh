@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds every libFuzzer target (fuzz/fuzz_*.cpp) with clang-14 under AddressSanitizer + UBSan into build-fuzz/ and
-# runs each for FUZZ_SECONDS (default 20) from a seed corpus of the repository's fixtures (tests/data, examples/,
+# Builds every libFuzzer target (fuzz/fuzz_*.cpp) with clang-14 under AddressSanitizer + UBSan into one binary,
+# build-fuzz/frenzy_fuzz (FRENZY_FUZZ_TARGET=<target> picks one: fuzz/fuzz_common.hpp), and runs each for FUZZ_SECONDS (default 20) from a seed corpus of the repository's fixtures (tests/data, examples/,
 # data/) with its dictionary (fuzz/<target>.dict). Fails on any crash, leak, timeout, out-of-memory or
 # sanitizer report; a finding is left in build-fuzz/findings/<target>/ (turn it into a test in tests/regress/).
 # Prints executions per second and total executions per target (also in build-fuzz/summary.txt).
@@ -23,23 +23,18 @@ flags=(-std=c++20 -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined -fn
 [ -f /usr/include/glpk.h ] && flags+=(-DFRENZY_HAS_GLPK=1)
 [ -f /usr/include/yaml-cpp/yaml.h ] && flags+=(-DFRENZY_HAS_YAML=1)  # Megatron's YAML arguments (linked below)
 
-echo "== building fuzz targets with $CXX =="
-build_one() {  # rebuild when the source or any header is newer than the binary
-  local t="$1"
-  if [ ! -x "$out/$t" ] || [ -n "$(find fuzz include -newer "$out/$t" -name '*.?pp' -print -quit)" ]; then
-    local libs=()
-    [ -f /usr/include/yaml-cpp/yaml.h ] && libs+=(-lyaml-cpp)
-    "$CXX" "${flags[@]}" "fuzz/$t.cpp" -o "$out/$t.tmp" "${libs[@]}" && mv "$out/$t.tmp" "$out/$t"
-  fi
-}
-pids=()
+echo "== building the fuzz targets into one binary with $CXX =="
+# Every target in one translation unit (fuzz/fuzz_common.hpp): they parse the same headers once. Rebuilt when a
+# source or any header is newer than the binary.
+bin="$out/frenzy_fuzz"
+if [ ! -x "$bin" ] || [ -n "$(find fuzz include -newer "$bin" -name '*.?pp' -print -quit)" ]; then
+  { echo '#include "main.cpp"'; for t in $(cd fuzz && ls fuzz_*.cpp | sed 's/\.cpp$//'); do echo "#include \"$t.cpp\""; done; } \
+    > "$out/all_targets.cpp"
+  libs=()
+  [ -f /usr/include/yaml-cpp/yaml.h ] && libs+=(-lyaml-cpp)
+  "$CXX" "${flags[@]}" -Ifuzz "$out/all_targets.cpp" -o "$bin.tmp" "${libs[@]}" && mv "$bin.tmp" "$bin"
+fi
 jobs_max="$(nproc)"
-for t in $targets; do
-  build_one "$t" &
-  pids+=($!)
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do sleep 1; done
-done
-for p in "${pids[@]}"; do wait "$p"; done
 
 seeds_for() {  # seed inputs of a target
   case "$1" in
@@ -60,8 +55,9 @@ fuzz_one() {
   mkdir -p "$corpus" "$findings"
   for s in $(seeds_for "$t"); do cp -f "$s" "$corpus/seed_$(basename "$s")"; done
   [ -f "fuzz/$t.dict" ] && dict=(-dict="fuzz/$t.dict")
-  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "./$out/$t" "${dict[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  FRENZY_FUZZ_TARGET="$t" ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$bin" "${dict[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" >"$log" 2>&1 || rc=$?
   local execs eps size result=ok
   execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)"
