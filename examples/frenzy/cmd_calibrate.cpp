@@ -85,8 +85,8 @@ void run_calibrate(const calibrate_args& a) {
     for (const auto& c : fit.gpus)
         fmt::print("{:<14} {:>9.1f}% {:>9.1f}%  {}\n", c.gpu, 100 / c.inverse,
                    100 / fit.gpu_attention_inverse(c.gpu), c.source);
-    fmt::print("other types: {:.1f}% of peak; token penalty {:.1f}, width penalty {:.1f}\n", 100 / fit.default_inverse,
-               fit.token_penalty, fit.width_penalty);
+    fmt::print("other types: {:.1f}% of peak; weight traffic x{:.2f}, width penalty {:.1f}\n", 100 / fit.default_inverse,
+               fit.weight_traffic, fit.width_penalty);
     std::vector<double> in_sample;
     for (const auto& s : samples)
         in_sample.push_back(std::abs(predict_tokens_per_gpu(s, fit) - s.tokens_per_s_per_gpu) / s.tokens_per_s_per_gpu);

@@ -256,7 +256,7 @@ TEST_CASE("the shipped coefficients are the fit on the shared data") {
     const auto fit = fit_efficiency(samples(), neutral_start());
     const auto shipped = default_efficiency();
     for (const auto& c : fit.gpus) std::printf("fit %-6s inverse %.6f attention %.6f scaled %.6f te %.6f\n", c.gpu.c_str(), c.inverse, c.attention, c.scaled, c.te_attention);
-    std::printf("fit token %.4f width %.4f attention %.6f ratio %.6f memory %.6f fp8 ratio %.6f default %.6f\n", fit.token_penalty,
+    std::printf("fit weight traffic %.4f width %.4f attention %.6f ratio %.6f memory %.6f fp8 ratio %.6f default %.6f\n", fit.weight_traffic,
                 fit.width_penalty, fit.attention_inverse, fit.attention_ratio, fit.memory_inverse, fit.fp8_ratio, fit.default_inverse);
     for (const auto& c : shipped.gpus) {
         INFO(c.gpu);
@@ -266,7 +266,7 @@ TEST_CASE("the shipped coefficients are the fit on the shared data") {
         CHECK(fit.entry(std::string_view(c.gpu))->scaled == Approx(c.scaled).epsilon(0.01).margin(1e-9));
         CHECK(fit.entry(std::string_view(c.gpu))->te_attention == Approx(c.te_attention).epsilon(0.01).margin(1e-9));
     }
-    CHECK(fit.token_penalty == Approx(shipped.token_penalty).epsilon(0.01));
+    CHECK(fit.weight_traffic == Approx(shipped.weight_traffic).epsilon(0.01));
     CHECK(fit.width_penalty == Approx(shipped.width_penalty).epsilon(0.01).margin(0.5));
     CHECK(fit.memory_inverse == Approx(shipped.memory_inverse).epsilon(0.01));
     CHECK(fit.attention_ratio == Approx(shipped.attention_ratio).epsilon(0.01));
@@ -338,7 +338,7 @@ TEST_CASE("a user's few runs on one type fit that type's chip and keep the share
     const auto shipped = default_efficiency();
     CHECK(fit.inverse(cat.at("rtx-3090")) == Approx(1.8).epsilon(1e-5));
     CHECK(fit.inverse(cat.at("a10")) == Approx(1.8).epsilon(1e-5));  // same chip
-    CHECK(fit.token_penalty == shipped.token_penalty);
+    CHECK(fit.weight_traffic == shipped.weight_traffic);
     CHECK(fit.width_penalty == shipped.width_penalty);
     CHECK(fit.memory_inverse == shipped.memory_inverse);
     CHECK(fit.default_inverse == shipped.default_inverse);

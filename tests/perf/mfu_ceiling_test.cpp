@@ -84,7 +84,7 @@ TEST_CASE("a prediction above its class's ceiling is flagged, one below is not")
         auto m = default_efficiency();
         for (auto& c : m.gpus) c.inverse = 1.0, c.attention = 1.0, c.te_attention = 1.0;
         m.memory_inverse = 1.0;
-        m.token_penalty = 0;
+        m.weight_traffic = 0;
         return m;
     }()});
     const auto fast = ideal.predict(job_on(j, a100), a100, {8, 0});

@@ -2,6 +2,8 @@
 // reported figures, the effect of the intra-node link, and each mechanism of issue 11 against a hand derivation
 // (fp8/fp4 GEMMs only, element-wise traffic, TP overlap, interleaved p2p overlap, context parallelism, gradient
 // reduce overlap, network defaults, error bands).
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "frenzy/hw/gpu.hpp"
@@ -107,6 +109,11 @@ TEST_CASE("data-parallel traffic: all-reduce of the gradients, FSDP gathers per 
     const auto fsdp = model.predict(llama8b({.dp = 16, .sharding = sharding::full}, 1, 64), g, {8, 200}).parts;
     CHECK(fsdp.shard_mb == Approx(3.0 * 15 / 16 * params * 2 / (0.9 * 200e9)).epsilon(1e-12));
     CHECK(fsdp.dp_sync == 0);
+    // gathers prefetched one layer ahead: per layer the slower of gather and compute, plus the other's first (or
+    // last) layer, which nothing hides: max(C, S) + min(C, S) / 32 layers
+    const double c = fsdp.compute_mb, sh = fsdp.shard_mb;
+    CHECK(fsdp.micro_batch == Approx(std::max(c, sh) + std::min(c, sh) / 32).epsilon(1e-12));
+    CHECK(fsdp.micro_batch > std::max(c, sh));
     // one node: NVLink (0.75 x 300 GB/s)
     const auto one = model.predict(llama8b({.dp = 8}, 1, 64), g, {8, 200}).parts;
     CHECK(one.dp_sync == Approx(2.0 * 7 / 8 * params * 2 / (0.75 * 300e9)).epsilon(1e-12));
@@ -145,6 +152,44 @@ TEST_CASE("element-wise traffic and fp8 cast bytes per layer and token, counted 
     const auto [fwd, bwd] = detail::layer_cast_bytes(m, {}, 14336);
     CHECK(fwd == 4.0 * 26624);
     CHECK(bwd == 4.0 * 43008);
+    // Transformer Engine: the norms quantize QKV's and fc1's inputs themselves (2h = 8192 elements fewer forward);
+    // the projection's and fc2's inputs, q + f = 18432, and every backward gradient keep their casts
+    const auto [te_fwd, te_bwd] = detail::layer_cast_bytes(m, {}, 14336, true);
+    CHECK(te_fwd == 4.0 * 18432);
+    CHECK(te_bwd == 4.0 * 43008);
+}
+
+TEST_CASE("the weight-sized bytes a GEMM pass moves per parameter, by precision, recompute and adapters") {
+    // forward and input-gradient GEMMs read the weight in the GEMM precision; the weight-gradient GEMM reads and
+    // writes the fp32 gradient accumulator under mixed precision (8 B); mean over the passes
+    training_spec t;
+    t.precision = precision::bf16_mixed;
+    CHECK(detail::gemm_weight_bytes(t, 0) == Approx((2 + 2 + 8) / 3.0));
+    CHECK(detail::gemm_weight_bytes(t, 1) == Approx((2 + 2 + 2 + 8) / 4.0));  // full recompute: one more forward
+    t.precision = precision::fp8_mixed;  // fp8 weights, fp32 accumulator
+    CHECK(detail::gemm_weight_bytes(t, 0) == Approx((1 + 1 + 8) / 3.0));
+    t.precision = precision::bf16;  // pure bf16: bf16 gradients
+    CHECK(detail::gemm_weight_bytes(t, 0) == Approx((2 + 2 + 4) / 3.0));
+    t.precision = precision::fp32;
+    CHECK(detail::gemm_weight_bytes(t, 0) == Approx((4 + 4 + 8) / 3.0));
+    t.precision = precision::bf16_mixed;
+    t.finetune.method = finetune_method::lora;  // frozen weights: no weight-gradient pass
+    CHECK(detail::gemm_weight_bytes(t, 0) == Approx(2.0));
+}
+
+TEST_CASE("the weight traffic of a GEMM pass costs its bytes at the chip's bandwidth, so it weighs by peak / bandwidth") {
+    const efficiency_model e = default_efficiency();
+    const gemm_shape s{2048, 4096, 4.0};
+    const auto& h100 = cat.at("h100-80g");
+    const auto& b200 = cat.at("b200");
+    // added inverse efficiency: multiplier x 4 B x peak / (2 x 2048 tokens x bandwidth)
+    const double h = e.dense_inverse(h100, 989e12, s) - e.dense_inverse(h100, 989e12, {2048, 4096, 0.0});
+    CHECK(h == Approx(e.weight_traffic * 4.0 * 989e12 / (2.0 * 2048 * 3350e9)));
+    const double b = e.dense_inverse(b200, 2250e12, s) - e.dense_inverse(b200, 2250e12, {2048, 4096, 0.0});
+    CHECK(b == Approx(e.weight_traffic * 4.0 * 2250e12 / (2.0 * 2048 * 8000e9)));
+    // B200's peak grew 2.28x over H100's, its bandwidth 2.39x: the term weighs a little less on B200
+    CHECK(b / h == Approx((2250.0 / 8000) / (989.0 / 3350)));
+    CHECK(b < h);
 }
 
 TEST_CASE("fp8 runs only the GEMMs at the fp8 peak, attention, element-wise work and communication are unchanged") {
@@ -158,8 +203,9 @@ TEST_CASE("fp8 runs only the GEMMs at the fp8 peak, attention, element-wise work
     CHECK(bf.work.attention_peak == 989e12);
     CHECK(f8.work.scaled);
     CHECK(f8.work.gemm_flops == bf.work.gemm_flops);
-    // the casts add 32 layers x (106496 + 172032) bytes per token, 4096 tokens per micro-batch
-    CHECK(f8.work.memory_bytes - bf.work.memory_bytes == Approx(32.0 * (106496 + 172032) * 4096).epsilon(1e-12));
+    // the casts add 32 layers x (73728 + 172032) bytes per token, 4096 tokens per micro-batch (Megatron-Core runs
+    // Transformer Engine: its norms quantize QKV's and fc1's inputs, so the forward casts are q + f = 18432 elements)
+    CHECK(f8.work.memory_bytes - bf.work.memory_bytes == Approx(32.0 * (73728 + 172032) * 4096).epsilon(1e-12));
     const auto e = default_efficiency();
     const double attn_s = f8.work.attention_flops * e.attention_inverse_of(g) / 989e12;
     CHECK(attn_s == Approx(bf.work.attention_flops * e.attention_inverse_of(g) / 989e12).epsilon(1e-12));
@@ -278,12 +324,16 @@ TEST_CASE("routed experts run grouped GEMMs on the tokens routed to each local e
     // 3 passes x top 2 x (2 x 4096 x 14336 x 3) x 32 layers x 4096 tokens
     CHECK(b.work.expert_flops == Approx(3.0 * 2 * (2.0 * 4096 * 14336 * 3) * 32 * 4096).epsilon(1e-12));
     CHECK(b.work.expert_tokens == 4096.0 * 2 * 2 / 8);  // tokens x top_k x ep / experts = 2048
-    // the same work as GEMMs of all 4096 tokens is faster by exactly the token-penalty difference (fixed time per row)
+    // the same work as GEMMs of all 4096 tokens is faster by exactly the difference of the weight-traffic term: a
+    // pass moves 4 B per parameter on average (bf16 weight read forward and backward, the fp32 gradient accumulator
+    // read and written: (2 + 2 + 8) / 3), once per 2 x tokens FLOPs, at H100's 3.35 TB/s
+    CHECK(b.work.shape.weight_bytes == Approx(4.0));
     const auto e = default_efficiency();
     auto big = b.work;
     big.expert_tokens = big.shape.tokens;
     const double diff = e.seconds(b.work, g) - e.seconds(big, g);
-    CHECK(diff == Approx(b.work.expert_flops * e.token_penalty / 312e12 * (1.0 / 2048 - 1.0 / 4096)).epsilon(1e-9));
+    const double per_flop = e.weight_traffic * 4.0 / (2.0 * 3350e9);  // seconds per FLOP x tokens
+    CHECK(diff == Approx(b.work.expert_flops * per_flop * (1.0 / 2048 - 1.0 / 4096)).epsilon(1e-9));
     CHECK(diff > 0);
     CHECK(b.ep_mb > 0);
     // Padded to capacity factor 1.5 (Megatron --moe-pad-expert-input-to-capacity): the experts compute and the

@@ -136,7 +136,7 @@ inline constexpr int_bound frozen_layers{0, layers.max};   ///< training.finetun
 inline constexpr int_bound shown{0, 1 << 20};              ///< results listed (--top N; 0 = the default count)
 inline constexpr real_bound relative_error{0, 10};         ///< tolerances on a relative error (validate --tolerance)
 inline constexpr real_bound inverse_efficiency{1, 1e6};    ///< calibration: measured / ideal time
-inline constexpr real_bound penalty{0, 1e9};               ///< calibration: token and width penalties
+inline constexpr real_bound penalty{0, 1e9};               ///< calibration: weight-traffic multiplier, width penalty
 inline constexpr real_bound tokens_per_s{0, 1e9};          ///< measured tokens/s per GPU
 inline constexpr int_bound port{1, 65535};                 ///< TCP ports
 inline constexpr int_bound cpus_per_task{1, 1 << 16};      ///< Slurm --cpus-per-task of a launch

@@ -17,8 +17,8 @@ inline nlohmann::json to_json(const efficiency_model& e) {
         gpus.push_back({{"gpu", c.gpu}, {"inverse_efficiency", c.inverse}, {"attention_inverse_efficiency", c.attention},
                         {"scaled_inverse_efficiency", c.scaled}, {"te_attention_inverse_efficiency", c.te_attention},
                         {"source", c.source}});
-    return {{"format", "frenzy-calibration-1"}, {"source", e.source}, {"gpus", gpus},
-            {"default_inverse_efficiency", e.default_inverse}, {"token_penalty", e.token_penalty},
+    return {{"format", "frenzy-calibration-2"}, {"source", e.source}, {"gpus", gpus},
+            {"default_inverse_efficiency", e.default_inverse}, {"weight_traffic", e.weight_traffic},
             {"width_penalty", e.width_penalty}, {"attention_inverse_efficiency", e.attention_inverse},
             {"fp8_ratio", e.fp8_ratio}, {"attention_ratio", e.attention_ratio},
             {"te_attention_ratio", e.te_attention_ratio},
@@ -44,11 +44,15 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     efficiency_model e;
     std::string format;
     r.get("format", format);
-    if (format != "frenzy-calibration-1")
-        throw frenzy::field_error("calibration.format", "\"" + format + "\"", "is not \"frenzy-calibration-1\"");
+    if (format == "frenzy-calibration-1")  // its token_penalty was a fixed time per GEMM row, now weight_traffic
+        throw frenzy::field_error("calibration.format", "\"" + format + "\"",
+                                  "is an earlier Frenzy's, whose token_penalty this version does not read: run frenzy "
+                                  "calibrate again on the same rows");
+    if (format != "frenzy-calibration-2")
+        throw frenzy::field_error("calibration.format", "\"" + format + "\"", "is not \"frenzy-calibration-2\"");
     r.get("source", e.source);
     r.get("default_inverse_efficiency", e.default_inverse);
-    r.get("token_penalty", e.token_penalty);
+    r.get("weight_traffic", e.weight_traffic);
     r.get("width_penalty", e.width_penalty);
     r.get("attention_inverse_efficiency", e.attention_inverse);
     r.get("fp8_ratio", e.fp8_ratio);
@@ -80,7 +84,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     r.finish();
     using frenzy::check_bound;
     detail::check_inverse("calibration.default_inverse_efficiency", e.default_inverse);
-    check_bound("calibration.token_penalty", e.token_penalty, bounds::penalty);  // tokens: real fits are 1e2..1e4
+    check_bound("calibration.weight_traffic", e.weight_traffic, bounds::penalty);  // real fits: about 1
     check_bound("calibration.width_penalty", e.width_penalty, bounds::penalty);  // GEMM widths
     check_bound("calibration.attention_inverse_efficiency", e.attention_inverse, {0, inverse_bound.max});
     check_bound("calibration.attention_ratio", e.attention_ratio, {0, inverse_bound.max});

@@ -40,7 +40,7 @@ inline double predict_tokens_per_gpu(const throughput_sample& s, const efficienc
 /// Options of the fit.
 struct fit_options {
     int iterations = 60;  ///< Levenberg-Marquardt iterations at most
-    /// The shared terms (token and width penalties, shared attention efficiency, element-wise bandwidth
+    /// The shared terms (weight-traffic multiplier, width penalty, shared attention efficiency, element-wise bandwidth
     /// efficiency, fp8 ratio, the default for chips without data) are fitted only from at least this many samples
     /// of at least two chips; a smaller file (a user's few runs on one type) fits only its chips' own
     /// coefficients and keeps the start's shared terms.
@@ -53,7 +53,7 @@ inline std::string coefficient_key(const gpu_type& g) { return g.chip.empty() ? 
 
 /// Unknowns of a fit: which coefficient of the efficiency model each parameter is, with its lower bound.
 struct fit_param {
-    enum kind_t { inverse, scaled, attention, te_attention, token, width, shared_attention, memory } kind;
+    enum kind_t { inverse, scaled, attention, te_attention, weight, width, shared_attention, memory } kind;
     std::string key;  ///< chip/type key for per-chip parameters
     double lower = 0;
 };
@@ -70,7 +70,7 @@ inline double param_get(efficiency_model& e, const fit_param& p) {
         case fit_param::scaled: { auto& c = entry_ref(e, p.key); return c.scaled / c.inverse; }
         case fit_param::attention: return entry_ref(e, p.key).attention;
         case fit_param::te_attention: return entry_ref(e, p.key).te_attention;
-        case fit_param::token: return e.token_penalty;
+        case fit_param::weight: return e.weight_traffic;
         case fit_param::width: return e.width_penalty;
         case fit_param::shared_attention: return e.attention_inverse;
         case fit_param::memory: return e.memory_inverse;
@@ -87,7 +87,7 @@ inline void params_set(efficiency_model& e, const std::vector<fit_param>& ps, co
             case fit_param::scaled: break;
             case fit_param::attention: entry_ref(e, p.key).attention = v; break;
             case fit_param::te_attention: entry_ref(e, p.key).te_attention = v; break;
-            case fit_param::token: e.token_penalty = v; break;
+            case fit_param::weight: e.weight_traffic = v; break;
             case fit_param::width: e.width_penalty = v; break;
             case fit_param::shared_attention: e.attention_inverse = v; break;
             case fit_param::memory: e.memory_inverse = v; break;
@@ -160,7 +160,7 @@ inline std::vector<fit_param> choose_fit_params(const std::vector<throughput_sam
     any_own_attention = false;
     for (const auto& pr : params) any_own_attention = any_own_attention || pr.kind == fit_param::attention;
     if (fit_shared) {
-        params.push_back({fit_param::token, "", 0.0});
+        params.push_back({fit_param::weight, "", 0.0});
         params.push_back({fit_param::width, "", 0.0});
         params.push_back({fit_param::memory, "", 1.0});
         // chips without long-sequence data: their attention follows their GEMM efficiency at the mean ratio of
@@ -408,7 +408,7 @@ inline std::vector<cv_row> leave_one_source_out(const std::vector<throughput_sam
 inline efficiency_model neutral_start(efficiency_model e = default_efficiency()) {
     e.gpus.clear();
     e.default_inverse = 2.0;
-    e.token_penalty = e.width_penalty = 0;
+    e.weight_traffic = e.width_penalty = 0;
     e.attention_inverse = 2.0;
     e.fp8_ratio = 1.0;
     e.attention_ratio = 0;

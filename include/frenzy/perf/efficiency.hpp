@@ -3,13 +3,20 @@
 // GEMM-shape penalties, and the shipped defaults.
 //
 // Model (fitted in perf/calibration.hpp, see docs/perf-model.md), for the work of one micro-batch on one GPU:
-//   seconds = gemm x (c_chip,prec + token_penalty x (peak / 312 TFLOP/s) / tokens + width_penalty / width) / peak
+//   seconds = gemm x (c_chip,prec + weight_traffic x weight_bytes x peak / (2 x tokens x memory_bandwidth)
+//                     + width_penalty / width) / peak
 //           + attention x c_attn,chip / peak_attn       (unfused attention: c_chip, its batched GEMMs)
 //           + memory_bytes x memory_inverse / memory_bandwidth
 // c_chip,prec is the inverse of the fraction of the GEMM peak that large GEMMs reach on that chip in that precision
 // (fp8/fp4 GEMMs have their own, else c_chip x fp8_ratio); `tokens` are the rows of each GEMM (micro_batch x
-// seq_len / cp), `width` the hidden size one tensor-parallel rank holds (hidden / tp). The token penalty adds a
-// fixed time per GEMM row independent of the peak (launch and wave-quantisation overhead), hence the peak factor.
+// seq_len / cp), `width` the hidden size one tensor-parallel rank holds (hidden / tp). The weight-traffic term is
+// the time to move each GEMM's weight-sized operand once per pass and micro-batch at the memory bandwidth: the
+// weights the forward and input-gradient GEMMs read, the fp32 gradient accumulator the weight-gradient GEMM reads
+// and writes (`weight_bytes` per parameter and pass, perf/traffic.hpp gemm_weight_bytes); it does not shrink with
+// more tokens per micro-batch, so small micro-batches lose efficiency, the more so on chips whose peak outgrew
+// their bandwidth. Fitted from scratch on the shipped rows, its multiplier comes out at 1.26: the byte count is the
+// mechanism, not a fit (it replaced a fitted fixed time per GEMM row, whose share grew with the chip's peak and
+// made Blackwell and fp8 GEMMs at 2-8k tokens 12-47% slower than Hopper bf16 ones; docs/perf-model.md).
 // peak_attn is the bf16 peak for fp8/fp4 jobs (the attention core is not run in fp8; hw/gpu.hpp). memory_bytes are
 // the element-wise kernels' HBM traffic (norms, residuals, activations, rotary, cross-entropy, fp8 casts with their
 // amax; perf/step_time.hpp counts them), so that a faster GEMM precision does not speed them up.
@@ -25,6 +32,9 @@ namespace frenzy {
 struct gemm_shape {
     double tokens = 0;  ///< micro_batch x seq_len / cp
     double width = 0;   ///< hidden / tp
+    /// mean bytes per parameter that one GEMM pass moves besides its activations: weights read, or the gradient
+    /// accumulator read and written (perf/traffic.hpp gemm_weight_bytes); 0 = none
+    double weight_bytes = 0;
 };
 
 /// What one GPU computes for one micro-batch, by kernel class.
@@ -70,7 +80,9 @@ struct gpu_coefficient {
 struct efficiency_model {
     std::vector<gpu_coefficient> gpus;
     double default_inverse = 2.0;    ///< chips with no data and no alias
-    double token_penalty = 0;        ///< tokens (at 312 TFLOP/s) at which small GEMMs add one unit of inverse efficiency
+    /// multiplier of the GEMMs' weight-sized traffic per pass (1 = each such operand moved once at the datasheet
+    /// bandwidth); 0 = none
+    double weight_traffic = 0;
     double width_penalty = 0;        ///< width at which narrow GEMMs add one unit of inverse efficiency
     double attention_inverse = 2.0;  ///< attention-core inverse efficiency of chips without their own (full s^2 count)
     double fp8_ratio = 1.0;          ///< scaled-GEMM inverse efficiency / bf16 inverse efficiency, chips without their own
@@ -110,22 +122,22 @@ struct efficiency_model {
     double attention_inverse_of(const gpu_type& g, bool te = false) const { return attention_inverse_of(entry(g), te); }
     /// Inverse efficiency of the dense GEMMs of the given shape on `g` (>= c_chip).
     double dense_inverse(const gpu_type& g, double peak, gemm_shape s, bool scaled = false) const {
-        return dense_inverse(entry(g), peak, s, scaled);
+        return dense_inverse(entry(g), peak, s, scaled, g.mem_bw_gbps * 1e9);
     }
     /// Seconds of the three kernel classes of `w` on `g`.
     double seconds(const compute_work& w, const gpu_type& g) const {
         if (!(w.gemm_peak > 0)) return 0;
         const auto* e = entry(g);  // looked up once: the planner calls this for every candidate
+        const double bw = g.mem_bw_gbps * 1e9;
         const double attn_peak = w.attention_peak > 0 ? w.attention_peak : w.gemm_peak;
         // routed experts run grouped GEMMs of the tokens routed to each local expert: smaller, hence slower
         const double expert = w.expert_flops > 0 && w.expert_tokens > 0
-                                  ? w.expert_flops * dense_inverse(e, w.gemm_peak, {w.expert_tokens, w.shape.width}, w.scaled)
+                                  ? w.expert_flops * dense_inverse(e, w.gemm_peak, {w.expert_tokens, w.shape.width, w.shape.weight_bytes}, w.scaled, bw)
                                   : 0.0;
         const double rest = w.gemm_flops - (expert > 0 ? w.expert_flops : 0.0);
-        return (rest * dense_inverse(e, w.gemm_peak, w.shape, w.scaled) + expert) / w.gemm_peak +
+        return (rest * dense_inverse(e, w.gemm_peak, w.shape, w.scaled, bw) + expert) / w.gemm_peak +
                w.attention_flops * (w.unfused_attention ? inverse_of(e) : attention_inverse_of(e, w.te_attention)) / attn_peak +
-               w.memory_bytes * memory_inverse / (g.mem_bw_gbps * 1e9) +
-               w.stream_bytes / (streaming_bandwidth_fraction * g.mem_bw_gbps * 1e9);
+               w.memory_bytes * memory_inverse / bw + w.stream_bytes / (streaming_bandwidth_fraction * bw);
     }
     // The same figures from an entry already looked up (entry(g); null = a chip without its own coefficients).
     double inverse_of(const gpu_coefficient* e) const { return e ? e->inverse : default_inverse; }
@@ -139,10 +151,13 @@ struct efficiency_model {
         if (e && e->attention > 0) return e->attention;
         return attention_ratio > 0 ? attention_ratio * (e ? e->inverse : default_inverse) : attention_inverse;
     }
-    double dense_inverse(const gpu_coefficient* e, double peak, gemm_shape s, bool scaled) const {
+    /// Inverse efficiency of dense GEMMs of shape `s` at `peak` FLOP/s on a chip of `bandwidth` bytes/s: a GEMM
+    /// pass does 2 x tokens FLOPs per parameter and moves s.weight_bytes of it besides, at the bandwidth.
+    double dense_inverse(const gpu_coefficient* e, double peak, gemm_shape s, bool scaled, double bandwidth) const {
         const double tok = s.tokens > 0 ? s.tokens : 1.0;
         const double wid = s.width > 0 ? s.width : 1.0;
-        return (scaled ? scaled_inverse_of(e) : inverse_of(e)) + token_penalty * (peak / 312e12) / tok + width_penalty / wid;
+        const double traffic = bandwidth > 0 ? weight_traffic * s.weight_bytes * peak / (2.0 * tok * bandwidth) : 0.0;
+        return (scaled ? scaled_inverse_of(e) : inverse_of(e)) + traffic + width_penalty / wid;
     }
     bool operator==(const efficiency_model&) const = default;
 };

@@ -48,10 +48,10 @@ inline double error_band(error_regime r) {
         case error_regime::uncalibrated_chip: return 0.35;  // prior: no data on the chip (datasheet only)
         case error_regime::context_parallel: return 0.40;   // prior: 2 rows (NeMo cp = 2, LOSO p90 29%)
         case error_regime::expert_parallel: return 0.35;    // prior: no MoE rows in the shipped data
-        case error_regime::scaled_precision: return 0.30;   // LOSO p90 29.3% (10 rows)
-        case error_regime::pipeline: return 0.10;           // LOSO p90 9.2% (9 rows)
-        case error_regime::tensor_parallel: return 0.19;    // LOSO p90 18.0% (13 rows)
-        case error_regime::data_parallel: return 0.22;      // LOSO p90 21.1% (134 rows)
+        case error_regime::scaled_precision: return 0.22;   // LOSO p90 21.6% (10 rows)
+        case error_regime::pipeline: return 0.13;           // LOSO p90 12.9% (9 rows)
+        case error_regime::tensor_parallel: return 0.19;    // LOSO p90 18.8% (13 rows)
+        case error_regime::data_parallel: return 0.21;      // LOSO p90 20.7% (134 rows)
     }
     return 0.35;
 }

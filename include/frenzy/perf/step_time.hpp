@@ -284,7 +284,7 @@ private:
             (kernel == attention_impl::unfused ? detail::unfused_stream_bytes(c.j, stage, full_rec) * gpu_tokens : 0.0) +
             detail::qlora_dequant_bytes(c.j, stage, full_rec);
         b.peak = peak;
-        b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp};
+        b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp, detail::gemm_weight_bytes(t, full_rec)};
         b.work = {b.dense_flops_mb, b.attention_flops_mb, b.memory_bytes_mb, peak, g.non_gemm_peak_flops(t.precision),
                   scaled, b.shape, 0.0, 0.0, rt.framework->perf.transformer_engine && kernel == attention_impl::flash,
                   kernel == attention_impl::unfused, stream_bytes};
@@ -413,6 +413,15 @@ private:
         }
     }
 
+    /// One micro-batch slot. Sharded-state traffic is prefetched one unit (layer) ahead of the compute that needs
+    /// it (FSDP forward/backward prefetch, ZeRO-3 prefetch): per layer the slower of the two runs, and the first
+    /// layer's gather (or, when the gathers are the slower, the last layer's compute) has nothing to hide behind:
+    /// a pipeline of L layers takes max(C, S) + min(C, S) / L.
+    static double micro_batch_slot(const step_breakdown& b, double layers) {
+        const double work = b.compute_mb + b.tp_exposed_mb + b.cp_exposed_mb + b.ep_mb;
+        return std::max(work, b.shard_mb) + std::min(work, b.shard_mb) / std::max(1.0, layers) + b.pp_exposed_mb;
+    }
+
     /// Sharded-state traffic, the micro-batch slot and the schedule, the gradient sync with its overlap, the
     /// ZeRO-2 parameter gather and the optimizer pass.
     void data_parallel_step(const step_context& c, step_breakdown& b) const {
@@ -446,8 +455,7 @@ private:
         else if (dpg > 1 && p.sharding == sharding::gradients)  // ZeRO-2: reduce-scatter every micro-batch
             b.shard_mb = comm_.seconds(collective::reduce_scatter, gbytes, dpg, dp_bw);
 
-        // sharded-state traffic is prefetched/overlapped with compute (FSDP forward/backward prefetch)
-        b.micro_batch = std::max(b.compute_mb + b.tp_exposed_mb + b.cp_exposed_mb + b.ep_mb, b.shard_mb) + b.pp_exposed_mb;
+        b.micro_batch = micro_batch_slot(b, layers_stage);
         b.micro_batches = std::max<std::int64_t>(1, j.micro_batches());
         b.bubble_slots = pipe_.bubble_slots(p, b.micro_batches);
         b.pipeline = (static_cast<double>(b.micro_batches) + b.bubble_slots) * b.micro_batch;

@@ -55,11 +55,18 @@ inline double layer_elementwise_bytes(const transformer_spec& m, const parallel_
 /// weight-gradient GEMM needs, 1 byte; transformer_engine/pytorch/module/linear.py, cast_transpose). Forward:
 /// the inputs of QKV (h), output projection (q), fc1 (h) and fc2 (f); backward: the output gradients of QKV
 /// (q + 2kv), projection (h), fc1 (f, gated 2f) and fc2 (h).
-inline std::pair<double, double> layer_cast_bytes(const transformer_spec& m, const parallel_config& p, double ffn) {
+/// `fused`: under Transformer Engine the norm kernel quantizes the inputs of the GEMMs it feeds, QKV and fc1
+/// (LayerNormLinear: apply_normalization with the GEMM's input quantizer, with_quantized_norm;
+/// NVIDIA/TransformerEngine transformer_engine/pytorch/module/layernorm_linear.py, layernorm_mlp.py @ d0067d0;
+/// Megatron-Core's TE layer spec builds both as TELayerNormColumnParallelLinear), so those two casts cost no pass of
+/// their own. The MLP activation is Megatron's own bf16 kernel (megatron/core/transformer/mlp.py), so fc2's input
+/// and fc1's output gradient keep theirs, as do the projection's input and the backward output gradients.
+inline std::pair<double, double> layer_cast_bytes(const transformer_spec& m, const parallel_config& p, double ffn,
+                                                  bool fused = false) {
     const double h = static_cast<double>(m.hidden), tp = static_cast<double>(p.tp);
     const double q = static_cast<double>(m.heads * m.hdim()), kv = static_cast<double>(m.kv() * m.hdim());
     const double hs = p.sequence_parallel ? h / tp : h;
-    const double fwd = 2.0 * hs + (q + ffn) / tp;
+    const double fwd = (fused ? 0.0 : 2.0 * hs) + (q + ffn) / tp;
     const double bwd = 2.0 * hs + (q + 2.0 * kv + ffn * (is_gated(m.activation) ? 2.0 : 1.0)) / tp;
     return {4.0 * fwd, 4.0 * bwd};
 }
@@ -130,12 +137,28 @@ inline double stage_elementwise_bytes(const job_spec& j, const stage_load& stage
     double per_tok = (3.0 + full_rec) * (dense_l * layer_elementwise_bytes(m, p, dense_ffn, compiled) +
                                          moe_l * layer_elementwise_bytes(m, p, moe_ffn, compiled));
     if (gpu_type::scaled_gemms(j.training.precision)) {
-        const auto [cf, cb] = layer_cast_bytes(m, p, dense_ffn);
-        const auto [mf, mbw] = layer_cast_bytes(m, p, moe_ffn);
+        const bool fused = profile_of(j).fp8 == fp8_style::transformer_engine;
+        const auto [cf, cb] = layer_cast_bytes(m, p, dense_ffn, fused);
+        const auto [mf, mbw] = layer_cast_bytes(m, p, moe_ffn, fused);
         per_tok += dense_l * ((1.0 + full_rec) * cf + cb) + moe_l * ((1.0 + full_rec) * mf + mbw);
     }
     if (stage.logits) per_tok += logits_elementwise_bytes(m, p);
     return per_tok;
+}
+/// Mean bytes per parameter that one GEMM pass of a micro-batch moves besides its activations (perf/efficiency.hpp's
+/// weight-traffic term): the forward GEMM, its recomputation and the input-gradient GEMM read the weight in the
+/// GEMM precision (Transformer Engine keeps the fp8 copy of a weight across a step's micro-batches; fp4's scales are
+/// not counted); the weight-gradient GEMM reads and writes the gradient accumulator, fp32 under mixed precision
+/// (Megatron-LM's gradient_accumulation_fusion accumulates into main_grad in the GEMM's epilogue,
+/// megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication; autograd frameworks
+/// write the 16-bit gradient and add it to the accumulated one, about as many bytes), bf16 in pure bf16. `full_rec` is the share of layers
+/// recomputed; frozen weights (adapters) have no weight-gradient pass.
+inline double gemm_weight_bytes(const training_spec& t, double full_rec) {
+    const precision p = t.precision;
+    const double weight = p == precision::fp8_mixed ? 1.0 : p == precision::fp4_mixed ? 0.5 : param_bytes(p);
+    const double accumulator = 2.0 * (p == precision::bf16 ? 2.0 : 4.0);  // pure bf16 keeps bf16 gradients
+    const double wgrad = t.finetune.adapters() ? 0.0 : 1.0;
+    return ((2.0 + full_rec) * weight + wgrad * accumulator) / (2.0 + full_rec + wgrad);
 }
 /// GEMM passes of backward per forward pass: the input gradient and the weight gradient, or the input gradient
 /// alone when the base weights are frozen under adapters (LoRA/QLoRA: autograd computes no weight gradient for a

@@ -17,18 +17,18 @@ inline efficiency_model default_efficiency() {
     // reach at most the fraction of their peak that bf16 GEMMs reach): the NeMo rows would take less. gv100 has no
     // long-sequence rows, so its attention follows its GEMMs at the fitted ratio.
     e.gpus = {
-        {"ga100", 1.304028, 1.854804, "fit", 0, 0},
-        {"gh100", 1.620115, 3.118402, "fit", 1.620115, 1.147988},
-        {"gv100", 1.152258, 0, "fit", 0, 0},
+        {"ga100", 1.268763, 1.862690, "fit", 0, 0},
+        {"gh100", 1.609034, 3.110782, "fit", 1.609034, 1.328196},
+        {"gv100", 1.118184, 0, "fit", 0, 0},
     };
-    e.default_inverse = 1.620115;  // chips without data (Blackwell, Ada, CDNA3, ...): the least efficient fitted chip
-    e.token_penalty = 218.2457;
+    e.default_inverse = 1.609034;  // chips without data (Blackwell, Ada, CDNA3, ...): the least efficient fitted chip
+    e.weight_traffic = 1.256028;   // each GEMM pass moves its weight-sized operands 1.26 times (1 = once)
     e.width_penalty = 0.0;         // at its bound: the element-wise term explains what thin GEMMs lost before
     e.attention_inverse = 2.0;     // unused while attention_ratio > 0
-    e.attention_ratio = 1.673584;  // mean attention / GEMM inverse efficiency of ga100 and gh100
-    e.te_attention_ratio = 0.708584;  // gh100's TE attention / GEMM inverse efficiency: chips without their own TE value
+    e.attention_ratio = 1.700719;  // mean attention / GEMM inverse efficiency of ga100 and gh100
+    e.te_attention_ratio = 0.825462;  // gh100's TE attention / GEMM inverse efficiency: chips without their own TE value
     e.fp8_ratio = 1.0;
-    e.memory_inverse = 2.406105;   // element-wise kernels at 41.6% of the datasheet memory bandwidth
+    e.memory_inverse = 2.461906;   // element-wise kernels at 40.6% of the datasheet memory bandwidth
     return e;
 }
 
