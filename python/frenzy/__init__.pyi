@@ -276,7 +276,7 @@ def launch(
     time_margin: float = 0.2,
     torchtitan_base: str = "",
 ) -> Launch:
-    """Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp | llm-foundry), takes plan number `plan`
+    """Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp | llm-foundry | hf), takes plan number `plan`
     (1 = the best) and makes its launch files; with `out_dir` also writes them there (`frenzy launch -o DIR`).
     Raises ConfigError when there is no such plan."""
 

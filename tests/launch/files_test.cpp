@@ -86,6 +86,12 @@ plan fixed_plan(const job_spec& j, const std::string& gpu, int per_node) {
     return p;
 }
 
+job_spec finetune(job_spec j, finetune_method m) {
+    j.training.finetune.method = m;
+    if (m == finetune_method::qlora) j.training.finetune.targets = 127;  // every linear, as QLoRA recipes do
+    return j;
+}
+
 launch_options opts(launcher l) {
     launch_options o;
     o.launcher = l;
@@ -126,7 +132,26 @@ std::vector<golden_case> golden_cases() {
          job("mpt-7b", 2048, 512, framework::llm_foundry, P{.dp = 8, .sharding = sharding::full, .recompute = recompute::full}, 8)},
         {"llm_foundry_llama_gqa", launcher::llm_foundry,
          job("llama-3.1-8b", 8192, 64, framework::llm_foundry, P{.dp = 16, .sharding = sharding::full})},
+        {"hf_lora", launcher::hf, finetune(job("llama-3.1-8b", 4096, 64, framework::hf, P{.dp = 8, .recompute = recompute::full}, 2),
+                                           finetune_method::lora)},
+        {"hf_qlora", launcher::hf, finetune(job("qwen2.5-7b", 2048, 32, framework::hf, P{.dp = 8}, 4), finetune_method::qlora)},
     };
+}
+
+/// The keyword arguments of the call `call(` in a written Python script, one `name=value,` per line up to its `)`.
+std::vector<std::string> python_keywords(const std::string& text, const std::string& call) {
+    std::vector<std::string> out;
+    auto at = text.find(call + "(\n");
+    REQUIRE(at != std::string::npos);
+    std::istringstream in(text.substr(at + call.size() + 2));
+    for (std::string line; std::getline(in, line);) {
+        const auto first = line.find_first_not_of(' ');
+        if (first == std::string::npos || line[first] == ')') break;  // the call's closing parenthesis
+        const auto eq = line.find('=');
+        REQUIRE(eq != std::string::npos);
+        out.push_back(line.substr(first, eq - first));
+    }
+    return out;
 }
 
 }  // namespace
@@ -322,6 +347,61 @@ TEST_CASE("llm-foundry launches: what MPT cannot build and what Composer refuses
     CHECK(p.preamble.find("TRAIN_BATCHES=\"${TRAIN_BATCHES:?") != std::string::npos);
     CHECK(p.torchrun_target.find("variables.max_duration=\"${TRAIN_BATCHES}ba\"") != std::string::npos);
     CHECK(p.torchrun_target.rfind("\"$LLM_FOUNDRY/scripts/train/train.py\" \"$LAUNCH_DIR/train.yaml\"", 0) == 0);
+}
+
+TEST_CASE("every keyword frenzy_hf_train.py passes is one of TrainingArguments, LoraConfig, BitsAndBytesConfig") {
+    const auto keys = key_list("hf_keys.txt");
+    for (const auto& c : golden_cases()) {
+        if (c.l != launcher::hf) continue;
+        for (auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::bf16, precision::fp32}) {
+            auto j = c.j;
+            j.training.precision = pr;
+            const auto text = frameworks::hf::train_script(j, attention_impl::automatic);
+            std::vector<std::pair<std::string, std::string>> calls{{"TrainingArguments", "args = TrainingArguments"}};
+            if (j.training.finetune.adapters()) calls.push_back({"LoraConfig", "get_peft_model(model, LoraConfig"});
+            if (j.training.finetune.method == finetune_method::qlora)
+                calls.push_back({"BitsAndBytesConfig", "quantization = BitsAndBytesConfig"});
+            for (const auto& [cls, call] : calls) {
+                const auto kw = python_keywords(text, call);
+                CHECK(kw.size() >= 4);
+                for (const auto& k : kw) {
+                    INFO(c.name << " " << to_string(pr) << ": " << cls << "." << k);
+                    CHECK(keys.count(cls + "." + k) == 1);
+                }
+            }
+            // the plan: its batch, its precision flag, its checkpointing, the shape the script insists on
+            const auto& t = j.training;
+            CHECK(text.find("MICRO_BATCH = " + std::to_string(t.micro_batch) + "\n") != std::string::npos);
+            CHECK(text.find("GRAD_ACCUM = " + std::to_string(t.global_batch / (t.micro_batch * j.parallel.dp)) + "\n") !=
+                  std::string::npos);
+            CHECK(text.find("\"num_hidden_layers\": " + std::to_string(j.model.layers)) != std::string::npos);
+            CHECK((text.find("    bf16=True,\n") != std::string::npos) == (pr == precision::bf16_mixed || pr == precision::bf16));
+            CHECK((text.find("    fp16=True,\n") != std::string::npos) == (pr == precision::fp16_mixed));
+            CHECK((text.find("\n    dtype=torch.bfloat16,\n") != std::string::npos) == (pr == precision::bf16));
+            CHECK((text.find("    gradient_checkpointing=True,\n") != std::string::npos) ==
+                  (j.parallel.recompute == recompute::full));
+        }
+    }
+}
+
+TEST_CASE("hf launches: fine-tunes are written, what Trainer cannot run is named, the other launchers refuse fine-tunes") {
+    auto j = finetune(job("llama-3.1-8b", 4096, 64, framework::hf, parallel_config{.dp = 8}), finetune_method::lora);
+    const auto p = frameworks::hf::payload(j, opts(launcher::hf));
+    CHECK(p.torchrun_target == "\"$LAUNCH_DIR/frenzy_hf_train.py\"");
+    CHECK(p.preamble.find("export TRAIN_STEPS=\"${TRAIN_STEPS:-1000}\"") != std::string::npos);  // 64 x 4096 x 1000 tokens
+    CHECK(p.files.at(0).content.find("    r=16,\n    lora_alpha=32.0,\n") != std::string::npos);
+    CHECK(p.files.at(0).content.find("target_modules=[\"q_proj\", \"k_proj\", \"v_proj\", \"o_proj\"]") != std::string::npos);
+    j.training.total_tokens = 0;
+    CHECK(frameworks::hf::payload(j, opts(launcher::hf)).preamble.find("TRAIN_STEPS:?") != std::string::npos);
+    j.training.precision = precision::fp8_mixed;
+    CHECK_THROWS_WITH(frameworks::hf::payload(j, opts(launcher::hf)), Catch::Contains("training.precision=\"fp8-mixed\""));
+    j = job("llama-3.1-8b", 4096, 64, framework::hf, parallel_config{.dp = 8});
+    j.training.finetune.frozen_layers = 4;
+    CHECK_THROWS_WITH(frameworks::hf::payload(j, opts(launcher::hf)), Catch::Contains("training.finetune.frozen_layers"));
+    // a fine-tune planned for Megatron-LM is refused with the launcher that writes one
+    auto m = finetune(job("llama-3.1-8b", 4096, 64, framework::megatron, parallel_config{.dp = 8}), finetune_method::lora);
+    CHECK_THROWS_WITH(launch_files(m, fixed_plan(m, "h100-80g", 8), opts(launcher::megatron)),
+                      Catch::Contains("training.finetune") && Catch::Contains("hf"));
 }
 
 TEST_CASE("golden launch files") {

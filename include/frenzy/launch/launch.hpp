@@ -201,9 +201,10 @@ inline void check_run_command(const std::string& c) {
 inline launcher_payload launcher_payload_for(const job_spec& j, const launch_options& o) {
     validate(j);
     check_run_command(o.run_command);
-    if (!(j.training.finetune == finetune_spec{}))
-        throw config_error("training.finetune: frenzy launch writes pretraining launches (pretrain_gpt.py, torchtitan.train); "
-                           "fine-tuning methods are not written");
+    if (!(j.training.finetune == finetune_spec{}) && !o.launcher->finetunes)
+        throw config_error("training.finetune: the " + std::string(o.launcher.name()) + " launcher writes pretraining "
+                           "runs; fine-tunes (a pretrained model, frozen layers, LoRA/QLoRA adapters) are written by the hf "
+                           "launcher (--framework hf)");
     const auto& fws = launcher_frameworks(o.launcher);
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())
         throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched by the " +

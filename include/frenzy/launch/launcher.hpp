@@ -60,10 +60,13 @@ struct launcher_traits {
     std::string_view config_example;
     /// Reads a configuration file written for it back into a job (io/launcher_*.hpp hold the readers).
     launcher_import (*import_file)(const std::string& path, const import_options& o) = nullptr;
+    /// It writes fine-tunes (training.finetune: a pretrained model, frozen parts, adapters); the others write
+    /// pretraining runs and refuse them.
+    bool finetunes = false;
 };
 
 /// Which launcher writes a job's files: a handle to its traits, compared by identity and written by name. The
-/// built-in ones are launcher::megatron, torchtitan, deepspeed and fsdp (launch/launchers.hpp).
+/// built-in ones are launcher::megatron, torchtitan, deepspeed, fsdp, llm_foundry and hf (launch/launchers.hpp).
 class launcher {
 public:
     constexpr launcher() noexcept;  ///< megatron
@@ -78,6 +81,7 @@ public:
     static const launcher deepspeed;
     static const launcher fsdp;
     static const launcher llm_foundry;
+    static const launcher hf;
 
 private:
     const launcher_traits* t_;

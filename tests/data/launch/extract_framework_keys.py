@@ -6,6 +6,7 @@ source tree, for tests/launch: each flag or key `frenzy launch` writes must be i
   extract_framework_keys.py deepspeed  REPO_DIR > deepspeed_keys.txt
   extract_framework_keys.py torchtitan REPO_DIR > torchtitan_fields.txt
   extract_framework_keys.py llm-foundry LLM_FOUNDRY_DIR COMPOSER_DIR > llm_foundry_keys.txt
+  extract_framework_keys.py hf TRANSFORMERS_SRC PEFT_SRC > hf_keys.txt
 
 Megatron-LM: literal '--flags' of megatron/training/arguments.py plus the flags ArgumentGroupFactory
 (megatron/training/argument_utils.py) derives from the config dataclasses named in arguments.py: `--name-with-dashes`;
@@ -19,6 +20,11 @@ attn_config_defaults and GroupedQueryAttention's arguments; under `model.ffn_con
 `ffn_type`; under `fsdp_config.` Composer's FSDPConfig fields (composer/utils/parallelism.py); the arguments of the
 text dataloader and StreamingTextDataset, DecoupledAdamW, CosineAnnealingWithWarmupScheduler and GradientClipping
 under their sections.
+hf: the keywords frenzy_hf_train.py may pass: `TrainingArguments.<field>` (transformers'
+src/transformers/training_args.py dataclass), `BitsAndBytesConfig.<argument>` (its __init__ in
+src/transformers/utils/quantization_config.py) and `LoraConfig.<field>` (PEFT's src/peft/tuners/lora/config.py,
+with the fields of its base classes PeftConfig and PeftConfigMixin of src/peft/config.py); TRANSFORMERS_SRC and
+PEFT_SRC are the folders holding the `transformers` and `peft` packages (each repository's src/).
 torchtitan: dotted `section.field` names of the dataclasses Trainer.Config composes (torchtitan/config/configs.py,
 activation_checkpoint.py), as config attributes are spelled in a recipe.
 """
@@ -278,10 +284,23 @@ def llm_foundry(root, composer_root):
     return sorted(out)
 
 
+def hf(transformers_src, peft_src):
+    out = set()
+    cls, mod = resolve_class(transformers_src, "transformers.training_args", "TrainingArguments")
+    out.update("TrainingArguments." + f[0] for f in dataclass_fields(transformers_src, cls, mod) if f[4])
+    out.update("BitsAndBytesConfig." + a for a in init_args(transformers_src, "transformers.utils.quantization_config",
+                                                             "BitsAndBytesConfig") if a != "kwargs")
+    cls, mod = resolve_class(peft_src, "peft.tuners.lora.config", "LoraConfig")
+    out.update("LoraConfig." + f[0] for f in dataclass_fields(peft_src, cls, mod) if f[4])
+    return sorted(out)
+
+
 if __name__ == "__main__":
     which, root = sys.argv[1], sys.argv[2]
     if which == "llm-foundry":
         keys = llm_foundry(root, sys.argv[3])
+    elif which == "hf":
+        keys = hf(root, sys.argv[3])
     else:
         keys = {"megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan}[which](root)
     for k in keys:

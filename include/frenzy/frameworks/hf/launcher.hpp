@@ -1,0 +1,186 @@
+#pragma once
+// The Hugging Face launcher, for fine-tuning: frenzy_hf_train.py runs transformers' Trainer on a pretrained causal LM
+// of the planned shape, with PEFT's LoRA for `lora` and bitsandbytes' 4-bit NF4 base weights for `qlora`; torchrun
+// starts one process per GPU (Trainer runs DistributedDataParallel under torchrun). The keywords written are
+// TrainingArguments fields (huggingface/transformers@00349ae src/transformers/training_args.py), LoraConfig fields
+// (huggingface/peft@5d602fd src/peft/tuners/lora/config.py, with PeftConfig's) and BitsAndBytesConfig arguments
+// (transformers src/transformers/utils/quantization_config.py); each is in tests/data/launch/hf_keys.txt, read from
+// that code by tests/data/launch/extract_framework_keys.py. The run's settings (model, data, checkpoints, learning
+// rate) are environment variables of the batch script; the script refuses a model whose shape is not the planned one.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frenzy/frameworks/hf/traits.hpp"
+#include "frenzy/launch/launcher.hpp"
+
+namespace frenzy::frameworks::hf {
+
+/// Trainer's mixed-precision flag and the dtype the weights are loaded in (traits.hpp: bf16-mixed is autocast over
+/// fp32 weights, pure bf16 loads them in bf16).
+struct precision_names {
+    const char* flag;   ///< TrainingArguments keyword set to True ("" = none)
+    const char* dtype;  ///< torch dtype of the loaded weights
+};
+inline precision_names precision_of(precision p) {
+    switch (p) {
+        case precision::bf16_mixed: return {"bf16", "torch.float32"};
+        case precision::fp16_mixed: return {"fp16", "torch.float32"};
+        case precision::bf16: return {"bf16", "torch.bfloat16"};
+        case precision::fp32: return {"", "torch.float32"};
+        default: break;
+    }
+    throw config_error("training.precision=\"" + std::string(to_string(p)) + "\" is not written by the hf launcher "
+                       "(Trainer's precisions: bf16-mixed, fp16-mixed, bf16, fp32)");
+}
+
+/// TrainingArguments' optimizer name (training_args.py OptimizerNames).
+inline const char* optim_of(optimizer_kind o) {
+    switch (o) {
+        case optimizer_kind::adam:
+        case optimizer_kind::adamw: return "adamw_torch_fused";
+        case optimizer_kind::adamw_8bit: return "adamw_bnb_8bit";
+        case optimizer_kind::sgd: return "sgd";
+        case optimizer_kind::adafactor: return "adafactor";
+    }
+    return "adamw_torch_fused";
+}
+
+/// PEFT target module names of the job's LoRA targets (Llama-style module names, which Llama, Mistral, Qwen, Gemma
+/// and Cohere share; PEFT stops with "Target modules ... not found" on a model that names them otherwise).
+inline std::string lora_targets(unsigned targets) {
+    static constexpr std::array<std::pair<unsigned, const char*>, 7> names{{{lora_q, "q_proj"}, {lora_k, "k_proj"},
+        {lora_v, "v_proj"}, {lora_o, "o_proj"}, {lora_gate, "gate_proj"}, {lora_up, "up_proj"}, {lora_down, "down_proj"}}};
+    std::string s;
+    for (const auto& [bit, name] : names)
+        if (targets & bit) s += (s.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+    return "[" + s + "]";
+}
+
+inline std::string number(double v) {
+    std::string s = std::to_string(v);
+    while (s.size() > 1 && s.back() == '0') s.pop_back();
+    if (s.back() == '.') s += '0';
+    return s;
+}
+
+/// The planned values the script starts from (integers, booleans and names from closed sets only).
+inline std::string plan_block(const job_spec& j) {
+    const auto& m = j.model;
+    const auto& t = j.training;
+    const auto ga = t.global_batch / (t.micro_batch * j.parallel.dp);
+    std::string s = "# The plan (frenzy launch): the model's shape, the batch and the adapters.\n";
+    s += "PLANNED = {\"num_hidden_layers\": " + std::to_string(m.layers) + ", \"hidden_size\": " + std::to_string(m.hidden) +
+         ", \"num_attention_heads\": " + std::to_string(m.heads) + "}\n";
+    s += "SEQ_LEN = " + std::to_string(t.seq_len) + "\nMICRO_BATCH = " + std::to_string(t.micro_batch) +
+         "\nGRAD_ACCUM = " + std::to_string(ga) + "\n";
+    s += "TRAIN_STEPS = int(os.environ[\"TRAIN_STEPS\"])\n";
+    s += "ADAPTERS = " + std::string(t.finetune.adapters() ? "True" : "False") + "\nQLORA = " +
+         std::string(t.finetune.method == finetune_method::qlora ? "True" : "False") + "\n";
+    return s;
+}
+
+/// from_pretrained's arguments: the weights' dtype, SDPA or eager attention, QLoRA's NF4 quantization.
+inline std::string load_block(const job_spec& j, attention_impl attn) {
+    const auto& ft = j.training.finetune;
+    const auto prec = precision_of(j.training.precision);
+    std::string s = "quantization = None\nif QLORA:\n    quantization = BitsAndBytesConfig(\n        load_in_4bit=True,\n"
+                    "        bnb_4bit_quant_type=\"nf4\",\n        bnb_4bit_use_double_quant=" +
+                    std::string(ft.double_quant ? "True" : "False") + ",\n        bnb_4bit_compute_dtype=torch.bfloat16,\n    )\n";
+    s += "model = AutoModelForCausalLM.from_pretrained(\n    MODEL,\n    dtype=" + std::string(prec.dtype) +
+         ",\n    attn_implementation=\"" + (attn == attention_impl::unfused ? "eager" : "sdpa") +
+         "\",\n    quantization_config=quantization,\n)\n";
+    if (ft.adapters())
+        s += "model = get_peft_model(model, LoraConfig(\n    r=" + std::to_string(ft.rank) + ",\n    lora_alpha=" +
+             number(ft.alpha) + ",\n    lora_dropout=" + number(ft.dropout) + ",\n    target_modules=" +
+             lora_targets(ft.targets) + ",\n    task_type=\"CAUSAL_LM\",\n))\n";
+    return s;
+}
+
+/// TrainingArguments of the plan, one keyword per line.
+inline std::string arguments_block(const job_spec& j) {
+    const auto prec = precision_of(j.training.precision);
+    std::string s = "args = TrainingArguments(\n    output_dir=os.environ[\"CHECKPOINT_DIR\"],\n"
+                    "    per_device_train_batch_size=MICRO_BATCH,\n    gradient_accumulation_steps=GRAD_ACCUM,\n"
+                    "    max_steps=TRAIN_STEPS,\n    learning_rate=float(os.environ[\"LR\"]),\n"
+                    "    lr_scheduler_type=\"cosine\",\n    warmup_steps=max(1, TRAIN_STEPS // 100),\n";
+    s += "    optim=\"" + std::string(optim_of(j.training.optimizer)) + "\",\n";
+    if (*prec.flag) s += "    " + std::string(prec.flag) + "=True,\n";
+    if (j.parallel.recompute == recompute::full)
+        s += "    gradient_checkpointing=True,\n    gradient_checkpointing_kwargs={\"use_reentrant\": False},\n";
+    s += "    logging_steps=10,\n    save_steps=1000,\n    save_total_limit=2,\n    report_to=\"none\",\n"
+         "    ddp_find_unused_parameters=False,\n    seed=17,\n)\n";
+    return s;
+}
+
+/// frenzy_hf_train.py: load, check the shape, tokenize and pack the data, train (resuming from the last checkpoint).
+inline std::string train_script(const job_spec& j, attention_impl attn) {
+    std::string s = "# Written by frenzy launch: fine-tunes the pretrained causal LM in $MODEL with transformers' Trainer\n"
+                    "# (PEFT LoRA adapters; QLoRA on 4-bit NF4 base weights). launch.sbatch sets the environment.\n"
+                    "import os\nimport sys\n\nimport torch\nfrom datasets import load_dataset\n"
+                    "from transformers import (AutoConfig, AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig,\n"
+                    "                          DataCollatorForLanguageModeling, Trainer, TrainingArguments)\n"
+                    "from transformers.trainer_utils import get_last_checkpoint\n";
+    if (j.training.finetune.adapters()) s += "from peft import LoraConfig, get_peft_model\n";
+    s += "\nMODEL = os.environ[\"MODEL\"]\nDATA = os.environ[\"DATA\"]\n";
+    s += plan_block(j);
+    s += "\n# The model must be the one planned: memory and step time were predicted for this shape.\n"
+         "config = AutoConfig.from_pretrained(MODEL)\nconfig = getattr(config, \"text_config\", None) or config\n"
+         "for key, planned in PLANNED.items():\n    got = getattr(config, key, None)\n    if got != planned:\n"
+         "        sys.exit(f\"frenzy: {MODEL} has {key}={got}; the plan is for {planned}: plan again for this model\")\n";
+    s += "\ntokenizer = AutoTokenizer.from_pretrained(MODEL)\nif tokenizer.pad_token is None:  # the collator pads (every sequence is "
+         "SEQ_LEN long)\n    tokenizer.pad_token = tokenizer.eos_token\n";
+    s += load_block(j, attn);
+    s += "\n# DATA: a .json/.jsonl/.parquet/.txt file or folder with a \"text\" column, or a dataset on the Hub.\n"
+         "kind = {\".json\": \"json\", \".jsonl\": \"json\", \".parquet\": \"parquet\", \".txt\": \"text\"}.get(os.path.splitext(DATA)[1])\n"
+         "raw = load_dataset(kind, data_files=DATA, split=\"train\") if kind else load_dataset(DATA, split=\"train\")\n\n\n"
+         "def pack(batch):  # concatenate the texts and cut them into SEQ_LEN-token sequences\n"
+         "    ids = [t for doc in tokenizer(batch[\"text\"])[\"input_ids\"] for t in doc + [tokenizer.eos_token_id]]\n"
+         "    n = len(ids) // SEQ_LEN * SEQ_LEN\n"
+         "    return {\"input_ids\": [ids[i:i + SEQ_LEN] for i in range(0, n, SEQ_LEN)]}\n\n\n"
+         "train = raw.map(pack, batched=True, remove_columns=raw.column_names)\n"
+         "collate = DataCollatorForLanguageModeling(tokenizer, mlm=False)\n\n";
+    s += arguments_block(j);
+    s += "trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=collate)\n"
+         "last = get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir) else None\n"
+         "trainer.train(resume_from_checkpoint=last)\ntrainer.save_model(os.path.join(args.output_dir, \"final\"))\n";
+    return s;
+}
+
+/// The settings block of the batch script: the environment frenzy_hf_train.py reads.
+inline std::string settings(const job_spec& j) {
+    std::string s = "# Settings: give them in sbatch's environment (LR=2e-4 sbatch launch.sbatch) or edit them here.\n";
+    s += "export MODEL=\"${MODEL:?set MODEL to the pretrained model (a Hugging Face repository or folder) of the planned shape}\"\n";
+    s += "export DATA=\"${DATA:?set DATA to the training text (.json/.jsonl/.parquet/.txt with a text column, or a Hub dataset)}\"\n";
+    s += "export CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from\n";
+    s += "export LR=\"${LR:-" + std::string(j.training.finetune.adapters() ? "2e-4" : "2e-5") + "}\"\n";
+    const auto steps = train_steps(j);
+    s += steps > 0 ? "export TRAIN_STEPS=\"${TRAIN_STEPS:-" + std::to_string(steps) + "}\"  # optimizer steps of the token budget\n"
+                   : "export TRAIN_STEPS=\"${TRAIN_STEPS:?the job has no token budget: set TRAIN_STEPS (optimizer steps)}\"\n";
+    return s;
+}
+
+inline launcher_payload payload(const job_spec& j, const launch_options& o) {
+    if (j.training.finetune.method == finetune_method::freeze || j.training.finetune.frozen_layers > 0)
+        throw config_error("training.finetune.frozen_layers: the hf launcher trains every layer or LoRA adapters "
+                           "(freezing leading layers is not written)");
+    if (j.runtime.offload.any()) throw config_error("runtime.offload: the hf launcher runs plain DistributedDataParallel");
+    launcher_payload out;
+    out.files.push_back({"frenzy_hf_train.py", train_script(j, j.runtime.attention)});
+    out.preamble = settings(j);
+    out.torchrun_target = o.run_command.empty() ? std::string("\"$LAUNCH_DIR/frenzy_hf_train.py\"") : o.run_command;
+    return out;
+}
+
+inline constexpr launcher_traits launch_traits{
+    .name = "hf",
+    .summary = "torchrun of frenzy_hf_train.py: transformers' Trainer fine-tuning a pretrained model (PEFT LoRA, QLoRA)",
+    .runs = {&traits},
+    .payload = payload,
+    .describes_model = false,
+    .config_example = "frenzy_hf_train.py",
+    .import_file = nullptr,
+    .finetunes = true,
+};
+
+}  // namespace frenzy::frameworks::hf
