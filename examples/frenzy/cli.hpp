@@ -421,6 +421,7 @@ inline frenzy::parsed_job build_job(const job_args& a) {
     // virtual stages without a schedule: the interleaved one, the only schedule that has them (as plan and launch do)
     else if (a.vpp > 1) j.parallel.schedule = pipeline_schedule::interleaved;
     if (!a.frameworks.empty()) j.runtime.framework = parse_enum<framework>("--framework", a.frameworks.front());
+    else if (a.from.empty() && !out.framework_stated) j.runtime.framework = default_framework(j.training, j.parallel);
     if (!a.attention.empty()) j.runtime.attention = parse_enum<attention_impl>("--attention", a.attention);
     if (!a.loss.empty()) j.runtime.loss = parse_enum<loss_style>("--loss", a.loss);
     // A global batch neither in a file nor given follows dp x micro-batch (one micro-batch per step), after the

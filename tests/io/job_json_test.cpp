@@ -61,6 +61,24 @@ TEST_CASE("defaults, presets and overrides") {
     CHECK(j.job.runtime.attention == attention_impl::automatic);  // the kernel the framework runs on the GPU type
 }
 
+TEST_CASE("a LoRA or QLoRA job that names no framework is the Hugging Face stack's, unless its layout needs Megatron") {
+    const auto parse = [](const char* text) { return job_from_json(nlohmann::json::parse(text)); };
+    auto j = parse(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"finetune": {"method": "lora"}}})");
+    CHECK_FALSE(j.framework_stated);
+    CHECK(j.job.runtime.framework == framework::hf);
+    j = parse(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"finetune": {"method": "qlora"}}, "parallel": {"dp": 4}})");
+    CHECK(j.job.runtime.framework == framework::hf);
+    // tensor parallelism: Trainer runs data parallel only, so the default stays Megatron-LM
+    j = parse(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"finetune": {"method": "lora"}}, "parallel": {"tp": 2}})");
+    CHECK(j.job.runtime.framework == framework::megatron);
+    // full fine-tunes and a stated framework are left alone
+    CHECK(parse(R"({"model": {"preset": "gpt2"}, "training": {"finetune": {"method": "full"}}})").job.runtime.framework ==
+          framework::megatron);
+    j = parse(R"({"model": {"preset": "gpt2"}, "training": {"finetune": {"method": "lora"}}, "runtime": {"framework": "fsdp"}})");
+    CHECK(j.framework_stated);
+    CHECK(j.job.runtime.framework == framework::fsdp);
+}
+
 TEST_CASE("round trip through to_json") {
     const auto j = job_from_json(nlohmann::json::parse(
         R"({"model": {"preset": "gpt3-125m"}, "training": {"seq_len": 2048, "global_batch": 8},

@@ -377,7 +377,11 @@ TEST_CASE("every keyword frenzy_hf_train.py passes is one of TrainingArguments, 
             CHECK(text.find("\"num_hidden_layers\": " + std::to_string(j.model.layers)) != std::string::npos);
             CHECK((text.find("    bf16=True,\n") != std::string::npos) == (pr == precision::bf16_mixed || pr == precision::bf16));
             CHECK((text.find("    fp16=True,\n") != std::string::npos) == (pr == precision::fp16_mixed));
-            CHECK((text.find("\n    dtype=torch.bfloat16,\n") != std::string::npos) == (pr == precision::bf16));
+            // weights in bf16 for pure bf16 and for an adapter's frozen base under bf16 autocast, else fp32 (fp16 base)
+            const bool adapters = j.training.finetune.adapters();
+            CHECK((text.find("\n    dtype=torch.bfloat16,\n") != std::string::npos) ==
+                  (pr == precision::bf16 || (adapters && pr == precision::bf16_mixed)));
+            CHECK((text.find("\n    dtype=torch.float16,\n") != std::string::npos) == (adapters && pr == precision::fp16_mixed));
             CHECK((text.find("    gradient_checkpointing=True,\n") != std::string::npos) ==
                   (j.parallel.recompute == recompute::full));
         }

@@ -205,6 +205,7 @@ struct parsed_job {
     /// training.global_batch was in the JSON; without it the global batch is micro_batch x dp (one micro-batch per
     /// GPU and step), as the CLI's flags make it
     bool global_batch_stated = false;
+    bool framework_stated = false;  ///< runtime.framework given (else train/job.hpp default_framework)
 };
 
 /// The layout fields a job JSON states, as plan constraints.
@@ -251,6 +252,8 @@ inline parsed_job job_from_json(const nlohmann::json& j) {
     r.finish();
     if (out.job.name.empty()) out.job.name = out.job.model.name;
     out.global_batch_stated = j.contains("training") && j["training"].is_object() && j["training"].contains("global_batch");
+    out.framework_stated = j.contains("runtime") && j["runtime"].is_object() && j["runtime"].contains("framework");
+    if (!out.framework_stated) out.job.runtime.framework = default_framework(out.job.training, out.job.parallel);
     if (!out.global_batch_stated) out.job.training.global_batch = out.job.training.micro_batch * out.job.parallel.dp;
     validate_bounds(out.job);  // also when the planner chooses the layout: bounds every number it will loop over
     validate(out.job.training);

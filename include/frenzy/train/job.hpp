@@ -70,12 +70,19 @@ struct job_spec {
     }
 };
 
-
 /// Why framework `fw` cannot run layout `p` (for training `t`: its optimizer and precision), or "" when it can: the
 /// sharding and parallelism it offers (frameworks/<name>/traits.hpp rules.rejects_layout). validate(job) and the
 /// planner's search both ask it.
 inline std::string framework_rejects(framework fw, const parallel_config& p, const training_spec& t = {}) {
     return fw->rules.rejects_layout(p, t);
+}
+
+/// The framework of a job that names none: Megatron-LM for pretraining and full fine-tunes; for LoRA and QLoRA the
+/// Hugging Face stack (Trainer with PEFT: frameworks/hf), which the hf launcher writes, unless the layout the job
+/// gives needs model parallelism (Megatron-LM's training loop has no adapters: issue 24, the planner does not pick
+/// Megatron for LoRA unless the layout or the user asks for it).
+inline framework default_framework(const training_spec& t, const parallel_config& p = {}) {
+    return t.finetune.adapters() && framework_rejects(framework::hf, p, t).empty() ? framework::hf : framework::megatron;
 }
 
 /// Whether a layout chosen for a job turns sequence parallelism on when the job does not say: Megatron-LM runs it

@@ -17,15 +17,16 @@
 namespace frenzy::frameworks::hf {
 
 /// Trainer's mixed-precision flag and the dtype the weights are loaded in (traits.hpp: bf16-mixed is autocast over
-/// fp32 weights, pure bf16 loads them in bf16).
+/// fp32 weights, pure bf16 loads them in bf16; under adapters the frozen base is loaded in the 16-bit type, as the
+/// memory model counts it and the measured LoRA rows ran, and PEFT keeps the adapters in fp32).
 struct precision_names {
     const char* flag;   ///< TrainingArguments keyword set to True ("" = none)
     const char* dtype;  ///< torch dtype of the loaded weights
 };
-inline precision_names precision_of(precision p) {
+inline precision_names precision_of(precision p, bool adapters = false) {
     switch (p) {
-        case precision::bf16_mixed: return {"bf16", "torch.float32"};
-        case precision::fp16_mixed: return {"fp16", "torch.float32"};
+        case precision::bf16_mixed: return {"bf16", adapters ? "torch.bfloat16" : "torch.float32"};
+        case precision::fp16_mixed: return {"fp16", adapters ? "torch.float16" : "torch.float32"};
         case precision::bf16: return {"bf16", "torch.bfloat16"};
         case precision::fp32: return {"", "torch.float32"};
         default: break;
@@ -83,7 +84,7 @@ inline std::string plan_block(const job_spec& j) {
 /// from_pretrained's arguments: the weights' dtype, SDPA or eager attention, QLoRA's NF4 quantization.
 inline std::string load_block(const job_spec& j, attention_impl attn) {
     const auto& ft = j.training.finetune;
-    const auto prec = precision_of(j.training.precision);
+    const auto prec = precision_of(j.training.precision, ft.adapters());
     std::string s = "quantization = None\nif QLORA:\n    quantization = BitsAndBytesConfig(\n        load_in_4bit=True,\n"
                     "        bnb_4bit_quant_type=\"nf4\",\n        bnb_4bit_use_double_quant=" +
                     std::string(ft.double_quant ? "True" : "False") + ",\n        bnb_4bit_compute_dtype=torch.bfloat16,\n    )\n";

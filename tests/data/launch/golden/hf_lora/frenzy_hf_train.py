@@ -42,7 +42,7 @@ if QLORA:
     )
 model = AutoModelForCausalLM.from_pretrained(
     MODEL,
-    dtype=torch.float32,
+    dtype=torch.bfloat16,
     attn_implementation="sdpa",
     quantization_config=quantization,
 )
