@@ -449,3 +449,32 @@ TEST_CASE("a replaced pipeline policy changes only the bubble") {
     CHECK(without.pipeline / with.pipeline == Approx(16.0 / 19.0).epsilon(1e-12));
     CHECK(with.total - without.total == Approx(3 * with.micro_batch).epsilon(1e-9));
 }
+
+TEST_CASE("a step's shares add up to its time, with the bubble, the exposed gathers and compute by kernel class") {
+    // step_time_parts (frenzy estimate --json step_parts, the report's step chart) splits b.total; the sum is exact
+    // up to rounding (tolerance 1e-12 relative: a few additions of doubles).
+    const auto& h100 = cat.at("h100-80g");
+    parallel_config pipe{.dp = 2, .tp = 2, .pp = 4};
+    pipe.schedule = pipeline_schedule::interleaved;
+    pipe.vpp = 2;
+    parallel_config fsdp{.dp = 16};
+    fsdp.sharding = sharding::full;
+    for (const auto& j : {llama8b(pipe, 1, 64), llama8b(fsdp, 2, 64), llama8b(parallel_config{.dp = 8}, 1, 64)}) {
+        const auto e = predict_step(j, h100, 8, 0);
+        const auto parts = step_time_parts(e.parts);
+        double sum = 0, bubble = 0, kernels = 0;
+        for (const auto& p : parts) {
+            sum += p.seconds;
+            if (p.name == "pipeline bubble") bubble = p.seconds;
+            if (p.name == "GEMMs" || p.name == "attention" || p.name == "element-wise" || p.name == "streaming") kernels += p.seconds;
+        }
+        CHECK(sum == Approx(e.step_time.value).epsilon(1e-12));
+        // the bubble is (pp - 1) / vpp slots of one micro-batch (Narayanan et al. 2021 Sec. 2.2.2); none without pp
+        CHECK(bubble == Approx(e.parts.bubble_slots * e.parts.micro_batch).margin(1e-15));
+        CHECK(kernels == Approx(static_cast<double>(e.parts.micro_batches) * e.parts.compute_mb).epsilon(1e-12));
+        CHECK(std::none_of(parts.begin(), parts.end(), [](const step_part& p) { return !(p.seconds > 0); }));
+    }
+    // ZeRO-3 over 16 GPUs on two nodes: the gathers cost more than nothing, and what they leave exposed is listed
+    const auto z3 = step_time_parts(predict_step(llama8b(fsdp, 2, 64), h100, 8, 0).parts);
+    CHECK(std::any_of(z3.begin(), z3.end(), [](const step_part& p) { return p.name == "sharded gathers (exposed)"; }));
+}

@@ -60,7 +60,57 @@ scenario random_scenario(std::uint64_t seed) {
     return s;
 }
 
+/// Each job's runs tell its life: they follow one another after its submission, hold the GPU-seconds the record
+/// counts, and a completed job's last run ends at its completion; the timeline never holds more GPUs than the
+/// cluster has nor a negative queue, and ends empty.
+void check_runs(const sim_result& r, std::int64_t cluster_gpus) {
+    for (const auto& j : r.jobs) {
+        double held = 0, last_end = j.submit_s;
+        for (const auto& run : j.runs) {
+            CHECK(run.start_s >= last_end);
+            CHECK(run.end_s >= run.start_s);
+            CHECK_FALSE(run.ended.empty());
+            held += (run.end_s - run.start_s) * run.gpus;
+            last_end = run.end_s;
+        }
+        CHECK(held == Approx(j.gpu_seconds).epsilon(1e-9).margin(1e-6));
+        CHECK(static_cast<int>(j.runs.size()) == j.launches);
+        if (j.outcome == job_outcome::completed) {
+            REQUIRE_FALSE(j.runs.empty());
+            CHECK(j.runs.front().start_s == j.first_start_s);
+            CHECK(j.runs.back().end_s == j.end_s);
+            CHECK(j.runs.back().ended == "completed");
+        }
+    }
+    const auto line = timeline(r.jobs);
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        CHECK(line[i].queued >= 0);
+        CHECK(line[i].busy_gpus >= 0);
+        CHECK(line[i].busy_gpus <= cluster_gpus);
+        if (i > 0) CHECK(line[i].t_s > line[i - 1].t_s);
+    }
+    if (!line.empty()) {
+        CHECK(line.back().queued == 0);
+        CHECK(line.back().busy_gpus == 0);
+    }
+}
+
 }  // namespace
+
+TEST_CASE("timeline: the queue and busy GPUs after each change, by hand") {
+    // a: submitted at 0, runs 8 GPUs 10-50, preempted, waits, runs 4 GPUs 60-100 and completes.
+    // b: submitted at 5, runs 2 GPUs 10-30 and completes. c: refused on arrival at 7 (never queued).
+    job_record a, b, c;
+    a.submit_s = 0;
+    a.runs = {{10, 50, "h100", 8, 1, "preempted"}, {60, 100, "h100", 4, 1, "completed"}};
+    b.submit_s = 5;
+    b.runs = {{10, 30, "a100", 2, 1, "completed"}};
+    c.submit_s = 7;
+    c.rejected_s = 7;
+    const std::vector<timeline_point> want = {{0, 1, 0},  {5, 2, 0},  {10, 0, 10}, {30, 0, 8},
+                                              {50, 1, 0}, {60, 0, 4}, {100, 0, 0}};
+    CHECK(timeline({a, b, c}) == want);
+}
 
 TEST_CASE("simulator properties on random clusters and traces, every policy") {
     for (std::uint64_t seed = 1; seed <= 12; ++seed) {
@@ -89,6 +139,7 @@ TEST_CASE("simulator properties on random clusters and traces, every policy") {
                 if (j.model == "gpt3-125m" && j.outcome == job_outcome::infeasible && pol.name() == std::string_view("has"))
                     CHECK(j.reason.rfind("no feasible plan", 0) == 0);  // HAS runs every job that has a plan
             }
+            check_runs(r, sc.cluster.total_gpus());
             for (std::size_t i = 1; i < r.log.size(); ++i) CHECK(r.log[i].t >= r.log[i - 1].t);
             CHECK(r.metrics.gpu_utilization <= 1.0 + 1e-9);
             // Same seed, same output (decision wall times aside).

@@ -32,6 +32,7 @@ inline void to_json(nlohmann::ordered_json& out, const stage_memory& st) {
            {"activations_bytes", st.breakdown.activations.value},
            {"temporary_bytes", st.breakdown.temporary.value},
            {"peak_allocated_bytes", st.peak_allocated.value},
+           {"peak_reserved_bytes", st.peak_reserved.value},
            {"in_flight_micro_batches", st.in_flight_micro_batches}};
 }
 
@@ -79,6 +80,10 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
         out["above_mfu_ceiling"] = e.speed->above_mfu_ceiling;
         out["rel_error_band"] = e.speed->rel_error_band;
         out["error_regime"] = std::string(e.speed->error_regime);
+        auto parts = nlohmann::ordered_json::array();  // shares of step_time_s (perf/step_time.hpp)
+        for (const auto& part : step_time_parts(e.speed->parts))
+            parts.push_back({{"part", std::string(part.name)}, {"seconds", part.seconds}});
+        out["step_parts"] = std::move(parts);
     }
     if (e.speed && !e.speed->supported) out["perf_reason"] = e.speed->reason;
     if (e.advice) {

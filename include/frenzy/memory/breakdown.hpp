@@ -20,6 +20,7 @@ struct stage_memory {
     double parameters = 0;          ///< parameters held by one GPU of this stage (after tp/ep sharding)
     memory_breakdown breakdown{};   ///< at the stage's peak
     bytes peak_allocated{};         ///< = breakdown.total()
+    bytes peak_reserved{};          ///< the caching allocator's reserve at this stage's peak (>= peak_allocated)
     double in_flight_micro_batches = 0;  ///< micro-batches whose activations are live at the peak
     bool operator==(const stage_memory&) const = default;
 };

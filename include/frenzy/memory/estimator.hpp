@@ -155,6 +155,7 @@ private:
             // within the allocated rows' band).
             const double reserved = std::max({alloc_.reserved(j, f, train_peak, act, ms).value, step_peak.value,
                                               st.peak_allocated.value});
+            st.peak_reserved = bytes{reserved};
             if (st.peak_allocated > r.peak_allocated) {
                 r.peak_allocated = st.peak_allocated;
                 r.bottleneck_stage = l.stage;

@@ -55,6 +55,16 @@ struct compute_work {
     double stream_bytes = 0;     ///< HBM traffic of large streaming kernels (unfused attention's scores)
 };
 
+/// Seconds of one piece of work by kernel class (efficiency_model::by_kernel); total() is the compute time.
+struct kernel_seconds {
+    double gemm = 0;         ///< dense and grouped (expert) GEMMs, their weight traffic included
+    double attention = 0;    ///< the attention core (flash, cuDNN, or unfused batched GEMMs)
+    double elementwise = 0;  ///< norms, activations, residuals, casts, rotary: memory-bound kernels
+    double streaming = 0;    ///< large streaming passes: unfused attention's scores, QLoRA's NF4 dequantisation
+    double total() const { return gemm + attention + elementwise + streaming; }
+    bool operator==(const kernel_seconds&) const = default;
+};
+
 /// Fraction of the datasheet memory bandwidth that kernels streaming tensors of millions of contiguous elements
 /// reach (unfused attention's softmax and dropout over the s x s scores). An assumption, not a fit: the fitted
 /// element-wise efficiency (memory_inverse, ~40%) describes the many short norm, residual and activation kernels
@@ -124,9 +134,9 @@ struct efficiency_model {
     double dense_inverse(const gpu_type& g, double peak, gemm_shape s, bool scaled = false) const {
         return dense_inverse(entry(g), peak, s, scaled, g.mem_bw_gbps * 1e9);
     }
-    /// Seconds of the three kernel classes of `w` on `g`.
-    double seconds(const compute_work& w, const gpu_type& g) const {
-        if (!(w.gemm_peak > 0)) return 0;
+    /// Seconds of each kernel class of `w` on `g`.
+    kernel_seconds by_kernel(const compute_work& w, const gpu_type& g) const {
+        if (!(w.gemm_peak > 0)) return {};
         const auto* e = entry(g);  // looked up once: the planner calls this for every candidate
         const double bw = g.mem_bw_gbps * 1e9;
         const double attn_peak = w.attention_peak > 0 ? w.attention_peak : w.gemm_peak;
@@ -135,10 +145,12 @@ struct efficiency_model {
                                   ? w.expert_flops * dense_inverse(e, w.gemm_peak, {w.expert_tokens, w.shape.width, w.shape.weight_bytes}, w.scaled, bw)
                                   : 0.0;
         const double rest = w.gemm_flops - (expert > 0 ? w.expert_flops : 0.0);
-        return (rest * dense_inverse(e, w.gemm_peak, w.shape, w.scaled, bw) + expert) / w.gemm_peak +
-               w.attention_flops * (w.unfused_attention ? inverse_of(e) : attention_inverse_of(e, w.te_attention)) / attn_peak +
-               w.memory_bytes * memory_inverse / bw + w.stream_bytes / (streaming_bandwidth_fraction * bw);
+        return {(rest * dense_inverse(e, w.gemm_peak, w.shape, w.scaled, bw) + expert) / w.gemm_peak,
+                w.attention_flops * (w.unfused_attention ? inverse_of(e) : attention_inverse_of(e, w.te_attention)) / attn_peak,
+                w.memory_bytes * memory_inverse / bw, w.stream_bytes / (streaming_bandwidth_fraction * bw)};
     }
+    /// Seconds of `w` on `g`, all kernel classes.
+    double seconds(const compute_work& w, const gpu_type& g) const { return by_kernel(w, g).total(); }
     // The same figures from an entry already looked up (entry(g); null = a chip without its own coefficients).
     double inverse_of(const gpu_coefficient* e) const { return e ? e->inverse : default_inverse; }
     double scaled_inverse_of(const gpu_coefficient* e) const {

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "frenzy/core/units.hpp"
 #include "frenzy/hw/cluster.hpp"
@@ -67,6 +68,7 @@ concept PipelinePolicy = requires(const B& b, const parallel_config& p, std::int
 struct calibrated_compute {
     efficiency_model efficiency = default_efficiency();
     double seconds(const compute_work& w, const gpu_type& g) const { return efficiency.seconds(w, g); }
+    kernel_seconds by_kernel(const compute_work& w, const gpu_type& g) const { return efficiency.by_kernel(w, g); }
 };
 static_assert(ComputePolicy<calibrated_compute>);
 
@@ -107,6 +109,7 @@ static_assert(PipelinePolicy<megatron_pipeline>);
 /// The pieces of one step (seconds). Per-micro-batch pieces are on the bottleneck stage.
 struct step_breakdown {
     double compute_mb = 0;     ///< fwd + bwd + recompute of one micro-batch on one GPU (all kernel classes)
+    kernel_seconds kernels_mb{};  ///< compute_mb by kernel class, where the compute policy tells (by_kernel)
     double tp_mb = 0;          ///< tensor-parallel collectives (all-reduces, or reduce-scatter + all-gather with SP)
     double tp_exposed_mb = 0;  ///< the part of tp_mb not hidden behind GEMMs (all of it without tp_comm_overlap)
     double cp_mb = 0;          ///< context-parallel ring exchange of K/V (forward) and K/V + their gradients (backward)
@@ -242,6 +245,16 @@ private:
         b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
     }
 
+    /// compute_mb of b.work on g, by kernel class where the compute policy offers by_kernel.
+    void set_compute(step_breakdown& b, const gpu_type& g) const {
+        if constexpr (requires { compute_.by_kernel(b.work, g); }) {
+            b.kernels_mb = compute_.by_kernel(b.work, g);
+            b.compute_mb = b.kernels_mb.total();
+        } else {
+            b.compute_mb = compute_.seconds(b.work, g);
+        }
+    }
+
     /// What every step of predict reads: the job, the GPU, the topology, the bottleneck stage and the per-GPU
     /// micro-batch quantities.
     struct step_context {
@@ -298,7 +311,7 @@ private:
             b.work.expert_flops = (gemm_passes + rec) * routed * stage.moe_layers * gpu_tokens / tp;
             b.work.expert_tokens = load * gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
         }
-        b.compute_mb = compute_.seconds(b.work, g);
+        set_compute(b, g);
     }
 
     /// Tensor-parallel collectives and the part of them the GEMMs do not hide.
@@ -366,7 +379,7 @@ private:
                 const double merge = layers_stage * (fwd_passes + 2.0) * cp * gpu_tokens * q_elems * 2.0 * 4.0;
                 b.memory_bytes_mb += merge;
                 b.work.memory_bytes = b.memory_bytes_mb;
-                b.compute_mb = compute_.seconds(b.work, g);
+                set_compute(b, g);
             }
         }
     }
@@ -490,6 +503,40 @@ private:
 };
 
 using step_time_model = basic_step_time_model<>;
+
+/// One named share of a step's time (step_time_parts).
+struct step_part {
+    std::string_view name;  ///< a static string
+    double seconds = 0;
+};
+
+/// The step of `b` as shares that add up to b.total: the compute of all micro-batches by kernel class (one
+/// "compute" share where the compute policy does not tell the classes), what each kind of communication leaves
+/// exposed, the pipeline bubble, the gradient sync, ZeRO-2's parameter gather and the optimizer pass. Zero
+/// shares are left out.
+inline std::vector<step_part> step_time_parts(const step_breakdown& b) {
+    const double m = static_cast<double>(b.micro_batches);
+    const double work = b.compute_mb + b.tp_exposed_mb + b.cp_exposed_mb + b.ep_mb;
+    // what the sharded-state gathers add to a micro-batch slot beyond its own work (basic_step_time_model's
+    // micro_batch_slot): the slot less the work and the exposed pipeline sends
+    const double shard_exposed = b.shard_mb > 0 ? std::max(0.0, b.micro_batch - work - b.pp_exposed_mb) : 0.0;
+    const auto& k = b.kernels_mb;
+    std::vector<step_part> all;
+    if (k.total() > 0)
+        all = {{"GEMMs", m * k.gemm}, {"attention", m * k.attention}, {"element-wise", m * k.elementwise},
+               {"streaming", m * k.streaming}};
+    else
+        all = {{"compute", m * b.compute_mb}};
+    const std::vector<step_part> rest = {
+        {"tensor-parallel (exposed)", m * b.tp_exposed_mb}, {"context-parallel (exposed)", m * b.cp_exposed_mb},
+        {"expert all-to-all", m * b.ep_mb},                {"sharded gathers (exposed)", m * shard_exposed},
+        {"pipeline sends (exposed)", m * b.pp_exposed_mb}, {"pipeline bubble", b.bubble_slots * b.micro_batch},
+        {"gradient sync (exposed)", b.dp_exposed},         {"parameter gather", b.param_gather},
+        {"optimizer step", b.optimizer}};
+    all.insert(all.end(), rest.begin(), rest.end());
+    std::erase_if(all, [](const step_part& p) { return !(p.seconds > 0); });
+    return all;
+}
 
 /// Step time, tokens/s (whole job) and MFU of `j` with its parallel layout on `gpus_per_node`-GPU nodes of type
 /// `g` connected at `network_gbps` GB/s per node (0 = default for the GPU class), with the shipped calibration.

@@ -15,6 +15,17 @@ namespace frenzy {
 
 enum class job_outcome { completed, infeasible, failed };
 
+/// One run of a job: from its launch (start-up included) to its end.
+struct job_run {
+    double start_s = 0;
+    double end_s = -1;  ///< -1 while it runs
+    std::string gpu;
+    int gpus = 0;
+    int nodes = 0;
+    std::string ended;  ///< completed, preempted, node failure, out of memory
+    bool operator==(const job_run&) const = default;
+};
+
 /// One job's life in a run.
 struct job_record {
     std::string job_id;
@@ -31,6 +42,8 @@ struct job_record {
     int node_failures = 0;
     int oom_failures = 0;
     double gpu_seconds = 0;    ///< GPU-seconds held (start-up and lost work included)
+    std::vector<job_run> runs;  ///< every run, in order
+    double rejected_s = -1;     ///< when the policy gave it up (infeasible or failed), -1 if it did not
     double jct() const { return end_s - submit_s; }
     bool operator==(const job_record&) const = default;
 };
@@ -73,6 +86,61 @@ inline nlohmann::json to_json(const sim_metrics& m) {
             {"solver_timed_out", m.solver_timed_out}};
 }
 
+inline const char* to_string(job_outcome o) {
+    return o == job_outcome::completed ? "completed" : o == job_outcome::failed ? "failed" : "infeasible";
+}
+
+inline nlohmann::json to_json(const job_run& r) {
+    return {{"start_s", r.start_s}, {"end_s", r.end_s}, {"gpu", r.gpu}, {"gpus", r.gpus}, {"nodes", r.nodes},
+            {"ended", r.ended}};
+}
+
+/// One job of `frenzy simulate --json --runs`: its identity, outcome and every run.
+inline nlohmann::json to_json(const job_record& j) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& r : j.runs) runs.push_back(to_json(r));
+    return {{"job_id", j.job_id}, {"model", j.model}, {"submit_s", j.submit_s}, {"end_s", j.end_s},
+            {"status", to_string(j.outcome)}, {"reason", j.reason}, {"runs", std::move(runs)}};
+}
+
+/// The cluster's state after each instant at which it changed: jobs waiting for GPUs and GPUs held by runs.
+struct timeline_point {
+    double t_s = 0;
+    int queued = 0;
+    int busy_gpus = 0;
+    bool operator==(const timeline_point&) const = default;
+};
+
+/// The queue and the busy GPUs over time, from the jobs' records: a job waits from its submission to its first
+/// run, between runs, and after a run that did not complete until the next or until it is given up.
+inline std::vector<timeline_point> timeline(const std::vector<job_record>& jobs) {
+    struct change { double t; int queued, busy; };
+    std::vector<change> ch;
+    for (const auto& j : jobs) {
+        if (j.runs.empty() && j.rejected_s >= 0 && j.rejected_s <= j.submit_s) continue;  // refused on arrival
+        ch.push_back({j.submit_s, 1, 0});
+        for (const auto& r : j.runs) {
+            ch.push_back({r.start_s, -1, r.gpus});
+            if (r.end_s >= 0) ch.push_back({r.end_s, r.ended == "completed" ? 0 : 1, -r.gpus});
+        }
+        if (j.rejected_s >= 0) ch.push_back({j.rejected_s, -1, 0});
+    }
+    std::stable_sort(ch.begin(), ch.end(), [](const change& a, const change& b) { return a.t < b.t; });
+    std::vector<timeline_point> out;
+    timeline_point now;
+    for (std::size_t i = 0; i < ch.size(); ++i) {
+        now.queued += ch[i].queued;
+        now.busy_gpus += ch[i].busy;
+        now.t_s = ch[i].t;
+        if (i + 1 == ch.size() || ch[i + 1].t > ch[i].t) out.push_back(now);
+    }
+    return out;
+}
+
+inline nlohmann::json to_json(const timeline_point& p) {
+    return {{"t_s", p.t_s}, {"queued", p.queued}, {"busy_gpus", p.busy_gpus}};
+}
+
 /// Per-job CSV: one row per job.
 inline void write_jobs_csv(std::ostream& out, const sim_result& r) {
     out << "policy,job_id,model,submit_s,first_start_s,end_s,jct_s,status,gpu,gpus,launches,preemptions,"
@@ -83,7 +151,7 @@ inline void write_jobs_csv(std::ostream& out, const sim_result& r) {
         out << r.metrics.policy << ',' << j.job_id << ',' << j.model << ',' << csv_decimal(j.submit_s) << ','
             << csv_decimal(j.first_start_s) << ',' << csv_decimal(j.end_s) << ','
             << (j.outcome == job_outcome::completed ? csv_decimal(j.jct()) : std::string{}) << ','
-            << (j.outcome == job_outcome::completed ? "completed" : j.outcome == job_outcome::failed ? "failed" : "infeasible") << ',' << j.gpu << ',' << j.gpus << ','
+            << to_string(j.outcome) << ',' << j.gpu << ',' << j.gpus << ','
             << j.launches << ',' << j.preemptions << ',' << j.node_failures << ',' << j.oom_failures << ','
             << csv_decimal(j.gpu_seconds) << ',' << reason << '\n';
     }

@@ -133,6 +133,7 @@ public:
         j.compute_start = now_ + cost;
         j.rec.gpu = p.gpu;
         j.rec.gpus = a.gpus();
+        j.rec.runs.push_back({now_, -1, p.gpu, a.gpus(), a.nodes(), {}});
         ++j.gen;
         ++running_;
         --waiting_;
@@ -151,7 +152,7 @@ public:
     void stop(int id) override {  // preemption: the job checkpoints, then stops
         auto& j = jobs_[static_cast<std::size_t>(id)];
         j.progress = progress_at(j, now_);
-        end_run(j);
+        end_run(j, "preempted");
         j.rec.preemptions++;
         log("preempt", id);
     }
@@ -312,8 +313,10 @@ private:
     /// 3,600/g s of a 1 GPU-hour queue, inside a 300 s restart, and two such jobs then preempt each other forever.
     double served_s(const job& j) const { return j.oom_run ? 0.0 : std::max(0.0, now_ - j.compute_start); }
     /// Common bookkeeping when a run ends (any reason); the job goes back to the queue.
-    void end_run(job& j) {
+    void end_run(job& j, const char* why) {
         observe(j);
+        j.rec.runs.back().end_s = now_;
+        j.rec.runs.back().ended = why;
         const double held = now_ - j.run_start;
         j.attained += served_s(j) * j.alloc.gpus();
         j.executed += held;
@@ -347,7 +350,7 @@ private:
         if (j.gen != gen || j.ph != phase::running) return false;
         orch_.finished(id);
         j.progress = 1;
-        end_run(j);
+        end_run(j, "completed");
         --waiting_;
         j.ph = phase::done;
         j.rec.outcome = job_outcome::completed;
@@ -361,7 +364,7 @@ private:
         auto& j = jobs_[static_cast<std::size_t>(id)];
         if (j.gen != gen || j.ph != phase::running) return false;
         orch_.finished(id);
-        end_run(j);
+        end_run(j, "out of memory");
         j.oom++;
         j.rec.oom_failures++;
         log("oom", id);
@@ -378,7 +381,7 @@ private:
                 const double kept = std::floor(ran / j.ckpt_s) * j.ckpt_s;
                 j.progress = std::min(1.0, j.progress + j.rate * kept);
             }
-            end_run(j);
+            end_run(j, "node failure");
             j.rec.node_failures++;
         }
         push(now_ + opt_.node_repair_s, ev_node_recover, node, 0);  // validate() bounds node_repair_s
@@ -400,6 +403,7 @@ private:
         j.rec.outcome = how;
         j.rec.reason = why;
         if (how == job_outcome::failed) j.rec.end_s = now_;
+        j.rec.rejected_s = now_;
         ++finished_;
         deactivate(id);
         log(how == job_outcome::failed ? "fail" : "reject", id);
