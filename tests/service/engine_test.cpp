@@ -147,6 +147,28 @@ TEST_CASE("a job is accepted, submitted on its plan's nodes and GRES, followed t
     CHECK(eng.metrics().find("frenzy_gpus_busy{type=\"a100-80g\"} 0\n") != std::string::npos);
 }
 
+TEST_CASE("recent decisions, newest first: the start of a job and the refusal of an impossible one") {
+    fake_slurm slurm;
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::serve_engine eng(slurm, store, map);
+    eng.start();
+    CHECK(eng.decisions().body["decisions"].empty());
+    auto r = eng.submit(small_job("first", R"({"gpu_types": ["a100-80g"]})"));
+    REQUIRE(r.status == 201);
+    eng.tick();
+    // llama-3.1-405b fits no GPU type of the fake cluster (16 A100-80G, 4 T4): refused, with the planner's reasons
+    REQUIRE(eng.submit(R"({"name": "huge", "model": {"preset": "llama-3.1-405b"}, "training": {"seq_len": 8192, "global_batch": 64, "precision": "fp16-mixed"}})").status == 422);
+    const auto d = eng.decisions();
+    CHECK(d.status == 200);
+    REQUIRE(d.body["decisions"].size() == 2);
+    CHECK(d.body["decisions"][0]["decision"] == "refuse");
+    CHECK(d.body["decisions"][0]["name"] == "huge");
+    CHECK(d.body["decisions"][1]["decision"] == "start");
+    CHECK(d.body["decisions"][1]["job"] == r.body["id"]);
+    CHECK(d.body["decisions"][1]["t"].get<double>() > 0);
+}
+
 TEST_CASE("malformed and impossible jobs are refused and change nothing") {
     fake_slurm slurm;
     temp_db db;

@@ -460,6 +460,50 @@ def test_token(ctx):
     assert r.returncode == 2 and "requires --token-file" in r.stderr, (r.returncode, r.stderr)
 
 
+def test_live_page(ctx):
+    """The live page at / in headless Chromium, behind the token: the page itself holds no data and is served
+    without the token; the endpoints it reads answer only with it; opened as /#token=TOKEN it fills the inventory
+    (one row per GPU type of /v1/cluster), shows a running job with its Slurm id and the recent decisions, with no
+    error; a screenshot goes to FRENZY_SCREENSHOT_DIR."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "browser"))
+    import check_reports  # noqa: E402  (the browser tests' DOM reader and Chromium flags)
+    s = ctx.serve
+    tok = s.token()
+    assert tok, "test_token runs first and leaves the service behind a token"
+    st, r = s.post(small_job("long-live-page", tokens=5e8, limits={"gpu_types": ["t4"]}))
+    assert st == 201, (st, r)
+    jid = r["id"]
+    s.wait({jid}, {"running"}, 60, "the live page's job running")
+    with urllib.request.urlopen(s.url + "/", timeout=30) as resp:  # no token: the page, which holds no data
+        page = resp.read().decode()
+        assert resp.status == 200 and resp.headers.get_content_type() == "text/html", resp.status
+    assert "long-live-page" not in page and "<title>frenzy serve</title>" in page
+    assert http("GET", s.url + "/v1/decisions")[0] == 401
+    st, dec = s.get("/v1/decisions")
+    assert st == 200 and any(d.get("decision") == "start" and d.get("job") == jid for d in dec["decisions"]), dec
+    _, cluster = s.get("/v1/cluster")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "chromium not found: run scripts/setup.sh"
+    out = os.environ.get("FRENZY_SCREENSHOT_DIR", ctx.work)
+    os.makedirs(out, exist_ok=True)
+    d = check_reports.render(chromium, s.url + "/#token=" + tok, os.path.join(out, "serve-live.png"), 1100, url=True)
+    body = d.body()
+    assert int(body.get("data-refreshed", "0")) >= 1, body
+    assert body.get("data-errors") == "0", body
+
+    def rows(table_id):
+        [t] = [i for i, n in enumerate(d.nodes) if n["tag"] == "table" and n["attrs"].get("id") == table_id]
+        return [[d.text(c) for c in d.within(r) if d.nodes[c]["tag"] == "td"]
+                for r in d.within(t) if d.nodes[r]["tag"] == "tr" and d.nodes[d.nodes[r]["parent"]]["tag"] == "tbody"]
+    inv = rows("inventory")
+    assert sorted(r[0] for r in inv) == sorted(t["gpu"] for t in cluster["types"]), inv
+    running = [r for r in rows("running") if r and r[0] == str(jid)]
+    assert running and running[0][1] == "long-live-page" and running[0][3] == str(s.job(jid)["slurm_job_id"]), rows("running")
+    assert any(r[1] == "start" and r[2] == str(jid) for r in rows("decisions")), rows("decisions")
+    ctx.report["live_page_rows"] = {"inventory": len(inv), "running": len(rows("running"))}
+    http("DELETE", f"{s.url}/v1/jobs/{jid}", token=tok)
+
+
 def test_clients(ctx):
     s = ctx.serve
     spec = os.path.join(ctx.work, "client-job.json")
@@ -478,7 +522,7 @@ def test_clients(ctx):
 
 
 TESTS = [test_inventory, test_bad_requests, test_too_large, test_placement, test_drained_avoided, test_cancel,
-         test_slurmd_killed, test_serve_kill9_burst, test_ctld_restart, test_burst_200, test_clients, test_token]
+         test_slurmd_killed, test_serve_kill9_burst, test_ctld_restart, test_burst_200, test_clients, test_token, test_live_page]
 
 
 class Ctx:

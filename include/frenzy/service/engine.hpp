@@ -112,6 +112,15 @@ public:
         return {200, {{"nodes", nodes}, {"types", types}, {"skipped", inv_.skipped}, {"slurm_reachable", slurm_up_}}};
     }
 
+    /// GET /v1/decisions: the most recent scheduling decisions (at most 100), newest first, as the decision log
+    /// writes them (decision, job, why, t).
+    api_reply decisions() const {
+        std::lock_guard lk(m_);
+        nlohmann::ordered_json a = nlohmann::ordered_json::array();
+        for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) a.push_back(*it);
+        return {200, {{"decisions", a}}};
+    }
+
     /// GET /metrics: Prometheus text exposition format 0.0.4 (service/metrics.hpp).
     std::string metrics() const {
         std::lock_guard lk(m_);

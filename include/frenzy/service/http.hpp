@@ -1,8 +1,10 @@
 #pragma once
 // HTTP + JSON API of `frenzy serve` over serve_engine, with cpp-httplib (Debian's libcpp-httplib-dev):
-//   POST /v1/jobs, GET /v1/jobs, GET /v1/jobs/ID, DELETE /v1/jobs/ID, GET /v1/cluster, GET /healthz, GET /metrics.
+//   POST /v1/jobs, GET /v1/jobs, GET /v1/jobs/ID, DELETE /v1/jobs/ID, GET /v1/cluster, GET /v1/decisions,
+//   GET /healthz, GET /metrics, and the live page at GET / (service/live_page.hpp).
 // Bodies over `max_body` bytes get 413 before any handler runs. With a token, every request must carry
-// "Authorization: Bearer TOKEN" (401 otherwise, compared in constant time).
+// "Authorization: Bearer TOKEN" (401 otherwise, compared in constant time), but for the live page itself: it holds
+// no data, and reads everything it shows from the endpoints above with the token.
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -13,6 +15,7 @@
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/service/engine.hpp"
+#include "frenzy/service/live_page.hpp"
 
 #include <httplib.h>
 
@@ -74,7 +77,7 @@ inline void install_routes(httplib::Server& svr, serve_engine& eng, const http_o
     svr.set_payload_max_length(o.max_body);
     const std::string token = o.token;
     svr.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
-        if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (token.empty() || (req.path == "/" && req.method == "GET")) return httplib::Server::HandlerResponse::Unhandled;
         const auto h = req.get_header_value("Authorization");
         const std::string_view pre = "Bearer ";
         if (h.size() > pre.size() && h.compare(0, pre.size(), pre) == 0 && detail::same_token(std::string_view(h).substr(pre.size()), token))
@@ -95,6 +98,11 @@ inline void install_routes(httplib::Server& svr, serve_engine& eng, const http_o
         detail::reply(res, eng.cancel(*id));
     });
     svr.Get("/v1/cluster", [&eng](const httplib::Request&, httplib::Response& res) { detail::reply(res, eng.cluster()); });
+    svr.Get("/v1/decisions", [&eng](const httplib::Request&, httplib::Response& res) { detail::reply(res, eng.decisions()); });
+    svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
+        res.set_header("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'");
+        res.set_content(std::string(live_page_html), "text/html; charset=utf-8");
+    });
     svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
     svr.Get("/metrics", [&eng](const httplib::Request&, httplib::Response& res) {
         res.set_content(eng.metrics(), "text/plain; version=0.0.4");

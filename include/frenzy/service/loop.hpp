@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -543,9 +544,13 @@ protected:
         return std::string(policy_.name()) + ": " + (e ? std::string(e->description) : std::string{});
     }
 
+    /// A decision: appended to the decision log (when one is open) and kept among the recent ones (GET
+    /// /v1/decisions, the live page). Called with m_ held.
     void log_decision(nlohmann::ordered_json j) {
-        if (!log_.is_open()) return;
         j["t"] = unix_now();
+        recent_.push_back(j);
+        if (recent_.size() > recent_decisions) recent_.pop_front();
+        if (!log_.is_open()) return;
         log_ << j.dump() << '\n';
         log_.flush();
     }
@@ -574,6 +579,8 @@ protected:
     bool slurm_up_ = true;
     bool dirty_ = false;
     std::ofstream log_;
+    static constexpr std::size_t recent_decisions = 100;
+    std::deque<nlohmann::ordered_json> recent_;  ///< the last recent_decisions decisions, oldest first
 };
 
 }  // namespace frenzy
