@@ -13,6 +13,10 @@ for job in plan-gpt3-125m plan-llama-2-7b-fp16 plan-llama-3.1-70b; do
   echo; echo "== frenzy plan --job examples/jobs/$job.json --cluster examples/clusters/three-type.json =="
   $F plan --job "examples/jobs/$job.json" --cluster examples/clusters/three-type.json --top 5
 done
+echo; echo "== frenzy plan --html: the Llama 2 7B plans on the bundled cluster as a report (time against cost) =="
+$F plan --job examples/jobs/plan-llama-2-7b.json --cluster examples/clusters/three-type.json --price example \
+  --objective cost --top 3 --html build/plan-report.html
+echo "open build/plan-report.html in a browser: every plan's time against cost, the frontier, the table"
 out="$(mktemp -d)"
 echo; echo "== frenzy launch: the best Megatron-LM plan of Llama 3.1 8B on 16 A100-80G, as a Slurm batch script =="
 $F launch --job examples/jobs/plan-llama-3.1-8b.json --gpus 16xa100-80g --framework megatron -o "$out"

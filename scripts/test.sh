@@ -10,7 +10,7 @@
 #   5. the real-Slurm `serve` test (Release CLI), beside stage 4: it mostly waits on Slurm
 #   6. ctest (ASan + UBSan): every unit test and the CLI tests (not Slurm's or the examples'); the CLI sweep runs one
 #      case in FRENZY_SWEEP_SANITIZE_STRIDE
-#   7. the eight libFuzzer targets (ASan + UBSan), running beside stage 6
+#   7. the nine libFuzzer targets (ASan + UBSan), running beside stage 6
 #
 #   bash scripts/test.sh            # everything (CI runs this)
 #   bash scripts/test.sh --quick    # the inner loop: stages 1-2 without benchmarks, sanitizers, the sweep or Slurm

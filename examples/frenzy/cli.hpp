@@ -1,10 +1,13 @@
 #pragma once
 // Shared pieces of the frenzy CLI: the subcommands' add_* functions, the options every subcommand spells the same way (the job,
 // the cluster, --margin, durations, output files), and output helpers. One meaning per option name, everywhere.
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +43,16 @@ void add_calibrate(CLI::App& app);  ///< calibrate (cmd_calibrate.cpp)
 void add_simulate(CLI::App& app);   ///< simulate (cmd_simulate.cpp)
 void add_trace(CLI::App& app);      ///< trace synth (cmd_trace.cpp)
 void add_serve(CLI::App& app);      ///< serve, submit, status, cancel (cmd_serve.cpp; only with frenzy::service)
+void add_report(CLI::App& app);     ///< report (cmd_report.cpp)
+void add_completion(CLI::App& app); ///< completion bash|zsh|fish (cmd_completion.cpp); added last: it lists the others
+
+/// Writes the HTML report of a `--json` document (estimate, plan, simulate --runs) to `path` (cmd_report.cpp).
+void write_html_report(const std::string& json_text, const std::string& source, const std::string& path);
+/// `--html FILE` of estimate, plan and simulate.
+inline CLI::Option* add_html_option(CLI::App* c, std::string& path) {
+    return c->add_option("--html", path, "Also write a self-contained HTML report (charts and tables; opens offline) to "
+                                         "this file (`frenzy report --help`)");
+}
 
 /// Exit code a subcommand wants (0 unless it sets it, e.g. validate with rows out of tolerance).
 inline int& exit_code() {
@@ -49,6 +62,30 @@ inline int& exit_code() {
 /// `frenzy estimate` with a GPU type when the verdict is "does not fit" (fits and tight exit 0), so a script can
 /// branch on it.
 inline constexpr int exit_does_not_fit = 4;
+
+/// A progress line on stderr ("frenzy calibrate: cross-validating (5 folds)..."), rewritten in place, only when
+/// stderr is a terminal and --quiet was not given; done() clears it.
+class progress_line {
+public:
+    explicit progress_line(bool quiet) : on_(!quiet && ::isatty(2)) {}
+    progress_line(const progress_line&) = delete;
+    progress_line& operator=(const progress_line&) = delete;
+    ~progress_line() { done(); }
+    void show(std::string_view what) {
+        if (!on_) return;
+        fmt::print(stderr, "\r\033[K{}...", what);
+        std::fflush(stderr);
+        shown_ = true;
+    }
+    void done() {
+        if (shown_) fmt::print(stderr, "\r\033[K");
+        shown_ = false;
+    }
+
+private:
+    bool on_;
+    bool shown_ = false;
+};
 
 /// Human-readable bytes in GiB with two decimals.
 inline std::string gib(double b) { return fmt::format("{:.2f}", b / (1024.0 * 1024.0 * 1024.0)); }

@@ -22,6 +22,7 @@ struct calibrate_args {
     int folds = 5;
     bool table = false;
     bool loso = false;
+    bool quiet = false;
 };
 
 double median(std::vector<double> v) {
@@ -54,8 +55,9 @@ void print_loso_table(const std::vector<frenzy::cv_row>& rows, const char* title
 /// Leave-one-source-out: each source group predicted by a fit on the others from frenzy::neutral_start() (so
 /// nothing of the held-out source enters through the start constants): the total, then the errors by held-out
 /// source, by GPU generation (chip) and by precision class of the GEMMs.
-void print_loso(const std::vector<frenzy::throughput_sample>& samples) {
+void print_loso(const std::vector<frenzy::throughput_sample>& samples, frenzy_cli::progress_line& progress) {
     const auto rows = frenzy::leave_one_source_out(samples, frenzy::neutral_start());
+    progress.done();
     std::vector<double> all;
     std::map<std::string, int> sources;
     for (const auto& r : rows) all.push_back(std::abs(r.rel_error())), ++sources[r.group];
@@ -68,32 +70,15 @@ void print_loso(const std::vector<frenzy::throughput_sample>& samples) {
     print_loso_table(rows, "GEMM precision", [](const frenzy::cv_row& r) { return r.gemms; });
 }
 
-void run_calibrate(const calibrate_args& a) {
+/// --folds: the k-fold cross-validated error (and with --table every row).
+void print_cross_validation(const calibrate_args& a, const std::vector<frenzy::throughput_sample>& samples,
+                            const frenzy::efficiency_model& start, frenzy_cli::progress_line& progress) {
     using namespace frenzy;
-    std::vector<throughput_sample> samples;
-    std::string files;
-    for (const auto& d : a.data) {
-        const auto s = load_throughput_csv(d);
-        samples.insert(samples.end(), s.begin(), s.end());
-        files += (files.empty() ? "" : " + ") + d;
-    }
-    const efficiency_model start = a.start.empty() ? default_efficiency() : load_calibration(a.start);
-    auto fit = fit_efficiency(samples, start);
-    fit.source = "frenzy calibrate --data " + files + " (" + std::to_string(samples.size()) + " rows)";
-    fmt::print("fitted on {} rows of {}\n", samples.size(), files);
-    fmt::print("{:<14} {:>10} {:>10}  {}\n", "gpu", "dense eff", "attn eff", "source");
-    for (const auto& c : fit.gpus)
-        fmt::print("{:<14} {:>9.1f}% {:>9.1f}%  {}\n", c.gpu, 100 / c.inverse,
-                   100 / fit.gpu_attention_inverse(c.gpu), c.source);
-    fmt::print("other types: {:.1f}% of peak; weight traffic x{:.2f}, width penalty {:.1f}\n", 100 / fit.default_inverse,
-               fit.weight_traffic, fit.width_penalty);
-    std::vector<double> in_sample;
-    for (const auto& s : samples)
-        in_sample.push_back(std::abs(predict_tokens_per_gpu(s, fit) - s.tokens_per_s_per_gpu) / s.tokens_per_s_per_gpu);
-    fmt::print("in-sample median |error| of tokens/s per GPU: {:.1f}%\n", 100 * median(in_sample));
     if (a.folds >= 2 && static_cast<std::size_t>(a.folds) <= samples.size()) {
         try {
+            progress.show("frenzy calibrate: cross-validating (" + std::to_string(a.folds) + " folds)");
             const auto cv = cross_validate(samples, a.folds, start);
+            progress.done();
             std::vector<double> e;
             for (const auto& r : cv) e.push_back(std::abs(r.rel_error()));
             fmt::print("{}-fold cross-validated median |error|: {:.1f}%\n", a.folds, 100 * median(e));
@@ -108,9 +93,40 @@ void run_calibrate(const calibrate_args& a) {
             fmt::print("cross-validation skipped: {}\n", e.what());
         }
     }
+}
+
+void run_calibrate(const calibrate_args& a) {
+    using namespace frenzy;
+    std::vector<throughput_sample> samples;
+    std::string files;
+    for (const auto& d : a.data) {
+        const auto s = load_throughput_csv(d);
+        samples.insert(samples.end(), s.begin(), s.end());
+        files += (files.empty() ? "" : " + ") + d;
+    }
+    const efficiency_model start = a.start.empty() ? default_efficiency() : load_calibration(a.start);
+    frenzy_cli::progress_line progress(a.quiet);
+    progress.show("frenzy calibrate: fitting " + std::to_string(samples.size()) + " rows");
+    auto fit = fit_efficiency(samples, start);
+    progress.done();
+    fit.source = "frenzy calibrate --data " + files + " (" + std::to_string(samples.size()) + " rows)";
+    fmt::print("fitted on {} rows of {}\n", samples.size(), files);
+    fmt::print("{:<14} {:>10} {:>10}  {}\n", "gpu", "dense eff", "attn eff", "source");
+    for (const auto& c : fit.gpus)
+        fmt::print("{:<14} {:>9.1f}% {:>9.1f}%  {}\n", c.gpu, 100 / c.inverse,
+                   100 / fit.gpu_attention_inverse(c.gpu), c.source);
+    fmt::print("other types: {:.1f}% of peak; weight traffic x{:.2f}, width penalty {:.1f}\n", 100 / fit.default_inverse,
+               fit.weight_traffic, fit.width_penalty);
+    std::vector<double> in_sample;
+    for (const auto& s : samples)
+        in_sample.push_back(std::abs(predict_tokens_per_gpu(s, fit) - s.tokens_per_s_per_gpu) / s.tokens_per_s_per_gpu);
+    fmt::print("in-sample median |error| of tokens/s per GPU: {:.1f}%\n", 100 * median(in_sample));
+    print_cross_validation(a, samples, start, progress);
     if (a.loso) {
         try {
-            print_loso(samples);
+            progress.show("frenzy calibrate: leave-one-source-out (a fit per source)");
+            std::fflush(stdout);
+            print_loso(samples, progress);
         } catch (const config_error& e) {
             fmt::print("leave-one-source-out skipped: {}\n", e.what());
         }
@@ -137,6 +153,7 @@ void frenzy_cli::add_calibrate(CLI::App& app) {
     c->add_option("--start", a->start, "Calibration JSON to start from (types without rows keep its values)")
         ->check(CLI::ExistingFile);
     c->add_option("--folds", a->folds, "Cross-validation folds (default 5; 0 = none)")->check(CLI::NonNegativeNumber);
+    c->add_flag("--quiet", a->quiet, "No progress line on stderr (shown only on a terminal)");
     c->add_flag("--table", a->table, "Print the cross-validated predicted-vs-measured table");
     c->add_flag("--loso", a->loso,
                 "Print the leave-one-source-out table (each source, by the files' source column, predicted by a fit "

@@ -24,6 +24,7 @@ struct estimate_args {
     frenzy_cli::job_args job;
     std::string gpu, gpus, gpu_types, calibration;
     bool json = false, max_micro_batch = false;
+    std::string html;
     double margin = frenzy::default_margin;
 };
 
@@ -156,9 +157,10 @@ void run_estimate(const estimate_args& a) {
     if (a.max_micro_batch && !gpu) throw config_error("--max-micro-batch needs --gpu TYPE or --gpus COUNTxTYPE");
     const auto limit = a.max_micro_batch ? std::optional(frenzy::max_micro_batch(j, *gpu, a.margin)) : std::nullopt;
     if (gpu && e.fit->verdict == fit_verdict::does_not_fit) frenzy_cli::exit_code() = frenzy_cli::exit_does_not_fit;
+    nlohmann::ordered_json out = e;
+    if (limit) out["max_micro_batch"] = *limit;
+    if (!a.html.empty()) frenzy_cli::write_html_report(out.dump(), "the estimate", a.html);
     if (a.json) {
-        nlohmann::ordered_json out = e;
-        if (limit) out["max_micro_batch"] = *limit;
         fmt::print("{}\n", out.dump(2));
         return;
     }
@@ -237,6 +239,7 @@ void frenzy_cli::add_estimate(CLI::App& app) {
     c->add_flag("--max-micro-batch", a->max_micro_batch, "With --gpu: also the largest micro-batch that fits this layout "
                                                         "(global batch kept; every divisor of global batch / dp tried)");
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
+    frenzy_cli::add_html_option(c, a->html);
     c->footer("Exit status: 0 fits or tight, 4 does not fit (with --gpu/--gpus), 2 invalid input, 1 unreadable file.");
     c->callback([a] { run_estimate(*a); });
 }

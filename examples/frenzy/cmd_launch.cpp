@@ -98,7 +98,7 @@ void run_import(const import_args& a) {
     if (launcher_needs_model(kind) && a.model.empty() && a.hf_config.empty())
         throw config_error("--from " + kind + ":FILE: the configuration does not describe the model; give --model or --hf-config");
     if (!a.model.empty()) o.model = preset(a.model);
-    if (!a.hf_config.empty()) o.model = load_hf_config(a.hf_config);
+    if (!a.hf_config.empty()) o.model = load_hf_model(a.hf_config);  // a file, a snapshot folder or a cached ORG/NAME
     o.world_size = a.world_size;
     o.layout.tp = a.tp;
     o.layout.pp = a.pp;

@@ -27,6 +27,7 @@ struct plan_args {
     double margin = frenzy::default_margin;
     std::int64_t max_gpus = 0;
     bool tp_across_nodes = false, whole_nodes = false, pin_precision = false, json = false, no_overlap = false;
+    std::string html;
 };
 
 std::string duration(const frenzy::plan& p) {
@@ -130,6 +131,7 @@ void run_plan(const plan_args& a) {
     const auto r = planner.plan(parsed.job, cluster, opt, &stats);
     const std::size_t shown = a.top > 0 ? std::min<std::size_t>(static_cast<std::size_t>(a.top), r.plans.size())
                                         : (a.json ? r.plans.size() : std::min<std::size_t>(10, r.plans.size()));
+    if (!a.html.empty()) frenzy_cli::write_html_report(plan_result_json(r, r.plans.size()).dump(), "the plans", a.html);
     if (a.json)
         fmt::print("{}\n", plan_result_json(r, shown).dump(2));
     else
@@ -160,5 +162,6 @@ void frenzy_cli::add_plan(CLI::App& app) {
                 "Keep the job's own overlap flags instead of turning on what the framework supports (Megatron "
                 "--overlap-grad-reduce, --tp-comm-overlap)");
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
+    frenzy_cli::add_html_option(c, a->html);
     c->callback([a] { run_plan(*a); });
 }

@@ -21,8 +21,8 @@
 namespace {
 
 struct simulate_args {
-    std::string cluster, trace, policy = "has", jobs_csv;
-    bool json = false, quiet = false;
+    std::string cluster, trace, policy = "has", jobs_csv, html;
+    bool json = false, quiet = false, runs = false;
     std::uint64_t seed = 1;
     double startup_s = 30, restart_s = 30, mtbf_s = 0, repair_s = 3600, mtbf_h = -1, repair_h = -1, has_slack = 0.25, has_idle_slack = 1.0, has_max_share = 1.0, has_equi = 16.0, has_aging_s = 4 * 3600;
     bool has_no_expand = false;
@@ -128,14 +128,27 @@ void write_jobs_file(const std::string& path, const std::vector<frenzy::sim_resu
     }
 }
 
-void print_json(const simulate_args& a, const std::vector<frenzy::sim_result>& results) {
-    if (a.policy != "all") {
-        fmt::print("{}\n", to_json(results.front().metrics).dump(2));
-        return;
-    }
+/// One policy's `--json` object; with `runs`, every job's runs, the queue and busy GPUs over time, and the
+/// cluster's GPU count (what the report draws).
+nlohmann::json policy_json(const frenzy::sim_result& r, bool runs, int cluster_gpus) {
+    nlohmann::json out = to_json(r.metrics);
+    if (!runs) return out;
+    out["cluster_gpus"] = cluster_gpus;
+    nlohmann::json jobs = nlohmann::json::array(), line = nlohmann::json::array();
+    for (const auto& j : r.jobs) jobs.push_back(to_json(j));
+    for (const auto& p : frenzy::timeline(r.jobs)) line.push_back(to_json(p));
+    out["job_runs"] = std::move(jobs);
+    out["timeline"] = std::move(line);
+    return out;
+}
+
+/// The `--json` document: one policy's object, or an array of them with --policy all.
+nlohmann::json simulate_json(const simulate_args& a, const std::vector<frenzy::sim_result>& results, bool runs,
+                             int cluster_gpus) {
+    if (a.policy != "all") return policy_json(results.front(), runs, cluster_gpus);
     nlohmann::json arr = nlohmann::json::array();
-    for (const auto& r : results) arr.push_back(to_json(r.metrics));
-    fmt::print("{}\n", arr.dump(2));
+    for (const auto& r : results) arr.push_back(policy_json(r, runs, cluster_gpus));
+    return arr;
 }
 
 /// HAS against the best other policy by average JCT, when HAS ran with others.
@@ -182,6 +195,7 @@ void print_table(const simulate_args& a, const frenzy::cluster_spec& cluster, st
 
 void run_simulate(const simulate_args& a) {
     using namespace frenzy;
+    if (a.runs && !a.json) throw config_error("--runs adds to the --json output: give --json too (or --html FILE for the report)");
     const cluster_spec cluster = load_cluster(a.cluster);
     const auto trace = load_trace(a.trace);
     const plan_provider plans =
@@ -189,12 +203,24 @@ void run_simulate(const simulate_args& a) {
     std::vector<sim_result> results;
     for (const auto& name : select_policies(a.policy, "--policy")) results.push_back(run_policy(name, a, cluster, trace, plans));
     if (!a.jobs_csv.empty()) write_jobs_file(a.jobs_csv, results);
+    if (!a.html.empty()) frenzy_cli::write_html_report(simulate_json(a, results, true, cluster.total_gpus()).dump(), "the simulation", a.html);
     if (a.json)
-        print_json(a, results);
+        fmt::print("{}\n", simulate_json(a, results, a.runs, cluster.total_gpus()).dump(2));
     else
         print_table(a, cluster, trace.size(), results);
 }
 
+}  // namespace
+
+namespace {
+/// --json, --runs, --html, --quiet.
+void add_output_options(CLI::App* c, simulate_args& a) {
+    c->add_flag("--json", a.json, "Machine-readable output (keys in docs/formats.md); with --policy all an array");
+    c->add_flag("--runs", a.runs, "With --json: every job's runs (start, end, GPU type, GPUs, nodes, how it ended), the "
+                                  "queue and busy GPUs over time, and the cluster's GPUs (what `frenzy report` draws)");
+    frenzy_cli::add_html_option(c, a.html);
+    c->add_flag("--quiet", a.quiet, "No progress bar");
+}
 }  // namespace
 
 void frenzy_cli::add_simulate(CLI::App& app) {
@@ -251,7 +277,6 @@ void frenzy_cli::add_simulate(CLI::App& app) {
                                                                         "stopped by it depends on the machine and is counted (default " +
                                                                             fmt::format("{:g}", a->sia_time_limit_s) + "s)");
 #endif
-    c->add_flag("--json", a->json, "Machine-readable output (keys in docs/formats.md); with --policy all an array");
-    c->add_flag("--quiet", a->quiet, "No progress bar");
+    add_output_options(c, *a);
     c->callback([a] { run_simulate(*a); });
 }

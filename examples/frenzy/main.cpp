@@ -74,9 +74,11 @@ int main(int argc, char** argv) {
     frenzy_cli::add_calibrate(app);
     frenzy_cli::add_simulate(app);
     frenzy_cli::add_trace(app);
+    frenzy_cli::add_report(app);
 #ifdef FRENZY_HAS_SERVICE
     frenzy_cli::add_serve(app);
 #endif
+    frenzy_cli::add_completion(app);  // last: its script lists every subcommand and option added above
     frenzy_cli::check_every_option(app);
     if (argc <= 1) {  // bare `frenzy`: the help, and success
         fmt::print("{}", app.help());

@@ -74,6 +74,12 @@ class StageMemory:
 
 class Estimate:
     """MARP's per-GPU memory of one job, with the fit and speed on a GPU type."""
+    def charts(self) -> list[JsonDict]:
+        """The report's charts: [{'name', 'title', 'spec'}], each spec a Vega-Lite v6 dict."""
+    def report_html(self) -> str:
+        """The self-contained HTML report, as `frenzy report` writes it."""
+    def _repr_html_(self) -> str:
+        """The report's title and tables as HTML (Jupyter shows this)."""
     def to_dict(self) -> JsonDict:
         """The CLI's `frenzy estimate --json` for the same job, GPU and margin."""
     @property
@@ -212,6 +218,14 @@ class Plan:
 
 class PlanResult:
     """Every feasible plan, best first, and the GPU types that cannot run the job."""
+    def charts(self) -> list[JsonDict]:
+        """The report's charts: [{'name', 'title', 'spec'}], each spec a Vega-Lite v6 dict."""
+    def report_html(self) -> str:
+        """The self-contained HTML report, as `frenzy report` writes it."""
+    def _repr_html_(self) -> str:
+        """The report's title and tables as HTML (Jupyter shows this)."""
+    def to_dataframe(self) -> Any:
+        """The plans as a pandas DataFrame, one row per plan (needs pandas)."""
     def to_dict(self, top: int | None = None) -> JsonDict:
         """The CLI's `frenzy plan --json` (with `top`, `--top N`; None or 0: every plan)."""
     @property

@@ -29,6 +29,7 @@
 #include "frenzy/plan/estimate.hpp"
 #include "frenzy/plan/nearest_fit.hpp"
 #include "frenzy/plan/planner.hpp"
+#include "frenzy/report/charts.hpp"
 #include "frenzy/sim/policies.hpp"
 #include "frenzy/sim/simulator.hpp"
 #include "frenzy/sim/trace.hpp"
@@ -438,12 +439,58 @@ inline void bind_estimate_speed(py::class_<frenzy::estimate_result>& cls) {
             "the regime the band comes from (\"chip without calibration data\" for an uncalibrated GPU type)");
 }
 
+/// The reports (report/charts.hpp) of a result's --json document, for Python: the Vega-Lite specs, the tables as
+/// HTML for a notebook's _repr_html_, the whole self-contained page.
+namespace report_py {
+/// The node_modules folder of the charting library: $FRENZY_WEB_DIR, else where scripts/setup.sh installed it.
+inline std::string web_dir() {
+    if (const char* env = std::getenv("FRENZY_WEB_DIR"); env && *env) return env;
+#ifdef FRENZY_WEB_DIR
+    return FRENZY_WEB_DIR;
+#else
+    return "web/node_modules";
+#endif
+}
+inline frenzy::report::page page_of(const nlohmann::ordered_json& doc) { return frenzy::report::page_of(nlohmann::json(doc)); }
+inline py::list charts(const nlohmann::ordered_json& doc) {
+    py::list out;
+    for (const auto& s : page_of(doc).sections)
+        if (!s.chart.is_null()) out.append(py::dict("name"_a = s.chart_name, "title"_a = s.heading, "spec"_a = to_py(nlohmann::ordered_json(s.chart))));
+    return out;
+}
+/// Title, subtitle and tables, no script: what a notebook shows for the object.
+inline std::string tables_html(const nlohmann::ordered_json& doc) {
+    const auto p = page_of(doc);
+    std::string out = "<div><b>" + frenzy::report::html_escape(p.title) + "</b><br><small>" +
+                      frenzy::report::html_escape(p.subtitle) + "</small>";
+    for (const auto& s : p.sections)
+        if (!s.table.rows.empty()) out += frenzy::report::detail::table_html(s.table);
+    return out + "</div>";
+}
+inline std::string page_html(const nlohmann::ordered_json& doc) {
+    return frenzy::report::to_html(page_of(doc), frenzy::report::load_web_assets(web_dir()));
+}
+/// charts(), report_html() and _repr_html_ on a class whose --json document `doc_of` gives.
+template <class Cls, class F>
+void bind_report_methods(Cls& cls, F doc_of) {
+    cls.def("charts", [doc_of](const typename Cls::type& r) { return charts(doc_of(r)); },
+            "The report's charts: [{'name', 'title', 'spec'}], each spec a Vega-Lite v6 dict (usable with altair's "
+            "alt.Chart.from_dict or vega-embed).")
+        .def("report_html", [doc_of](const typename Cls::type& r) { return page_html(doc_of(r)); },
+             "The self-contained HTML report, as `frenzy report` writes it (needs the charting library that "
+             "scripts/setup.sh installs; FRENZY_WEB_DIR names another node_modules folder).")
+        .def("_repr_html_", [doc_of](const typename Cls::type& r) { return tables_html(doc_of(r)); },
+             "The report's title and tables as HTML (Jupyter shows this).");
+}
+}  // namespace report_py
+
 /// frenzy.Estimate: the result of frenzy.estimate.
 inline void bind_estimate_result(py::module_& m) {
     using frenzy::estimate_result;
     auto when_gpu = [](const estimate_result& r, auto&& f) -> py::object { return r.gpu ? py::cast(f(r)) : py::none(); };
     py::class_<estimate_result> cls(m, "Estimate", "MARP's per-GPU memory of one job, with the fit and speed on a GPU type.");
     bind_estimate_speed(cls);
+    report_py::bind_report_methods(cls, [](const estimate_result& r) { return nlohmann::ordered_json(r); });
     cls.def("to_dict", [](const estimate_result& r) { return to_py(nlohmann::ordered_json(r)); },
              "The CLI's `frenzy estimate --json` for the same job, GPU and margin.")
         .def_property_readonly("job", [](const estimate_result& r) { return to_py(frenzy::to_json(r.job)); },
@@ -565,7 +612,23 @@ inline void bind_plan_class(py::module_& m) {
 
 /// frenzy.PlanResult: the result of frenzy.plan.
 inline void bind_plan_result(py::module_& m) {
-    py::class_<plan_result>(m, "PlanResult", "Every feasible plan, best first, and the GPU types that cannot run the job.")
+    py::class_<plan_result> cls(m, "PlanResult", "Every feasible plan, best first, and the GPU types that cannot run the job.");
+    report_py::bind_report_methods(cls, [](const plan_result& r) { return frenzy::plan_result_json(r.result); });
+    cls.def(
+            "to_dataframe",
+            [](const plan_result& r) {
+                py::object pd;
+                try {
+                    pd = py::module_::import("pandas");
+                } catch (const py::error_already_set&) {
+                    throw py::import_error("PlanResult.to_dataframe needs pandas (apt install python3-pandas, or pip install pandas)");
+                }
+                py::list rows;
+                for (const auto& p : r.result.plans) rows.append(to_py(nlohmann::ordered_json(p)));
+                return pd.attr("json_normalize")(rows);
+            },
+            "The plans as a pandas DataFrame, one row per plan (best first), one column per key of to_dict()'s plans "
+            "(the layout's as parallel.dp, parallel.tp, ...).")
         .def(
             "to_dict",
             [](const plan_result& r, std::optional<std::size_t> top) {

@@ -36,13 +36,14 @@ def cli_path():
 
 @pytest.fixture(scope="session")
 def cli(cli_path):
-    """cli(*args) runs the frenzy CLI and returns its parsed --json output (args must include --json)."""
+    """cli(*args) runs the frenzy CLI and returns its parsed --json output (args must include --json); with
+    raw=True, its standard output as text."""
     path = cli_path
 
-    def run(*args):
+    def run(*args, raw=False):
         r = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True, timeout=600)
         ok = (0, 4) if args and args[0] == "estimate" else (0,)  # estimate exits 4 when the job does not fit
         assert r.returncode in ok, f"frenzy {' '.join(map(str, args))} exited {r.returncode}: {r.stderr}"
-        return json.loads(r.stdout)
+        return r.stdout if raw else json.loads(r.stdout)
 
     return run

@@ -161,3 +161,19 @@ def test_moe_active_parameters():
     dense = frenzy.estimate(DENSE_PP)
     assert "active_parameters" not in dense.to_dict()  # dense models: the whole model, not repeated in the JSON
     assert dense.active_parameters < dense.parameters * 1.01
+
+
+def test_report_charts():
+    """Estimate.charts(): the memory chart has one bar segment per stage and kind (5 kinds and the allocator's
+    reserve), the reserve being reserved - allocated of the stage; the step chart's shares add up to the step time."""
+    e = frenzy.estimate({"model": {"preset": "llama-3.1-8b"}, "training": {"seq_len": 4096, "global_batch": 32},
+                         "parallel": {"pp": 2, "dp": 4}}, gpu="h100-80g")
+    charts = {c["name"]: c["spec"] for c in e.charts()}
+    assert set(charts) == {"memory", "step"}
+    bars = charts["memory"]["layer"][0]["data"]["values"]
+    assert len(bars) == 6 * len(e.stages) == 12
+    d = e.to_dict()
+    for st, reserve in zip(d["stages"], [b for b in bars if b["kind"] == "allocator reserve"]):
+        assert reserve["GiB"] == pytest.approx((st["peak_reserved_bytes"] - st["peak_allocated_bytes"]) / 2**30)
+    assert sum(p["seconds"] for p in charts["step"]["data"]["values"]) == pytest.approx(d["step_time_s"], rel=1e-12)
+    assert "<table>" in e._repr_html_() and "<script" not in e._repr_html_()

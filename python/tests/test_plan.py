@@ -135,3 +135,31 @@ def test_prices_through_the_cli_reader(root):
         frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": True})
     top = frenzy.plan(job, cluster, objective="cost", prices={"a100-80g": 1e6}).best
     assert top is not None and top.gpu == "a100-80g"
+
+
+def test_report_charts_and_notebook_html(cli, root, tmp_path):
+    """PlanResult.charts() are the specs of `frenzy report`'s page; report_html() is that page; _repr_html_ shows
+    the table in a notebook, one row per plan; to_dataframe() needs pandas and says so."""
+    j = root / "examples" / "jobs" / "plan-llama-2-7b.json"
+    c = root / "examples" / "clusters" / "three-type.json"
+    r = frenzy.plan(j, c, objective="cost", prices="example")
+    charts = r.charts()
+    assert [ch["name"] for ch in charts] == ["plans"]
+    points = charts[0]["spec"]["layer"][1]["data"]["values"]
+    assert [p["gpu"] for p in points] == [p.gpu for p in r.plans]
+    assert [p["y"] for p in points] == pytest.approx([p.cost for p in r.plans])
+    html = r._repr_html_()
+    assert html.count("<tr>") == 1 + len(r.plans) + (1 + len(r.infeasible) if r.infeasible else 0)
+    assert "<script" not in html
+    page = tmp_path / "plan.html"
+    cli("plan", "--job", j, "--cluster", c, "--objective", "cost", "--price", "example", "--html", page, raw=True)
+    assert r.report_html() == page.read_text()
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="needs pandas"):
+            r.to_dataframe()
+    else:
+        df = r.to_dataframe()
+        assert list(df["gpu"]) == [p.gpu for p in r.plans]
+        assert list(df["parallel.dp"]) == [p.parallel["dp"] for p in r.plans]

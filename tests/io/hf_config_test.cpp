@@ -270,10 +270,13 @@ TEST_CASE("errors name the key, the rule and the source") {
 }
 
 TEST_CASE("a job's model can come from an hf_config path") {
+    // mistral-7b.json has no _name_or_path: the model is named after the file, not the family's model_type
     const auto m = model_from_json({{"hf_config", data("mistral-7b.json")}});
     auto expected = preset("mistral-7b");
-    expected.name = "mistral";
+    expected.name = "mistral-7b";
     CHECK(m == expected);
+    // a config that names itself keeps its name (llama-2-7b.json: meta-llama/Llama-2-7b-hf)
+    CHECK(model_from_json({{"hf_config", data("llama-2-7b.json")}}).name == "meta-llama/Llama-2-7b-hf");
 }
 
 TEST_CASE("model families of 2024-2026: fields read from their config.json") {

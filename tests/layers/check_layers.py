@@ -11,7 +11,7 @@ import re
 import sys
 
 RANK = {"core": 0, "model": 1, "hw": 1, "train": 2, "memory": 3, "perf": 3, "plan": 4, "io": 5,
-        "launch": 6, "sched": 6, "sim": 7, "backend": 7, "service": 8}
+        "launch": 6, "sched": 6, "report": 6, "sim": 7, "backend": 7, "service": 8}
 
 
 def rank_of(rel: str) -> int | None:

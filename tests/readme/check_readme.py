@@ -19,6 +19,7 @@ The suite's own figures are checked the same way against what they describe:
   build has FRENZY_BUILD_UNIT_TESTS off (the full suite's Release build), or M when it is the sanitizer one;
 - "N libFuzzer targets" equals the number of fuzz/fuzz_*.cpp.
 """
+import os
 import pathlib
 import re
 import shlex
@@ -79,6 +80,34 @@ def check_suite_figures(text: str, root: str, build: str) -> int:
     return failed
 
 
+# README command lines that need a running service (docs/serve.md; tests/slurm/test_serve.py runs them for real)
+NEEDS_SERVICE = ("serve", "submit", "status", "cancel")
+
+
+def check_cli_examples(text: str, frenzy: str, root: str) -> int:
+    """Every `$F ...` line of the README's sh blocks runs (bash, F = the built CLI) in a scratch directory that
+    sees the repository's examples/, data/ and tests/, and exits 0 (or 4: an estimate that does not fit, as the
+    README says); lines that talk to `frenzy serve` are the Slurm test's. Failures counted."""
+    import tempfile
+    failed = 0
+    lines = [ln.strip() for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S) for ln in block.splitlines()
+             if ln.strip().startswith("$F ")]
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in ("examples", "data", "tests"):
+            os.symlink(os.path.join(os.path.abspath(root), d), os.path.join(tmp, d))
+        for line in lines:
+            if shlex.split(line.split("#")[0])[1] in NEEDS_SERVICE:
+                continue
+            run = subprocess.run(["bash", "-c", f"F={shlex.quote(os.path.abspath(frenzy))}\n{line}"], cwd=tmp,
+                                 capture_output=True, text=True, timeout=300)
+            if run.returncode not in (0, 4):
+                failed += 1
+                print(f"README command exits {run.returncode}: {line}\n{run.stderr[-1500:]}")
+            else:
+                print(f"ok: runs: {line[:100]}")
+    return failed
+
+
 def main() -> int:
     frenzy, readme, root = sys.argv[1], sys.argv[2], sys.argv[3]
     build = sys.argv[4] if len(sys.argv) > 4 else str(pathlib.Path(frenzy).resolve().parents[1])
@@ -111,7 +140,7 @@ def main() -> int:
             print(run.stderr)
         else:
             print(f"ok: `{command}` ({len(expected.strip().splitlines())} lines)")
-    suite_failed = check_suite_figures(text, root, build)
+    suite_failed = check_suite_figures(text, root, build) + check_cli_examples(text, frenzy, root)
     print(f"{len(blocks) + 3 - failed - suite_failed} passed, {failed + suite_failed} failed")
     failed += suite_failed
     return 1 if failed else 0

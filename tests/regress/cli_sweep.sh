@@ -188,6 +188,12 @@ SWEEP_SKIP_FROM=1 sweep import "--from torchtitan:$tmp/recipe.py --model gpt2 --
 sweep calibrate "--data $tmp/tput.csv --folds 0" calibrate
 sweep simulate "--cluster $tmp/cluster.json --trace $tmp/trace.csv --quiet --json" simulate
 sweep "trace synth" "--cluster $tmp/cluster.json --philly $tmp/philly.csv --jobs 2" trace synth
+# report: every hostile file as its input, hostile output paths; completion: hostile shell names
+"$F" plan --job "$tmp/job.json" --cluster "$tmp/cluster.json" --json >"$tmp/plan_doc.json" 2>/dev/null || true
+for v in "${hostile_files[@]}"; do run report input report -o "$tmp/report.html" "$v"; done
+sweep report "$tmp/plan_doc.json" report
+for v in "${hostile_values[@]}"; do run completion shell completion "$v"; done
+run completion shell completion bash
 run serve '' serve --help
 for v in "${hostile_values[@]}"; do run serve --listen serve --state "$tmp/state.db" --listen "$v" --help; done
 for srv in http://127.0.0.1:1 http://127.0.0.1:0 'http://[::1' 'ftp://x' '' $'\xff' http://127.0.0.1:99999999999999999999; do

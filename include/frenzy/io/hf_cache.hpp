@@ -68,6 +68,25 @@ inline std::string cached_snapshot_config(const std::filesystem::path& cache, co
                            root.string() + " and no refs/main to choose one; give --hf-config with the snapshot folder");
     return {};
 }
+/// Whether a config.json names its model (`_name_or_path`, at the top or in a multimodal config's text_config).
+inline bool names_itself(const std::string& config_path) {
+    const auto j = read_json_file(config_path);
+    const auto named = [](const nlohmann::json& o) {
+        return o.is_object() && o.contains("_name_or_path") && o["_name_or_path"].is_string() &&
+               !o["_name_or_path"].get<std::string>().empty();
+    };
+    return named(j) || (j.is_object() && j.contains("text_config") && named(j["text_config"]));
+}
+/// The name a config.json without `_name_or_path` gets: its folder's (a snapshot or model folder holding
+/// config.json), else its file's without the extension (llama-3.1-8b.json), rather than the family's model_type.
+inline std::string name_from_path(const std::string& config_path) {
+    const std::filesystem::path p(config_path);
+    if (p.filename() == "config.json") {
+        const auto folder = std::filesystem::absolute(p).parent_path().filename().string();
+        if (!folder.empty()) return folder;
+    }
+    return p.stem().string();
+}
 }  // namespace detail
 
 /// The config.json path of `name`: a file as it is, a folder's config.json, or ORG/NAME's cached snapshot;
@@ -93,6 +112,7 @@ inline transformer_spec load_hf_model(const std::string& name) {
         auto s = load_hf_config(*p);
         std::error_code ec;
         if (!std::filesystem::exists(name, ec)) s.name = name;  // found by repository id: named by it
+        else if (!detail::names_itself(*p)) s.name = detail::name_from_path(*p);
         return s;
     }
     std::string where;

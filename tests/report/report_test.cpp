@@ -1,0 +1,108 @@
+// HTML reports: what enters the page is escaped (no input can close a <script> element or add markup), the kind of
+// a document is recognised, and the charts' data are the document's figures (hand-derived below). The rendering
+// itself is checked in a real browser (tests/browser/check_reports.py).
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/report/charts.hpp"
+
+using namespace frenzy;
+using namespace frenzy::report;
+
+namespace {
+std::size_t count(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+}
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+nlohmann::json two_stage_estimate() {
+    return {{"job", {{"name", "</script><script>alert(1)</script>"}}},
+            {"parameters", 8e9},
+            {"peak_reserved_bytes", 60 * gib},
+            {"uncertainty", 0.1},
+            {"stages",
+             {{{"stage", 0}, {"parameters", 4e9}, {"weights_bytes", 8 * gib}, {"gradients_bytes", 16 * gib},
+               {"optimizer_bytes", 12 * gib}, {"activations_bytes", 20 * gib}, {"temporary_bytes", 1 * gib},
+               {"peak_allocated_bytes", 57 * gib}, {"peak_reserved_bytes", 60 * gib}},
+              {{"stage", 1}, {"parameters", 4e9}, {"weights_bytes", 8 * gib}, {"gradients_bytes", 16 * gib},
+               {"optimizer_bytes", 12 * gib}, {"activations_bytes", 10 * gib}, {"temporary_bytes", 1 * gib},
+               {"peak_allocated_bytes", 47 * gib}, {"peak_reserved_bytes", 50 * gib}}}},
+            {"gpu", "h100-80g"},
+            {"gpus", 16},
+            {"verdict", "fits"},
+            {"required_bytes", 66 * gib},
+            {"capacity_bytes", 76 * gib},
+            {"step_time_s", 2.0},
+            {"mfu", 0.4},
+            {"rel_error_band", 0.13},
+            {"step_parts", {{{"part", "GEMMs"}, {"seconds", 1.5}}, {{"part", "pipeline bubble"}, {"seconds", 0.5}}}}};
+}
+}  // namespace
+
+TEST_CASE("report: text, JSON and libraries enter the page escaped") {
+    CHECK(html_escape("<a href=\"x\">&'</a>") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
+    // JSON: '<', '>' and '&' as \u escapes, U+2028 too; the text still parses to the same value
+    const nlohmann::json j = {{"name", "</script><!-- & \u2028"}};
+    const std::string s = script_json(j);
+    CHECK(s.find('<') == std::string::npos);
+    CHECK(s.find('>') == std::string::npos);
+    CHECK(s.find("\xe2\x80\xa8") == std::string::npos);
+    CHECK(nlohmann::json::parse(s) == j);
+    // a library's "</script" (any case) cannot close its element; other closing tags are left alone
+    CHECK(inline_script("var a='</SCRIPT>'+'</div>';") == "var a='<\\/SCRIPT>'+'</div>';");
+}
+
+TEST_CASE("report: a page holds one element per script and none from its input") {
+    const page p = estimate_page(two_stage_estimate());
+    const std::string html = to_html(p, {"/*vega*/", "/*vega-lite*/", "/*vega-embed*/"});
+    // the error watch, three libraries, the data, the drawing: six <script> elements, each closed once
+    CHECK(count(html, "<script") == 6);
+    CHECK(count(html, "</script>") == 6);
+    CHECK(count(html, "<h1>Estimate: &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; on 16 x h100-80g</h1>") == 1);
+    CHECK(count(html, "data-chart=\"memory\"") == 1);
+    CHECK(count(html, "data-chart=\"step\"") == 1);
+}
+
+TEST_CASE("report: the kind of a document, and a clear error for anything else") {
+    CHECK(kind_of(two_stage_estimate()) == report_kind::estimate);
+    CHECK(kind_of({{"plans", nlohmann::json::array()}, {"infeasible", nlohmann::json::array()}}) == report_kind::plan);
+    const nlohmann::json sim = {{"policy", "has"}, {"avg_jct_s", 1.0}};
+    CHECK(kind_of(sim) == report_kind::simulate);
+    CHECK(kind_of(nlohmann::json::array({sim, sim})) == report_kind::simulate);
+    CHECK_THROWS_WITH(kind_of({{"nodes", 1}}), Catch::Contains("not the --json output of frenzy estimate, plan or simulate"));
+    CHECK_THROWS_WITH(simulate_page(sim), Catch::Contains("has no runs; make it with `frenzy simulate --json --runs`"));
+}
+
+TEST_CASE("report: the memory chart's bars are the stages' figures, the band and the capacity the fit's") {
+    const auto spec = detail::memory_chart(two_stage_estimate());
+    const auto& bars = spec.at("layer")[0].at("data").at("values");
+    REQUIRE(bars.size() == 12);  // 2 stages x (5 kinds + the allocator reserve)
+    // stage 0: reserve = reserved 60 - allocated 57 = 3 GiB; stage 1: 50 - 47 = 3 GiB
+    CHECK(bars[5].at("kind") == "allocator reserve");
+    CHECK(bars[5].at("GiB").get<double>() == Approx(3.0));
+    CHECK(bars[3].at("GiB").get<double>() == Approx(20.0));  // stage 0 activations
+    const auto& band = spec.at("layer")[1].at("data").at("values");
+    CHECK(band[0].at("low").get<double>() == Approx(60.0));
+    CHECK(band[0].at("high").get<double>() == Approx(66.0));  // x (1 + 0.1)
+    CHECK(band[1].at("high").get<double>() == Approx(55.0));
+    CHECK(spec.at("layer")[2].at("data").at("values")[0].at("capacity").get<double>() == Approx(76.0));
+}
+
+TEST_CASE("report: the plan frontier keeps the plans no other beats on both axes") {
+    // (time, cost): (1, 9) (2, 5) (3, 6) (4, 2) (2, 7): the frontier is (1,9) (2,5) (4,2)
+    const auto f = detail::frontier({{1, 9}, {2, 5}, {3, 6}, {4, 2}, {2, 7}});
+    CHECK(f == std::vector<std::size_t>{0, 1, 3});
+    // the axes: time to the budget against cost where every plan has both, GPU-hours without prices, step time
+    // against GPUs without a token budget
+    nlohmann::json costed = {{{"est_time_s", 3600.0}, {"cost", 10.0}, {"gpu_hours", 8.0}}};
+    CHECK(std::string(detail::axes_of(costed).y_key) == "cost");
+    costed[0].erase("cost");
+    CHECK(std::string(detail::axes_of(costed).y_key) == "gpu_hours");
+    nlohmann::json no_budget = {{{"step_time_s", 2.0}, {"gpus", 8}}};
+    CHECK(std::string(detail::axes_of(no_budget).x_key) == "step_time_s");
+}
