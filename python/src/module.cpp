@@ -44,6 +44,49 @@ namespace frenzy_py {
 
 // ---- inputs ----------------------------------------------------------------------------------------------------
 
+/// An argument taken as any Python object and converted by the function that reads it (to_job, to_cluster, ...),
+/// shown in help() and the signatures by what it accepts (Tag::name) rather than as pybind11's "handle".
+template <class Tag>
+struct arg_of {
+    py::object o;
+    operator py::handle() const { return o; }
+    bool is_none() const { return o.is_none(); }
+    template <class T>
+    T cast() const { return o.cast<T>(); }
+};
+struct job_tag { static constexpr auto name = py::detail::const_name("Job | dict | str | os.PathLike"); };
+struct cluster_tag { static constexpr auto name = py::detail::const_name("dict | str | os.PathLike"); };
+struct gpu_tag { static constexpr auto name = py::detail::const_name("str | dict | None"); };
+struct path_tag { static constexpr auto name = py::detail::const_name("str | os.PathLike"); };
+struct dir_tag { static constexpr auto name = py::detail::const_name("str | os.PathLike | None"); };
+struct prices_tag { static constexpr auto name = py::detail::const_name("dict[str, float] | str | None"); };
+struct dict_tag { static constexpr auto name = py::detail::const_name("dict | None"); };
+struct trace_tag { static constexpr auto name = py::detail::const_name("str | os.PathLike"); };
+using job_arg = arg_of<job_tag>;
+using cluster_arg = arg_of<cluster_tag>;
+using gpu_arg = arg_of<gpu_tag>;
+using path_arg = arg_of<path_tag>;
+using dir_arg = arg_of<dir_tag>;
+using prices_arg = arg_of<prices_tag>;
+using dict_arg = arg_of<dict_tag>;
+using trace_arg = arg_of<trace_tag>;
+
+}  // namespace frenzy_py
+
+namespace pybind11::detail {
+template <class Tag>
+struct type_caster<frenzy_py::arg_of<Tag>> {
+    PYBIND11_TYPE_CASTER(frenzy_py::arg_of<Tag>, Tag::name);
+    bool load(handle src, bool) {
+        value.o = reinterpret_borrow<object>(src);
+        return true;
+    }
+    static handle cast(const frenzy_py::arg_of<Tag>& v, return_value_policy, handle) { return v.o.inc_ref(); }
+};
+}  // namespace pybind11::detail
+
+namespace frenzy_py {
+
 /// A job as the library parses it (io/job_json.hpp), with whether it fixed its parallel layout.
 struct job {
     frenzy::parsed_job parsed;
@@ -105,7 +148,7 @@ inline frenzy::estimate_result estimate_core(const frenzy::job_spec& job, const 
     return frenzy::estimate(job, gpu, margin);
 }
 
-inline frenzy::estimate_result estimate(py::handle job_in, py::handle gpu_in, double margin) {
+inline frenzy::estimate_result estimate(job_arg job_in, gpu_arg gpu_in, double margin) {
     std::optional<frenzy::parsed_job> parsed;  // a Job is used in place, anything else parsed
     const frenzy::job_spec& j = py::isinstance<job>(job_in) ? job_in.cast<const job&>().parsed.job
                                                              : parsed.emplace(to_job(job_in)).job;
@@ -117,7 +160,7 @@ inline frenzy::estimate_result estimate(py::handle job_in, py::handle gpu_in, do
 }
 
 /// Benchmark helper: mean nanoseconds of estimate_core over `iterations` calls, timed in C++.
-inline double cpp_estimate_ns(py::handle job_in, py::handle gpu_in, double margin, int iterations) {
+inline double cpp_estimate_ns(job_arg job_in, gpu_arg gpu_in, double margin, int iterations) {
     frenzy::validate_margin(margin);
     if (iterations < 1) throw frenzy::config_error("iterations must be at least 1");
     const auto job = to_job(job_in).job;
@@ -163,8 +206,8 @@ inline frenzy::price_table to_prices(py::handle o, const frenzy::gpu_catalog& ca
     return out;
 }
 
-inline plan_result plan(py::handle job_in, py::handle cluster_in, const std::string& objective, double margin,
-                        std::int64_t max_gpus, py::handle prices, const std::vector<std::string>& frameworks,
+inline plan_result plan(job_arg job_in, cluster_arg cluster_in, const std::string& objective, double margin,
+                        std::int64_t max_gpus, prices_arg prices, const std::vector<std::string>& frameworks,
                         bool tp_across_nodes, bool whole_nodes, bool pin_precision) {
     frenzy::validate_margin(margin);
     const auto parsed = to_job(job_in);
@@ -187,8 +230,8 @@ inline plan_result plan(py::handle job_in, py::handle cluster_in, const std::str
 }
 
 /// frenzy.launch: the launch helper's options from keyword arguments (examples/frenzy/cmd_launch.cpp's flags).
-inline frenzy::launch_result launch(py::handle job_in, py::handle cluster_in, const std::string& framework, std::int64_t plan_no,
-                         py::handle out_dir, const std::string& objective, double margin,
+inline frenzy::launch_result launch(job_arg job_in, cluster_arg cluster_in, const std::string& framework, std::int64_t plan_no,
+                         dir_arg out_dir, const std::string& objective, double margin,
                          const std::map<std::string, std::string>& gres, const std::string& run_command,
                          double time_margin, const std::string& torchtitan_base, const py::dict& slurm) {
     frenzy::validate_margin(margin);
@@ -234,9 +277,9 @@ inline frenzy::launch_result launch(py::handle job_in, py::handle cluster_in, co
 }
 
 /// frenzy.import_launcher: a launcher configuration -> job (launch/launchers.hpp), as `frenzy import --from`.
-inline frenzy::launcher_import import_launcher(const std::string& kind, py::handle path, py::handle model,
-                                               const std::string& name, std::int64_t world_size, py::handle layout,
-                                               py::handle training) {
+inline frenzy::launcher_import import_launcher(const std::string& kind, path_arg path, dict_arg model,
+                                               const std::string& name, std::int64_t world_size, dict_arg layout,
+                                               dict_arg training) {
     frenzy::import_options o;
     o.name = name;
     if (!model.is_none()) o.model = frenzy::model_from_json(from_py(model), "model");
@@ -259,7 +302,7 @@ inline std::vector<frenzy::trace_job> to_trace(py::handle o) {
 
 /// frenzy.simulate: one policy -> SimResult; policy="all" -> a list of them, in policy_names() order (as
 /// `frenzy simulate --policy all`). The names and the schedulers are the registry's (sched/policy_registry.hpp).
-inline py::object simulate(py::handle cluster_in, py::handle trace_in, const std::string& policy,
+inline py::object simulate(cluster_arg cluster_in, trace_arg trace_in, const std::string& policy,
                            std::uint64_t seed, double startup_s, double restart_s, double mtbf_h,
                            double repair_h) {
     const auto cluster = to_cluster(cluster_in);
@@ -365,7 +408,7 @@ inline void bind_job(py::module_& m) {
             },
             "text"_a, "A job from JSON text.")
         .def_static(
-            "from_file", [](py::object path) { return job{frenzy::load_job(fspath(path))}; }, "path"_a,
+            "from_file", [](path_arg path) { return job{frenzy::load_job(fspath(path))}; }, "path"_a,
             "A job from a job JSON file (the file `frenzy estimate/plan --job` reads).")
         .def("to_dict", [](const job& j) { return to_py(frenzy::to_json(j.parsed.job)); },
              "The job with every field filled in, as a dict shaped like the job JSON.")
@@ -550,7 +593,7 @@ inline void bind_estimate(py::module_& m) {
     bind_stage_memory(m);
     bind_estimate_result(m);
     m.def(
-        "estimate", [](py::handle job, py::handle gpu, double margin) { return frenzy_py::estimate(job, gpu, margin); },
+        "estimate", [](frenzy_py::job_arg job, frenzy_py::gpu_arg gpu, double margin) { return frenzy_py::estimate(job, gpu, margin); },
         "job"_a, "gpu"_a = py::none(), "margin"_a = frenzy::default_margin,
         "Per-GPU peak training memory of `job` (a Job, a dict shaped like the job JSON, or a job file path) with its "
         "parallel layout. With `gpu` (a catalog name or a dict of GPU type fields) also whether it fits, keeping "
@@ -693,7 +736,7 @@ inline void bind_launch(py::module_& m) {
         }, "{file name: content}, launch.sbatch first.")
         .def_readonly("written", &launch_result::written,
                       "Paths of the files written, by out_dir or the last write() (empty before either).")
-        .def("write", [](launch_result& l, py::object dir) {
+        .def("write", [](launch_result& l, frenzy_py::path_arg dir) {
             l.written = write_files(l.files, dir, "dir");
             return l.written;
         }, "dir"_a, "Writes the files into `dir` (created if missing); returns their paths, which `written` and "

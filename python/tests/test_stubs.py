@@ -53,3 +53,19 @@ def test_every_function_has_a_docstring():
         obj = getattr(frenzy, name)
         if inspect.isroutine(obj) or inspect.isclass(obj):
             assert obj.__doc__ and obj.__doc__.strip(), name
+
+
+def test_signatures_name_what_they_accept():
+    """help() shows what each argument accepts, never pybind11's 'handle' (issue 26)."""
+    for name in frenzy.__all__:
+        obj = getattr(frenzy, name)
+        if not (inspect.isroutine(obj) or inspect.isclass(obj)) or (inspect.isclass(obj) and issubclass(obj, BaseException)):
+            continue
+        docs = [obj.__doc__ or ""]
+        if inspect.isclass(obj):
+            docs += [getattr(obj, m).__doc__ or "" for m in dir(obj) if not m.startswith("__")]
+        for d in docs:
+            assert "handle" not in d, (name, d.splitlines()[:1])
+    first = frenzy.estimate.__doc__.splitlines()[0]
+    assert "job: Job | dict | str | os.PathLike" in first and "gpu: str | dict | None = None" in first, first
+    assert "cluster: dict | str | os.PathLike" in frenzy.plan.__doc__.splitlines()[0]

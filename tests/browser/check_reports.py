@@ -100,13 +100,11 @@ def render(chromium, page, out_png, height, url=False):
     with tempfile.TemporaryDirectory() as profile:
         flags = CHROMIUM_FLAGS + [f"--user-data-dir={profile}"]
         url = page if url else "file://" + os.path.abspath(page)
-        dom = subprocess.run([chromium, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120)
-        if dom.returncode != 0:
-            raise RuntimeError(f"chromium --dump-dom {page}: exit {dom.returncode}: {dom.stderr[-2000:]}")
-        shot = subprocess.run([chromium, *flags, f"--window-size=1280,{height}", f"--screenshot={out_png}", url],
-                              capture_output=True, text=True, timeout=120)
-        if shot.returncode != 0 or not os.path.exists(out_png):
-            raise RuntimeError(f"chromium --screenshot {page}: exit {shot.returncode}: {shot.stderr[-2000:]}")
+        # one launch: the DOM after the scripts ran on stdout, the screenshot into out_png
+        dom = subprocess.run([chromium, *flags, f"--window-size=1280,{height}", f"--screenshot={out_png}", "--dump-dom",
+                              url], capture_output=True, text=True, timeout=120)
+        if dom.returncode != 0 or not os.path.exists(out_png):
+            raise RuntimeError(f"chromium {page}: exit {dom.returncode}: {dom.stderr[-2000:]}")
     d = Dom()
     d.feed(dom.stdout)
     return d
