@@ -1,8 +1,8 @@
 // libFuzzer target: the launch writer (launch/launch.hpp and frameworks/*/launcher.hpp) behind `frenzy launch` and
 // `frenzy serve`. The input is split at NUL bytes into the texts a user controls: the job's name, the model's name,
 // the GRES type, torchtrun's run command, the torchtitan base recipe, the time margin, and the Slurm partition,
-// account, qos and memory. Each launcher writes its
-// files for them; when it accepts them, every file must have exactly as many lines as it has for plain values
+// account, qos and memory. Each launcher of the catalog (launch/launchers.hpp: llm-foundry and hf
+// too; hf also a LoRA fine-tune) writes its files for them; when it accepts them, every file must have exactly as many lines as it has for plain values
 // ("x", "a100", ...; the model's name with its control characters replaced, as it picks torchtitan's base), hold no control character but newline and tab, and the batch script's #SBATCH lines must all
 // come before its first command: input text never adds a line, so it never becomes a line of code. Rejections
 // end as frenzy::error.
@@ -71,55 +71,66 @@ void check_structure(const std::vector<frenzy::launch_file>& got, const std::vec
     }
 }
 
+/// The jobs each launcher writes: a pretraining run on its first framework, and a LoRA fine-tune where it writes
+/// fine-tunes (the hf launcher's own case).
+std::vector<frenzy::job_spec> jobs_for(frenzy::launcher l) {
+    frenzy::job_spec j;
+    j.model = frenzy::preset("gpt2");
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 8, .total_tokens = 1e9};
+    j.runtime.framework = frenzy::framework{*l->runs[0]};
+    j.parallel.dp = 8;
+    std::vector<frenzy::job_spec> out{j};
+    if (l->finetunes) {
+        j.training.finetune.method = frenzy::finetune_method::lora;
+        out.push_back(j);
+    }
+    return out;
+}
+
+void write_one(frenzy::launcher l, frenzy::job_spec j, const std::vector<std::string>& f) {
+    // the plain values, given where the input gives one (a base recipe or run command changes which lines exist)
+    frenzy::launch_options plain_o;
+    plain_o.launcher = l;
+    if (!f[2].empty()) plain_o.gres_names["h100-80g"] = "a100";
+    if (!f[3].empty()) plain_o.run_command = "train.py --x 1";
+    if (!f[4].empty()) plain_o.torchtitan_base = "m.n:f";
+    if (!f[5].empty()) plain_o.time_margin = std::strtod(f[5].c_str(), nullptr);  // a number, not text
+    if (!f[6].empty()) plain_o.partition = "p";
+    if (!f[7].empty()) plain_o.account = "a";
+    if (!f[8].empty()) plain_o.qos = "q";
+    if (!f[9].empty()) plain_o.mem = "1G";
+    // the model's name picks torchtitan's base recipe: the plain one differs only in control characters
+    std::string model_name = f[1];
+    for (auto& c : model_name)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = 'x';
+    j.name = "x";
+    j.model.name = model_name;
+    std::vector<frenzy::launch_file> plain;
+    try {
+        plain = frenzy::launch_files(j, plan_of(j), plain_o);
+    } catch (const frenzy::error&) {
+        return;  // the launcher refuses this layout whatever the names
+    }
+    try {
+        auto o = plain_o;
+        j.name = f[0];
+        j.model.name = f[1];
+        if (!f[2].empty()) o.gres_names["h100-80g"] = f[2];
+        o.run_command = f[3];
+        o.torchtitan_base = f[4];
+        o.partition = f[6];
+        o.account = f[7];
+        o.qos = f[8];
+        o.mem = f[9];
+        check_structure(frenzy::launch_files(j, plan_of(j), o), plain);
+    } catch (const frenzy::error&) {
+    }
+}
+
 void write_all(std::string_view input) {
     const auto f = fields(input, 10);
-    for (const auto l : {frenzy::launcher::megatron, frenzy::launcher::torchtitan, frenzy::launcher::deepspeed,
-                         frenzy::launcher::fsdp}) {
-        frenzy::job_spec j;
-        j.model = frenzy::preset("gpt2");
-        j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 8, .total_tokens = 1e9};
-        j.runtime.framework = l == frenzy::launcher::deepspeed ? frenzy::framework::deepspeed
-                              : l == frenzy::launcher::megatron ? frenzy::framework::megatron
-                                                                : frenzy::framework::fsdp;
-        j.parallel.dp = 8;
-        // the plain values, given where the input gives one (a base recipe or run command changes which lines exist)
-        frenzy::launch_options plain_o;
-        plain_o.launcher = l;
-        if (!f[2].empty()) plain_o.gres_names["h100-80g"] = "a100";
-        if (!f[3].empty()) plain_o.run_command = "train.py --x 1";
-        if (!f[4].empty()) plain_o.torchtitan_base = "m.n:f";
-        if (!f[5].empty()) plain_o.time_margin = std::strtod(f[5].c_str(), nullptr);  // a number, not text
-        if (!f[6].empty()) plain_o.partition = "p";
-        if (!f[7].empty()) plain_o.account = "a";
-        if (!f[8].empty()) plain_o.qos = "q";
-        if (!f[9].empty()) plain_o.mem = "1G";
-        // the model's name picks torchtitan's base recipe: the plain one differs only in control characters
-        std::string model_name = f[1];
-        for (auto& c : model_name)
-            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = 'x';
-        j.name = "x";
-        j.model.name = model_name;
-        std::vector<frenzy::launch_file> plain;
-        try {
-            plain = frenzy::launch_files(j, plan_of(j), plain_o);
-        } catch (const frenzy::error&) {
-            continue;  // the launcher refuses this layout whatever the names
-        }
-        try {
-            auto o = plain_o;
-            j.name = f[0];
-            j.model.name = f[1];
-            if (!f[2].empty()) o.gres_names["h100-80g"] = f[2];
-            o.run_command = f[3];
-            o.torchtitan_base = f[4];
-            o.partition = f[6];
-            o.account = f[7];
-            o.qos = f[8];
-            o.mem = f[9];
-            check_structure(frenzy::launch_files(j, plan_of(j), o), plain);
-        } catch (const frenzy::error&) {
-        }
-    }
+    for (const auto l : frenzy::launcher_catalog())  // every launcher this program knows, by its registry
+        for (auto& j : jobs_for(l)) write_one(l, std::move(j), f);
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Frenzy needs, only those missing: compiler, CMake and the libraries; pybind11 and
-# pytest (Python module); jsonschema (the schema test of docs/schema); cpp-httplib, SQLite, Slurm and munge (frenzy serve and its tests); clang-14 + libFuzzer;
+# pytest and pandas (Python module; its to_dataframe()); jsonschema (the schema test of docs/schema); cpp-httplib, SQLite, Slurm and munge (frenzy serve and its tests); clang-14 + libFuzzer;
 # Chromium (the browser tests of the HTML reports); Node.js and npm where the machine has none, then the charting
 # library the reports inline (web/package-lock.json: Vega, Vega-Lite, vega-embed) into web/node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(g++ cmake make ninja-build libeigen3-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libglpk-dev libyaml-cpp-dev
-      python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-jsonschema
+      python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-pandas python3-jsonschema
       libcpp-httplib-dev libsqlite3-dev sqlite3 slurm-wlm munge
       clang-14 libfuzzer-14-dev libbenchmark-dev chromium)
 command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)

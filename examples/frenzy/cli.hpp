@@ -87,6 +87,13 @@ private:
     bool shown_ = false;
 };
 
+/// "46.7B parameters, 12.9B active" (a mixture of experts) or "8.03B parameters": what the job's header line says.
+inline std::string parameters_text(double total, double active) {
+    auto t = fmt::format("{:.3g}B parameters", total / 1e9);
+    if (active > 0 && active != total) t += fmt::format(", {:.3g}B active", active / 1e9);
+    return t;
+}
+
 /// Human-readable bytes in GiB with two decimals.
 inline std::string gib(double b) { return fmt::format("{:.2f}", b / (1024.0 * 1024.0 * 1024.0)); }
 
@@ -439,6 +446,7 @@ inline frenzy::parsed_job build_job(const job_args& a) {
     set(a.seq_len, j.training.seq_len, nullptr);
     set(a.micro_batch, j.training.micro_batch, &c.micro_batch);
     set(a.global_batch, j.training.global_batch, nullptr);
+    if (a.global_batch != 0 || !a.from.empty()) out.global_batch_stated = true;  // a flag, or the imported launcher's
     set(a.dp, j.parallel.dp, &c.dp);
     set(a.tp, j.parallel.tp, &c.tp);
     set(a.pp, j.parallel.pp, &c.pp);

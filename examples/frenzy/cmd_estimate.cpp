@@ -100,11 +100,9 @@ void print_estimate(const frenzy::estimate_result& e) {
     const auto& j = e.job;
     const auto& r = e.memory;
     const auto& p = j.parallel;
-    const auto active = j.model.is_moe()
-                            ? fmt::format(", {:.3g}B active", active_parameters(j.model, j.training.seq_len) / 1e9)
-                            : std::string();
-    fmt::print("job {}: {} ({:.3g}B parameters{}), seq {}, micro-batch {}, global batch {}, {}, {}\n", j.name,
-               j.model.name, r.parameters / 1e9, active, j.training.seq_len, j.training.micro_batch,
+    fmt::print("job {}: {} ({}), seq {}, micro-batch {}, global batch {}, {}, {}\n", j.name, j.model.name,
+               frenzy_cli::parameters_text(r.parameters, j.model.is_moe() ? active_parameters(j.model, j.training.seq_len) : 0),
+               j.training.seq_len, j.training.micro_batch,
                j.training.global_batch, to_string(j.training.precision), to_string(j.training.optimizer));
     fmt::print("parallel: {} GPUs = dp {} x tp {} x pp {} x cp {} (vpp {}, ep {}, sp {}), sharding {}, recompute {}, "
                "schedule {}, {} / {} attention\n",

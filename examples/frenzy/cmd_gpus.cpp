@@ -25,7 +25,7 @@ void run_gpus(bool json, const std::string& extra) {
     for (const auto& t : catalog.types())
         fmt::print("{:<16} {:<28.28} {:>8.1f} {:>8} {:>8} {:>8} {:>8.1f} {:>9.0f} {:<16} {:>5}\n", t.name, t.product,
                    t.memory().value / (1024.0 * 1024 * 1024), tf(t.bf16_tflops), tf(t.fp16_tflops), tf(t.fp8_tflops),
-                   t.fp32_tflops, t.mem_bw_gbps, fmt::format("{} ({:.0f})", t.link, t.link_gbps), t.gpus_per_node);
+                   t.fp32_tflops, t.mem_bw_GBps, fmt::format("{} ({:.0f})", t.link, t.link_GBps), t.gpus_per_node);
     fmt::print("\n{} types; dense peak TFLOP/s from vendor datasheets ('-' = no tensor cores for that precision). "
                "Use the names with --gpu, --gpus and in cluster files.\n",
                catalog.types().size());

@@ -37,7 +37,8 @@ void run_launch(launch_args a) {
     launch_options o;
     o.launcher = parse_enum<launcher>("--framework", a.job.frameworks.front());
     a.job.frameworks.clear();  // the launcher, not a plan framework: launch() plans with the launcher's frameworks
-    const auto parsed = frenzy_cli::build_job(a.job);
+    auto parsed = frenzy_cli::build_job(a.job);
+    parsed.choose_global_batch();
     const auto cluster = frenzy_cli::build_cluster(a.cluster);
     if (a.plan < 1) throw config_error("--plan=0: plans are numbered from 1");
     o.plan_index = a.plan - 1;
@@ -75,6 +76,9 @@ void run_launch(launch_args a) {
                r.plan.gpus, r.plan.gpu, r.plan.nodes, to_string(r.plan.framework), q.dp, q.tp, q.pp,
                q.vpp > 1 ? fmt::format(" vpp{}", q.vpp) : "", q.cp > 1 ? fmt::format(" cp{}", q.cp) : "",
                q.ep > 1 ? fmt::format(" ep{}", q.ep) : "", to_string(q.sharding), to_string(q.recompute), r.plan.micro_batch);
+    if (parsed.global_batch_chosen)
+        fmt::print("global batch {} sequences (not given: DeepSeek LLM's batch-size law for the budget; --global-batch N "
+                   "sets it)\n", r.job.training.global_batch);
     for (const auto& path : r.written) fmt::print("wrote {}\n", path);
     fmt::print("submit: cd {} && sbatch launch.sbatch\n", a.out);
 }
@@ -150,17 +154,19 @@ void frenzy_cli::add_launch(CLI::App& app) {
 
     auto b = std::make_shared<import_args>();
     auto* i = app.add_subcommand("import", "Read a launcher configuration into a job spec (printed as job JSON)");
-    i->add_option("--from", b->from, "KIND:FILE, KIND = " + frenzy::launcher_names())->required();
+    i->add_option("--from", b->from, "KIND:FILE, KIND = " + frenzy::importer_names() + " (the launchers that read their files back)")->required();
     i->add_option("--model", b->model, "Model preset (for configurations that do not describe the model: all but megatron's)");
     i->add_option("--hf-config", b->hf_config, "Hugging Face config.json for the model instead")->check(CLI::ExistingFile);
     i->add_option("--name", b->name, "Job name");
-    i->add_option("--world-size", b->world_size, "GPUs, when the configuration does not start the processes")->check(CLI::PositiveNumber);
-    i->add_option("--seq-len", b->seq_len, "Sequence length (DeepSpeed: ds_config has none)")->check(CLI::PositiveNumber);
-    i->add_option("--total-tokens", b->total_tokens, "Training budget in tokens (DeepSpeed)")->check(CLI::NonNegativeNumber);
-    i->add_option("--tp", b->tp, "Tensor-parallel degree the DeepSpeed training script sets")->check(CLI::PositiveNumber);
-    i->add_option("--pp", b->pp, "Pipeline-parallel degree the DeepSpeed training script sets")->check(CLI::PositiveNumber);
-    i->add_option("--cp", b->cp, "Context-parallel degree the DeepSpeed training script sets")->check(CLI::PositiveNumber);
-    i->add_option("--ep", b->ep, "Expert-parallel degree the DeepSpeed training script sets")->check(CLI::PositiveNumber);
+    i->add_option("--world-size", b->world_size, "GPUs, when the configuration does not start the processes")->check(frenzy_cli::whole_number(frenzy::bounds::gpus));
+    i->add_option("--seq-len", b->seq_len, "Sequence length (DeepSpeed: ds_config has none)")->check(frenzy_cli::whole_number(frenzy::bounds::seq_len));
+    i->add_option("--total-tokens", b->total_tokens, "Training budget in tokens (DeepSpeed): 1e12, 1T, 300B, 50M")
+        ->transform(frenzy_cli::count_suffix())
+        ->check(frenzy_cli::finite_number(frenzy::bounds::tokens));
+    i->add_option("--tp", b->tp, "Tensor-parallel degree the DeepSpeed training script sets")->check(frenzy_cli::whole_number(frenzy::bounds::degree));
+    i->add_option("--pp", b->pp, "Pipeline-parallel degree the DeepSpeed training script sets")->check(frenzy_cli::whole_number(frenzy::bounds::degree));
+    i->add_option("--cp", b->cp, "Context-parallel degree the DeepSpeed training script sets")->check(frenzy_cli::whole_number(frenzy::bounds::degree));
+    i->add_option("--ep", b->ep, "Expert-parallel degree the DeepSpeed training script sets")->check(frenzy_cli::whole_number(frenzy::bounds::degree));
     i->add_flag("--json", b->json, "Print {job, ignored, not_understood, notes} as JSON");
     i->callback([b] { run_import(*b); });
 }

@@ -55,11 +55,13 @@ std::string layout(const frenzy::plan& p) {
     return s;
 }
 
-void print_plans(const frenzy::job_spec& j, const frenzy::plan_result& r, const frenzy::plan_stats& stats,
+void print_plans(const frenzy::parsed_job& parsed, const frenzy::plan_result& r, const frenzy::plan_stats& stats,
                  const frenzy::plan_options& opt, std::size_t shown, const std::string& objective) {
     using namespace frenzy;
-    fmt::print("job {}: {:.3g}B parameters, seq {}, global batch {}, {}, {}; objective {}\n", j.name,
-               total_parameters(j.model, j.training.seq_len) / 1e9, j.training.seq_len, j.training.global_batch,
+    const auto& j = parsed.job;
+    fmt::print("job {}: {}, seq {}, global batch {}{}, {}, {}; objective {}\n", j.name,
+               frenzy_cli::parameters_text(r.parameters, r.active_parameters), j.training.seq_len, j.training.global_batch,
+               parsed.global_batch_chosen ? " (not given: DeepSeek LLM's batch-size law for the budget; --global-batch N sets it)" : "",
                to_string(j.training.precision),
                j.training.total_tokens > 0 ? fmt::format("{:.3g} tokens", j.training.total_tokens)
                                            : "no token budget (time and GPU-hours not known)",
@@ -106,7 +108,8 @@ void print_plans(const frenzy::job_spec& j, const frenzy::plan_result& r, const 
 
 void run_plan(const plan_args& a) {
     using namespace frenzy;
-    const auto parsed = frenzy_cli::build_job(a.job);
+    auto parsed = frenzy_cli::build_job(a.job);
+    parsed.choose_global_batch();
     const auto cluster = frenzy_cli::build_cluster(a.cluster);
     plan_options opt;
     opt.objective = parse_enum<plan_objective>("--objective", a.objective);
@@ -135,7 +138,7 @@ void run_plan(const plan_args& a) {
     if (a.json)
         fmt::print("{}\n", plan_result_json(r, shown).dump(2));
     else
-        print_plans(parsed.job, r, stats, opt, shown, a.objective);
+        print_plans(parsed, r, stats, opt, shown, a.objective);
     if (r.plans.empty()) frenzy_cli::exit_code() = 1;
 }
 

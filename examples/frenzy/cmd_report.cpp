@@ -17,13 +17,6 @@
 
 namespace {
 
-/// The node_modules folder holding vega, vega-lite and vega-embed: $FRENZY_WEB_DIR, else the repository's web/
-/// (scripts/setup.sh installs it there).
-std::string web_dir() {
-    if (const char* env = std::getenv("FRENZY_WEB_DIR"); env && *env) return env;
-    return FRENZY_WEB_DIR;
-}
-
 struct report_args {
     std::string input, out;
 };
@@ -42,7 +35,7 @@ void frenzy_cli::write_html_report(const std::string& json_text, const std::stri
     } catch (const config_error& e) {  // no known kind, a simulation without runs: named with the input
         throw config_error(printable(source, 200) + ": " + e.what());
     }
-    const auto html = report::to_html(page, report::load_web_assets(web_dir()));
+    const auto html = report::to_html(page, report::load_web_assets(report::web_dir(FRENZY_WEB_DIR)));
     std::ofstream f(path, std::ios::binary);
     if (!f) throw io_error("cannot write the HTML report " + printable(path, 200));
     f << html;

@@ -26,7 +26,7 @@ struct simulate_args {
     std::uint64_t seed = 1;
     double startup_s = 30, restart_s = 30, mtbf_s = 0, repair_s = 3600, mtbf_h = -1, repair_h = -1, has_slack = 0.25, has_idle_slack = 1.0, has_max_share = 1.0, has_equi = 16.0, has_aging_s = 4 * 3600;
     bool has_no_expand = false;
-    double speed_error = 0, ckpt_gbps = 0, has_preempt_factor = 2.0;
+    double speed_error = 0, ckpt_GBps = 0, has_preempt_factor = 2.0;
     bool has_no_preempt = false, has_no_learn = false;
     std::string sizes = "native";
     // Baselines' knobs (swept on the tuning workload, docs/results.md "Tuning"); defaults are the library's.
@@ -85,7 +85,7 @@ frenzy::sim_options sim_options_from(const simulate_args& a) {
     o.node_mtbf_s = a.mtbf_h >= 0 ? a.mtbf_h * 3600 : a.mtbf_s;  // --mtbf-h/--repair-h: the older hour options
     o.node_repair_s = a.repair_h >= 0 ? a.repair_h * 3600 : a.repair_s;
     o.speed_error = a.speed_error;
-    o.checkpoint_gbps = a.ckpt_gbps;
+    o.checkpoint_GBps = a.ckpt_GBps;
     o.sizes = parse_sizes(a.sizes);
     o.max_events = a.max_events;
     o.max_failures = a.max_failures;
@@ -253,8 +253,8 @@ void frenzy_cli::add_simulate(CLI::App& app) {
                                                    "(seeded by --seed; default 0: speeds are the predictions)")->check(frenzy_cli::finite_number(frenzy::bounds::speed_sigma));
     c->add_option("--sizes", a->sizes, "GPU counts: native (each policy as built) | requested (every policy runs the trace's "
                                        "request) | free (every policy chooses) (default native)");
-    c->add_option("--ckpt-gbps", a->ckpt_gbps, "Storage bandwidth, GB/s: each restart also saves and loads the job's checkpoint "
-                                               "(14 B/parameter) at this rate (default 0: --restart only)")->check(frenzy_cli::finite_number(frenzy::bounds::bandwidth_gbps));
+    c->add_option("--ckpt-GBps", a->ckpt_GBps, "Storage bandwidth, GB/s: each restart also saves and loads the job's checkpoint "
+                                               "(14 B/parameter) at this rate (default 0: --restart only)")->check(frenzy_cli::finite_number(frenzy::bounds::bandwidth_GBps));
     c->add_option("--max-events", a->max_events, "Stop with an error after this many events (default 50000000)")->check(frenzy_cli::whole_number(frenzy::bounds::events));
     c->add_option("--max-failures", a->max_failures, "A job whose runs failed this often (node failure, out of memory) fails with "
                                                      "\"too many restarts\" (default 50)")->check(frenzy_cli::whole_number(frenzy::bounds::restarts));

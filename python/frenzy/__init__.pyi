@@ -82,6 +82,8 @@ class Estimate:
         """The report's title and tables as HTML (Jupyter shows this)."""
     def to_dict(self) -> JsonDict:
         """The CLI's `frenzy estimate --json` for the same job, GPU and margin."""
+    def to_dataframe(self) -> Any:
+        """The memory by pipeline stage as a pandas DataFrame, one row per stage (to_dict()'s stages; needs pandas)."""
     @property
     def job(self) -> JsonDict:
         """The job estimated, as a dict shaped like the job JSON."""
@@ -228,6 +230,13 @@ class PlanResult:
         """The plans as a pandas DataFrame, one row per plan (needs pandas)."""
     def to_dict(self, top: int | None = None) -> JsonDict:
         """The CLI's `frenzy plan --json` (with `top`, `--top N`; None or 0: every plan)."""
+    @property
+    def parameters(self) -> float:
+        """The job's parameters."""
+    @property
+    def active_parameters(self) -> float:
+        """Parameters one token passes through (a mixture of experts' routed top-k and shared experts; the whole
+        model otherwise)."""
     @property
     def plans(self) -> list[Plan]: ...
     @property

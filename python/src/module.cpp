@@ -210,7 +210,8 @@ inline plan_result plan(job_arg job_in, cluster_arg cluster_in, const std::strin
                         std::int64_t max_gpus, prices_arg prices, const std::vector<std::string>& frameworks,
                         bool tp_across_nodes, bool whole_nodes, bool pin_precision) {
     frenzy::validate_margin(margin);
-    const auto parsed = to_job(job_in);
+    auto parsed = to_job(job_in);
+    parsed.choose_global_batch();  // as `frenzy plan` and `frenzy launch` do
     plan_result out;
     const auto cluster = to_cluster(cluster_in);
     frenzy::plan_options opt;
@@ -235,7 +236,8 @@ inline frenzy::launch_result launch(job_arg job_in, cluster_arg cluster_in, cons
                          const std::map<std::string, std::string>& gres, const std::string& run_command,
                          double time_margin, const std::string& torchtitan_base, const py::dict& slurm) {
     frenzy::validate_margin(margin);
-    const auto parsed = to_job(job_in);
+    auto parsed = to_job(job_in);
+    parsed.choose_global_batch();  // as `frenzy plan` and `frenzy launch` do
     const auto cluster = to_cluster(cluster_in);
     frenzy::launch_options o;
     o.launcher = frenzy::parse_enum<frenzy::launcher>("framework", framework);
@@ -485,14 +487,15 @@ inline void bind_estimate_speed(py::class_<frenzy::estimate_result>& cls) {
 /// The reports (report/charts.hpp) of a result's --json document, for Python: the Vega-Lite specs, the tables as
 /// HTML for a notebook's _repr_html_, the whole self-contained page.
 namespace report_py {
-/// The node_modules folder of the charting library: $FRENZY_WEB_DIR, else where scripts/setup.sh installed it.
-inline std::string web_dir() {
-    if (const char* env = std::getenv("FRENZY_WEB_DIR"); env && *env) return env;
-#ifdef FRENZY_WEB_DIR
-    return FRENZY_WEB_DIR;
-#else
-    return "web/node_modules";
-#endif
+/// A pandas DataFrame of `rows` (JSON objects; nested ones become dotted columns), or ImportError naming `who`.
+inline py::object dataframe(const char* who, const nlohmann::ordered_json& rows) {
+    py::object pd;
+    try {
+        pd = py::module_::import("pandas");
+    } catch (const py::error_already_set&) {
+        throw py::import_error(std::string(who) + " needs pandas (apt install python3-pandas, or pip install pandas)");
+    }
+    return pd.attr("json_normalize")(to_py(rows));
 }
 inline frenzy::report::page page_of(const nlohmann::ordered_json& doc) { return frenzy::report::page_of(nlohmann::json(doc)); }
 inline py::list charts(const nlohmann::ordered_json& doc) {
@@ -511,7 +514,7 @@ inline std::string tables_html(const nlohmann::ordered_json& doc) {
     return out + "</div>";
 }
 inline std::string page_html(const nlohmann::ordered_json& doc) {
-    return frenzy::report::to_html(page_of(doc), frenzy::report::load_web_assets(web_dir()));
+    return frenzy::report::to_html(page_of(doc), frenzy::report::load_web_assets(frenzy::report::web_dir(FRENZY_WEB_DIR)));
 }
 /// charts(), report_html() and _repr_html_ on a class whose --json document `doc_of` gives.
 template <class Cls, class F>
@@ -527,32 +530,11 @@ void bind_report_methods(Cls& cls, F doc_of) {
 }
 }  // namespace report_py
 
-/// frenzy.Estimate: the result of frenzy.estimate.
-inline void bind_estimate_result(py::module_& m) {
+/// Estimate's verdict on its GPU type (None without one): the fit rule's figures.
+inline void bind_estimate_fit(py::class_<frenzy::estimate_result>& cls) {
     using frenzy::estimate_result;
     auto when_gpu = [](const estimate_result& r, auto&& f) -> py::object { return r.gpu ? py::cast(f(r)) : py::none(); };
-    py::class_<estimate_result> cls(m, "Estimate", "MARP's per-GPU memory of one job, with the fit and speed on a GPU type.");
-    bind_estimate_speed(cls);
-    report_py::bind_report_methods(cls, [](const estimate_result& r) { return nlohmann::ordered_json(r); });
-    cls.def("to_dict", [](const estimate_result& r) { return to_py(nlohmann::ordered_json(r)); },
-             "The CLI's `frenzy estimate --json` for the same job, GPU and margin.")
-        .def_property_readonly("job", [](const estimate_result& r) { return to_py(frenzy::to_json(r.job)); },
-                               "The job estimated, as a dict shaped like the job JSON.")
-        .def_property_readonly("parameters", [](const estimate_result& r) { return r.memory.parameters; })
-        .def_property_readonly(
-            "active_parameters",
-            [](const estimate_result& r) { return frenzy::active_parameters(r.job.model, r.job.training.seq_len); },
-            "parameters one token passes through (a mixture of experts' routed top-k and shared experts; the whole "
-            "model otherwise)")
-        .def_property_readonly("peak_allocated_bytes", [](const estimate_result& r) { return r.memory.peak_allocated.value; })
-        .def_property_readonly("peak_reserved_bytes", [](const estimate_result& r) { return r.memory.peak_reserved.value; })
-        .def_property_readonly("uncertainty", [](const estimate_result& r) { return r.memory.uncertainty; },
-                               "Validated upper relative error of the mechanisms the job uses (raises the fit check).")
-        .def_property_readonly("bottleneck_stage", [](const estimate_result& r) { return r.memory.bottleneck_stage; })
-        .def_property_readonly("stages", [](const estimate_result& r) { return r.memory.stages; })
-        .def_readonly("margin", &estimate_result::margin)
-        .def_property_readonly("gpu", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.gpu->name; }); })
-        .def_property_readonly("fits", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->fits; }); },
+    cls.def_property_readonly("fits", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->fits; }); },
                                "Whether it fits the GPU with the margin kept free (None without a GPU).")
         .def_property_readonly("verdict",
                                [=](const estimate_result& r) {
@@ -578,7 +560,42 @@ inline void bind_estimate_result(py::module_& m) {
                                "Peak reserved x (1 + uncertainty): what the fit rule compares (None without a GPU).")
         .def_property_readonly("capacity_bytes",
                                [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.fit->capacity.value; }); },
-                               "(1 - margin) x the GPU's memory (None without a GPU).")
+                               "(1 - margin) x the GPU's memory (None without a GPU).");
+}
+
+/// frenzy.Estimate: the result of frenzy.estimate.
+inline void bind_estimate_result(py::module_& m) {
+    using frenzy::estimate_result;
+    auto when_gpu = [](const estimate_result& r, auto&& f) -> py::object { return r.gpu ? py::cast(f(r)) : py::none(); };
+    py::class_<estimate_result> cls(m, "Estimate", "MARP's per-GPU memory of one job, with the fit and speed on a GPU type.");
+    bind_estimate_speed(cls);
+    bind_estimate_fit(cls);
+    report_py::bind_report_methods(cls, [](const estimate_result& r) { return nlohmann::ordered_json(r); });
+    cls.def("to_dict", [](const estimate_result& r) { return to_py(nlohmann::ordered_json(r)); },
+             "The CLI's `frenzy estimate --json` for the same job, GPU and margin.")
+        .def("to_dataframe",
+             [](const estimate_result& r) {
+                 return report_py::dataframe("Estimate.to_dataframe", nlohmann::ordered_json(r.memory)["stages"]);
+             },
+             "The memory by pipeline stage as a pandas DataFrame, one row per stage: parameters, weights_bytes, "
+             "gradients_bytes, optimizer_bytes, activations_bytes, temporary_bytes, peak_allocated_bytes, "
+             "peak_reserved_bytes, in_flight_micro_batches (to_dict()'s stages).")
+        .def_property_readonly("job", [](const estimate_result& r) { return to_py(frenzy::to_json(r.job)); },
+                               "The job estimated, as a dict shaped like the job JSON.")
+        .def_property_readonly("parameters", [](const estimate_result& r) { return r.memory.parameters; })
+        .def_property_readonly(
+            "active_parameters",
+            [](const estimate_result& r) { return frenzy::active_parameters(r.job.model, r.job.training.seq_len); },
+            "parameters one token passes through (a mixture of experts' routed top-k and shared experts; the whole "
+            "model otherwise)")
+        .def_property_readonly("peak_allocated_bytes", [](const estimate_result& r) { return r.memory.peak_allocated.value; })
+        .def_property_readonly("peak_reserved_bytes", [](const estimate_result& r) { return r.memory.peak_reserved.value; })
+        .def_property_readonly("uncertainty", [](const estimate_result& r) { return r.memory.uncertainty; },
+                               "Validated upper relative error of the mechanisms the job uses (raises the fit check).")
+        .def_property_readonly("bottleneck_stage", [](const estimate_result& r) { return r.memory.bottleneck_stage; })
+        .def_property_readonly("stages", [](const estimate_result& r) { return r.memory.stages; })
+        .def_readonly("margin", &estimate_result::margin)
+        .def_property_readonly("gpu", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.gpu->name; }); })
         .def("__repr__", [](const estimate_result& r) {
             std::string s = "<frenzy.Estimate " + r.job.name + ": peak reserved " +
                             std::to_string(r.memory.peak_reserved.value / (1024.0 * 1024 * 1024)) + " GiB";
@@ -660,18 +677,17 @@ inline void bind_plan_result(py::module_& m) {
     cls.def(
             "to_dataframe",
             [](const plan_result& r) {
-                py::object pd;
-                try {
-                    pd = py::module_::import("pandas");
-                } catch (const py::error_already_set&) {
-                    throw py::import_error("PlanResult.to_dataframe needs pandas (apt install python3-pandas, or pip install pandas)");
-                }
-                py::list rows;
-                for (const auto& p : r.result.plans) rows.append(to_py(nlohmann::ordered_json(p)));
-                return pd.attr("json_normalize")(rows);
+                auto rows = nlohmann::ordered_json::array();
+                for (const auto& p : r.result.plans) rows.push_back(p);
+                return report_py::dataframe("PlanResult.to_dataframe", rows);
             },
             "The plans as a pandas DataFrame, one row per plan (best first), one column per key of to_dict()'s plans "
             "(the layout's as parallel.dp, parallel.tp, ...).")
+        .def_property_readonly("parameters", [](const plan_result& r) { return r.result.parameters; },
+                               "The job's parameters.")
+        .def_property_readonly("active_parameters", [](const plan_result& r) { return r.result.active_parameters; },
+                               "Parameters one token passes through (a mixture of experts' routed top-k and shared "
+                               "experts; the whole model otherwise).")
         .def(
             "to_dict",
             [](const plan_result& r, std::optional<std::size_t> top) {

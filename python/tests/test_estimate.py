@@ -177,3 +177,14 @@ def test_report_charts():
         assert reserve["GiB"] == pytest.approx((st["peak_reserved_bytes"] - st["peak_allocated_bytes"]) / 2**30)
     assert sum(p["seconds"] for p in charts["step"]["data"]["values"]) == pytest.approx(d["step_time_s"], rel=1e-12)
     assert "<table>" in e._repr_html_() and "<script" not in e._repr_html_()
+
+
+def test_to_dataframe_one_row_per_stage():
+    """Estimate.to_dataframe(): to_dict()'s stages, one row per pipeline stage, the bytes unchanged."""
+    pytest.importorskip("pandas")  # scripts/setup.sh installs python3-pandas
+    e = frenzy.estimate({"model": {"preset": "llama-3.1-8b"}, "parallel": {"pp": 4, "dp": 2}}, gpu="h100-80g")
+    df = e.to_dataframe()
+    stages = e.to_dict()["stages"]
+    assert list(df["stage"]) == [0, 1, 2, 3]
+    assert list(df["peak_reserved_bytes"]) == [s["peak_reserved_bytes"] for s in stages]
+    assert df["weights_bytes"].sum() == pytest.approx(sum(s["weights_bytes"] for s in stages), rel=1e-12)

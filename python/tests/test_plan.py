@@ -1,5 +1,6 @@
 """frenzy.plan(...).to_dict() is exactly the CLI's `frenzy plan --json` for the same job, cluster and options."""
 import json
+import sys
 
 import pytest
 
@@ -23,7 +24,7 @@ def test_equals_cli_json(cli, root, job, cluster, objective):
     # The same job and cluster given as dicts.
     assert frenzy.plan(json.loads(j.read_text()), json.loads(c.read_text()), objective=objective,
                        margin=0.1).to_dict() == expected
-    assert got.to_dict(top=2) == {"plans": expected["plans"][:2], "infeasible": expected["infeasible"]}
+    assert got.to_dict(top=2) == dict(expected, plans=expected["plans"][:2])
     assert got.to_dict(top=2) == cli("plan", "--job", j, "--cluster", c, "--objective", objective, "--margin", 0.1,
                                      "--top", 2, "--json")
 
@@ -154,12 +155,29 @@ def test_report_charts_and_notebook_html(cli, root, tmp_path):
     page = tmp_path / "plan.html"
     cli("plan", "--job", j, "--cluster", c, "--objective", "cost", "--price", "example", "--html", page, raw=True)
     assert r.report_html() == page.read_text()
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match="needs pandas"):
-            r.to_dataframe()
-    else:
-        df = r.to_dataframe()
-        assert list(df["gpu"]) == [p.gpu for p in r.plans]
-        assert list(df["parallel.dp"]) == [p.parallel["dp"] for p in r.plans]
+    pytest.importorskip("pandas")  # scripts/setup.sh installs python3-pandas
+    df = r.to_dataframe()
+    assert list(df["gpu"]) == [p.gpu for p in r.plans]
+    assert list(df["parallel.dp"]) == [p.parallel["dp"] for p in r.plans]
+    assert list(df["tokens_per_s"]) == pytest.approx([p.tokens_per_s for p in r.plans])
+
+
+def test_dataframes_say_when_pandas_is_missing(monkeypatch):
+    """Without pandas, to_dataframe() raises ImportError naming the method and how to install pandas."""
+    monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` now raises ImportError
+    r = frenzy.plan({"model": {"preset": "gpt2"}}, "8xa100-80g")
+    with pytest.raises(ImportError, match="PlanResult.to_dataframe needs pandas"):
+        r.to_dataframe()
+    with pytest.raises(ImportError, match="Estimate.to_dataframe needs pandas"):
+        frenzy.estimate({"model": {"preset": "gpt2"}}).to_dataframe()
+
+
+def test_plan_states_total_and_active_parameters(cli):
+    """A MoE plan states its total and active parameters as `frenzy plan --json` does; a dense one only the total."""
+    r = frenzy.plan({"model": {"preset": "mixtral-8x7b"}}, "16xh100-80g")
+    doc = cli("plan", "--model", "mixtral-8x7b", "--gpus", "16xh100-80g", "--json")
+    assert r.parameters == doc["parameters"] == pytest.approx(46.7e9, rel=0.01)  # Mixtral's model card: 46.7B
+    assert r.active_parameters == doc["active_parameters"] == pytest.approx(12.9e9, rel=0.01)  # and 12.9B active
+    dense = frenzy.plan({"model": {"preset": "gpt2"}}, "8xa100-80g")
+    assert dense.active_parameters == dense.parameters
+    assert "active_parameters" not in dense.to_dict()

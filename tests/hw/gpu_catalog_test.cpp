@@ -14,7 +14,7 @@ const gpu_catalog cat;
 
 TEST_CASE("new catalog types carry their datasheet figures") {
     const auto& h200 = cat.at("h200");
-    CHECK(h200.mem_bw_gbps == 4800);
+    CHECK(h200.mem_bw_GBps == 4800);
     CHECK(h200.fp8_tflops == 1979);
     CHECK(h200.chip == "gh100");
     const auto& nvl = cat.at("h200-nvl");
@@ -24,7 +24,7 @@ TEST_CASE("new catalog types carry their datasheet figures") {
     const auto& h20 = cat.at("h20");
     CHECK(h20.bf16_tflops == 148);
     CHECK(h20.fp8_tflops == 296);
-    CHECK(h20.mem_bw_gbps == 4000);
+    CHECK(h20.mem_bw_GBps == 4000);
     CHECK(cat.at("l40s").fp8_tflops == 733);
     CHECK(cat.at("b200").fp4_tflops == 9000);
     const auto& gb200 = cat.at("gb200");
@@ -35,7 +35,7 @@ TEST_CASE("new catalog types carry their datasheet figures") {
     CHECK(gb300.fp4_tflops == 15000);
     CHECK(gb300.memory_mib * MiB == Approx(288e9).epsilon(1e-5));  // 288 GB HBM3e
     const auto& mi325 = cat.at("mi325x");
-    CHECK(mi325.mem_bw_gbps == 6000);
+    CHECK(mi325.mem_bw_GBps == 6000);
     CHECK(mi325.memory_mib == 256 * 1024);
     CHECK(mi325.fp8_tflops == Approx(2 * mi325.bf16_tflops).epsilon(1e-3));
 }

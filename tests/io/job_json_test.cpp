@@ -148,7 +148,7 @@ TEST_CASE("cluster spec: node groups, catalog overrides, errors") {
       "nodes": [{"name": "a100", "gpu": "a100-80g", "gpus_per_node": 8, "count": 4},
                 {"gpu": "my-card", "count": 2}],
       "gpu_types": [{"name": "my-card", "memory_mib": 49152, "bf16_tflops": 200, "fp16_tflops": 200,
-                     "fp32_tflops": 50, "mem_bw_gbps": 1000, "link": "pcie4", "link_gbps": 64, "gpus_per_node": 4},
+                     "fp32_tflops": 50, "mem_bw_GBps": 1000, "link": "pcie4", "link_GBps": 64, "gpus_per_node": 4},
                     {"name": "v100-32g", "memory_mib": 32000}]
     })"));
     CHECK(c.total_gpus() == 4 * 8 + 2 * 4);
@@ -162,4 +162,19 @@ TEST_CASE("cluster spec: node groups, catalog overrides, errors") {
     CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "t4", "count": 1, "gpus": 4}]})"), Contains("cluster.nodes[0].gpus"));
     CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "t4"}], "gpu_types": [{"name": "x", "memory_mib": -1}]})"),
                Contains("memory_mib"));
+    // The bandwidth fields hold GB/s and say so; their old *_gbps names (read as gigabits) are refused by name.
+    CHECK(cluster_from_json(nlohmann::json::parse(R"({"nodes": [{"gpu": "t4", "network_GBps": 50}]})")).nodes[0].network_GBps == 50);
+    CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "t4", "network_gbps": 400}]})"),
+               Contains("cluster.nodes[0].network_gbps was renamed network_GBps") && Contains("gigabytes per second"));
+    CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "x"}], "gpu_types": [{"name": "x", "memory_mib": 1, "link_gbps": 64}]})"),
+               Contains("cluster.gpu_types[0].link_gbps was renamed link_GBps"));
+    CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "x"}], "gpu_types": [{"name": "x", "memory_mib": 1, "mem_bw_gbps": 9}]})"),
+               Contains("cluster.gpu_types[0].mem_bw_gbps was renamed mem_bw_GBps"));
+    // `frenzy gpus --json` writes memory_bytes beside memory_mib: read back (--gpu-types), the two must agree
+    CHECK(cluster_from_json(nlohmann::json::parse(R"({"nodes": [{"gpu": "t4"}],
+        "gpu_types": [{"name": "t4", "memory_mib": 15360, "memory_bytes": 16106127360}]})")).catalog.at("t4").memory_mib == 15360);
+    CHECK(cluster_from_json(nlohmann::json::parse(R"({"nodes": [{"gpu": "t4"}],
+        "gpu_types": [{"name": "t4", "memory_bytes": 1073741824}]})")).catalog.at("t4").memory_mib == 1024);
+    CHECK_THAT(cluster_error_of(R"({"nodes": [{"gpu": "t4"}], "gpu_types": [{"name": "t4", "memory_mib": 15360, "memory_bytes": 1e9}]})"),
+               Contains("cluster.gpu_types[0].memory_bytes=1000000000") && Contains("disagrees with memory_mib=15360"));
 }

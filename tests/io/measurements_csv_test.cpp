@@ -81,6 +81,7 @@ TEST_CASE("cumulative tables carry earlier rows' options forward, training metho
     // "offload" that does not say of what cannot be read as stated
     REQUIRE(skipped.size() == 1);
     CHECK_THAT(skipped[0], Catch::Matchers::Contains("row 8") && Catch::Matchers::Contains("offload"));
+    CHECK(skipped[0].rfind(path + ": row 8", 0) == 0);  // named by its file: validate reads several tables
     std::remove(path.c_str());
 }
 

@@ -70,7 +70,7 @@ TEST_CASE("load_gpu_types: an array or {\"gpu_types\": [...]}, upserted into the
     {
         std::ofstream f(path);
         f << R"({"nodes": [], "gpu_types": [{"name": "my-card", "memory_mib": 49152, "bf16_tflops": 200,
-                 "fp16_tflops": 200, "fp32_tflops": 50, "mem_bw_gbps": 900, "link_gbps": 50}, {"name": "t4", "memory_mib": 100}]})";
+                 "fp16_tflops": 200, "fp32_tflops": 50, "mem_bw_GBps": 900, "link_GBps": 50}, {"name": "t4", "memory_mib": 100}]})";
     }
     const auto cat = load_gpu_types(path);
     CHECK(cat.at("my-card").memory_mib == 49152);

@@ -95,7 +95,7 @@ TEST_CASE("both shared throughput files are read, free-text cells map as documen
     const auto& r260 = row("260");  // "not in README (paper: small, e.g. 1-2)" -> 1; "8x 200 Gb/s" -> 200 GB/s
     CHECK(r260.gpu == "a100-80g");
     CHECK(r260.job.training.micro_batch == 1);
-    CHECK(r260.topo.network_gbps == Approx(200));
+    CHECK(r260.topo.network_GBps == Approx(200));
     CHECK(r260.job.parallel.recompute == recompute::full);
     CHECK(r260.job.training.precision == precision::fp16_mixed);
     CHECK(row("282").job.training.micro_batch == 4);  // "4 (22B) / 1 (others)", model "GPT-3 style 22B"

@@ -53,7 +53,7 @@ TEST_CASE("QLoRA dequantises each NF4 weight before the forward and the backward
     CHECK(qlora.work.stream_bytes == Approx(2 * weights * per_weight).epsilon(1e-12));
     CHECK(lora.work.stream_bytes == 0);
     CHECK(qlora.compute_mb - lora.compute_mb ==
-          Approx(2 * weights * per_weight / (0.9 * a100().mem_bw_gbps * 1e9)).epsilon(1e-9));
+          Approx(2 * weights * per_weight / (0.9 * a100().mem_bw_GBps * 1e9)).epsilon(1e-9));
     auto rec = job(finetune_method::qlora);
     rec.parallel.recompute = recompute::full;  // gradient checkpointing dequantises a third time
     CHECK(parts(rec).work.stream_bytes == Approx(3 * weights * per_weight).epsilon(1e-12));

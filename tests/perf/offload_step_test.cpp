@@ -25,14 +25,14 @@ job_spec zero2(bool offload) {
 using namespace offload_step;
 
 TEST_CASE("host links: PCIe generation by card or chip, NVLink-C2C on Grace modules") {
-    CHECK(gpu("v100-32g").host_link_gbps() == 15.75);  // SXM2 on PCIe gen3 x16
-    CHECK(gpu("a100-80g").host_link_gbps() == 31.5);   // gen4
-    CHECK(gpu("h100-80g").host_link_gbps() == 63.0);   // gen5
-    CHECK(gpu("t4").host_link_gbps() == 15.75);        // a PCIe gen3 card
-    CHECK(gpu("l40s").host_link_gbps() == 31.5);       // a PCIe gen4 card
-    CHECK(gpu("mi300x").host_link_gbps() == 63.0);
-    CHECK(gpu("gb200").host_link_gbps() == 450.0);     // NVLink-C2C, 900 GB/s both ways
-    CHECK(gpu("b200").host_link_gbps() == 63.0);       // the same chip on an x86 HGX board
+    CHECK(gpu("v100-32g").host_link_GBps() == 15.75);  // SXM2 on PCIe gen3 x16
+    CHECK(gpu("a100-80g").host_link_GBps() == 31.5);   // gen4
+    CHECK(gpu("h100-80g").host_link_GBps() == 63.0);   // gen5
+    CHECK(gpu("t4").host_link_GBps() == 15.75);        // a PCIe gen3 card
+    CHECK(gpu("l40s").host_link_GBps() == 31.5);       // a PCIe gen4 card
+    CHECK(gpu("mi300x").host_link_GBps() == 63.0);
+    CHECK(gpu("gb200").host_link_GBps() == 450.0);     // NVLink-C2C, 900 GB/s both ways
+    CHECK(gpu("b200").host_link_GBps() == 63.0);       // the same chip on an x86 HGX board
 }
 
 TEST_CASE("optimizer offload: gradients down, CPU Adam, parameters up") {

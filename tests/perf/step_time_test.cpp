@@ -290,12 +290,12 @@ TEST_CASE("gradient reduce: exposed in Megatron unless --overlap-grad-reduce, on
 }
 
 TEST_CASE("default node networks follow the reference systems' NICs") {
-    CHECK(default_network_gbps(cat.at("a100-80g"), 8) == 200);   // 8 x 200 Gb/s HDR
-    CHECK(default_network_gbps(cat.at("h100-80g"), 8) == 400);   // 8 x 400 Gb/s NDR
-    CHECK(default_network_gbps(cat.at("b200"), 8) == 400);
-    CHECK(default_network_gbps(cat.at("gb300"), 72) == 7200);    // 72 x 800 Gb/s ConnectX-8
-    CHECK(default_network_gbps(cat.at("l40s"), 8) == 12.5);      // PCIe server, one 100 GbE port
-    CHECK(detail::inter_node_gbps(cat.at("h100-80g"), {8, 0}) == Approx(0.9 * 50));
+    CHECK(default_network_GBps(cat.at("a100-80g"), 8) == 200);   // 8 x 200 Gb/s HDR
+    CHECK(default_network_GBps(cat.at("h100-80g"), 8) == 400);   // 8 x 400 Gb/s NDR
+    CHECK(default_network_GBps(cat.at("b200"), 8) == 400);
+    CHECK(default_network_GBps(cat.at("gb300"), 72) == 7200);    // 72 x 800 Gb/s ConnectX-8
+    CHECK(default_network_GBps(cat.at("l40s"), 8) == 12.5);      // PCIe server, one 100 GbE port
+    CHECK(detail::inter_node_GBps(cat.at("h100-80g"), {8, 0}) == Approx(0.9 * 50));
 }
 
 TEST_CASE("every prediction carries the error band of its regime") {

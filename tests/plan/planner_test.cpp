@@ -76,7 +76,7 @@ std::map<std::int64_t, double> brute_force(const job_spec& job0, const gpu_pool&
                                     continue;
                                 }
                                 if (!check_fit(mem.estimate(j), pool.gpu, opt.margin).fits) continue;
-                                const auto e = time.predict(j, pool.gpu, {pool.gpus_per_node, pool.network_gbps});
+                                const auto e = time.predict(j, pool.gpu, {pool.gpus_per_node, pool.network_GBps});
                                 plan p;
                                 p.gpu = pool.gpu.name;
                                 p.gpus = static_cast<int>(j.parallel.gpus());

@@ -156,11 +156,11 @@ sweep() {
     if is_file_option "$opt"; then
       for v in "${hostile_files[@]}"; do run "$label" "$opt" "$@" "${b[@]}" "$opt" "$v"; done
     elif [ "$opt" = "--from" ] && [ -z "${SWEEP_SKIP_FROM:-}" ]; then
-      for k in megatron torchtitan deepspeed fsdp nemo; do
+      for k in megatron torchtitan deepspeed fsdp llm-foundry nemo; do
         for v in "${hostile_files[@]}"; do run "$label" "$opt" "$@" "${b[@]}" "$opt" "$k:$v"; done
       done
       for v in "${hostile_values[@]}"; do run "$label" "$opt" "$@" "${b[@]}" "$opt" "$v"; done
-      for k in megatron torchtitan deepspeed fsdp; do
+      for k in megatron torchtitan deepspeed fsdp llm-foundry; do
         for v in "${hostile_launcher_files[@]}"; do run "$label" "$opt" "$@" "${b[@]}" "$opt" "$k:$v"; done
       done
     elif [ "$opt" = "--out" ] || [ "$opt" = "-o" ]; then
@@ -181,7 +181,27 @@ sweep estimate "--model gpt2 --gpu a100-80g --json" estimate
 sweep validate "--data $tmp/mem.csv" validate
 sweep plan "--job $tmp/job.json --cluster $tmp/cluster.json --json" plan
 sweep launch "--job $tmp/job.json --cluster $tmp/cluster.json -o $tmp/launch-out" launch
-sweep launch "--job $tmp/job_tt.json --cluster $tmp/cluster.json -o $tmp/launch-out --framework torchtitan" launch
+# The other launchers (torchtitan; llm-foundry; hf writing a LoRA fine-tune): the options above parse the same for
+# every launcher, so these sweep what differs, each hostile value in each option whose text the launcher writes into
+# its files, and jobs with hostile names (the fuzz target fuzz_launch_writer checks that no such text adds a line to
+# any file of any launcher).
+echo '{"model": {"preset": "gpt2"}, "training": {"finetune": {"method": "lora"}}}' > "$tmp/job_lora.json"
+i=0
+for name in $'x\nrm -rf $HOME #' $'x\rimport os' 'x$(touch pwned)' 'x`id`' "x'y\"z" 'x;y&z|w' '../../etc/passwd'; do
+  i=$((i + 1))
+  quoted="$(printf '%s' "$name" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')"
+  printf '{"name": %s, "model": {"preset": "qwen3-1.7b"}}\n' "$quoted" > "$tmp/job_name_$i.json"
+  printf '{"name": %s, "model": {"preset": "gpt2"}, "training": {"finetune": {"method": "lora"}}}\n' "$quoted" > "$tmp/job_name_${i}_lora.json"
+done
+for fw in "torchtitan:$tmp/job_tt.json" "llm-foundry:$tmp/job.json" "hf:$tmp/job_lora.json"; do
+  names=("$tmp"/job_name_?.json); [ "${fw%%:*}" = hf ] && names=("$tmp"/job_name_?_lora.json)
+  for opt in --run-command --torchtitan-base --partition --account --qos --mem --gres-map; do
+    for v in "${hostile_values[@]}"; do
+      run launch "$opt" launch --job "${fw#*:}" --cluster "$tmp/cluster.json" -o "$tmp/launch-out" --framework "${fw%%:*}" "$opt" "$v"
+    done
+  done
+  for j in "${names[@]}"; do run launch name launch --job "$j" --cluster "$tmp/cluster.json" -o "$tmp/launch-out" --framework "${fw%%:*}"; done
+done
 sweep import "--from megatron:$tmp/train.sh" import
 sweep import "--from deepspeed:$tmp/ds.json --model gpt2 --world-size 8" import
 SWEEP_SKIP_FROM=1 sweep import "--from torchtitan:$tmp/recipe.py --model gpt2 --world-size 8" import

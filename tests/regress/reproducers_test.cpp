@@ -124,7 +124,7 @@ TEST_CASE("issue 13: syntax errors name line and column, not nlohmann's exceptio
 TEST_CASE("issue 13: GPU memory 1e308 and other out-of-range GPU numbers are rejected (capacity overflowed)") {
     CHECK_THAT(cluster_error(R"({"nodes": [{"gpu": "x", "count": 1}],
                                 "gpu_types": [{"name": "x", "memory_mib": 1e308, "bf16_tflops": 100,
-                                               "mem_bw_gbps": 100, "link_gbps": 10}]})"),
+                                               "mem_bw_GBps": 100, "link_GBps": 10}]})"),
                Contains("cluster.gpu_types[0].memory_mib=") && Contains("must be in [0.001, 16777216]"));
     CHECK_THAT(cluster_error(R"({"nodes": [{"gpu": "t4", "count": 1}], "gpu_types": [{"name": "t4", "bf16_tflops": 1e9}]})"),
                Contains("cluster.gpu_types[0].bf16_tflops=1000000000 must be in [0, 1000000]"));

@@ -138,10 +138,10 @@ TEST_CASE("restart cost from checkpoint bytes and storage bandwidth") {
     o.node_repair_s = 100;
     for (std::uint64_t seed = 1; seed <= 30; ++seed) {
         o.seed = seed;
-        o.checkpoint_gbps = 0;
+        o.checkpoint_GBps = 0;
         const auto a = simulate(cluster, trace, prov, has_scheduler<>{}, o);
         if (a.jobs[0].launches != 2) continue;
-        o.checkpoint_gbps = 1;
+        o.checkpoint_GBps = 1;
         const auto b = simulate(cluster, trace, prov, has_scheduler<>{}, o);
         REQUIRE(b.jobs[0].launches == 2);
         const double bytes = detail::checkpoint_bytes(total_parameters(preset("gpt3-125m"), 2048));

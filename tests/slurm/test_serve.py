@@ -24,6 +24,17 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import slurm_cluster  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schema"))
+import schema_registry  # noqa: E402  (docs/schema's JSON Schemas, with their $refs; python3-jsonschema)
+
+SCHEMAS = schema_registry.Schemas()
+
+
+def conforms(kind, doc):
+    """Asserts that an answer is valid under docs/schema/KIND.schema.json (jsonschema.ValidationError says where
+    not); returns it."""
+    return SCHEMAS.validate(kind, doc)
+
 GRES_MAP = "a100=a100-80g,v100=v100-32g,t4=t4"
 # The test cluster's configuration, in catalog types: what /v1/cluster must read back.
 EXPECTED_TYPES = {"a100-80g": 16, "v100-32g": 8, "t4": 4}
@@ -100,7 +111,7 @@ class Serve:
     def job(self, jid):
         st, j = self.get(f"/v1/jobs/{jid}")
         assert st == 200, (st, j)
-        return j
+        return conforms("serve-job", j)
 
     def wait(self, jids, states, timeout, what):
         end = time.time() + timeout
@@ -109,6 +120,7 @@ class Serve:
             _, lst = self.get("/v1/jobs")
             last = {j["id"]: j["state"] for j in lst["jobs"] if j["id"] in jids}
             if len(last) == len(jids) and all(s in states for s in last.values()):
+                conforms("serve-jobs", lst)
                 return last
             time.sleep(0.5)
         raise AssertionError(f"timed out waiting for {what}: {last}")
@@ -170,6 +182,7 @@ def show_job(cluster, slurm_id):
 def test_inventory(ctx):
     st, c = ctx.serve.get("/v1/cluster")
     assert st == 200, c
+    conforms("serve-cluster", c)
     got_types = {t["gpu"]: t["gpus"] for t in c["types"]}
     assert got_types == EXPECTED_TYPES, got_types
     got_nodes = {n["name"]: (n["gpu"], n["gres_type"], n["gpus"]) for n in c["nodes"]}
@@ -219,7 +232,7 @@ def test_placement(ctx):
                       ("mid-any", None), ("mid-wide", {"gpu_types": ["a100-80g"], "max_gpus": 16})]:
         st, r = s.post(small_job(name, tokens=5e8, limits=lim))
         assert st == 201, (st, r)
-        placed[name] = r["id"]
+        placed[name] = conforms("serve-submit", r)["id"]
     s.wait(set(placed.values()), {"running", "completed"}, 60, "placement jobs running")
     for name, jid in placed.items():
         j, sj = check_placement(ctx, jid)
@@ -237,6 +250,7 @@ def test_too_large(ctx):
                             "training": {"seq_len": 8192, "micro_batch": 1, "global_batch": 64, "total_tokens": 1e9,
                                          "precision": "fp16-mixed"}})
     assert st == 422, (st, r)
+    conforms("serve-error", r)
     got = {x["gpu"] for x in r["infeasible"]}
     assert got == set(EXPECTED_TYPES), r
     # each type says what memory it lacks: "needs N x 80 GiB ..." where a count would fit, or "does not fit on 15 GiB
@@ -252,7 +266,7 @@ def test_drained_avoided(ctx):
     try:
         time.sleep(1.5)  # two ticks
         st, cl = s.get("/v1/cluster")
-        assert not [n for n in cl["nodes"] if n["name"] == "a100-1"][0]["up"], cl
+        assert not [n for n in conforms("serve-cluster", cl)["nodes"] if n["name"] == "a100-1"][0]["up"], cl
         ids = []
         for k in range(2):
             st, r = s.post(small_job(f"mid-drain-{k}", tokens=5e8, limits={"gpu_types": ["a100-80g"], "max_gpus": 4}))
@@ -393,13 +407,13 @@ def test_bad_requests(ctx):
     marker = os.path.join(s.workdir, "INJECTED")
     _, before = s.get("/v1/jobs")
     st, r = s.post(None, raw=b"{not json")
-    assert st == 400 and "not valid JSON" in r["error"], (st, r)
+    assert st == 400 and "not valid JSON" in conforms("serve-error", r)["error"], (st, r)
     st, r = s.post({"model": {"preset": "gpt2"}, "trainig": {}})
     assert st == 400 and "trainig" in r["error"], (st, r)
     st, r = s.post({"model": {"preset": "no-such-model"}})
     assert st == 400 and "no-such-model" in r["error"], (st, r)
     st, r = s.post(small_job("x", limits={"max_gpus": -2}))
-    assert st == 400 and "limits.max_gpus" in r["error"], (st, r)
+    assert st == 400 and "limits.max_gpus" in conforms("serve-error", r)["error"], (st, r)
     st, r = s.post(small_job("x", limits={"gpu_types": ["a100-81g"]}))
     assert st == 400 and "a100-81g" in r["error"], (st, r)
     st, r = s.post({"model": {"hf_config": "/etc/passwd"}})
@@ -414,6 +428,7 @@ def test_bad_requests(ctx):
     assert st == 400, st
     st, r = s.get("/v1/jobs/999999")
     assert st == 404, st
+    conforms("serve-error", r)
     _, after = s.get("/v1/jobs")
     assert before == after, "a refused request changed the job list"
     # shell syntax in a printable name is a label: the job runs on Slurm and nothing in its name runs
@@ -432,6 +447,7 @@ def test_cancel(ctx):
     sid = s.job(jid)["slurm_job_id"]
     st, r = http("DELETE", f"{s.url}/v1/jobs/{jid}", token=s.token())
     assert st == 202, (st, r)
+    conforms("serve-cancel", r)
     s.wait({jid}, {"cancelled"}, 30, "job cancelled")
     end = time.time() + 20
     while time.time() < end and show_job(ctx.cluster, sid)["JobState"] != "CANCELLED":
@@ -481,7 +497,9 @@ def test_live_page(ctx):
     assert http("GET", s.url + "/v1/decisions")[0] == 401
     st, dec = s.get("/v1/decisions")
     assert st == 200 and any(d.get("decision") == "start" and d.get("job") == jid for d in dec["decisions"]), dec
+    conforms("serve-decisions", dec)
     _, cluster = s.get("/v1/cluster")
+    conforms("serve-cluster", cluster)
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "chromium not found: run scripts/setup.sh"
     out = os.environ.get("FRENZY_SCREENSHOT_DIR", ctx.work)
@@ -513,12 +531,13 @@ def test_clients(ctx):
     opts = ["--server", s.url] + (["--token-file", s.token_file] if s.token_file else [])
     r = subprocess.run(base + ["submit", spec, "--gpu-types", "t4"] + opts, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    jid = json.loads(r.stdout)["id"]
+    jid = conforms("serve-submit", json.loads(r.stdout))["id"]
     s.wait({jid}, {"completed"}, 60, "client-submitted job completed")
     r = subprocess.run(base + ["status", str(jid)] + opts, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0 and json.loads(r.stdout)["plan"]["gpu"] == "t4", r.stdout
+    assert r.returncode == 0 and conforms("serve-job", json.loads(r.stdout))["plan"]["gpu"] == "t4", r.stdout
     r = subprocess.run(base + ["cancel", str(jid)] + opts, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "already completed" in r.stdout, (r.returncode, r.stdout)
+    conforms("serve-error", json.loads(r.stdout))
 
 
 TESTS = [test_inventory, test_bad_requests, test_too_large, test_placement, test_drained_avoided, test_cancel,

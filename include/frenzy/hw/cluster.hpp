@@ -15,7 +15,7 @@ struct node_group {
     std::string gpu;
     int gpus_per_node = 8;
     int count = 1;
-    double network_gbps = 0;  ///< inter-node bandwidth per node, GB/s; 0 = default for the GPU's class
+    double network_GBps = 0;  ///< inter-node bandwidth per node, GB/s; 0 = default for the GPU's class
     bool operator==(const node_group&) const = default;
 };
 
@@ -35,7 +35,7 @@ struct cluster_spec {
 /// GPU (50 GB/s), GB300 NVL72 one 800 Gb/s ConnectX-8 per GPU (100 GB/s) (NVIDIA DGX A100/H100/B200 and GB300
 /// NVL72 datasheets; AMD Instinct MI300X platform brief); older NVLink systems (DGX-1/2) 100 Gb/s EDR (12.5 GB/s);
 /// PCIe servers share one 100 Gb/s Ethernet port per node.
-inline double default_nic_gbps_per_gpu(const gpu_type& t) {
+inline double default_nic_GBps_per_gpu(const gpu_type& t) {
     if (t.link == "nvlink3") return 25.0;
     if (t.link == "nvlink4" || t.link == "infinity-fabric") return 50.0;
     if (t.link == "nvlink5") return t.chip == "gb110" ? 100.0 : 50.0;
@@ -43,14 +43,14 @@ inline double default_nic_gbps_per_gpu(const gpu_type& t) {
 }
 /// Default inter-node bandwidth of a node of `gpus_per_node` GPUs of type `t`, GB/s: the per-GPU NICs above, or
 /// one 100 Gb/s Ethernet port (12.5 GB/s) for PCIe nodes.
-inline double default_network_gbps(const gpu_type& t, int gpus_per_node) {
+inline double default_network_GBps(const gpu_type& t, int gpus_per_node) {
     if (!t.nvlink()) return 12.5;
-    return default_nic_gbps_per_gpu(t) * static_cast<double>(std::max(1, gpus_per_node));
+    return default_nic_GBps_per_gpu(t) * static_cast<double>(std::max(1, gpus_per_node));
 }
-/// Inter-node bandwidth of a node group, GB/s: its own `network_gbps`, else the default of its GPU class.
-inline double network_gbps(const node_group& g, const gpu_type& t) {
-    if (g.network_gbps > 0) return g.network_gbps;
-    return default_network_gbps(t, g.gpus_per_node);
+/// Inter-node bandwidth of a node group, GB/s: its own `network_GBps`, else the default of its GPU class.
+inline double network_GBps(const node_group& g, const gpu_type& t) {
+    if (g.network_GBps > 0) return g.network_GBps;
+    return default_network_GBps(t, g.gpus_per_node);
 }
 
 inline void validate(const cluster_spec& c) {
@@ -61,7 +61,7 @@ inline void validate(const cluster_spec& c) {
         c.catalog.at(g.gpu, f + ".gpu");
         if (g.gpus_per_node < 1) throw config_error(f + ".gpus_per_node=" + std::to_string(g.gpus_per_node) + " must be at least 1");
         if (g.count < 1) throw config_error(f + ".count=" + std::to_string(g.count) + " must be at least 1");
-        if (g.network_gbps < 0) throw config_error(f + ".network_gbps must not be negative");
+        if (g.network_GBps < 0) throw config_error(f + ".network_GBps must not be negative");
         for (std::size_t k = 0; k < i; ++k)
             if (!g.name.empty() && c.nodes[k].name == g.name)
                 throw config_error(f + ".name=\"" + g.name + "\" is used twice");

@@ -23,9 +23,9 @@ struct gpu_type {
     double fp16_tflops = 0;
     double fp32_tflops = 0;
     double fp8_tflops = 0;     ///< 0 = no fp8 tensor cores
-    double mem_bw_gbps = 0;    ///< GB/s
+    double mem_bw_GBps = 0;    ///< GB/s
     std::string link;          ///< intra-node path: nvlink2..5, pcie3..5, infinity-fabric
-    double link_gbps = 0;      ///< total bidirectional GB/s per GPU over that path
+    double link_GBps = 0;      ///< total bidirectional GB/s per GPU over that path
     int gpus_per_node = 8;     ///< typical node size (GB200/GB300: the 72-GPU NVLink domain of an NVL72 rack)
     double fp4_tflops = 0;     ///< 0 = no fp4 tensor cores (Blackwell has them)
     std::string chip;          ///< silicon family (e.g. "gh100"): types of one chip share calibrated efficiencies
@@ -70,7 +70,7 @@ struct gpu_type {
     /// else PCIe x16: a PCIe card's own link (pcie3/4/5), an SXM/OAM module its chip's generation (sm70 and older
     /// gen3, sm80 gen4, sm90 and later, CDNA3: gen5; a type of no known chip: gen4 with bf16, else gen3). x16 per
     /// direction: 15.75, 31.5, 63 GB/s (8, 16, 32 GT/s x 16 lanes x 128/130 / 8).
-    double host_link_gbps() const;
+    double host_link_GBps() const;
 };
 
 /// CUDA compute capability x 10 of a chip family (NVIDIA's CUDA GPUs table, developer.nvidia.com/cuda-gpus):
@@ -86,7 +86,7 @@ inline int compute_capability(std::string_view chip) {
 }
 
 inline int gpu_type::compute_capability() const { return frenzy::compute_capability(chip); }
-inline double gpu_type::host_link_gbps() const {
+inline double gpu_type::host_link_GBps() const {
     if (grace_host()) return 450;
     int gen = link == "pcie3" ? 3 : link == "pcie4" ? 4 : link == "pcie5" ? 5 : 0;
     if (gen == 0) {
@@ -104,7 +104,7 @@ inline bool gpu_type::flash_attention() const {
 }
 
 namespace detail {
-// name, product, memory_mib, bf16, fp16, fp32, fp8, mem_bw (GB/s), link, link_gbps (bidirectional per GPU),
+// name, product, memory_mib, bf16, fp16, fp32, fp8, mem_bw (GB/s), link, link_GBps (bidirectional per GPU),
 // gpus_per_node, fp4, chip. Dense peaks (no 2:4 sparsity). Rows up to b200 and mi300x follow data/gpus.csv
 // (vendor datasheets; "~" entries there are approximate); the source of every other figure is given per row.
 inline const std::vector<gpu_type>& builtin_gpus() {
@@ -194,8 +194,8 @@ public:
             throw config_error(f + "needs at least one of bf16_tflops, fp16_tflops, fp32_tflops > 0");
         if (t.bf16_tflops < 0 || t.fp16_tflops < 0 || t.fp32_tflops < 0 || t.fp8_tflops < 0 || t.fp4_tflops < 0)
             throw config_error(f + "TFLOPS must not be negative");
-        if (!(t.mem_bw_gbps > 0)) throw config_error(f + "mem_bw_gbps must be positive");
-        if (!(t.link_gbps > 0)) throw config_error(f + "link_gbps must be positive");
+        if (!(t.mem_bw_GBps > 0)) throw config_error(f + "mem_bw_GBps must be positive");
+        if (!(t.link_GBps > 0)) throw config_error(f + "link_GBps must be positive");
         if (t.gpus_per_node < 1) throw config_error(f + "gpus_per_node must be at least 1");
     }
 

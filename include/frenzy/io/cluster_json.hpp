@@ -11,6 +11,12 @@
 
 namespace frenzy {
 
+namespace detail {
+/// Why the bandwidth fields were renamed from *_gbps: the value was always GB/s, which "gbps" reads as gigabits.
+inline constexpr std::string_view gigabytes_per_second =
+    "it holds GB/s, gigabytes per second, not Gb/s: a node with 8 x 400 Gb/s InfiniBand has 400 GB/s";
+}  // namespace detail
+
 /// A GPU type from JSON; fields left out keep the values of `base` (the catalog entry being overridden).
 inline gpu_type gpu_type_from_json(const nlohmann::json& j, const std::string& path, const gpu_catalog& catalog) {
     detail::object_reader r(j, path);
@@ -23,15 +29,26 @@ inline gpu_type gpu_type_from_json(const nlohmann::json& j, const std::string& p
     namespace b = bounds;
     r.get("product", t.product);
     r.get("memory_mib", t.memory_mib, b::memory_mib);
+    if (r.has("memory_bytes")) {  // what `frenzy gpus --json` writes beside memory_mib: read back, the two agree
+        double bytes = 0;
+        r.get("memory_bytes", bytes, b::memory_bytes);
+        const double mib = bytes / (1024.0 * 1024.0);
+        if (r.has("memory_mib") && mib != t.memory_mib)
+            throw field_error(r.field("memory_bytes"), number_text(bytes),
+                              "disagrees with memory_mib=" + number_text(t.memory_mib) + " (memory_bytes = memory_mib x 2^20)");
+        if (!r.has("memory_mib")) t.memory_mib = mib;
+    }
     r.get("bf16_tflops", t.bf16_tflops, b::tflops);
     r.get("fp16_tflops", t.fp16_tflops, b::tflops);
     r.get("fp32_tflops", t.fp32_tflops, b::tflops);
     r.get("fp8_tflops", t.fp8_tflops, b::tflops);
     r.get("fp4_tflops", t.fp4_tflops, b::tflops);
     r.get("chip", t.chip);
-    r.get("mem_bw_gbps", t.mem_bw_gbps, b::bandwidth_gbps);
+    r.renamed("mem_bw_gbps", "mem_bw_GBps", detail::gigabytes_per_second);
+    r.get("mem_bw_GBps", t.mem_bw_GBps, b::bandwidth_GBps);
     r.get("link", t.link);
-    r.get("link_gbps", t.link_gbps, b::bandwidth_gbps);
+    r.renamed("link_gbps", "link_GBps", detail::gigabytes_per_second);
+    r.get("link_GBps", t.link_GBps, b::bandwidth_GBps);
     r.get("gpus_per_node", t.gpus_per_node, b::gpus_per_node);
     r.finish();
     try {
@@ -67,7 +84,8 @@ inline cluster_spec cluster_from_json(const nlohmann::json& j) {
             if (auto* t = c.catalog.find(g.gpu)) g.gpus_per_node = t->gpus_per_node;
         }
         n.get("count", g.count, b::node_count);
-        n.get("network_gbps", g.network_gbps, b::bandwidth_gbps);
+        n.renamed("network_gbps", "network_GBps", detail::gigabytes_per_second);
+        n.get("network_GBps", g.network_GBps, b::bandwidth_GBps);
         n.finish();
         if (g.name.empty()) g.name = g.gpu;
         c.nodes.push_back(g);
@@ -200,7 +218,7 @@ inline cluster_spec cluster_from_gpu_list(std::string_view spec, const gpu_catal
 inline nlohmann::json to_json(const gpu_type& t) {
     return {{"name", t.name}, {"product", t.product}, {"memory_mib", t.memory_mib}, {"bf16_tflops", t.bf16_tflops},
             {"fp16_tflops", t.fp16_tflops}, {"fp32_tflops", t.fp32_tflops}, {"fp8_tflops", t.fp8_tflops}, {"fp4_tflops", t.fp4_tflops}, {"chip", t.chip},
-            {"mem_bw_gbps", t.mem_bw_gbps}, {"link", t.link}, {"link_gbps", t.link_gbps},
+            {"mem_bw_GBps", t.mem_bw_GBps}, {"link", t.link}, {"link_GBps", t.link_GBps},
             {"gpus_per_node", t.gpus_per_node}};
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frenzy/io/json_reader.hpp"
+#include "frenzy/train/batch_size.hpp"
 #include "frenzy/io/hf_cache.hpp"
 #include "frenzy/io/hf_config.hpp"
 #include "frenzy/model/presets.hpp"
@@ -206,6 +207,16 @@ struct parsed_job {
     /// GPU and step), as the CLI's flags make it
     bool global_batch_stated = false;
     bool framework_stated = false;  ///< runtime.framework given (else train/job.hpp default_framework)
+    bool global_batch_chosen = false;  ///< choose_global_batch() set it
+
+    /// For planning (plan, launch, serve and their Python calls): a global batch the job neither states nor fixes
+    /// through a stated dp is chosen by default_global_batch (train/batch_size.hpp), since micro_batch x the
+    /// unstated dp = 1 would allow only dp = 1 plans. Returns whether it chose one.
+    bool choose_global_batch() {
+        if (global_batch_stated || stated.dp) return false;
+        job.training.global_batch = default_global_batch(job);
+        return global_batch_chosen = true;
+    }
 };
 
 /// The layout fields a job JSON states, as plan constraints.

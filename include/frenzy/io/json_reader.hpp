@@ -184,6 +184,11 @@ public:
         return path_.empty() ? k : path_ + "." + k;
     }
     const nlohmann::json& raw(const char* key) { seen_.insert(key); return j_.at(key); }
+    /// A field that was renamed: its old name is an error that names the new one, so a file written for the old
+    /// meaning is never read under either name silently. `why` says what changed.
+    void renamed(const char* old_key, const char* new_key, std::string_view why) const {
+        if (has(old_key)) throw config_error(field(old_key) + " was renamed " + new_key + " (" + std::string(why) + ")");
+    }
 
     /// Integers: JSON integers inside int64, or floats holding an exact integer (1e3); anything else, including
     /// 18446744073709551615 and 1e19, is an error, never a wrapped or clamped value.

@@ -376,6 +376,7 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
                      "precision", "peak_GiB", "metric"});
     std::vector<memory_measurement> out;
     cumulative_rows cumulative;
+    const std::size_t first_skipped = skipped ? skipped->size() : 0;
     while (true) {
         const std::size_t at = line + 1;
         if (!read_csv_record(in, row, line)) break;
@@ -391,6 +392,8 @@ inline std::vector<memory_measurement> read_memory_measurements(std::istream& in
             throw config_error(where + e.what());
         }
     }
+    if (skipped)  // "FILE: row 41: ...": validate reads several tables
+        for (auto i = first_skipped; i < skipped->size(); ++i) (*skipped)[i] = columns.source + ": " + (*skipped)[i];
     return out;
 }
 

@@ -173,7 +173,11 @@ inline void to_json(nlohmann::ordered_json& out, const infeasible_type& f) { out
 
 /// `frenzy plan --json`: the first `top` plans (all when 0) and every infeasible type.
 inline nlohmann::ordered_json plan_result_json(const plan_result& r, std::size_t top = 0) {
-    nlohmann::ordered_json out{{"plans", nlohmann::ordered_json::array()}, {"infeasible", r.infeasible}};
+    auto out = nlohmann::ordered_json::object();
+    if (r.parameters > 0) out["parameters"] = r.parameters;  // the job's; a MoE's active ones too
+    if (r.active_parameters > 0 && r.active_parameters != r.parameters) out["active_parameters"] = r.active_parameters;
+    out["plans"] = nlohmann::ordered_json::array();
+    out["infeasible"] = r.infeasible;
     const std::size_t n = top > 0 ? std::min(top, r.plans.size()) : r.plans.size();
     for (std::size_t i = 0; i < n; ++i) out["plans"].push_back(r.plans[i]);
     return out;

@@ -258,7 +258,7 @@ inline void read_throughput_sample(const throughput_row& r, const gpu_catalog& c
     read_throughput_runtime(r, s.job);
     s.job.name = s.job.model.name;
     s.topo.gpus_per_node = cat.at(s.gpu).gpus_per_node;
-    s.topo.network_gbps = network_from_text(r.get("interconnect"));
+    s.topo.network_GBps = network_from_text(r.get("interconnect"));
     s.tokens_per_s_per_gpu = r.num("tokens_per_s_per_gpu", 0);
     s.step_time_s = r.opt_num("step_time_s", 0);
     frenzy::check_bound("step_time_s", s.step_time_s, bounds::seconds);

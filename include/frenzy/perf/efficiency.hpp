@@ -132,13 +132,13 @@ struct efficiency_model {
     double attention_inverse_of(const gpu_type& g, bool te = false) const { return attention_inverse_of(entry(g), te); }
     /// Inverse efficiency of the dense GEMMs of the given shape on `g` (>= c_chip).
     double dense_inverse(const gpu_type& g, double peak, gemm_shape s, bool scaled = false) const {
-        return dense_inverse(entry(g), peak, s, scaled, g.mem_bw_gbps * 1e9);
+        return dense_inverse(entry(g), peak, s, scaled, g.mem_bw_GBps * 1e9);
     }
     /// Seconds of each kernel class of `w` on `g`.
     kernel_seconds by_kernel(const compute_work& w, const gpu_type& g) const {
         if (!(w.gemm_peak > 0)) return {};
         const auto* e = entry(g);  // looked up once: the planner calls this for every candidate
-        const double bw = g.mem_bw_gbps * 1e9;
+        const double bw = g.mem_bw_GBps * 1e9;
         const double attn_peak = w.attention_peak > 0 ? w.attention_peak : w.gemm_peak;
         // routed experts run grouped GEMMs of the tokens routed to each local expert: smaller, hence slower
         const double expert = w.expert_flops > 0 && w.expert_tokens > 0

@@ -38,7 +38,7 @@ namespace frenzy {
 /// Where a job's GPUs sit: node size and inter-node bandwidth per node (GB/s; 0 = default for the GPU class).
 struct topology {
     int gpus_per_node = 8;
-    double network_gbps = 0;
+    double network_GBps = 0;
     bool operator==(const topology&) const = default;
 };
 
@@ -52,10 +52,10 @@ concept ComputePolicy = requires(const C& c, const compute_work& w, const gpu_ty
     { c.seconds(w, g) } -> std::convertible_to<double>;
 };
 
-/// Time of one collective of `bytes` (the full buffer) among `ranks` GPUs at `gbps` GB/s per GPU.
+/// Time of one collective of `bytes` (the full buffer) among `ranks` GPUs at `GBps` GB/s per GPU.
 template <class N>
-concept CommunicationPolicy = requires(const N& n, collective k, double bytes, std::int64_t ranks, double gbps) {
-    { n.seconds(k, bytes, ranks, gbps) } -> std::convertible_to<double>;
+concept CommunicationPolicy = requires(const N& n, collective k, double bytes, std::int64_t ranks, double GBps) {
+    { n.seconds(k, bytes, ranks, GBps) } -> std::convertible_to<double>;
 };
 
 /// Idle micro-batch slots of a pipeline schedule.
@@ -77,15 +77,15 @@ static_assert(ComputePolicy<calibrated_compute>);
 /// latency per step of the ring.
 struct ring_collectives {
     double latency_s = 10e-6;  ///< per ring step (NCCL small-message latency, order of 10 us)
-    double seconds(collective k, double bytes, std::int64_t ranks, double gbps) const {
-        if (bytes <= 0 || !(gbps > 0)) return 0;
+    double seconds(collective k, double bytes, std::int64_t ranks, double GBps) const {
+        if (bytes <= 0 || !(GBps > 0)) return 0;
         const double n = static_cast<double>(ranks);
-        if (k == collective::send_recv) return latency_s + bytes / (gbps * 1e9);
+        if (k == collective::send_recv) return latency_s + bytes / (GBps * 1e9);
         if (ranks <= 1) return 0;
         const double share = (n - 1) / n;
         const double factor = k == collective::all_reduce ? 2 * share : share;
         const double steps = k == collective::all_reduce ? 2 * (n - 1) : (n - 1);
-        return steps * latency_s + factor * bytes / (gbps * 1e9);
+        return steps * latency_s + factor * bytes / (GBps * 1e9);
     }
 };
 static_assert(CommunicationPolicy<ring_collectives>);
@@ -157,19 +157,19 @@ struct step_estimate {
 namespace detail {
 /// Effective bandwidths (GB/s per rank): NCCL reaches about 75% of the NVLink/PCIe unidirectional rate
 /// (nccl-tests busbw on DGX A100: ~230 of 300 GB/s) and ~90% of the NIC rate across nodes.
-inline double intra_node_gbps(const gpu_type& g) { return 0.75 * g.link_gbps / 2.0; }
-inline double node_network_gbps(const gpu_type& g, const topology& t) {
-    return t.network_gbps > 0 ? t.network_gbps : default_network_gbps(g, t.gpus_per_node);  // hw/cluster.hpp
+inline double intra_node_GBps(const gpu_type& g) { return 0.75 * g.link_GBps / 2.0; }
+inline double node_network_GBps(const gpu_type& g, const topology& t) {
+    return t.network_GBps > 0 ? t.network_GBps : default_network_GBps(g, t.gpus_per_node);  // hw/cluster.hpp
 }
 /// Bus bandwidth of a collective whose group has `per_node` members in each of several nodes: NCCL runs one ring
 /// per NIC, so the members of a node share the node's network bandwidth (a group with one member per node gets
 /// one NIC's share, a group filling the node gets all of it); never more than the intra-node link.
-inline double spanning_gbps(const gpu_type& g, const topology& t, std::int64_t per_node) {
+inline double spanning_GBps(const gpu_type& g, const topology& t, std::int64_t per_node) {
     const double gpn = static_cast<double>(std::max(1, t.gpus_per_node));
     const double k = std::clamp(static_cast<double>(per_node), 1.0, gpn);
-    return std::min(intra_node_gbps(g), 0.9 * node_network_gbps(g, t) * k / gpn);
+    return std::min(intra_node_GBps(g), 0.9 * node_network_GBps(g, t) * k / gpn);
 }
-inline double inter_node_gbps(const gpu_type& g, const topology& t) { return spanning_gbps(g, t, 1); }
+inline double inter_node_GBps(const gpu_type& g, const topology& t) { return spanning_GBps(g, t, 1); }
 
 }  // namespace detail
 
@@ -235,7 +235,7 @@ private:
         const step_context c{j, g, topo, stage, static_cast<double>(p.tp), static_cast<double>(p.cp),
                              local_tokens(j),             // tokens of one micro-batch on one GPU (train/geometry.hpp)
                              param_bytes(t.precision),    // activation element bytes (communication)
-                             std::max(1, topo.gpus_per_node), detail::intra_node_gbps(g)};
+                             std::max(1, topo.gpus_per_node), detail::intra_node_GBps(g)};
         compute_step(c, peak, b);
         tensor_parallel_step(c, b);
         context_parallel_step(c, b);
@@ -266,7 +266,7 @@ private:
         double gpu_tokens;  ///< tokens of one micro-batch on one GPU
         double act;         ///< activation element bytes (communication)
         int gpn;            ///< GPUs per node
-        double intra;       ///< intra-node bandwidth per rank (detail::intra_node_gbps)
+        double intra;       ///< intra-node bandwidth per rank (detail::intra_node_GBps)
     };
 
     /// Compute of one micro-batch on one GPU of the bottleneck stage, by kernel class (perf/efficiency.hpp).
@@ -329,7 +329,7 @@ private:
         // model_parallel_config.py tp_comm_overlap) each collective is split into tp chunks pipelined with the
         // GEMM it feeds: only the first chunk (1/tp) and what exceeds the GEMM time stays exposed.
         if (p.tp > 1) {
-            const double bw = p.tp <= gpn ? intra : detail::spanning_gbps(g, topo, gpn);
+            const double bw = p.tp <= gpn ? intra : detail::spanning_GBps(g, topo, gpn);
             const double n = 4.0 + 2.0 * full_recompute_share(c.j, c.stage);
             const double buf = gpu_tokens * static_cast<double>(m.hidden) * act;
             b.tp_mb = layers_stage * n * comm_.seconds(collective::all_reduce, buf, p.tp, bw);
@@ -364,7 +364,7 @@ private:
         if (p.cp > 1) {
             const double kv_elems = 2.0 * static_cast<double>(m.kv() * m.hdim()) / tp;
             const double chunk = gpu_tokens * kv_elems * act;
-            const double bw = p.tp * p.cp <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+            const double bw = p.tp * p.cp <= gpn ? intra : detail::spanning_GBps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
             const double fwd_passes = 1.0 + (p.recompute == recompute::selective ? 1.0 : full_recompute_share(c.j, c.stage));
             if (rt.framework->perf.context_parallel == context_parallel_impl::ring_p2p) {
                 b.cp_mb = layers_stage * (fwd_passes + 2.0) * (cp - 1.0) * comm_.seconds(collective::send_recv, chunk, 2, bw);
@@ -395,7 +395,7 @@ private:
         const int gpn = c.gpn;
         if (p.ep > 1 && m.is_moe()) {  // two all-to-alls forward (dispatch, combine), two backward per MoE layer
             const double buf = m.moe.expert_load(1.0) * gpu_tokens * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
-            const double bw = p.tp * p.ep <= gpn ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+            const double bw = p.tp * p.ep <= gpn ? intra : detail::spanning_GBps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
             b.ep_mb = stage.moe_layers * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
         }
     }
@@ -418,7 +418,7 @@ private:
         if (p.pp > 1) {
             const bool split = p.sequence_parallel || rt.framework->perf.pipeline_scatter_gather;
             const double buf = gpu_tokens * static_cast<double>(m.hidden) * act / (split ? tp : 1.0);
-            const double bw = gpus <= gpn ? intra : detail::inter_node_gbps(g, topo);
+            const double bw = gpus <= gpn ? intra : detail::inter_node_GBps(g, topo);
             b.pp_mb = 2.0 * static_cast<double>(p.vpp) * comm_.seconds(collective::send_recv, buf, 2, bw);
             b.pp_exposed_mb = p.schedule == pipeline_schedule::interleaved
                                   ? std::max(0.0, b.pp_mb - b.compute_mb) + b.pp_mb / (2.0 * static_cast<double>(p.vpp))
@@ -452,7 +452,7 @@ private:
         // over dp_shard x cp); contiguous after tp (order tp-cp-dp-pp), spans nodes when tp x cp x dp > node
         const std::int64_t dpg = p.dp * p.cp;
         const bool dp_intra = p.tp * dpg <= gpn;
-        const double dp_bw = dp_intra ? intra : detail::spanning_gbps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+        const double dp_bw = dp_intra ? intra : detail::spanning_GBps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
         // fine-tuning reduces and updates only what it trains (adapters, unfrozen layers); gathers move every
         // weight, QLoRA's linears in NF4
         const double params = stage.trainable_params;
@@ -494,7 +494,7 @@ private:
         const double shard = p.sharding == sharding::none ? 1.0 : static_cast<double>(dpg);
         b.optimizer = rt.offload.optimizer
                           ? detail::offloaded_optimizer_seconds(j, g, params / shard)
-                          : params / shard * detail::optimizer_pass_bytes(t.precision, t.optimizer) / (0.8 * g.mem_bw_gbps * 1e9);
+                          : params / shard * detail::optimizer_pass_bytes(t.precision, t.optimizer) / (0.8 * g.mem_bw_GBps * 1e9);
     }
 
     C compute_{};
@@ -539,9 +539,9 @@ inline std::vector<step_part> step_time_parts(const step_breakdown& b) {
 }
 
 /// Step time, tokens/s (whole job) and MFU of `j` with its parallel layout on `gpus_per_node`-GPU nodes of type
-/// `g` connected at `network_gbps` GB/s per node (0 = default for the GPU class), with the shipped calibration.
-inline step_estimate predict_step(const job_spec& j, const gpu_type& g, int gpus_per_node, double network_gbps) {
-    return step_time_model{}.predict(j, g, topology{gpus_per_node, network_gbps});
+/// `g` connected at `network_GBps` GB/s per node (0 = default for the GPU class), with the shipped calibration.
+inline step_estimate predict_step(const job_spec& j, const gpu_type& g, int gpus_per_node, double network_GBps) {
+    return step_time_model{}.predict(j, g, topology{gpus_per_node, network_GBps});
 }
 
 }  // namespace frenzy

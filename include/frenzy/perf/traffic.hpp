@@ -102,13 +102,13 @@ inline double logits_elementwise_bytes(const transformer_spec& m, const parallel
 /// PCIe x16 reaches ~80% of the link rate).
 inline constexpr double host_copy_efficiency = 0.8;
 inline double host_copy_seconds(const gpu_type& g, double bytes) {
-    return bytes / (host_copy_efficiency * g.host_link_gbps() * 1e9);
+    return bytes / (host_copy_efficiency * g.host_link_GBps() * 1e9);
 }
 /// Host DRAM bandwidth one GPU's CPU optimizer gets, GB/s: a Grace CPU's LPDDR5X (512 GB/s, NVIDIA Grace datasheet)
 /// shared by its GPUs (GH200 one, GB200/GB300 two); an x86 host of two sockets with 8 DDR channels each, DDR5-4800
 /// (614.4 GB/s, DGX H100's Xeon 8480C) for sm90 and later, DDR4-3200 (409.6 GB/s, DGX A100's EPYC 7742) before,
 /// shared by the node's 8 GPUs; 70% of it reached (assumption: STREAM-like triad rates of such hosts).
-inline double host_memory_gbps_per_gpu(const gpu_type& g) {
+inline double host_memory_GBps_per_gpu(const gpu_type& g) {
     const double node = g.grace_host() ? (g.name.rfind("gh2", 0) == 0 ? 512.0 : 256.0)
                                        : (g.compute_capability() >= 90 ? 614.4 : 409.6) / 8.0;
     return 0.7 * node;
@@ -122,7 +122,7 @@ inline constexpr double cpu_adam_bytes_per_param = 30;
 /// (the frameworks' bucketed or per-group overlap of the copies is not modelled: an upper bound).
 inline double offloaded_optimizer_seconds(const job_spec& j, const gpu_type& g, double params) {
     const double grad = bytes_per_param(j, profile_of(j)).gradients;
-    return host_copy_seconds(g, params * grad) + params * cpu_adam_bytes_per_param / (host_memory_gbps_per_gpu(g) * 1e9) +
+    return host_copy_seconds(g, params * grad) + params * cpu_adam_bytes_per_param / (host_memory_GBps_per_gpu(g) * 1e9) +
            host_copy_seconds(g, params * param_bytes(j.training.precision));
 }
 /// HBM bytes per token of the element-wise kernels of the stage's layers on one GPU: forward, backward (2x), full

@@ -173,6 +173,24 @@ private:
     stages_type stages_{};                   ///< the current layout's stages (memory models that take them)
 };
 
+/// The most frugal settings frameworks `fws` offer, in words, for infeasible_reason: "full sharding and recompute"
+/// where one shards everything, else what they have of tensor+pipeline parallelism and a sharded optimizer, with
+/// full recompute ("data parallelism and full recompute" for a data-parallel-only framework such as hf).
+inline std::string frugal_settings_text(const std::vector<framework>& fws) {
+    bool full = false, model_parallel = false, sharded = false;
+    for (auto fw : fws) {
+        const auto sh = frugal_sharding(fw, 2, 1);
+        full = full || sh == sharding::full;
+        sharded = sharded || sh != sharding::none;
+        parallel_config p;
+        p.tp = 2;
+        model_parallel = model_parallel || framework_rejects(fw, p).empty();
+    }
+    if (full) return "full sharding and recompute";
+    std::string s = model_parallel ? "tensor+pipeline parallelism, " : "data parallelism, ";
+    return s + (sharded ? "sharded optimizer and full recompute" : "full recompute and no sharding (the framework has none)");
+}
+
 /// Why nothing fits: the smallest GPU count that would fit with the most frugal settings (keeping what the job
 /// pins), if any, up to 2^16 GPUs.
 template <class M>
@@ -183,9 +201,7 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
     const std::string gib = std::to_string(static_cast<long long>(std::llround(g.memory().value / GiB)));
     const std::string have = std::to_string(pool.nodes) + (pool.nodes == 1 ? " node of " : " nodes of ") +
                              std::to_string(pool.gpus_per_node) + " available";
-    bool can_full = false;
-    for (auto fw : ax.frameworks) can_full = can_full || frugal_sharding(fw, 2, 1) == sharding::full;
-    const std::string how = std::string(can_full ? "full sharding and recompute" : "tensor+pipeline parallelism, sharded optimizer and full recompute") +
+    const std::string how = frugal_settings_text(ax.frameworks) +
                             (c == plan_constraints{} ? "" : " (keeping the layout fields the job pins)");
     std::int64_t need = 0, tried = 0, invalid = 0;
     std::string layout, rule;  // rule: why validate() rejected the frugal layouts, when it rejected every one

@@ -53,7 +53,7 @@ struct gpu_pool {
     gpu_type gpu;
     int gpus_per_node = 8;
     int nodes = 0;
-    double network_gbps = 0;  ///< per node, GB/s
+    double network_GBps = 0;  ///< per node, GB/s
     std::int64_t gpus() const { return static_cast<std::int64_t>(gpus_per_node) * nodes; }
 };
 
@@ -73,12 +73,12 @@ inline std::vector<gpu_pool> gpu_pools(const cluster_spec& c) {
         const auto& t = c.catalog.at(g.gpu);
         auto it = std::find_if(pools.begin(), pools.end(), [&](const gpu_pool& p) { return p.gpu.name == g.gpu; });
         if (it == pools.end()) {
-            pools.push_back({t, g.gpus_per_node, g.count, network_gbps(g, t)});
+            pools.push_back({t, g.gpus_per_node, g.count, network_GBps(g, t)});
         } else if (it->gpus_per_node == g.gpus_per_node) {
             it->nodes += g.count;
-            it->network_gbps = std::min(it->network_gbps, network_gbps(g, t));
+            it->network_GBps = std::min(it->network_GBps, network_GBps(g, t));
         } else if (static_cast<std::int64_t>(g.gpus_per_node) * g.count > it->gpus()) {
-            *it = {t, g.gpus_per_node, g.count, network_gbps(g, t)};
+            *it = {t, g.gpus_per_node, g.count, network_GBps(g, t)};
         }
     }
     return pools;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frenzy/core/units.hpp"
+#include "frenzy/model/transformer.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -62,6 +63,8 @@ struct infeasible_type {
 struct plan_result {
     std::vector<plan> plans;
     std::vector<infeasible_type> infeasible;
+    double parameters = 0;         ///< the job's parameters (model/transformer.hpp total_parameters; 0 = not set)
+    double active_parameters = 0;  ///< parameters one token passes through (a MoE's routed top-k; else = parameters)
 };
 
 /// The parts of a layout a job states: the planner keeps these and searches the rest. A job file's `parallel`
@@ -81,5 +84,14 @@ struct plan_constraints {
                 p.recompute, p.schedule};
     }
 };
+
+/// An empty result for `job`, with its total and active parameters (what plan --json and the plan table state):
+/// where a planner, or a scheduler answering for one, starts.
+inline plan_result plan_result_for(const job_spec& job) {
+    plan_result r;
+    r.parameters = total_parameters(job.model, job.training.seq_len);
+    r.active_parameters = active_parameters(job.model, job.training.seq_len);
+    return r;
+}
 
 }  // namespace frenzy

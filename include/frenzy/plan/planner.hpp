@@ -82,7 +82,7 @@ public:
                 if (!opt.price_per_gpu_hour.contains(pool.gpu.name))
                     throw config_error("objective=cost needs a price for GPU type \"" + pool.gpu.name +
                                        "\" (price_per_gpu_hour has none; example_prices() has illustrative ones)");
-        plan_result r;
+        auto r = plan_result_for(job);
         plan_stats local;
         search_context cx(mem_, stats ? *stats : local);
         const auto pools = gpu_pools(cluster);
@@ -97,7 +97,7 @@ public:
     plan_result plan_on(const job_spec& job, const gpu_pool& pool, const plan_options& opt = {},
                         plan_stats* stats = nullptr) const {
         check_inputs(job, opt);
-        plan_result r;
+        auto r = plan_result_for(job);
         plan_stats local;
         search_context cx(mem_, stats ? *stats : local);
         cx.memory.max_usable = usable_memory(pool.gpu, opt.margin).value;
@@ -169,7 +169,7 @@ private:
     /// allow, each searched over dp (search_dps).
     void search_pool(const job_spec& job0, const gpu_pool& pool, const search_axes& ax, std::int64_t avail,
                      const plan_options& opt, std::map<std::int64_t, candidate>& best, search_context& cx) const {
-        const topology topo{pool.gpus_per_node, pool.network_gbps};
+        const topology topo{pool.gpus_per_node, pool.network_GBps};
         const auto flops = forward_flops_per_token(job0.model, job0.training.seq_len);
         job_spec j = job0;  // one job for the whole search: only the layout fields, micro-batch and recompute change
         cx.micro_batches.assign(ax.dp.size() * ax.pp.size() * 2, {});

@@ -8,6 +8,7 @@
 // and Vega-Lite (their UMD builds, build/vega.min.js and build/vega-lite.min.js), which scripts/setup.sh installs
 // from the npm registry at the versions of web/package-lock.json.
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -24,6 +25,14 @@ namespace frenzy::report {
 struct web_assets {
     std::string vega, vega_lite, vega_embed;
 };
+
+/// The node_modules folder holding vega, vega-lite and vega-embed: $FRENZY_WEB_DIR when set, else `built_in` (the
+/// folder the host was built against: the CLI and the Python module pass CMake's FRENZY_WEB_DIR, which
+/// scripts/setup.sh fills with npm ci --prefix web).
+inline std::filesystem::path web_dir(std::string_view built_in) {
+    if (const char* env = std::getenv("FRENZY_WEB_DIR"); env && *env) return env;
+    return std::filesystem::path(built_in);
+}
 
 /// The libraries under an npm `node_modules` folder; io_error naming the missing file and how to install it.
 inline web_assets load_web_assets(const std::filesystem::path& node_modules) {

@@ -91,6 +91,7 @@ inline job_submission submission_from_json(const nlohmann::json& body, const gpu
         throw config_error("model.hf_config is not accepted by frenzy serve (it names a file on the server); give the model's fields or a preset");
     job_submission p;
     auto pj = job_from_json(spec);
+    pj.choose_global_batch();  // as `frenzy plan` does
     p.job = std::move(pj.job);
     p.stated = pj.stated;
     p.limits = limits_from_json(limits, catalog);
@@ -142,7 +143,7 @@ inline nlohmann::ordered_json job_row_json(const stored_job& r, const std::strin
     try {
         auto spec = nlohmann::ordered_json::parse(r.spec);
         j["name"] = spec.contains("name") && spec["name"].is_string() ? spec["name"].get<std::string>() : std::string{};
-        if (spec.contains("limits")) j["limits"] = spec["limits"];
+        if (spec.contains("limits") && !spec["limits"].is_null()) j["limits"] = spec["limits"];
     } catch (const std::exception&) {
     }
     if (j.contains("name") && j["name"] == "") j["name"] = fallback_name;

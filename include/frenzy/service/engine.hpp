@@ -54,7 +54,11 @@ public:
             return {400, {{"error", e.what()}}};
         }
         if (usable.empty()) return refuse(parsed_job, pr);
-        return accept(body, std::move(parsed_job), std::move(pr), std::move(usable));
+        // the name the job runs under is stored with it: a job posted without one keeps its model's name once it
+        // has ended and only the store remembers it
+        if (!j.contains("name") || !j["name"].is_string() || j["name"].get_ref<const std::string&>().empty())
+            j["name"] = parsed_job.job.name;
+        return accept(j.dump(), std::move(parsed_job), std::move(pr), std::move(usable));
     }
 
     api_reply job(std::int64_t id) const {

@@ -180,7 +180,7 @@ protected:
             for (const auto& g : c.nodes)
                 if (std::find(pj.limits.gpu_types.begin(), pj.limits.gpu_types.end(), g.gpu) != pj.limits.gpu_types.end()) keep.push_back(g);
             if (keep.empty()) {
-                plan_result r;
+                auto r = plan_result_for(pj.job);
                 for (const auto& t : pj.limits.gpu_types) r.infeasible.push_back({t, "the cluster has no " + t + " nodes (limits.gpu_types)"});
                 return r;
             }
@@ -521,7 +521,10 @@ protected:
         for (const auto& p : j.usable) {
             if (alts.size() >= 5) break;
             if (p == s.p) continue;
-            alts.push_back({{"gpu", p.gpu}, {"gpus", p.gpus}, {"nodes", p.nodes}, {"est_time_s", p.est_time.value}, {"tokens_per_s", p.tokens_per_s}});
+            nlohmann::ordered_json alt{{"gpu", p.gpu}, {"gpus", p.gpus}, {"nodes", p.nodes}};
+            if (p.has_budget) alt["est_time_s"] = p.est_time.value;  // absent without a token budget, as in plan --json
+            alt["tokens_per_s"] = p.tokens_per_s;
+            alts.push_back(std::move(alt));
         }
         try {
             orch_->start(s.job, s.p, s.alloc);

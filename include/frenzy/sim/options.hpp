@@ -25,7 +25,7 @@ struct sim_options {
     double restart_s = 30;   ///< every later launch (after preemption, failure, OOM): also reloads a checkpoint
     /// > 0: every later launch also saves and reloads the job's checkpoint at this storage bandwidth (GB/s),
     /// adding 2 x checkpoint bytes / bandwidth to restart_s (detail::checkpoint_bytes). The same for every policy.
-    double checkpoint_gbps = 0;
+    double checkpoint_GBps = 0;
     std::uint64_t seed = 1;
     /// True speed of job j on GPU type t = predicted x exp(speed_error x z_jt), z_jt standard normal drawn from
     /// `seed` (log-normal factor with median 1). Policies see predictions and observed progress only. 0 = oracle.
@@ -57,7 +57,7 @@ inline void validate(const sim_options& o) {
     };
     bounded("startup_s", o.startup_s, bounds::sim_seconds);
     bounded("restart_s", o.restart_s, bounds::sim_seconds);
-    bounded("checkpoint_gbps", o.checkpoint_gbps, bounds::bandwidth_gbps);
+    bounded("checkpoint_GBps", o.checkpoint_GBps, bounds::bandwidth_GBps);
     bounded("speed_error", o.speed_error, bounds::speed_sigma);
     bounded("measure_after_s", o.measure_after_s, bounds::sim_seconds);
     if (o.node_mtbf_s != 0) bounded("node_mtbf_s", o.node_mtbf_s, bounds::node_mtbf_s);

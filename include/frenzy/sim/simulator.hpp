@@ -214,8 +214,8 @@ private:
         const job_spec spec = to_job_spec(trace[i]);
         j.ckpt_s = opt.checkpoint_interval_s > 0 ? opt.checkpoint_interval_s : spec.training.checkpoint_interval_s;
         j.restart_s = opt.restart_s;
-        if (opt.checkpoint_gbps > 0)
-            j.restart_s += 2.0 * checkpoint_bytes(total_parameters(spec.model, spec.training.seq_len)) / (opt.checkpoint_gbps * 1e9);
+        if (opt.checkpoint_GBps > 0)
+            j.restart_s += 2.0 * checkpoint_bytes(total_parameters(spec.model, spec.training.seq_len)) / (opt.checkpoint_GBps * 1e9);
         // Truth: one log-normal factor per job x type, drawn for every job so the draws do not depend on
         // which plans exist (Box-Muller on explicit mt19937_64 bits: identical on every standard library).
         j.truth.assign(ntypes_, 1.0);
