@@ -1,6 +1,7 @@
 // libFuzzer target: the launcher importers (io/launcher_megatron.hpp, io/launcher_configs.hpp, io/launcher_shell.hpp)
 // behind `frenzy import` and `--from`. Every input is given to each importer in turn, as `--from KIND:FILE` would
-// (megatron script, JSON argument list or YAML argument file, torchtitan recipe, DeepSpeed ds_config.json, FSDP settings), so the
+// (megatron script, JSON argument list or YAML argument file, torchtitan recipe, llm-foundry train.yaml, DeepSpeed
+// ds_config.json, FSDP settings), so the
 // seed corpus (tests/data/launch) needs no kind prefix. The last three describe no model: gpt3-125m stands in, as
 // `--model` would. Each importer may end only with a frenzy::error.
 #include <string>
@@ -9,6 +10,7 @@
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/io/launcher_megatron.hpp"
 #ifdef FRENZY_HAS_YAML
+#include "frenzy/io/launcher_llm_foundry.hpp"
 #include "frenzy/io/launcher_yaml.hpp"
 #endif
 #include "frenzy/model/presets.hpp"
@@ -23,6 +25,10 @@ FRENZY_FUZZ_TARGET({
     try { use(frenzy::torchtitan_import_text(text, opt)); } catch (const frenzy::error&) {}
 #ifdef FRENZY_HAS_YAML
     try { use(frenzy::megatron_import_yaml(text, {})); } catch (const frenzy::error&) {}
+    try { use(frenzy::llm_foundry_import_yaml(text, {})); } catch (const frenzy::error&) {}
+    frenzy::import_options sized = opt;  // with the model given and a world size: the consistency checks
+    sized.world_size = 8;
+    try { use(frenzy::llm_foundry_import_yaml(text, sized)); } catch (const frenzy::error&) {}
 #endif
     const auto j = frenzy::parse_json_text(text, "config.json");
     try { use(frenzy::deepspeed_import_json(j, opt)); } catch (const frenzy::error&) {}

@@ -4,6 +4,9 @@
 
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/launcher_configs.hpp"
+#ifdef FRENZY_HAS_YAML
+#include "frenzy/io/launcher_llm_foundry.hpp"
+#endif
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
@@ -31,6 +34,12 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
     if (l == launcher::megatron) return megatron_import_text(file(fs, "launch.sbatch").content, o);
     if (l == launcher::torchtitan) return torchtitan_import_text(file(fs, "frenzy_torchtitan.py").content, o);
     if (l == launcher::deepspeed) return deepspeed_import_json(nlohmann::json::parse(file(fs, "ds_config.json").content), o);
+#ifdef FRENZY_HAS_YAML
+    if (l == launcher::llm_foundry) {
+        o.world_size = j.parallel.gpus();  // train.yaml does not say it: --world-size beside the file
+        return llm_foundry_import_yaml(file(fs, "train.yaml").content, o);
+    }
+#endif
     return fsdp_import_json(nlohmann::json::parse(file(fs, "fsdp_settings.json").content), o);
 }
 
@@ -199,6 +208,68 @@ TEST_CASE("FSDP/DDP round trip") {
     j.parallel = {.dp = 16};
     check_roundtrip(j, launcher::fsdp);
 }
+
+#ifdef FRENZY_HAS_YAML
+TEST_CASE("llm-foundry round trip: FSDP1 sharding strategies, activation checkpointing, Composer precisions, MPT shapes") {
+    // a Llama-shaped MPT (RoPE, RMSNorm, SwiGLU, GQA, untied, no biases) and a GPT-shaped one (learned positions,
+    // LayerNorm, GELU, tied, biases): the attention kernel stated, as train.yaml states it (attn_impl)
+    for (const char* name : {"llama-3.1-8b", "gpt3-1.3b", "qwen2.5-1.5b"}) {
+        auto j = base_job(name, 2048, 64);
+        j.runtime.framework = framework::llm_foundry;
+        j.runtime.attention = attention_impl::flash;
+        j.training.micro_batch = 2;
+        j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
+        check_roundtrip(j, launcher::llm_foundry);
+        j.parallel = {.dp = 8, .sharding = sharding::gradients};
+        check_roundtrip(j, launcher::llm_foundry);
+        j.parallel = {.dp = 4, .sharding = sharding::none};
+        for (auto pr : {precision::bf16, precision::fp16_mixed, precision::fp32, precision::fp8_mixed}) {
+            j.training.precision = pr;
+            check_roundtrip(j, launcher::llm_foundry);
+        }
+        j.runtime.attention = attention_impl::unfused;  // attn_impl: torch
+        j.training.precision = precision::bf16_mixed;
+        check_roundtrip(j, launcher::llm_foundry);
+    }
+}
+
+TEST_CASE("llm-foundry train.yaml without a model beside it: the MPT it describes, and contradictions are errors") {
+    auto j = base_job("llama-3.1-8b", 4096, 128);
+    j.runtime.framework = framework::llm_foundry;
+    j.parallel = {.dp = 8, .sharding = sharding::full};
+    const auto yaml = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::llm_foundry)), "train.yaml").content;
+    import_options o;
+    o.world_size = 8;
+    const auto r = llm_foundry_import_yaml(yaml, o);
+    const auto& m = r.job.model;
+    CHECK(m.layers == 32);
+    CHECK(m.hidden == 4096);
+    CHECK(m.heads == 32);
+    CHECK(m.kv() == 8);
+    CHECK(m.ffn_hidden == 14336);
+    CHECK(m.vocab == 128256);
+    CHECK(m.activation == activation::swiglu);
+    CHECK(m.norm == norm_kind::rmsnorm);
+    CHECK(m.position_embedding == position_embedding::rope);
+    CHECK_FALSE(m.tied_embeddings);
+    CHECK_FALSE(m.bias);
+    // the same parameters as the preset: the MPT written is the model planned
+    CHECK(total_parameters(m, 4096) == total_parameters(j.model, 4096));
+    CHECK(r.job.training.total_tokens == j.training.total_tokens);
+    CHECK(r.job.training.global_batch == 128);
+    o.model = preset("llama-3.1-70b");
+    CHECK_THROWS_WITH(llm_foundry_import_yaml(yaml, o), Catch::Matchers::Contains("model.n_layers=32 contradicts the model given beside the file (80)"));
+    o.model = {};
+    o.world_size = 3;  // 128 sequences do not split over 3 GPUs
+    CHECK_THROWS_WITH(llm_foundry_import_yaml(yaml, o), Catch::Matchers::Contains("global_train_batch_size=128 is not a multiple"));
+    CHECK_THROWS_WITH(llm_foundry_import_yaml("model: {d_model: 64}\n", {}), Catch::Matchers::Contains("model needs d_model, n_heads, n_layers and vocab_size"));
+    CHECK_THROWS_WITH(llm_foundry_import_yaml("precision: amp_bf17\nmodel: {d_model: 64, n_heads: 4, n_layers: 2, vocab_size: 100}\n", {}),
+                      Catch::Matchers::Contains("precision=amp_bf17 must be amp_bf16"));
+    CHECK_THROWS_WITH(llm_foundry_import_yaml("a: 1\na: 2\n", {}), Catch::Matchers::Contains("llm-foundry train.yaml: a is given twice"));
+    CHECK_THROWS_WITH(llm_foundry_import_yaml("max_duration: ${variables.steps}\nmodel: {d_model: 64, n_heads: 4, n_layers: 2, vocab_size: 100}\n", {}),
+                      Catch::Matchers::Contains("names variables.steps, which the file does not set"));
+}
+#endif
 
 TEST_CASE("launch() plans with the launcher's frameworks and its files import back to the planned job") {
     auto j = base_job("llama-3.1-8b", 4096, 256);

@@ -10,6 +10,7 @@
 // Needs yaml-cpp (the frenzy::yaml CMake target, which defines FRENZY_HAS_YAML).
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -101,19 +102,21 @@ inline void yaml_key_flags(const std::string& section, const std::string& key, c
 
 /// A key given twice in one mapping is an error (yaml-cpp keeps both; Megatron's PyYAML loader keeps the last), in
 /// the sections too: which value was meant is not Frenzy's to guess.
-inline void check_yaml_keys(const YAML::Node& map, const std::string& section, std::size_t depth = 0) {
+inline void check_yaml_keys(const YAML::Node& map, const std::string& section, std::size_t depth = 0,
+                            std::string_view what = "megatron YAML arguments") {
+    const std::string file(what);
     if (depth > bounds::json_depth)
-        throw config_error("megatron YAML arguments: mappings nest deeper than " + std::to_string(bounds::json_depth));
+        throw config_error(file + ": mappings nest deeper than " + std::to_string(bounds::json_depth));
     std::set<std::string> seen;
     for (const auto& kv : map) {
         if (!kv.first.IsScalar())
-            throw config_error("megatron YAML arguments: a key that is not a name (line " + std::to_string(kv.first.Mark().line + 1) + ")");
+            throw config_error(file + ": a key that is not a name (line " + std::to_string(kv.first.Mark().line + 1) + ")");
         const auto key = kv.first.Scalar();
         const auto where = section.empty() ? key : section + "." + key;
         if (!seen.insert(key).second)
-            throw config_error("megatron YAML arguments: " + where + " is given twice (line " +
+            throw config_error(file + ": " + where + " is given twice (line " +
                                std::to_string(kv.first.Mark().line + 1) + ")");
-        if (kv.second.IsMap()) check_yaml_keys(kv.second, where, depth + 1);
+        if (kv.second.IsMap()) check_yaml_keys(kv.second, where, depth + 1, what);
     }
 }
 

@@ -10,6 +10,10 @@
 #include <vector>
 
 #include "frenzy/frameworks/llm_foundry/traits.hpp"
+#include "frenzy/io/file.hpp"
+#ifdef FRENZY_HAS_YAML
+#include "frenzy/io/launcher_llm_foundry.hpp"
+#endif
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/memory/framework_profile.hpp"
 
@@ -134,12 +138,25 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     return out;
 }
 
+/// train.yaml -> job (io/launcher_llm_foundry.hpp); the world size comes from beside the file (--world-size).
+inline launcher_import import_file(const std::string& path, const import_options& o) {
+#ifdef FRENZY_HAS_YAML
+    return llm_foundry_import_yaml(read_file_limited(path), o);
+#else
+    (void)path;
+    (void)o;
+    throw config_error("reading llm-foundry's train.yaml needs Frenzy built with yaml-cpp (FRENZY_HAS_YAML)");
+#endif
+}
+
 inline constexpr launcher_traits launch_traits{
     .name = "llm-foundry",
     .summary = "torchrun of llm-foundry's scripts/train/train.py with train.yaml (an MPT of the planned shape, FSDP1)",
     .runs = {&traits},
     .payload = payload,
+    .describes_model = true,
     .config_example = "train.yaml",
+    .import_file = import_file,
 };
 
 }  // namespace frenzy::frameworks::llm_foundry

@@ -1,0 +1,259 @@
+#pragma once
+// llm-foundry's train.yaml (scripts/train/train.py's TrainConfig) -> job spec, the reverse of
+// frameworks/llm_foundry/launcher.hpp, so `launch --framework llm-foundry` then `import --from llm-foundry:train.yaml`
+// gives back the plan's layout, batch sizes, precision and token budget. Keys and defaults as llm-foundry and
+// Composer define them: mosaicml/llm-foundry@8c8dd48f llmfoundry/utils/config_utils.py (TrainConfig: max_seq_len,
+// precision, global_train_batch_size, device_train_microbatch_size, max_duration, fsdp_config, variables),
+// llmfoundry/models/mpt/configuration_mpt.py + models/utils/config_defaults.py (MPTConfig: d_model, n_heads,
+// n_layers, expansion_ratio 4, vocab_size, learned_pos_emb true, no_bias false, norm_type, tie_word_embeddings
+// true, attn_config, ffn_config), mosaicml/composer@6405188 composer/core/time.py (durations "Nba", "Ntok") and
+// composer/utils/parallelism.py (FSDPConfig). The world size is not in the file: import_options.world_size gives
+// it (dp = world size, FSDP being data parallel). Needs yaml-cpp (FRENZY_HAS_YAML).
+#include <optional>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "frenzy/core/checked.hpp"
+#include "frenzy/core/error.hpp"
+#include "frenzy/io/launcher_import.hpp"
+#include "frenzy/io/launcher_yaml.hpp"
+#include "frenzy/train/frameworks.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+namespace detail {
+
+/// A scalar of train.yaml as text, with `${variables.NAME}` replaced by that variable (OmegaConf interpolation, one
+/// level: what launch writes); config_error naming `where` for a mapping, a sequence or an unknown variable.
+inline std::string foundry_scalar(const YAML::Node& v, const YAML::Node& variables, const std::string& where) {
+    if (!v.IsScalar()) throw config_error("llm-foundry train.yaml: " + where + " must be a single value");
+    auto s = v.Scalar();
+    if (s.rfind("${variables.", 0) == 0 && s.back() == '}') {
+        const auto name = s.substr(12, s.size() - 13);
+        const auto var = variables ? variables[name] : YAML::Node();
+        if (!var || !var.IsScalar())
+            throw config_error("llm-foundry train.yaml: " + where + "=" + printable(s) + " names variables." + printable(name) +
+                               ", which the file does not set");
+        s = var.Scalar();
+    }
+    return s;
+}
+
+/// A YAML boolean of train.yaml (true/false and YAML 1.1's yes/no/on/off).
+inline bool foundry_bool(const YAML::Node& v, const std::string& where) {
+    if (const auto b = yaml_bool(v); v.IsScalar() && b) return *b;
+    throw config_error("llm-foundry train.yaml: " + where + " must be true or false");
+}
+
+/// Composer's duration "Nba" (optimizer steps) or "Ntok" (tokens) -> tokens of `tokens_per_step`; nullopt (with
+/// a note) for epochs or samples, which depend on the dataset.
+inline std::optional<double> foundry_duration_tokens(const std::string& text, double tokens_per_step, launcher_import& out) {
+    auto number = [&](std::size_t unit) { return parse_double(text.substr(0, text.size() - unit), "max_duration", bounds::tokens); };
+    if (text.ends_with("tok")) return number(3);
+    if (text.ends_with("ba")) return check_bound("max_duration (tokens)", number(2) * tokens_per_step, bounds::tokens);
+    out.notes.push_back("max_duration=" + printable(text) + ": in epochs or samples, which depend on the dataset; no token budget read");
+    return std::nullopt;
+}
+
+/// MPT's feed-forward (ffn_type, ffn_act_fn.name) as the job's activation (layers/ffn.py build_mptmlp/build_mptglu;
+/// the activation defaults to GELU).
+inline activation foundry_activation(const std::string& type, const std::string& act) {
+    if (type == "mptmlp" && act == "gelu") return activation::gelu;
+    if (type == "mptmlp" && act == "relu") return activation::relu;
+    if (type == "mptglu" && act == "silu") return activation::swiglu;
+    if (type == "mptglu" && act == "gelu") return activation::geglu;
+    throw config_error("llm-foundry train.yaml: model.ffn_config: ffn_type=" + printable(type) + " with ffn_act_fn " +
+                       printable(act) + " is not read (mptmlp with gelu or relu, mptglu with silu or gelu)");
+}
+
+/// What one YAML mapping of train.yaml holds, scalars by key (interpolated), for the small sections.
+struct foundry_section {
+    const YAML::Node& vars;
+    std::string where;
+    std::string text(const YAML::Node& v, const std::string& key) const { return foundry_scalar(v, vars, where + key); }
+    std::int64_t number(const YAML::Node& v, const std::string& key, int_bound b) const {
+        return parse_int64(text(v, key), where + key, b);
+    }
+    bool flag(const YAML::Node& v, const std::string& key) const { return foundry_bool(v, where + key); }
+};
+
+/// model.attn_config into `s`; the attention kernel into the job's runtime.
+inline void foundry_attention(const YAML::Node& a, const foundry_section& sec, transformer_spec& s, launcher_import& out) {
+    for (const auto& kv : a) {
+        const auto k = kv.first.Scalar();
+        if (k == "kv_n_heads") s.kv_heads = sec.number(kv.second, k, bounds::heads);
+        else if (k == "attn_type") {
+            const auto t = sec.text(kv.second, k);
+            if (t == "multiquery_attention") s.kv_heads = 1;
+            else if (t != "multihead_attention" && t != "grouped_query_attention") out.unknown.push_back(sec.where + k + "=" + printable(t));
+        } else if (k == "rope") {
+            if (sec.flag(kv.second, k)) s.position_embedding = position_embedding::rope;
+        } else if (k == "alibi") {
+            if (sec.flag(kv.second, k)) s.position_embedding = position_embedding::alibi;
+        } else if (k == "attn_impl") out.job.runtime.attention = sec.text(kv.second, k) == "torch" ? attention_impl::unfused : attention_impl::flash;
+        else out.ignored.push_back(sec.where + k);
+    }
+}
+
+/// model.ffn_config into `s` (its width 0 when it leaves it to expansion_ratio).
+inline void foundry_ffn(const YAML::Node& f, const foundry_section& sec, transformer_spec& s, launcher_import& out) {
+    std::string type = "mptmlp", act = "gelu";
+    for (const auto& kv : f) {
+        const auto k = kv.first.Scalar();
+        if (k == "ffn_hidden_size") s.ffn_hidden = sec.number(kv.second, k, bounds::ffn_hidden);
+        else if (k == "ffn_type") type = sec.text(kv.second, k);
+        else if (k == "ffn_act_fn") {
+            if (!kv.second.IsMap()) throw config_error("llm-foundry train.yaml: " + sec.where + k + " must be a mapping with a name");
+            const YAML::Node& fn = kv.second;
+            if (fn["name"]) act = sec.text(fn["name"], "ffn_act_fn.name");
+        } else out.ignored.push_back(sec.where + k);
+    }
+    s.activation = foundry_activation(type, act);
+}
+
+/// One key of the model block into `s` (expansion ratio aside); false for a key it does not know.
+inline bool foundry_model_key(const std::string& key, const YAML::Node& v, const foundry_section& sec, transformer_spec& s,
+                              std::int64_t& expansion, launcher_import& out) {
+    if (key == "d_model") s.hidden = sec.number(v, key, bounds::hidden);
+    else if (key == "n_heads") s.heads = sec.number(v, key, bounds::heads);
+    else if (key == "n_layers") s.layers = sec.number(v, key, bounds::layers);
+    else if (key == "head_dim") s.head_dim = sec.number(v, key, bounds::heads);
+    else if (key == "vocab_size") s.vocab = sec.number(v, key, bounds::vocab);
+    else if (key == "expansion_ratio") expansion = sec.number(v, key, bounds::heads);
+    else if (key == "learned_pos_emb") s.position_embedding = sec.flag(v, key) ? position_embedding::learned : position_embedding::rope;
+    else if (key == "no_bias") s.bias = !sec.flag(v, key);
+    else if (key == "attention_bias") s.qkv_bias = sec.flag(v, key);
+    else if (key == "tie_word_embeddings") s.tied_embeddings = sec.flag(v, key);
+    else if (key == "norm_type") {
+        const auto n = sec.text(v, key);
+        if (n.find("rmsnorm") != std::string::npos) s.norm = norm_kind::rmsnorm;
+        else if (n.find("layernorm") == std::string::npos)
+            throw config_error("llm-foundry train.yaml: model.norm_type=" + printable(n) + " is neither a layernorm nor an rmsnorm");
+    } else if (key == "attn_config" || key == "ffn_config") {
+        if (!v.IsMap()) throw config_error("llm-foundry train.yaml: model." + key + " must be a mapping");
+        const foundry_section sub{sec.vars, "model." + key + "."};
+        key == "attn_config" ? foundry_attention(v, sub, s, out) : foundry_ffn(v, sub, s, out);
+    } else return key == "name" || key == "init_device" || key == "max_seq_len" || key == "loss_fn" || key == "fc_type";
+    return true;
+}
+
+/// The model the caller named (--model), once the file is checked to describe its architecture.
+inline transformer_spec foundry_given_model(const transformer_spec& file, const transformer_spec& given) {
+    auto same = [](const char* key, std::int64_t in_file, std::int64_t in_model) {
+        if (in_file != in_model)
+            throw config_error("llm-foundry train.yaml: model." + std::string(key) + "=" + std::to_string(in_file) +
+                               " contradicts the model given beside the file (" + std::to_string(in_model) + ")");
+    };
+    same("n_layers", file.layers, given.layers);
+    same("d_model", file.hidden, given.hidden);
+    same("n_heads", file.heads, given.heads);
+    same("kv_n_heads", file.kv(), given.kv());
+    same("ffn_hidden_size", file.ffn_hidden, given.ffn_hidden);
+    same("vocab_size", file.vocab, given.vocab);
+    return given;
+}
+
+/// The model block (an MPT with MPTConfig's defaults), or the model given beside the file when it agrees.
+inline transformer_spec foundry_model(const YAML::Node& m, const YAML::Node& vars, const transformer_spec& given, launcher_import& out) {
+    if (!m || !m.IsMap()) throw config_error("llm-foundry train.yaml: model is missing (an mpt_causal_lm block)");
+    transformer_spec s;
+    s.name = "mpt";
+    s.tied_embeddings = true;  // MPTConfig: learned positions, LayerNorm, biases, tied embeddings by default
+    std::int64_t expansion = 4;
+    const foundry_section sec{vars, "model."};
+    for (const auto& kv : m)
+        if (!foundry_model_key(kv.first.Scalar(), kv.second, sec, s, expansion, out)) out.unknown.push_back("model." + kv.first.Scalar());
+    if (s.layers <= 0 || s.hidden <= 0 || s.heads <= 0 || s.vocab <= 0)
+        throw config_error("llm-foundry train.yaml: model needs d_model, n_heads, n_layers and vocab_size");
+    if (s.ffn_hidden == 0) s.ffn_hidden = checked_mul(expansion, s.hidden, "model.expansion_ratio x d_model");
+    return given.layers > 0 ? foundry_given_model(s, given) : s;
+}
+
+/// fsdp_config: the sharding, FSDP's mixed-precision preset (returned), activation checkpointing and offload.
+inline std::string foundry_fsdp(const YAML::Node& f, const YAML::Node& vars, launcher_import& out) {
+    std::string mixed = "DEFAULT", strategy = "FULL_SHARD";
+    auto& p = out.job.parallel;
+    if (f && !f.IsMap()) throw config_error("llm-foundry train.yaml: fsdp_config must be a mapping");
+    const foundry_section sec{vars, "fsdp_config."};
+    if (f)
+        for (const auto& kv : f) {
+            const auto k = kv.first.Scalar();
+            if (k == "sharding_strategy") strategy = sec.text(kv.second, k);
+            else if (k == "mixed_precision") mixed = sec.text(kv.second, k);
+            else if (k == "activation_checkpointing") p.recompute = sec.flag(kv.second, k) ? recompute::full : recompute::none;
+            else if (k == "activation_cpu_offload") out.job.runtime.offload.activations = sec.flag(kv.second, k);
+            else out.ignored.push_back(sec.where + k);
+        }
+    if (strategy == "FULL_SHARD" || strategy == "HYBRID_SHARD") p.sharding = sharding::full;
+    else if (strategy == "SHARD_GRAD_OP") p.sharding = sharding::gradients;
+    else if (strategy == "NO_SHARD") p.sharding = sharding::none;
+    else throw config_error("llm-foundry train.yaml: fsdp_config.sharding_strategy=" + printable(strategy) +
+                            " must be FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD");
+    return mixed;
+}
+
+/// Composer's precision with the FSDP mixed-precision preset: amp_bf16 + PURE is pure bf16, amp_* otherwise mixed.
+inline precision foundry_precision(const std::string& p, const std::string& mixed) {
+    if (p == "amp_bf16") return mixed == "PURE" ? precision::bf16 : precision::bf16_mixed;
+    if (p == "amp_fp16") return precision::fp16_mixed;
+    if (p == "amp_fp8") return precision::fp8_mixed;
+    if (p == "fp32") return precision::fp32;
+    throw config_error("llm-foundry train.yaml: precision=" + printable(p) + " must be amp_bf16, amp_fp16, amp_fp8 or fp32");
+}
+
+}  // namespace detail
+
+/// train.yaml -> job (llm-foundry on FSDP1: dp = the world size, opt.world_size).
+inline launcher_import llm_foundry_import_yaml(const std::string& text, const import_options& opt = {}) {
+    YAML::Node loaded;
+    try {
+        loaded = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw config_error("llm-foundry train.yaml: not YAML (line " + std::to_string(e.mark.line + 1) + ": " + e.msg + ")");
+    }
+    const YAML::Node root = loaded;  // const: looking a key up never adds it
+    if (!root.IsMap()) throw config_error("llm-foundry train.yaml: the file must be a mapping (a TrainConfig)");
+    check_yaml_keys(root, "", 0, "llm-foundry train.yaml");
+    launcher_import out;
+    auto& j = out.job;
+    j.runtime.framework = framework::llm_foundry;
+    const auto vars = root["variables"];
+    j.model = detail::foundry_model(root["model"], vars, opt.model, out);
+    auto scalar = [&](const char* key) { return detail::foundry_scalar(root[key], vars, key); };
+    auto& t = j.training;
+    if (root["max_seq_len"]) t.seq_len = parse_int64(scalar("max_seq_len"), "max_seq_len", bounds::seq_len);
+    if (root["device_train_microbatch_size"]) {
+        const auto mb = scalar("device_train_microbatch_size");
+        if (mb == "auto") out.notes.push_back("device_train_microbatch_size=auto: Composer searches it at run time; micro-batch 1 assumed");
+        else t.micro_batch = parse_int64(mb, "device_train_microbatch_size", bounds::micro_batch);
+    }
+    const auto mixed = detail::foundry_fsdp(root["fsdp_config"], vars, out);
+    t.precision = detail::foundry_precision(root["precision"] ? scalar("precision") : std::string("amp_bf16"), mixed);
+    out.has_parallel = opt.world_size > 0;
+    j.parallel.dp = out.has_parallel ? opt.world_size : 1;
+    t.global_batch = root["global_train_batch_size"]
+                         ? parse_int64(scalar("global_train_batch_size"), "global_train_batch_size", bounds::global_batch)
+                         : checked_mul(t.micro_batch, j.parallel.dp, "device_train_microbatch_size x world size");
+    if (root["max_duration"])
+        if (const auto tokens = detail::foundry_duration_tokens(scalar("max_duration"), j.tokens_per_step(), out)) t.total_tokens = *tokens;
+    for (const auto& kv : root) {
+        const auto k = kv.first.Scalar();
+        if (k != "model" && k != "variables" && k != "max_seq_len" && k != "device_train_microbatch_size" && k != "fsdp_config" &&
+            k != "precision" && k != "global_train_batch_size" && k != "max_duration")
+            out.ignored.push_back(k);
+    }
+    j.name = opt.name.empty() ? j.model.name : opt.name;
+    out.world_size = opt.world_size;
+    validate(j.model);
+    validate(t);
+    if (t.global_batch % checked_mul(t.micro_batch, j.parallel.dp, "micro-batch x dp") != 0)
+        throw config_error("llm-foundry train.yaml: global_train_batch_size=" + std::to_string(t.global_batch) +
+                           " is not a multiple of device_train_microbatch_size x the world size (" +
+                           std::to_string(t.micro_batch) + " x " + std::to_string(j.parallel.dp) + ")");
+    validate(j);
+    return out;
+}
+
+}  // namespace frenzy
