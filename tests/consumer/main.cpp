@@ -16,13 +16,14 @@ int main() {
     std::printf("frenzy %s: %.4g parameters\n", frenzy::version_string, n);
     if (!(n > 6.7e9 && n < 6.8e9)) return 1;  // Llama 2 7B: 6,738,415,616
 #ifdef FRENZY_README_EXAMPLE
-    // The README's 8B job at 8192 tokens with the optimizer sharded over dp 8: weights, fp32 gradients and a
-    // twelve-byte optimizer over 8 are above 40 GiB before activations, more than half an H100's 80 GB; a verdict and
-    // a speed come back, and the planner finds plans on 16 A100s and 8 H100s.
+    // The README's 8B job at 8192 tokens over dp 8 x tp 2 with sequence parallelism and the optimizer sharded: per
+    // GPU, 16-bit weights and fp32 gradients of half the model (4.0e9 x 6 B = 22.4 GiB) and a twelve-byte optimizer
+    // over 8 (5.6 GiB) before activations: it fits an H100 (the README says so; tests/memory pins the figures), a
+    // speed comes back, and the planner finds plans on 16 A100s and 8 H100s.
     const double gib = e.memory.peak_allocated.value / (1024.0 * 1024.0 * 1024.0);
     std::printf("README example: %.1f GiB, %s, %zu plans\n", gib, e.fit && e.fit->fits ? "fits" : "does not fit",
                 plans.plans.size());
-    if (!e.fit || !e.speed || gib < 40 || plans.plans.empty()) return 1;
+    if (!e.fit || !e.fit->fits || !e.speed || gib < 28 || plans.plans.empty()) return 1;
 #endif
     return 0;
 }
