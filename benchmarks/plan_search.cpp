@@ -1,5 +1,7 @@
 // Planner search cost: a 70B model over a 12-type catalog, up to 1024 GPUs per plan (issue 11 target: < 10 ms CPU per
-// search, every framework). `bench_plan_search [REPS] [FRAMEWORK]`: median of REPS runs, one framework alone if given.
+// search, every framework), and Megatron's search with mixed plans on (plan_options::mixed: pipelines over two
+// types, plan/mixed.hpp), with its ratio to the plain Megatron search of the same run. `bench_plan_search [REPS]
+// [FRAMEWORK]`: median of REPS runs, one framework alone if given (`megatron+mixed` for the mixed search).
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -25,12 +27,17 @@ int main(int argc, char** argv) {
                           "a10", "l4", "v100-32g", "mi300x"})
         cluster.nodes.push_back({t, t, 8, 128});  // 1024 GPUs of each type
     std::printf("70B (seq 4096, global batch 1024) on 12 GPU types x 1024 GPUs, plans up to 1024 GPUs\n");
-    std::printf("%-10s %8s %8s %10s %12s %10s %10s %8s %8s\n", "framework", "ms", "cpu ms", "layouts", "configs", "mem est", "time est", "plans", "types");
-    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp}) {
-        if (!only.empty() && only != to_string(fw)) continue;
+    std::printf("%-15s %8s %8s %10s %12s %10s %10s %8s %8s\n", "framework", "ms", "cpu ms", "layouts", "configs", "mem est", "time est", "plans", "types");
+    double megatron_cpu = 0;
+    for (int row = 0; row < 4; ++row) {
+        const framework fw = row == 1 ? framework::deepspeed : row == 2 ? framework::fsdp : framework::megatron;
+        const bool mixed = row == 3;
+        const std::string name = std::string(to_string(fw)) + (mixed ? "+mixed" : "");
+        if (!only.empty() && only != name) continue;
         job.runtime.framework = fw;
         plan_options opt;
         opt.max_gpus = 1024;
+        opt.mixed = mixed;
         std::vector<double> ms, cpu;
         plan_stats st;
         plan_result r;
@@ -46,11 +53,16 @@ int main(int argc, char** argv) {
         }
         std::sort(ms.begin(), ms.end());
         std::sort(cpu.begin(), cpu.end());
-        std::printf("%-10s %8.1f %8.1f %10lld %12lld %10lld %10lld %8zu %8zu\n", std::string(to_string(fw)).c_str(),
+        if (row == 0) megatron_cpu = cpu[cpu.size() / 2];
+        std::printf("%-15s %8.1f %8.1f %10lld %12lld %10lld %10lld %8zu %8zu", name.c_str(),
                     ms[ms.size() / 2], cpu[cpu.size() / 2],
                     static_cast<long long>(st.layouts), static_cast<long long>(st.configurations),
                     static_cast<long long>(st.memory_estimates), static_cast<long long>(st.step_estimates), r.plans.size(),
                     12 - r.infeasible.size());
+        if (mixed && megatron_cpu > 0)
+            std::printf("  (%zu mixed plans; %.1fx the megatron search's CPU time)", r.mixed.size(),
+                        cpu[cpu.size() / 2] / megatron_cpu);
+        std::printf("\n");
     }
     std::printf("(median of %d runs, wall and process CPU time; configurations = layouts x recompute levels x valid micro-batches, before pruning)\n", reps);
     return 0;

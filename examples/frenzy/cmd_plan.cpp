@@ -27,16 +27,12 @@ struct plan_args {
     double margin = frenzy::default_margin;
     std::int64_t max_gpus = 0;
     bool tp_across_nodes = false, whole_nodes = false, pin_precision = false, json = false, no_overlap = false;
+    bool mixed = false;
     std::string html;
 };
 
-std::string duration(const frenzy::plan& p) {
-    const double s = p.est_time.value;
-    if (!p.has_budget) return "no budget";
-    if (s < 3600) return fmt::format("{:.0f} min", s / 60);
-    if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
-    return fmt::format("{:.1f} d", s / 86400);
-}
+std::string duration_of(bool has_budget, double s);
+std::string duration(const frenzy::plan& p) { return duration_of(p.has_budget, p.est_time.value); }
 
 /// The plan's GPU type has no measured run on its chip (perf/error_band.hpp's first regime).
 bool uncalibrated(const frenzy::plan& p) {
@@ -53,6 +49,49 @@ std::string layout(const frenzy::plan& p) {
     if (q.ep > 1) s += fmt::format(" ep{}", q.ep);
     if (q.sequence_parallel) s += " sp";
     return s;
+}
+
+/// "t4 x8 (1 stage, 6 layers) -> v100-32g x16 (2 stages, 34 layers)"
+std::string groups_text(const frenzy::mixed_plan& p) {
+    std::string s;
+    for (const auto& g : p.groups)
+        s += fmt::format("{}{} x{} ({} stage{}, {} layers)", s.empty() ? "" : " -> ", g.gpu, g.gpus, g.stages,
+                         g.stages == 1 ? "" : "s", g.layers);
+    return s;
+}
+
+std::string duration_of(bool has_budget, double s) {
+    if (!has_budget) return "no budget";
+    if (s < 3600) return fmt::format("{:.0f} min", s / 60);
+    if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
+    return fmt::format("{:.1f} d", s / 86400);
+}
+
+/// The mixed plans (plan --mixed): one line each, then its stage groups.
+void print_mixed(const frenzy::plan_result& r, std::size_t shown, bool cost) {
+    using namespace frenzy;
+    fmt::print("\nmixed plans (pipeline stages on two GPU types, Megatron-LM --pipeline-model-parallel-layout):\n");
+    if (r.mixed.empty()) {
+        fmt::print("  none: {}\n", r.mixed_note);
+        return;
+    }
+    const auto n = std::min(shown, r.mixed.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& p = r.mixed[i];
+        const auto& q = p.parallel;
+        std::string split;
+        for (auto l : q.stage_layers) split += (split.empty() ? "" : " ") + std::to_string(l);
+        fmt::print("{:>3}  {:>4} GPUs  dp{} tp{} pp{}{}  {}  {}  mb {}  step {:.2f} s  {:.0f} tokens/s  +-{:.0f}%  MFU {:.0f}%  {}{}\n",
+                   i + 1, p.gpus(), q.dp, q.tp, q.pp, q.sequence_parallel ? " sp" : "", to_string(p.precision),
+                   to_string(q.recompute), p.micro_batch, p.step_time.value, p.tokens_per_s, 100 * p.rel_error_band,
+                   100 * p.mfu, duration_of(p.has_budget, p.est_time.value),
+                   cost && p.cost && p.has_budget ? fmt::format("  {:.0f} $", *p.cost) : "");
+        fmt::print("     {}; layers per stage {}\n", groups_text(p), split);
+        for (const auto& g : p.groups)
+            fmt::print("     {:<10} {:>6}/{:<6} GiB need/cap, micro-batch slot {:.3f} s\n", g.gpu,
+                       frenzy_cli::gib(g.required.value), frenzy_cli::gib(g.capacity.value), g.slot_s);
+    }
+    if (n < r.mixed.size()) fmt::print("... {} more (--top N)\n", r.mixed.size() - n);
 }
 
 void print_plans(const frenzy::parsed_job& parsed, const frenzy::plan_result& r, const frenzy::plan_stats& stats,
@@ -120,6 +159,7 @@ void run_plan(const plan_args& a) {
     opt.whole_node_billing = a.whole_nodes;
     opt.pin_precision = a.pin_precision;
     opt.constraints = parsed.stated;
+    opt.mixed = a.mixed;
     for (const auto& f : a.job.frameworks) opt.frameworks.push_back(parse_enum<framework>("--framework", f));
     opt.price_per_gpu_hour = prices_from_text(a.prices, cluster.catalog, "--price");
     if (opt.objective == plan_objective::cost)
@@ -139,7 +179,9 @@ void run_plan(const plan_args& a) {
         fmt::print("{}\n", plan_result_json(r, shown).dump(2));
     else
         print_plans(parsed, r, stats, opt, shown, a.objective);
-    if (r.plans.empty()) frenzy_cli::exit_code() = 1;
+    if (!a.json && a.mixed)
+        print_mixed(r, a.top > 0 ? static_cast<std::size_t>(a.top) : 10, !opt.price_per_gpu_hour.empty());
+    if (r.plans.empty() && r.mixed.empty()) frenzy_cli::exit_code() = 1;
 }
 
 }  // namespace
@@ -161,6 +203,9 @@ void frenzy_cli::add_plan(CLI::App& app) {
     frenzy_cli::add_margin(c, a->margin);
     c->add_option("--max-gpus", a->max_gpus, "Largest GPU count per plan (default: what the cluster has)")->check(frenzy_cli::whole_number(frenzy::bounds::gpu_limit));
     c->add_flag("--tp-across-nodes", a->tp_across_nodes, "Allow tensor parallelism to span nodes");
+    c->add_flag("--mixed", a->mixed,
+                "Also plan pipelines whose stages run on two GPU types (Megatron-LM; the layers split unevenly so "
+                "that each type's stages are as fast as its memory allows; docs/perf-model.md, \"Mixed plans\")");
     c->add_flag("--no-overlap", a->no_overlap,
                 "Keep the job's own overlap flags instead of turning on what the framework supports (Megatron "
                 "--overlap-grad-reduce, --tp-comm-overlap)");

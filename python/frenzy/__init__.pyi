@@ -240,6 +240,10 @@ class PlanResult:
     @property
     def plans(self) -> list[Plan]: ...
     @property
+    def mixed_plans(self) -> list[JsonDict]:
+        """With plan(mixed=True): the pipelines over two GPU types, best first, as dicts (the keys of `frenzy plan
+        --json`'s mixed_plans); [] otherwise."""
+    @property
     def best(self) -> Plan | None:
         """The best plan, or None when no GPU type can run the job."""
     @property
@@ -260,11 +264,13 @@ def plan(
     tp_across_nodes: bool = False,
     whole_nodes: bool = False,
     pin_precision: bool = False,
+    mixed: bool = False,
 ) -> PlanResult:
     """Ranks GPU types, counts and parallel layouts for `job` on `cluster`; layout fields the job states are kept.
     `objective`: time | gpu-hours | cost (cost needs `prices`: {type: USD per GPU-hour} or "example"); `margin`:
     share of each GPU's memory kept free; `frameworks`: those to consider (default the job's); `whole_nodes`: bill
-    whole nodes; `pin_precision`: never offer another precision on types that lack the job's."""
+    whole nodes; `pin_precision`: never offer another precision on types that lack the job's; `mixed`: also plan
+    pipelines whose stages run on two GPU types (Megatron-LM; PlanResult.mixed_plans)."""
 
 class Launch:
     """A plan turned into launch files (launch.sbatch and the framework's configuration)."""

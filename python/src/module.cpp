@@ -208,7 +208,7 @@ inline frenzy::price_table to_prices(py::handle o, const frenzy::gpu_catalog& ca
 
 inline plan_result plan(job_arg job_in, cluster_arg cluster_in, const std::string& objective, double margin,
                         std::int64_t max_gpus, prices_arg prices, const std::vector<std::string>& frameworks,
-                        bool tp_across_nodes, bool whole_nodes, bool pin_precision) {
+                        bool tp_across_nodes, bool whole_nodes, bool pin_precision, bool mixed) {
     frenzy::validate_margin(margin);
     auto parsed = to_job(job_in);
     parsed.choose_global_batch();  // as `frenzy plan` and `frenzy launch` do
@@ -222,6 +222,7 @@ inline plan_result plan(job_arg job_in, cluster_arg cluster_in, const std::strin
     opt.allow_tp_across_nodes = tp_across_nodes;
     opt.whole_node_billing = whole_nodes;
     opt.pin_precision = pin_precision;
+    opt.mixed = mixed;
     opt.constraints = parsed.stated;
     for (const auto& f : frameworks) opt.frameworks.push_back(frenzy::parse_enum<frenzy::framework>("frameworks", f));
     opt.price_per_gpu_hour = to_prices(prices, cluster.catalog);
@@ -685,6 +686,15 @@ inline void bind_plan_result(py::module_& m) {
             "(the layout's as parallel.dp, parallel.tp, ...).")
         .def_property_readonly("parameters", [](const plan_result& r) { return r.result.parameters; },
                                "The job's parameters.")
+        .def_property_readonly(
+            "mixed_plans",
+            [](const plan_result& r) {
+                auto out = nlohmann::ordered_json::array();
+                for (const auto& p : r.result.mixed) out.push_back(p);
+                return to_py(out);
+            },
+            "With plan(mixed=True): the pipelines over two GPU types, best first, as dicts (the keys of `frenzy plan "
+            "--json`'s mixed_plans); [] otherwise.")
         .def_property_readonly("active_parameters", [](const plan_result& r) { return r.result.active_parameters; },
                                "Parameters one token passes through (a mixture of experts' routed top-k and shared "
                                "experts; the whole model otherwise).")
@@ -726,13 +736,14 @@ inline void bind_plan(py::module_& m) {
     bind_plan_result(m);
     m.def("plan", &frenzy_py::plan, "job"_a, "cluster"_a, "objective"_a = "time", "margin"_a = frenzy::default_margin,
           "max_gpus"_a = 0, "prices"_a = py::none(), "frameworks"_a = std::vector<std::string>{},
-          "tp_across_nodes"_a = false, "whole_nodes"_a = false, "pin_precision"_a = false,
+          "tp_across_nodes"_a = false, "whole_nodes"_a = false, "pin_precision"_a = false, "mixed"_a = false,
           "Ranks GPU types, counts and parallel layouts for `job` on `cluster` (a dict shaped like the cluster JSON, a "
           "cluster file path, or a GPU list such as \"8xh100-80g,16xa100-40g\"). Layout fields the job states (its "
           "`parallel` keys, training.micro_batch) are kept, the rest searched. `objective`: time | gpu-hours | cost "
           "(cost needs `prices`: {type: USD per GPU-hour} or \"example\"); `margin`: share of each GPU's memory kept "
           "free; `frameworks`: those to consider (default the job's); `whole_nodes`: bill whole nodes; "
-          "`pin_precision`: never offer another precision on types that lack the job's.");
+          "`pin_precision`: never offer another precision on types that lack the job's; `mixed`: also plan "
+          "pipelines whose stages run on two GPU types (Megatron-LM; PlanResult.mixed_plans).");
 }
 
 /// frenzy.launch and frenzy.import_launcher, and their results.

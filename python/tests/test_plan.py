@@ -181,3 +181,17 @@ def test_plan_states_total_and_active_parameters(cli):
     dense = frenzy.plan({"model": {"preset": "gpt2"}}, "8xa100-80g")
     assert dense.active_parameters == dense.parameters
     assert "active_parameters" not in dense.to_dict()
+
+
+def test_mixed_plans_equal_cli_json(cli, root):
+    """plan(mixed=True) gives the CLI's mixed plans: pipelines over two GPU types of three-type.json for a 13B job."""
+    c = root / "examples" / "clusters" / "three-type.json"
+    expected = cli("plan", "--model", "llama-2-13b", "--cluster", c, "--total-tokens", "1e10", "--mixed", "--json")
+    got = frenzy.plan({"model": {"preset": "llama-2-13b"}, "training": {"total_tokens": 1e10}}, c, mixed=True)
+    assert got.to_dict() == expected
+    assert got.mixed_plans == expected["mixed_plans"]
+    assert got.mixed_plans, "three-type.json has pipelines over two types for a 13B job"
+    for p in got.mixed_plans:
+        assert len({g["gpu"] for g in p["groups"]}) == 2
+        assert sum(p["parallel"]["stage_layers"]) == 40
+    assert frenzy.plan({"model": {"preset": "llama-2-13b"}}, c).mixed_plans == []

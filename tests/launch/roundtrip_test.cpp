@@ -153,6 +153,17 @@ TEST_CASE("Megatron round trip: MoE kernel, dispatcher, expert tensor parallelis
     check_roundtrip(u, launcher::megatron);
 }
 
+TEST_CASE("Megatron round trip: a layer count per stage (--pipeline-model-parallel-layout), as a mixed plan runs") {
+    auto j = base_job("llama-2-13b", 4096, 256);
+    j.training.precision = precision::fp16_mixed;
+    j.training.micro_batch = 1;
+    j.parallel = {.dp = 2, .tp = 4, .pp = 3, .sequence_parallel = true, .sharding = sharding::optimizer,
+                  .recompute = recompute::selective, .stage_layers = {6, 17, 17}};
+    check_roundtrip(j, launcher::megatron);
+    const auto fs = launch_files(j, plan_for(j, "v100-32g", 8), opts(launcher::megatron));
+    CHECK_THAT(file(fs, "launch.sbatch").content, Catch::Contains("--pipeline-model-parallel-layout 'Et*6|t*17|t*17L'"));
+}
+
 TEST_CASE("torchtitan round trip: FSDP full sharding, tp+sp, pp, compile, fp8, recompute levels") {
     auto j = base_job("llama-3.1-8b", 8192, 64);
     j.runtime.framework = framework::fsdp;

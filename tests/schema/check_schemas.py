@@ -92,6 +92,14 @@ def main():
     check("estimate", run("estimate", "--model", "mixtral-8x7b", "--gpus", "8xa100-80g", "--json"), "estimate of a MoE")
     check("plan", run("plan", "--model", "gpt2", "--gpus", "8xa100-80g", "--json"), "plan without a token budget")
     check("plan", run("plan", "--model", "llama-3.1-405b", "--gpus", "8xt4", "--json"), "plan where nothing fits")
+    three = os.path.join(repo, "examples", "clusters", "three-type.json")
+    mixed = run("plan", "--model", "llama-2-13b", "--cluster", three, "--total-tokens", "1e10", "--price", "example",
+                "--mixed", "--json")
+    check("plan", mixed, "plan --mixed")
+    record(bool(mixed.get("mixed_plans")), "plan", "plan --mixed has mixed plans", "none to check the schema against")
+    check("plan", run("plan", "--model", "gpt2", "--gpus", "8xa100-80g", "--mixed", "--json"), "plan --mixed on one type")
+    check("plan", dict(mixed, mixed_plans=[dict(mixed["mixed_plans"][0], groups=mixed["mixed_plans"][0]["groups"][:1])]),
+          "a mixed plan of one group", valid=False)
     trace = os.path.join(repo, "examples", "traces", "small.csv")
     small = os.path.join(repo, "examples", "clusters", "three-type-small.json")
     check("simulate", run("simulate", "--cluster", small, "--trace", trace, "--policy", "fcfs", "--json"), "simulate fcfs")

@@ -155,6 +155,7 @@ inline parallel_config parallel_from_json(const nlohmann::json& j) {
     r.get("grouped_gemm", p.grouped_gemm);
     r.get("first_stage_layers", p.first_stage_layers);
     r.get("last_stage_layers", p.last_stage_layers);
+    r.get("stage_layers", p.stage_layers, static_cast<std::size_t>(bounds::layers.max));  // one per stage, at most one stage per layer
     r.get("embedding_stage", p.embedding_stage);
     r.get("loss_stage", p.loss_stage);
     r.finish();
@@ -309,13 +310,15 @@ inline nlohmann::json to_json(const transformer_spec& m) {
 }
 
 inline nlohmann::json to_json(const parallel_config& p) {
-    return {{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}, {"cp", p.cp}, {"ep", p.ep},
+    nlohmann::json out = {{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}, {"cp", p.cp}, {"ep", p.ep},
             {"sequence_parallel", p.sequence_parallel}, {"sharding", to_string(p.sharding)},
             {"recompute", to_string(p.recompute)}, {"recompute_method", to_string(p.recompute_method)},
             {"recompute_layers", p.recompute_layers}, {"pipeline_schedule", to_string(p.schedule)},
             {"etp", p.etp}, {"moe_dispatcher", to_string(p.dispatcher)}, {"grouped_gemm", p.grouped_gemm},
             {"first_stage_layers", p.first_stage_layers}, {"last_stage_layers", p.last_stage_layers},
             {"embedding_stage", p.embedding_stage}, {"loss_stage", p.loss_stage}};
+    if (!p.stage_layers.empty()) out["stage_layers"] = p.stage_layers;  // a layout's own split (written only then)
+    return out;
 }
 
 inline nlohmann::json to_json(const training_spec& t) {

@@ -194,17 +194,15 @@ public:
     /// 18446744073709551615 and 1e19, is an error, never a wrapped or clamped value.
     void get(const char* key, std::int64_t& out) {
         if (!take(key)) return;
-        const auto& v = j_.at(key);
-        if (v.is_number_unsigned()) {
-            const auto u = v.get<std::uint64_t>();
-            if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-                throw field_error(field(key), std::to_string(u), "is outside the 64-bit integer range");
-            out = static_cast<std::int64_t>(u);
-            return;
-        }
-        if (v.is_number_integer()) { out = v.get<std::int64_t>(); return; }
-        if (v.is_number_float()) { out = integer_from_double(v.get<double>(), field(key), json_value_text(v)); return; }
-        throw field_error(field(key), json_value_text(v), "must be an integer");
+        out = integer(j_.at(key), field(key));
+    }
+    /// An array of integers (null or absent = empty), each read as above, at most `max_size` of them; errors name
+    /// the element ("parallel.stage_layers[2]").
+    void get(const char* key, std::vector<std::int64_t>& out, std::size_t max_size) {
+        const auto* a = array(key, max_size);
+        if (!a) return;
+        out.clear();
+        for (std::size_t i = 0; i < a->size(); ++i) out.push_back(integer((*a)[i], field(key) + "[" + std::to_string(i) + "]"));
     }
     void get(const char* key, int& out) {
         std::int64_t v = out;
@@ -272,6 +270,17 @@ public:
     }
 
 private:
+    static std::int64_t integer(const nlohmann::json& v, const std::string& name) {
+        if (v.is_number_unsigned()) {
+            const auto u = v.get<std::uint64_t>();
+            if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                throw field_error(name, std::to_string(u), "is outside the 64-bit integer range");
+            return static_cast<std::int64_t>(u);
+        }
+        if (v.is_number_integer()) return v.get<std::int64_t>();
+        if (v.is_number_float()) return integer_from_double(v.get<double>(), name, json_value_text(v));
+        throw field_error(name, json_value_text(v), "must be an integer");
+    }
     bool take(const char* key) {
         seen_.insert(key);
         return j_.contains(key) && !j_.at(key).is_null();

@@ -21,6 +21,72 @@
 
 namespace frenzy {
 
+/// Megatron's layout string for per-stage layer counts: the embedding (E) before the first stage's layers, the loss
+/// (L) after the last's, stages split by "|", n layers as "t*n" (PipelineParallelLayerLayout.parse_str_to_list,
+/// megatron/core/transformer/pipeline_parallel_layer_layout.py @d98e8a64): {6, 17, 17} -> "Et*6|t*17|t*17L".
+inline std::string megatron_pipeline_layout(const std::vector<std::int64_t>& stage_layers) {
+    std::string s;
+    for (std::size_t i = 0; i < stage_layers.size(); ++i) {
+        if (i > 0) s += '|';
+        if (i == 0) s += 'E';
+        s += stage_layers[i] == 1 ? std::string("t") : "t*" + std::to_string(stage_layers[i]);
+        if (i + 1 == stage_layers.size()) s += 'L';
+    }
+    return s;
+}
+
+/// Per-stage layer counts from Megatron's layout string, the subset megatron_pipeline_layout writes and its spellings:
+/// "E" once at the start, "L" once at the end, "t" or "t*n" per run of layers, "(...)*n" repeating a group, commas
+/// ignored, one virtual stage per rank. Throws config_error naming the option for anything else (MTP layers "m",
+/// virtual stages: a layout with more stages than `pp`).
+inline std::vector<std::int64_t> parse_megatron_pipeline_layout(std::string text, std::int64_t pp) {
+    const std::string opt = "--pipeline-model-parallel-layout";
+    std::erase(text, ',');
+    auto fail = [&](const std::string& why) -> std::vector<std::int64_t> {
+        throw config_error(opt + " \"" + printable(text, 80) + "\": " + why);
+    };
+    if (text.size() > 4096) fail("longer than 4096 characters");
+    // unroll "(...)*n" (no nesting) and count layers per stage
+    std::string flat;
+    for (std::size_t i = 0; i < text.size();) {
+        if (text[i] != '(') { flat += text[i++]; continue; }
+        const auto close = text.find(')', i);
+        if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != '*') fail("a group \"(...)\" needs \")*n\"");
+        std::size_t end = close + 2;
+        while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+        if (end == close + 2 || end - close - 2 > 6) fail("a group's repeat count must be 1 to 999999");
+        const auto times = std::stoll(text.substr(close + 2, end - close - 2));
+        const auto body = text.substr(i + 1, close - i - 1);
+        if (body.find('(') != std::string::npos) fail("nested groups are not read");
+        if (static_cast<double>(body.size()) * static_cast<double>(times) > 1e6) fail("unrolls to more than 10^6 characters");
+        for (long long k = 0; k < times; ++k) flat += body;
+        i = end;
+    }
+    std::vector<std::int64_t> stages{0};
+    for (std::size_t i = 0; i < flat.size();) {
+        const char c = flat[i++];
+        if (c == '|') { stages.push_back(0); continue; }
+        if (c == 'E') { if (stages.size() != 1 || stages[0] != 0 || i != 1) fail("E (the embedding) must come first"); continue; }
+        if (c == 'L') { if (i != flat.size()) fail("L (the loss) must come last"); continue; }
+        if (c != 't') fail(std::string("\"") + printable(std::string(1, c)) + "\" is not read (t, E, L, |, *n and (...)*n are)");
+        std::int64_t count = 1;
+        if (i < flat.size() && flat[i] == '*') {
+            std::size_t end = i + 1;
+            while (end < flat.size() && std::isdigit(static_cast<unsigned char>(flat[end]))) ++end;
+            if (end == i + 1 || end - i - 1 > 6) fail("a repeat count must be 1 to 999999");
+            count = std::stoll(flat.substr(i + 1, end - i - 1));
+            i = end;
+        }
+        stages.back() += count;
+    }
+    if (flat.empty() || flat.front() != 'E' || flat.back() != 'L') fail("it must start with E and end with L");
+    if (static_cast<std::int64_t>(stages.size()) != pp)
+        fail(std::to_string(stages.size()) + " stages for --pipeline-model-parallel-size " + std::to_string(pp) +
+             " (virtual stages are not read)");
+    return stages;
+}
+
+
 namespace detail {
 
 /// One value of a command-line argument, checked (core/checked.hpp: overflow, junk, nan and inf are errors that
@@ -76,6 +142,7 @@ public:
         else if (f == "--moe-pad-expert-input-to-capacity") m.moe.pad_to_capacity = true;
         else if (f == "--expert-tensor-parallel-size") p.etp = arg_int(a);
         else if (f == "--expert-model-parallel-size") p.ep = arg_int(a);
+        else if (f == "--pipeline-model-parallel-layout") layout_ = arg_str(a);
         else if (f == "--decoder-first-pipeline-num-layers") p.first_stage_layers = arg_int(a);
         else if (f == "--decoder-last-pipeline-num-layers") p.last_stage_layers = arg_int(a);
         else if (f == "--account-for-embedding-in-pipeline-split") p.embedding_stage = true;
@@ -105,6 +172,7 @@ public:
         if (dropout_given_) j.runtime.dropout = hidden_dropout_ > 0 || attention_dropout_ > 0;
         finish_low_precision(j, out);
         finish_megatron_fsdp(j.parallel, out);
+        if (layout_) j.parallel.stage_layers = parse_megatron_pipeline_layout(*layout_, j.parallel.pp);
         // The local implementation builds megatron/core/transformer/dot_product_attention.py DotProductAttention
         // (unfused softmax) whatever --attention-backend says (models/gpt/gpt_layer_specs.py
         // get_gpt_layer_local_spec); Transformer Engine's cuBLAS workspace is still counted (framework profile).
@@ -188,6 +256,7 @@ private:
     }
 
     std::optional<std::int64_t> moe_ffn_, shared_size_, recompute_layers_;
+    std::optional<std::string> layout_;  ///< --pipeline-model-parallel-layout (read once pp is known)
     std::optional<std::string> layer_freq_, dispatcher_, recompute_method_, fsdp_strategy_, transformer_impl_;
     double hidden_dropout_ = 0.1, attention_dropout_ = 0.1;  // arguments.py defaults
     bool dropout_given_ = false, fp8_param_gather_ = false, grad_reduce_bf16_ = false, megatron_fsdp_ = false;

@@ -171,7 +171,47 @@ inline void from_json(const nlohmann::ordered_json& in, plan& p) { from_json(nlo
 
 inline void to_json(nlohmann::ordered_json& out, const infeasible_type& f) { out = {{"gpu", f.gpu}, {"reason", f.reason}}; }
 
-/// `frenzy plan --json`: the first `top` plans (all when 0) and every infeasible type.
+/// One stage group of a mixed plan (plan/plan.hpp stage_group).
+inline void to_json(nlohmann::ordered_json& out, const stage_group& g) {
+    out = {{"gpu", g.gpu},
+           {"gpus", g.gpus},
+           {"nodes", g.nodes},
+           {"gpus_per_node", g.gpus_per_node},
+           {"first_stage", g.first_stage},
+           {"stages", g.stages},
+           {"layers", g.layers},
+           {"peak_reserved_bytes", g.peak_reserved.value},
+           {"required_bytes", g.required.value},
+           {"capacity_bytes", g.capacity.value},
+           {"slot_s", g.slot_s},
+           {"tail_s", g.tail_s}};
+}
+
+/// A plan over several GPU types (plan/plan.hpp mixed_plan); the budget keys as a single-type plan's.
+inline void to_json(nlohmann::ordered_json& out, const mixed_plan& p) {
+    out = nlohmann::ordered_json::object();
+    out["gpus"] = p.gpus();
+    out["groups"] = p.groups;
+    out["framework"] = to_string(p.framework);
+    out["precision"] = to_string(p.precision);
+    out["parallel"] = nlohmann::ordered_json(to_json(p.parallel));
+    out["micro_batch"] = p.micro_batch;
+    out["overlap_grad_reduce"] = p.overlap_grad_reduce;
+    out["tp_comm_overlap"] = p.tp_comm_overlap;
+    out["step_time_s"] = p.step_time.value;
+    out["tokens_per_s"] = p.tokens_per_s;
+    out["mfu"] = p.mfu;
+    out["rel_error_band"] = p.rel_error_band;
+    if (p.has_budget) {
+        out["est_time_s"] = p.est_time.value;
+        out["gpu_hours"] = p.gpu_hours;
+        out["billed_gpu_hours"] = p.billed_gpu_hours;
+        if (p.cost) out["cost"] = *p.cost;
+    }
+}
+
+/// `frenzy plan --json`: the first `top` plans (all when 0) and every infeasible type; with mixed plans asked for
+/// (plan_options::mixed), the first `top` of them and why there are none.
 inline nlohmann::ordered_json plan_result_json(const plan_result& r, std::size_t top = 0) {
     auto out = nlohmann::ordered_json::object();
     if (r.parameters > 0) out["parameters"] = r.parameters;  // the job's; a MoE's active ones too
@@ -180,6 +220,12 @@ inline nlohmann::ordered_json plan_result_json(const plan_result& r, std::size_t
     out["infeasible"] = r.infeasible;
     const std::size_t n = top > 0 ? std::min(top, r.plans.size()) : r.plans.size();
     for (std::size_t i = 0; i < n; ++i) out["plans"].push_back(r.plans[i]);
+    if (!r.mixed.empty() || !r.mixed_note.empty()) {
+        out["mixed_plans"] = nlohmann::ordered_json::array();
+        const std::size_t k = top > 0 ? std::min(top, r.mixed.size()) : r.mixed.size();
+        for (std::size_t i = 0; i < k; ++i) out["mixed_plans"].push_back(r.mixed[i]);
+        if (!r.mixed_note.empty()) out["mixed_note"] = r.mixed_note;
+    }
     return out;
 }
 inline void to_json(nlohmann::ordered_json& out, const plan_result& r) { out = plan_result_json(r); }

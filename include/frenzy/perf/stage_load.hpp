@@ -36,16 +36,25 @@ struct stage_load {
     double dense_layers() const { return layers - moe_layers; }
 };
 
+inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f, std::int64_t first, std::int64_t last);
+
 /// The bottleneck stage of `j`'s layout, its stages weighed with the per-token FLOPs `f`
 /// (forward_flops_per_token(j.model, j.training.seq_len)). It depends on the model, the sequence length, the
 /// framework's vocabulary padding and the fields of the layout that place layers (tp, etp, ep, pp, vpp, uneven
 /// and embedding/loss splits), not on dp, the micro-batch, recompute, precision or the GPU.
 inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f) {
+    return bottleneck_stage(j, f, 0, j.parallel.pp);
+}
+
+/// The same over the stages first .. last - 1 only: a heterogeneous pipeline's stages on one GPU type
+/// (plan/mixed.hpp), whose gradient sync and optimizer pass run on that type.
+inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f, std::int64_t first, std::int64_t last) {
     stage_load out;
     out.flops = f;
     double worst = -1;
     const auto profile = profile_of(j);
     for_each_stage_layout(j, j.runtime.framework->memory.vocab_divisible_by, [&](const stage_layout& s) {
+        if (s.stage < first || s.stage >= last) return;
         const double l = static_cast<double>(s.layers), e = static_cast<double>(s.moe_layers);
         const double work = (l - e) * f.dense_layer + e * f.moe_layer + l * f.attention_core + (s.last ? f.logits : 0.0);
         const auto split = trainable_split(j, s, profile);

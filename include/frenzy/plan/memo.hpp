@@ -5,6 +5,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <compare>
+#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -45,7 +47,7 @@ inline bool pack_key(const job_spec& j, packed_key& out) {
                                u(p.first_stage_layers) | u(p.last_stage_layers);
     const std::uint64_t narrow = u(p.sharding) | u(p.recompute) | u(p.schedule) | u(p.dispatcher) |
                                  u(catalog_index(j.runtime.framework)) | u(j.training.precision) | u(j.runtime.attention);
-    if ((wide >> 21) != 0 || (narrow >> 6) != 0) return false;
+    if ((wide >> 21) != 0 || (narrow >> 6) != 0 || !p.stage_layers.empty()) return false;
     out[0] = u(p.dp) | u(p.tp) << 21 | u(p.pp) << 42;
     out[1] = u(p.vpp) | u(p.cp) << 21 | u(p.ep) << 42;
     out[2] = u(p.etp) | u(p.first_stage_layers) << 21 | u(p.last_stage_layers) << 42;
@@ -100,14 +102,20 @@ struct packed_table {
         }
     }
 };
-/// Bytes by job: the packed key where it applies, else the full one.
+/// Bytes by job: the packed key where it applies, else the full one (with the layout's own layer counts, when it
+/// states them: parallel.stage_layers).
 struct memo {
     packed_table packed;
     std::unordered_map<memo_key, double, memo_hash> full;
+    std::map<std::pair<memo_key, std::vector<std::int64_t>>, double> laid_out;
     /// The entry of `j` and whether it is new (then set to `init`); valid until the next new entry.
     std::pair<double*, bool> try_emplace(const job_spec& j, double init) {
         packed_key k;
         if (pack_key(j, k)) return packed.try_emplace(k, init);
+        if (!j.parallel.stage_layers.empty()) {
+            auto [it, fresh] = laid_out.try_emplace({key_of(j), j.parallel.stage_layers}, init);
+            return {&it->second, fresh};
+        }
         auto [it, fresh] = full.try_emplace(key_of(j), init);
         return {&it->second, fresh};
     }
@@ -115,11 +123,16 @@ struct memo {
 /// The fields the pipeline stages of a job's layout depend on (train/geometry.hpp for_each_stage_layout, with
 /// the framework's vocabulary padding), within one plan() call, where the model and sequence length are fixed:
 /// what keys the stage walks shared across dp, sharding, recompute, micro-batches, precisions and GPU types.
-using stage_key = std::array<std::int64_t, 9>;
+struct stage_key {
+    std::array<std::int64_t, 9> fields{};
+    std::vector<std::int64_t> stage_layers;  ///< parallel.stage_layers (empty for every layout the planner builds)
+    auto operator<=>(const stage_key&) const = default;
+};
 inline stage_key stage_key_of(const job_spec& j) {
     const auto& p = j.parallel;
-    return {static_cast<std::int64_t>(j.runtime.framework.identity()), p.tp, p.etp, p.ep, p.pp, p.vpp, p.first_stage_layers,
-            p.last_stage_layers, static_cast<std::int64_t>(p.embedding_stage) * 2 + static_cast<std::int64_t>(p.loss_stage)};
+    return {{static_cast<std::int64_t>(j.runtime.framework.identity()), p.tp, p.etp, p.ep, p.pp, p.vpp, p.first_stage_layers,
+             p.last_stage_layers, static_cast<std::int64_t>(p.embedding_stage) * 2 + static_cast<std::int64_t>(p.loss_stage)},
+            p.stage_layers};
 }
 
 }  // namespace frenzy::detail

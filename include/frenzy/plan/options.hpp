@@ -46,6 +46,9 @@ struct plan_options {
     /// (perf/step_time.hpp). False: the job's runtime flags as given. DDP, FSDP and DeepSpeed always overlap their
     /// gradient reduction (nothing to turn on).
     bool framework_overlap = true;
+    /// Also plan pipelines whose stages run on two GPU types (plan/mixed.hpp; Megatron-LM only).
+    bool mixed = false;
+    std::int64_t max_mixed_stages = 16;   ///< most pipeline stages of a mixed plan (max_pp, when set, instead)
 };
 
 /// Where the GPUs of one type are: its catalog entry, node shape and how many nodes there are.

@@ -53,6 +53,53 @@ struct plan {
     bool operator==(const plan&) const = default;
 };
 
+/// Consecutive pipeline stages of a mixed plan on one GPU type (plan/mixed.hpp): `stages` stages of tp x dp x cp
+/// GPUs each, on whole nodes of the type. Memory figures are of its fullest stage on its own GPU; times of its
+/// slowest stage.
+struct stage_group {
+    std::string gpu;
+    int gpus = 0;
+    int nodes = 0;
+    int gpus_per_node = 0;
+    std::int64_t first_stage = 0;  ///< pipeline rank of its first stage
+    std::int64_t stages = 0;
+    std::int64_t layers = 0;       ///< transformer layers on its stages together
+    bytes peak_reserved{};         ///< the fullest of its stages
+    bytes required{};              ///< what the fit rule compared for that stage (memory/fit.hpp)
+    bytes capacity{};              ///< usable memory of one of its GPUs
+    double slot_s = 0;             ///< one micro-batch slot of its slowest stage, with the sends to the next type
+    double tail_s = 0;             ///< after the last micro-batch: exposed gradient sync, parameter gather, optimizer
+    bool operator==(const stage_group&) const = default;
+};
+
+/// One job's pipeline over several GPU types: stage groups in pipeline order, the same tp, dp and cp on every stage,
+/// the layers split unevenly (parallel.stage_layers) so that the slowest stage is as fast as the memory of each
+/// type allows. Megatron-LM runs it with --pipeline-model-parallel-layout.
+struct mixed_plan {
+    std::vector<stage_group> groups;
+    frenzy::framework framework = framework::megatron;
+    frenzy::precision precision = precision::bf16_mixed;  ///< one every type runs (fp16-mixed with V100 or T4)
+    parallel_config parallel{};  ///< pp = all stages; stage_layers = the split
+    std::int64_t micro_batch = 1;
+    bool overlap_grad_reduce = false;
+    bool tp_comm_overlap = false;
+    seconds step_time{};
+    double tokens_per_s = 0;   ///< whole job
+    double mfu = 0;            ///< model FLOPs / (step time x sum over the types of GPUs x peak)
+    double rel_error_band = 0; ///< the widest band of its types' regimes (perf/error_band.hpp)
+    bool has_budget = false;
+    seconds est_time{};
+    double gpu_hours = 0;
+    double billed_gpu_hours = 0;
+    std::optional<double> cost;
+    int gpus() const {
+        int n = 0;
+        for (const auto& g : groups) n += g.gpus;
+        return n;
+    }
+    bool operator==(const mixed_plan&) const = default;
+};
+
 struct infeasible_type {
     std::string gpu;
     std::string reason;
@@ -65,6 +112,9 @@ struct plan_result {
     std::vector<infeasible_type> infeasible;
     double parameters = 0;         ///< the job's parameters (model/transformer.hpp total_parameters; 0 = not set)
     double active_parameters = 0;  ///< parameters one token passes through (a MoE's routed top-k; else = parameters)
+    /// Plans over several GPU types (plan_options::mixed), best first by the same objective; why there are none
+    std::vector<mixed_plan> mixed;
+    std::string mixed_note;
 };
 
 /// The parts of a layout a job states: the planner keeps these and searches the rest. A job file's `parallel`

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,7 @@
 #include "frenzy/perf/stage_load.hpp"
 #include "frenzy/perf/step_time.hpp"
 #include "frenzy/plan/feasibility.hpp"
+#include "frenzy/plan/mixed_search.hpp"
 #include "frenzy/plan/objective.hpp"
 #include "frenzy/plan/options.hpp"
 #include "frenzy/plan/plan.hpp"
@@ -90,6 +92,7 @@ public:
         for (const auto& pool : pools) cx.memory.max_usable = std::max(cx.memory.max_usable, usable_memory(pool.gpu, opt.margin).value);
         for (const auto& pool : pools) plan_pool(job, pool, opt, r, cx);
         detail::rank_plans(r, opt, obj_);
+        if (opt.mixed) plan_mixed_pools(job, pools, opt, r);
         return r;
     }
 
@@ -107,6 +110,18 @@ public:
     }
 
 private:
+    /// Pipelines over two GPU types (plan/mixed.hpp), where the step-time model predicts a stage range (the
+    /// default model's bottleneck-stage entry) and the objective is the default's measures.
+    void plan_mixed_pools(const job_spec& job, const std::vector<gpu_pool>& pools, const plan_options& opt,
+                          plan_result& r) const {
+        if constexpr (requires(const job_spec& j, const gpu_type& g, const topology& t, const stage_load& s) {
+                          { time_.predict(j, g, t, s) } -> std::same_as<step_estimate>;
+                      } && std::same_as<O, selectable_objective>)
+            plan_mixed(job, std::span<const gpu_pool>(pools), opt, mem_, time_, r);
+        else
+            r.mixed_note = "mixed plans need the default step-time model and objective";
+    }
+
     struct candidate {
         job_spec job;
         step_estimate speed;

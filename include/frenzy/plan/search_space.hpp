@@ -68,6 +68,10 @@ struct divisor_search_space {
         a.vpp.clear();
         for (std::int64_t v = 1; v <= std::max<std::int64_t>(1, o.max_vpp); ++v) a.vpp.push_back(v);
         if (c.vpp) a.vpp = {*c.vpp};
+        if (!j.parallel.stage_layers.empty()) {  // a layout with its own layer count per stage fixes pp, vpp 1
+            a.pp = {static_cast<std::int64_t>(j.parallel.stage_layers.size())};
+            a.vpp = {1};
+        }
         if (c.sharding) a.shardings = {*c.sharding};
         if (c.recompute) a.recomputes = {*c.recompute};
         a.sequence_parallel = c.sequence_parallel;
@@ -121,6 +125,7 @@ inline void set_layout(job_spec& j, const runtime_spec& base, const search_axes&
     p.last_stage_layers = job_fields.last_stage_layers;
     p.embedding_stage = job_fields.embedding_stage;
     p.loss_stage = job_fields.loss_stage;
+    if (static_cast<std::int64_t>(job_fields.stage_layers.size()) == pp) p.stage_layers = job_fields.stage_layers;
     p.recompute_method = job_fields.recompute_method;
     p.recompute_layers = job_fields.recompute_layers;
     p.dp = dp;

@@ -205,6 +205,8 @@ struct framework_rules {
     bool fp8_param_gather = false;           ///< runtime.fp8_param_gather (Megatron --fp8-param-gather)
     bool grad_reduce_bf16 = false;           ///< runtime.grad_reduce_bf16 (Megatron --grad-reduce-in-bf16)
     bool default_sequence_parallel = false;  ///< a planned layout with tp > 1 turns sequence parallelism on
+    /// parallel.stage_layers: a layer count per pipeline stage (Megatron --pipeline-model-parallel-layout)
+    bool stage_layer_layout = false;
 };
 
 /// Why a data-parallel-only framework (`field` names it, e.g. runtime.framework="ddp") cannot run `p`'s tensor,

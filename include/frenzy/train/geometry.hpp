@@ -51,11 +51,13 @@ struct stage_layout {
     double params() const { return dense_params + expert_params; }
 };
 
-/// Transformer layers of pipeline rank `s` (all its virtual chunks): even split, or Megatron's uneven first/last
-/// stage counts (megatron/core/transformer/transformer_block.py get_num_layers_to_build @d98e8a64).
+/// Transformer layers of pipeline rank `s` (all its virtual chunks): the layout's own count (stage_layers), even
+/// split, or Megatron's uneven first/last stage counts (megatron/core/transformer/transformer_block.py
+/// get_num_layers_to_build @d98e8a64).
 inline std::int64_t stage_layer_count(const job_spec& j, std::int64_t s) {
     const auto& p = j.parallel;
     const auto L = j.model.layers;
+    if (!p.stage_layers.empty()) return p.stage_layers[static_cast<std::size_t>(s)];
     if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
         if (s == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
         if (s == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;

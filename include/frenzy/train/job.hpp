@@ -74,6 +74,9 @@ struct job_spec {
 /// sharding and parallelism it offers (frameworks/<name>/traits.hpp rules.rejects_layout). validate(job) and the
 /// planner's search both ask it.
 inline std::string framework_rejects(framework fw, const parallel_config& p, const training_spec& t = {}) {
+    if (!p.stage_layers.empty() && !fw->rules.stage_layer_layout)
+        return "parallel.stage_layers (a layer count per pipeline stage) is not supported by runtime.framework=\"" +
+               std::string(fw.name()) + "\" (Megatron-LM states it with --pipeline-model-parallel-layout)";
     return fw->rules.rejects_layout(p, t);
 }
 
@@ -215,11 +218,41 @@ inline void validate_degrees(const transformer_spec& m, const parallel_config& p
                            " needs parallel.recompute=\"full\" (got \"" + std::string(to_string(p.recompute)) + "\")");
 }
 
+/// A layout's own layer count per stage (parallel.stage_layers): one entry per stage, each at least one layer,
+/// adding up to the model's layers (Megatron's PipelineParallelLayerLayout.validate_layer_layout counts the
+/// decoder layers against num_layers, megatron/core/transformer/pipeline_parallel_layer_layout.py @d98e8a64); the
+/// other split fields and virtual stages are not combined with it (Megatron's arguments.py asserts that at most one
+/// of --pipeline-model-parallel-layout, --num-layers-per-virtual-pipeline-stage and
+/// --num-virtual-stages-per-pipeline-rank is set; Frenzy writes the layout without virtual stages).
+inline void validate_stage_layers(const transformer_spec& m, const parallel_config& p) {
+    const auto n = static_cast<std::int64_t>(p.stage_layers.size());
+    if (n != p.pp)
+        throw config_error("parallel.stage_layers has " + std::to_string(n) + " entries; it needs one per stage (" +
+                           field_text("parallel.pp", p.pp) + ")");
+    std::int64_t sum = 0;
+    for (std::size_t s = 0; s < p.stage_layers.size(); ++s) {
+        const auto v = p.stage_layers[s];
+        if (v < 1 || v > m.layers)
+            throw config_error("parallel.stage_layers[" + std::to_string(s) + "]=" + std::to_string(v) +
+                               " must be between 1 and " + field_text("model.layers", m.layers));
+        sum += v;
+    }
+    if (sum != m.layers)
+        throw config_error("parallel.stage_layers adds up to " + std::to_string(sum) + " layers; " +
+                           field_text("model.layers", m.layers));
+    if (p.vpp != 1) throw config_error("parallel.stage_layers needs " + field_text("parallel.vpp", 1) + " (got " + std::to_string(p.vpp) + ")");
+    if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_stage || p.loss_stage)
+        throw config_error("parallel.stage_layers cannot be combined with parallel.first_stage_layers/last_stage_layers "
+                           "or parallel.embedding_stage/loss_stage (the layout states every stage)");
+}
+
 /// How the layers split over pipeline stages, even or uneven.
 inline void validate_pipeline_split(const transformer_spec& m, const parallel_config& p) {
     // Layer split rules of megatron/core/transformer/transformer_block.py get_num_layers_to_build (@d98e8a64).
     const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
-    if (uneven) {
+    if (!p.stage_layers.empty()) {
+        validate_stage_layers(m, p);
+    } else if (uneven) {
         if (p.pp < 2) throw config_error("parallel.first_stage_layers/last_stage_layers need parallel.pp>1 (got " + field_text("pp", p.pp) + ")");
         if (p.embedding_stage || p.loss_stage)
             throw config_error("parallel.first_stage_layers/last_stage_layers cannot be combined with parallel.embedding_stage/loss_stage (Megatron rejects it)");

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/enum_names.hpp"
@@ -144,6 +145,11 @@ struct parallel_config {
     /// Uneven pipeline split: transformer layers on the first / last stage (Megatron
     /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers); 0 = even split.
     std::int64_t first_stage_layers = 0, last_stage_layers = 0;
+    /// Transformer layers of each pipeline stage, in order (Megatron --pipeline-model-parallel-layout, the
+    /// general form of the uneven split: megatron/core/transformer/pipeline_parallel_layer_layout.py @d98e8a64;
+    /// the embedding sits on the first stage, the loss on the last). Empty = the split above; else pp entries,
+    /// at least one layer each, adding up to model.layers, with vpp 1.
+    std::vector<std::int64_t> stage_layers{};
     /// The embedding / the loss count as one layer of the split (Megatron --account-for-embedding-in-pipeline-split
     /// / --account-for-loss-in-pipeline-split): the first (last) virtual stage builds one transformer layer fewer.
     bool embedding_stage = false, loss_stage = false;

@@ -125,6 +125,7 @@ inline std::vector<std::string> parallel_arguments(const job_spec& j) {
         if (p.grouped_gemm) a.push_back("--moe-grouped-gemm");
         a.push_back(std::string("--moe-token-dispatcher-type ") + (p.dispatcher == moe_dispatcher::alltoall ? "alltoall" : "allgather"));
     }
+    if (!p.stage_layers.empty()) a.push_back("--pipeline-model-parallel-layout " + megatron_pipeline_layout(p.stage_layers));
     if (p.first_stage_layers > 0) a.push_back("--decoder-first-pipeline-num-layers " + n(p.first_stage_layers));
     if (p.last_stage_layers > 0) a.push_back("--decoder-last-pipeline-num-layers " + n(p.last_stage_layers));
     if (p.embedding_stage) a.push_back("--account-for-embedding-in-pipeline-split");
@@ -228,7 +229,7 @@ inline std::string data_and_length(const job_spec& j) {
 inline std::string array_line(const std::string& a) {
     const auto sp = a.find(' ');
     if (sp == std::string::npos || a.compare(sp + 1, 2, "\"$") == 0) return "    " + a + "\n";
-    const bool quote = a.find_first_of("()[]*$\"' ", sp + 1) != std::string::npos;
+    const bool quote = a.find_first_of("()[]*$\"' |;&<>", sp + 1) != std::string::npos;
     return "    " + (quote ? a.substr(0, sp) + " '" + a.substr(sp + 1) + "'" : a) + "\n";
 }
 

@@ -1,0 +1,368 @@
+#pragma once
+// The search for heterogeneous pipeline plans (plan/mixed.hpp evaluates one): the split of the layers between two
+// stage groups (best_split), the layouts of each ordered pair of GPU types with their speed bound (mixed_search)
+// and the entry the planner calls with plan_options::mixed (plan_mixed). See plan/mixed.hpp for the model.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/hw/gpu.hpp"
+#include "frenzy/perf/flops.hpp"
+#include "frenzy/perf/stage_load.hpp"
+#include "frenzy/perf/step_time.hpp"
+#include "frenzy/plan/feasibility.hpp"
+#include "frenzy/plan/mixed.hpp"
+#include "frenzy/plan/objective.hpp"
+#include "frenzy/plan/options.hpp"
+#include "frenzy/plan/plan.hpp"
+#include "frenzy/plan/policies.hpp"
+#include "frenzy/plan/search_space.hpp"
+#include "frenzy/train/attention.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy {
+
+namespace detail {
+
+/// The precision every type of a pair runs the job in: the job's own, else the nearest one both have
+/// (fallback_precision: fp16-mixed for bf16 where a V100 or T4 takes part); none when the job pins its precision.
+inline std::optional<precision> shared_precision(precision want, const gpu_type& a, const gpu_type& b, bool pin) {
+    if (a.peak_flops(want) > 0 && b.peak_flops(want) > 0) return want;
+    if (pin) return std::nullopt;
+    for (const auto* g : {&a, &b})
+        if (auto alt = fallback_precision(want, *g); alt && a.peak_flops(*alt) > 0 && b.peak_flops(*alt) > 0) return alt;
+    return std::nullopt;
+}
+
+/// Stage counts of one group on `pool`: s stages of `stage_gpus` GPUs on whole nodes (or a part of one node), within
+/// `avail` GPUs, at most `most`.
+inline std::vector<std::int64_t> group_stage_counts(const gpu_pool& pool, std::int64_t stage_gpus, std::int64_t avail,
+                                                    std::int64_t most) {
+    std::vector<std::int64_t> out;
+    const std::int64_t gpn = pool.gpus_per_node;
+    for (std::int64_t s = 1; s <= most && s * stage_gpus <= avail; ++s) {
+        const auto n = s * stage_gpus;
+        if (n % gpn == 0 || (n < gpn && gpn % n == 0)) out.push_back(s);
+    }
+    return out;
+}
+
+/// The best split of the layers between two groups of `sa` and `sb` stages for `j` (its layout set but for the
+/// split): the time-balanced split moved to the nearest one both types' memory holds (see the top of the file).
+template <MemoryModel M, StepTimeModel T>
+std::optional<mixed_plan> best_split(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
+                                     const M& mem, const T& time, const plan_options& opt) {
+    const std::int64_t L = j.model.layers;
+    const std::array<stage_group_shape, 2> shape{{{&a, sa}, {&b, sb}}};
+    const std::array<std::int64_t, 2> stages{sa, sb};
+    auto run = [&](std::int64_t na, bool memory) {
+        const std::array<std::int64_t, 2> layers{na, L - na};
+        j.parallel.stage_layers = spread_layers(layers, stages);
+        return evaluate_mixed(j, shape, mem, time, opt, memory);
+    };
+    std::int64_t lo = sa, hi = L - sb;  // layers on the first group
+    if (lo > hi) return std::nullopt;
+    // smallest na whose first-group slot reaches the second's: the time-balanced point
+    std::int64_t l = lo, h = hi;
+    while (l < h) {
+        const auto mid = (l + h) / 2;
+        const auto e = run(mid, false);
+        if (!e.plan) return std::nullopt;
+        if (e.plan->groups[0].slot_s >= e.plan->groups[1].slot_s) h = mid; else l = mid + 1;
+    }
+    std::optional<mixed_plan> best;
+    auto check = [&](std::int64_t na) {  // the memory bits of `na` (0: it fits, and `best` keeps the faster)
+        auto e = run(na, true);
+        if (e.plan && (!best || e.plan->tokens_per_s > best->tokens_per_s)) best = std::move(e.plan);
+        return e.plan ? 0u : e.over != 0 ? e.over : 4u;
+    };
+    unsigned at = 0;
+    for (auto na : {l, l - 1})
+        if (na >= lo && na <= hi) at |= check(na);
+    if (best || at == 0 || (at & 4u) || at == 3u) return best;
+    // too full on one side of the balance point: the nearest split that side holds (its stages fill as their
+    // layers grow), found by binary search; the other side only empties on the way
+    if (at == 1u) {  // the first group: fewer layers there, the largest na in [lo, l - 2] it holds
+        std::int64_t x = lo, y = l - 2;
+        while (x <= y) {
+            const auto mid = (x + y) / 2;
+            if ((check(mid) & 1u) == 0) x = mid + 1; else y = mid - 1;
+        }
+    } else {  // the second group: more layers on the first, the smallest na in [l + 1, hi] the second holds
+        std::int64_t x = l + 1, y = hi;
+        while (x <= y) {
+            const auto mid = (x + y) / 2;
+            if ((check(mid) & 2u) == 0) y = mid - 1; else x = mid + 1;
+        }
+    }
+    return best;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// Seconds of one transformer layer of one micro-batch on one GPU of `g` at `j`'s tp, micro-batch, recompute and
+/// precision: the step-time model's compute and exposed tensor-, context- and expert-parallel traffic of a one-layer
+/// stage without the logits (a MoE's layer weighed by its share of MoE layers); what the speed bound divides the
+/// layers by.
+template <class T>
+double layer_seconds(const job_spec& j, const gpu_type& g, const T& time, const token_flops& f) {
+    stage_load one;
+    one.layers = 1;
+    one.moe_layers = j.model.is_moe()
+                         ? static_cast<double>(j.model.moe_layers_below(j.model.layers)) / static_cast<double>(j.model.layers)
+                         : 0.0;
+    one.chunk_slots = 1;
+    one.flops = f;
+    const auto b = time.step_parts(j, g, topology{}, one);
+    return b.compute_mb + b.tp_exposed_mb + b.cp_exposed_mb + b.ep_mb;
+}
+
+/// The best score (selectable_objective, lower is better) of the single-type plans on each GPU type: what a mixed
+/// plan of two types must beat.
+struct single_type_bar {
+    std::map<std::string, double> by_type;
+    single_type_bar(const std::vector<plan>& plans, const plan_options& opt) {
+        for (const auto& p : plans) {
+            const double s = selectable_objective{}.score(p, opt);
+            auto [it, fresh] = by_type.try_emplace(p.gpu, s);
+            if (!fresh) it->second = std::min(it->second, s);
+        }
+    }
+    /// The better of the two types' best scores (1e308 for a type without a plan).
+    double of(const std::string& a, const std::string& b) const {
+        auto score = [&](const std::string& t) {
+            auto it = by_type.find(t);
+            return it == by_type.end() ? 1e308 : it->second;
+        };
+        return std::min(score(a), score(b));
+    }
+};
+
+}  // namespace detail
+
+namespace detail {
+
+/// One plan_mixed call: the job, the options, the models, the bar each pair must beat and the best plan per pair of
+/// types found so far.
+template <MemoryModel M, StepTimeModel T>
+class mixed_search {
+public:
+    mixed_search(const job_spec& job, framework fw, const plan_options& opt, const M& mem, const T& time,
+                 const plan_result& r)
+        : job_(job), fw_(fw), opt_(opt), mem_(mem), time_(time), bar_(r.plans, opt),
+          most_stages_(std::min<std::int64_t>(job.model.layers, opt.max_pp > 0 ? opt.max_pp : opt.max_mixed_stages)),
+          flops_(forward_flops_per_token(job.model, job.training.seq_len)) {}
+
+    std::int64_t most_stages() const { return most_stages_; }
+
+    /// Every layout with the embedding on `a` and the loss on `b`.
+    void pair(const gpu_pool& a, const gpu_pool& b) {
+        const auto prec = shared_precision(job_.training.precision, a.gpu, b.gpu, opt_.pin_precision);
+        if (!prec) return;
+        job_spec j0 = job_;
+        j0.training.precision = *prec;
+        j0.runtime.framework = fw_;
+        if (!attention_rejected(j0, a.gpu).empty() || !attention_rejected(j0, b.gpu).empty()) return;
+        const auto ax = divisor_search_space{}.axes(j0, a, opt_);
+        for (auto tp : ax.tp) {
+            if (a.gpus_per_node % tp != 0 || b.gpus_per_node % tp != 0) continue;
+            const auto rate = sequence_layer_seconds(j0, ax, a, b, tp);
+            for (auto dpi = ax.dp.rbegin(); dpi != ax.dp.rend(); ++dpi) {  // most GPUs first: the bound then
+                const auto dp = *dpi;                                          // prunes the rest sooner
+                const auto counts_a = group_stage_counts(a, tp * dp, avail(a), most_stages_ - 1);
+                const auto counts_b = group_stage_counts(b, tp * dp, avail(b), most_stages_ - 1);
+                for (auto sa = counts_a.rbegin(); sa != counts_a.rend(); ++sa)
+                    for (auto sb = counts_b.rbegin(); sb != counts_b.rend(); ++sb)
+                        if (saturated(tp * dp, *sa == counts_a.back(), *sb == counts_b.back(), *sa + *sb) &&
+                            !beaten(a, b, tp, dp, *sa, *sb, rate))
+                            layout(j0, ax, a, b, tp, dp, *sa, *sb);
+            }
+        }
+    }
+
+    /// The plans kept, best first.
+    std::vector<mixed_plan> plans() {
+        std::vector<mixed_plan> out;
+        for (auto& [k, v] : best_) out.push_back(std::move(v.second));
+        std::stable_sort(out.begin(), out.end(), [&](const mixed_plan& x, const mixed_plan& y) {
+            const double sx = mixed_score(x, opt_) * (1.0 + band_weight * x.rel_error_band);
+            const double sy = mixed_score(y, opt_) * (1.0 + band_weight * y.rel_error_band);
+            if (sx != sy) return sx < sy;
+            return x.gpus() < y.gpus();
+        });
+        return out;
+    }
+
+private:
+    using pair_key = std::pair<std::string, std::string>;
+    static pair_key key_of(const gpu_pool& a, const gpu_pool& b) {
+        return a.gpu.name < b.gpu.name ? pair_key{a.gpu.name, b.gpu.name} : pair_key{b.gpu.name, a.gpu.name};
+    }
+    std::int64_t avail(const gpu_pool& p) const { return opt_.max_gpus > 0 ? std::min(opt_.max_gpus, p.gpus()) : p.gpus(); }
+
+    /// Seconds of one layer of one sequence on each type at tp, at the largest micro-batch without recompute; zeros
+    /// where the step-time model offers no step_parts (then nothing is skipped by the bound).
+    std::array<double, 2> sequence_layer_seconds(const job_spec& j0, const search_axes& ax, const gpu_pool& a,
+                                                 const gpu_pool& b, std::int64_t tp) {
+        std::array<double, 2> out{0, 0};
+        job_spec jt = j0;
+        set_layout(jt, job_.runtime, ax, fw_, tp, 2, 1, 1, sharding::none, 1, 1, opt_);
+        jt.training.micro_batch = ax.micro_batch.empty() ? 1 : ax.micro_batch.back();
+        top_micro_batch_ = static_cast<double>(jt.training.micro_batch);
+        jt.parallel.recompute = recompute::none;
+        if constexpr (requires { time_.step_parts(jt, a.gpu, topology{}, stage_load{}); }) {
+            const double mb = static_cast<double>(jt.training.micro_batch);
+            out[0] = layer_seconds(job_on(jt, a.gpu), a.gpu, time_, flops_) / mb;
+            out[1] = layer_seconds(job_on(jt, b.gpu), b.gpu, time_, flops_) / mb;
+        }
+        return out;
+    }
+
+    /// A pipeline over two types goes past what one type holds: one of them gives all the stages it can (`all_a`,
+    /// `all_b`: no further stage of it fits its free GPUs on whole nodes), or the plan is at the stage or GPU limit.
+    /// Otherwise a stage more of each type fits, and the plan is a smaller version of one that is.
+    bool saturated(std::int64_t stage_gpus, bool all_a, bool all_b, std::int64_t stages) const {
+        return all_a || all_b || stages == most_stages_ || (opt_.max_gpus > 0 && (stages + 1) * stage_gpus > opt_.max_gpus);
+    }
+
+    /// The speed bound (plan_mixed): true when no split of sa + sb stages can beat the pair's bar or its best plan.
+    bool beaten(const gpu_pool& a, const gpu_pool& b, std::int64_t tp, std::int64_t dp, std::int64_t sa, std::int64_t sb,
+                const std::array<double, 2>& rate) const {
+        if (sa + sb > most_stages_ || (opt_.constraints.pp && *opt_.constraints.pp != sa + sb)) return true;
+        const std::int64_t stage_gpus = tp * dp;
+        if (opt_.max_gpus > 0 && (sa + sb) * stage_gpus > opt_.max_gpus) return true;
+        if (!(rate[0] > 0 && rate[1] > 0)) return false;
+        auto group = [&](const gpu_pool& p, std::int64_t s) {
+            stage_group g;
+            g.gpu = p.gpu.name;
+            g.gpus = static_cast<int>(s * stage_gpus);
+            g.gpus_per_node = p.gpus_per_node;
+            g.nodes = (g.gpus + p.gpus_per_node - 1) / p.gpus_per_node;
+            return g;
+        };
+        // per sequence: the balanced slot over any split (no stage beats its type's rate) and the fill and drain
+        // (every stage holds a layer at least); a pipeline of n = global batch / dp sequences in micro-batches of
+        // mb takes at least (n - mb) x balanced + mb x fill, lowest at mb = 1 or at the largest micro-batch
+        const double sa_d = static_cast<double>(sa), sb_d = static_cast<double>(sb);
+        const double balanced = static_cast<double>(job_.model.layers) / (sa_d / rate[0] + sb_d / rate[1]);
+        const double fill = sa_d * rate[0] + sb_d * rate[1];
+        const double n = static_cast<double>(job_.training.global_batch) / static_cast<double>(dp);
+        const double mb_top = std::min(n, top_micro_batch_);
+        const double step = std::min((n - 1.0) * balanced + fill, (n - mb_top) * balanced + mb_top * fill);
+        mixed_plan probe;
+        probe.groups = {group(a, sa), group(b, sb)};
+        probe.tokens_per_s = n * static_cast<double>(dp * job_.training.seq_len) / step;
+        const double bound = mixed_score(probe, opt_);
+        if (bound >= bar_.of(a.gpu.name, b.gpu.name)) return true;
+        const auto at = best_.find(key_of(a, b));
+        return at != best_.end() && at->second.first <= bound;
+    }
+
+    /// One layout (tp, dp, stage counts): the most frugal point first (full recompute, the smallest micro-batch;
+    /// if no split fits there, none fits anywhere in the layout), then the lowest recompute level at which a
+    /// micro-batch fits, the largest such micro-batch by binary search (what fits is a prefix of the micro-batches),
+    /// and smaller ones while they are faster (a smaller bubble against less efficient GEMMs).
+    void layout(const job_spec& j0, const search_axes& ax, const gpu_pool& a, const gpu_pool& b, std::int64_t tp,
+                std::int64_t dp, std::int64_t sa, std::int64_t sb) {
+        job_spec j = j0;
+        set_layout(j, job_.runtime, ax, fw_, tp, sa + sb, 1, 1, dp > 1 ? sharding::optimizer : sharding::none,
+                   1, dp, opt_);
+        if (opt_.constraints.sharding) j.parallel.sharding = *opt_.constraints.sharding;
+        if (!framework_rejects(fw_, j.parallel, j.training).empty()) return;
+        std::vector<std::int64_t> mbs;
+        valid_micro_batches(j, ax, mbs);
+        if (mbs.empty() || ax.recomputes.empty()) return;
+        auto at = [&](recompute rc, std::size_t k) {
+            j.parallel.recompute = rc;
+            j.training.micro_batch = mbs[k];
+            j.parallel.stage_layers = spread_layers(std::array{j.model.layers}, std::array{sa + sb});
+            try {
+                validate(j);
+            } catch (const config_error&) {
+                return std::optional<mixed_plan>{};
+            }
+            return best_split(j, a, b, sa, sb, mem_, time_, opt_);
+        };
+        auto frugal = at(ax.recomputes.back(), 0);
+        if (!frugal) return;
+        for (auto rc : ax.recomputes) {
+            auto first = rc == ax.recomputes.back() ? frugal : at(rc, 0);
+            if (!first) continue;
+            std::size_t lo = 0, hi = mbs.size();  // mbs[lo] fits, mbs[hi] does not (hi = size: none known)
+            while (hi - lo > 1) {
+                const auto mid = (lo + hi) / 2;
+                if (at(rc, mid)) lo = mid; else hi = mid;
+            }
+            double last = 0;
+            for (auto k = lo + 1; k-- > 0;) {
+                auto pl = k == 0 ? first : at(rc, k);
+                if (!pl || pl->tokens_per_s <= last) break;
+                last = pl->tokens_per_s;
+                keep(a, b, std::move(*pl));
+            }
+            return;
+        }
+    }
+
+    void keep(const gpu_pool& a, const gpu_pool& b, mixed_plan&& pl) {
+        const double s = mixed_score(pl, opt_);
+        if (s >= bar_.of(a.gpu.name, b.gpu.name)) return;
+        auto [it, fresh] = best_.try_emplace(key_of(a, b), s, pl);
+        if (!fresh && s < it->second.first) it->second = {s, std::move(pl)};
+    }
+
+    const job_spec& job_;
+    framework fw_;  ///< one whose rules state a layer count per stage (Megatron-LM)
+    const plan_options& opt_;
+    const M& mem_;
+    const T& time_;
+    single_type_bar bar_;
+    std::int64_t most_stages_;
+    token_flops flops_;
+    double top_micro_batch_ = 1;  ///< the micro-batch the rates were taken at (the largest of the axes)
+    std::map<pair_key, std::pair<double, mixed_plan>> best_;
+};
+
+}  // namespace detail
+
+/// Mixed plans of `job` over the pools, best first by mixed_score, into `r.mixed` (or why there are none into
+/// `r.mixed_note`). Megatron-LM only: the framework that runs an uneven layout per stage as written. A mixed plan of
+/// two types is kept only when it beats every single-type plan of `r.plans` on either type (otherwise one type
+/// alone does better, and the other's GPUs stay free for other jobs), and a layout is skipped without a memory estimate when its speed bound already
+/// cannot: no stage runs its layers faster than its type's compute alone, so over any split a pipeline of s_a and
+/// s_b stages makes at most dp x seq x (s_a / t_a + s_b / t_b) / layers tokens per second, t_k one layer of one
+/// sequence on type k at the largest micro-batch (its best GEMM efficiency) without recompute. The bound needs the
+/// step-time model's parts (step_parts), as the single-type search's speed bound does.
+template <MemoryModel M, StepTimeModel T>
+void plan_mixed(const job_spec& job, std::span<const gpu_pool> pools, const plan_options& opt, const M& mem,
+                const T& time, plan_result& r) {
+    const auto fw = opt.frameworks.empty() ? job.runtime.framework : opt.frameworks.front();
+    if (!fw->rules.stage_layer_layout) {
+        r.mixed_note = "mixed plans need Megatron-LM (--pipeline-model-parallel-layout runs a different layer count "
+                       "on each stage); the job's framework is " + std::string(to_string(fw));
+        return;
+    }
+    if (pools.size() < 2) {
+        r.mixed_note = "mixed plans need a cluster with two GPU types or more";
+        return;
+    }
+    detail::mixed_search<M, T> search(job, fw, opt, mem, time, r);
+    for (const auto& a : pools)
+        for (const auto& b : pools)
+            if (&a != &b) search.pair(a, b);
+    r.mixed = search.plans();
+    if (r.mixed.empty())
+        r.mixed_note = "no pipeline over two GPU types (at most " + std::to_string(search.most_stages()) +
+                       " stages) both fits the job's memory and beats every plan on one of its two types alone";
+}
+
+}  // namespace frenzy
