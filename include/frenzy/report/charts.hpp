@@ -9,6 +9,7 @@
 // count.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <set>
@@ -38,6 +39,23 @@ inline std::string fixed(double v, int digits) {
 inline double num(const nlohmann::json& j, const char* key, double fallback = 0) {
     const auto it = j.find(key);
     return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+/// A whole-number field (a count, a degree, a stage): the value when it is a JSON integer within int64, or a float
+/// holding a number within +-2^53 (rounded); otherwise `fallback`. A report reads documents a person may have
+/// edited: it never converts a number the type cannot hold (found by fuzz_report: 1.9e57 GPUs).
+inline std::int64_t count(const nlohmann::json& j, const char* key, std::int64_t fallback = 0) {
+    const auto it = j.find(key);
+    if (it == j.end()) return fallback;
+    if (it->is_number_unsigned())
+        return it->get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                   ? static_cast<std::int64_t>(it->get<std::uint64_t>())
+                   : fallback;
+    if (it->is_number_integer()) return it->get<std::int64_t>();
+    if (it->is_number_float()) {
+        const double v = it->get<double>();
+        if (std::isfinite(v) && std::fabs(v) <= 9007199254740992.0) return static_cast<std::int64_t>(std::llround(v));
+    }
+    return fallback;
 }
 inline std::string text(const nlohmann::json& j, const char* key, std::string fallback = {}) {
     const auto it = j.find(key);
@@ -85,7 +103,7 @@ inline nlohmann::json memory_chart(const nlohmann::json& e) {
     const double u = num(e, "uncertainty");
     nlohmann::json values = nlohmann::json::array(), band = nlohmann::json::array();
     for (const auto& st : e.at("stages")) {
-        const std::string stage = "stage " + std::to_string(st.value("stage", 0));
+        const std::string stage = "stage " + std::to_string(detail::count(st, "stage", 0));
         int order = 0;
         for (const auto& [key, label] : kinds)
             values.push_back({{"stage", stage}, {"kind", label}, {"order", order++}, {"GiB", num(st, key) / gib}});
@@ -149,7 +167,7 @@ inline table stage_table(const nlohmann::json& e) {
              "allocated peak", "reserved peak"}, {}};
     for (const auto& st : e.at("stages")) {
         const auto g = [&](const char* key) { return fixed(num(st, key) / gib, 2) + " GiB"; };
-        t.rows.push_back({std::to_string(st.value("stage", 0)), fixed(num(st, "parameters") / 1e9, 3) + " B",
+        t.rows.push_back({std::to_string(detail::count(st, "stage", 0)), fixed(num(st, "parameters") / 1e9, 3) + " B",
                           g("weights_bytes"), g("gradients_bytes"), g("optimizer_bytes"), g("activations_bytes"),
                           g("temporary_bytes"), g("peak_allocated_bytes"),
                           has_number(st, "peak_reserved_bytes") ? g("peak_reserved_bytes") : std::string("-")});
@@ -176,7 +194,7 @@ inline std::string estimate_subtitle(const nlohmann::json& e) {
 inline page estimate_page(const nlohmann::json& e) {
     page p;
     const std::string name = e.at("job").value("name", std::string("job"));
-    p.title = "Estimate: " + name + (e.contains("gpu") ? " on " + std::to_string(e.value("gpus", 0)) + " x " + detail::text(e, "gpu") : "");
+    p.title = "Estimate: " + name + (e.contains("gpu") ? " on " + std::to_string(detail::count(e, "gpus", 0)) + " x " + detail::text(e, "gpu") : "");
     p.subtitle = detail::estimate_subtitle(e);
     p.source = e;
     p.sections.push_back({"Memory per GPU, by pipeline stage",
@@ -232,12 +250,12 @@ inline std::vector<std::size_t> frontier(const std::vector<std::pair<double, dou
 
 inline std::string layout_text(const nlohmann::json& plan) {
     const auto& q = plan.at("parallel");
-    std::string s = "dp" + std::to_string(q.value("dp", 1)) + " tp" + std::to_string(q.value("tp", 1)) + " pp" +
-                    std::to_string(q.value("pp", 1));
-    if (q.value("cp", 1) > 1) s += " cp" + std::to_string(q.value("cp", 1));
-    if (q.value("ep", 1) > 1) s += " ep" + std::to_string(q.value("ep", 1));
-    if (q.value("vpp", 1) > 1) s += " vpp" + std::to_string(q.value("vpp", 1));
-    return s + ", mb " + std::to_string(plan.value("micro_batch", 1)) + ", " + q.value("sharding", std::string("none")) +
+    std::string s = "dp" + std::to_string(detail::count(q, "dp", 1)) + " tp" + std::to_string(detail::count(q, "tp", 1)) + " pp" +
+                    std::to_string(detail::count(q, "pp", 1));
+    if (detail::count(q, "cp", 1) > 1) s += " cp" + std::to_string(detail::count(q, "cp", 1));
+    if (detail::count(q, "ep", 1) > 1) s += " ep" + std::to_string(detail::count(q, "ep", 1));
+    if (detail::count(q, "vpp", 1) > 1) s += " vpp" + std::to_string(detail::count(q, "vpp", 1));
+    return s + ", mb " + std::to_string(detail::count(plan, "micro_batch", 1)) + ", " + q.value("sharding", std::string("none")) +
            " sharding, " + q.value("recompute", std::string("none")) + " recompute";
 }
 
@@ -249,7 +267,7 @@ inline nlohmann::json plan_chart(const nlohmann::json& plans, const plan_axes& a
     nlohmann::json values = nlohmann::json::array(), line = nlohmann::json::array();
     for (std::size_t i = 0; i < plans.size(); ++i) {
         const auto& p = plans[i];
-        values.push_back({{"rank", i + 1}, {"gpu", text(p, "gpu")}, {"gpus", p.value("gpus", 0)}, {"x", xy[i].first},
+        values.push_back({{"rank", i + 1}, {"gpu", text(p, "gpu")}, {"gpus", detail::count(p, "gpus", 0)}, {"x", xy[i].first},
                           {"y", xy[i].second}, {"frontier", on.count(i) ? "on the frontier" : "dominated"},
                           {"layout", layout_text(p)}, {"framework", text(p, "framework")}});
     }
@@ -281,7 +299,7 @@ inline table plan_table(const nlohmann::json& plans) {
              "MFU", "time to budget", "GPU-hours", "cost"}, {}};
     for (std::size_t i = 0; i < plans.size(); ++i) {
         const auto& p = plans[i];
-        t.rows.push_back({std::to_string(i + 1), text(p, "gpu"), std::to_string(p.value("gpus", 0)), layout_text(p),
+        t.rows.push_back({std::to_string(i + 1), text(p, "gpu"), std::to_string(detail::count(p, "gpus", 0)), layout_text(p),
                           text(p, "precision"), text(p, "framework"),
                           fixed(num(p, "required_bytes") / gib, 1) + " / " + fixed(num(p, "capacity_bytes") / gib, 1) + " GiB",
                           duration_text(num(p, "step_time_s")), fixed(num(p, "tokens_per_s"), 0),
@@ -302,7 +320,7 @@ inline page plan_page(const nlohmann::json& doc) {
     page p;
     p.title = "Plans: " + std::to_string(plans.size()) + " feasible" +
               (infeasible.empty() ? std::string() : ", " + std::to_string(infeasible.size()) + " GPU types without one");
-    p.subtitle = plans.empty() ? "No plan fits." : "Best by the objective: " + std::to_string(plans[0].value("gpus", 0)) +
+    p.subtitle = plans.empty() ? "No plan fits." : "Best by the objective: " + std::to_string(detail::count(plans[0], "gpus", 0)) +
                                                       " x " + detail::text(plans[0], "gpu") + ", " + detail::layout_text(plans[0]);
     p.source = doc;
     if (!plans.empty()) {
@@ -335,8 +353,8 @@ inline nlohmann::json gantt_chart(const nlohmann::json& policy) {
         for (const auto& r : j.at("runs")) {
             const double end = num(r, "end_s", -1) >= 0 ? num(r, "end_s") : horizon;
             values.push_back({{"job", text(j, "job_id")}, {"model", text(j, "model")}, {"start_h", num(r, "start_s") / 3600},
-                              {"end_h", end / 3600}, {"gpu", text(r, "gpu")}, {"gpus", r.value("gpus", 0)},
-                              {"nodes", r.value("nodes", 0)}, {"ended", text(r, "ended")}});
+                              {"end_h", end / 3600}, {"gpu", text(r, "gpu")}, {"gpus", detail::count(r, "gpus", 0)},
+                              {"nodes", detail::count(r, "nodes", 0)}, {"ended", text(r, "ended")}});
         }
     std::set<std::string> rows;
     for (const auto& v : values) rows.insert(v.at("job").get<std::string>());
@@ -401,7 +419,7 @@ inline nlohmann::json jct_chart(const nlohmann::json& policies) {
 inline table policy_table(const nlohmann::json& policies) {
     table t{{"policy", "jobs", "completed", "mean JCT", "median JCT", "p99 JCT", "mean queue", "makespan", "GPU utilisation"}, {}};
     for (const auto& p : policies)
-        t.rows.push_back({text(p, "policy"), std::to_string(p.value("jobs", 0)), std::to_string(p.value("completed", 0)),
+        t.rows.push_back({text(p, "policy"), std::to_string(detail::count(p, "jobs", 0)), std::to_string(detail::count(p, "completed", 0)),
                           duration_text(num(p, "avg_jct_s")), duration_text(num(p, "p50_jct_s")),
                           duration_text(num(p, "p99_jct_s")), duration_text(num(p, "avg_queue_s")),
                           duration_text(num(p, "makespan_s")), fixed(100 * num(p, "gpu_utilization"), 1) + "%"});
@@ -418,7 +436,7 @@ inline page simulate_page(const nlohmann::json& doc) {
             throw config_error("report: the simulation of policy '" + detail::text(p, "policy") +
                                "' has no runs; make it with `frenzy simulate --json --runs` (or --html)");
     page p;
-    p.title = "Simulation: " + std::to_string(policies[0].value("jobs", 0)) + " jobs, " +
+    p.title = "Simulation: " + std::to_string(detail::count(policies[0], "jobs", 0)) + " jobs, " +
               std::to_string(policies.size()) + (policies.size() == 1 ? " policy" : " policies");
     p.subtitle = "Policies: ";
     for (std::size_t i = 0; i < policies.size(); ++i) p.subtitle += (i ? ", " : "") + detail::text(policies[i], "policy");
