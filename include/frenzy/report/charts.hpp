@@ -40,22 +40,22 @@ inline double num(const nlohmann::json& j, const char* key, double fallback = 0)
     const auto it = j.find(key);
     return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
-/// A whole-number field (a count, a degree, a stage): the value when it is a JSON integer within int64, or a float
-/// holding a number within +-2^53 (rounded); otherwise `fallback`. A report reads documents a person may have
-/// edited: it never converts a number the type cannot hold (found by fuzz_report: 1.9e57 GPUs).
+/// A whole-number field (a count, a degree, a stage): `fallback` when absent; the value when it is a JSON integer
+/// within int64 or a float within +-2^53 (rounded); a number beyond that is a config_error naming the field, and
+/// anything else nlohmann's type_error (the CLI's "a field of the wrong type"). A report reads documents a person
+/// may have edited: it never converts a number the type cannot hold (found by fuzz_report: 1.9e57 GPUs).
 inline std::int64_t count(const nlohmann::json& j, const char* key, std::int64_t fallback = 0) {
     const auto it = j.find(key);
     if (it == j.end()) return fallback;
-    if (it->is_number_unsigned())
-        return it->get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
-                   ? static_cast<std::int64_t>(it->get<std::uint64_t>())
-                   : fallback;
-    if (it->is_number_integer()) return it->get<std::int64_t>();
     if (it->is_number_float()) {
         const double v = it->get<double>();
-        if (std::isfinite(v) && std::fabs(v) <= 9007199254740992.0) return static_cast<std::int64_t>(std::llround(v));
+        if (!(std::isfinite(v) && std::fabs(v) <= 9007199254740992.0))
+            throw config_error(std::string("report: field \"") + key + "\" holds " + it->dump() + ", not a count");
+        return static_cast<std::int64_t>(std::llround(v));
     }
-    return fallback;
+    if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        throw config_error(std::string("report: field \"") + key + "\" holds " + it->dump() + ", not a count");
+    return it->get<std::int64_t>();  // an integer; a string or object throws type_error
 }
 inline std::string text(const nlohmann::json& j, const char* key, std::string fallback = {}) {
     const auto it = j.find(key);
