@@ -28,8 +28,29 @@ struct launch_args {
     double time_margin = 0.2;
     std::string torchtitan_base;
     frenzy::launch_options slurm;  // its Slurm fields: partition, account, qos, cpus per task, memory, requeue signal
-    bool json = false;
+    bool json = false, mixed = false;
 };
+
+/// "plan N: 8 x h100-80g on 1 node(s), megatron dp.. tp.. pp.., sharding .., recompute .., micro-batch N"
+void print_plan(std::size_t n, const frenzy::launch_result& r) {
+    using namespace frenzy;
+    const auto& q = r.job.parallel;
+    const std::string layout = fmt::format("{} dp{} tp{} pp{}{}{}{}, sharding {}, recompute {}, micro-batch {}",
+                                           to_string(r.job.runtime.framework), q.dp, q.tp, q.pp,
+                                           q.vpp > 1 ? fmt::format(" vpp{}", q.vpp) : "", q.cp > 1 ? fmt::format(" cp{}", q.cp) : "",
+                                           q.ep > 1 ? fmt::format(" ep{}", q.ep) : "", to_string(q.sharding), to_string(q.recompute),
+                                           r.job.training.micro_batch);
+    if (!r.mixed) {
+        fmt::print("plan {}: {} x {} on {} node(s), {}\n", n, r.plan.gpus, r.plan.gpu, r.plan.nodes, layout);
+        return;
+    }
+    fmt::print("mixed plan {}: {}, a Slurm heterogeneous job of {} components\n", n, layout, r.mixed->groups.size());
+    for (std::size_t k = 0; k < r.mixed->groups.size(); ++k) {
+        const auto& g = r.mixed->groups[k];
+        fmt::print("  component {}: {} x {} on {} node(s), stages {}-{} ({} layers)\n", k, g.gpus, g.gpu, g.nodes, g.first_stage,
+                   g.first_stage + g.stages - 1, g.layers);
+    }
+}
 
 void run_launch(launch_args a) {
     using namespace frenzy;
@@ -42,6 +63,7 @@ void run_launch(launch_args a) {
     const auto cluster = frenzy_cli::build_cluster(a.cluster);
     if (a.plan < 1) throw config_error("--plan=0: plans are numbered from 1");
     o.plan_index = a.plan - 1;
+    o.mixed = a.mixed;
     o.run_command = a.run_command;
     o.time_margin = a.time_margin;
     o.torchtitan_base = a.torchtitan_base;
@@ -71,11 +93,7 @@ void run_launch(launch_args a) {
         fmt::print("{}\n", nlohmann::ordered_json(r).dump(2));
         return;
     }
-    const auto& q = r.plan.parallel;
-    fmt::print("plan {}: {} x {} on {} node(s), {} dp{} tp{} pp{}{}{}{}, sharding {}, recompute {}, micro-batch {}\n", a.plan,
-               r.plan.gpus, r.plan.gpu, r.plan.nodes, to_string(r.plan.framework), q.dp, q.tp, q.pp,
-               q.vpp > 1 ? fmt::format(" vpp{}", q.vpp) : "", q.cp > 1 ? fmt::format(" cp{}", q.cp) : "",
-               q.ep > 1 ? fmt::format(" ep{}", q.ep) : "", to_string(q.sharding), to_string(q.recompute), r.plan.micro_batch);
+    print_plan(a.plan, r);
     if (parsed.global_batch_chosen)
         fmt::print("global batch {} sequences (not given: DeepSeek LLM's batch-size law for the budget; --global-batch N "
                    "sets it)\n", r.job.training.global_batch);
@@ -134,6 +152,9 @@ void frenzy_cli::add_launch(CLI::App& app) {
     // add_job_options' --framework is taken here as the launcher (launch/launchers.hpp)
     c->get_option("--framework")->description(frenzy::launcher_names() + " (the launcher; it plans with the frameworks it runs)");
     c->add_option("--plan", a->plan, "Take plan N of the ranking (default 1, the best)")->check(CLI::PositiveNumber);
+    c->add_flag("--mixed", a->mixed,
+                "Take mixed plan N (plan --mixed: pipeline stages on two GPU types) and write it as a Slurm heterogeneous "
+                "job, one component per type (Megatron-LM only)");
     c->add_option("-o,--out", a->out, "Output directory (created)")->required();
     c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time)");
     c->add_option("--gres-map", a->gres, "Catalog name to Slurm GRES type, NAME=GRES (repeatable; default the catalog name)")->delimiter(',');

@@ -277,8 +277,12 @@ class Launch:
     def to_dict(self) -> JsonDict:
         """The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written."""
     @property
-    def plan(self) -> Plan:
-        """The plan the files run."""
+    def plan(self) -> Plan | None:
+        """The plan the files run (None with launch(mixed=True): see mixed_plan)."""
+    @property
+    def mixed_plan(self) -> JsonDict | None:
+        """With launch(mixed=True): the mixed plan the files run, as a dict (an element of PlanResult.mixed_plans);
+        None otherwise."""
     @property
     def job(self) -> Job:
         """The job with the plan's layout, micro-batch, framework and precision."""
@@ -304,9 +308,13 @@ def launch(
     run_command: str = "",
     time_margin: float = 0.2,
     torchtitan_base: str = "",
+    slurm: Mapping[str, object] = ...,
+    mixed: bool = False,
 ) -> Launch:
     """Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp | llm-foundry | hf), takes plan number `plan`
     (1 = the best) and makes its launch files; with `out_dir` also writes them there (`frenzy launch -o DIR`).
+    `slurm`: partition, account, qos, cpus_per_task, mem, requeue_signal_s; `mixed`: take mixed plan number `plan`
+    (stages on two GPU types, Megatron-LM) as one Slurm heterogeneous job (Launch.mixed_plan).
     Raises ConfigError when there is no such plan."""
 
 class Import:

@@ -235,7 +235,7 @@ inline plan_result plan(job_arg job_in, cluster_arg cluster_in, const std::strin
 inline frenzy::launch_result launch(job_arg job_in, cluster_arg cluster_in, const std::string& framework, std::int64_t plan_no,
                          dir_arg out_dir, const std::string& objective, double margin,
                          const std::map<std::string, std::string>& gres, const std::string& run_command,
-                         double time_margin, const std::string& torchtitan_base, const py::dict& slurm) {
+                         double time_margin, const std::string& torchtitan_base, const py::dict& slurm, bool mixed) {
     frenzy::validate_margin(margin);
     auto parsed = to_job(job_in);
     parsed.choose_global_batch();  // as `frenzy plan` and `frenzy launch` do
@@ -244,6 +244,7 @@ inline frenzy::launch_result launch(job_arg job_in, cluster_arg cluster_in, cons
     o.launcher = frenzy::parse_enum<frenzy::launcher>("framework", framework);
     if (plan_no < 1) throw frenzy::config_error("plan=" + std::to_string(plan_no) + ": plans are numbered from 1");
     o.plan_index = static_cast<std::size_t>(plan_no - 1);
+    o.mixed = mixed;
     o.run_command = run_command;
     if (!(time_margin >= 0) || !std::isfinite(time_margin))
         throw frenzy::config_error("time_margin=" + std::to_string(time_margin) + " must be a finite fraction >= 0");
@@ -746,14 +747,19 @@ inline void bind_plan(py::module_& m) {
           "pipelines whose stages run on two GPU types (Megatron-LM; PlanResult.mixed_plans).");
 }
 
-/// frenzy.launch and frenzy.import_launcher, and their results.
-inline void bind_launch(py::module_& m) {
-    // ---- launch ----
+/// frenzy.Launch, the result of frenzy.launch.
+inline void bind_launch_result(py::module_& m) {
     using frenzy::launch_result;
     py::class_<launch_result>(m, "Launch", "A plan turned into launch files (launch.sbatch and the framework's configuration).")
         .def("to_dict", [](const launch_result& l) { return to_py(nlohmann::ordered_json(l)); },
              "The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written.")
-        .def_property_readonly("plan", [](const launch_result& l) { return l.plan; }, "The plan the files run.")
+        .def_property_readonly("plan", [](const launch_result& l) -> py::object {
+            return l.mixed ? py::none() : py::cast(l.plan);
+        }, "The plan the files run (None with launch(mixed=True): see mixed_plan).")
+        .def_property_readonly("mixed_plan", [](const launch_result& l) -> py::object {
+            return l.mixed ? to_py(nlohmann::ordered_json(*l.mixed)) : py::none();
+        }, "With launch(mixed=True): the mixed plan the files run, as a dict (an element of PlanResult.mixed_plans); "
+           "None otherwise.")
         .def_property_readonly("job", [](const launch_result& l) { return job{{l.job, true, {}}}; },
                                "The job with the plan's layout, micro-batch, framework and precision.")
         .def_property_readonly("files", [](const launch_result& l) {
@@ -769,10 +775,18 @@ inline void bind_launch(py::module_& m) {
         }, "dir"_a, "Writes the files into `dir` (created if missing); returns their paths, which `written` and "
                     "to_dict()'s \"files\" then hold.")
         .def("__repr__", [](const launch_result& l) {
-            return "<frenzy.Launch " + std::to_string(l.plan.gpus) + "x " + l.plan.gpu + ", " +
-                   std::to_string(l.files.size()) + " files>";
+            std::string where = std::to_string(l.plan.gpus) + "x " + l.plan.gpu;
+            if (l.mixed) {
+                where.clear();
+                for (const auto& g : l.mixed->groups) where += (where.empty() ? "" : " + ") + std::to_string(g.gpus) + "x " + g.gpu;
+            }
+            return "<frenzy.Launch " + where + ", " + std::to_string(l.files.size()) + " files>";
         });
+}
 
+/// frenzy.launch and frenzy.import_launcher, and their results.
+inline void bind_launch(py::module_& m) {
+    bind_launch_result(m);
     // the launchers' names from their catalog (launch/launchers.hpp); the docstring must outlive the module
     static const std::string launch_doc =
         "Plans `job` on `cluster` for `framework` (" + frenzy::launcher_names() + "), takes plan number "
@@ -780,12 +794,13 @@ inline void bind_launch(py::module_& m) {
         "framework's configuration; with `out_dir` also writes them there, as `frenzy launch -o DIR` does. "
         "`gres` maps catalog names to Slurm GRES types; `time_margin` pads the predicted run time for --time; "
         "`slurm` takes partition, account, qos, cpus_per_task, mem and requeue_signal_s (seconds before the time limit at "
-        "which the job requeues itself; 0 = never; default 300). "
+        "which the job requeues itself; 0 = never; default 300). `mixed`: take mixed plan number `plan` (pipeline "
+        "stages on two GPU types, Megatron-LM) and write it as one Slurm heterogeneous job (Launch.mixed_plan). "
         "Raises ConfigError when there is no such plan (the planner's reasons in the message).";
     m.def("launch", &frenzy_py::launch, "job"_a, "cluster"_a, "framework"_a = "megatron", "plan"_a = 1,
           "out_dir"_a = py::none(), "objective"_a = "time", "margin"_a = frenzy::default_margin,
           "gres"_a = std::map<std::string, std::string>{}, "run_command"_a = "", "time_margin"_a = 0.2,
-          "torchtitan_base"_a = "", "slurm"_a = py::dict{}, launch_doc.c_str());
+          "torchtitan_base"_a = "", "slurm"_a = py::dict{}, "mixed"_a = false, launch_doc.c_str());
 
     py::class_<frenzy::launcher_import>(m, "Import", "A job read from a launcher configuration, and what was not used.")
         .def("to_dict", [](const frenzy::launcher_import& r) { return to_py(nlohmann::ordered_json(r)); }, "The CLI's `frenzy import --json`: {job, ignored, not_understood, notes}.")

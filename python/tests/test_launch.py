@@ -208,3 +208,25 @@ def test_slurm_settings_and_requeue():
         frenzy.launch(JOB, "16xa100-80g", slurm={"mem": "lots"})
     with pytest.raises(frenzy.ConfigError, match=r'slurm\["cpus_per_task"\]'):
         frenzy.launch(JOB, "16xa100-80g", slurm={"cpus_per_task": "many"})
+
+
+def test_mixed_plan_is_one_heterogeneous_job(cli, cli_path, tmp_path):
+    # llama-2-13b on one node of 8 x V100 and one of 4 x T4: neither type alone holds it there; the mixed plan puts the
+    # first stage on the T4s (issue 27). The Python answer is the CLI's --json, the script one Slurm hetjob.
+    job = {"name": "het", "model": {"preset": "llama-2-13b"},
+           "training": {"seq_len": 2048, "global_batch": 64, "total_tokens": 1e9}}
+    got = frenzy.launch(job, "8xv100-32g,4xt4", framework="megatron", mixed=True, gres={"v100-32g": "v100"})
+    assert got.plan is None
+    assert [(g["gpu"], g["gpus"]) for g in got.mixed_plan["groups"]] == [("t4", 4), ("v100-32g", 8)]
+    script = got.files["launch.sbatch"]
+    assert script.count("#SBATCH hetjob") == 1 and "#SBATCH --gres=gpu:v100:8" in script
+    assert "--pipeline-model-parallel-layout" in script
+    assert repr(got).startswith("<frenzy.Launch 4x t4 + 8x v100-32g,")
+    f = tmp_path / "job.json"
+    f.write_text(json.dumps(job))
+    expected = cli("launch", "--job", f, "--gpus", "8xv100-32g,4xt4", "--framework", "megatron", "--mixed",
+                   "--gres-map", "v100-32g=v100", "-o", tmp_path / "cli", "--json")
+    got.write(tmp_path / "cli")
+    assert got.to_dict() == expected
+    with pytest.raises(frenzy.ConfigError, match="torchtitan launcher cannot write a pipeline over several GPU types"):
+        frenzy.launch(job, "8xv100-32g,4xt4", framework="torchtitan", mixed=True)

@@ -106,3 +106,18 @@ TEST_CASE("report: the plan frontier keeps the plans no other beats on both axes
     nlohmann::json no_budget = {{{"step_time_s", 2.0}, {"gpus", 8}}};
     CHECK(std::string(detail::axes_of(no_budget).x_key) == "step_time_s");
 }
+
+TEST_CASE("report: a whole-number field the document cannot hold is an error naming it, not a cast") {
+    // the input fuzz_report found (minimised): a simulate document whose run holds 1.9e57 GPUs; converting it to an
+    // integer is undefined behaviour (UBSan float-cast-overflow), so the read must refuse it by name
+    const nlohmann::json run = {{"start_s", 0.0}, {"end_s", 3600.0}, {"gpu", "a100-80g"}, {"gpus", 1.9e57}, {"nodes", 1}};
+    const nlohmann::json sim = {{"policy", "has"}, {"avg_jct_s", 1.0},
+                                {"job_runs", {{{"job_id", "j0"}, {"model", "m"}, {"runs", {run}}}}}};
+    CHECK_THROWS_WITH(detail::gantt_chart(sim), Catch::Contains("field \"gpus\" holds 1.9e+57, not a count"));
+    // the edges: 2^53 as a float is still a count, one past int64 as an unsigned integer is not
+    CHECK(detail::count({{"n", 9007199254740992.0}}, "n") == 9007199254740992LL);
+    CHECK_THROWS_WITH(detail::count({{"n", 9223372036854775808ULL}}, "n"), Catch::Contains("field \"n\" holds 9223372036854775808"));
+    CHECK(detail::count({{"n", 4.0}}, "n") == 4);
+    CHECK(detail::count(nlohmann::json::object(), "n", 7) == 7);
+    CHECK_THROWS_AS(detail::count({{"n", "4"}}, "n"), nlohmann::json::type_error);
+}

@@ -63,8 +63,9 @@ class SlurmCluster:
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core",
             "GresTypes=gpu",
-            "SchedulerType=sched/builtin",
-            "SchedulerParameters=sched_interval=2",
+            # backfill: slurmctld accepts heterogeneous jobs (launch --mixed) only with it
+            "SchedulerType=sched/backfill",
+            "SchedulerParameters=sched_interval=2,bf_interval=1",
             "MpiDefault=none",
             "SwitchType=switch/none",
             "JobCompType=jobcomp/none",

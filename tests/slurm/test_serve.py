@@ -540,8 +540,67 @@ def test_clients(ctx):
     conforms("serve-error", json.loads(r.stdout))
 
 
+def test_launch_hetjob(ctx):
+    """Issue 27: `frenzy launch --mixed` writes a mixed plan as one Slurm heterogeneous job. llama-2-13b on one node of
+    4 x T4 and one of 8 x V100 is planned (the test cluster's t4-1 and v100-1; neither type alone holds it with these
+    GPUs) as tp4 x pp3 with the first stage on the T4s. Submitted as written, with a stand-in torchrun on PATH that
+    records what each node starts: component 0 must land on t4-1 and component 1 on v100-1 (scontrol show job),
+    and srun must start node rank 0 with 4 processes on the T4 node and node rank 1 with 8 on the V100 node, both
+    told the first node of component 0 as the master and Megatron's layout string."""
+    d = os.path.join(ctx.work, "hetjob")
+    os.makedirs(os.path.join(d, "bin"), exist_ok=True)
+    record = os.path.join(d, "torchrun.log")
+    fake = os.path.join(d, "bin", "torchrun")
+    with open(fake, "w") as f:
+        f.write('#!/bin/sh\necho "node=$SLURMD_NODENAME procid=$SLURM_PROCID args=$*" >> "$FRENZY_HET_RECORD"\n')
+    os.chmod(fake, 0o755)
+    r = subprocess.run([ctx.frenzy, "launch", "--mixed", "--framework", "megatron", "--model", "llama-2-13b",
+                        "--gpus", "8xv100-32g,4xt4", "--seq-len", "2048", "--global-batch", "64", "--total-tokens", "1e9",
+                        "--gres-map", "v100-32g=v100,t4=t4", "-o", d, "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = conforms("launch", json.loads(r.stdout))
+    groups = doc["mixed_plan"]["groups"]
+    assert [(g["gpu"], g["gpus"]) for g in groups] == [("t4", 4), ("v100-32g", 8)], groups
+    env = dict(ctx.cluster.env, PATH=os.path.join(d, "bin") + ":" + os.environ["PATH"], FRENZY_HET_RECORD=record)
+    sub = subprocess.run(["sbatch", "--parsable", "launch.sbatch"], cwd=d, env=env, capture_output=True, text=True, timeout=30)
+    assert sub.returncode == 0, sub.stderr
+    job = sub.stdout.strip().split(";")[0]
+    comps = {}
+    end = time.time() + 60
+    while time.time() < end:
+        out = ctx.cluster.run(["scontrol", "-o", "show", "job", job], check=False).stdout
+        comps = {}
+        for line in out.splitlines():
+            f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+            if f.get("HetJobId") == job:
+                comps[int(f["HetJobOffset"])] = (f.get("NodeList"), f.get("JobState"), f.get("TresPerNode", ""))
+        if comps and all(st == "COMPLETED" for _, st, _ in comps.values()):
+            break
+        time.sleep(0.5)
+    assert sorted(comps) == [0, 1], f"not one heterogeneous job of two components: {comps}"
+    assert comps[0][0] == "t4-1" and "t4:4" in comps[0][2], comps
+    assert comps[1][0] == "v100-1" and "v100:8" in comps[1][2], comps
+    assert all(st == "COMPLETED" for _, st, _ in comps.values()), comps
+    lines = sorted(open(record).read().splitlines())
+    assert len(lines) == 2, lines
+    starts = {}
+    for line in lines:
+        node = re.search(r"node=(\S+)", line).group(1)
+        args = line.split("args=", 1)[1].split()
+        starts[node] = {k: args[args.index(k) + 1] for k in ["--nnodes", "--nproc-per-node", "--node-rank", "--master-addr",
+                                                              "--pipeline-model-parallel-layout",
+                                                              "--pipeline-model-parallel-size"]}
+    assert starts["t4-1"]["--node-rank"] == "0" and starts["t4-1"]["--nproc-per-node"] == "4", starts
+    assert starts["v100-1"]["--node-rank"] == "1" and starts["v100-1"]["--nproc-per-node"] == "8", starts
+    for s in starts.values():
+        assert s["--nnodes"] == "2" and s["--master-addr"] == "t4-1" and s["--pipeline-model-parallel-size"] == "3", s
+        assert s["--pipeline-model-parallel-layout"] == "Et*6|t*17|t*17L", s
+    ctx.report["launch_hetjob"] = {"components": {k: v[0] for k, v in comps.items()}, "starts": starts}
+
+
 TESTS = [test_inventory, test_bad_requests, test_too_large, test_placement, test_drained_avoided, test_cancel,
-         test_slurmd_killed, test_serve_kill9_burst, test_ctld_restart, test_burst_200, test_clients, test_token, test_live_page]
+         test_slurmd_killed, test_serve_kill9_burst, test_ctld_restart, test_burst_200, test_clients, test_token, test_live_page,
+         test_launch_hetjob]
 
 
 class Ctx:

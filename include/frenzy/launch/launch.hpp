@@ -75,6 +75,15 @@ inline std::string slurm_time(double seconds) {
     return buf;
 }
 
+/// Nodes of one GPU type that a job's script runs on: the whole allocation of a single-type plan, or one component of
+/// a Slurm heterogeneous job per stage group of a mixed plan (in pipeline order).
+struct slurm_component {
+    std::string gpu;        ///< catalog name
+    int nodes = 1;
+    int gpus_per_node = 1;
+    bool operator==(const slurm_component&) const = default;
+};
+
 /// A Slurm batch script as Frenzy writes it. `frenzy launch` (launch.sbatch, with its #SBATCH directives) and
 /// `frenzy serve` (the body it pipes to sbatch, whose placement travels as sbatch options) both write theirs with
 /// batch_script_text(): the one place a job script is written.
@@ -94,6 +103,10 @@ struct batch_script_spec {
     /// script traps it and requeues the job, which resumes from its last checkpoint. The run is started in the
     /// background and waited for, so that the trap runs at once rather than when the run ends.
     double requeue_signal_s = 0;
+    /// More than one: a Slurm heterogeneous job (`#SBATCH hetjob` between the components' directives), started on
+    /// every node of every component with ranks in component order (detail::het_torchrun_lines); `nodes` and
+    /// `gpus_per_node` are then unused.
+    std::vector<slurm_component> components;
 };
 
 /// Single-quotes a value for the shell (public: the Slurm backend's batch script quotes with it too).
@@ -121,6 +134,37 @@ inline std::string heredoc_file(const launch_file& f) {
     return s + tag + "\n";
 }
 
+/// srun + torchrun on every node of a single-type allocation, ranks agreed by c10d rendezvous on the first host.
+inline std::string torchrun_lines(const batch_script_spec& b) {
+    return "srun --nodes=" + std::to_string(b.nodes) + " --ntasks-per-node=1 \\\n" +
+           "    torchrun --nnodes " + std::to_string(b.nodes) + " --nproc-per-node " + std::to_string(b.gpus_per_node) +
+           " --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$HEAD_NODE:" + std::to_string(b.rdzv_port) +
+           "\" \\\n    " + b.torchrun_target;
+}
+
+/// srun + torchrun on every node of every component of a heterogeneous job. srun numbers the tasks of a step over
+/// several components in component order (SLURM_PROCID), one per node here; each node's torchrun takes that number as
+/// its --node-rank (static rendezvous on the first node of component 0) and the GPUs of its component as
+/// --nproc-per-node. torchelastic gives node k the global ranks after those of nodes 0..k-1 whatever their sizes
+/// (pytorch/pytorch torch/distributed/elastic/agent/server/api.py, SimpleElasticAgent._assign_worker_ranks), and
+/// Megatron-LM orders ranks tp-cp-ep-dp-pp, pipeline outermost (NVIDIA/Megatron-LM@d98e8a64
+/// megatron/training/initialize.py, megatron/core/parallel_state.py RankGenerator): the ranks of the stages of
+/// component k are on component k's nodes. The script run by bash -c is Frenzy's own text (numbers only); the
+/// head node and the training command reach it as arguments.
+inline std::string het_torchrun_lines(const batch_script_spec& b) {
+    std::string groups, nprocs;
+    int nodes = 0;
+    for (std::size_t k = 0; k < b.components.size(); ++k) {
+        groups += (k ? "," : "") + std::to_string(k);
+        for (int n = 0; n < b.components[k].nodes; ++n, ++nodes)
+            nprocs += (nprocs.empty() ? "" : " ") + std::to_string(b.components[k].gpus_per_node);
+    }
+    return "srun --het-group=" + groups + " \\\n" +
+           "    bash -c 'nprocs=(" + nprocs + "); exec torchrun --nnodes " + std::to_string(nodes) +
+           " --nproc-per-node \"${nprocs[$SLURM_PROCID]}\" --node-rank \"$SLURM_PROCID\" --master-addr \"$1\" --master-port " +
+           std::to_string(b.rdzv_port) + " \"${@:2}\"' frenzy-node \"$HEAD_NODE\" \\\n    " + b.torchrun_target;
+}
+
 }  // namespace detail
 
 inline std::string batch_script_text(const batch_script_spec& b) {
@@ -132,7 +176,9 @@ inline std::string batch_script_text(const batch_script_spec& b) {
     for (const auto& e : b.exports) s += "export " + e + "\n";
     s += "LAUNCH_DIR=\"" + b.launch_dir + "\"" + (b.launch_dir_note.empty() ? "" : "  # " + b.launch_dir_note) + "\n";
     s += "export PYTHONPATH=\"$LAUNCH_DIR${PYTHONPATH:+:$PYTHONPATH}\"\n";
-    s += "HEAD_NODE=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n\n";
+    const bool het = b.components.size() > 1;
+    s += std::string("HEAD_NODE=$(scontrol show hostnames \"$SLURM_JOB_NODELIST") + (het ? "_HET_GROUP_0" : "") +
+         "\" | head -n 1)\n\n";
     if (!b.inline_files.empty()) {
         s += "mkdir -p \"$LAUNCH_DIR\"\n";
         for (const auto& f : b.inline_files) s += detail::heredoc_file(f);
@@ -149,11 +195,7 @@ inline std::string batch_script_text(const batch_script_spec& b) {
     const std::string background = requeue ? " &\nwait $!\n" : "\n";
     if (!b.command.empty())  // the user's command, run by this script's shell
         return s + (requeue ? "( " + b.command + " )" : b.command) + background;
-    s += "srun --nodes=" + std::to_string(b.nodes) + " --ntasks-per-node=1 \\\n";
-    s += "    torchrun --nnodes " + std::to_string(b.nodes) + " --nproc-per-node " + std::to_string(b.gpus_per_node) +
-         " --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$HEAD_NODE:" + std::to_string(b.rdzv_port) + "\" \\\n";
-    s += "    " + b.torchrun_target + background;
-    return s;
+    return s + (het ? detail::het_torchrun_lines(b) : detail::torchrun_lines(b)) + background;
 }
 
 /// The job a plan runs: its layout, framework, micro-batch, precision (a marked alternative where the GPU type
@@ -219,24 +261,68 @@ inline launcher_payload launcher_payload_for(const job_spec& j, const launch_opt
     return o.launcher->payload(j, o);
 }
 
-/// The header comments after the first line: the layout and the prediction (with the time limit's margin when the
-/// script has one). Public: the Slurm backend's batch script writes the same lines.
-inline std::vector<std::string> plan_comments(const job_spec& j, const frenzy::plan& p, std::optional<double> time_margin) {
+namespace detail {
+
+/// "layout dp=.. tp=.. ..." of the job as launched.
+inline std::string layout_comment(const job_spec& j) {
     const auto& q = j.parallel;
+    std::string s = "layout dp=" + std::to_string(q.dp) + " tp=" + std::to_string(q.tp) + " pp=" + std::to_string(q.pp) +
+                    " vpp=" + std::to_string(q.vpp) + " cp=" + std::to_string(q.cp) + " ep=" + std::to_string(q.ep) +
+                    " sp=" + (q.sequence_parallel ? "on" : "off") + " sharding=" + std::string(to_string(q.sharding)) +
+                    " recompute=" + std::string(to_string(q.recompute)) + " micro_batch=" + std::to_string(j.training.micro_batch);
+    if (!q.stage_layers.empty()) {
+        s += " stage_layers=";
+        for (std::size_t i = 0; i < q.stage_layers.size(); ++i) s += (i ? "," : "") + std::to_string(q.stage_layers[i]);
+    }
+    return s;
+}
+
+/// "predicted: step .. s, .. tokens/s, run .. s" (with the time limit's margin when the script has one).
+inline std::string prediction_comment(seconds step, double tokens_per_s, seconds run, std::optional<double> time_margin) {
     char pred[160];
-    std::snprintf(pred, sizeof pred, "predicted: step %.3f s, %.0f tokens/s, run %.0f s", p.step_time.value, p.tokens_per_s,
-                  p.est_time.value);
+    std::snprintf(pred, sizeof pred, "predicted: step %.3f s, %.0f tokens/s, run %.0f s", step.value, tokens_per_s, run.value);
     std::string limit;
     if (time_margin) {
         char buf[48];
         std::snprintf(buf, sizeof buf, " (time limit +%.0f%%)", 100 * *time_margin);
         limit = buf;
     }
-    return {"layout dp=" + std::to_string(q.dp) + " tp=" + std::to_string(q.tp) + " pp=" + std::to_string(q.pp) +
-                " vpp=" + std::to_string(q.vpp) + " cp=" + std::to_string(q.cp) + " ep=" + std::to_string(q.ep) +
-                " sp=" + (q.sequence_parallel ? "on" : "off") + " sharding=" + std::string(to_string(q.sharding)) +
-                " recompute=" + std::string(to_string(q.recompute)) + " micro_batch=" + std::to_string(j.training.micro_batch),
-            pred + limit};
+    return pred + limit;
+}
+
+}  // namespace detail
+
+/// The header comments after the first line: the layout and the prediction (with the time limit's margin when the
+/// script has one). Public: the Slurm backend's batch script writes the same lines.
+inline std::vector<std::string> plan_comments(const job_spec& j, const frenzy::plan& p, std::optional<double> time_margin) {
+    return {detail::layout_comment(j), detail::prediction_comment(p.step_time, p.tokens_per_s, p.est_time, time_margin)};
+}
+
+/// The header comments of a mixed plan: one line per stage group (its component of the heterogeneous job), the
+/// layout and the prediction.
+inline std::vector<std::string> mixed_plan_comments(const job_spec& j, const mixed_plan& p, std::optional<double> time_margin) {
+    std::vector<std::string> out;
+    for (std::size_t k = 0; k < p.groups.size(); ++k) {
+        const auto& g = p.groups[k];
+        out.push_back("component " + std::to_string(k) + ": " + std::to_string(g.gpus) + " x " + g.gpu + " on " +
+                      std::to_string(g.nodes) + " node(s), pipeline stages " + std::to_string(g.first_stage) + "-" +
+                      std::to_string(g.first_stage + g.stages - 1) + " (" + std::to_string(g.layers) + " layers)");
+    }
+    out.push_back(detail::layout_comment(j));
+    out.push_back(detail::prediction_comment(p.step_time, p.tokens_per_s, p.est_time, time_margin));
+    return out;
+}
+
+/// The job a mixed plan runs: its layout with every stage's layer count (parallel.stage_layers), framework,
+/// micro-batch, the one precision its types all run and its overlap flags, in place of the job's own.
+inline job_spec job_for_mixed_plan(job_spec j, const mixed_plan& p) {
+    j.parallel = p.parallel;
+    j.runtime.framework = p.framework;
+    j.runtime.overlap_grad_reduce = p.overlap_grad_reduce;
+    j.runtime.tp_comm_overlap = p.tp_comm_overlap;
+    j.training.micro_batch = p.micro_batch;
+    j.training.precision = p.precision;
+    return j;
 }
 
 /// The #SBATCH lines of launch_options' Slurm settings (partition, account, qos, cpus per task, memory, requeue),
@@ -273,35 +359,57 @@ inline std::vector<std::string> slurm_option_directives(const launch_options& o,
     return d;
 }
 
-/// The launch files for a job whose `parallel` is the plan's layout, on `p.nodes` nodes of `p.gpu`.
-inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
+namespace detail {
+
+/// The #SBATCH lines of each component: the job's name first; nodes, one task per node, the GPUs as typed GRES, the
+/// time limit, whole nodes and the Slurm settings of launch_options in every component; the requeue signal in the
+/// first only (it acts on the whole job); `#SBATCH hetjob` between components.
+inline std::vector<std::string> component_directives(const job_spec& j, const std::vector<slurm_component>& parts,
+                                                     const std::string& time, const std::vector<std::string>& options,
+                                                     const launch_options& o) {
+    std::vector<std::string> d{"--job-name=" + slurm_job_name(j.name)};
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        const auto& c = parts[k];
+        const auto gres = o.gres_names.find(c.gpu);
+        if (k > 0) d.push_back("hetjob");
+        d.push_back("--nodes=" + std::to_string(c.nodes));
+        d.push_back("--ntasks-per-node=1");
+        d.push_back("--gres=gpu:" + checked_gres_type(gres == o.gres_names.end() ? c.gpu : gres->second, c.gpu) + ":" +
+                    std::to_string(c.gpus_per_node));
+        d.push_back("--time=" + time);
+        d.push_back("--exclusive");
+        for (const auto& x : options)
+            if (k == 0 || (x != "--requeue" && x.rfind("--signal=", 0) != 0)) d.push_back(x);
+    }
+    return d;
+}
+
+/// The launch files of job `j` on `parts` (one component per GPU type, in pipeline order), predicted to run `est_s`
+/// seconds (0 = unknown: launch_options::default_time_s), with `comments` after the first line.
+inline std::vector<launch_file> script_files(const job_spec& j, const std::vector<slurm_component>& parts, double est_s,
+                                             std::vector<std::string> comments, const launch_options& o) {
     auto payload = launcher_payload_for(j, o);
     check_bound("launch_options.time_margin", o.time_margin, bounds::rate);
     check_bound("launch_options.default_time_s", o.default_time_s, bounds::seconds);
-    if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0)
-        throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
-    const int per_node = p.gpus / p.nodes;
-    auto gres = o.gres_names.find(p.gpu);
-    const std::string gres_name = detail::checked_gres_type(gres == o.gres_names.end() ? p.gpu : gres->second, p.gpu);
-    const double est = p.est_time.value > 0 ? p.est_time.value * (1 + o.time_margin) : o.default_time_s;
+    const double est = est_s > 0 ? est_s * (1 + o.time_margin) : o.default_time_s;
+    std::string where;
+    for (const auto& c : parts) where += (where.empty() ? "" : " + ") + std::to_string(c.nodes * c.gpus_per_node) + " x " + c.gpu;
     batch_script_spec b;
-    b.comments = {"Written by `frenzy launch`: job \"" + j.name + "\" on " + std::to_string(p.gpus) + " x " + p.gpu + " (" +
-                  std::string(to_string(o.launcher)) + ")"};
-    for (auto& c : plan_comments(j, p, o.time_margin)) b.comments.push_back(std::move(c));
+    b.comments = {"Written by `frenzy launch`: job \"" + j.name + "\" on " + where + " (" + std::string(to_string(o.launcher)) +
+                  (parts.size() > 1 ? ", a Slurm heterogeneous job: one component per GPU type" : "") + ")"};
+    for (auto& c : comments) b.comments.push_back(std::move(c));
     if (est > slurm_max_time_s)
         b.comments.push_back("time limit capped at Slurm's largest, " + slurm_time(slurm_max_time_s) + " (the run needs " +
                              number_text(std::ceil(est / 86400)) + " days; Slurm reads --time as an int of seconds): "
                              "checkpoint and resubmit");
     const double limit = std::min(std::ceil(std::max(est, 600.0) / 60) * 60, slurm_max_time_s);  // what slurm_time writes
-    b.directives = {"--job-name=" + detail::slurm_job_name(j.name), "--nodes=" + std::to_string(p.nodes),
-                    "--ntasks-per-node=1", "--gres=gpu:" + gres_name + ":" + std::to_string(per_node),
-                    "--time=" + slurm_time(std::max(est, 600.0)), "--exclusive"};
-    for (auto& d : slurm_option_directives(o, limit)) b.directives.push_back(std::move(d));
+    b.directives = component_directives(j, parts, slurm_time(std::max(est, 600.0)), slurm_option_directives(o, limit), o);
     b.requeue_signal_s = o.requeue_signal_s;
     b.exports = std::move(payload.exports);
     b.preamble = payload.preamble;
-    b.nodes = p.nodes;
-    b.gpus_per_node = per_node;
+    b.nodes = parts.front().nodes;
+    b.gpus_per_node = parts.front().gpus_per_node;
+    if (parts.size() > 1) b.components = parts;
     b.rdzv_port = o.rdzv_port;
     b.torchrun_target = payload.torchrun_target;
     auto files = std::move(payload.files);
@@ -309,12 +417,58 @@ inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::pl
     return files;
 }
 
-/// Plans `job` on `cluster` for the launcher's frameworks, takes plan `plan_index` of the ranking and writes its
-/// files. Throws config_error when there is no such plan (the planner's infeasibility reasons in the message).
-inline launch_result launch(const job_spec& job, const cluster_spec& cluster, const launch_options& o = {}) {
-    auto opt = o.planning;
-    opt.frameworks = launcher_frameworks(o.launcher);
-    const auto r = planner{}.plan(job, cluster, opt);
+}  // namespace detail
+
+/// The launch files for a job whose `parallel` is the plan's layout, on `p.nodes` nodes of `p.gpu`.
+inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
+    if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0)
+        throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
+    return detail::script_files(j, {{p.gpu, p.nodes, p.gpus / p.nodes}}, p.est_time.value, plan_comments(j, p, o.time_margin), o);
+}
+
+/// Throws config_error unless the launcher writes stage layouts of uneven layer counts (framework_rules::
+/// stage_layer_layout, Megatron-LM's --pipeline-model-parallel-layout), which a pipeline over several GPU types needs.
+inline void check_launches_mixed(launcher l) {
+    for (const auto* fw : l->runs)
+        if (fw && fw->rules.stage_layer_layout) return;
+    throw config_error("launch_options::mixed: the " + std::string(to_string(l)) + " launcher cannot write a pipeline over "
+                       "several GPU types: its stages need their own layer counts, which only Megatron-LM's "
+                       "--pipeline-model-parallel-layout states (--framework megatron)");
+}
+
+/// The launch files of a mixed plan for `j` (job_for_mixed_plan): a Slurm heterogeneous job with one component per
+/// stage group, in pipeline order. Throws config_error when a group's GPUs are not its stages' ranks (stages x tp x
+/// cp x dp, on whole nodes) or its stages do not follow the previous group's.
+inline std::vector<launch_file> mixed_launch_files(const job_spec& j, const mixed_plan& p, const launch_options& o) {
+    check_launches_mixed(o.launcher);
+    if (p.groups.empty()) throw config_error("mixed plan: no stage groups");
+    const auto& q = j.parallel;
+    const std::int64_t per_stage = q.tp * q.cp * q.dp;
+    std::int64_t next = 0;
+    std::vector<slurm_component> parts;
+    for (std::size_t k = 0; k < p.groups.size(); ++k) {
+        const auto& g = p.groups[k];
+        const std::string at = "mixed plan group " + std::to_string(k) + " (" + g.gpu + "): ";
+        if (g.nodes < 1 || g.gpus_per_node < 1 || g.gpus != g.nodes * g.gpus_per_node)
+            throw config_error(at + std::to_string(g.gpus) + " GPUs are not " + std::to_string(g.nodes) + " node(s) of " +
+                               std::to_string(g.gpus_per_node));
+        if (g.stages < 1 || g.gpus != g.stages * per_stage)
+            throw config_error(at + std::to_string(g.gpus) + " GPUs are not its " + std::to_string(g.stages) +
+                               " stage(s) x tp x cp x dp = " + std::to_string(per_stage) + " ranks each");
+        if (g.first_stage != next)
+            throw config_error(at + "its first stage is " + std::to_string(g.first_stage) + ", not " + std::to_string(next));
+        next += g.stages;
+        parts.push_back({g.gpu, g.nodes, g.gpus_per_node});
+    }
+    if (next != q.pp)
+        throw config_error("mixed plan: its groups hold " + std::to_string(next) + " stages, parallel.pp is " + std::to_string(q.pp));
+    return detail::script_files(j, parts, p.est_time.value, mixed_plan_comments(j, p, o.time_margin), o);
+}
+
+namespace detail {
+
+/// Plan `o.plan_index` of `r`, or config_error with the planner's reasons.
+inline launch_result launch_single(const job_spec& job, const plan_result& r, const launch_options& o) {
     if (o.plan_index >= r.plans.size()) {
         std::string why = "no plan " + std::to_string(o.plan_index + 1) + " (the planner found " + std::to_string(r.plans.size()) + ")";
         for (const auto& f : r.infeasible) why += "; " + f.gpu + ": " + f.reason;
@@ -325,6 +479,32 @@ inline launch_result launch(const job_spec& job, const cluster_spec& cluster, co
     out.job = job_for_plan(job, out.plan);
     out.files = launch_files(out.job, out.plan, o);
     return out;
+}
+
+/// Mixed plan `o.plan_index` of `r`, or config_error with the planner's reason there is none.
+inline launch_result launch_mixed(const job_spec& job, const plan_result& r, const launch_options& o) {
+    if (o.plan_index >= r.mixed.size())
+        throw config_error("no mixed plan " + std::to_string(o.plan_index + 1) + " (the planner found " +
+                           std::to_string(r.mixed.size()) + (r.mixed_note.empty() ? ")" : "): " + r.mixed_note));
+    launch_result out;
+    out.mixed = r.mixed[o.plan_index];
+    out.job = job_for_mixed_plan(job, *out.mixed);
+    out.files = mixed_launch_files(out.job, *out.mixed, o);
+    return out;
+}
+
+}  // namespace detail
+
+/// Plans `job` on `cluster` for the launcher's frameworks, takes plan `plan_index` of the ranking (of the mixed plans
+/// with launch_options::mixed) and writes its files. Throws config_error when there is no such plan (the planner's
+/// infeasibility reasons in the message).
+inline launch_result launch(const job_spec& job, const cluster_spec& cluster, const launch_options& o = {}) {
+    if (o.mixed) check_launches_mixed(o.launcher);
+    auto opt = o.planning;
+    opt.frameworks = launcher_frameworks(o.launcher);
+    opt.mixed = opt.mixed || o.mixed;
+    const auto r = planner{}.plan(job, cluster, opt);
+    return o.mixed ? detail::launch_mixed(job, r, o) : detail::launch_single(job, r, o);
 }
 
 /// Writes the files into `dir` (created with its parents when missing) and returns the paths written, in the

@@ -11,10 +11,12 @@
 
 namespace frenzy {
 
-/// `frenzy launch --json`: {plan, job (with the plan's layout), files (the paths written; [] when not written)}.
+/// `frenzy launch --json`: {plan (mixed_plan with launch --mixed), job (with the plan's layout), files (the paths
+/// written; [] when not written)}.
 inline void to_json(nlohmann::ordered_json& out, const launch_result& r) {
     out = nlohmann::ordered_json::object();
-    out["plan"] = r.plan;
+    if (r.mixed) out["mixed_plan"] = *r.mixed;
+    else out["plan"] = r.plan;
     out["job"] = nlohmann::ordered_json(to_json(r.job));  // the job codec's keys, in its (sorted) order
     out["files"] = r.written;
 }

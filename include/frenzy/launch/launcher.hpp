@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,6 +93,9 @@ inline std::string_view to_string(launcher l) { return l.name(); }
 struct launch_options {
     frenzy::launcher launcher = launcher::megatron;
     std::size_t plan_index = 0;                       ///< which plan of the ranking (0 = the best)
+    /// Take a mixed plan (plan_options::mixed; plan_index counts those): the files are a Slurm heterogeneous job,
+    /// one component per GPU type. Megatron-LM only (its --pipeline-model-parallel-layout).
+    bool mixed = false;
     std::map<std::string, std::string> gres_names;    ///< catalog name -> Slurm GRES type (default: the catalog name)
     std::string run_command;                          ///< script (and its arguments) torchrun starts; "" = the framework's
     double time_margin = 0.2;                         ///< --time = predicted run time x (1 + margin), at least 10 minutes
@@ -117,7 +121,8 @@ struct launch_file {
 };
 
 struct launch_result {
-    frenzy::plan plan;          ///< the plan the files run
+    frenzy::plan plan;          ///< the plan the files run (unset with `mixed`)
+    std::optional<mixed_plan> mixed;  ///< the mixed plan the files run (launch_options::mixed)
     job_spec job;               ///< the job with the plan's layout (what the files describe)
     std::vector<launch_file> files;
     std::vector<std::string> written;  ///< paths write_launch_files wrote them to (empty until written)
