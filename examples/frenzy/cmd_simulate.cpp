@@ -28,6 +28,7 @@ struct simulate_args {
     bool has_no_expand = false;
     double speed_error = 0, ckpt_GBps = 0, has_preempt_factor = 2.0;
     bool has_no_preempt = false, has_no_learn = false;
+    bool mixed = false;  // plan pipelines over two GPU types too (plan_options::mixed); HAS may start them
     std::string sizes = "native";
     // Baselines' knobs (swept on the tuning workload, docs/results.md "Tuning"); defaults are the library's.
     std::vector<double> tiresias_queues_gpu_h{1.0, 10.0};
@@ -173,7 +174,7 @@ void print_table(const simulate_args& a, const frenzy::cluster_spec& cluster, st
                cluster.total_gpus(), a.cluster, a.startup_s, a.restart_s,
                (a.mtbf_h > 0 || a.mtbf_s > 0 ? fmt::format(", node MTBF {:.0f} h", a.mtbf_h >= 0 ? a.mtbf_h : a.mtbf_s / 3600) : std::string{}) +
                    (a.speed_error > 0 ? fmt::format(", speed error {:g} (seed {})", a.speed_error, a.seed) : std::string{}) +
-                   (a.sizes != "native" ? ", sizes " + a.sizes : std::string{}));
+                   (a.sizes != "native" ? ", sizes " + a.sizes : std::string{}) + (a.mixed ? ", mixed plans on" : ""));
     fmt::print("{:<9} {:>5} {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>6} {:>6} {:>7} {:>10} {:>10}\n", "policy", "done",
                "fail", "avg JCT h", "p50 JCT h", "p99 JCT h", "makespan h", "avg queue h", "util", "calls", "",
                "mean us", "p99 us");
@@ -198,8 +199,10 @@ void run_simulate(const simulate_args& a) {
     if (a.runs && !a.json) throw config_error("--runs adds to the --json output: give --json too (or --html FILE for the report)");
     const cluster_spec cluster = load_cluster(a.cluster);
     const auto trace = load_trace(a.trace);
+    plan_options popt;
+    popt.mixed = a.mixed;
     const plan_provider plans =
-        cached_plan_provider([&cluster](const job_spec& j) { return planner{}.plan(j, cluster); });
+        cached_plan_provider([&cluster, popt](const job_spec& j) { return planner{}.plan(j, cluster, popt); });
     std::vector<sim_result> results;
     for (const auto& name : select_policies(a.policy, "--policy")) results.push_back(run_policy(name, a, cluster, trace, plans));
     if (!a.jobs_csv.empty()) write_jobs_file(a.jobs_csv, results);
@@ -247,6 +250,9 @@ void frenzy_cli::add_simulate(CLI::App& app) {
     c->add_flag("--has-no-learn", a->has_no_learn, "HAS: use predictions only, not measured speeds");
     c->add_option("--has-preempt-factor", a->has_preempt_factor, "HAS: preempt a job whose remaining time exceeds this x "
                                                                  "(the waiting job's run + the restart) (default 2)")->check(frenzy_cli::finite_number(frenzy::bounds::preempt_factor));
+    c->add_flag("--mixed", a->mixed, "Also plan pipelines whose stages run on two GPU types (Megatron-LM; `plan --mixed`): "
+                                     "HAS starts a job on one when it ends the job sooner than waiting for one type; "
+                                     "the baselines do not use them");
     c->add_flag("--has-no-expand", a->has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
     frenzy_cli::add_duration(c, "--has-aging", a->has_aging_s, "HAS: a job that waited this long counts as half its size (default 4h)");
     c->add_option("--speed-error", a->speed_error, "Sigma of the log-normal true/predicted speed factor per job x GPU type "

@@ -151,6 +151,54 @@ TEST_CASE("simulator properties on random clusters and traces, every policy") {
     }
 }
 
+TEST_CASE("simulator properties with mixed plans: HAS on random clusters of two types or more, failures on") {
+    // Every job class with a plan also gets a pipeline over the first two types (one node's GPUs of each) at 0.75 x
+    // its fastest one-type plan: sometimes worth starting, sometimes not. The simulator checks the orchestrator's
+    // invariants after every event (each component on its own type, no GPU held twice, failures hit mixed jobs).
+    int mixed_runs = 0, scenarios = 0;
+    for (std::uint64_t seed = 1; seed <= 40 && scenarios < 12; ++seed) {
+        const auto sc = random_scenario(seed);
+        if (sc.cluster.nodes.size() < 2) continue;
+        ++scenarios;
+        const auto& n0 = sc.cluster.nodes[0];
+        const auto& n1 = sc.cluster.nodes[1];
+        const plan_provider plans = [&](const job_spec& j) {
+            auto r = sc.plans(j);
+            double fastest = 0;
+            for (const auto& p : r.plans) fastest = std::max(fastest, p.tokens_per_s);
+            if (fastest > 0) {
+                mixed_plan m;
+                m.groups.resize(2);
+                m.groups[0].gpu = n0.gpu;
+                m.groups[0].gpus = n0.gpus_per_node;
+                m.groups[1].gpu = n1.gpu;
+                m.groups[1].gpus = n1.gpus_per_node;
+                m.parallel.tp = 1;
+                m.tokens_per_s = 0.75 * fastest;
+                r.mixed.push_back(m);
+            }
+            return r;
+        };
+        INFO("seed " << seed);
+        sim_options o;
+        o.seed = seed;
+        o.check_invariants = true;
+        o.node_mtbf_s = seed % 2 ? 20000.0 : 0.0;
+        o.node_repair_s = 1800;
+        sim_result r;
+        REQUIRE_NOTHROW(r = simulate(sc.cluster, sc.trace, plans, has{}, o));
+        CHECK(r.metrics.completed + r.metrics.failed_jobs == static_cast<int>(sc.trace.size()));
+        for (const auto& j : r.jobs) {
+            if (j.outcome != job_outcome::completed) CHECK_FALSE(j.reason.empty());
+            for (const auto& run : j.runs) mixed_runs += run.gpu == n0.gpu + "+" + n1.gpu;
+        }
+        check_runs(r, sc.cluster.total_gpus());
+        CHECK(simulate(sc.cluster, sc.trace, plans, has{}, o).jobs == r.jobs);
+    }
+    CHECK(scenarios == 12);
+    CHECK(mixed_runs > 0);  // the mixed path ran
+}
+
 TEST_CASE("simulator: node failure restarts a job from its last checkpoint (exact)") {
     // One node of 4 A100, one job of 10000 s compute (1e6 tokens at 100 tok/s) after a 10 s start-up; checkpoints
     // every 1000 s of compute; a failed node is back after 100 s; restart costs 10 s. For a run with exactly one

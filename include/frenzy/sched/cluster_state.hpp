@@ -23,17 +23,32 @@ struct node_share {
     bool operator==(const node_share&) const = default;
 };
 
-/// Where one job runs: GPUs on one or more nodes of one GPU type.
+/// Where one job runs: GPUs on one or more nodes of one GPU type; for a pipeline over several types (a mixed plan,
+/// plan/mixed.hpp) `type` and `parts` hold its first stage group and `next` the later groups, one type each, in
+/// pipeline order.
 struct allocation {
     int type = -1;  ///< index into cluster_state::types()
     std::vector<node_share> parts;
+    std::vector<allocation> next = {};  ///< the later stage groups of a mixed plan (empty: one type)
     bool operator==(const allocation&) const = default;
+    /// The one-type allocations it is made of: itself without `next`, then each of `next`.
+    std::vector<allocation> components() const {
+        std::vector<allocation> out{{type, parts, {}}};
+        for (const auto& n : next)
+            for (auto& c : n.components()) out.push_back(std::move(c));
+        return out;
+    }
     int gpus() const {
         int n = 0;
         for (const auto& p : parts) n += p.gpus;
+        for (const auto& a : next) n += a.gpus();
         return n;
     }
-    int nodes() const { return static_cast<int>(parts.size()); }
+    int nodes() const {
+        int n = static_cast<int>(parts.size());
+        for (const auto& a : next) n += a.nodes();
+        return n;
+    }
 };
 
 /// One node of the live cluster.
@@ -113,30 +128,24 @@ public:
     /// Gives `a` to `job` for a plan on GPU type `gpu`. Throws frenzy::error if the job already holds GPUs,
     /// the allocation names another type, a node is down, or a node has too few free GPUs.
     void allocate(int job, std::string_view gpu, const allocation& a) {
-        const int t = type_index(gpu);
-        if (t < 0) throw error("orchestrator: job " + std::to_string(job) + " plan is for GPU type \"" + std::string(gpu) +
-                               "\" which the cluster does not have");
+        if (!a.next.empty()) throw error("orchestrator: job " + std::to_string(job) + " plan is for one GPU type but its allocation spans several");
+        allocate(job, std::vector<std::string_view>{gpu}, a);
+    }
+    /// Gives `a` to `job` for a pipeline whose stage groups run on `gpus` in order (a mixed plan): component k of
+    /// `a` (allocation::components) must be on type gpus[k]; the checks of the one-type form, for every component
+    /// and across them (no node twice). Nothing changes when a check fails.
+    void allocate(int job, const std::vector<std::string_view>& gpus, const allocation& a) {
         if (held_.count(job)) throw error("orchestrator: job " + std::to_string(job) + " already holds GPUs");
-        if (a.type != t) throw error("orchestrator: job " + std::to_string(job) + " allocation type does not match plan GPU \"" +
-                                     std::string(gpu) + "\"");
-        if (a.parts.empty()) throw error("orchestrator: job " + std::to_string(job) + " allocation is empty");
+        const auto comps = a.components();
+        if (comps.size() != gpus.size())
+            throw error("orchestrator: job " + std::to_string(job) + " allocation has " + std::to_string(comps.size()) +
+                        " components for a plan over " + std::to_string(gpus.size()) + " GPU types");
         std::vector<int> seen;
-        for (const auto& p : a.parts) {
-            if (p.node < 0 || p.node >= static_cast<int>(nodes_.size()))
-                throw error("orchestrator: job " + std::to_string(job) + " names node " + std::to_string(p.node) + " out of range");
-            const auto& n = nodes_[static_cast<std::size_t>(p.node)];
-            if (std::find(seen.begin(), seen.end(), p.node) != seen.end())
-                throw error("orchestrator: job " + std::to_string(job) + " names node " + n.name + " twice");
-            seen.push_back(p.node);
-            if (n.type != t) throw error("orchestrator: job " + std::to_string(job) + " plan for " + std::string(gpu) +
-                                         " placed on node " + n.name + " of type " + types_[static_cast<std::size_t>(n.type)]);
-            if (!n.up) throw error("orchestrator: job " + std::to_string(job) + " placed on down node " + n.name);
-            if (p.gpus < 1 || p.gpus > n.free)
-                throw error("orchestrator: job " + std::to_string(job) + " wants " + std::to_string(p.gpus) + " GPUs on node " +
-                            n.name + " which has " + std::to_string(n.free) + " free");
+        for (std::size_t k = 0; k < comps.size(); ++k) check_component(job, gpus[k], comps[k], seen);
+        for (const auto& c : comps) {
+            for (const auto& p : c.parts) nodes_[static_cast<std::size_t>(p.node)].free -= p.gpus;
+            type_free_[static_cast<std::size_t>(c.type)] -= c.gpus();
         }
-        for (const auto& p : a.parts) nodes_[static_cast<std::size_t>(p.node)].free -= p.gpus;
-        type_free_[static_cast<std::size_t>(t)] -= a.gpus();
         held_.emplace(job, a);
     }
 
@@ -146,14 +155,24 @@ public:
         if (it == held_.end()) throw error("orchestrator: job " + std::to_string(job) + " holds no GPUs");
         allocation a = it->second;
         held_.erase(it);
-        for (const auto& p : a.parts) {
-            auto& n = nodes_[static_cast<std::size_t>(p.node)];
-            if (n.up) {
-                n.free += p.gpus;
-                type_free_[static_cast<std::size_t>(n.type)] += p.gpus;
+        for (const auto& c : a.components())
+            for (const auto& p : c.parts) {
+                auto& n = nodes_[static_cast<std::size_t>(p.node)];
+                if (n.up) {
+                    n.free += p.gpus;
+                    type_free_[static_cast<std::size_t>(n.type)] += p.gpus;
+                }
             }
-        }
         return a;
+    }
+
+    /// GPUs `a` holds on node `node` (every component).
+    static int held_on(const allocation& a, int node) {
+        int g = 0;
+        for (const auto& p : a.parts)
+            if (p.node == node) g += p.gpus;
+        for (const auto& n : a.next) g += held_on(n, node);
+        return g;
     }
 
     /// Marks a node down: its free GPUs become unavailable. Returns the jobs that held GPUs there (they still
@@ -166,8 +185,7 @@ public:
         n.free = 0;
         std::vector<int> hit;
         for (const auto& [job, a] : held_)
-            for (const auto& p : a.parts)
-                if (p.node == node) { hit.push_back(job); break; }
+            if (held_on(a, node) > 0) hit.push_back(job);
         return hit;
     }
 
@@ -176,9 +194,7 @@ public:
         auto& n = nodes_.at(static_cast<std::size_t>(node));
         if (n.up) return;
         int held = 0;
-        for (const auto& [job, a] : held_)
-            for (const auto& p : a.parts)
-                if (p.node == node) held += p.gpus;
+        for (const auto& [job, a] : held_) held += held_on(a, node);
         n.up = true;
         n.free = n.gpus - held;
         type_free_[static_cast<std::size_t>(n.type)] += n.free;
@@ -187,14 +203,14 @@ public:
     /// Recomputes the accounting from scratch; an empty string when every invariant holds, else what broke.
     std::string check_invariants() const {
         std::vector<int> held(nodes_.size(), 0);
-        for (const auto& [job, a] : held_) {
-            for (const auto& p : a.parts) {
-                if (p.node < 0 || p.node >= static_cast<int>(nodes_.size())) return "job " + std::to_string(job) + " on bad node";
-                if (nodes_[static_cast<std::size_t>(p.node)].type != a.type)
-                    return "job " + std::to_string(job) + " holds GPUs of another type than its allocation";
-                held[static_cast<std::size_t>(p.node)] += p.gpus;
-            }
-        }
+        for (const auto& [job, a] : held_)
+            for (const auto& c : a.components())
+                for (const auto& p : c.parts) {
+                    if (p.node < 0 || p.node >= static_cast<int>(nodes_.size())) return "job " + std::to_string(job) + " on bad node";
+                    if (nodes_[static_cast<std::size_t>(p.node)].type != c.type)
+                        return "job " + std::to_string(job) + " holds GPUs of another type than its allocation";
+                    held[static_cast<std::size_t>(p.node)] += p.gpus;
+                }
         std::vector<int> tf(types_.size(), 0);
         for (std::size_t i = 0; i < nodes_.size(); ++i) {
             const auto& n = nodes_[i];
@@ -209,6 +225,30 @@ public:
     }
 
 private:
+    /// One one-type component of an allocation for `job`, to run GPU type `gpu`; `seen` collects the nodes named.
+    void check_component(int job, std::string_view gpu, const allocation& a, std::vector<int>& seen) const {
+        const int t = type_index(gpu);
+        if (t < 0) throw error("orchestrator: job " + std::to_string(job) + " plan is for GPU type \"" + std::string(gpu) +
+                               "\" which the cluster does not have");
+        if (a.type != t) throw error("orchestrator: job " + std::to_string(job) + " allocation type does not match plan GPU \"" +
+                                     std::string(gpu) + "\"");
+        if (a.parts.empty()) throw error("orchestrator: job " + std::to_string(job) + " allocation is empty");
+        for (const auto& p : a.parts) {
+            if (p.node < 0 || p.node >= static_cast<int>(nodes_.size()))
+                throw error("orchestrator: job " + std::to_string(job) + " names node " + std::to_string(p.node) + " out of range");
+            const auto& n = nodes_[static_cast<std::size_t>(p.node)];
+            if (std::find(seen.begin(), seen.end(), p.node) != seen.end())
+                throw error("orchestrator: job " + std::to_string(job) + " names node " + n.name + " twice");
+            seen.push_back(p.node);
+            if (n.type != t) throw error("orchestrator: job " + std::to_string(job) + " plan for " + std::string(gpu) +
+                                         " placed on node " + n.name + " of type " + types_[static_cast<std::size_t>(n.type)]);
+            if (!n.up) throw error("orchestrator: job " + std::to_string(job) + " placed on down node " + n.name);
+            if (p.gpus < 1 || p.gpus > n.free)
+                throw error("orchestrator: job " + std::to_string(job) + " wants " + std::to_string(p.gpus) + " GPUs on node " +
+                            n.name + " which has " + std::to_string(n.free) + " free");
+        }
+    }
+
     std::vector<std::string> types_;
     std::vector<int> type_total_, type_free_, type_gpn_;
     std::vector<std::vector<int>> type_nodes_;
@@ -222,6 +262,13 @@ class cluster_backend {
 public:
     virtual ~cluster_backend() = default;
     virtual void launch(int job, const plan& p, const allocation& a) = 0;
+    /// A pipeline over several GPU types (plan/mixed.hpp), one component of `a` per stage group. A backend that
+    /// cannot run one says so (the default).
+    virtual void launch_mixed(int job, const mixed_plan& p, const allocation& a) {
+        (void)p;
+        (void)a;
+        throw error("orchestrator: job " + std::to_string(job) + " has a plan over several GPU types, which this backend cannot run");
+    }
     virtual void stop(int job) = 0;
 };
 
@@ -240,6 +287,24 @@ public:
             throw error("orchestrator: job " + std::to_string(job) + " plan on " + p.gpu + " does not fit in memory");
         state_.allocate(job, p.gpu, a);
         backend_->launch(job, p, a);
+    }
+    /// Allocates and launches a pipeline over several GPU types: component k of `a` holds stage group k, on its
+    /// type, with its GPUs. Throws frenzy::error (state unchanged) if it would break an invariant.
+    void start(int job, const mixed_plan& p, const allocation& a) {
+        const auto comps = a.components();
+        std::vector<std::string_view> types;
+        for (std::size_t k = 0; k < p.groups.size(); ++k) {
+            const auto& g = p.groups[k];
+            if (k < comps.size() && g.gpus != comps[k].gpus())
+                throw error("orchestrator: job " + std::to_string(job) + " stage group " + std::to_string(k) + " needs " +
+                            std::to_string(g.gpus) + " x " + g.gpu + " but its allocation has " + std::to_string(comps[k].gpus()));
+            if (g.capacity.value > 0 && g.required > g.capacity)
+                throw error("orchestrator: job " + std::to_string(job) + " stage group " + std::to_string(k) + " on " + g.gpu +
+                            " does not fit in memory");
+            types.push_back(g.gpu);
+        }
+        state_.allocate(job, types, a);
+        backend_->launch_mixed(job, p, a);
     }
     /// Preempts a running job.
     void stop(int job) {

@@ -10,100 +10,20 @@
 #include <concepts>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "frenzy/core/checked.hpp"
+#include "frenzy/sched/capacity_profile.hpp"
 #include "frenzy/sched/cluster_state.hpp"
+#include "frenzy/sched/has_options.hpp"
 #include "frenzy/sched/placement.hpp"
 #include "frenzy/sched/scheduler.hpp"
 
 namespace frenzy {
 
-/// Queue order: lower key goes first (ties keep arrival order). `best_remaining_gpu_s` is the least GPU-seconds
-/// the job still needs over all its plans.
-template <class Q>
-concept QueueOrder = requires(const Q& q, const job_view& j, double best_remaining_gpu_s, double now) {
-    { q.key(j, best_remaining_gpu_s, now) } -> std::convertible_to<double>;
-};
-
-/// Smallest remaining GPU-time first (the SRPT rule for average completion time, in its "area" form for jobs of
-/// several GPUs), aged: a job that has waited `aging_s` since submission counts as half its size.
-struct shortest_remaining_first {
-    double aging_s = 4 * 3600.0;
-    double key(const job_view& j, double best_remaining_gpu_s, double now) const {
-        const double wait = std::max(0.0, now - j.submit_s);
-        return best_remaining_gpu_s / (1.0 + (aging_s > 0 ? wait / aging_s : 0.0));
-    }
-};
-static_assert(QueueOrder<shortest_remaining_first>);
-
-/// First come, first served.
-struct arrival_order {
-    double key(const job_view& j, double, double) const { return j.submit_s; }
-};
-static_assert(QueueOrder<arrival_order>);
-
-struct has_options {
-    /// On each GPU type, plans using up to (1 + slack) x the least GPU-seconds of the job on that type are
-    /// candidates: scale out only while it stays efficient.
-    double efficiency_slack = 0.25;
-    /// When GPUs would otherwise idle, a job may also take a plan using up to (1 + idle_slack) x its least
-    /// GPU-seconds, if that plan needs no more than its share of the type's free GPUs (free / jobs still to place).
-    /// 0 turns this off.
-    double idle_slack = 1.0;
-    /// A job takes at most this share of a type's GPUs (unless its smallest plan there needs more): a
-    /// non-preemptive scheduler must not let one job scale over a whole pool that later arrivals then wait for.
-    double max_share = 1.0;
-    /// Equipartition: a job takes at most equi_share x (the type's GPUs / jobs in the system), unless its smallest
-    /// plan there needs more, so that jobs are wide when few are in the system and narrow under load (EQUI for
-    /// moldable jobs, cf. McCann, Vaswani & Zahorjan, ACM TOCS 1993). 0 turns this off.
-    double equi_share = 16.0;
-    /// With nobody waiting, restart running jobs on more of the idle GPUs of their type when that ends them at
-    /// least expand_gain of their remaining time earlier (within idle_slack and the share caps).
-    bool expand_idle = true;
-    double expand_gain = 0.2;
-    bool backfill = true;       ///< false: strict priority order, nothing starts past a waiting head job
-    /// Waiting jobs (in queue order) that hold a reservation; later ones that choose to wait do not reserve (they
-    /// still start only where they delay no reservation). Bounds the decision cost with hundreds of waiting jobs.
-    int max_reservations = 32;
-    /// Past the reservations, the scan stops after this many waiting jobs in a row could not start (the decision
-    /// cost then does not grow with a long queue of jobs that do not fit the fragments left). 0 = scan all.
-    int max_idle_scan = 32;
-    double startup_s = 30;      ///< launch cost assumed in predictions (the simulator's own value is what counts)
-    /// Learning: a job's measured speed ratio (job_view::measured_ratio) replaces the prediction for that job on that
-    /// type; for jobs not yet measured on a type, the type's ratio is the geometric mean of the ratios measured
-    /// there, shrunk towards 1 as if `prior_jobs` jobs had measured exactly the prediction. false = predictions only.
-    bool learn = true;
-    double prior_jobs = 4;
-    /// Preemptive shortest-remaining-time: a waiting job among the first `preempt_scan` in queue order that cannot
-    /// start now takes the GPUs of running jobs on one type whose remaining time exceeds preempt_factor x (its own
-    /// run + the victim's restart cost), longest remaining first; a job is not preempted in its first
-    /// max(preempt_lock_s, 10 x its restart cost) of a run (the restart lock that stops thrashing).
-    bool preempt = true;
-    double preempt_factor = 2.0;
-    int preempt_scan = 8;
-    double preempt_lock_s = 600;
-    /// Expansion onto GPUs that stay idle after placing the waiting jobs, only where it delays no reservation.
-    bool expand_while_waiting = true;
-};
-
-/// Checks every number of `o` (finite, in range); config_error naming the field (has_options.efficiency_slack=nan).
-inline void validate(const has_options& o) {
-    check_bound("has_options.efficiency_slack", o.efficiency_slack, bounds::rate);
-    check_bound("has_options.idle_slack", o.idle_slack, bounds::rate);
-    check_bound("has_options.max_share", o.max_share, bounds::fraction);
-    check_bound("has_options.equi_share", o.equi_share, bounds::rate);
-    check_bound("has_options.expand_gain", o.expand_gain, bounds::fraction);
-    check_bound("has_options.startup_s", o.startup_s, bounds::sim_seconds);
-    check_bound("has_options.prior_jobs", o.prior_jobs, bounds::rate);
-    check_bound("has_options.preempt_factor", o.preempt_factor, bounds::preempt_factor);
-    check_bound("has_options.preempt_lock_s", o.preempt_lock_s, bounds::sim_seconds);
-    check_bound("has_options.max_reservations", o.max_reservations, bounds::scan);
-    check_bound("has_options.max_idle_scan", o.max_idle_scan, bounds::scan);
-    check_bound("has_options.preempt_scan", o.preempt_scan, bounds::scan);
-}
 /// HAS with its two policies as template parameters. Swap one without restating the other:
 /// `has::with_placement<my_placement>`, `has::with_queue_order<arrival_order>` (as `planner::with_objective<>`).
 template <PlacementPolicy P = best_fit_placement, QueueOrder Q = shortest_remaining_first>
@@ -145,8 +65,10 @@ public:
         const cluster_state& cs = *c.cluster;
         releases_.assign(ntypes, {});
         for (const auto& j : c.jobs)
-            if (j.running && j.alloc)
-                releases_[static_cast<std::size_t>(j.alloc->type)].push_back({j.predicted_end_s, j.alloc->gpus()});
+            if (j.running && j.alloc) {
+                releases_[static_cast<std::size_t>(j.alloc->type)].push_back({j.predicted_end_s, j.alloc->gpus() - others(*j.alloc)});
+                for (const auto& n : j.alloc->next) releases_[static_cast<std::size_t>(n.type)].push_back({j.predicted_end_s, n.gpus()});
+            }
         profile_.resize(ntypes);
         for (std::size_t t = 0; t < ntypes; ++t) profile_[t].reset(c.now, cs.free_gpus(static_cast<int>(t)), releases_[t]);
     }
@@ -172,6 +94,8 @@ public:
                 rem_buf_.push_back(r);
                 best = std::min(best, r * (*j.plans)[k].gpus);
             }
+            if (j.mixed_plans)
+                for (const auto& m : *j.mixed_plans) best = std::min(best, (mixed_run(j, m, cs, 0.0)) * m.gpus());
             order_buf_.push_back({order_.key(j, best, c.now), i});
         }
         std::stable_sort(order_buf_.begin(), order_buf_.end(),
@@ -201,9 +125,16 @@ public:
             }
             const job_view& j = c.jobs[idx];
             const std::size_t share_div = left--;
-            // Nothing of it fits in the free GPUs and it may not reserve: it waits (bounds the cost per job).
-            if (!collect_candidates(c, j, idx, share_div) && reservations >= opt_.max_reservations) continue;
+            // Nothing of it fits in the free GPUs and it may not reserve: it waits (bounds the cost per job), unless
+            // a pipeline over several types starts it now.
+            if (!collect_candidates(c, j, idx, share_div) && reservations >= opt_.max_reservations) {
+                start_mixed(c, j, me, d, total_free, std::numeric_limits<double>::infinity(), share_div);
+                continue;
+            }
             time_candidates(c.now, reservations >= opt_.max_reservations);
+            const double single = cands_.empty() ? std::numeric_limits<double>::infinity() : cands_.front().completion;
+            const bool starts_now = !cands_.empty() && cands_.front().start == c.now;
+            if (!starts_now && start_mixed(c, j, me, d, total_free, single, share_div)) continue;
             const bool waits = take_best(c, j, me, d, reservations, total_free);
             if (waits && !opt_.backfill) break;
         }
@@ -317,6 +248,97 @@ public:
             return false;
         }
         return false;
+    }
+
+    /// GPUs of an allocation outside its first component (a mixed plan's later stage groups).
+    static int others(const allocation& a) {
+        int g = 0;
+        for (const auto& n : a.next) g += n.gpus();
+        return g;
+    }
+
+    /// Estimated seconds the rest of `j` takes on mixed plan `m`, launch cost `launch_s` included: its predicted
+    /// speed, corrected (with learning on) by the lowest speed ratio of its types, since a pipeline moves at the pace
+    /// of its slowest stage group.
+    double mixed_run(const job_view& j, const mixed_plan& m, const cluster_state& cs, double launch_s) const {
+        double ratio = std::numeric_limits<double>::infinity();
+        for (const auto& g : m.groups) {
+            const int t = cs.type_index(g.gpu);
+            ratio = std::min(ratio, opt_.learn && t >= 0 ? j.ratio_on(t, type_ratio_[static_cast<std::size_t>(t)]) : 1.0);
+        }
+        const double work = (1.0 - j.progress) * j.total_tokens;
+        return launch_s + (m.tokens_per_s > 0 && ratio > 0 ? work / (m.tokens_per_s * ratio) : std::numeric_limits<double>::infinity());
+    }
+
+    /// Starts waiting job `j` now on the first of its mixed plans (best first) that ends before `single` (the
+    /// earliest completion of its one-type candidates, waits included), is a candidate by the one-type rules
+    /// (mixed_candidate) and places. True if it started. Called only when the best one-type candidate waits: a mixed plan
+    /// takes two types' GPUs, and preferred to a one-type option that runs now it crowds the queue behind (measured,
+    /// docs/results.md "Mixed plans").
+    bool start_mixed(const sched_context& c, const job_view& j, std::size_t me, sched_decisions& d, int& total_free, double single,
+                     std::size_t share_div) {
+        if (!j.mixed_plans || j.mixed_plans->empty()) return false;
+        const cluster_state& cs = *c.cluster;
+        const double launch_s = j.launches > 0 ? j.restart_s : opt_.startup_s;
+        for (const auto& m : *j.mixed_plans) {
+            const double run = mixed_run(j, m, cs, launch_s);
+            if (!(c.now + run < single) || !mixed_candidate(c, m, run, run - launch_s, share_div)) continue;
+            auto a = place_mixed(cs, m);
+            if (!a) continue;
+            for (const auto& comp : a->components()) {
+                type_free_[static_cast<std::size_t>(comp.type)] -= comp.gpus();
+                profile_[static_cast<std::size_t>(comp.type)].claim(c.now, run, comp.gpus());
+            }
+            total_free -= m.gpus();
+            d.start.push_back({j.id, plan{}, std::move(*a), false, m});
+            started_[me] = 1;
+            return true;
+        }
+        return false;
+    }
+
+    /// Whether mixed plan `m` (`run` s with its launch, `rem` s of compute) may start now by the rules of a one-type
+    /// candidate (collect_candidates), its least GPU-seconds being the lower of its types' (least_): every stage
+    /// group has free GPUs of its type for the whole run without delaying a reservation and stays within the share
+    /// caps, and the plan is efficient (within 1 + efficiency_slack of that least) or uses idle GPUs (each group
+    /// within the job's share of its type's free GPUs, and within 1 + idle_slack of that least).
+    bool mixed_candidate(const sched_context& c, const mixed_plan& m, double run, double rem, std::size_t share_div) const {
+        const cluster_state& cs = *c.cluster;
+        double least = std::numeric_limits<double>::infinity();
+        bool within_free_share = true;
+        for (const auto& g : m.groups) {
+            const int t = cs.type_index(g.gpu);
+            if (t < 0) return false;
+            const auto ut = static_cast<std::size_t>(t);
+            if (g.gpus > type_free_[ut] || !profile_[ut].fits_now(g.gpus, run)) return false;
+            double cap = opt_.max_share * cs.total_gpus(t);
+            if (opt_.equi_share > 0) cap = std::min(cap, opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size()));
+            if (g.gpus > cap) return false;
+            within_free_share &= g.gpus <= static_cast<double>(type_free_[ut]) / static_cast<double>(share_div);
+            if (ut < least_.size()) least = std::min(least, least_[ut]);
+        }
+        if (!std::isfinite(least)) return true;  // no one-type plan on either type: nothing to be efficient against
+        const double gs = rem * m.gpus();
+        const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least * (1 + 1e-12);
+        const bool uses_idle = opt_.idle_slack > 0 && within_free_share && gs <= (1.0 + opt_.idle_slack) * least * (1 + 1e-12);
+        return efficient || uses_idle;
+    }
+
+    /// Places every stage group of `m` on nodes of its type (the placement policy, in free_; undone when one group
+    /// does not place): the first group's allocation with the later ones in `next`.
+    std::optional<allocation> place_mixed(const cluster_state& cs, const mixed_plan& m) {
+        std::optional<allocation> out;
+        for (const auto& g : m.groups) {
+            auto a = place_.place(cs, free_, {cs.type_index(g.gpu), g.gpus, static_cast<int>(m.parallel.tp)});
+            if (!a) {
+                if (out) detail::give(free_, *out);
+                return std::nullopt;
+            }
+            detail::take(free_, *a);
+            if (!out) out = std::move(*a);
+            else out->next.push_back(std::move(*a));
+        }
+        return out;
     }
 
     /// Smallest size that failed to place, per type and tensor-parallel degree (log2 slot; odd degrees share
@@ -501,70 +523,8 @@ public:
         }
     }
 
-    /// Free GPUs of one type as a step function of time.
-    class capacity_profile {
-    public:
-        void reset(double now, int free_now, std::vector<std::pair<double, int>>& releases) {
-            std::sort(releases.begin(), releases.end());
-            t_.assign(1, now);
-            f_.assign(1, free_now);
-            for (const auto& [when, g] : releases) {
-                const double w = std::max(now, when);
-                if (w == t_.back()) f_.back() += g;
-                else {
-                    t_.push_back(w);
-                    f_.push_back(f_.back() + g);
-                }
-            }
-            prefix_min();
-        }
-        /// Whether `g` GPUs stay free from now for `dur` seconds: a binary search on the prefix minimum.
-        bool fits_now(int g, double dur) const {
-            const auto it = std::lower_bound(t_.begin(), t_.end(), t_[0] + dur);
-            const std::size_t k = it == t_.begin() ? 0 : static_cast<std::size_t>(it - t_.begin()) - 1;
-            return pmin_[k] >= g;
-        }
-        /// Earliest step start at which `g` GPUs stay free for `dur` seconds; infinity if never. Linear: a window
-        /// that fails at step k cannot start anywhere before k + 1.
-        double earliest(int g, double dur) const {
-            std::size_t i = 0;
-            while (i < t_.size()) {
-                if (f_[i] < g) {
-                    ++i;
-                    continue;
-                }
-                const double end = t_[i] + dur;
-                std::size_t k = i + 1;
-                while (k < t_.size() && t_[k] < end && f_[k] >= g) ++k;
-                if (k == t_.size() || t_[k] >= end) return t_[i];
-                i = k + 1;
-            }
-            return std::numeric_limits<double>::infinity();
-        }
-        void claim(double s, double dur, int g) {
-            const std::size_t a = split(s), b = split(s + dur);
-            for (std::size_t i = a; i < b; ++i) f_[i] -= g;
-            prefix_min();
-        }
-
-    private:
-        void prefix_min() {
-            pmin_.resize(f_.size());
-            int m = std::numeric_limits<int>::max();
-            for (std::size_t i = 0; i < f_.size(); ++i) pmin_[i] = m = std::min(m, f_[i]);
-        }
-        std::size_t split(double x) {
-            auto it = std::lower_bound(t_.begin(), t_.end(), x);
-            const auto k = static_cast<std::size_t>(it - t_.begin());
-            if (it != t_.end() && *it == x) return k;
-            t_.insert(it, x);
-            f_.insert(f_.begin() + static_cast<std::ptrdiff_t>(k), f_[k - 1]);
-            return k;
-        }
-        std::vector<double> t_;
-        std::vector<int> f_;
-        std::vector<int> pmin_;  // pmin_[i] = min(f_[0..i])
-    };
+    /// Free GPUs of one type as a step function of time (sched/capacity_profile.hpp).
+    using capacity_profile = frenzy::capacity_profile;
 
 private:
     struct cand {

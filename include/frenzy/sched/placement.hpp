@@ -82,11 +82,15 @@ struct best_fit_placement {
 static_assert(PlacementPolicy<best_fit_placement>);
 
 namespace detail {
+/// Takes the GPUs of `a` (every component) out of a scratch vector of free GPUs per node.
 inline void take(std::vector<int>& free, const allocation& a) {
     for (const auto& p : a.parts) free[static_cast<std::size_t>(p.node)] -= p.gpus;
+    for (const auto& n : a.next) take(free, n);
 }
+/// Gives the GPUs of `a` (every component) back to a scratch vector of free GPUs per node.
 inline void give(std::vector<int>& free, const allocation& a) {
     for (const auto& p : a.parts) free[static_cast<std::size_t>(p.node)] += p.gpus;
+    for (const auto& n : a.next) give(free, n);
 }
 }  // namespace detail
 

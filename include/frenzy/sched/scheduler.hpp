@@ -6,6 +6,7 @@
 #include <concepts>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct job_view {
     int id = 0;
     double submit_s = 0;
     const std::vector<plan>* plans = nullptr;  ///< feasible plans, best first (never null for an active job)
+    /// Feasible pipelines over several GPU types (plan_options::mixed), best first; null or empty = none. A policy
+    /// that does not use them ignores them.
+    const std::vector<mixed_plan>* mixed_plans = nullptr;
     double total_tokens = 0;
     int requested_gpus = 0;                    ///< the user's request (0 = none)
     std::string_view requested_type;           ///< the user's request ("" = none)
@@ -39,7 +43,8 @@ struct job_view {
     int oom_failures = 0;         ///< launches that ran out of memory (baselines that honour user requests)
     int launches = 0;
     // running jobs only:
-    const plan* current = nullptr;
+    const plan* current = nullptr;        ///< null while it runs a mixed plan (then current_mixed)
+    const mixed_plan* current_mixed = nullptr;
     const allocation* alloc = nullptr;
     double run_started_s = 0;     ///< when the current run was launched
     double predicted_end_s = 0;   ///< with the current plan (its measured speed once observed), start-up included
@@ -118,8 +123,9 @@ struct sched_context {
 struct start_decision {
     int job = 0;
     plan p;              ///< one of the job's plans; for a launch that will run out of memory, see `oom`
-    allocation alloc;
+    allocation alloc;    ///< one component per stage group with `mixed`
     bool oom = false;    ///< the request does not fit in memory: the launch crashes after its start-up
+    std::optional<mixed_plan> mixed = {};  ///< set: the job runs this one of its mixed plans (`p` is unused)
 };
 struct reject_decision {
     int job = 0;

@@ -28,6 +28,7 @@
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/sched/cluster_state.hpp"
 #include "frenzy/sched/scheduler.hpp"
+#include "frenzy/sim/job_plans.hpp"
 #include "frenzy/sim/options.hpp"
 #include "frenzy/sim/plan_cache.hpp"
 #include "frenzy/sim/result.hpp"
@@ -123,31 +124,23 @@ public:
     // cluster_backend
     void launch(int id, const plan& p, const allocation& a) override {
         auto& j = jobs_[static_cast<std::size_t>(id)];
-        const double cost = j.rec.launches == 0 ? opt_.startup_s : j.restart_s;
-        j.rec.launches++;
-        if (j.rec.first_start_s < 0) j.rec.first_start_s = now_;
-        j.ph = phase::running;
         j.cur = p;
-        j.alloc = a;
-        j.run_start = now_;
-        j.compute_start = now_ + cost;
-        j.rec.gpu = p.gpu;
-        j.rec.gpus = a.gpus();
-        j.rec.runs.push_back({now_, -1, p.gpu, a.gpus(), a.nodes(), {}});
-        ++j.gen;
-        ++running_;
-        --waiting_;
-        if (launch_oom_) {
-            j.oom_run = true;
-            push(now_ + cost, ev_oom, id, j.gen);
-        } else {
-            j.oom_run = false;
-            j.pred_rate = p.tokens_per_s / j.row->total_tokens;
-            j.rate = p.tokens_per_s * j.truth[static_cast<std::size_t>(a.type)] / j.row->total_tokens;
-            push(j.compute_start + (1.0 - j.progress) / j.rate, ev_complete, id, j.gen);
+        j.on_mixed = false;
+        begin_run(id, p.gpu, a, p.tokens_per_s, j.truth[static_cast<std::size_t>(a.type)]);
+    }
+    /// A pipeline over several types runs at the pace of its slowest stage group: its true speed is the prediction
+    /// times the lowest true/predicted ratio of its types. The run is recorded on "type+type" (first group first).
+    void launch_mixed(int id, const mixed_plan& p, const allocation& a) override {
+        auto& j = jobs_[static_cast<std::size_t>(id)];
+        j.cur_mixed = p;
+        j.on_mixed = true;
+        std::string label;
+        double truth = std::numeric_limits<double>::infinity();
+        for (const auto& c : a.components()) {
+            label += (label.empty() ? "" : "+") + orch_.state().types()[static_cast<std::size_t>(c.type)];
+            truth = std::min(truth, j.truth[static_cast<std::size_t>(c.type)]);
         }
-        ++pending_progress_events_;
-        log(launch_oom_ ? "start-oom" : "start", id);
+        begin_run(id, label, a, p.tokens_per_s, truth);
     }
     void stop(int id) override {  // preemption: the job checkpoints, then stops
         auto& j = jobs_[static_cast<std::size_t>(id)];
@@ -158,6 +151,36 @@ public:
     }
 
 private:
+    /// The bookkeeping of a launch on `a` (of `gpu`, a type or "type+type"): start-up or restart cost, the run
+    /// record, and its completion at the true speed (`tokens_per_s` predicted x `truth`), or its out-of-memory crash.
+    void begin_run(int id, const std::string& gpu, const allocation& a, double tokens_per_s, double truth) {
+        auto& j = jobs_[static_cast<std::size_t>(id)];
+        const double cost = j.rec.launches == 0 ? opt_.startup_s : j.restart_s;
+        j.rec.launches++;
+        if (j.rec.first_start_s < 0) j.rec.first_start_s = now_;
+        j.ph = phase::running;
+        j.alloc = a;
+        j.run_start = now_;
+        j.compute_start = now_ + cost;
+        j.rec.gpu = gpu;
+        j.rec.gpus = a.gpus();
+        j.rec.runs.push_back({now_, -1, gpu, a.gpus(), a.nodes(), {}});
+        ++j.gen;
+        ++running_;
+        --waiting_;
+        if (launch_oom_) {
+            j.oom_run = true;
+            push(now_ + cost, ev_oom, id, j.gen);
+        } else {
+            j.oom_run = false;
+            j.pred_rate = tokens_per_s / j.row->total_tokens;
+            j.rate = tokens_per_s * truth / j.row->total_tokens;
+            push(j.compute_start + (1.0 - j.progress) / j.rate, ev_complete, id, j.gen);
+        }
+        ++pending_progress_events_;
+        log(launch_oom_ ? "start-oom" : "start", id);
+    }
+
     enum ev_kind { ev_arrival, ev_complete, ev_oom, ev_node_fail, ev_node_recover, ev_tick };
     struct event {
         double t;
@@ -168,10 +191,8 @@ private:
         bool operator>(const event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
     };
     enum class phase { pending, waiting, running, done };
-    struct job {
+    struct job : sim_job_plans {
         const trace_job* row = nullptr;
-        std::vector<plan> plans;
-        std::string reject_reason;
         phase ph = phase::pending;
         double ckpt_s = 3600;
         double progress = 0;  // checkpointed progress at the start of the current run
@@ -180,15 +201,14 @@ private:
         int oom = 0;
         // current run
         plan cur;
+        mixed_plan cur_mixed;
+        bool on_mixed = false;  // runs cur_mixed (else cur)
         allocation alloc;
         bool oom_run = false;
         double run_start = 0, compute_start = 0, rate = 0, pred_rate = 0;  // rate: true; pred_rate: predicted
         double restart_s = 30;
         std::vector<double> truth;     // true / predicted speed per type
         std::vector<double> measured;  // what policies have observed of `truth` (0 = not yet)
-        std::vector<int> plan_types;   // cluster type index of each plan
-        int eff_gpus = 0;              // the request policies see (regime-adjusted)
-        std::string eff_type;
         std::uint64_t gen = 0;
         job_record rec;
     };
@@ -224,61 +244,7 @@ private:
             const double z = normal_sample();
             if (opt.speed_error > 0) j.truth[t] = std::exp(opt.speed_error * z);
         }
-        set_up_plans(j, trace[i], spec, plans);
-    }
-
-    /// The plans job `j` may run on (those of this cluster that fit and end within the horizon, narrowed by the
-    /// size regime), or the reason it has none.
-    void set_up_plans(job& j, const trace_job& row, const job_spec& spec, const plan_provider& plans) {
-        const auto& cs = orch_.state();
-        const auto& opt = opt_;
-        plan_result pr = plans(spec);
-        std::string why;
-        std::vector<plan> all;
-        for (auto& p : pr.plans) {
-            const int t = cs.type_index(p.gpu);
-            if (t < 0 || !(p.tokens_per_s > 0) || !std::isfinite(p.tokens_per_s) || p.gpus < 1) continue;
-            if (p.gpus > cs.total_gpus(t)) {
-                why = "needs " + std::to_string(p.gpus) + " x " + p.gpu + ", cluster has " + std::to_string(cs.total_gpus(t));
-                continue;
-            }
-            // Work bounded by the answer: a job that would run past the horizon even on this plan is skipped.
-            if (row.total_tokens / p.tokens_per_s > sim_horizon_s / 4) {
-                why = "would run for more than 7,900 years on " + std::to_string(p.gpus) + " x " + p.gpu;
-                continue;
-            }
-            all.push_back(std::move(p));
-        }
-        j.eff_gpus = row.requested_gpus;
-        j.eff_type = row.requested_type;
-        if (opt.sizes == size_regime::native) {
-            j.plans = std::move(all);
-        } else if (opt.sizes == size_regime::free) {
-            j.plans = std::move(all);
-            j.eff_type.clear();
-            j.eff_gpus = efficient_size(j.plans);
-        } else {  // requested: the requested count (doubled until some plan fits), on the requested type if any
-            int g = j.eff_gpus;
-            if (g <= 0) {
-                g = std::numeric_limits<int>::max();
-                for (const auto& p : all)
-                    if (j.eff_type.empty() || p.gpu == j.eff_type) g = std::min(g, p.gpus);
-            }
-            for (; g <= cs.total_gpus() && j.plans.empty(); g *= 2)
-                for (const auto& p : all)
-                    if (p.gpus == g && (j.eff_type.empty() || p.gpu == j.eff_type)) j.plans.push_back(p);
-            if (!j.plans.empty()) j.eff_gpus = j.plans.front().gpus;
-            else if (!all.empty())
-                why = "no plan at the requested " + std::to_string(row.requested_gpus) + " GPUs (or a doubling of it)" +
-                      (j.eff_type.empty() ? std::string{} : " on " + j.eff_type);
-        }
-        for (const auto& p : j.plans) j.plan_types.push_back(cs.type_index(p.gpu));
-        if (j.plans.empty()) {
-            std::string r;
-            for (const auto& x : pr.infeasible) r += (r.empty() ? "" : "; ") + x.gpu + ": " + x.reason;
-            if (r.empty() || !why.empty()) r = why.empty() ? "no feasible plan on this cluster's GPU types" : why;
-            j.reject_reason = "no feasible plan: " + r;
-        }
+        set_up_plans(j, orch_.state(), opt_, trace[i], plans(spec));
     }
 
     void push(double t, ev_kind k, int a, std::uint64_t gen) { events_.push({t, seq_++, k, a, gen}); }
@@ -289,7 +255,7 @@ private:
     }
     /// Records what a run has shown of the job's true speed once it has computed long enough.
     void observe(job& j) {
-        if (j.ph != phase::running || j.oom_run) return;
+        if (j.ph != phase::running || j.oom_run || j.on_mixed) return;  // a mixed run measures no one type
         if (now_ - j.compute_start >= opt_.measure_after_s && j.pred_rate > 0)
             j.measured[static_cast<std::size_t>(j.alloc.type)] = j.rate / j.pred_rate;
     }
@@ -431,6 +397,7 @@ private:
             v.id = static_cast<int>(i);
             v.submit_s = j.row->submit_s;
             v.plans = &j.plans;
+            v.mixed_plans = &j.mixed;
             v.total_tokens = j.row->total_tokens;
             v.requested_gpus = j.eff_gpus;
             v.requested_type = j.eff_type;
@@ -446,11 +413,12 @@ private:
             v.oom_failures = j.oom;
             v.launches = j.rec.launches;
             if (v.running) {
-                v.current = &j.cur;
+                v.current = j.on_mixed ? nullptr : &j.cur;
+                v.current_mixed = j.on_mixed ? &j.cur_mixed : nullptr;
                 v.run_started_s = j.run_start;
                 v.alloc = &j.alloc;
                 // What a policy can know: the measured speed once observed, else the prediction.
-                const bool seen = j.measured[static_cast<std::size_t>(j.alloc.type)] > 0;
+                const bool seen = !j.on_mixed && j.measured[static_cast<std::size_t>(j.alloc.type)] > 0;
                 v.predicted_end_s = j.oom_run ? j.compute_start
                                               : std::max(now_, j.compute_start) + (1.0 - v.progress) / (seen ? j.rate : j.pred_rate);
             }
@@ -469,7 +437,9 @@ private:
         for (const auto& s : d.start) {
             auto& j = jobs_.at(static_cast<std::size_t>(s.job));
             if (j.ph != phase::waiting) throw error("simulator: policy started job " + j.rec.job_id + " which is not waiting");
-            if (!s.oom && std::find(j.plans.begin(), j.plans.end(), s.p) == j.plans.end()) {
+            if (s.mixed && std::find(j.mixed.begin(), j.mixed.end(), *s.mixed) == j.mixed.end())
+                throw error("simulator: policy started job " + j.rec.job_id + " on a mixed plan that is not one of its own");
+            if (!s.mixed && !s.oom && std::find(j.plans.begin(), j.plans.end(), s.p) == j.plans.end()) {
                 // A policy may hold more GPUs than a plan uses (user-sized requests); the plan itself must be one
                 // of the job's feasible plans on that type.
                 bool ok = false;
@@ -483,7 +453,8 @@ private:
                 continue;
             }
             launch_oom_ = s.oom;
-            orch_.start(s.job, s.p, s.alloc);
+            if (s.mixed) orch_.start(s.job, *s.mixed, s.alloc);
+            else orch_.start(s.job, s.p, s.alloc);
             launch_oom_ = false;
         }
         return !d.start.empty();
@@ -501,14 +472,24 @@ private:
             if (j.ph == phase::running) {
                 ++running;
                 if (!h) throw error("simulator: running job " + j.rec.job_id + " holds no GPUs");
-                if (cs.types()[static_cast<std::size_t>(h->type)] != j.cur.gpu)
-                    throw error("simulator: job " + j.rec.job_id + " runs on a GPU type other than its plan's");
-                if (h->gpus() != j.cur.gpus) throw error("simulator: job " + j.rec.job_id + " holds a GPU count other than its plan's");
+                if (!holds_its_plan(j, *h)) throw error("simulator: job " + j.rec.job_id + " holds GPUs other than its plan's types and counts");
             } else if (h) {
                 throw error("simulator: job " + j.rec.job_id + " holds GPUs while not running");
             }
         }
         if (running != running_) throw error("simulator: running job count out of balance");
+    }
+
+    /// Whether allocation `h` is the GPU type(s) and count(s) of the plan `j` runs (each stage group's, mixed).
+    bool holds_its_plan(const job& j, const allocation& h) const {
+        const auto& types = orch_.state().types();
+        if (!j.on_mixed) return h.next.empty() && types[static_cast<std::size_t>(h.type)] == j.cur.gpu && h.gpus() == j.cur.gpus;
+        const auto comps = h.components();
+        if (comps.size() != j.cur_mixed.groups.size()) return false;
+        for (std::size_t k = 0; k < comps.size(); ++k)
+            if (types[static_cast<std::size_t>(comps[k].type)] != j.cur_mixed.groups[k].gpu || comps[k].gpus() != j.cur_mixed.groups[k].gpus)
+                return false;
+        return true;
     }
 
     sim_result finish() {
