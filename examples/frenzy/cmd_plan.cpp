@@ -31,7 +31,14 @@ struct plan_args {
     std::string html;
 };
 
-std::string duration_of(bool has_budget, double s);
+/// A run's length for a person (minutes, hours or days), or "no budget" without a token budget.
+std::string duration_of(bool has_budget, double s) {
+    if (!has_budget) return "no budget";
+    if (s < 3600) return fmt::format("{:.0f} min", s / 60);
+    if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
+    return fmt::format("{:.1f} d", s / 86400);
+}
+
 std::string duration(const frenzy::plan& p) { return duration_of(p.has_budget, p.est_time.value); }
 
 /// The plan's GPU type has no measured run on its chip (perf/error_band.hpp's first regime).
@@ -58,13 +65,6 @@ std::string groups_text(const frenzy::mixed_plan& p) {
         s += fmt::format("{}{} x{} ({} stage{}, {} layers)", s.empty() ? "" : " -> ", g.gpu, g.gpus, g.stages,
                          g.stages == 1 ? "" : "s", g.layers);
     return s;
-}
-
-std::string duration_of(bool has_budget, double s) {
-    if (!has_budget) return "no budget";
-    if (s < 3600) return fmt::format("{:.0f} min", s / 60);
-    if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
-    return fmt::format("{:.1f} d", s / 86400);
 }
 
 /// The mixed plans (plan --mixed): one line each, then its stage groups.

@@ -4,6 +4,7 @@
 // a 13B job.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -29,6 +30,20 @@ job_spec mixed_job(const std::string& model = "llama-2-13b") {
 
 gpu_pool mixed_pool(const std::string& gpu, int per_node, int nodes) {
     return {gpu_catalog{}.at(gpu), per_node, nodes, 0.0};
+}
+
+/// `job` as mixed plan `p` runs it: its precision, micro-batch and layout (the per-stage layers included).
+job_spec job_of_mixed(const job_spec& job, const mixed_plan& p) {
+    job_spec j = job;
+    j.training.precision = p.precision;
+    j.training.micro_batch = p.micro_batch;
+    j.parallel = p.parallel;
+    return j;
+}
+
+/// The pool of GPU type `name` (which the test's cluster has).
+const gpu_pool& pool_named(const std::vector<gpu_pool>& pools, const std::string& name) {
+    return *std::find_if(pools.begin(), pools.end(), [&](const gpu_pool& q) { return q.gpu.name == name; });
 }
 
 cluster_spec v100_t4_cluster() {
@@ -203,12 +218,9 @@ TEST_CASE("plan --mixed on V100 + T4: a 13B job T4s cannot run alone gets pipeli
         CHECK(layers == 40);
         CHECK(static_cast<std::int64_t>(p.parallel.stage_layers.size()) == p.parallel.pp);
         // the split never puts more layers on a stage than its memory holds: every stage fits its own type
-        job_spec j = job;
-        j.training.precision = p.precision;
-        j.training.micro_batch = p.micro_batch;
-        j.parallel = p.parallel;
+        const job_spec j = job_of_mixed(job, p);
         for (const auto& g : p.groups) {
-            const auto& pool = *std::find_if(pools.begin(), pools.end(), [&](const gpu_pool& q) { return q.gpu.name == g.gpu; });
+            const auto& pool = pool_named(pools, g.gpu);
             CHECK(g.gpus <= pool.gpus());
             const auto rep = est.estimate(job_on(j, pool.gpu));
             for (auto s = g.first_stage; s < g.first_stage + g.stages; ++s)
@@ -232,15 +244,9 @@ TEST_CASE("plan --mixed: the split is the balanced one within memory (one layer 
     REQUIRE_FALSE(r.mixed.empty());
     for (const auto& p : r.mixed) {
         INFO("mixed plan of " << p.gpus() << " GPUs, pp " << p.parallel.pp);
-        job_spec j = job;
-        j.training.precision = p.precision;
-        j.training.micro_batch = p.micro_batch;
-        j.parallel = p.parallel;
-        auto pool_of = [&](const std::string& n) {
-            return &*std::find_if(pools.begin(), pools.end(), [&](const gpu_pool& q) { return q.gpu.name == n; });
-        };
-        const std::array<stage_group_shape, 2> shape{{{pool_of(p.groups[0].gpu), p.groups[0].stages},
-                                                      {pool_of(p.groups[1].gpu), p.groups[1].stages}}};
+        job_spec j = job_of_mixed(job, p);
+        const std::array<stage_group_shape, 2> shape{{{&pool_named(pools, p.groups[0].gpu), p.groups[0].stages},
+                                                      {&pool_named(pools, p.groups[1].gpu), p.groups[1].stages}}};
         const std::array<std::int64_t, 2> stages{p.groups[0].stages, p.groups[1].stages};
         for (int d : {-1, 1}) {
             const std::int64_t na = p.groups[0].layers + d;

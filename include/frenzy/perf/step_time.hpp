@@ -173,6 +173,16 @@ inline double inter_node_GBps(const gpu_type& g, const topology& t) { return spa
 
 }  // namespace detail
 
+/// Bytes one pipeline rank sends at a stage boundary per micro-batch, activations forward (their gradients come
+/// back the same size): the micro-batch's hidden states on one GPU, 1/tp of them where Megatron sends a shard and
+/// all-gathers it over NVLink (scatter-gather, Narayanan et al. 2021 Sec. 4.1) or sequence parallelism shards them.
+inline double pipeline_send_bytes(const job_spec& j) {
+    const auto& p = j.parallel;
+    const bool split = p.sequence_parallel || j.runtime.framework->perf.pipeline_scatter_gather;
+    return local_tokens(j) * static_cast<double>(j.model.hidden) * param_bytes(j.training.precision) /
+           (split ? static_cast<double>(p.tp) : 1.0);
+}
+
 /// The composed step-time model. Hosts may replace any policy.
 template <ComputePolicy C = calibrated_compute, CommunicationPolicy N = ring_collectives,
           PipelinePolicy B = megatron_pipeline>
@@ -402,13 +412,7 @@ private:
 
     /// Pipeline send/recv of activations and their gradients, and what of it is on the critical path.
     void pipeline_step(const step_context& c, step_breakdown& b) const {
-        const auto& m = c.j.model;
         const auto& p = c.j.parallel;
-        const auto& rt = c.j.runtime;
-        const auto& g = c.g;
-        const auto& topo = c.topo;
-        const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
-        const int gpn = c.gpn;
         const std::int64_t gpus = p.gpus();
         // pipeline: activations forward, their gradients backward, per model chunk (vpp). Megatron sends 1/tp of
         // the tensor per rank and all-gathers it over NVLink (scatter-gather optimisation, Narayanan et al. 2021
@@ -416,9 +420,8 @@ private:
         // next chunk's compute (--overlap-p2p-communication, on by default: megatron/training/arguments.py),
         // 1F1B and GPipe wait for them.
         if (p.pp > 1) {
-            const bool split = p.sequence_parallel || rt.framework->perf.pipeline_scatter_gather;
-            const double buf = gpu_tokens * static_cast<double>(m.hidden) * act / (split ? tp : 1.0);
-            const double bw = gpus <= gpn ? intra : detail::inter_node_GBps(g, topo);
+            const double buf = pipeline_send_bytes(c.j);
+            const double bw = gpus <= c.gpn ? c.intra : detail::inter_node_GBps(c.g, c.topo);
             b.pp_mb = 2.0 * static_cast<double>(p.vpp) * comm_.seconds(collective::send_recv, buf, 2, bw);
             b.pp_exposed_mb = p.schedule == pipeline_schedule::interleaved
                                   ? std::max(0.0, b.pp_mb - b.compute_mb) + b.pp_mb / (2.0 * static_cast<double>(p.vpp))

@@ -99,13 +99,9 @@ inline double link_GBps(const gpu_pool& a, const gpu_pool& b) {
 }
 
 /// Seconds to send one micro-batch's activations forward and their gradients backward between two stages over
-/// `GBps` (perf/step_time.hpp pipeline_step's buffer: 1/tp of it with sequence parallelism or scatter-gather).
+/// `GBps` (the buffer of perf/step_time.hpp pipeline_send_bytes, as the one-type pipeline step sends it).
 inline double boundary_seconds(const job_spec& j, double GBps) {
-    const auto& p = j.parallel;
-    const bool split = p.sequence_parallel || j.runtime.framework->perf.pipeline_scatter_gather;
-    const double buf = local_tokens(j) * static_cast<double>(j.model.hidden) * param_bytes(j.training.precision) /
-                       (split ? static_cast<double>(p.tp) : 1.0);
-    return 2.0 * ring_collectives{}.seconds(collective::send_recv, buf, 2, GBps);
+    return 2.0 * ring_collectives{}.seconds(collective::send_recv, pipeline_send_bytes(j), 2, GBps);
 }
 
 }  // namespace detail
