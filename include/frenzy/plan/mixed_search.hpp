@@ -151,6 +151,13 @@ struct single_type_bar {
 
 namespace detail {
 
+/// One layer of one sequence on each type of a pair and the sends of one sequence between them, at micro-batch mb.
+struct micro_batch_rate {
+    std::int64_t mb = 1;
+    std::array<double, 2> layer{};
+    double send = 0;
+};
+
 /// One plan_mixed call: the job, the options, the models, the bar each pair must beat and the best plan per pair of
 /// types found so far.
 template <MemoryModel M, StepTimeModel T>
@@ -173,9 +180,21 @@ public:
         j0.runtime.framework = fw_;
         if (!attention_rejected(j0, a.gpu).empty() || !attention_rejected(j0, b.gpu).empty()) return;
         const auto ax = divisor_search_space{}.axes(j0, a, opt_);
+        const auto best = best_.find(key_of(a, b));
+        beat_ = std::min(bar_.of(a.gpu.name, b.gpu.name), best != best_.end() ? best->second.first : 1e308);
+        probe_.groups.assign(2, stage_group{});
+        for (std::size_t k = 0; k < 2; ++k) {
+            probe_.groups[k].gpu = (k == 0 ? a : b).gpu.name;
+            probe_.groups[k].gpus_per_node = (k == 0 ? a : b).gpus_per_node;
+        }
         for (auto tp : ax.tp) {
             if (a.gpus_per_node % tp != 0 || b.gpus_per_node % tp != 0) continue;
             const auto rate = sequence_layer_seconds(j0, ax, a, b, tp);
+            std::optional<std::vector<micro_batch_rate>> by_mb;  // taken when the first layout needs them
+            auto rates = [&]() -> const std::vector<micro_batch_rate>& {
+                if (!by_mb) by_mb = micro_batch_rates(j0, ax, a, b, tp);
+                return *by_mb;
+            };
             for (auto dpi = ax.dp.rbegin(); dpi != ax.dp.rend(); ++dpi) {  // most GPUs first: the bound then
                 const auto dp = *dpi;                                          // prunes the rest sooner
                 const auto counts_a = group_stage_counts(a, tp * dp, avail(a), most_stages_ - 1);
@@ -183,7 +202,7 @@ public:
                 for (auto sa = counts_a.rbegin(); sa != counts_a.rend(); ++sa)
                     for (auto sb = counts_b.rbegin(); sb != counts_b.rend(); ++sb)
                         if (saturated(tp * dp, *sa == counts_a.back(), *sb == counts_b.back(), *sa + *sb) &&
-                            !beaten(a, b, tp, dp, *sa, *sb, rate))
+                            !beaten(tp, dp, *sa, *sb, rate, rates))
                             layout(j0, ax, a, b, tp, dp, *sa, *sb);
             }
         }
@@ -234,37 +253,83 @@ private:
         return all_a || all_b || stages == most_stages_ || (opt_.max_gpus > 0 && (stages + 1) * stage_gpus > opt_.max_gpus);
     }
 
+    /// Seconds per step at least, n sequences per data-parallel rank in micro-batches of mb over sa + sb stages
+    /// (see plan_mixed), t = one layer of one sequence on each type and `send` the sends of one sequence on every
+    /// stage: with x layers on the first group, every micro-batch passes the slowest stage, at least
+    /// max(x t_a / s_a, (L - x) t_b / s_b) + send per sequence (no stage beats its type's rate), and the fill and
+    /// drain pass every stage once, x t_a + (L - x) t_b + (s_a + s_b) send per sequence: (n - mb) x slowest +
+    /// mb x fill. Convex and piecewise linear in x: lowest at x = s_a, x = L - s_b (every stage holds a layer at
+    /// least) or where the two groups' stages balance.
+    double pipeline_floor(double n, double mb, double sa, double sb, const std::array<double, 2>& t, double send) const {
+        const double L = static_cast<double>(job_.model.layers);
+        const double balance = L * (t[1] / sb) / (t[0] / sa + t[1] / sb);
+        double out = 1e308;
+        for (double x : {sa, L - sb, std::clamp(balance, sa, L - sb)}) {
+            const double slowest = std::max(x * t[0] / sa, (L - x) * t[1] / sb) + send;
+            out = std::min(out, (n - mb) * slowest + mb * (x * t[0] + (L - x) * t[1] + (sa + sb) * send));
+        }
+        return out;
+    }
+
+    /// Per micro-batch of the axes: one layer of one sequence on each type at tp without recompute, and the sends of
+    /// one sequence between the types (mixed.hpp boundary_seconds at the smallest buffer, 1/tp; with its latency
+    /// spread over the micro-batch): the rates of the tighter bound. Empty without step_parts.
+    std::vector<micro_batch_rate> micro_batch_rates(const job_spec& j0, const search_axes& ax, const gpu_pool& a,
+                                                    const gpu_pool& b, std::int64_t tp) const {
+        std::vector<micro_batch_rate> out;
+        job_spec jt = j0;
+        set_layout(jt, job_.runtime, ax, fw_, tp, 2, 1, 1, sharding::none, 1, 1, opt_);
+        jt.parallel.recompute = recompute::none;
+        if constexpr (requires { time_.step_parts(jt, a.gpu, topology{}, stage_load{}); }) {
+            std::array<job_spec, 2> on{job_on(jt, a.gpu), job_on(jt, b.gpu)};  // the micro-batch left to vary
+            jt.parallel.sequence_parallel = true;  // the sends' smallest buffer
+            const double link = link_GBps(a, b);
+            for (auto mb : ax.micro_batch) {
+                jt.training.micro_batch = on[0].training.micro_batch = on[1].training.micro_batch = mb;
+                const double m = static_cast<double>(mb);
+                out.push_back({mb, {layer_seconds(on[0], a.gpu, time_, flops_) / m, layer_seconds(on[1], b.gpu, time_, flops_) / m},
+                               boundary_seconds(jt, link) / m});
+            }
+        }
+        return out;
+    }
+
+    /// The bound at each micro-batch that divides the n = global batch / dp sequences (its own GEMM efficiency and
+    /// sends): true when none gives a step shorter than `step` seconds (false without rates to bound with).
+    bool slower_everywhere(std::int64_t dp, double sa, double sb, const std::vector<micro_batch_rate>& by_mb,
+                           double step) const {
+        const double n = static_cast<double>(job_.training.global_batch) / static_cast<double>(dp);
+        for (const auto& r : by_mb) {
+            if (job_.training.global_batch % (r.mb * dp) != 0) continue;
+            if (!(r.layer[0] > 0 && r.layer[1] > 0)) return false;
+            if (!(pipeline_floor(n, static_cast<double>(r.mb), sa, sb, r.layer, r.send) >= step)) return false;
+        }
+        return !by_mb.empty();
+    }
+
     /// The speed bound (plan_mixed): true when no split of sa + sb stages can beat the pair's bar or its best plan.
-    bool beaten(const gpu_pool& a, const gpu_pool& b, std::int64_t tp, std::int64_t dp, std::int64_t sa, std::int64_t sb,
-                const std::array<double, 2>& rate) const {
+    template <class Rates>
+    bool beaten(std::int64_t tp, std::int64_t dp, std::int64_t sa, std::int64_t sb,
+                const std::array<double, 2>& rate, Rates& by_mb) {
         if (sa + sb > most_stages_ || (opt_.constraints.pp && *opt_.constraints.pp != sa + sb)) return true;
         const std::int64_t stage_gpus = tp * dp;
         if (opt_.max_gpus > 0 && (sa + sb) * stage_gpus > opt_.max_gpus) return true;
         if (!(rate[0] > 0 && rate[1] > 0)) return false;
-        auto group = [&](const gpu_pool& p, std::int64_t s) {
-            stage_group g;
-            g.gpu = p.gpu.name;
-            g.gpus = static_cast<int>(s * stage_gpus);
-            g.gpus_per_node = p.gpus_per_node;
-            g.nodes = (g.gpus + p.gpus_per_node - 1) / p.gpus_per_node;
-            return g;
-        };
-        // per sequence: the balanced slot over any split (no stage beats its type's rate) and the fill and drain
-        // (every stage holds a layer at least); a pipeline of n = global batch / dp sequences in micro-batches of
-        // mb takes at least (n - mb) x balanced + mb x fill, lowest at mb = 1 or at the largest micro-batch
-        const double sa_d = static_cast<double>(sa), sb_d = static_cast<double>(sb);
-        const double balanced = static_cast<double>(job_.model.layers) / (sa_d / rate[0] + sb_d / rate[1]);
-        const double fill = sa_d * rate[0] + sb_d * rate[1];
         const double n = static_cast<double>(job_.training.global_batch) / static_cast<double>(dp);
-        const double mb_top = std::min(n, top_micro_batch_);
-        const double step = std::min((n - 1.0) * balanced + fill, (n - mb_top) * balanced + mb_top * fill);
-        mixed_plan probe;
-        probe.groups = {group(a, sa), group(b, sb)};
-        probe.tokens_per_s = n * static_cast<double>(dp * job_.training.seq_len) / step;
-        const double bound = mixed_score(probe, opt_);
-        if (bound >= bar_.of(a.gpu.name, b.gpu.name)) return true;
-        const auto at = best_.find(key_of(a, b));
-        return at != best_.end() && at->second.first <= bound;
+        const double sa_d = static_cast<double>(sa), sb_d = static_cast<double>(sb);
+        // lowest at mb = 1 or at the largest micro-batch, whose rates are the best
+        const double step = std::min(pipeline_floor(n, 1.0, sa_d, sb_d, rate, 0.0),
+                                     pipeline_floor(n, std::min(n, top_micro_batch_), sa_d, sb_d, rate, 0.0));
+        for (std::size_t k = 0; k < 2; ++k) {  // the layout's GPUs and nodes (probe_ names the pair's types)
+            auto& g = probe_.groups[k];
+            g.gpus = static_cast<int>((k == 0 ? sa : sb) * stage_gpus);
+            g.nodes = (g.gpus + g.gpus_per_node - 1) / g.gpus_per_node;
+        }
+        probe_.tokens_per_s = n * static_cast<double>(dp * job_.training.seq_len) / step;
+        const double bound = mixed_score(probe_, opt_);
+        if (bound >= beat_) return true;
+        // the score is proportional to the step: the step at which a plan of this layout scores beat_
+        return slower_everywhere(dp, sa_d, sb_d, by_mb(), step * beat_ / bound);
     }
 
     /// One layout (tp, dp, stage counts): the most frugal point first (full recompute, the smallest micro-batch;
@@ -298,13 +363,19 @@ private:
             auto first = rc == ax.recomputes.back() ? frugal : at(rc, 0);
             if (!first) continue;
             std::size_t lo = 0, hi = mbs.size();  // mbs[lo] fits, mbs[hi] does not (hi = size: none known)
+            auto top = first;                      // the plan at mbs[lo]
             while (hi - lo > 1) {
                 const auto mid = (lo + hi) / 2;
-                if (at(rc, mid)) lo = mid; else hi = mid;
+                if (auto pl = at(rc, mid)) {
+                    lo = mid;
+                    top = std::move(pl);
+                } else {
+                    hi = mid;
+                }
             }
             double last = 0;
             for (auto k = lo + 1; k-- > 0;) {
-                auto pl = k == 0 ? first : at(rc, k);
+                auto pl = k == lo ? std::move(top) : k == 0 ? first : at(rc, k);
                 if (!pl || pl->tokens_per_s <= last) break;
                 last = pl->tokens_per_s;
                 keep(a, b, std::move(*pl));
@@ -318,6 +389,7 @@ private:
         if (s >= bar_.of(a.gpu.name, b.gpu.name)) return;
         auto [it, fresh] = best_.try_emplace(key_of(a, b), s, pl);
         if (!fresh && s < it->second.first) it->second = {s, std::move(pl)};
+        beat_ = std::min(beat_, s);
     }
 
     const job_spec& job_;
@@ -330,6 +402,8 @@ private:
     token_flops flops_;
     double top_micro_batch_ = 1;  ///< the micro-batch the rates were taken at (the largest of the axes)
     std::map<pair_key, std::pair<double, mixed_plan>> best_;
+    double beat_ = 1e308;  ///< the score a plan of the pair in hand must beat: its bar, or its best plan so far
+    mixed_plan probe_;     ///< the speed bound's plan of the pair in hand (its types; the layout's GPUs)
 };
 
 }  // namespace detail
@@ -337,11 +411,17 @@ private:
 /// Mixed plans of `job` over the pools, best first by mixed_score, into `r.mixed` (or why there are none into
 /// `r.mixed_note`). Megatron-LM only: the framework that runs an uneven layout per stage as written. A mixed plan of
 /// two types is kept only when it beats every single-type plan of `r.plans` on either type (otherwise one type
-/// alone does better, and the other's GPUs stay free for other jobs), and a layout is skipped without a memory estimate when its speed bound already
-/// cannot: no stage runs its layers faster than its type's compute alone, so over any split a pipeline of s_a and
-/// s_b stages makes at most dp x seq x (s_a / t_a + s_b / t_b) / layers tokens per second, t_k one layer of one
-/// sequence on type k at the largest micro-batch (its best GEMM efficiency) without recompute. The bound needs the
-/// step-time model's parts (step_parts), as the single-type search's speed bound does.
+/// alone does better, and the other's GPUs stay free for other jobs), and a layout is skipped without a memory
+/// estimate when its speed bound already cannot: no stage runs its layers faster than its type's compute alone (t_k:
+/// one layer of one sequence on type k without recompute), and every stage holds a layer at least, so with x layers
+/// on the first group a pipeline of n = global batch / dp sequences in micro-batches of mb takes at least
+/// (n - mb) x max(x t_a / s_a, (L - x) t_b / s_b) + mb x (x t_a + (L - x) t_b) seconds (every micro-batch passes
+/// the slowest stage; the fill and drain pass every layer once), lowest over x at x = s_a, L - s_b or the balance
+/// point (mixed_search::pipeline_floor). First with the rates of the largest micro-batch (its best GEMM
+/// efficiency) at mb = 1 and at that micro-batch; a layout that passes is bounded again at each micro-batch that
+/// divides n, with that micro-batch's own rates and the sends between the types every stage's slot carries
+/// (mixed.hpp boundary_seconds). The bound needs the step-time model's parts (step_parts), as the single-type
+/// search's speed bound does.
 template <MemoryModel M, StepTimeModel T>
 void plan_mixed(const job_spec& job, std::span<const gpu_pool> pools, const plan_options& opt, const M& mem,
                 const T& time, plan_result& r) {
