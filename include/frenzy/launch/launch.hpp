@@ -24,6 +24,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -198,6 +199,21 @@ inline std::string batch_script_text(const batch_script_spec& b) {
     return s + (het ? detail::het_torchrun_lines(b) : detail::torchrun_lines(b)) + background;
 }
 
+namespace detail {
+/// `j` with what a plan (one type or mixed) decided in place of its own: layout, framework, micro-batch,
+/// precision and the overlap flags the plan was predicted with.
+template <class P>
+job_spec with_plan_layout(job_spec j, const P& p) {
+    j.parallel = p.parallel;
+    j.runtime.framework = p.framework;
+    j.runtime.overlap_grad_reduce = p.overlap_grad_reduce;
+    j.runtime.tp_comm_overlap = p.tp_comm_overlap;
+    j.training.micro_batch = p.micro_batch;
+    j.training.precision = p.precision;
+    return j;
+}
+}  // namespace detail
+
 /// The job a plan runs: its layout, framework, micro-batch, precision (a marked alternative where the GPU type
 /// lacks the job's) and the overlap flags it was predicted with, in place of the job's own. The attention kernel
 /// stays the job's: "auto" runs in the framework what the planner resolved for the type (train/attention.hpp), except
@@ -206,13 +222,7 @@ inline std::string batch_script_text(const batch_script_spec& b) {
 inline job_spec job_for_plan(job_spec j, const frenzy::plan& p) {
     if (j.runtime.attention == attention_impl::automatic && p.attention == attention_impl::unfused)
         j.runtime.attention = attention_impl::unfused;
-    j.parallel = p.parallel;
-    j.runtime.framework = p.framework;
-    j.runtime.overlap_grad_reduce = p.overlap_grad_reduce;
-    j.runtime.tp_comm_overlap = p.tp_comm_overlap;
-    j.training.micro_batch = p.micro_batch;
-    j.training.precision = p.precision;
-    return j;
+    return detail::with_plan_layout(std::move(j), p);
 }
 
 /// launch_options::run_command is the user's own command line, written as one line of the batch script: no control
@@ -315,15 +325,7 @@ inline std::vector<std::string> mixed_plan_comments(const job_spec& j, const mix
 
 /// The job a mixed plan runs: its layout with every stage's layer count (parallel.stage_layers), framework,
 /// micro-batch, the one precision its types all run and its overlap flags, in place of the job's own.
-inline job_spec job_for_mixed_plan(job_spec j, const mixed_plan& p) {
-    j.parallel = p.parallel;
-    j.runtime.framework = p.framework;
-    j.runtime.overlap_grad_reduce = p.overlap_grad_reduce;
-    j.runtime.tp_comm_overlap = p.tp_comm_overlap;
-    j.training.micro_batch = p.micro_batch;
-    j.training.precision = p.precision;
-    return j;
-}
+inline job_spec job_for_mixed_plan(job_spec j, const mixed_plan& p) { return detail::with_plan_layout(std::move(j), p); }
 
 /// The #SBATCH lines of launch_options' Slurm settings (partition, account, qos, cpus per task, memory, requeue),
 /// each checked: names are Slurm words (letters, digits, '.', '_', '-'; a partition list also ','), memory a whole
