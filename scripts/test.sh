@@ -5,8 +5,9 @@
 #      test programs only with --quick: the full suite runs them in stage 6, under the sanitizers)
 #   2. ctest (Release): the CLI tests, the library checks, the CLI sweep (all cases); with --quick every unit test
 #   3. pytest (the Python module)
-#   4. build (AddressSanitizer + UBSan, -O0, line tables only: reports name file and line; -O1 doubles the compile,
-#      -g doubles it again); the tests and the CLI, not the embedding examples
+#   4. build (AddressSanitizer + UBSan, clang-14, -O0, line tables only: reports name file and line; -O1 doubles the
+#      compile, -g doubles it again); the tests and the CLI, not the embedding examples. Clang compiles these
+#      translation units in half GCC's time, and the suite then builds with both compilers under -Werror
 #   5. the real-Slurm `serve` test (Release CLI), beside stage 4: it mostly waits on Slurm
 #   6. ctest (ASan + UBSan): every unit test and the CLI tests (not Slurm's or the examples'); the CLI sweep runs one
 #      case in FRENZY_SWEEP_SANITIZE_STRIDE
@@ -46,8 +47,11 @@ stage() {
 # skip NAME WHY: a stage that cannot run because one it needs failed counts as failed.
 skip() { failed=$((failed + 1)); rows+=("$(printf '%-34s %8s  FAILED (not run: %s)' "$1" "" "$2")"); }
 
-fresh_ninja_dir() {  # a build folder configured earlier with another generator is started again
-  if [ -f "$1/CMakeCache.txt" ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$1/CMakeCache.txt"; then rm -rf "$1"; fi
+fresh_ninja_dir() {  # DIR [COMPILER]: a build folder configured earlier with another generator or compiler starts again
+  if [ -f "$1/CMakeCache.txt" ] && { ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$1/CMakeCache.txt" ||
+       { [ -n "${2:-}" ] && ! grep -q "^CMAKE_CXX_COMPILER:FILEPATH=$(command -v "$2")\$" "$1/CMakeCache.txt"; }; }; then
+    rm -rf "$1"
+  fi
 }
 build_release() {
   fresh_ninja_dir build-test
@@ -69,9 +73,10 @@ slurm_wait() {  # started beside the ASan build; its log follows here
   cat build-test/slurm.log
   return "$rc"
 }
+asan_cxx=clang++-14  # installed by setup.sh (the fuzzers use it too)
 build_asan() {
-  fresh_ninja_dir build-asan
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFRENZY_WERROR=ON -DFRENZY_SANITIZE=ON \
+  fresh_ninja_dir build-asan "$asan_cxx"
+  CXX="$asan_cxx" cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFRENZY_WERROR=ON -DFRENZY_SANITIZE=ON \
     -DFRENZY_BUILD_BENCHMARKS=OFF -DFRENZY_BUILD_EMBEDDING_EXAMPLES=OFF -DFRENZY_BUILD_UNIT_TESTS=ON \
     -DCMAKE_CXX_FLAGS="-O0" -DCMAKE_CXX_FLAGS_DEBUG="-g1" >/dev/null &&
     cmake --build build-asan -j"$jobs"

@@ -228,7 +228,9 @@ TEST_CASE("GPU-type ordering is preserved for every model measured on several ty
         ++counts[r.model][r.gpu];
     }
     int compared = 0;
-    for (const auto& [model, per] : sums) {
+    for (const auto& entry : sums) {  // not a structured binding: clang 14 cannot capture one in a lambda
+        const auto& model = entry.first;
+        const auto& per = entry.second;
         if (per.size() < 2) continue;
         std::vector<std::string> by_meas, by_pred;
         for (const auto& [g, _] : per) by_meas.push_back(g), by_pred.push_back(g);
