@@ -57,7 +57,7 @@ std::string read_token(const std::string& path) {
 }
 
 struct serve_args {
-    bool slurm = false;
+    bool slurm = false, mixed = false;
     std::string state, listen = "127.0.0.1:8470", token_file, gres_map, run_command, partition, decision_log, output_dir;
     std::string policy = "has";
     double tick_s = 1.0, slurm_timeout_s = 20;
@@ -88,6 +88,7 @@ void run_serve(const serve_args& a) {
     frenzy::engine_options eo;
     eo.tick_s = a.tick_s;
     eo.policy = policy;
+    eo.planning.mixed = a.mixed;
     eo.decision_log = a.decision_log.empty() ? a.state + ".decisions.jsonl" : a.decision_log;
     frenzy::serve_engine eng(client, store, map, eo, catalog);
     // Slurm may still be starting: retry the inventory for a while.
@@ -192,6 +193,9 @@ void frenzy_cli::add_serve(CLI::App& app) {
     c->add_option("--gres-map", a->gres_map, "Slurm GRES type -> catalog GPU type: a100=a100-80g,v100=v100-32g or a file");
     c->add_option("--run-command", a->run_command, "Command the jobs run instead of training (tests, dry runs)");
     c->add_option("--partition", a->partition, "Slurm partition to submit to");
+    c->add_flag("--mixed", a->mixed, "Also plan pipelines whose stages run on two GPU types (Megatron-LM; `plan --mixed`): "
+                                     "HAS starts a job on one, as one Slurm heterogeneous job, when no single type starts "
+                                     "it now and the pipeline ends it sooner than waiting; other policies do not use them");
     c->add_option("--decision-log", a->decision_log, "JSON-lines decision log (default STATE.decisions.jsonl)");
     c->add_option("--output-dir", a->output_dir, "Directory for the jobs' stdout (default /dev/null)");
     c->add_option("--tick", a->tick_s, "Seconds between polls of Slurm")->capture_default_str();

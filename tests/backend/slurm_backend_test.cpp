@@ -151,3 +151,71 @@ TEST_CASE("batch script with the job spec: the framework configuration frenzy la
         CHECK(s.find("\"${FRENZY_TRAIN_SCRIPT:-train.py}\"") != std::string::npos);
     }
 }
+
+namespace {
+/// A pipeline of Qwen2.5-14B over 4 T4s (stage 0, 7 layers) then 8 V100s (stages 1-2, 21 and 20 layers), tp 4: the
+/// planner's plan for seq 4096 on the test cluster (frenzy plan --mixed), written out by hand.
+frenzy::mixed_plan t4_v100_plan() {
+    frenzy::mixed_plan m;
+    m.groups = {{.gpu = "t4", .gpus = 4, .nodes = 1, .gpus_per_node = 4, .first_stage = 0, .stages = 1, .layers = 7},
+                {.gpu = "v100-32g", .gpus = 8, .nodes = 1, .gpus_per_node = 8, .first_stage = 1, .stages = 2, .layers = 41}};
+    m.framework = frenzy::framework::megatron;
+    m.precision = frenzy::precision::fp16_mixed;
+    m.parallel = {.dp = 1, .tp = 4, .pp = 3, .sequence_parallel = true, .stage_layers = {7, 21, 20}};
+    m.micro_batch = 1;
+    return m;
+}
+}  // namespace
+
+TEST_CASE("sbatch options of a mixed plan: one heterogeneous job, a component per GPU type after ':'") {
+    const auto inv = frenzy::inventory_from_nodes(frenzy::parse_sinfo_json(slurm_file("sinfo_idle.json")),
+                                                  frenzy::gres_map::parse("a100=a100-80g,v100=v100-32g,t4=t4"));
+    REQUIRE(inv.index("t4-1") == 2);
+    REQUIRE(inv.index("v100-1") == 3);
+    frenzy::allocation a{1, {{2, 4}}, {frenzy::allocation{2, {{3, 8}}}}};
+    const auto args = frenzy::sbatch_placement_args(inv, a, "frenzy-9", "frenzy:9:1", {});
+    // The job's name, comment, requeue and output once (Slurm propagates them); each component its nodes and GRES.
+    const std::vector<std::string> want{"--job-name=frenzy-9", "--comment=frenzy:9:1", "--no-requeue", "--output=/dev/null",
+                                        "--nodes=1", "--ntasks-per-node=1", "--nodelist=t4-1", "--gres=gpu:t4:4", ":",
+                                        "--nodes=1", "--ntasks-per-node=1", "--nodelist=v100-1", "--gres=gpu:v100:8"};
+    CHECK(args == want);
+}
+
+TEST_CASE("batch script of a mixed plan: torchrun on every node of both components, Megatron's layout as launch writes it") {
+    using namespace frenzy;
+    job_spec j;
+    j.name = "qwen";
+    j.model = preset("qwen2.5-14b");
+    j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 8, .precision = precision::fp16_mixed, .total_tokens = 1e6};
+    j.runtime.framework = framework::megatron;
+    const auto m = t4_v100_plan();
+    batch_request r;
+    r.job = 4;
+    r.name = "qwen";
+    r.nodes = {"t4-1", "v100-1"};
+    r.spec = j;
+    r.mixed = m;
+    const auto s = batch_script(r);
+    CHECK(s.find("# frenzy job 4 (qwen): 4 x t4 + 8 x v100-32g on 2 node(s) t4-1,v100-1, tp=4 pp=3 dp=1 micro_batch=1\n") != std::string::npos);
+    CHECK(s.find("export FRENZY_GPU='t4+v100-32g'\n") != std::string::npos);
+    // ranks in pipeline order: node 0 (the T4s) runs 4 processes, node 1 (the V100s) 8 (launch/launch.hpp)
+    CHECK(s.find("HEAD_NODE=$(scontrol show hostnames \"$SLURM_JOB_NODELIST_HET_GROUP_0\" | head -n 1)") != std::string::npos);
+    CHECK(s.find("srun --het-group=0,1 \\\n    bash -c 'nprocs=(4 8); exec torchrun --nnodes 2 ") != std::string::npos);
+    CHECK(s.find("#SBATCH") == std::string::npos);  // the placement travels as sbatch options
+    launch_options o;
+    o.launcher = launcher::megatron;
+    const auto launched = mixed_launch_files(job_for_mixed_plan(j, m), m, o).front().content;
+    auto args_of = [](const std::string& text) {
+        const auto a = text.find("MEGATRON_ARGS=(");
+        return a == std::string::npos ? std::string{} : text.substr(a, text.find(")\n", a) - a);
+    };
+    CHECK(args_of(s).find("--pipeline-model-parallel-layout") != std::string::npos);
+    CHECK(args_of(s).find("--tensor-model-parallel-size 4\n") != std::string::npos);
+    CHECK(args_of(s) == args_of(launched));
+    // with a run command, that command alone
+    r.run_command = "sleep 1";
+    r.spec.reset();
+    const auto t = batch_script(r);
+    CHECK(t.find("\nsleep 1\n") != std::string::npos);
+    CHECK(t.find("torchrun") == std::string::npos);
+}

@@ -9,6 +9,7 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/plan/planner.hpp"
+#include "frenzy/model/presets.hpp"
 #include "frenzy/plan/prices.hpp"
 
 using namespace frenzy;
@@ -86,4 +87,71 @@ TEST_CASE("plan codec: unknown keys and wrong types are errors naming the field"
     CHECK_THAT(plan_codec_error(R"({"gpu": "t4", "gpus": "8"})"), Contains("plan.gpus"));
     CHECK_THAT(plan_codec_error(R"({"gpu": "t4", "parallel": {"tpp": 2}})"), Contains("parallel.tpp is not a known field"));
     CHECK(plan_codec_error(R"({"gpu": "t4", "gpus": 4, "cost": null})").empty());
+}
+
+namespace {
+std::string mixed_codec_error(const std::string& text) {
+    try {
+        (void)nlohmann::json::parse(text).get<mixed_plan>();
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "";
+}
+/// The planner's mixed plans of a 13B and a 14B job on the A100/V100/T4 cluster (both kinds of budget).
+std::vector<mixed_plan> codec_mixed_plans() {
+    const auto cluster = load_cluster(std::string(FRENZY_SOURCE_DIR) + "/examples/clusters/a100-v100-t4.json");
+    std::vector<mixed_plan> out;
+    for (const char* model : {"llama-2-13b", "qwen2.5-14b"}) {
+        job_spec j;
+        j.model = preset(model);
+        j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 8, .precision = precision::fp16_mixed, .total_tokens = 1e6};
+        j.runtime.framework = framework::megatron;
+        plan_options o;
+        o.mixed = true;
+        o.price_per_gpu_hour = example_prices();
+        for (bool budget : {true, false}) {
+            if (!budget) j.training.total_tokens = 0;
+            for (auto& m : planner{}.plan(j, cluster, o).mixed) out.push_back(std::move(m));
+        }
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("mixed plan codec: to_json -> from_json -> to_json is the same text, on the planner's mixed plans") {
+    const auto plans = codec_mixed_plans();
+    REQUIRE(plans.size() >= 2);  // with and without a budget: the store keeps either
+    for (const auto& m : plans) {
+        const nlohmann::ordered_json first = m;
+        const auto back = nlohmann::json::parse(first.dump()).get<mixed_plan>();
+        CHECK(nlohmann::ordered_json(back).dump() == first.dump());
+        REQUIRE(back.groups.size() == m.groups.size());
+        CHECK(back.parallel.stage_layers == m.parallel.stage_layers);  // the layout Megatron is launched with
+        if (m.has_budget) CHECK(back == m);
+        // a mixed plan is not a single-type plan's text, nor the other way round (the store tells them apart so)
+        CHECK_THROWS_AS(nlohmann::json::parse(first.dump()).get<plan>(), config_error);
+    }
+}
+
+TEST_CASE("mixed plan codec: missing groups, a wrong GPU total and unknown keys are errors naming the field") {
+    const auto m = codec_mixed_plans().front();
+    nlohmann::json good = nlohmann::json::parse(nlohmann::ordered_json(m).dump());
+    CHECK(mixed_codec_error(good.dump()).empty());
+    auto bad = good;
+    bad.erase("groups");
+    CHECK(mixed_codec_error(bad.dump()) == "mixed_plan.groups must be a non-empty array of stage groups");
+    bad = good;
+    bad["gpus"] = m.gpus() + 1;
+    CHECK(mixed_codec_error(bad.dump()) == "mixed_plan.gpus=" + std::to_string(m.gpus() + 1) + " is not the sum over its groups, " + std::to_string(m.gpus()));
+    bad = good;
+    bad["groups"][0].erase("stages");
+    CHECK(mixed_codec_error(bad.dump()) == "groups[].stages is missing");
+    bad = good;
+    bad["groups"][0]["gpuz"] = 1;
+    CHECK_THAT(mixed_codec_error(bad.dump()), Contains("groups[].gpuz is not a known field"));
+    bad = good;
+    bad["layout"] = "x";
+    CHECK_THAT(mixed_codec_error(bad.dump()), Contains("mixed_plan.layout is not a known field"));
+    CHECK(mixed_codec_error(R"({"gpu": "t4", "gpus": 4})") == "mixed_plan.groups must be a non-empty array of stage groups");
 }

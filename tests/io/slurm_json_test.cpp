@@ -69,6 +69,28 @@ TEST_CASE("squeue --json gives job ids, names, comments, states, nodes and GRES"
     CHECK(frenzy::parse_squeue_json(slurm_file("squeue_empty.json")).empty());
 }
 
+TEST_CASE("squeue --json of a heterogeneous job: one entry per component, the first one's id the job's") {
+    const auto jobs = frenzy::parse_squeue_json(slurm_file("squeue_hetjob.json"));
+    REQUIRE(jobs.size() == 2);
+    CHECK(jobs[0].job_id == 1);
+    CHECK(jobs[0].het_job_id == 1);
+    CHECK(jobs[0].het_job_offset == 0);
+    CHECK_FALSE(jobs[0].het_follower());
+    CHECK(jobs[0].nodes == std::vector<std::string>{"t4-1"});
+    CHECK(jobs[1].job_id == 2);
+    CHECK(jobs[1].het_job_id == 1);
+    CHECK(jobs[1].het_job_offset == 1);
+    CHECK(jobs[1].het_follower());
+    CHECK(jobs[1].nodes == std::vector<std::string>{"v100-1"});
+    CHECK(jobs[1].comment == "frenzy:5:1");  // Slurm propagates the comment: the tag alone does not tell the job
+    CHECK(jobs[1].name == "frenzy-5");
+    // a job that is not heterogeneous: het_job_id 0
+    for (const auto& j : frenzy::parse_squeue_json(slurm_file("squeue_busy.json"))) {
+        CHECK(j.het_job_id == 0);
+        CHECK_FALSE(j.het_follower());
+    }
+}
+
 TEST_CASE("scontrol show job -o and sbatch --parsable") {
     const auto j = frenzy::parse_scontrol_job(slurm_file("scontrol_show_job.txt"));
     CHECK(j.job_id == 1);

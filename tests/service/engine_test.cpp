@@ -40,27 +40,40 @@ struct fake_slurm : frenzy::slurm_api {
         if (down) throw frenzy::io_error("squeue --json: exit code 1");
         return job_list;
     }
+    /// Options separated by ":" are the components of a heterogeneous job: one squeue entry each, ids in a row, the
+    /// first one's id the job's, name and comment propagated to the later ones (as Slurm does).
     std::int64_t sbatch(const std::vector<std::string>& args, const std::string&) const override {
         if (down) throw frenzy::io_error("sbatch: exit code 1");
         sbatch_calls.push_back(args);
-        frenzy::slurm_job j;
-        j.job_id = next_id++;
-        j.state = "PENDING";
+        std::vector<frenzy::slurm_job> comps(1);
         for (const auto& a : args) {
+            if (a == ":") {
+                comps.emplace_back();
+                continue;
+            }
+            auto& j = comps.back();
             auto val = [&](const char* k) { return a.rfind(k, 0) == 0 ? a.substr(std::string(k).size()) : std::string{}; };
             if (auto v = val("--comment="); !v.empty()) j.comment = v;
             if (auto v = val("--job-name="); !v.empty()) j.name = v;
             if (auto v = val("--nodelist="); !v.empty()) j.nodes = frenzy::expand_hostlist(v);
             if (auto v = val("--gres="); !v.empty()) j.tres_per_node = "gres:" + v;
         }
-        job_list.push_back(j);
+        const std::int64_t first = next_id;
+        for (std::size_t k = 0; k < comps.size(); ++k) {
+            auto& j = comps[k];
+            j.job_id = next_id++;
+            j.state = "PENDING";
+            if (comps.size() > 1) j.het_job_id = first, j.het_job_offset = static_cast<std::int64_t>(k);
+            if (k > 0) j.name = comps[0].name, j.comment = comps[0].comment;
+            job_list.push_back(j);
+        }
         if (fail_after_register) throw frenzy::io_error("sbatch: timed out");
-        return j.job_id;
+        return first;
     }
-    void scancel(std::int64_t id) const override {
+    void scancel(std::int64_t id) const override {  // a heterogeneous job's id cancels every component
         scancels.push_back(id);
         for (auto& j : job_list)
-            if (j.job_id == id && !j.finished()) j.state = "CANCELLED";
+            if ((j.job_id == id || j.het_job_id == id) && !j.finished()) j.state = "CANCELLED";
     }
     frenzy::slurm_job* by_comment_prefix(const std::string& p) const {
         for (auto& j : job_list)
@@ -391,4 +404,123 @@ TEST_CASE("the backend is handed the job: the script carries the spec's name and
     CHECK(script.find("frenzy job " + std::to_string(id) + " (named-job)") != std::string::npos);
     CHECK(script.find("FRENZY_JOB_NAME='named-job'") != std::string::npos);
     CHECK(script.find("layout dp=") != std::string::npos);  // the plan's comments, as `frenzy launch` writes them
+}
+
+namespace {
+/// The test Slurm cluster of tests/slurm (two 8 x A100 nodes, 8 x V100, 4 x T4) with both A100 nodes drained: Qwen2.5-14B
+/// at seq 4096 fits neither 8 V100s nor 4 T4s alone, but a pipeline over the two (frenzy plan --mixed: T4 stage 0,
+/// V100 stages 1-2, tp 4), and HAS starts it rather than wait for the A100s.
+fake_slurm mixed_cluster() {
+    fake_slurm s;
+    s.node_list = {fake_slurm::node("a100-1", "a100", 8), fake_slurm::node("a100-2", "a100", 8),
+                   fake_slurm::node("v100-1", "v100", 8), fake_slurm::node("t4-1", "t4", 4)};
+    for (int k : {0, 1}) s.node_list[static_cast<std::size_t>(k)].flags = {"DRAIN"};
+    return s;
+}
+const frenzy::gres_map mixed_map = frenzy::gres_map::parse("a100=a100-80g,v100=v100-32g,t4=t4");
+const std::string qwen_job = R"({"name": "qwen", "model": {"preset": "qwen2.5-14b"}, "runtime": {"framework": "megatron"},
+    "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 8, "total_tokens": 1e6, "precision": "fp16-mixed"}})";
+frenzy::engine_options mixed_options() {
+    frenzy::engine_options o;
+    o.planning.mixed = true;
+    return o;
+}
+}  // namespace
+
+TEST_CASE("serve --mixed: a pipeline over two GPU types is one heterogeneous job, adopted after a crash, followed to the end") {
+    auto slurm = mixed_cluster();
+    temp_db db;
+    std::int64_t id = 0;
+    {
+        frenzy::job_store store(db.path);
+        frenzy::serve_engine eng(slurm, store, mixed_map, mixed_options());
+        eng.start();
+        auto r = eng.submit(qwen_job);
+        REQUIRE(r.status == 201);
+        id = r.body["id"].get<std::int64_t>();
+        eng.tick();
+        REQUIRE(slurm.sbatch_calls.size() == 1);
+        const auto& args = slurm.sbatch_calls[0];
+        REQUIRE(std::count(args.begin(), args.end(), ":") == 1);  // two components
+        const auto j = job_of(eng, id);
+        CHECK(j["state"] == "submitted");
+        REQUIRE(j["plan"].contains("groups"));
+        CHECK(j["plan"]["groups"][0]["gpu"] == "t4");
+        CHECK(j["plan"]["groups"][1]["gpu"] == "v100-32g");
+        CHECK(j["allocation"] == nlohmann::ordered_json::parse(R"([["t4-1", 4], ["v100-1", 8]])"));
+        // squeue: the job's two components, both tagged; the first one's id is the job's
+        REQUIRE(slurm.job_list.size() == 2);
+        CHECK(slurm.job_list[0].job_id == j["slurm_job_id"].get<std::int64_t>());
+        CHECK(slurm.job_list[1].het_job_id == slurm.job_list[0].job_id);
+        CHECK(slurm.job_list[1].nodes == std::vector<std::string>{"v100-1"});
+        CHECK(eng.metrics().find("frenzy_gpus_busy{type=\"t4\"} 4\n") != std::string::npos);
+        CHECK(eng.metrics().find("frenzy_gpus_busy{type=\"v100-32g\"} 8\n") != std::string::npos);
+        const auto d = eng.decisions().body["decisions"][0];
+        CHECK(d["decision"] == "start");
+        CHECK(d["why"].get<std::string>().find("pipeline over several types") != std::string::npos);
+    }
+    slurm.set_all("PENDING", "RUNNING");
+    {
+        // the crash: a new engine on the same store adopts the running heterogeneous job, GPUs of both types held
+        frenzy::job_store store(db.path);
+        frenzy::serve_engine eng(slurm, store, mixed_map, mixed_options());
+        eng.start();
+        eng.tick();
+        CHECK(slurm.sbatch_calls.size() == 1);
+        CHECK(slurm.scancels.empty());  // the second component is no orphan
+        auto j = job_of(eng, id);
+        CHECK(j["state"] == "running");
+        CHECK(j["plan"]["groups"].size() == 2);
+        CHECK(eng.metrics().find("frenzy_gpus_busy{type=\"t4\"} 4\n") != std::string::npos);
+        CHECK(eng.metrics().find("frenzy_gpus_busy{type=\"v100-32g\"} 8\n") != std::string::npos);
+        slurm.set_all("RUNNING", "COMPLETED");
+        eng.tick();
+        CHECK(job_of(eng, id)["state"] == "completed");
+        CHECK(eng.metrics().find("frenzy_gpus_busy{type=\"v100-32g\"} 0\n") != std::string::npos);
+        CHECK(slurm.sbatch_calls.size() == 1);
+    }
+}
+
+TEST_CASE("serve without --mixed: the same job waits for the A100s") {
+    auto slurm = mixed_cluster();
+    temp_db db;
+    frenzy::job_store store(db.path);
+    frenzy::serve_engine eng(slurm, store, mixed_map);
+    eng.start();
+    const auto id = eng.submit(qwen_job).body["id"].get<std::int64_t>();
+    eng.tick();
+    CHECK(slurm.sbatch_calls.empty());
+    CHECK(job_of(eng, id)["state"] == "queued");
+}
+
+TEST_CASE("squeue's heterogeneous job is its first component: by id and by tag, the later one left out") {
+    const auto sjobs = frenzy::parse_squeue_json(R"({"jobs": [
+        {"job_id": 1, "het_job_id": 1, "het_job_offset": 0, "name": "frenzy-5", "comment": "frenzy:5:1", "job_state": "RUNNING", "nodes": "t4-1"},
+        {"job_id": 2, "het_job_id": 1, "het_job_offset": 1, "name": "frenzy-5", "comment": "frenzy:5:1", "job_state": "RUNNING", "nodes": "v100-1"},
+        {"job_id": 3, "het_job_id": 0, "het_job_offset": 0, "name": "frenzy-6", "comment": "frenzy:6:1", "job_state": "PENDING", "nodes": ""}]})");
+    const frenzy::slurm_index idx(sjobs);
+    CHECK(idx.by_id.size() == 2);
+    CHECK(idx.by_id.count(2) == 0);
+    REQUIRE(idx.by_tag.count("frenzy:5:1") == 1);
+    CHECK(idx.by_tag.at("frenzy:5:1")->job_id == 1);
+    CHECK(idx.by_tag.at("frenzy:6:1")->job_id == 3);
+}
+
+TEST_CASE("a mixed plan's stored allocation reads back into its components by GPU type, and nothing else does") {
+    const auto inv = frenzy::inventory_from_nodes({fake_slurm::node("a100-1", "a100", 8), fake_slurm::node("v100-1", "v100", 8),
+                                                   fake_slurm::node("t4-1", "t4", 4)}, mixed_map);
+    const frenzy::cluster_state cs(inv.spec);
+    const int t4 = cs.type_index("t4"), v100 = cs.type_index("v100-32g"), a100 = cs.type_index("a100-80g");
+    const auto a = frenzy::allocation_from_text(R"([["t4-1", 4], ["v100-1", 8]])", {t4, v100}, inv, cs);
+    REQUIRE(a);
+    CHECK(a->type == t4);
+    CHECK(a->parts == std::vector<frenzy::node_share>{{2, 4}});
+    REQUIRE(a->next.size() == 1);
+    CHECK(a->next[0].type == v100);
+    CHECK(a->gpus() == 12);
+    CHECK(frenzy::allocation_json(*a, inv).dump() == R"([["t4-1",4],["v100-1",8]])");
+    CHECK_FALSE(frenzy::allocation_from_text(R"([["t4-1", 4], ["a100-1", 8]])", {t4, v100}, inv, cs));  // a100 is no group's type
+    CHECK_FALSE(frenzy::allocation_from_text(R"([["t4-1", 4]])", {t4, v100}, inv, cs));              // a group without nodes
+    CHECK_FALSE(frenzy::allocation_from_text(R"([["gone-1", 4]])", {t4}, inv, cs));
+    CHECK(frenzy::allocation_from_text(R"([["a100-1", 8]])", {a100}, inv, cs)->gpus() == 8);
 }

@@ -57,6 +57,7 @@ class Serve:
     def __init__(self, frenzy, cluster, workdir, port, token_file=None):
         self.frenzy, self.cluster, self.workdir, self.port = frenzy, cluster, workdir, port
         self.token_file = token_file
+        self.extra = []  # more `frenzy serve` options (test_serve_mixed: --mixed)
         self.url = f"http://127.0.0.1:{port}"
         self.state = os.path.join(workdir, "state.db")
         self.proc = None
@@ -71,6 +72,7 @@ class Serve:
                 "--gres-map", GRES_MAP, "--run-command", self.run_command, "--tick", "0.5", "--slurm-timeout", "10"]
         if self.token_file:
             argv += ["--token-file", self.token_file]
+        argv += self.extra
         self.log = open(os.path.join(self.workdir, "serve.log"), "a")
         self.proc = subprocess.Popen(argv, env=self.cluster.env, stdout=self.log, stderr=subprocess.STDOUT)
         end = time.time() + 60
@@ -568,12 +570,7 @@ def test_launch_hetjob(ctx):
     comps = {}
     end = time.time() + 60
     while time.time() < end:
-        out = ctx.cluster.run(["scontrol", "-o", "show", "job", job], check=False).stdout
-        comps = {}
-        for line in out.splitlines():
-            f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
-            if f.get("HetJobId") == job:
-                comps[int(f["HetJobOffset"])] = (f.get("NodeList"), f.get("JobState"), f.get("TresPerNode", ""))
+        comps = het_components(ctx.cluster, job)
         if comps and all(st == "COMPLETED" for _, st, _ in comps.values()):
             break
         time.sleep(0.5)
@@ -598,9 +595,75 @@ def test_launch_hetjob(ctx):
     ctx.report["launch_hetjob"] = {"components": {k: v[0] for k, v in comps.items()}, "starts": starts}
 
 
+def het_components(cluster, job):
+    """offset -> (NodeList, JobState, TresPerNode) of every component of heterogeneous job `job` (scontrol show job)."""
+    out = cluster.run(["scontrol", "-o", "show", "job", str(job)], check=False).stdout
+    comps = {}
+    for line in out.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        if f.get("HetJobId") == str(job):
+            comps[int(f["HetJobOffset"])] = (f.get("NodeList"), f.get("JobState"), f.get("TresPerNode", ""))
+    return comps
+
+
+def test_serve_mixed(ctx):
+    """Issue 27: `frenzy serve --mixed` runs a job as a pipeline over two GPU types, one Slurm heterogeneous job, and
+    follows it across a restart. Both A100 nodes drained, Qwen2.5-14B at seq 4096 fits neither the 8 V100s nor the 4
+    T4s alone (frenzy plan --mixed on this cluster: tp4 pp3, stage 0 on the T4s, stages 1-2 on the V100s): HAS starts
+    it on the pipeline rather than wait. Component 0 must run on t4-1 with 4 GPUs and component 1 on v100-1 with 8
+    (scontrol show job); after `serve` is killed with SIGKILL and started again the job keeps its Slurm id and
+    attempt 1, both types' GPUs stay held, and it completes without a second sbatch."""
+    c, s = ctx.cluster, ctx.serve
+    s.stop()
+    s.extra = ["--mixed"]
+    s.start()
+    for n in ("a100-1", "a100-2"):
+        c.run(["scontrol", "update", f"NodeName={n}", "State=DRAIN", "Reason=frenzy-test-mixed"])
+    try:
+        end = time.time() + 20
+        while time.time() < end:
+            _, cl = s.get("/v1/cluster")
+            if not any(n["up"] for n in cl["nodes"] if n["gpu"] == "a100-80g"):
+                break
+            time.sleep(0.5)
+        job = {"name": "long-mixed", "model": {"preset": "qwen2.5-14b"}, "runtime": {"framework": "megatron"},
+               "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 8, "total_tokens": 1e6,
+                            "precision": "fp16-mixed"}}
+        st, r = s.post(job)
+        assert st == 201, (st, r)
+        jid = r["id"]
+        s.wait({jid}, {"running"}, 60, "the mixed job running")
+        j = s.job(jid)
+        assert [(g["gpu"], g["gpus"]) for g in j["plan"]["groups"]] == [("t4", 4), ("v100-32g", 8)], j["plan"]
+        assert j["allocation"] == [["t4-1", 4], ["v100-1", 8]], j["allocation"]
+        slurm_id = j["slurm_job_id"]
+        comps = het_components(c, slurm_id)
+        assert sorted(comps) == [0, 1], f"not one heterogeneous job of two components: {comps}"
+        assert comps[0][0] == "t4-1" and "t4:4" in comps[0][2], comps
+        assert comps[1][0] == "v100-1" and "v100:8" in comps[1][2], comps
+        s.kill9()
+        s.start()
+        j = s.job(jid)
+        assert j["slurm_job_id"] == slurm_id and j["attempt"] == 1 and j["state"] == "running", j
+        m = metrics(s)
+        assert m['frenzy_gpus_busy{type="t4"}'] == 4 and m['frenzy_gpus_busy{type="v100-32g"}'] == 8, m
+        s.wait({jid}, {"completed"}, 90, "the mixed job completed")
+        j = s.job(jid)
+        assert j["attempt"] == 1 and j["slurm_job_id"] == slurm_id, j
+        assert [t[1] for t in tags_by_frenzy_id(c).get(jid, [])] in ([], [slurm_id, slurm_id + 1]), tags_by_frenzy_id(c)
+        ctx.report["serve_mixed"] = {"slurm_job": slurm_id, "components": {k: v[0] for k, v in comps.items()},
+                                     "plan": " + ".join(f'{g["gpus"]} x {g["gpu"]}' for g in j["plan"]["groups"])}
+    finally:
+        for n in ("a100-1", "a100-2"):
+            c.run(["scontrol", "update", f"NodeName={n}", "State=RESUME"])
+        s.stop()
+        s.extra = []
+        s.start()
+
+
 TESTS = [test_inventory, test_bad_requests, test_too_large, test_placement, test_drained_avoided, test_cancel,
          test_slurmd_killed, test_serve_kill9_burst, test_ctld_restart, test_burst_200, test_clients, test_token, test_live_page,
-         test_launch_hetjob]
+         test_launch_hetjob, test_serve_mixed]
 
 
 class Ctx:

@@ -188,23 +188,32 @@ private:
 };
 
 /// The sbatch options that pin a plan to its allocation: node list, node count, typed GRES per node (or per job
-/// when the parts are uneven), one task per node, no Slurm-side requeue (Frenzy re-places a job itself).
+/// when the parts are uneven), one task per node, no Slurm-side requeue (Frenzy re-places a job itself). An
+/// allocation of several components (a mixed plan's stage groups) is a heterogeneous job: the components' options
+/// separated by ":" (sbatch(1), slurm.schedmd.com/heterogeneous_jobs.html), the job's name, comment, requeue and
+/// output given once, in the first (Slurm propagates them to the later components).
 inline std::vector<std::string> sbatch_placement_args(const slurm_inventory& inv, const allocation& a, const std::string& job_name,
                                                       const std::string& comment, const slurm_options& o) {
     std::vector<std::string> args{"--job-name=" + job_name, "--comment=" + comment, "--no-requeue",
-                                  "--nodes=" + std::to_string(a.nodes()), "--ntasks-per-node=1"};
-    std::string list;
-    bool even = true;
-    for (const auto& p : a.parts) {
-        list += (list.empty() ? "" : ",") + inv.nodes.at(static_cast<std::size_t>(p.node)).name;
-        even = even && p.gpus == a.parts.front().gpus;
+                                  "--output=" + (o.output_dir.empty() ? std::string("/dev/null") : o.output_dir + "/" + job_name + "-%j.out")};
+    const auto comps = a.components();
+    for (std::size_t k = 0; k < comps.size(); ++k) {
+        const auto& c = comps[k];
+        if (k > 0) args.push_back(":");
+        args.push_back("--nodes=" + std::to_string(c.nodes()));
+        args.push_back("--ntasks-per-node=1");
+        std::string list;
+        bool even = true;
+        for (const auto& p : c.parts) {
+            list += (list.empty() ? "" : ",") + inv.nodes.at(static_cast<std::size_t>(p.node)).name;
+            even = even && p.gpus == c.parts.front().gpus;
+        }
+        args.push_back("--nodelist=" + list);
+        const std::string gres_type = inv.gres_types.at(static_cast<std::size_t>(c.parts.front().node));
+        if (even) args.push_back("--gres=gpu:" + gres_type + ":" + std::to_string(c.parts.front().gpus));
+        else args.push_back("--gpus=" + gres_type + ":" + std::to_string(c.gpus()));
+        if (!o.partition.empty()) args.push_back("--partition=" + o.partition);
     }
-    args.push_back("--nodelist=" + list);
-    const std::string gres_type = inv.gres_types.at(static_cast<std::size_t>(a.parts.front().node));
-    if (even) args.push_back("--gres=gpu:" + gres_type + ":" + std::to_string(a.parts.front().gpus));
-    else args.push_back("--gpus=" + gres_type + ":" + std::to_string(a.gpus()));
-    if (!o.partition.empty()) args.push_back("--partition=" + o.partition);
-    args.push_back("--output=" + (o.output_dir.empty() ? std::string("/dev/null") : o.output_dir + "/" + job_name + "-%j.out"));
     return args;
 }
 
@@ -214,9 +223,10 @@ struct slurm_submission {
     int job = 0;
     const job_spec* spec = nullptr;  ///< the job's spec: its name heads the script and its framework's files are
                                      ///< written; null = the generic start, named JOB_PREFIX-JOB
-    const plan& p;
-    const allocation& alloc;
+    const plan& p;                   ///< the plan (unused with `mixed`)
+    const allocation& alloc;         ///< one component per stage group with `mixed`
     std::string tag;                 ///< "" = "frenzy:JOB"
+    const mixed_plan* mixed = nullptr;  ///< set: a pipeline over several GPU types, one heterogeneous job
 };
 
 /// cluster_backend over Slurm. A host that holds the job spec submits through submit(), which returns the Slurm job
@@ -229,14 +239,17 @@ public:
     std::int64_t submit(const slurm_submission& s) {
         const std::string name = client_->options().job_prefix + "-" + std::to_string(s.job);
         batch_request req{s.job, s.spec ? s.spec->name : name, s.p, {}, client_->options().run_command,
-                          s.spec ? std::optional<job_spec>(*s.spec) : std::nullopt};
-        for (const auto& part : s.alloc.parts) req.nodes.push_back(inv_->nodes.at(static_cast<std::size_t>(part.node)).name);
+                          s.spec ? std::optional<job_spec>(*s.spec) : std::nullopt,
+                          s.mixed ? std::optional<mixed_plan>(*s.mixed) : std::nullopt};
+        for (const auto& c : s.alloc.components())
+            for (const auto& part : c.parts) req.nodes.push_back(inv_->nodes.at(static_cast<std::size_t>(part.node)).name);
         const std::string tag = s.tag.empty() ? "frenzy:" + std::to_string(s.job) : s.tag;
         const auto id = client_->sbatch(sbatch_placement_args(*inv_, s.alloc, name, tag, client_->options()), batch_script(req));
         slurm_ids_[s.job] = id;
         return id;
     }
     void launch(int job, const plan& p, const allocation& a) override { submit({job, nullptr, p, a, {}}); }
+    void launch_mixed(int job, const mixed_plan& p, const allocation& a) override { submit({job, nullptr, plan{}, a, {}, &p}); }
     void stop(int job) override {
         auto it = slurm_ids_.find(job);
         if (it == slurm_ids_.end()) return;

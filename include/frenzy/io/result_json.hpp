@@ -129,6 +129,32 @@ inline void to_json(nlohmann::ordered_json& out, const plan& p) {
     if (p.cost) out["cost"] = *p.cost;
 }
 
+namespace detail {
+/// How a plan or mixed plan runs: framework, precision, layout, micro-batch, overlap flags.
+template <class P>
+void read_run_settings(object_reader& r, P& p) {
+    r.get("framework", p.framework);
+    r.get("precision", p.precision);
+    if (r.has("parallel")) p.parallel = parallel_from_json(r.raw("parallel"));
+    r.get("micro_batch", p.micro_batch);
+    r.get("overlap_grad_reduce", p.overlap_grad_reduce);
+    r.get("tp_comm_overlap", p.tp_comm_overlap);
+}
+/// The budget keys of a plan or mixed plan (est_time_s, gpu_hours, billed_gpu_hours, cost), each optional: a plan
+/// without a token budget has none, one without a price no cost.
+template <class P>
+void read_budget(object_reader& r, const nlohmann::json& in, P& p) {
+    p.has_budget = r.has("est_time_s") && !in.at("est_time_s").is_null();
+    r.get("est_time_s", p.est_time.value);
+    r.get("gpu_hours", p.gpu_hours);
+    r.get("billed_gpu_hours", p.billed_gpu_hours);
+    const bool costed = r.has("cost") && !in.at("cost").is_null();
+    double cost = 0;
+    r.get("cost", cost);
+    if (costed) p.cost = cost;
+}
+}  // namespace detail
+
 /// A plan back from the JSON to_json writes (the service's store keeps plans as this text): every key to_json
 /// writes, the budget keys (est_time_s, gpu_hours, billed_gpu_hours, cost) optional; unknown keys are errors.
 /// to_json -> from_json -> to_json gives the same text.
@@ -139,13 +165,8 @@ inline void from_json(const nlohmann::json& in, plan& p) {
     r.get("gpus", p.gpus);
     r.get("nodes", p.nodes);
     r.get("gpus_per_node", p.gpus_per_node);
-    r.get("framework", p.framework);
-    r.get("precision", p.precision);
+    detail::read_run_settings(r, p);
     r.get("precision_alternative", p.precision_alternative);
-    if (r.has("parallel")) p.parallel = parallel_from_json(r.raw("parallel"));
-    r.get("micro_batch", p.micro_batch);
-    r.get("overlap_grad_reduce", p.overlap_grad_reduce);
-    r.get("tp_comm_overlap", p.tp_comm_overlap);
     r.get("peak_allocated_bytes", p.peak_allocated.value);
     r.get("peak_reserved_bytes", p.peak_reserved.value);
     r.get("required_bytes", p.required.value);
@@ -157,14 +178,7 @@ inline void from_json(const nlohmann::json& in, plan& p) {
     r.get("rel_error_band", p.rel_error_band);
     r.get("error_regime", p.error_regime);
     r.get("attention", p.attention);
-    p.has_budget = r.has("est_time_s") && !in.at("est_time_s").is_null();
-    r.get("est_time_s", p.est_time.value);
-    r.get("gpu_hours", p.gpu_hours);
-    r.get("billed_gpu_hours", p.billed_gpu_hours);
-    const bool costed = r.has("cost") && !in.at("cost").is_null();
-    double cost = 0;
-    r.get("cost", cost);
-    if (costed) p.cost = cost;
+    detail::read_budget(r, in, p);
     r.finish();
 }
 inline void from_json(const nlohmann::ordered_json& in, plan& p) { from_json(nlohmann::json(in), p); }
@@ -208,6 +222,49 @@ inline void to_json(nlohmann::ordered_json& out, const mixed_plan& p) {
         out["billed_gpu_hours"] = p.billed_gpu_hours;
         if (p.cost) out["cost"] = *p.cost;
     }
+}
+
+/// A stage group back from to_json's JSON; every key required, unknown keys are errors.
+inline void from_json(const nlohmann::json& in, stage_group& g) {
+    detail::object_reader r(in, "groups[]");
+    g = stage_group{};
+    for (const char* k : {"gpu", "gpus", "nodes", "gpus_per_node", "first_stage", "stages", "layers", "peak_reserved_bytes",
+                          "required_bytes", "capacity_bytes", "slot_s", "tail_s"})
+        if (!r.has(k)) throw config_error(r.field(k) + " is missing");
+    r.get("gpu", g.gpu);
+    r.get("gpus", g.gpus);
+    r.get("nodes", g.nodes);
+    r.get("gpus_per_node", g.gpus_per_node);
+    r.get("first_stage", g.first_stage);
+    r.get("stages", g.stages);
+    r.get("layers", g.layers);
+    r.get("peak_reserved_bytes", g.peak_reserved.value);
+    r.get("required_bytes", g.required.value);
+    r.get("capacity_bytes", g.capacity.value);
+    r.get("slot_s", g.slot_s);
+    r.get("tail_s", g.tail_s);
+    r.finish();
+}
+
+/// A mixed plan back from to_json's JSON (the service's store keeps the plan of a job that runs one as this text):
+/// the budget keys optional as a single-type plan's, unknown keys errors; to_json -> from_json -> to_json gives the
+/// same text. `gpus` must be the sum over the groups.
+inline void from_json(const nlohmann::json& in, mixed_plan& p) {
+    detail::object_reader r(in, "mixed_plan");
+    p = mixed_plan{};
+    if (!r.has("groups") || !in.at("groups").is_array() || in.at("groups").empty())
+        throw config_error("mixed_plan.groups must be a non-empty array of stage groups");
+    for (const auto& g : r.raw("groups")) p.groups.push_back(g.get<stage_group>());
+    int gpus = 0;
+    r.get("gpus", gpus);
+    if (gpus != p.gpus()) throw config_error("mixed_plan.gpus=" + std::to_string(gpus) + " is not the sum over its groups, " + std::to_string(p.gpus()));
+    detail::read_run_settings(r, p);
+    r.get("step_time_s", p.step_time.value);
+    r.get("tokens_per_s", p.tokens_per_s);
+    r.get("mfu", p.mfu);
+    r.get("rel_error_band", p.rel_error_band);
+    detail::read_budget(r, in, p);
+    r.finish();
 }
 
 /// `frenzy plan --json`: the first `top` plans (all when 0) and every infeasible type; with mixed plans asked for

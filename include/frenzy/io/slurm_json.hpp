@@ -75,6 +75,13 @@ struct slurm_job {
     int exit_code = 0;
     std::string tres_per_node;         ///< e.g. "gres:gpu:a100:6"
     std::string tres_per_job;          ///< e.g. "gres:gpu:a100:12"
+    /// A heterogeneous job's id (its first component's job id; 0 = not one) and this component's offset in it.
+    /// Every component is its own squeue entry, with the job's comment (slurm.schedmd.com/heterogeneous_jobs.html).
+    std::int64_t het_job_id = 0;
+    std::int64_t het_job_offset = 0;
+
+    /// A later component of a heterogeneous job (the first one stands for the whole job: its id is the job's).
+    bool het_follower() const { return het_job_id > 0 && job_id != het_job_id; }
 
     /// The job ended (it will not run again by itself).
     bool finished() const {
@@ -290,6 +297,10 @@ inline std::vector<slurm_job> parse_squeue_json(std::string_view text, std::stri
         if (o.contains("exit_code") && o.at("exit_code").is_number_integer()) s.exit_code = o.at("exit_code").get<int>();
         s.tres_per_node = detail::slurm_string(o, "tres_per_node", command, p, false);
         s.tres_per_job = detail::slurm_string(o, "tres_per_job", command, p, false);
+        s.het_job_id = detail::slurm_integer(o, "het_job_id", command, p, false);
+        s.het_job_offset = detail::slurm_integer(o, "het_job_offset", command, p, false);
+        if (s.het_job_id < 0 || s.het_job_offset < 0)
+            detail::slurm_fail(command, p + ".het_job_id", "negative heterogeneous job id or offset");
         out.push_back(std::move(s));
     }
     return out;

@@ -2,8 +2,10 @@
 // The JSON of `frenzy serve`: a posted job (a job spec with optional "limits"), the rows GET /v1/jobs answers, and
 // the plan and allocation the store keeps as text. Durations and plans are read through io/ (io/duration.hpp,
 // io/result_json.hpp's from_json), the job spec through io/job_json.hpp.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,38 +102,55 @@ inline job_submission submission_from_json(const nlohmann::json& body, const gpu
     return p;
 }
 
-/// A plan as `frenzy plan --json` writes it (io/result_json.hpp); the store keeps this text.
+/// A plan as `frenzy plan --json` writes it (io/result_json.hpp), one element of its plans or mixed_plans; the store
+/// keeps this text.
 inline std::string plan_text(const plan& p) { return nlohmann::ordered_json(p).dump(); }
-/// The plan of a stored row's text, or nullopt if it cannot be read.
-inline std::optional<plan> plan_from_text(const std::string& text) {
+inline std::string plan_text(const mixed_plan& p) { return nlohmann::ordered_json(p).dump(); }
+/// The plan of a stored row's text (P = plan or mixed_plan), or nullopt if the text is not one.
+template <class P = plan>
+inline std::optional<P> plan_from_text(const std::string& text) {
     try {
-        return nlohmann::json::parse(text).get<plan>();
+        return nlohmann::json::parse(text).get<P>();
     } catch (const std::exception&) {
         return std::nullopt;
     }
 }
 
-/// An allocation as [[node name, gpus], ...] (Slurm's node names of the inventory).
+/// An allocation as [[node name, gpus], ...] (Slurm's node names of the inventory); a mixed plan's components one
+/// after the other, in pipeline order (each node's GPU type tells its component).
 inline nlohmann::ordered_json allocation_json(const allocation& a, const slurm_inventory& inv) {
     nlohmann::ordered_json v = nlohmann::ordered_json::array();
-    for (const auto& p : a.parts) v.push_back({inv.nodes.at(static_cast<std::size_t>(p.node)).name, p.gpus});
+    for (const auto& c : a.components())
+        for (const auto& p : c.parts) v.push_back({inv.nodes.at(static_cast<std::size_t>(p.node)).name, p.gpus});
     return v;
 }
-/// The allocation of allocation_json's text on GPU type index `type`; nullopt if a node is gone or the text is bad.
-inline std::optional<allocation> allocation_from_text(const std::string& text, int type, const slurm_inventory& inv) {
-    allocation a;
-    a.type = type;
-    if (a.type < 0) return std::nullopt;
+/// The allocation of allocation_json's text for a plan whose stage groups run on `types` in order (one type index
+/// of the cluster per group; one for a single-type plan): each node goes to the component of its GPU type. Nullopt if
+/// a node is gone, its type is none of `types`, a component is empty or the text is bad.
+inline std::optional<allocation> allocation_from_text(const std::string& text, const std::vector<int>& types,
+                                                      const slurm_inventory& inv, const cluster_state& cs) {
+    std::vector<allocation> comps(types.size());
+    for (std::size_t k = 0; k < types.size(); ++k) {
+        if (types[k] < 0) return std::nullopt;
+        comps[k].type = types[k];
+    }
     try {
         for (const auto& e : nlohmann::json::parse(text)) {
             const int n = inv.index(e.at(0).get<std::string>());
             if (n < 0) return std::nullopt;
-            a.parts.push_back({n, e.at(1).get<int>()});
+            const int type = cs.nodes()[static_cast<std::size_t>(n)].type;
+            const auto k = std::find(types.begin(), types.end(), type) - types.begin();
+            if (k == static_cast<std::ptrdiff_t>(types.size())) return std::nullopt;
+            comps[static_cast<std::size_t>(k)].parts.push_back({n, e.at(1).get<int>()});
         }
     } catch (const std::exception&) {
         return std::nullopt;
     }
-    if (a.parts.empty()) return std::nullopt;
+    if (comps.empty()) return std::nullopt;
+    for (const auto& c : comps)
+        if (c.parts.empty()) return std::nullopt;
+    allocation a = std::move(comps.front());
+    a.next.assign(std::make_move_iterator(comps.begin() + 1), std::make_move_iterator(comps.end()));
     return a;
 }
 

@@ -43,7 +43,7 @@ function get(path,text){return fetch(path,{headers:headers()}).then(function(r){
 function cell(tr,v){var td=document.createElement('td');td.textContent=v===undefined||v===null?'':String(v);tr.appendChild(td);return td;}
 function fill(id,rows,cols){var tb=document.querySelector('#'+id+' tbody');tb.textContent='';
   rows.forEach(function(r){var tr=document.createElement('tr');cols.forEach(function(c){cell(tr,c(r));});tb.appendChild(tr);});}
-function plan(j){return j.plan?(j.plan.gpus+' x '+j.plan.gpu+(j.plan.parallel?' (dp'+j.plan.parallel.dp+' tp'+j.plan.parallel.tp+' pp'+j.plan.parallel.pp+')':'')):'';}
+function plan(j){if(!j.plan)return '';var p=j.plan,w=p.groups?p.groups.map(function(g){return g.gpus+' x '+g.gpu;}).join(' + '):p.gpus+' x '+p.gpu;return w+(p.parallel?' (dp'+p.parallel.dp+' tp'+p.parallel.tp+' pp'+p.parallel.pp+')':'');}
 function when(t){return t?new Date(t*1000).toLocaleTimeString():'';}
 function inventory(c){var tb=document.querySelector('#inventory tbody');tb.textContent='';
   (c.types||[]).forEach(function(t){var tr=document.createElement('tr');var busy=t.up-t.free,down=t.gpus-t.up;

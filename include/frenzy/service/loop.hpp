@@ -25,12 +25,13 @@
 #include "frenzy/plan/planner.hpp"
 #include "frenzy/sched/policy_registry.hpp"
 #include "frenzy/service/codecs.hpp"
+#include "frenzy/service/live_job.hpp"
 #include "frenzy/service/store.hpp"
 
 namespace frenzy {
 
 struct engine_options {
-    plan_options planning{};
+    plan_options planning{};       ///< with planning.mixed, HAS may also run a job as a pipeline over several GPU types
     std::string policy = "has";    ///< the scheduling policy by name (sched/policy_registry.hpp)
     /// Its knobs. serve never restarts a running Slurm job on more GPUs (has.expand_idle is turned off) and
     /// applies no preemption; submitter priorities reach HAS through policy_options::priority.
@@ -124,43 +125,17 @@ public:
     std::string_view policy() const { return policy_.name(); }
 
 protected:
-    struct live_job {
-        job_spec spec;
-        job_limits limits;
-        plan_result plans;          ///< everything the planner found
-        std::vector<plan> usable;   ///< within the limits, best first (what the policy chooses from)
-        std::string state;
-        double submit_s = 0;
-        int attempt = 0;
-        std::int64_t slurm_id = 0;
-        std::optional<plan> current;
-        double started_s = 0;
-        bool cancel_requested = false;
-        bool submit_timed = false;
-    };
-
     /// The orchestrator's backend: the orchestrator keeps the GPU accounting; the loop submits through
     /// slurm_backend::submit itself (with the job's spec), so launching here is only the accounting.
     class accounting_backend : public cluster_backend {
     public:
         explicit accounting_backend(slurm_backend& b) : b_(&b) {}
         void launch(int, const plan&, const allocation&) override {}
+        void launch_mixed(int, const mixed_plan&, const allocation&) override {}
         void stop(int job) override { b_->stop(job); }
 
     private:
         slurm_backend* b_;
-    };
-
-    /// squeue's jobs by Slurm id and by our tag ("frenzy:ID:ATTEMPT" in the comment).
-    struct slurm_index {
-        std::map<std::int64_t, const slurm_job*> by_id;
-        std::map<std::string, const slurm_job*> by_tag;
-        explicit slurm_index(const std::vector<slurm_job>& sjobs) {
-            for (const auto& s : sjobs) {
-                by_id[s.job_id] = &s;
-                if (s.comment.rfind("frenzy:", 0) == 0) by_tag[s.comment] = &s;
-            }
-        }
     };
 
     static any_scheduler make_policy(const engine_options& o, const std::map<int, int>& priority) {
@@ -173,41 +148,25 @@ protected:
         return make_scheduler(checked_policy_name(o.policy, "policy", false), po);
     }
 
-    /// Plans `pj` on `c` within its limits; `usable` gets the plans that meet its deadline, best first.
-    plan_result make_plans(const job_submission& pj, cluster_spec c, std::vector<plan>& usable) const {
-        if (!pj.limits.gpu_types.empty()) {
-            std::vector<node_group> keep;
-            for (const auto& g : c.nodes)
-                if (std::find(pj.limits.gpu_types.begin(), pj.limits.gpu_types.end(), g.gpu) != pj.limits.gpu_types.end()) keep.push_back(g);
-            if (keep.empty()) {
-                auto r = plan_result_for(pj.job);
-                for (const auto& t : pj.limits.gpu_types) r.infeasible.push_back({t, "the cluster has no " + t + " nodes (limits.gpu_types)"});
-                return r;
-            }
-            c.nodes = std::move(keep);
-        }
-        plan_options o = opt_.planning;
-        o.constraints = pj.stated;
-        if (pj.limits.max_gpus > 0) o.max_gpus = o.max_gpus > 0 ? std::min(o.max_gpus, pj.limits.max_gpus) : pj.limits.max_gpus;
-        auto r = planner{}.plan(pj.job, c, o);
-        for (const auto& p : r.plans)
-            if (pj.limits.deadline_s <= 0 || p.est_time.value <= pj.limits.deadline_s) usable.push_back(p);
-        return r;
+    /// The allocation of a stored row's text for the plan `j` runs (one component per stage group of a mixed plan).
+    std::optional<allocation> alloc_from_text(const std::string& text, const live_job& j) const {
+        std::vector<int> types;
+        for (const auto& t : j.gpu_types()) types.push_back(orch_->state().type_index(t));
+        if (types.empty()) return std::nullopt;
+        return allocation_from_text(text, types, inv_, orch_->state());
     }
 
-    std::optional<allocation> alloc_from_text(const std::string& text, const std::string& gpu) const {
-        return allocation_from_text(text, orch_->state().type_index(gpu), inv_);
-    }
-
-    /// Records the intent (durable before sbatch), submits the job with its spec, records the Slurm id. Throws
-    /// if sbatch fails; the intent stays, and the next tick asks Slurm whether it took the job.
-    void submit_job(int id, live_job& j, const plan& p, const allocation& a) {
+    /// Records the intent (durable before sbatch), submits the job with its spec on the plan it was placed on
+    /// (j.current or j.current_mixed), records the Slurm id. Throws if sbatch fails; the intent stays, and the next
+    /// tick asks Slurm whether it took the job.
+    void submit_job(int id, live_job& j, const allocation& a) {
         j.attempt += 1;
-        store_->record_intent(id, j.attempt, plan_text(p), allocation_json(a, inv_).dump(), unix_now());
+        store_->record_intent(id, j.attempt, j.plan_text(), allocation_json(a, inv_).dump(), unix_now());
         j.state = job_states::submitting;
-        j.current = p;
         ++sbatch_calls_;
-        const auto slurm_id = backend_->submit({id, &j.spec, p, a, slurm_tag(id, j.attempt)});
+        const plan none{};
+        const auto slurm_id = backend_->submit({id, &j.spec, j.current ? *j.current : none, a, slurm_tag(id, j.attempt),
+                                                j.current_mixed ? &*j.current_mixed : nullptr});
         const double now = unix_now();
         store_->record_submitted(id, slurm_id, now);
         j.state = job_states::submitted;
@@ -221,8 +180,10 @@ protected:
 
     /// Holds the GPUs of a job Slurm already runs (or ran) on `a` in the accounting, without a new sbatch.
     bool hold_adopted(int id, const live_job& j, const allocation& a) {
+        if (!j.placed()) return false;
         try {
-            orch_->start(id, *j.current, a);
+            if (j.current_mixed) orch_->start(id, *j.current_mixed, a);
+            else orch_->start(id, *j.current, a);
         } catch (const error&) {
             return false;
         }
@@ -244,7 +205,7 @@ protected:
             if (const slurm_job* sj = reconcile_row(row, *j, idx, now)) {
                 j->slurm_id = sj->job_id;
                 current_tags.insert(sj->comment);
-                if (!row.plan.empty()) j->current = plan_from_text(row.plan);
+                if (!row.plan.empty()) j->place_from_text(row.plan);
                 adopt(static_cast<int>(row.id), *j, row.alloc, now);
             }
         }
@@ -256,15 +217,16 @@ protected:
     live_job* load_row(const stored_job& row, double now) {
         job_submission pj;
         std::vector<plan> usable;
+        std::vector<mixed_plan> usable_mixed;
         plan_result pr;
         try {
             pj = submission_from_json(nlohmann::json::parse(row.spec), catalog_);
-            pr = make_plans(pj, inv_.spec, usable);
+            pr = plan_submission(pj, inv_.spec, opt_.planning, usable, usable_mixed);
         } catch (const std::exception& e) {
             store_->set_state(row.id, job_states::failed, now, std::string("cannot be planned after restart: ") + e.what(), e.what());
             return nullptr;
         }
-        if (usable.empty()) {
+        if (usable.empty() && usable_mixed.empty()) {
             store_->set_state(row.id, job_states::failed, now, "no plan on the cluster after restart", "no feasible plan");
             return nullptr;
         }
@@ -273,6 +235,7 @@ protected:
         lj.limits = std::move(pj.limits);
         lj.plans = std::move(pr);
         lj.usable = std::move(usable);
+        lj.usable_mixed = std::move(usable_mixed);
         lj.submit_s = row.submit_s;
         lj.attempt = row.attempt;
         lj.state = row.state;
@@ -306,7 +269,7 @@ protected:
     /// Cancels the running Slurm jobs of ours (our tag and name prefix) that are no current attempt of a job.
     void cancel_orphans(const std::vector<slurm_job>& sjobs, const std::set<std::string>& current_tags) {
         for (const auto& s : sjobs)
-            if (!s.finished() && s.comment.rfind("frenzy:", 0) == 0 && !current_tags.count(s.comment) &&
+            if (!s.finished() && !s.het_follower() && s.comment.rfind("frenzy:", 0) == 0 && !current_tags.count(s.comment) &&
                 s.name.rfind(slurm_->options().job_prefix + "-", 0) == 0) {
                 try {
                     slurm_->scancel(s.job_id);
@@ -318,9 +281,8 @@ protected:
 
     /// Registers a job Slurm already runs (or ran) on its recorded allocation, without a new sbatch.
     void adopt(int id, live_job& j, const std::string& alloc_text, double now) {
-        std::optional<allocation> a;
-        if (j.current) a = alloc_from_text(alloc_text, j.current->gpu);
-        if (!(a && j.current && hold_adopted(id, j, *a))) {
+        const std::optional<allocation> a = alloc_from_text(alloc_text, j);
+        if (!(a && hold_adopted(id, j, *a))) {
             // Its nodes are gone or down: cancel it in Slurm and place it again.
             try {
                 slurm_->scancel(j.slurm_id);
@@ -335,7 +297,7 @@ protected:
         store_->set_state(id, job_states::queued, now, why, why);
         j.state = job_states::queued;
         j.slurm_id = 0;
-        j.current.reset();
+        j.unplace();
         if (backend_) backend_->forget(id);
         log_decision({{"decision", "requeue"}, {"job", id}, {"why", why}});
     }
@@ -379,8 +341,8 @@ protected:
         backend_->adopt(id, j.slurm_id);
         // The allocation was released when sbatch failed; take it again.
         auto row = store_->get(id);
-        if (row && j.current)
-            if (auto a = alloc_from_text(row->alloc, j.current->gpu)) (void)hold_adopted(id, j, *a);
+        if (row)
+            if (auto a = alloc_from_text(row->alloc, j)) (void)hold_adopted(id, j, *a);
     }
 
     /// Follows one submitted or running job by what Slurm says of it; true when it has ended for good.
@@ -468,16 +430,18 @@ protected:
             v.id = id;
             v.submit_s = j.submit_s;
             v.plans = &j.usable;
+            v.mixed_plans = &j.usable_mixed;
             v.total_tokens = j.spec.training.total_tokens > 0 ? j.spec.training.total_tokens
                                                               : static_cast<double>(j.spec.training.global_batch * j.spec.training.seq_len);
             v.queued_since_s = j.submit_s;
             v.launches = j.attempt;
             const auto* held = orch_->state().holding(id);
-            if (j.state != job_states::queued && held && j.current) {
+            if (j.state != job_states::queued && held && j.placed()) {
                 v.running = true;
                 v.alloc = held;
-                v.current = &*j.current;
-                v.predicted_end_s = j.started_s + opt_.policies.has.startup_s + j.current->est_time.value;
+                v.current = j.current ? &*j.current : nullptr;
+                v.current_mixed = j.current_mixed ? &*j.current_mixed : nullptr;
+                v.predicted_end_s = j.started_s + opt_.policies.has.startup_s + j.est_time_s();
             } else if (j.state != job_states::queued) continue;
             views.push_back(v);
         }
@@ -508,7 +472,7 @@ protected:
     }
 
     /// A start decision: the GPUs held in the accounting, then the submission; a failed sbatch is logged and left
-    /// to the next tick.
+    /// to the next tick. A mixed plan is one Slurm heterogeneous job (slurm_backend::submit).
     void start_job(const start_decision& s) {
         auto it = jobs_.find(s.job);
         if (it == jobs_.end() || it->second.state != job_states::queued) return;  // restarts (expansion) are not used here
@@ -517,31 +481,49 @@ protected:
             log_decision({{"decision", "not-submitted"}, {"job", s.job}, {"why", std::string(policy_.name()) + " chose " + s.p.gpu + ", where no plan of the job fits"}});
             return;
         }
+        try {
+            j.unplace();
+            if (s.mixed) {
+                orch_->start(s.job, *s.mixed, s.alloc);
+                j.current_mixed = *s.mixed;
+            } else {
+                orch_->start(s.job, s.p, s.alloc);
+                j.current = s.p;
+            }
+            submit_job(s.job, j, s.alloc);
+            log_decision({{"decision", "start"}, {"job", s.job}, {"name", j.spec.name},
+                          {"plan", s.mixed ? nlohmann::ordered_json(*s.mixed) : nlohmann::ordered_json(s.p)},
+                          {"allocation", allocation_json(s.alloc, inv_)}, {"slurm_job", j.slurm_id}, {"alternatives", alternatives(j, s)},
+                          {"why", start_reason(s)}});
+        } catch (const error& e) {
+            // sbatch failed after the intent was committed: the next tick asks Slurm whether it took the job.
+            if (orch_->state().holding(s.job)) orch_->finished(s.job);
+            log_decision({{"decision", "submit-failed"}, {"job", s.job}, {"why", e.what()}});
+            if (j.state != job_states::submitting) {
+                j.state = job_states::queued;
+                j.unplace();
+            }
+        }
+    }
+
+    /// The decision log's alternatives of a start: up to five other single-type plans of the job, best first.
+    static nlohmann::ordered_json alternatives(const live_job& j, const start_decision& s) {
         nlohmann::ordered_json alts = nlohmann::ordered_json::array();
         for (const auto& p : j.usable) {
             if (alts.size() >= 5) break;
-            if (p == s.p) continue;
+            if (!s.mixed && p == s.p) continue;
             nlohmann::ordered_json alt{{"gpu", p.gpu}, {"gpus", p.gpus}, {"nodes", p.nodes}};
             if (p.has_budget) alt["est_time_s"] = p.est_time.value;  // absent without a token budget, as in plan --json
             alt["tokens_per_s"] = p.tokens_per_s;
             alts.push_back(std::move(alt));
         }
-        try {
-            orch_->start(s.job, s.p, s.alloc);
-            submit_job(s.job, j, s.p, s.alloc);
-            log_decision({{"decision", "start"}, {"job", s.job}, {"name", j.spec.name}, {"plan", nlohmann::ordered_json(s.p)},
-                          {"allocation", allocation_json(s.alloc, inv_)}, {"slurm_job", j.slurm_id}, {"alternatives", alts},
-                          {"why", start_reason()}});
-        } catch (const error& e) {
-            // sbatch failed after the intent was committed: the next tick asks Slurm whether it took the job.
-            if (orch_->state().holding(s.job)) orch_->finished(s.job);
-            log_decision({{"decision", "submit-failed"}, {"job", s.job}, {"why", e.what()}});
-            if (j.state != job_states::submitting) j.state = job_states::queued;
-        }
+        return alts;
     }
 
     /// The decision log's "why" of a start: the policy's rule.
-    std::string start_reason() const {
+    std::string start_reason(const start_decision& s) const {
+        if (policy_.name() == "has" && s.mixed)
+            return "HAS: no plan on one GPU type starts now; this pipeline over several types ends sooner than waiting for one";
         if (policy_.name() == "has") return "HAS: earliest predicted completion among the efficient plans that the free GPUs allow now";
         const auto* e = find_policy(policy_.name());
         return std::string(policy_.name()) + ": " + (e ? std::string(e->description) : std::string{});
