@@ -43,16 +43,16 @@ inline batch_plan_facts plan_facts(const batch_request& r) {
         f.gpu = r.p.gpu;
         f.par = &r.p.parallel;
         f.micro_batch = r.p.micro_batch;
-        f.components = {{r.p.gpu, std::max(r.p.nodes, 1), r.p.nodes > 0 ? r.p.gpus / r.p.nodes : r.p.gpus}};
+        f.components = slurm_components(r.p);
         return f;
     }
     int nodes = 0;
     for (const auto& g : r.mixed->groups) {
         f.where += (f.where.empty() ? "" : " + ") + std::to_string(g.gpus) + " x " + g.gpu;
         f.gpu += (f.gpu.empty() ? "" : "+") + g.gpu;
-        f.components.push_back({g.gpu, std::max(g.nodes, 1), g.gpus_per_node});
         nodes += g.nodes;
     }
+    f.components = slurm_components(*r.mixed);
     f.where += " on " + std::to_string(nodes) + " node(s)";
     f.par = &r.mixed->parallel;
     f.micro_batch = r.mixed->micro_batch;

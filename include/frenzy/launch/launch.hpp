@@ -85,6 +85,17 @@ struct slurm_component {
     bool operator==(const slurm_component&) const = default;
 };
 
+/// The Slurm components a plan runs on: one for a single-type plan (at least one node; its GPUs split evenly, else
+/// all on one), one per stage group of a mixed plan, in pipeline order.
+inline std::vector<slurm_component> slurm_components(const frenzy::plan& p) {
+    return {{p.gpu, std::max(p.nodes, 1), p.nodes > 0 ? p.gpus / p.nodes : p.gpus}};
+}
+inline std::vector<slurm_component> slurm_components(const mixed_plan& p) {
+    std::vector<slurm_component> out;
+    for (const auto& g : p.groups) out.push_back({g.gpu, std::max(g.nodes, 1), g.gpus_per_node});
+    return out;
+}
+
 /// A Slurm batch script as Frenzy writes it. `frenzy launch` (launch.sbatch, with its #SBATCH directives) and
 /// `frenzy serve` (the body it pipes to sbatch, whose placement travels as sbatch options) both write theirs with
 /// batch_script_text(): the one place a job script is written.
@@ -425,7 +436,7 @@ inline std::vector<launch_file> script_files(const job_spec& j, const std::vecto
 inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
     if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0)
         throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
-    return detail::script_files(j, {{p.gpu, p.nodes, p.gpus / p.nodes}}, p.est_time.value, plan_comments(j, p, o.time_margin), o);
+    return detail::script_files(j, slurm_components(p), p.est_time.value, plan_comments(j, p, o.time_margin), o);
 }
 
 /// Throws config_error unless the launcher writes stage layouts of uneven layer counts (framework_rules::
@@ -447,7 +458,6 @@ inline std::vector<launch_file> mixed_launch_files(const job_spec& j, const mixe
     const auto& q = j.parallel;
     const std::int64_t per_stage = q.tp * q.cp * q.dp;
     std::int64_t next = 0;
-    std::vector<slurm_component> parts;
     for (std::size_t k = 0; k < p.groups.size(); ++k) {
         const auto& g = p.groups[k];
         const std::string at = "mixed plan group " + std::to_string(k) + " (" + g.gpu + "): ";
@@ -460,11 +470,10 @@ inline std::vector<launch_file> mixed_launch_files(const job_spec& j, const mixe
         if (g.first_stage != next)
             throw config_error(at + "its first stage is " + std::to_string(g.first_stage) + ", not " + std::to_string(next));
         next += g.stages;
-        parts.push_back({g.gpu, g.nodes, g.gpus_per_node});
     }
     if (next != q.pp)
         throw config_error("mixed plan: its groups hold " + std::to_string(next) + " stages, parallel.pp is " + std::to_string(q.pp));
-    return detail::script_files(j, parts, p.est_time.value, mixed_plan_comments(j, p, o.time_margin), o);
+    return detail::script_files(j, slurm_components(p), p.est_time.value, mixed_plan_comments(j, p, o.time_margin), o);
 }
 
 namespace detail {
