@@ -5,6 +5,7 @@
 // and every error is "FIELD=VALUE RULE" (field_error). Every bound on an input number lives here (`bounds::`):
 // front ends (the CLI's flag validators, Python, serve) use these constants, never a literal of their own.
 // Public API: every layer and front end calls these by their frenzy:: names (frenzy::detail:: holds aliases only).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -85,7 +86,10 @@ inline config_error field_error(std::string_view path, double value, std::string
 /// at most 256 bytes of valid UTF-8 without control characters, since a newline or carriage return would end the
 /// comment and start a line of code.
 inline void check_label(std::string_view field, std::string_view v) {
-    if (v.size() > 256 || printable(v, std::numeric_limits<std::size_t>::max()) != v)
+    // printable ASCII is its own printable form: checked without a copy (validate(job) runs on every estimate)
+    const auto ascii = [](char ch) { return ch >= 0x20 && ch < 0x7F; };
+    if (v.size() > 256 ||
+        (!std::all_of(v.begin(), v.end(), ascii) && printable(v, std::numeric_limits<std::size_t>::max()) != v))
         throw field_error(field, v, "must be at most 256 bytes of UTF-8 text without control characters "
                                     "(launch scripts carry it as a label)");
 }
