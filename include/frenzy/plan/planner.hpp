@@ -301,9 +301,11 @@ private:
     }
 
     /// Largest k in (lo, hi) with fits(k), given fits(lo) (or lo = -1) and !fits(hi): the micro-batches that fit
-    /// are a prefix (2.), so a binary search.
+    /// are a prefix (2.), so a binary search, after lo + 1 alone: where a recompute level adds no micro-batch (a
+    /// large model below full recompute, the usual case) one estimate settles it instead of log2(hi - lo).
     template <class Fits>
     static std::int64_t largest_fitting(Fits&& fits, std::int64_t lo, std::int64_t hi) {
+        if (hi - lo > 1 && !fits(lo + 1)) return lo;
         while (hi - lo > 1) {
             const auto mid = (lo + hi) / 2;
             if (fits(mid)) lo = mid; else hi = mid;
