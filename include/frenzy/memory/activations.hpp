@@ -279,24 +279,33 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
 }
 
 /// Share of stage `l`'s layers that keep all their activations under full recompute (Megatron's block method leaves
-/// the layers after the first recompute_layers of each chunk alone; full_recompute_of): 0 for uniform.
-inline double full_recompute_kept_share(const job_spec& j, const stage_layout& l) {
+/// the layers after the first recompute_layers of each chunk alone; full_recompute_of): 0 for uniform. `c` is
+/// full_recompute_of(j, l).
+inline double full_recompute_kept_share(const job_spec& j, const stage_layout& l, const full_recompute_counts& c) {
     if (j.parallel.recompute != recompute::full || l.layers <= 0) return 0.0;
-    return 1.0 - full_recompute_of(j, l).checkpointed / static_cast<double>(l.layers);
+    return 1.0 - c.checkpointed / static_cast<double>(l.layers);
+}
+inline double full_recompute_kept_share(const job_spec& j, const stage_layout& l) {
+    return full_recompute_kept_share(j, l, full_recompute_of(j, l));
 }
 
 /// Saved bytes per layer of stage `l` for one micro-batch under the job's recompute mode, averaged over the stage's
-/// layers: full recompute keeps one input per recompute unit and everything of the layers it leaves alone.
-inline double saved_per_layer(const job_spec& j, const stage_layout& l, const layer_activation_bytes& x) {
+/// layers: full recompute keeps one input per recompute unit and everything of the layers it leaves alone. `c` is
+/// full_recompute_of(j, l).
+inline double saved_per_layer(const job_spec& j, const stage_layout& l, const layer_activation_bytes& x,
+                              const full_recompute_counts& c) {
     switch (j.parallel.recompute) {
         case recompute::none: return x.none;
         case recompute::selective: return x.selective;
         case recompute::full: {
             const double layers = static_cast<double>(std::max<std::int64_t>(1, l.layers));
-            return full_recompute_kept_share(j, l) * x.none + full_recompute_of(j, l).inputs / layers * x.full;
+            return full_recompute_kept_share(j, l, c) * x.none + c.inputs / layers * x.full;
         }
     }
     return x.none;
+}
+inline double saved_per_layer(const job_spec& j, const stage_layout& l, const layer_activation_bytes& x) {
+    return saved_per_layer(j, l, x, full_recompute_of(j, l));
 }
 
 namespace detail {
@@ -356,7 +365,23 @@ concept ActivationPolicy = requires(const T& p, const job_spec& j, const stage_l
 /// Default: Korthikanti-style per-layer terms x layers x in-flight micro-batches, embeddings on the first stage,
 /// final norm and loss on the last.
 struct transformer_activations {
+    /// What activations() reads of the job alone, the same on every stage: one layer's saved bytes, dense and
+    /// (`moe`: for stages with MoE layers) MoE. An estimate of many stages takes them once (basic_memory_estimator).
+    struct job_terms {
+        layer_activation_bytes dense{}, moe{};
+    };
+    job_terms terms_of(const job_spec& j, const framework_profile& f, bool moe) const {
+        job_terms t;
+        t.dense = layer_activations(j, f, false);
+        if (moe) t.moe = layer_activations(j, f, true);
+        return t;
+    }
     activation_bytes activations(const job_spec& j, const stage_layout& l, const framework_profile& f) const {
+        return activations(j, l, f, terms_of(j, f, l.moe_layers > 0));
+    }
+    /// activations(j, l, f) with `t` = terms_of(j, f, moe), `moe` true where l has MoE layers.
+    activation_bytes activations(const job_spec& j, const stage_layout& l, const framework_profile& f,
+                                 const job_terms& t) const {
         const auto& p = j.parallel;
         const double sb = local_tokens(j);
         const double h = static_cast<double>(j.model.hidden);
@@ -364,9 +389,10 @@ struct transformer_activations {
         // Each layer kind once per stage, and only the kinds the stage holds (an all-MoE stage computes no dense
         // layer): the per-layer terms are closed forms, so this is the stage's whole per-layer cost.
         const bool has_dense = l.layers > l.moe_layers || l.moe_layers == 0;
-        const auto dense = has_dense ? layer_activations(j, f, false) : layer_activation_bytes{};
-        const auto moe = l.moe_layers > 0 ? layer_activations(j, f, true) : dense;
-        auto pick = [&](const layer_activation_bytes& x) { return saved_per_layer(j, l, x); };
+        const auto dense = has_dense ? t.dense : layer_activation_bytes{};
+        const auto moe = l.moe_layers > 0 ? t.moe : dense;
+        const auto recomputed = full_recompute_of(j, l);
+        auto pick = [&](const layer_activation_bytes& x) { return saved_per_layer(j, l, x, recomputed); };
         const double dense_layers = static_cast<double>(l.layers - l.moe_layers);
         const double moe_layers = static_cast<double>(l.moe_layers);
         const double layers_per_mb = dense_layers * pick(dense) + moe_layers * pick(moe);  // all chunks of the stage
@@ -379,7 +405,7 @@ struct transformer_activations {
         // beyond the input kept); its gradients need a working set of about the largest saved tensor.
         const auto& big = moe_layers > 0 ? moe : dense;
         const double rebuilt = p.recompute == recompute::full
-                                   ? std::max(1.0, full_recompute_of(j, l).unit_layers) * big.none - big.full
+                                   ? std::max(1.0, recomputed.unit_layers) * big.none - big.full
                                    : big.none - pick(big);
         const double recompute_transient = rebuilt + big.largest;
 

@@ -108,6 +108,17 @@ public:
     }
 
 private:
+    /// The activation policy's per-job terms where it has them (transformer_activations::terms_of), else nothing.
+    auto job_terms(const job_spec& j, const framework_profile& f) const {
+        if constexpr (requires { acts_.terms_of(j, f, true); }) return acts_.terms_of(j, f, j.model.is_moe());
+        else return 0;
+    }
+    template <class Terms>
+    activation_bytes stage_activations(const job_spec& j, const stage_layout& l, const framework_profile& f,
+                                       const Terms& terms) const {
+        if constexpr (requires { acts_.activations(j, l, f, terms); }) return acts_.activations(j, l, f, terms);
+        else return acts_.activations(j, l, f);
+    }
     static double parameters_of(const job_spec& j, const framework_profile& f) {
         auto m = j.model;  // whole model with the framework's padded vocabulary
         m.vocab = framework_vocab(j, f);
@@ -121,11 +132,12 @@ private:
         r.uncertainty = memory_uncertainty(j);
         double best_reserved = 0;
         if (with_stages) r.stages.reserve(layouts.size());
+        const auto terms = job_terms(j, f);  // what the activation policy reads of the job alone, once
         for (const auto& l : layouts) {
             // Training methods and architecture extras (memory/methods.hpp: LoRA/QLoRA, frozen layers, 8-bit Adam,
             // offload, fp8, parallel attention, MLA) adjust the policies' answers; identity for plain jobs.
             const auto ms = method_model_states(j, l, f, states_.model_states(j, l, f));
-            const auto act = method_activations(j, l, f, acts_.activations(j, l, f));
+            const auto act = method_activations(j, l, f, stage_activations(j, l, f, terms));
             auto ov = over_.temporaries(j, l, f, ms);
             ov.train += bytes{method_temporaries(j, l, f)};
             // With the optimizer fused into backward there is no step phase either.
