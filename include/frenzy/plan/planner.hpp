@@ -148,6 +148,17 @@ private:
             if (cx.stage) return time_.predict(j, g, topo, *cx.stage);
         return time_.predict(j, g, topo);
     }
+    /// Whether the model gives predict's parts alone (the default model's step_parts, with the layout's stage).
+    bool has_step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
+        if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); }) return cx.stage.has_value();
+        return false;
+    }
+    /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone.
+    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
+        if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); })
+            if (cx.stage) return time_.step_parts(j, g, topo, *cx.stage);
+        return predict(j, g, topo, cx).parts;
+    }
     static void check_inputs(const job_spec& job, const plan_options& opt) {
         validate_bounds(job);
         validate(job.model);
@@ -283,13 +294,7 @@ private:
         j.parallel.recompute = rc;
         j.training.micro_batch = mb_top;
         ++st.step_estimates;
-        step_breakdown b;
-        if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); }) {
-            if (cx.stage) b = time_.step_parts(j, g, topo, *cx.stage);  // predict's parts, without its extras
-            else b = predict(j, g, topo, cx).parts;
-        } else {
-            b = predict(j, g, topo, cx).parts;
-        }
+        const step_breakdown b = step_parts(j, g, topo, cx);
         const double mb_ratio = static_cast<double>(mb_low) / static_cast<double>(mb_top);
         // the exposed tp traffic: compute + exposed tp falls with the GEMM time per token (perf/step_time.hpp hides
         // at most the GEMM time), so its value at mb_top bounds every smaller micro-batch's from below
@@ -363,17 +368,28 @@ private:
         }
     }
 
+    /// Keeps `j` as the best plan of its GPU count when it beats the one kept (ties: the faster). Scored from the
+    /// step's parts where the model gives them alone (predict's step time and tokens/s, bit for bit); predict's
+    /// extras are computed for a plan that is kept only.
     void consider(const job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt,
                   std::map<std::int64_t, candidate>& best, search_context& cx) const {
         ++cx.st.step_estimates;
-        auto speed = predict(j, g, topo, cx);
-        if (!speed.supported || !(speed.tokens_per_s > 0)) return;
-        const auto probe = detail::make_plan(j, g, topo.gpus_per_node, speed.step_time.value, speed.tokens_per_s, opt);
-        const double s = obj_.score(probe, opt);
+        std::optional<step_estimate> speed;
+        double step = 0, tokens_per_s = 0;
+        if (has_step_parts(j, g, topo, cx)) step = step_parts(j, g, topo, cx).total;
+        if (step > 0) {  // else predict says why not, or what a zero step gives
+            tokens_per_s = j.tokens_per_step() / step;
+        } else {
+            speed = predict(j, g, topo, cx);
+            if (!speed->supported || !(speed->tokens_per_s > 0)) return;
+            step = speed->step_time.value;
+            tokens_per_s = speed->tokens_per_s;
+        }
+        const double s = obj_.score(detail::make_plan(j, g, topo.gpus_per_node, step, tokens_per_s, opt), opt);
         auto it = best.find(j.parallel.gpus());
         if (it == best.end() || s < it->second.score ||
-            (s == it->second.score && speed.tokens_per_s > it->second.speed.tokens_per_s))
-            best[j.parallel.gpus()] = candidate{j, std::move(speed), s};
+            (s == it->second.score && tokens_per_s > it->second.speed.tokens_per_s))
+            best[j.parallel.gpus()] = candidate{j, speed ? std::move(*speed) : predict(j, g, topo, cx), s};
     }
 
     M mem_{};
