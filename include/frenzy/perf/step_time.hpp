@@ -236,23 +236,31 @@ public:
         if (peak > 0) fill_parts(j, g, topo, stage, peak, b);
         return b;
     }
+    /// What one micro-batch slot takes before data parallelism: compute by kernel class and the exposed tensor-,
+    /// context- and expert-parallel traffic (step_parts' first pieces). They read neither dp nor the sharding nor
+    /// the offload, so a planner that bounds one layout at many dp and shardings takes them once per micro-batch and
+    /// recompute level. All zero where the GPU lacks the job's precision.
+    step_breakdown micro_batch_parts(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage) const {
+        step_breakdown b;
+        const double peak = g.peak_flops(j.training.precision);
+        if (peak > 0) fill_micro_batch(context_of(j, g, topo, stage), peak, b);
+        return b;
+    }
+    /// step_parts(j, g, topo, stage) from `mb` = micro_batch_parts of a job that differs from `j` at most in dp, the
+    /// sharding and the offload: the same parts, bit for bit.
+    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage,
+                              const step_breakdown& mb) const {
+        step_breakdown b = mb;
+        if (g.peak_flops(j.training.precision) > 0) fill_data_parallel(context_of(j, g, topo, stage), b);
+        return b;
+    }
 
 private:
     void fill_parts(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage,
                     double peak, step_breakdown& b) const {
-        const auto& t = j.training;
-        const auto& p = j.parallel;
-        const step_context c{j, g, topo, stage, static_cast<double>(p.tp), static_cast<double>(p.cp),
-                             local_tokens(j),             // tokens of one micro-batch on one GPU (train/geometry.hpp)
-                             param_bytes(t.precision),    // activation element bytes (communication)
-                             std::max(1, topo.gpus_per_node), detail::intra_node_GBps(g)};
-        compute_step(c, peak, b);
-        tensor_parallel_step(c, b);
-        context_parallel_step(c, b);
-        expert_parallel_step(c, b);
-        pipeline_step(c, b);
-        data_parallel_step(c, b);
-        b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
+        const auto c = context_of(j, g, topo, stage);
+        fill_micro_batch(c, peak, b);
+        fill_data_parallel(c, b);
     }
 
     /// compute_mb of b.work on g, by kernel class where the compute policy offers by_kernel.
@@ -278,6 +286,24 @@ private:
         int gpn;            ///< GPUs per node
         double intra;       ///< intra-node bandwidth per rank (detail::intra_node_GBps)
     };
+    static step_context context_of(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage) {
+        const auto& p = j.parallel;
+        return {j, g, topo, stage, static_cast<double>(p.tp), static_cast<double>(p.cp),
+                local_tokens(j),                    // tokens of one micro-batch on one GPU (train/geometry.hpp)
+                param_bytes(j.training.precision),  // activation element bytes (communication)
+                std::max(1, topo.gpus_per_node), detail::intra_node_GBps(g)};
+    }
+    void fill_micro_batch(const step_context& c, double peak, step_breakdown& b) const {
+        compute_step(c, peak, b);
+        tensor_parallel_step(c, b);
+        context_parallel_step(c, b);
+        expert_parallel_step(c, b);
+    }
+    void fill_data_parallel(const step_context& c, step_breakdown& b) const {
+        pipeline_step(c, b);
+        data_parallel_step(c, b);
+        b.total = b.pipeline + b.dp_exposed + b.param_gather + b.optimizer;
+    }
 
     /// Compute of one micro-batch on one GPU of the bottleneck stage, by kernel class (perf/efficiency.hpp).
     void compute_step(const step_context& c, double peak, step_breakdown& b) const {

@@ -140,6 +140,13 @@ private:
         std::vector<char> micro_batches_ready{};
         std::optional<stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
         std::map<detail::stage_key, stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
+        /// The step-time model's micro_batch_parts of the current layout on the current pool by recompute level and
+        /// micro-batch of the axes (`mb_axis`), taken when first needed: they read neither dp nor the sharding, so
+        /// the layout's dp and shardings share them (`mb_layout` is what they were taken for).
+        std::vector<step_breakdown> mb_parts{};
+        std::vector<char> mb_parts_ready{};
+        const std::vector<std::int64_t>* mb_axis = nullptr;
+        std::array<std::int64_t, 6> mb_layout{};
     };
     /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
     /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
@@ -153,11 +160,46 @@ private:
         if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); }) return cx.stage.has_value();
         return false;
     }
-    /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone.
-    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
+    /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone, and from
+    /// the layout's micro-batch parts (search_context::mb_parts) where it gives those.
+    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, search_context& cx) const {
+        if constexpr (requires(step_breakdown mb) {
+                          time_.micro_batch_parts(j, g, topo, *cx.stage);
+                          time_.step_parts(j, g, topo, *cx.stage, mb);
+                      }) {
+            if (const auto* mb = micro_batch_parts(j, g, topo, cx)) return time_.step_parts(j, g, topo, *cx.stage, *mb);
+        }
         if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); })
             if (cx.stage) return time_.step_parts(j, g, topo, *cx.stage);
         return predict(j, g, topo, cx).parts;
+    }
+    /// The micro-batch parts of `j` from the layout's table (filled when first asked), or null where `j`'s
+    /// micro-batch is not on the axes.
+    const step_breakdown* micro_batch_parts(const job_spec& j, const gpu_type& g, const topology& topo,
+                                            search_context& cx) const {
+        if (!cx.stage || !cx.mb_axis) return nullptr;
+        const auto& axis = *cx.mb_axis;
+        const auto at = std::lower_bound(axis.begin(), axis.end(), j.training.micro_batch);
+        if (at == axis.end() || *at != j.training.micro_batch) return nullptr;
+        const auto k = static_cast<std::size_t>(j.parallel.recompute) * axis.size() + static_cast<std::size_t>(at - axis.begin());
+        if (k >= cx.mb_parts.size()) return nullptr;
+        if (!cx.mb_parts_ready[k]) {
+            cx.mb_parts[k] = time_.micro_batch_parts(j, g, topo, *cx.stage);
+            cx.mb_parts_ready[k] = 1;
+        }
+        return &cx.mb_parts[k];
+    }
+    /// Starts the micro-batch parts' table of the layout of `j` unless it is the one the table holds (the same but
+    /// for dp and the sharding; search_pool sets the other fields per pool).
+    static void start_micro_batch_parts(const job_spec& j, const search_axes& ax, search_context& cx) {
+        const auto& p = j.parallel;
+        const std::array<std::int64_t, 6> layout{static_cast<std::int64_t>(catalog_index(j.runtime.framework)), p.tp, p.pp,
+                                                 p.vpp, p.cp, p.ep};
+        if (cx.mb_axis == &ax.micro_batch && cx.mb_layout == layout) return;
+        cx.mb_axis = &ax.micro_batch;
+        cx.mb_layout = layout;
+        cx.mb_parts.assign(3 * ax.micro_batch.size(), step_breakdown{});
+        cx.mb_parts_ready.assign(cx.mb_parts.size(), 0);
     }
     static void check_inputs(const job_spec& job, const plan_options& opt) {
         validate_bounds(job);
@@ -212,9 +254,11 @@ private:
                                     detail::set_layout(j, job0.runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
                                     if (!detail::shape_allowed(j, pool, opt)) continue;
                                     prepare_stage(j, pool.gpu, topo, flops, cx);
+                                    start_micro_batch_parts(j, ax, cx);
                                     search_dps(j, pool.gpu, topo, ax, pi, avail, opt, best, cx);
                                 }
         cx.stage.reset();
+        cx.mb_axis = nullptr;
     }
 
     /// The bottleneck stage of the layout of `j` for the default time model (perf/stage_load.hpp): independent of
