@@ -370,6 +370,7 @@ struct transformer_activations {
     struct job_terms {
         layer_activation_bytes dense{}, moe{};
     };
+    job_terms terms_of(const job_spec& j, const framework_profile& f) const { return terms_of(j, f, j.model.is_moe()); }
     job_terms terms_of(const job_spec& j, const framework_profile& f, bool moe) const {
         job_terms t;
         t.dense = layer_activations(j, f, false);

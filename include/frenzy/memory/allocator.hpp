@@ -25,8 +25,12 @@ concept AllocatorPolicy = requires(const T& p, const job_spec& j, const framewor
 /// reserved-but-unallocated space. Model: reserved = allocated + a share of the transient and activation churn (the
 /// blocks freed and re-requested each step), + the blocks of a side stream's pool where a framework allocates on one.
 struct caching_allocator {
-    bytes reserved(const job_spec& j, const framework_profile& f, bytes allocated, const activation_bytes& a,
-                   const model_state_bytes& s) const {
+    /// What reserved() reads of the job alone, the same on every stage: whether a side stream's pool holds the
+    /// gradients.
+    struct job_terms {
+        bool side_stream_grads = false;
+    };
+    job_terms terms_of(const job_spec& j, const framework_profile& f) const {
         // FSDP2 allocates the reduce-scattered (sharded) gradients on its reduce-scatter stream (FSDP1 on its
         // post-backward stream); the caching allocator keeps one block pool per stream, so the activation blocks
         // freed on the default stream during backward cannot serve them and that stream's pool adds their size to
@@ -35,10 +39,18 @@ struct caching_allocator {
         // micro-batches accumulated them, the gradients were allocated there before the peak and are part of
         // `allocated` already: the default stream's pool then holds only the rest.
         const bool sharded = j.parallel.sharding == sharding::full || j.parallel.sharding == sharding::gradients;
-        const bool side_stream_grads = !gradients_at_forward_peak(j, f) &&
-                                       ((f.side_stream_reduce_scatter && sharded) || (f.side_stream_all_reduce && !sharded));
+        return {!gradients_at_forward_peak(j, f) &&
+                ((f.side_stream_reduce_scatter && sharded) || (f.side_stream_all_reduce && !sharded))};
+    }
+    bytes reserved(const job_spec& j, const framework_profile& f, bytes allocated, const activation_bytes& a,
+                   const model_state_bytes& s) const {
+        return reserved(j, f, allocated, a, s, terms_of(j, f));
+    }
+    /// reserved(j, f, allocated, a, s) with `t` = terms_of(j, f).
+    bytes reserved(const job_spec&, const framework_profile&, bytes allocated, const activation_bytes& a,
+                   const model_state_bytes& s, const job_terms& t) const {
         return allocated + bytes{fragmentation * (a.transient.value + a.stored.value)} +
-               (side_stream_grads ? s.gradients : bytes{});
+               (t.side_stream_grads ? s.gradients : bytes{});
     }
 
     /// Share of the activation and transient bytes left reserved but unallocated. 0.15 is the one free constant of

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "frenzy/memory/activations.hpp"
@@ -108,16 +109,56 @@ public:
     }
 
 private:
-    /// The activation policy's per-job terms where it has them (transformer_activations::terms_of), else nothing.
-    auto job_terms(const job_spec& j, const framework_profile& f) const {
-        if constexpr (requires { acts_.terms_of(j, f, true); }) return acts_.terms_of(j, f, j.model.is_moe());
+    /// A policy's per-job terms where it offers them (terms_of: what it reads of the job alone, the same on every
+    /// stage), else nothing.
+    template <class P>
+    static auto terms_of(const P& p, const job_spec& j, const framework_profile& f) {
+        if constexpr (requires { p.terms_of(j, f); }) return p.terms_of(j, f);
         else return 0;
     }
-    template <class Terms>
+    template <class P> using terms_t = decltype(terms_of(std::declval<const P&>(), std::declval<const job_spec&>(),
+                                                         std::declval<const framework_profile&>()));
+    /// What an estimate's stages share: the policies' per-job terms and the per-job switches, taken once.
+    struct job_terms {
+        terms_t<S> states;
+        terms_t<A> acts;
+        terms_t<O> over;
+        terms_t<R> alloc;
+        bool methods = false;        ///< training methods or architecture extras adjust the answers (adjusts_memory)
+        bool grads_at_peak = false;  ///< gradients_at_forward_peak
+    };
+    job_terms terms_of(const job_spec& j, const framework_profile& f) const {
+        return {terms_of(states_, j, f), terms_of(acts_, j, f), terms_of(over_, j, f), terms_of(alloc_, j, f),
+                adjusts_memory(j, f), gradients_at_forward_peak(j, f)};
+    }
+    /// The policies' answers for stage `l`, with their terms where they take them.
+    model_state_bytes stage_states(const job_spec& j, const stage_layout& l, const framework_profile& f,
+                                   const job_terms& t) const {
+        model_state_bytes ms;
+        if constexpr (requires { states_.model_states(j, l, f, t.states); }) ms = states_.model_states(j, l, f, t.states);
+        else ms = states_.model_states(j, l, f);
+        return t.methods ? method_model_states(j, l, f, ms) : ms;
+    }
     activation_bytes stage_activations(const job_spec& j, const stage_layout& l, const framework_profile& f,
-                                       const Terms& terms) const {
-        if constexpr (requires { acts_.activations(j, l, f, terms); }) return acts_.activations(j, l, f, terms);
-        else return acts_.activations(j, l, f);
+                                       const job_terms& t) const {
+        activation_bytes a;
+        if constexpr (requires { acts_.activations(j, l, f, t.acts); }) a = acts_.activations(j, l, f, t.acts);
+        else a = acts_.activations(j, l, f);
+        return t.methods ? method_activations(j, l, f, a) : a;
+    }
+    overhead_bytes stage_temporaries(const job_spec& j, const stage_layout& l, const framework_profile& f,
+                                     const model_state_bytes& ms, const job_terms& t) const {
+        overhead_bytes ov;
+        if constexpr (requires { over_.temporaries(j, l, f, ms, t.over); }) ov = over_.temporaries(j, l, f, ms, t.over);
+        else ov = over_.temporaries(j, l, f, ms);
+        if (t.methods) ov.train += bytes{method_temporaries(j, l, f)};
+        return ov;
+    }
+    bytes stage_reserved(const job_spec& j, const framework_profile& f, bytes allocated, const activation_bytes& a,
+                         const model_state_bytes& ms, const job_terms& t) const {
+        if constexpr (requires { alloc_.reserved(j, f, allocated, a, ms, t.alloc); })
+            return alloc_.reserved(j, f, allocated, a, ms, t.alloc);
+        else return alloc_.reserved(j, f, allocated, a, ms);
     }
     static double parameters_of(const job_spec& j, const framework_profile& f) {
         auto m = j.model;  // whole model with the framework's padded vocabulary
@@ -132,16 +173,15 @@ private:
         r.uncertainty = memory_uncertainty(j);
         double best_reserved = 0;
         if (with_stages) r.stages.reserve(layouts.size());
-        const auto terms = job_terms(j, f);  // what the activation policy reads of the job alone, once
+        const auto t = terms_of(j, f);  // what every stage reads of the job alone, once
         for (const auto& l : layouts) {
             // Training methods and architecture extras (memory/methods.hpp: LoRA/QLoRA, frozen layers, 8-bit Adam,
             // offload, fp8, parallel attention, MLA) adjust the policies' answers; identity for plain jobs.
-            const auto ms = method_model_states(j, l, f, states_.model_states(j, l, f));
-            const auto act = method_activations(j, l, f, stage_activations(j, l, f, terms));
-            auto ov = over_.temporaries(j, l, f, ms);
-            ov.train += bytes{method_temporaries(j, l, f)};
+            const auto ms = stage_states(j, l, f, t);
+            const auto act = stage_activations(j, l, f, t);
+            const auto ov = stage_temporaries(j, l, f, ms, t);
             // With the optimizer fused into backward there is no step phase either.
-            const bytes grads_fwd = gradients_at_forward_peak(j, f) ? ms.gradients : bytes{};
+            const bytes grads_fwd = t.grads_at_peak ? ms.gradients : bytes{};
             const bytes train_peak = ms.weights + ms.optimizer + grads_fwd + act.stored + act.transient + ov.train;
             const bytes step_peak =
                 f.optimizer_in_backward ? bytes{} : ms.weights + ms.gradients + ms.optimizer + ov.step;
@@ -165,7 +205,7 @@ private:
             // allocation. Passing the step's allocation instead counted the gradients twice where the step is the
             // allocated peak (Llama 3.1 8B on one H200, data/memory/h200_measured.csv: +10..+20% reserved, now
             // within the allocated rows' band).
-            const double reserved = std::max({alloc_.reserved(j, f, train_peak, act, ms).value, step_peak.value,
+            const double reserved = std::max({stage_reserved(j, f, train_peak, act, ms, t).value, step_peak.value,
                                               st.peak_allocated.value});
             st.peak_reserved = bytes{reserved};
             if (st.peak_allocated > r.peak_allocated) {

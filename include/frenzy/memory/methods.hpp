@@ -367,6 +367,14 @@ inline double architecture_activation_delta(const job_spec& j) {
     return d;
 }
 
+/// Whether the training methods and architecture extras change any stage's answer for `j`: false when
+/// method_model_states, method_activations and method_temporaries return the policies' answers (0 for the
+/// temporaries) on every stage, what an estimate of many stages checks once.
+inline bool adjusts_memory(const job_spec& j, const framework_profile& f) {
+    const bool softcap = j.model.final_logit_softcap > 0 && j.runtime.framework->memory.eager_logit_softcap;
+    return uses_training_methods(j) || architecture_activation_delta(j) != 0 || softcap || autocast_weight_copies(j, f);
+}
+
 /// Activations of stage `l` under the job's methods and architecture (the default policy's answer `a` otherwise):
 /// LoRA inputs, frozen leading layers (no autograd graph below the first trainable layer: nothing saved), fp8
 /// saved inputs, activation offload (the layer being computed and the one being copied stay: 2 layers of the

@@ -78,13 +78,28 @@ concept ModelStatePolicy = requires(const T& p, const job_spec& j, const stage_l
 /// Default: the sharding levels of ZeRO / FSDP / Megatron's distributed optimizer, over the data-parallel group
 /// (dp x cp for dense parameters; dp x cp / ep for experts, which have their own data-parallel group).
 struct sharded_model_states {
-    model_state_bytes model_states(const job_spec& j, const stage_layout& l, const framework_profile& f) const {
-        const auto b = bytes_per_param(j, f);
+    /// What model_states() reads of the job alone, the same on every stage: bytes per parameter and the data-parallel
+    /// group sizes. An estimate of many stages takes them once (basic_memory_estimator).
+    struct job_terms {
+        state_bytes_per_param b{};
+        double n_dense = 1, n_expert = 1;
+    };
+    job_terms terms_of(const job_spec& j, const framework_profile& f) const {
         const auto& p = j.parallel;
-        const double n_dense = static_cast<double>(p.dp * p.cp);
         // Expert data-parallel group: the stage's dp x cp x tp GPUs regrouped as ep x etp x edp (Megatron
         // parallel_state.initialize_model_parallel expert groups @d98e8a64).
-        const double n_expert = static_cast<double>(p.dp * p.cp * p.tp / (p.ep * p.expert_tp()));
+        return {bytes_per_param(j, f), static_cast<double>(p.dp * p.cp),
+                static_cast<double>(p.dp * p.cp * p.tp / (p.ep * p.expert_tp()))};
+    }
+    model_state_bytes model_states(const job_spec& j, const stage_layout& l, const framework_profile& f) const {
+        return model_states(j, l, f, terms_of(j, f));
+    }
+    /// model_states(j, l, f) with `t` = terms_of(j, f).
+    model_state_bytes model_states(const job_spec& j, const stage_layout& l, const framework_profile&,
+                                   const job_terms& t) const {
+        const auto& p = j.parallel;
+        const auto& b = t.b;
+        const double n_dense = t.n_dense, n_expert = t.n_expert;
         auto sharded = [&](double per_param, bool shard) {
             if (!shard) return bytes{per_param * l.params()};
             return bytes{per_param * (l.dense_params / n_dense + l.expert_params / n_expert)};

@@ -29,10 +29,20 @@ concept OverheadPolicy = requires(const T& p, const job_spec& j, const stage_lay
 };
 
 struct framework_overheads {
+    /// What temporaries() reads of the job alone, the same on every stage: bytes per parameter.
+    struct job_terms {
+        state_bytes_per_param b{};
+    };
+    job_terms terms_of(const job_spec& j, const framework_profile& f) const { return {bytes_per_param(j, f)}; }
     overhead_bytes temporaries(const job_spec& j, const stage_layout& l, const framework_profile& f,
                                const model_state_bytes& s) const {
+        return temporaries(j, l, f, s, terms_of(j, f));
+    }
+    /// temporaries(j, l, f, s) with `t` = terms_of(j, f).
+    overhead_bytes temporaries(const job_spec& j, const stage_layout& l, const framework_profile& f,
+                               const model_state_bytes& s, const job_terms& t) const {
         const auto& p = j.parallel;
-        const auto b = bytes_per_param(j, f);
+        const auto& b = t.b;
         overhead_bytes o;
         double train = f.workspace_bytes;
         // Grouped-GEMM experts (TEGroupedMLP) run on TE's 4 compute streams, each with its own cuBLAS workspace of
