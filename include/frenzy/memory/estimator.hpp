@@ -90,8 +90,17 @@ public:
         double parameters = 0;
     };
     prepared_stages stages_of(const job_spec& j) const {
+        prepared_stages s;
+        stages_of(j, s);
+        return s;
+    }
+    /// The same into `out`, its storage reused (no allocation once it has grown).
+    void stages_of(const job_spec& j, prepared_stages& out) const {
         const auto f = profile_of(j);
-        return {stage_layouts(j, f), parameters_of(j, f)};
+        out.layouts.clear();
+        out.layouts.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, j.parallel.pp)));
+        for_each_stage_layout(j, f, [&](const stage_layout& l) { out.layouts.push_back(l); });
+        out.parameters = parameters_of(j, f);
     }
     /// estimate(j) with `s` = stages_of(j): the same report, bit for bit (the caller guarantees that `s` is
     /// stages_of(j)), without its per-stage list unless `with_stages`. With `stop_above`, the walk stops at the

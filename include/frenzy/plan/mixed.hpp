@@ -69,24 +69,30 @@ struct mixed_evaluation {
 /// `per_group[k]` layers over groups of `stages[k]` stages each, as even as possible inside each group; a group's
 /// extra layers go to its stages that are neither the pipeline's first (it holds the most micro-batches in flight
 /// under 1F1B) nor its last (the output layer and the loss), in order, then to those.
-inline std::vector<std::int64_t> spread_layers(std::span<const std::int64_t> per_group, std::span<const std::int64_t> stages) {
+/// `out` is overwritten (its storage reused: no allocation once it has grown).
+inline void spread_layers(std::span<const std::int64_t> per_group, std::span<const std::int64_t> stages,
+                          std::vector<std::int64_t>& out) {
     std::int64_t pp = 0;
     for (auto s : stages) pp += s;
-    std::vector<std::int64_t> out;
-    out.reserve(static_cast<std::size_t>(pp));
+    out.clear();
     std::int64_t first = 0;
     for (std::size_t k = 0; k < stages.size(); ++k) {
         const auto s = stages[k], n = per_group[k];
         const auto base = static_cast<std::size_t>(out.size());
         for (std::int64_t i = 0; i < s; ++i) out.push_back(n / s);
-        std::vector<std::int64_t> order;  // stage indices of the group, middle ones first
-        for (std::int64_t i = 0; i < s; ++i)
-            if (first + i != 0 && first + i != pp - 1) order.push_back(i);
-        for (std::int64_t i = 0; i < s; ++i)
-            if (first + i == 0 || first + i == pp - 1) order.push_back(i);
-        for (std::int64_t r = 0; r < n % s; ++r) ++out[base + static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
+        std::int64_t extra = n % s;  // to the group's middle stages in order, then to its pipeline ends in order
+        for (const bool ends : {false, true})
+            for (std::int64_t i = 0; i < s && extra > 0; ++i)
+                if ((first + i == 0 || first + i == pp - 1) == ends) {
+                    ++out[base + static_cast<std::size_t>(i)];
+                    --extra;
+                }
         first += s;
     }
+}
+inline std::vector<std::int64_t> spread_layers(std::span<const std::int64_t> per_group, std::span<const std::int64_t> stages) {
+    std::vector<std::int64_t> out;
+    spread_layers(per_group, stages, out);
     return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-// The search for heterogeneous pipeline plans (plan/mixed.hpp evaluates one): the split of the layers between two
-// stage groups (best_split), the layouts of each ordered pair of GPU types with their speed bound (mixed_search)
-// and the entry the planner calls with plan_options::mixed (plan_mixed). See plan/mixed.hpp for the model.
+// The search for heterogeneous pipeline plans (plan/mixed.hpp evaluates one): the layouts of each ordered pair of GPU
+// types with their speed bound (mixed_search), the split of the layers between two stage groups for each
+// (plan/mixed_split.hpp best_split), and the entry the planner calls with plan_options::mixed (plan_mixed). See
+// plan/mixed.hpp for the model.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "frenzy/perf/step_time.hpp"
 #include "frenzy/plan/feasibility.hpp"
 #include "frenzy/plan/mixed.hpp"
+#include "frenzy/plan/mixed_split.hpp"
 #include "frenzy/plan/objective.hpp"
 #include "frenzy/plan/options.hpp"
 #include "frenzy/plan/plan.hpp"
@@ -52,57 +54,6 @@ inline std::vector<std::int64_t> group_stage_counts(const gpu_pool& pool, std::i
         if (n % gpn == 0 || (n < gpn && gpn % n == 0)) out.push_back(s);
     }
     return out;
-}
-
-/// The best split of the layers between two groups of `sa` and `sb` stages for `j` (its layout set but for the
-/// split): the time-balanced split moved to the nearest one both types' memory holds (see the top of the file).
-template <MemoryModel M, StepTimeModel T>
-std::optional<mixed_plan> best_split(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
-                                     const M& mem, const T& time, const plan_options& opt) {
-    const std::int64_t L = j.model.layers;
-    const std::array<stage_group_shape, 2> shape{{{&a, sa}, {&b, sb}}};
-    const std::array<std::int64_t, 2> stages{sa, sb};
-    auto run = [&](std::int64_t na, bool memory) {
-        const std::array<std::int64_t, 2> layers{na, L - na};
-        j.parallel.stage_layers = spread_layers(layers, stages);
-        return evaluate_mixed(j, shape, mem, time, opt, memory);
-    };
-    std::int64_t lo = sa, hi = L - sb;  // layers on the first group
-    if (lo > hi) return std::nullopt;
-    // smallest na whose first-group slot reaches the second's: the time-balanced point
-    std::int64_t l = lo, h = hi;
-    while (l < h) {
-        const auto mid = (l + h) / 2;
-        const auto e = run(mid, false);
-        if (!e.plan) return std::nullopt;
-        if (e.plan->groups[0].slot_s >= e.plan->groups[1].slot_s) h = mid; else l = mid + 1;
-    }
-    std::optional<mixed_plan> best;
-    auto check = [&](std::int64_t na) {  // the memory bits of `na` (0: it fits, and `best` keeps the faster)
-        auto e = run(na, true);
-        if (e.plan && (!best || e.plan->tokens_per_s > best->tokens_per_s)) best = std::move(e.plan);
-        return e.plan ? 0u : e.over != 0 ? e.over : 4u;
-    };
-    unsigned at = 0;
-    for (auto na : {l, l - 1})
-        if (na >= lo && na <= hi) at |= check(na);
-    if (best || at == 0 || (at & 4u) || at == 3u) return best;
-    // too full on one side of the balance point: the nearest split that side holds (its stages fill as their
-    // layers grow), found by binary search; the other side only empties on the way
-    if (at == 1u) {  // the first group: fewer layers there, the largest na in [lo, l - 2] it holds
-        std::int64_t x = lo, y = l - 2;
-        while (x <= y) {
-            const auto mid = (x + y) / 2;
-            if ((check(mid) & 1u) == 0) x = mid + 1; else y = mid - 1;
-        }
-    } else {  // the second group: more layers on the first, the smallest na in [l + 1, hi] the second holds
-        std::int64_t x = l + 1, y = hi;
-        while (x <= y) {
-            const auto mid = (x + y) / 2;
-            if ((check(mid) & 2u) == 0) y = mid - 1; else x = mid + 1;
-        }
-    }
-    return best;
 }
 
 }  // namespace detail

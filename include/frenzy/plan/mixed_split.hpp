@@ -1,0 +1,178 @@
+#pragma once
+// The split of a two-group mixed plan (plan/mixed.hpp): the layers on the first group grow until its slowest stage is
+// as slow as the second's (binary search on the time alone), then move to the nearest split both types' memory holds
+// (best_split). Its evaluations are evaluate_mixed's, taken apart so that each split costs what it needs
+// (split_evaluator): the time alone reads each group's slot, the memory each group's own stages, and only a split
+// that fits is evaluated whole.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "frenzy/core/error.hpp"
+#include "frenzy/perf/flops.hpp"
+#include "frenzy/perf/stage_load.hpp"
+#include "frenzy/perf/step_time.hpp"
+#include "frenzy/memory/fit.hpp"
+#include "frenzy/plan/feasibility.hpp"
+#include "frenzy/plan/mixed.hpp"
+#include "frenzy/plan/options.hpp"
+#include "frenzy/plan/policies.hpp"
+#include "frenzy/train/attention.hpp"
+#include "frenzy/train/job.hpp"
+
+namespace frenzy::detail {
+
+/// The splits of one layout (the job's layout set but for its stage_layers) between a group of `sa` stages on `a`
+/// and one of `sb` on `b`, evaluated as evaluate_mixed does; the job as each type runs it (job_on) and each group's
+/// sends over the link are taken once, and the stage layers and prepared stages are rewritten in place.
+template <MemoryModel M, StepTimeModel T>
+class split_evaluator {
+public:
+    split_evaluator(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb, const M& mem,
+                    const T& time, const plan_options& opt)
+        : j_(j), shape_{{{&a, sa}, {&b, sb}}}, mem_(mem), time_(time), opt_(opt),
+          flops_(forward_flops_per_token(j.model, j.training.seq_len)) {
+        for (std::size_t k = 0; k < 2; ++k) {
+            const auto& g = shape_[k].pool->gpu;
+            refused_[k] = !(g.peak_flops(j.training.precision) > 0) || !attention_rejected(j, g).empty();
+            if (refused_[k]) continue;
+            on_[k] = job_on(j, g);
+            const double link = neighbour_link_GBps(shape_, k);
+            boundary_[k] = link > 0 ? boundary_seconds(on_[k], link) : 0.0;
+        }
+    }
+
+    /// Each group's slot at `na` layers on the first group (evaluate_mixed's slot_s), or nothing where evaluate_mixed
+    /// gives no plan without its memory check.
+    std::optional<std::array<double, 2>> slots(std::int64_t na) {
+        std::array<double, 2> out{};
+        std::int64_t first = 0;
+        for (std::size_t k = 0; k < 2; first += shape_[k].stages, ++k) {
+            if (refused_[k]) return std::nullopt;
+            auto& jk = on_[k];
+            split_layers(na, jk.parallel.stage_layers);
+            const auto& pool = *shape_[k].pool;
+            const topology topo{pool.gpus_per_node, pool.network_GBps};
+            const auto stage = bottleneck_stage(jk, flops_, first, first + shape_[k].stages);
+            step_breakdown parts;
+            if constexpr (requires { time_.step_parts(jk, pool.gpu, topo, stage); })
+                parts = time_.step_parts(jk, pool.gpu, topo, stage);
+            else parts = time_.predict(jk, pool.gpu, topo, stage).parts;
+            if (!(parts.total > 0)) return std::nullopt;
+            out[k] = parts.micro_batch + std::max(0.0, boundary_[k] - parts.pp_exposed_mb);
+        }
+        return out;
+    }
+
+    /// Whether group k is over its GPUs' usable memory at `na` layers on the first group: bit k of evaluate_mixed's
+    /// `over`, from the group's own stages (a memory model that takes prepared stages estimates those alone and stops
+    /// at the first one over). Nothing where evaluate_mixed stops without it: the type refuses the job, or the memory
+    /// model rejects it.
+    std::optional<bool> group_over(std::int64_t na, std::size_t k) {
+        if (refused_[k]) return std::nullopt;
+        auto& jk = on_[k];
+        split_layers(na, jk.parallel.stage_layers);
+        std::int64_t first = 0;
+        for (std::size_t i = 0; i < k; ++i) first += shape_[i].stages;
+        const double capacity = usable_memory(shape_[k].pool->gpu, opt_.margin).value;
+        try {
+            if constexpr (memory_check<M>::takes_stages) {
+                mem_.stages_of(jk, stages_);
+                auto& l = stages_.layouts;
+                l.erase(l.begin() + first + shape_[k].stages, l.end());
+                l.erase(l.begin(), l.begin() + first);
+                return required_memory(mem_.estimate(jk, stages_, false, capacity)).value > capacity;
+            } else {
+                auto grp = group_of(jk, shape_[k], first, opt_);
+                set_group_memory(grp, mem_.estimate(jk));
+                return grp.required.value > grp.capacity.value;
+            }
+        } catch (const config_error&) {
+            return std::nullopt;
+        }
+    }
+
+    /// evaluate_mixed's memory verdict at `na`: 0 when both groups fit, else its `over` bits, or 4 where it stops
+    /// without them.
+    unsigned memory_bits(std::int64_t na) {
+        unsigned bits = 0;
+        for (std::size_t k = 0; k < 2; ++k) {
+            const auto over = group_over(na, k);
+            if (!over) return bits != 0 ? bits : 4u;
+            if (*over) bits |= 1u << k;
+        }
+        return bits;
+    }
+
+    /// evaluate_mixed at `na`, the job's stage_layers set to the split.
+    mixed_evaluation evaluate(std::int64_t na) {
+        split_layers(na, j_.parallel.stage_layers);
+        return evaluate_mixed(j_, std::span<const stage_group_shape>(shape_), mem_, time_, opt_, true);
+    }
+
+private:
+    void split_layers(std::int64_t na, std::vector<std::int64_t>& out) const {
+        spread_layers(std::array{na, j_.model.layers - na}, std::array{shape_[0].stages, shape_[1].stages}, out);
+    }
+
+    job_spec& j_;
+    std::array<stage_group_shape, 2> shape_;
+    const M& mem_;
+    const T& time_;
+    const plan_options& opt_;
+    token_flops flops_;
+    std::array<bool, 2> refused_{};      ///< the group's type refuses the job (precision or attention kernel)
+    std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
+    std::array<double, 2> boundary_{};   ///< each group's sends over its link (boundary_seconds)
+    typename memory_check<M>::stages_type stages_{};  ///< prepared stages of the group being estimated
+};
+
+/// The best split of the layers between two groups of `sa` and `sb` stages for `j` (its layout set but for the
+/// split): the time-balanced split moved to the nearest one both types' memory holds (see the top of the file).
+template <MemoryModel M, StepTimeModel T>
+std::optional<mixed_plan> best_split(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
+                                     const M& mem, const T& time, const plan_options& opt) {
+    const std::int64_t lo = sa, hi = j.model.layers - sb;  // layers on the first group
+    if (lo > hi) return std::nullopt;
+    split_evaluator<M, T> ev(j, a, b, sa, sb, mem, time, opt);
+    // smallest na whose first-group slot reaches the second's: the time-balanced point
+    std::int64_t l = lo, h = hi;
+    while (l < h) {
+        const auto mid = (l + h) / 2;
+        const auto s = ev.slots(mid);
+        if (!s) return std::nullopt;
+        if ((*s)[0] >= (*s)[1]) h = mid; else l = mid + 1;
+    }
+    std::optional<mixed_plan> best;
+    auto check = [&](std::int64_t na) {  // the memory bits of `na` (0: it fits, and `best` keeps the faster)
+        if (const unsigned bits = ev.memory_bits(na); bits != 0) return bits;
+        auto e = ev.evaluate(na);
+        if (e.plan && (!best || e.plan->tokens_per_s > best->tokens_per_s)) best = std::move(e.plan);
+        return e.plan ? 0u : e.over != 0 ? e.over : 4u;
+    };
+    unsigned at = 0;
+    for (auto na : {l, l - 1})
+        if (na >= lo && na <= hi) at |= check(na);
+    if (best || at == 0 || (at & 4u) || at == 3u) return best;
+    // too full on one side of the balance point: the nearest split that side holds (its stages fill as their
+    // layers grow), found by binary search; the other side only empties on the way
+    if (at == 1u) {  // the first group: fewer layers there, the largest na in [lo, l - 2] it holds
+        std::int64_t x = lo, y = l - 2;
+        while (x <= y) {
+            const auto mid = (x + y) / 2;
+            if ((check(mid) & 1u) == 0) x = mid + 1; else y = mid - 1;
+        }
+    } else {  // the second group: more layers on the first, the smallest na in [l + 1, hi] the second holds
+        std::int64_t x = l + 1, y = hi;
+        while (x <= y) {
+            const auto mid = (x + y) / 2;
+            if ((check(mid) & 2u) == 0) y = mid - 1; else x = mid + 1;
+        }
+    }
+    return best;
+}
+
+}  // namespace frenzy::detail
