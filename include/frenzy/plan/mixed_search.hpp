@@ -64,8 +64,7 @@ namespace detail {
 /// precision: the step-time model's compute and exposed tensor-, context- and expert-parallel traffic of a one-layer
 /// stage without the logits (a MoE's layer weighed by its share of MoE layers); what the speed bound divides the
 /// layers by.
-template <class T>
-double layer_seconds(const job_spec& j, const gpu_type& g, const T& time, const token_flops& f) {
+inline stage_load one_layer_stage(const job_spec& j, const token_flops& f) {
     stage_load one;
     one.layers = 1;
     one.moe_layers = j.model.is_moe()
@@ -73,8 +72,24 @@ double layer_seconds(const job_spec& j, const gpu_type& g, const T& time, const 
                          : 0.0;
     one.chunk_slots = 1;
     one.flops = f;
-    const auto b = time.step_parts(j, g, topology{}, one);
+    return one;
+}
+template <class T>
+double layer_seconds(const job_spec& j, const gpu_type& g, const T& time, const token_flops& f) {
+    const auto b = time.step_parts(j, g, topology{}, one_layer_stage(j, f));
     return b.compute_mb + b.tp_exposed_mb + b.cp_exposed_mb + b.ep_mb;
+}
+/// The compute alone (no communication) of one transformer layer and of the output layer and loss (a stage of no
+/// layers that holds them) for one micro-batch on one GPU of `g`: the step-time model's compute is additive over a
+/// stage's layers and output layer, so the last stage's slot is at least its layers' compute and the output
+/// layer's, whatever of the tensor-parallel traffic the output layer's GEMMs hide.
+template <class T>
+std::array<double, 2> bare_seconds(const job_spec& j, const gpu_type& g, const T& time, const token_flops& f) {
+    stage_load logits;
+    logits.logits = true;
+    logits.flops = f;
+    return {time.step_parts(j, g, topology{}, one_layer_stage(j, f)).compute_mb,
+            time.step_parts(j, g, topology{}, logits).compute_mb};
 }
 
 /// The best score (selectable_objective, lower is better) of the single-type plans on each GPU type: what a mixed
@@ -102,11 +117,18 @@ struct single_type_bar {
 
 namespace detail {
 
+/// The layers on the first group of a two-group split, from `lo` to `hi`.
+struct split_window {
+    std::int64_t lo = 0, hi = 0;
+};
+
 /// One layer of one sequence on each type of a pair and the sends of one sequence between them, at micro-batch mb.
 struct micro_batch_rate {
     std::int64_t mb = 1;
     std::array<double, 2> layer{};
     double send = 0;
+    /// the second type's compute alone of one layer and of the output layer and loss, one sequence (bare_seconds)
+    std::array<double, 2> bare{};
 };
 
 /// One plan_mixed call: the job, the options, the models, the bar each pair must beat and the best plan per pair of
@@ -141,20 +163,18 @@ public:
         for (auto tp : ax.tp) {
             if (a.gpus_per_node % tp != 0 || b.gpus_per_node % tp != 0) continue;
             const auto rate = sequence_layer_seconds(j0, ax, a, b, tp);
-            std::optional<std::vector<micro_batch_rate>> by_mb;  // taken when the first layout needs them
-            auto rates = [&]() -> const std::vector<micro_batch_rate>& {
-                if (!by_mb) by_mb = micro_batch_rates(j0, ax, a, b, tp);
-                return *by_mb;
-            };
+            rates_ = {&j0, &ax, &a, &b, tp, {}};  // the bound's rates, taken when the first layout needs them
             for (auto dpi = ax.dp.rbegin(); dpi != ax.dp.rend(); ++dpi) {  // most GPUs first: the bound then
                 const auto dp = *dpi;                                          // prunes the rest sooner
+                if (hopeless(tp, dp, rate)) continue;
                 const auto counts_a = group_stage_counts(a, tp * dp, avail(a), most_stages_ - 1);
                 const auto counts_b = group_stage_counts(b, tp * dp, avail(b), most_stages_ - 1);
                 for (auto sa = counts_a.rbegin(); sa != counts_a.rend(); ++sa)
                     for (auto sb = counts_b.rbegin(); sb != counts_b.rend(); ++sb)
-                        if (saturated(tp * dp, *sa == counts_a.back(), *sb == counts_b.back(), *sa + *sb) &&
-                            !beaten(tp, dp, *sa, *sb, rate, rates))
-                            layout(j0, ax, a, b, tp, dp, *sa, *sb);
+                        if (*sa + *sb <= most_stages_ &&  // more: the speed bound refuses the layout at once
+                            saturated(tp * dp, *sa == counts_a.back(), *sb == counts_b.back(), *sa + *sb))
+                            if (const auto w = admitted(tp, dp, *sa, *sb, rate))
+                                layout(j0, ax, a, b, tp, dp, *sa, *sb, *w);
             }
         }
     }
@@ -213,24 +233,53 @@ private:
     /// least) or where the two groups' stages balance.
     double pipeline_floor(double n, double mb, double sa, double sb, const std::array<double, 2>& t, double send) const {
         const double L = static_cast<double>(job_.model.layers);
-        const double balance = L * (t[1] / sb) / (t[0] / sa + t[1] / sb);
         double out = 1e308;
-        for (double x : {sa, L - sb, std::clamp(balance, sa, L - sb)}) {
-            const double slowest = std::max(x * t[0] / sa, (L - x) * t[1] / sb) + send;
-            out = std::min(out, (n - mb) * slowest + mb * (x * t[0] + (L - x) * t[1] + (sa + sb) * send));
-        }
+        for (double x : {sa, L - sb, std::clamp(balance_point(sa, sb, t), sa, L - sb)})
+            out = std::min(out, floor_at(x, n, mb, sa, sb, t, send));
         return out;
     }
+    /// The floor at x layers on the first group (pipeline_floor's terms).
+    double floor_at(double x, double n, double mb, double sa, double sb, const std::array<double, 2>& t, double send) const {
+        const double L = static_cast<double>(job_.model.layers);
+        const double slowest = std::max(x * t[0] / sa, (L - x) * t[1] / sb) + send;
+        return (n - mb) * slowest + mb * (x * t[0] + (L - x) * t[1] + (sa + sb) * send);
+    }
+    /// floor_at with whole layers per stage, where every layer is alike (a dense model). A group's slot is its
+    /// bottleneck stage's (the most forward FLOPs: perf/stage_load.hpp). On the first group that is a stage with the
+    /// most layers, ceil(x / s_a) at least, each at the type's rate. The second holds the output layer on its last
+    /// stage, which gets floor((L - x) / s_b) layers (spread_layers gives the rest to the others) and is the
+    /// bottleneck or not: its slot is at least those layers' and the output layer's compute (bare_seconds), another
+    /// stage's its ceil((L - x) / s_b) layers at the rate. Without whole layers (MoE), floor_at.
+    double stage_floor_at(std::int64_t x, double n, double mb, std::int64_t sa, std::int64_t sb,
+                          const micro_batch_rate& r) const {
+        const std::int64_t L = job_.model.layers;
+        if (job_.model.is_moe())
+            return floor_at(static_cast<double>(x), n, mb, static_cast<double>(sa), static_cast<double>(sb), r.layer, r.send);
+        const auto most_a = static_cast<double>((x + sa - 1) / sa);
+        const std::int64_t base = (L - x) / sb, rest = (L - x) % sb;
+        double slot_b = static_cast<double>(base) * r.bare[0] + r.bare[1];  // the last stage
+        if (rest > 0) slot_b = std::min(slot_b, static_cast<double>(base + 1) * r.layer[1]);  // or another
+        const double slowest = std::max(most_a * r.layer[0], slot_b) + r.send;
+        const double xd = static_cast<double>(x), Ld = static_cast<double>(L);
+        return (n - mb) * slowest + mb * (xd * r.layer[0] + (Ld - xd) * r.layer[1] + static_cast<double>(sa + sb) * r.send);
+    }
+    /// Where the two groups' stages balance: x t_a / s_a = (L - x) t_b / s_b.
+    double balance_point(double sa, double sb, const std::array<double, 2>& t) const {
+        return static_cast<double>(job_.model.layers) * (t[1] / sb) / (t[0] / sa + t[1] / sb);
+    }
 
-    /// Per micro-batch of the axes: one layer of one sequence on each type at tp without recompute, and the sends of
-    /// one sequence between the types (mixed.hpp boundary_seconds at the smallest buffer, 1/tp; with its latency
-    /// spread over the micro-batch): the rates of the tighter bound. Empty without step_parts.
+    /// Per micro-batch of the axes: one layer of one sequence on each type at tp with recompute level `rc` (the
+    /// fewest seconds a layer takes at that level or above), and the sends of one sequence between the types
+    /// (mixed.hpp boundary_seconds at the smallest buffer, 1/tp; with its latency spread over the micro-batch): the
+    /// rates of the tighter bound. Empty without step_parts, and for full recompute by Megatron's block method,
+    /// which leaves a stage's later layers alone (a layer then costs less than a one-layer stage's).
     std::vector<micro_batch_rate> micro_batch_rates(const job_spec& j0, const search_axes& ax, const gpu_pool& a,
-                                                    const gpu_pool& b, std::int64_t tp) const {
+                                                    const gpu_pool& b, std::int64_t tp, recompute rc) const {
         std::vector<micro_batch_rate> out;
         job_spec jt = j0;
         set_layout(jt, job_.runtime, ax, fw_, tp, 2, 1, 1, sharding::none, 1, 1, opt_);
-        jt.parallel.recompute = recompute::none;
+        jt.parallel.recompute = rc;
+        if (rc == recompute::full && jt.parallel.recompute_method != recompute_method::uniform) return out;
         if constexpr (requires { time_.step_parts(jt, a.gpu, topology{}, stage_load{}); }) {
             std::array<job_spec, 2> on{job_on(jt, a.gpu), job_on(jt, b.gpu)};  // the micro-batch left to vary
             jt.parallel.sequence_parallel = true;  // the sends' smallest buffer
@@ -238,8 +287,10 @@ private:
             for (auto mb : ax.micro_batch) {
                 jt.training.micro_batch = on[0].training.micro_batch = on[1].training.micro_batch = mb;
                 const double m = static_cast<double>(mb);
-                out.push_back({mb, {layer_seconds(on[0], a.gpu, time_, flops_) / m, layer_seconds(on[1], b.gpu, time_, flops_) / m},
-                               boundary_seconds(jt, link) / m});
+                const auto bare = bare_seconds(on[1], b.gpu, time_, flops_);
+                out.push_back({mb,
+                               {layer_seconds(on[0], a.gpu, time_, flops_) / m, layer_seconds(on[1], b.gpu, time_, flops_) / m},
+                               boundary_seconds(jt, link) / m, {bare[0] / m, bare[1] / m}});
             }
         }
         return out;
@@ -258,10 +309,78 @@ private:
         return !by_mb.empty();
     }
 
+    /// True when no stage counts at tp and dp can beat the pair's bar or its best plan: every layout the speed bound
+    /// admits has at most most_stages_ stages, so its floor (at mb = 1 and the largest micro-batch, as `beaten`
+    /// takes it) is at least that of most_stages_ balanced stages at the faster type's rate, and it bills at least
+    /// one stage of each type.
+    bool hopeless(std::int64_t tp, std::int64_t dp, const std::array<double, 2>& rate) {
+        if (!(rate[0] > 0 && rate[1] > 0)) return false;
+        const double n = static_cast<double>(job_.training.global_batch) / static_cast<double>(dp);
+        const double per_layout = static_cast<double>(job_.model.layers) * std::min(rate[0], rate[1]);
+        auto floor = [&](double mb) { return (n - mb) * per_layout / static_cast<double>(most_stages_) + mb * per_layout; };
+        const double step = std::min(floor(1.0), floor(std::min(n, top_micro_batch_)));
+        for (auto& g : probe_.groups) {
+            g.gpus = static_cast<int>(tp * dp);
+            g.nodes = (g.gpus + g.gpus_per_node - 1) / g.gpus_per_node;
+        }
+        probe_.tokens_per_s = n * static_cast<double>(dp * job_.training.seq_len) / step;
+        return mixed_score(probe_, opt_) >= beat_;
+    }
+
+    /// The layers on the first group (a range, as its floor is convex in them) at which a split of sa + sb stages
+    /// can still beat the pair's bar or its best plan: every integer x of [sa, L - sb] where some micro-batch that
+    /// divides n has its floor (pipeline_floor's terms at x, with its own rates and sends) below `step` seconds,
+    /// a relative 1e-9 added against rounding; all of them without rates to bound with.
+    split_window floor_window(std::int64_t dp, std::int64_t sa, std::int64_t sb, const std::vector<micro_batch_rate>& by_mb,
+                              double step) const {
+        const std::int64_t lo = sa, hi = job_.model.layers - sb;
+        const double n = static_cast<double>(job_.training.global_batch) / static_cast<double>(dp);
+        const double sa_d = static_cast<double>(sa), sb_d = static_cast<double>(sb), limit = step * (1.0 + 1e-9);
+        split_window w{hi + 1, lo - 1};
+        for (const auto& r : by_mb) {
+            if (job_.training.global_batch % (r.mb * dp) != 0) continue;
+            if (!(r.layer[0] > 0 && r.layer[1] > 0)) return {lo, hi};
+            const double mb = static_cast<double>(r.mb);
+            auto below = [&](std::int64_t x) {
+                return floor_at(static_cast<double>(x), n, mb, sa_d, sb_d, r.layer, r.send) < limit;
+            };
+            // the lowest integer point: next to the balance point or at an end
+            const auto x0 = std::clamp(static_cast<std::int64_t>(balance_point(sa_d, sb_d, r.layer)), lo, hi);
+            std::int64_t m = x0;
+            for (auto x : {lo, hi, std::min(x0 + 1, hi)})
+                if (floor_at(static_cast<double>(x), n, mb, sa_d, sb_d, r.layer, r.send) <
+                    floor_at(static_cast<double>(m), n, mb, sa_d, sb_d, r.layer, r.send)) m = x;
+            if (!below(m)) continue;
+            std::int64_t x = lo, y = m;  // the first point below the limit: the floor falls up to m
+            while (x < y) { const auto mid = x + (y - x) / 2; if (below(mid)) y = mid; else x = mid + 1; }
+            const auto first = x;
+            x = m, y = hi;  // the last point below the limit: the floor rises from m
+            while (x < y) { const auto mid = y - (y - x) / 2; if (below(mid)) x = mid; else y = mid - 1; }
+            // whole layers: some stage of each group holds at least its mean rounded up
+            auto whole_below = [&](std::int64_t at) { return stage_floor_at(at, n, mb, sa, sb, r) < limit; };
+            for (x = first; x <= y && !whole_below(x);) ++x;
+            while (y >= x && !whole_below(y)) --y;
+            if (x > y) continue;
+            w.lo = std::min(w.lo, x);
+            w.hi = std::max(w.hi, y);
+        }
+        return by_mb.empty() ? split_window{lo, hi} : w;
+    }
+
+    /// The speed bound (plan_mixed): nothing when no split of sa + sb stages can beat the pair's bar or its best
+    /// plan, else the layers on the first group where one might (floor_window).
+    std::optional<split_window> admitted(std::int64_t tp, std::int64_t dp, std::int64_t sa, std::int64_t sb,
+                                         const std::array<double, 2>& rate) {
+        if (beaten(tp, dp, sa, sb, rate)) return std::nullopt;
+        if (!(window_step_ > 0)) return split_window{sa, job_.model.layers - sb};
+        const auto w = floor_window(dp, sa, sb, rates_at(recompute::none), window_step_);
+        if (w.lo > w.hi) return std::nullopt;
+        return w;
+    }
+
     /// The speed bound (plan_mixed): true when no split of sa + sb stages can beat the pair's bar or its best plan.
-    template <class Rates>
-    bool beaten(std::int64_t tp, std::int64_t dp, std::int64_t sa, std::int64_t sb,
-                const std::array<double, 2>& rate, Rates& by_mb) {
+    bool beaten(std::int64_t tp, std::int64_t dp, std::int64_t sa, std::int64_t sb, const std::array<double, 2>& rate) {
+        window_step_ = 0;
         if (sa + sb > most_stages_ || (opt_.constraints.pp && *opt_.constraints.pp != sa + sb)) return true;
         const std::int64_t stage_gpus = tp * dp;
         if (opt_.max_gpus > 0 && (sa + sb) * stage_gpus > opt_.max_gpus) return true;
@@ -280,7 +399,9 @@ private:
         const double bound = mixed_score(probe_, opt_);
         if (bound >= beat_) return true;
         // the score is proportional to the step: the step at which a plan of this layout scores beat_
-        return slower_everywhere(dp, sa_d, sb_d, by_mb(), step * beat_ / bound);
+        window_step_ = step * beat_ / bound;
+        score_per_step_ = bound / step;
+        return slower_everywhere(dp, sa_d, sb_d, rates_at(recompute::none), window_step_);
     }
 
     /// One layout (tp, dp, stage counts): the most frugal point first (full recompute, the smallest micro-batch;
@@ -288,7 +409,7 @@ private:
     /// micro-batch fits, the largest such micro-batch by binary search (what fits is a prefix of the micro-batches),
     /// and smaller ones while they are faster (a smaller bubble against less efficient GEMMs).
     void layout(const job_spec& j0, const search_axes& ax, const gpu_pool& a, const gpu_pool& b, std::int64_t tp,
-                std::int64_t dp, std::int64_t sa, std::int64_t sb) {
+                std::int64_t dp, std::int64_t sa, std::int64_t sb, split_window w) {
         job_spec j = j0;
         set_layout(j, job_.runtime, ax, fw_, tp, sa + sb, 1, 1, dp > 1 ? sharding::optimizer : sharding::none,
                    1, dp, opt_);
@@ -297,6 +418,7 @@ private:
         std::vector<std::int64_t> mbs;
         valid_micro_batches(j, ax, mbs);
         if (mbs.empty() || ax.recomputes.empty()) return;
+        if (outside_memory(j, a, b, sa, sb, ax.recomputes.back(), mbs.front(), w)) return;
         auto at = [&](recompute rc, std::size_t k) {
             j.parallel.recompute = rc;
             j.training.micro_batch = mbs[k];
@@ -311,6 +433,7 @@ private:
         auto frugal = at(ax.recomputes.back(), 0);
         if (!frugal) return;
         for (auto rc : ax.recomputes) {
+            if (level_beaten(dp, sa, sb, rc, w)) return;  // no plan at this level or above can win
             auto first = rc == ax.recomputes.back() ? frugal : at(rc, 0);
             if (!first) continue;
             std::size_t lo = 0, hi = mbs.size();  // mbs[lo] fits, mbs[hi] does not (hi = size: none known)
@@ -335,6 +458,40 @@ private:
         }
     }
 
+    /// True when no plan of the layout at recompute level `rc` or above can beat the pair's bar or its best plan:
+    /// at every point of the window `w` (admitted: the others cannot, at any level) and every micro-batch that
+    /// divides n, the whole-layer floor (stage_floor_at) with the rates at `rc` (a layer takes at least as long with
+    /// more recompute) reaches the step at which the layout scores that. The search tries the levels from the least
+    /// recompute up, so once one is known not to fit, the rest are bounded at the next.
+    bool level_beaten(std::int64_t dp, std::int64_t sa, std::int64_t sb, recompute rc, split_window w) {
+        if (!(score_per_step_ > 0) || job_.model.is_moe()) return false;
+        const auto& rates = rates_at(rc);
+        const double n = static_cast<double>(job_.training.global_batch) / static_cast<double>(dp);
+        const double limit = beat_ / score_per_step_ * (1.0 + 1e-9);
+        for (const auto& r : rates) {
+            if (job_.training.global_batch % (r.mb * dp) != 0) continue;
+            if (!(r.layer[0] > 0 && r.layer[1] > 0)) return false;
+            for (auto x = w.lo; x <= w.hi; ++x)
+                if (stage_floor_at(x, n, static_cast<double>(r.mb), sa, sb, r) < limit) return false;
+        }
+        return !rates.empty();
+    }
+
+    /// True when the window of layers on the first group where the layout might beat its bar (admitted) lies past
+    /// what memory allows at the most frugal point (recompute `rc`, micro-batch `mb`), where every split that fits
+    /// anywhere in the layout fits too: the first group is over at the window's low end (and above: its stages fill
+    /// as its layers grow) or the second at its high end (and below). Two group estimates instead of the layout's
+    /// splits.
+    bool outside_memory(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
+                        recompute rc, std::int64_t mb, split_window w) const {
+        const std::int64_t L = j.model.layers;
+        if (w.lo <= sa && w.hi >= L - sb) return false;  // the whole range: best_split's own checks decide
+        j.parallel.recompute = rc;
+        j.training.micro_batch = mb;
+        split_evaluator<M, T> ev(j, a, b, sa, sb, mem_, time_, opt_);
+        return (w.lo > sa && ev.group_over(w.lo, 0) == true) || (w.hi < L - sb && ev.group_over(w.hi, 1) == true);
+    }
+
     void keep(const gpu_pool& a, const gpu_pool& b, mixed_plan&& pl) {
         const double s = mixed_score(pl, opt_);
         if (s >= bar_.of(a.gpu.name, b.gpu.name)) return;
@@ -354,6 +511,23 @@ private:
     double top_micro_batch_ = 1;  ///< the micro-batch the rates were taken at (the largest of the axes)
     std::map<pair_key, std::pair<double, mixed_plan>> best_;
     double beat_ = 1e308;  ///< the score a plan of the pair in hand must beat: its bar, or its best plan so far
+    double window_step_ = 0;  ///< the step at which the layout last bounded scores beat_ (0: none)
+    double score_per_step_ = 0;  ///< the score of the layout last bounded per second of its step (0: none)
+    /// The pair and tp in hand and the bound's rates at each recompute level (micro_batch_rates), taken when first
+    /// needed (rates_at).
+    struct pair_rates {
+        const job_spec* j0 = nullptr;
+        const search_axes* ax = nullptr;
+        const gpu_pool *a = nullptr, *b = nullptr;
+        std::int64_t tp = 1;
+        std::array<std::optional<std::vector<micro_batch_rate>>, 3> by_level{};
+    };
+    pair_rates rates_{};
+    const std::vector<micro_batch_rate>& rates_at(recompute rc) {
+        auto& r = rates_.by_level[static_cast<std::size_t>(rc)];
+        if (!r) r = micro_batch_rates(*rates_.j0, *rates_.ax, *rates_.a, *rates_.b, rates_.tp, rc);
+        return *r;
+    }
     mixed_plan probe_;     ///< the speed bound's plan of the pair in hand (its types; the layout's GPUs)
 };
 
