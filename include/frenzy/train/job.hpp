@@ -1,8 +1,11 @@
 #pragma once
 // Training, parallel and runtime description of a job, and every rule a framework would reject.
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
@@ -152,48 +155,88 @@ inline void validate_offload(const job_spec& j) {
                            "runtime.offload.optimizer=true");
 }
 
+namespace detail {
+/// Every bound validate_bounds checks, in its order, through `c`: c.label(field, text), c.bound(field, value, range),
+/// c.mul(a, b, what) and c.product(factors, what, range) (core/checked.hpp check_label, check_bound, checked_mul,
+/// checked_product): the one list of them.
+template <class Checks>
+void visit_bounds(const job_spec& j, Checks& c) {
+    namespace b = bounds;
+    const auto& m = j.model;
+    c.label("name", j.name);
+    c.label("model.name", m.name);
+    c.bound("model.layers", m.layers, b::layers);
+    c.bound("model.hidden", m.hidden, b::hidden);
+    c.bound("model.heads", m.heads, b::heads);
+    c.bound("model.kv_heads", m.kv_heads, int_bound{0, b::heads.max});
+    c.bound("model.head_dim", m.head_dim, int_bound{0, b::heads.max});
+    c.bound("model.ffn_hidden", m.ffn_hidden, b::ffn_hidden);
+    c.bound("model.vocab", m.vocab, b::vocab);
+    c.bound("model.max_positions", m.max_positions, b::positions);
+    c.bound("model.moe.experts", m.moe.experts, b::experts);
+    c.bound("model.moe.top_k", m.moe.top_k, b::experts);
+    c.bound("model.moe.expert_ffn_hidden", m.moe.expert_ffn_hidden, int_bound{0, b::ffn_hidden.max});
+    c.bound("model.moe.shared_experts", m.moe.shared_experts, b::experts);
+    c.bound("model.moe.dense_layers", m.moe.dense_layers, int_bound{0, b::layers.max});
+    const auto& t = j.training;
+    c.bound("training.seq_len", t.seq_len, b::seq_len);
+    c.bound("training.micro_batch", t.micro_batch, b::micro_batch);
+    c.bound("training.global_batch", t.global_batch, b::global_batch);
+    c.bound("training.total_tokens", t.total_tokens, b::tokens);
+    c.bound("training.checkpoint_interval_s", t.checkpoint_interval_s, b::seconds);
+    const auto& p = j.parallel;
+    c.bound("parallel.dp", p.dp, b::degree);
+    c.bound("parallel.tp", p.tp, b::degree);
+    c.bound("parallel.pp", p.pp, b::degree);
+    c.bound("parallel.vpp", p.vpp, b::degree);
+    c.bound("parallel.cp", p.cp, b::degree);
+    c.bound("parallel.ep", p.ep, b::degree);
+    c.bound("parallel.recompute_layers", p.recompute_layers, int_bound{1, b::layers.max});
+    c.bound("runtime.loss_chunks", j.runtime.loss_chunks, b::chunks);
+    // Each degree is at most 2^20, so every product below fits int64; checked_product still guards the arithmetic.
+    c.mul(t.micro_batch, p.dp, "training.micro_batch x parallel.dp");
+    c.mul(p.pp, p.vpp, "parallel.pp x parallel.vpp");
+    c.product({p.dp, p.tp, p.pp, p.cp}, "parallel.dp x tp x pp x cp (GPUs)", b::gpus);
+    c.product({p.dp, p.cp}, "parallel.dp x cp", b::gpus);
+}
+/// visit_bounds' checks that throw the first error (validate_bounds).
+struct throwing_bounds {
+    void label(std::string_view f, std::string_view v) const { check_label(f, v); }
+    template <class V, class B> void bound(std::string_view f, V v, B b) const { check_bound(f, v, b); }
+    void mul(std::int64_t a, std::int64_t x, std::string_view what) const { checked_mul(a, x, what); }
+    void product(std::initializer_list<std::int64_t> fs, std::string_view what, int_bound b) const { checked_product(fs, what, b); }
+};
+/// visit_bounds' checks as one flag, without a message: `ok` stays true only where none of them throws (a name
+/// that is not printable ASCII clears it too: the throwing pass then decides).
+struct quiet_bounds {
+    bool ok = true;
+    void label(std::string_view, std::string_view v) {
+        ok = ok && v.size() <= 256 && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= 0x20 && ch < 0x7F; });
+    }
+    template <class V, class B> void bound(std::string_view, V v, B b) { ok = ok && within(v, b); }
+    void mul(std::int64_t a, std::int64_t x, std::string_view) {
+        std::int64_t r = 0;
+        ok = ok && !__builtin_mul_overflow(a, x, &r);
+    }
+    void product(std::initializer_list<std::int64_t> fs, std::string_view, int_bound b) {
+        std::int64_t r = 1;
+        for (auto f : fs) ok = ok && !__builtin_mul_overflow(r, f, &r);
+        ok = ok && within(r, b);
+    }
+};
+}  // namespace detail
+
 /// Bounds of every number of a job (core/checked.hpp, docs/hardening.md) and the products the library forms from
 /// them (micro_batch x dp, pp x vpp, dp x tp x pp x cp, dp x cp), checked before any of them is used, so that no
-/// later arithmetic wraps and no work grows with a number's magnitude. Called first by validate(job).
+/// later arithmetic wraps and no work grows with a number's magnitude. Called first by validate(job). The checks run
+/// quietly first (validate runs on every memory estimate of a plan search); only where one fails are they run again
+/// one by one, to throw the first error with its field.
 inline void validate_bounds(const job_spec& j) {
-    namespace b = bounds;
-    using frenzy::check_bound;
-    const auto& m = j.model;
-    frenzy::check_label("name", j.name);
-    frenzy::check_label("model.name", m.name);
-    check_bound("model.layers", m.layers, b::layers);
-    check_bound("model.hidden", m.hidden, b::hidden);
-    check_bound("model.heads", m.heads, b::heads);
-    check_bound("model.kv_heads", m.kv_heads, {0, b::heads.max});
-    check_bound("model.head_dim", m.head_dim, {0, b::heads.max});
-    check_bound("model.ffn_hidden", m.ffn_hidden, b::ffn_hidden);
-    check_bound("model.vocab", m.vocab, b::vocab);
-    check_bound("model.max_positions", m.max_positions, b::positions);
-    check_bound("model.moe.experts", m.moe.experts, b::experts);
-    check_bound("model.moe.top_k", m.moe.top_k, b::experts);
-    check_bound("model.moe.expert_ffn_hidden", m.moe.expert_ffn_hidden, {0, b::ffn_hidden.max});
-    check_bound("model.moe.shared_experts", m.moe.shared_experts, b::experts);
-    check_bound("model.moe.dense_layers", m.moe.dense_layers, {0, b::layers.max});
-    const auto& t = j.training;
-    check_bound("training.seq_len", t.seq_len, b::seq_len);
-    check_bound("training.micro_batch", t.micro_batch, b::micro_batch);
-    check_bound("training.global_batch", t.global_batch, b::global_batch);
-    check_bound("training.total_tokens", t.total_tokens, b::tokens);
-    check_bound("training.checkpoint_interval_s", t.checkpoint_interval_s, b::seconds);
-    const auto& p = j.parallel;
-    check_bound("parallel.dp", p.dp, b::degree);
-    check_bound("parallel.tp", p.tp, b::degree);
-    check_bound("parallel.pp", p.pp, b::degree);
-    check_bound("parallel.vpp", p.vpp, b::degree);
-    check_bound("parallel.cp", p.cp, b::degree);
-    check_bound("parallel.ep", p.ep, b::degree);
-    check_bound("parallel.recompute_layers", p.recompute_layers, {1, b::layers.max});
-    check_bound("runtime.loss_chunks", j.runtime.loss_chunks, b::chunks);
-    // Each degree is at most 2^20, so every product below fits int64; checked_product still guards the arithmetic.
-    frenzy::checked_mul(t.micro_batch, p.dp, "training.micro_batch x parallel.dp");
-    frenzy::checked_mul(p.pp, p.vpp, "parallel.pp x parallel.vpp");
-    frenzy::checked_product({p.dp, p.tp, p.pp, p.cp}, "parallel.dp x tp x pp x cp (GPUs)", b::gpus);
-    frenzy::checked_product({p.dp, p.cp}, "parallel.dp x cp", b::gpus);
+    detail::quiet_bounds quiet;
+    detail::visit_bounds(j, quiet);
+    if (quiet.ok) return;
+    const detail::throwing_bounds loud;
+    detail::visit_bounds(j, loud);
 }
 
 namespace detail {
