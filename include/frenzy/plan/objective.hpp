@@ -42,10 +42,9 @@ static_assert(Objective<selectable_objective>);
 
 namespace detail {
 
-/// A plan record (without its memory figures) for a job with its layout: what the objective scores.
-inline frenzy::plan make_plan(const job_spec& j, const gpu_type& g, int gpus_per_node, double step_s,
-                              double tokens_per_s, const plan_options& opt) {
-    frenzy::plan pl;
+/// Sets the fields make_plan fills on `pl` (a plan record reused as a probe keeps its storage).
+inline void set_plan(frenzy::plan& pl, const job_spec& j, const gpu_type& g, int gpus_per_node, double step_s,
+                     double tokens_per_s, const plan_options& opt) {
     const auto n = j.parallel.gpus();
     pl.gpu = g.name;
     pl.gpus = static_cast<int>(n);
@@ -66,8 +65,15 @@ inline frenzy::plan make_plan(const job_spec& j, const gpu_type& g, int gpus_per
     pl.gpu_hours = pl.est_time.value * static_cast<double>(n) / 3600.0;
     const double billed_gpus = opt.whole_node_billing ? static_cast<double>(pl.nodes) * gpus_per_node : static_cast<double>(n);
     pl.billed_gpu_hours = pl.est_time.value * billed_gpus / 3600.0;
+    pl.cost.reset();
     if (auto price = opt.price_per_gpu_hour.find(g.name); price != opt.price_per_gpu_hour.end())
         pl.cost = pl.billed_gpu_hours * price->second;
+}
+/// A plan record (without its memory figures) for a job with its layout: what the objective scores.
+inline frenzy::plan make_plan(const job_spec& j, const gpu_type& g, int gpus_per_node, double step_s,
+                              double tokens_per_s, const plan_options& opt) {
+    frenzy::plan pl;
+    set_plan(pl, j, g, gpus_per_node, step_s, tokens_per_s, opt);
     return pl;
 }
 

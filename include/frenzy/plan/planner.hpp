@@ -144,9 +144,11 @@ private:
         /// micro-batch of the axes (`mb_axis`), taken when first needed: they read neither dp nor the sharding, so
         /// the layout's dp and shardings share them (`mb_layout` is what they were taken for).
         std::vector<step_breakdown> mb_parts{};
-        std::vector<char> mb_parts_ready{};
+        std::vector<std::uint32_t> mb_parts_taken{};  ///< the entry holds the current layout's parts: == mb_epoch
+        std::uint32_t mb_epoch = 0;
         const std::vector<std::int64_t>* mb_axis = nullptr;
         std::array<std::int64_t, 6> mb_layout{};
+        frenzy::plan probe{};  ///< the record the speed bound and the ranking score (detail::set_plan), reused
     };
     /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
     /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
@@ -183,9 +185,9 @@ private:
         if (at == axis.end() || *at != j.training.micro_batch) return nullptr;
         const auto k = static_cast<std::size_t>(j.parallel.recompute) * axis.size() + static_cast<std::size_t>(at - axis.begin());
         if (k >= cx.mb_parts.size()) return nullptr;
-        if (!cx.mb_parts_ready[k]) {
+        if (cx.mb_parts_taken[k] != cx.mb_epoch) {
             cx.mb_parts[k] = time_.micro_batch_parts(j, g, topo, *cx.stage);
-            cx.mb_parts_ready[k] = 1;
+            cx.mb_parts_taken[k] = cx.mb_epoch;
         }
         return &cx.mb_parts[k];
     }
@@ -198,8 +200,11 @@ private:
         if (cx.mb_axis == &ax.micro_batch && cx.mb_layout == layout) return;
         cx.mb_axis = &ax.micro_batch;
         cx.mb_layout = layout;
-        cx.mb_parts.assign(3 * ax.micro_batch.size(), step_breakdown{});
-        cx.mb_parts_ready.assign(cx.mb_parts.size(), 0);
+        if (++cx.mb_epoch == 0 || cx.mb_parts.size() != 3 * ax.micro_batch.size()) {  // all entries stale
+            cx.mb_epoch = 1;
+            cx.mb_parts.resize(3 * ax.micro_batch.size());
+            cx.mb_parts_taken.assign(cx.mb_parts.size(), 0);
+        }
     }
     static void check_inputs(const job_spec& job, const plan_options& opt) {
         validate_bounds(job);
@@ -345,8 +350,8 @@ private:
         const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_exposed_mb + b.ep_mb, b.shard_mb) +
                             b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
         if (!(work > 0)) return false;
-        const auto probe = detail::make_plan(j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt);
-        return obj_.score(probe, opt) >= it->second.score;
+        detail::set_plan(cx.probe, j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt);
+        return obj_.score(cx.probe, opt) >= it->second.score;
     }
 
     /// Largest k in (lo, hi) with fits(k), given fits(lo) (or lo = -1) and !fits(hi): the micro-batches that fit
@@ -429,7 +434,8 @@ private:
             step = speed->step_time.value;
             tokens_per_s = speed->tokens_per_s;
         }
-        const double s = obj_.score(detail::make_plan(j, g, topo.gpus_per_node, step, tokens_per_s, opt), opt);
+        detail::set_plan(cx.probe, j, g, topo.gpus_per_node, step, tokens_per_s, opt);
+        const double s = obj_.score(cx.probe, opt);
         auto it = best.find(j.parallel.gpus());
         if (it == best.end() || s < it->second.score ||
             (s == it->second.score && tokens_per_s > it->second.speed.tokens_per_s))
