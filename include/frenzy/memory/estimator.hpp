@@ -110,6 +110,12 @@ public:
     memory_report estimate(const job_spec& j, const prepared_stages& s, bool with_stages = true,
                            double stop_above = std::numeric_limits<double>::infinity()) const {
         validate(j);
+        return estimate_validated(j, s, with_stages, stop_above);
+    }
+    /// The same for a job the caller has validated (validate(j) passed): a search that varies only fields validate
+    /// cannot fail on once it passed (a mixed plan's layer split between groups of fixed stage counts) checks once.
+    memory_report estimate_validated(const job_spec& j, const prepared_stages& s, bool with_stages = true,
+                                     double stop_above = std::numeric_limits<double>::infinity()) const {
         return estimate_stages(j, profile_of(j), s.layouts, s.parameters, with_stages, stop_above);
     }
     /// lower_bound(j) with `s` = stages_of(j).

@@ -53,8 +53,7 @@ inline stage_load bottleneck_stage(const job_spec& j, const token_flops& f, std:
     out.flops = f;
     double worst = -1;
     const auto profile = profile_of(j);
-    for_each_stage_layout(j, j.runtime.framework->memory.vocab_divisible_by, [&](const stage_layout& s) {
-        if (s.stage < first || s.stage >= last) return;
+    for_each_stage_layout(j, j.runtime.framework->memory.vocab_divisible_by, first, last, [&](const stage_layout& s) {
         const double l = static_cast<double>(s.layers), e = static_cast<double>(s.moe_layers);
         const double work = (l - e) * f.dense_layer + e * f.moe_layer + l * f.attention_core + (s.last ? f.logits : 0.0);
         const auto split = trainable_split(j, s, profile);

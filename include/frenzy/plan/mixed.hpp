@@ -191,12 +191,14 @@ inline void set_mixed_totals(const job_spec& j, const plan_options& opt, double 
 
 }  // namespace detail
 
-/// Predicts `j` (its layout's pp = the groups' stages together, its stage_layers the split, its precision one every
-/// type runs) with the groups of `shape` in pipeline order: each stage's memory on its own type by the fit rule
-/// with `opt.margin`, and the step time (see the top of the file). `check_memory` false: the time alone.
-template <MemoryModel M, StepTimeModel T>
-mixed_evaluation evaluate_mixed(const job_spec& j, std::span<const stage_group_shape> shape, const M& mem, const T& time,
-                                const plan_options& opt, bool check_memory = true) {
+namespace detail {
+
+/// evaluate_mixed's walk over the groups, each group's memory from `memory(k, jk, grp)` (the job as group k's type
+/// runs it; it sets grp.required and grp.peak_reserved, or returns why it cannot: what the memory model's
+/// config_error says), nothing for it when `memory` is null.
+template <StepTimeModel T, class Memory>
+mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_shape> shape, const T& time,
+                                 const plan_options& opt, const Memory* memory) {
     mixed_evaluation ev;
     const auto f = forward_flops_per_token(j.model, j.training.seq_len);
     mixed_plan out;
@@ -213,12 +215,10 @@ mixed_evaluation evaluate_mixed(const job_spec& j, std::span<const stage_group_s
             return ev;
         }
         const job_spec jk = job_on(j, g);
-        auto grp = detail::group_of(j, shape[k], first, opt);
-        if (check_memory) {
-            try {
-                detail::set_group_memory(grp, mem.estimate(jk));
-            } catch (const config_error& e) {
-                ev.why = e.what();
+        auto grp = group_of(j, shape[k], first, opt);
+        if (memory) {
+            if (auto why = (*memory)(k, jk, grp)) {
+                ev.why = std::move(*why);
                 return ev;
             }
             if (grp.required.value > grp.capacity.value) {
@@ -232,8 +232,8 @@ mixed_evaluation evaluate_mixed(const job_spec& j, std::span<const stage_group_s
             ev.why = e.reason;
             return ev;
         }
-        const double link = detail::neighbour_link_GBps(shape, k);
-        const double boundary = link > 0 ? detail::boundary_seconds(jk, link) : 0.0;
+        const double link = neighbour_link_GBps(shape, k);
+        const double boundary = link > 0 ? boundary_seconds(jk, link) : 0.0;
         grp.slot_s = e.parts.micro_batch + std::max(0.0, boundary - e.parts.pp_exposed_mb);
         grp.tail_s = e.parts.dp_exposed + e.parts.param_gather + e.parts.optimizer;
         peak += static_cast<double>(grp.gpus) * g.peak_flops(j.training.precision);
@@ -243,9 +243,28 @@ mixed_evaluation evaluate_mixed(const job_spec& j, std::span<const stage_group_s
     if (ev.over != 0) return ev;
     if (first != j.parallel.pp)
         throw config_error("evaluate_mixed: the groups hold " + std::to_string(first) + " stages; " + field_text("parallel.pp", j.parallel.pp));
-    detail::set_mixed_totals(j, opt, peak, out);
+    set_mixed_totals(j, opt, peak, out);
     ev.plan = std::move(out);
     return ev;
+}
+
+}  // namespace detail
+
+/// Predicts `j` (its layout's pp = the groups' stages together, its stage_layers the split, its precision one every
+/// type runs) with the groups of `shape` in pipeline order: each stage's memory on its own type by the fit rule
+/// with `opt.margin`, and the step time (see the top of the file). `check_memory` false: the time alone.
+template <MemoryModel M, StepTimeModel T>
+mixed_evaluation evaluate_mixed(const job_spec& j, std::span<const stage_group_shape> shape, const M& mem, const T& time,
+                                const plan_options& opt, bool check_memory = true) {
+    const auto memory = [&](std::size_t, const job_spec& jk, stage_group& grp) -> std::optional<std::string> {
+        try {
+            detail::set_group_memory(grp, mem.estimate(jk));
+        } catch (const config_error& e) {
+            return std::string(e.what());
+        }
+        return std::nullopt;
+    };
+    return detail::evaluate_groups(j, shape, time, opt, check_memory ? &memory : nullptr);
 }
 
 /// What a mixed plan scores under the default objective (plan/objective.hpp selectable_objective, lower is

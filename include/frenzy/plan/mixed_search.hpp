@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -274,26 +275,41 @@ private:
     /// rates of the tighter bound. Empty without step_parts, and for full recompute by Megatron's block method,
     /// which leaves a stage's later layers alone (a layer then costs less than a one-layer stage's).
     std::vector<micro_batch_rate> micro_batch_rates(const job_spec& j0, const search_axes& ax, const gpu_pool& a,
-                                                    const gpu_pool& b, std::int64_t tp, recompute rc) const {
+                                                    const gpu_pool& b, std::int64_t tp, recompute rc) {
         std::vector<micro_batch_rate> out;
         job_spec jt = j0;
         set_layout(jt, job_.runtime, ax, fw_, tp, 2, 1, 1, sharding::none, 1, 1, opt_);
         jt.parallel.recompute = rc;
         if (rc == recompute::full && jt.parallel.recompute_method != recompute_method::uniform) return out;
         if constexpr (requires { time_.step_parts(jt, a.gpu, topology{}, stage_load{}); }) {
-            std::array<job_spec, 2> on{job_on(jt, a.gpu), job_on(jt, b.gpu)};  // the micro-batch left to vary
+            const auto& on_a = type_rates(jt, a, ax);
+            const auto& on_b = type_rates(jt, b, ax);
             jt.parallel.sequence_parallel = true;  // the sends' smallest buffer
             const double link = link_GBps(a, b);
-            for (auto mb : ax.micro_batch) {
-                jt.training.micro_batch = on[0].training.micro_batch = on[1].training.micro_batch = mb;
-                const double m = static_cast<double>(mb);
-                const auto bare = bare_seconds(on[1], b.gpu, time_, flops_);
-                out.push_back({mb,
-                               {layer_seconds(on[0], a.gpu, time_, flops_) / m, layer_seconds(on[1], b.gpu, time_, flops_) / m},
-                               boundary_seconds(jt, link) / m, {bare[0] / m, bare[1] / m}});
+            for (std::size_t i = 0; i < ax.micro_batch.size(); ++i) {
+                const auto mb = ax.micro_batch[i];
+                jt.training.micro_batch = mb;
+                out.push_back({mb, {on_a[i][0], on_b[i][0]}, boundary_seconds(jt, link) / static_cast<double>(mb),
+                               {on_b[i][1], on_b[i][2]}});
             }
         }
         return out;
+    }
+    /// Per micro-batch of the axes, one sequence's layer_seconds and bare_seconds on `pool`'s type for `jt` (its
+    /// layout, precision and recompute set, the micro-batch left to vary): what every pair with the type reads,
+    /// taken once per type, precision, tp and recompute level.
+    const std::vector<std::array<double, 3>>& type_rates(const job_spec& jt, const gpu_pool& pool, const search_axes& ax) {
+        const auto key = std::make_tuple(&pool, jt.training.precision, jt.parallel.tp, jt.parallel.recompute);
+        auto [it, fresh] = type_rates_.try_emplace(key);
+        if (!fresh) return it->second;
+        job_spec on = job_on(jt, pool.gpu);
+        for (auto mb : ax.micro_batch) {
+            on.training.micro_batch = mb;
+            const double m = static_cast<double>(mb);
+            const auto bare = bare_seconds(on, pool.gpu, time_, flops_);
+            it->second.push_back({layer_seconds(on, pool.gpu, time_, flops_) / m, bare[0] / m, bare[1] / m});
+        }
+        return it->second;
     }
 
     /// The bound at each micro-batch that divides the n = global batch / dp sequences (its own GEMM efficiency and
@@ -523,6 +539,7 @@ private:
         std::array<std::optional<std::vector<micro_batch_rate>>, 3> by_level{};
     };
     pair_rates rates_{};
+    std::map<std::tuple<const gpu_pool*, precision, std::int64_t, recompute>, std::vector<std::array<double, 3>>> type_rates_{};
     const std::vector<micro_batch_rate>& rates_at(recompute rc) {
         auto& r = rates_.by_level[static_cast<std::size_t>(rc)];
         if (!r) r = micro_batch_rates(*rates_.j0, *rates_.ax, *rates_.a, *rates_.b, rates_.tp, rc);

@@ -77,22 +77,30 @@ public:
         split_layers(na, jk.parallel.stage_layers);
         std::int64_t first = 0;
         for (std::size_t i = 0; i < k; ++i) first += shape_[i].stages;
-        const double capacity = usable_memory(shape_[k].pool->gpu, opt_.margin).value;
+        auto grp = group_of(jk, shape_[k], first, opt_);
         try {
-            if constexpr (memory_check<M>::takes_stages) {
+            if constexpr (requires(typename memory_check<M>::stages_type& s) {
+                              mem_.stages_of(jk, s);
+                              { mem_.estimate_validated(jk, s, false, 0.0) } -> std::same_as<memory_report>;
+                          }) {
+                const bool whole = na >= shape_[0].stages && na <= j_.model.layers - shape_[1].stages;
+                if (whole && !valid(k)) return std::nullopt;  // the memory model rejects the job at every split
                 mem_.stages_of(jk, stages_);
                 auto& l = stages_.layouts;
                 l.erase(l.begin() + first + shape_[k].stages, l.end());
                 l.erase(l.begin(), l.begin() + first);
-                return required_memory(mem_.estimate(jk, stages_, false, capacity)).value > capacity;
+                const auto r = whole ? mem_.estimate_validated(jk, stages_, false, grp.capacity.value)
+                                     : mem_.estimate(jk, stages_, false, grp.capacity.value);
+                grp.required = required_memory(r);
+                grp.peak_reserved = r.peak_reserved;
             } else {
-                auto grp = group_of(jk, shape_[k], first, opt_);
                 set_group_memory(grp, mem_.estimate(jk));
-                return grp.required.value > grp.capacity.value;
             }
         } catch (const config_error&) {
             return std::nullopt;
         }
+        known_[k] = {na, grp.required, grp.peak_reserved};
+        return grp.required.value > grp.capacity.value;
     }
 
     /// evaluate_mixed's memory verdict at `na`: 0 when both groups fit, else its `over` bits, or 4 where it stops
@@ -107,13 +115,38 @@ public:
         return bits;
     }
 
-    /// evaluate_mixed at `na`, the job's stage_layers set to the split.
+    /// evaluate_mixed at `na`, the job's stage_layers set to the split; each group's memory from its last
+    /// group_over at `na` where there is one (the same figures: the fullest stage's, with its whole group walked).
     mixed_evaluation evaluate(std::int64_t na) {
         split_layers(na, j_.parallel.stage_layers);
-        return evaluate_mixed(j_, std::span<const stage_group_shape>(shape_), mem_, time_, opt_, true);
+        const std::span<const stage_group_shape> shape(shape_);
+        if (known_[0].na != na || known_[1].na != na) return evaluate_mixed(j_, shape, mem_, time_, opt_, true);
+        const auto memory = [&](std::size_t k, const job_spec&, stage_group& grp) -> std::optional<std::string> {
+            grp.required = known_[k].required;
+            grp.peak_reserved = known_[k].peak_reserved;
+            return std::nullopt;
+        };
+        return evaluate_groups(j_, shape, time_, opt_, &memory);
     }
 
 private:
+    /// Whether validate passes for group k's job at the split it holds, one with at least one layer per stage:
+    /// validate reads the split (parallel.stage_layers) only through validate_stage_layers, which every such split
+    /// passes, and framework_rejects, which reads whether there is one (the frameworks' rejects_layout rules read
+    /// the degrees and the sharding), so one check answers for all of them.
+    bool valid(std::size_t k) {
+        if (!checked_[k]) {
+            checked_[k] = true;
+            try {
+                validate(on_[k]);
+                valid_[k] = true;
+            } catch (const config_error&) {
+                valid_[k] = false;
+            }
+        }
+        return valid_[k];
+    }
+
     void split_layers(std::int64_t na, std::vector<std::int64_t>& out) const {
         spread_layers(std::array{na, j_.model.layers - na}, std::array{shape_[0].stages, shape_[1].stages}, out);
     }
@@ -128,6 +161,13 @@ private:
     std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
     std::array<double, 2> boundary_{};   ///< each group's sends over its link (boundary_seconds)
     typename memory_check<M>::stages_type stages_{};  ///< prepared stages of the group being estimated
+    std::array<bool, 2> checked_{}, valid_{};            ///< validate of each group's job, once (valid)
+    /// Each group's memory at the split its last group_over estimated (na = -1: none).
+    struct group_memory {
+        std::int64_t na = -1;
+        bytes required{}, peak_reserved{};
+    };
+    std::array<group_memory, 2> known_{};
 };
 
 /// The best split of the layers between two groups of `sa` and `sb` stages for `j` (its layout set but for the

@@ -5,6 +5,7 @@
 // the memory model (memory/) and the step-time model (perf/) both read them from here.
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "frenzy/model/transformer.hpp"
@@ -161,8 +162,15 @@ inline void set_stage_parameters(const job_spec& j, const stage_parameter_terms&
 /// collects them).
 template <class Visit>
 void for_each_stage_layout(const job_spec& j, std::int64_t vocab_multiple, Visit&& visit) {
+    for_each_stage_layout(j, vocab_multiple, 0, j.parallel.pp, std::forward<Visit>(visit));
+}
+/// The same for the stages first .. last - 1 alone (the others' parameters are not computed).
+template <class Visit>
+void for_each_stage_layout(const job_spec& j, std::int64_t vocab_multiple, std::int64_t first, std::int64_t last,
+                           Visit&& visit) {
     const auto w = detail::stage_parameter_terms_of(j, vocab_multiple);
     for_each_stage(j, [&](const stage_layout& shape) {
+        if (shape.stage < first || shape.stage >= last) return;
         stage_layout l = shape;
         detail::set_stage_parameters(j, w, l);
         visit(static_cast<const stage_layout&>(l));
