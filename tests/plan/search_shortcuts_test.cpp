@@ -147,3 +147,93 @@ TEST_CASE("the planner's shortcuts give the plans of its plain path") {
             CHECK(fast_st.layouts == plain_st.layouts);  // the same search, only cheaper per point
         }
 }
+
+TEST_CASE("micro-batch parts completed for each dp and sharding are step_parts, bit for bit") {
+    const step_time_model t;
+    const gpu_catalog cat;
+    job_spec j = make_job(llama31_70b(), 4096, 512, framework::megatron);
+    j.parallel.tp = 8;
+    j.parallel.pp = 4;
+    j.parallel.sequence_parallel = true;
+    j.runtime.tp_comm_overlap = true;
+    j.runtime.overlap_grad_reduce = true;
+    for (const char* gpu : {"h100-80g", "a100-40g", "v100-32g"}) {
+        const auto& g = cat.at(gpu);
+        const topology topo{8, 0.0};
+        const auto stage = bottleneck_stage(j, forward_flops_per_token(j.model, j.training.seq_len));
+        for (auto rc : {recompute::none, recompute::full}) {
+            j.parallel.recompute = rc;
+            j.parallel.dp = 1;
+            j.parallel.sharding = sharding::none;
+            const auto mb = t.micro_batch_parts(j, g, topo, stage);  // taken once, at dp 1
+            for (std::int64_t dp : {1, 2, 16, 64})
+                for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full}) {
+                    if (dp == 1 && sh != sharding::none) continue;
+                    j.parallel.dp = dp;
+                    j.parallel.sharding = sh;
+                    const auto plain = t.step_parts(j, g, topo, stage);
+                    const auto fast = t.step_parts(j, g, topo, stage, mb);
+                    CHECK(fast.total == plain.total);  // v100: 0 (no bf16)
+                    CHECK(fast.micro_batch == plain.micro_batch);
+                    CHECK(fast.compute_mb == plain.compute_mb);
+                    CHECK(fast.tp_exposed_mb == plain.tp_exposed_mb);
+                    CHECK(fast.dp_exposed == plain.dp_exposed);
+                    CHECK(fast.shard_mb == plain.shard_mb);
+                    CHECK(fast.optimizer == plain.optimizer);
+                }
+        }
+    }
+}
+
+TEST_CASE("the memory policies' per-job terms give their per-stage answers, bit for bit") {
+    const sharded_model_states states;
+    const transformer_activations acts;
+    const framework_overheads over;
+    const caching_allocator alloc;
+    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp}) {
+        job_spec j = make_job(fw == framework::megatron ? mixtral_8x7b() : llama31_70b(), 4096, 256, fw);
+        j.parallel.tp = 2;
+        j.parallel.pp = 4;
+        j.parallel.dp = 4;
+        j.parallel.ep = fw == framework::megatron ? 2 : 1;
+        for (auto sh : {sharding::none, sharding::optimizer, sharding::full}) {
+            j.parallel.sharding = sh;
+            if (!framework_rejects(fw, j.parallel, j.training).empty()) continue;
+            for (auto rc : {recompute::none, recompute::full}) {
+                j.parallel.recompute = rc;
+                const auto f = profile_of(j);
+                for (const auto& l : stage_layouts(j, f)) {
+                    const auto ms = states.model_states(j, l, f);
+                    CHECK(ms == states.model_states(j, l, f, states.terms_of(j, f)));
+                    const auto a = acts.activations(j, l, f);
+                    CHECK(a == acts.activations(j, l, f, acts.terms_of(j, f)));
+                    CHECK(over.temporaries(j, l, f, ms) == over.temporaries(j, l, f, ms, over.terms_of(j, f)));
+                    CHECK(alloc.reserved(j, f, bytes{1e9}, a, ms).value ==
+                          alloc.reserved(j, f, bytes{1e9}, a, ms, alloc.terms_of(j, f)).value);
+                }
+                const memory_estimator mem;
+                const auto s = mem.stages_of(j);
+                CHECK(mem.estimate_validated(j, s).peak_reserved.value == mem.estimate(j).peak_reserved.value);
+            }
+        }
+    }
+}
+
+TEST_CASE("validate_bounds: the quiet pass lets through what the checks pass, and the first failure is named") {
+    job_spec j = make_job(llama31_70b(), 4096, 256, framework::megatron);
+    CHECK_NOTHROW(validate_bounds(j));
+    j.name = "llama \xc3\xa9t\xc3\xa9";  // UTF-8, not ASCII: the quiet pass declines, the check passes it
+    CHECK_NOTHROW(validate_bounds(j));
+    j.name = "line\nbreak";
+    CHECK_THROWS_WITH(validate_bounds(j), Catch::Contains("name=") && Catch::Contains("without control characters"));
+    j.name = "ok";
+    j.parallel.dp = 0;
+    j.parallel.tp = 0;  // two failures: the first in the list is named
+    CHECK_THROWS_WITH(validate_bounds(j), Catch::StartsWith("parallel.dp=0 must be in 1.."));
+    j.parallel.dp = j.parallel.tp = 1;
+    j.training.total_tokens = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_WITH(validate_bounds(j), Catch::StartsWith("training.total_tokens=nan must be a finite number"));
+    j.training.total_tokens = 1e11;
+    j.parallel.dp = j.parallel.pp = 1 << 20;  // each in range, their product over the GPU bound
+    CHECK_THROWS_WITH(validate_bounds(j), Catch::Contains("parallel.dp x tp x pp x cp (GPUs)"));
+}
