@@ -1,6 +1,8 @@
 // Scheduling cost against cluster size: one HAS decision vs one Sia ILP solve on the same state, side by side.
 // Clusters of 64 .. 16384 GPUs (four GPU types, 8-GPU nodes), ~70% of GPUs busy with running jobs, and a few
-// hundred waiting jobs, each with plans on every type (1 .. 64 GPUs, decreasing scaling efficiency).
+// hundred waiting jobs, each with plans on every type (1 .. 64 GPUs, decreasing scaling efficiency). HAS decides
+// the same state twice more with every other waiting job also carrying mixed plans (job_view::mixed_plans: pipelines
+// over two types, 16 .. 64 GPUs, plan/mixed.hpp), the two variants alternating; their medians and ratio are printed.
 // Usage: bench_sched_cost [waiting_jobs=500] [sia_time_limit_s=10] [max_gpus=16384]
 // Times are CPU time of the deciding thread (detail::thread_cpu_us), as in `frenzy simulate`; Sia's solve likewise.
 #include <algorithm>
@@ -29,6 +31,8 @@ struct bench_job {
     std::vector<plan> plans;
     double tokens = 0;
     std::vector<int> types;  // cluster type index per plan, as the simulator hands them to policies
+    std::vector<mixed_plan> mixed;  // pipelines over two types (every other waiting job)
+    std::vector<int> mixed_types;   // cluster type index per group of each mixed plan, as the simulator hands them
 };
 
 std::vector<plan> make_plans(std::mt19937_64& rng) {
@@ -49,14 +53,56 @@ std::vector<plan> make_plans(std::mt19937_64& rng) {
     }
     return ps;
 }
+
+// Mixed plans over two of the types (the faster type first: it holds the embedding), half the GPUs on each, best
+// first: a little faster than the two types' GPUs would be apart at the same scaling efficiency.
+std::vector<mixed_plan> make_mixed_plans(std::mt19937_64& rng) {
+    std::vector<mixed_plan> ms;
+    const double base = 1000.0 * static_cast<double>(1 + rng() % 8);
+    const int a = static_cast<int>(rng() % 3), b = a + 1 + static_cast<int>(rng() % static_cast<unsigned>(3 - a));
+    for (int g = 64, k = 4; g >= 16; g /= 2, --k) {
+        mixed_plan m;
+        for (int t : {a, b}) {
+            stage_group grp;
+            grp.gpu = kTypes[t];
+            grp.gpus = g / 2;
+            grp.gpus_per_node = 8;
+            grp.nodes = std::max(1, g / 16);
+            grp.stages = 1;
+            m.groups.push_back(grp);
+        }
+        m.parallel.tp = 2;
+        m.parallel.dp = g / 4;
+        m.parallel.pp = 2;
+        m.tokens_per_s = base * (kSpeed[a] + kSpeed[b]) * (g / 2) * std::pow(0.93, k) * 1.05;
+        ms.push_back(std::move(m));
+    }
+    return ms;
+}
+
+// Median CPU microseconds of one HAS decision on the state of `views`, `reps` times; the last decision's starts in
+// `started` (mixed ones in `mixed_started`).
+double has_decision_us(has_scheduler<>& has, const cluster_state& cs, const std::vector<job_view>& views, int reps,
+                       std::size_t& started, std::size_t& mixed_started) {
+    std::vector<double> us;
+    for (int r = 0; r < reps; ++r) {
+        const double t0 = detail::thread_cpu_us();
+        auto d = has.schedule({1000.0, &cs, views});
+        us.push_back(detail::thread_cpu_us() - t0);
+        started = d.start.size();
+        mixed_started = static_cast<std::size_t>(std::count_if(d.start.begin(), d.start.end(), [](const auto& s) { return s.mixed.has_value(); }));
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
+}
 }  // namespace
 
 int main(int argc, char** argv) {
     const int waiting = argc > 1 ? std::atoi(argv[1]) : 500;
     const double limit = argc > 2 ? std::atof(argv[2]) : 10.0;
     const int max_gpus = argc > 3 ? std::atoi(argv[3]) : 16384;
-    std::printf("%8s %8s %8s %14s %14s %14s %10s %8s\n", "GPUs", "running", "waiting", "HAS decision us", "HAS max us",
-                "Sia solve ms", "Sia/HAS", "optimal");
+    std::printf("%8s %8s %8s %14s %14s %14s %10s %8s %14s %8s\n", "GPUs", "running", "waiting", "HAS decision us", "HAS max us",
+                "Sia solve ms", "Sia/HAS", "optimal", "+mixed us", "ratio");
     for (int n = 64; n <= max_gpus; n *= 2) {
         std::mt19937_64 rng(42);
         cluster_spec cluster;
@@ -71,7 +117,7 @@ int main(int argc, char** argv) {
         int busy = 0, id = 0;
         jobs.reserve(static_cast<std::size_t>(n + waiting));
         for (int attempt = 0; busy < want_busy && attempt < 100000; ++attempt) {
-            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}};
+            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}};
             const plan& p = j.plans[rng() % j.plans.size()];
             const int t = cs.type_index(p.gpu);
             auto a = best_fit_placement{}.place(cs, cs.free_vector(), {t, p.gpus, static_cast<int>(p.parallel.tp)});
@@ -88,8 +134,10 @@ int main(int argc, char** argv) {
             views.push_back(v);
         }
         const int running = id;
+        std::mt19937_64 mixed_rng(7);  // its own stream: the state without mixed plans is the one it always was
         for (int w = 0; w < waiting; ++w) {
-            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}});
+            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}});
+            if (w % 2 == 0) jobs.back().mixed = make_mixed_plans(mixed_rng);
             job_view v;
             v.id = id++;
             v.submit_s = static_cast<double>(w);
@@ -117,6 +165,24 @@ int main(int argc, char** argv) {
         std::sort(us.begin(), us.end());
         const double has_med = us[us.size() / 2];
         const double has_p99 = us.back();
+        // The same state with and without the mixed plans, alternating (one ratio per run of this program).
+        std::vector<job_view> with_mixed = views;
+        for (std::size_t k = 0; k < views.size(); ++k) {
+            if (jobs[k].mixed.empty()) continue;
+            for (const auto& m : jobs[k].mixed)
+                for (const auto& g : m.groups) jobs[k].mixed_types.push_back(cs.type_index(g.gpu));
+            with_mixed[k].mixed_plans = &jobs[k].mixed;
+            with_mixed[k].mixed_types = jobs[k].mixed_types;
+        }
+        std::vector<double> plain_us, mixed_us;
+        std::size_t plain_started = 0, mixed_started = 0, of_them_mixed = 0, none = 0;
+        for (int r = 0; r < 15; ++r) {
+            plain_us.push_back(has_decision_us(has, cs, views, 1, plain_started, none));
+            mixed_us.push_back(has_decision_us(has, cs, with_mixed, 1, mixed_started, of_them_mixed));
+        }
+        std::sort(plain_us.begin(), plain_us.end());
+        std::sort(mixed_us.begin(), mixed_us.end());
+        const double plain_med = plain_us[plain_us.size() / 2], mixed_med = mixed_us[mixed_us.size() / 2];
         double sia_ms = -1;
         bool optimal = false;
 #ifdef FRENZY_HAS_GLPK
@@ -147,9 +213,10 @@ int main(int argc, char** argv) {
         sia_ms = (detail::thread_cpu_us() - t0) / 1000.0;
         optimal = sol.optimal;
 #endif
-        std::printf("%8d %8d %8d %14.1f %14.1f %14.1f %10.0f %8s   (HAS started %zu)\n", n, running, waiting, has_med,
+        std::printf("%8d %8d %8d %14.1f %14.1f %14.1f %10.0f %8s %14.1f %8.2f   (HAS started %zu; with mixed plans %zu, "
+                    "%zu of them mixed; alternating medians %.1f / %.1f us)\n", n, running, waiting, has_med,
                     has_p99, sia_ms, sia_ms > 0 ? sia_ms * 1000.0 / has_med : 0.0, sia_ms < 0 ? "-" : optimal ? "yes" : "no",
-                    started);
+                    mixed_med, mixed_med / plain_med, started, mixed_started, of_them_mixed, plain_med, mixed_med);
         std::fflush(stdout);
     }
     return 0;

@@ -80,6 +80,8 @@ public:
         order_buf_.clear();
         rem_buf_.clear();
         rem_at_.assign(c.jobs.size(), 0);
+        mixed_types_.clear();
+        mixed_at_.assign(c.jobs.size(), 0);
         for (std::size_t i = 0; i < c.jobs.size(); ++i) {
             const auto& j = c.jobs[i];
             if (j.running) continue;
@@ -94,8 +96,11 @@ public:
                 rem_buf_.push_back(r);
                 best = std::min(best, r * (*j.plans)[k].gpus);
             }
-            if (j.mixed_plans)
-                for (const auto& m : *j.mixed_plans) best = std::min(best, (mixed_run(j, m, cs, 0.0)) * m.gpus());
+            if (j.mixed_plans) {
+                const int* types = mixed_types_of(j, i, cs);
+                for (const auto& m : *j.mixed_plans)
+                    best = std::min(best, mixed_run(j, m, std::exchange(types, types + m.groups.size()), 0.0) * m.gpus());
+            }
             order_buf_.push_back({order_.key(j, best, c.now), i});
         }
         std::stable_sort(order_buf_.begin(), order_buf_.end(),
@@ -259,11 +264,11 @@ public:
 
     /// Estimated seconds the rest of `j` takes on mixed plan `m`, launch cost `launch_s` included: its predicted
     /// speed, corrected (with learning on) by the lowest speed ratio of its types, since a pipeline moves at the pace
-    /// of its slowest stage group.
-    double mixed_run(const job_view& j, const mixed_plan& m, const cluster_state& cs, double launch_s) const {
+    /// of its slowest stage group. `types`: the cluster type of each of its groups (mixed_types_).
+    double mixed_run(const job_view& j, const mixed_plan& m, const int* types, double launch_s) const {
         double ratio = std::numeric_limits<double>::infinity();
-        for (const auto& g : m.groups) {
-            const int t = cs.type_index(g.gpu);
+        for (std::size_t k = 0; k < m.groups.size(); ++k) {
+            const int t = types[k];
             ratio = std::min(ratio, opt_.learn && t >= 0 ? j.ratio_on(t, type_ratio_[static_cast<std::size_t>(t)]) : 1.0);
         }
         const double work = (1.0 - j.progress) * j.total_tokens;
@@ -280,10 +285,12 @@ public:
         if (!j.mixed_plans || j.mixed_plans->empty()) return false;
         const cluster_state& cs = *c.cluster;
         const double launch_s = j.launches > 0 ? j.restart_s : opt_.startup_s;
+        const int* types = mixed_types_at(j, static_cast<std::size_t>(&j - c.jobs.data()));
         for (const auto& m : *j.mixed_plans) {
-            const double run = mixed_run(j, m, cs, launch_s);
-            if (!(c.now + run < single) || !mixed_candidate(c, m, run, run - launch_s, share_div)) continue;
-            auto a = place_mixed(cs, m);
+            const int* mt = std::exchange(types, types + m.groups.size());  // this plan's groups' types
+            const double run = mixed_run(j, m, mt, launch_s);
+            if (!(c.now + run < single) || !mixed_candidate(c, m, mt, run, run - launch_s, share_div)) continue;
+            auto a = place_mixed(cs, m, mt);
             if (!a) continue;
             for (const auto& comp : a->components()) {
                 type_free_[static_cast<std::size_t>(comp.type)] -= comp.gpus();
@@ -302,12 +309,14 @@ public:
     /// group has free GPUs of its type for the whole run without delaying a reservation and stays within the share
     /// caps, and the plan is efficient (within 1 + efficiency_slack of that least) or uses idle GPUs (each group
     /// within the job's share of its type's free GPUs, and within 1 + idle_slack of that least).
-    bool mixed_candidate(const sched_context& c, const mixed_plan& m, double run, double rem, std::size_t share_div) const {
+    bool mixed_candidate(const sched_context& c, const mixed_plan& m, const int* types, double run, double rem,
+                         std::size_t share_div) const {
         const cluster_state& cs = *c.cluster;
         double least = std::numeric_limits<double>::infinity();
         bool within_free_share = true;
-        for (const auto& g : m.groups) {
-            const int t = cs.type_index(g.gpu);
+        for (std::size_t k = 0; k < m.groups.size(); ++k) {
+            const auto& g = m.groups[k];
+            const int t = types[k];
             if (t < 0) return false;
             const auto ut = static_cast<std::size_t>(t);
             if (g.gpus > type_free_[ut] || !profile_[ut].fits_now(g.gpus, run)) return false;
@@ -326,10 +335,10 @@ public:
 
     /// Places every stage group of `m` on nodes of its type (the placement policy, in free_; undone when one group
     /// does not place): the first group's allocation with the later ones in `next`.
-    std::optional<allocation> place_mixed(const cluster_state& cs, const mixed_plan& m) {
+    std::optional<allocation> place_mixed(const cluster_state& cs, const mixed_plan& m, const int* types) {
         std::optional<allocation> out;
-        for (const auto& g : m.groups) {
-            auto a = place_.place(cs, free_, {cs.type_index(g.gpu), g.gpus, static_cast<int>(m.parallel.tp)});
+        for (std::size_t k = 0; k < m.groups.size(); ++k) {
+            auto a = place_.place(cs, free_, {types[k], m.groups[k].gpus, static_cast<int>(m.parallel.tp)});
             if (!a) {
                 if (out) detail::give(free_, *out);
                 return std::nullopt;
@@ -352,6 +361,26 @@ public:
     bool known_bad(int t, int gpus, int tp) const {
         if (tp < 1 || (tp & (tp - 1)) != 0 || tp >= (1 << (kTpSlots - 1))) return false;
         return gpus >= fail_min_[fail_slot(t, tp)];
+    }
+
+    /// Cluster type index of each group of each of waiting job `j`'s mixed plans (`i` its index): the view's
+    /// (job_view::mixed_types), else looked up once per decision into mixed_types_ (from mixed_at_[i]).
+    const int* mixed_types_of(const job_view& j, std::size_t i, const cluster_state& cs) {
+        if (const int* view = view_mixed_types(j)) return view;
+        mixed_at_[i] = mixed_types_.size();
+        for (const auto& m : *j.mixed_plans)
+            for (const auto& g : m.groups) mixed_types_.push_back(cs.type_index(g.gpu));
+        return mixed_types_.data() + mixed_at_[i];
+    }
+    /// The same once order_waiting has looked them up.
+    const int* mixed_types_at(const job_view& j, std::size_t i) const {
+        const int* view = view_mixed_types(j);
+        return view ? view : mixed_types_.data() + mixed_at_[i];
+    }
+    static const int* view_mixed_types(const job_view& j) {
+        std::size_t groups = 0;
+        for (const auto& m : *j.mixed_plans) groups += m.groups.size();
+        return j.mixed_types.size() == groups && groups > 0 ? j.mixed_types.data() : nullptr;
     }
 
     /// Cluster type index of each of the job's plans: the view's (job_view::plan_types), else looked up.
@@ -548,6 +577,8 @@ private:
     std::vector<int> ptype_;
     std::vector<double> type_ratio_, log_sum_, count_, rem_buf_;
     std::vector<std::size_t> rem_at_;
+    std::vector<int> mixed_types_;           ///< cluster type of each group of each waiting job's mixed plans
+    std::vector<std::size_t> mixed_at_;      ///< where a waiting job's start in mixed_types_
     std::vector<int> fail_min_;
     std::vector<char> started_, taken_;
     std::vector<std::pair<double, const job_view*>> victims_;

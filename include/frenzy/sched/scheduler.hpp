@@ -55,6 +55,9 @@ struct job_view {
     std::span<const double> measured_ratio;
     /// Cluster type index of each plan in *plans (a host's cache; empty = policies look the types up).
     std::span<const int> plan_types;
+    /// Cluster type index of each stage group of each plan in *mixed_plans, in order (a host's cache; empty =
+    /// policies look the types up).
+    std::span<const int> mixed_types;
 
     /// Seconds the rest of the job takes with plan `p` (start-up excluded), by the prediction.
     double remaining_s(const plan& p) const {

@@ -19,6 +19,7 @@ struct sim_job_plans {
     std::vector<plan> plans;        ///< feasible one-type plans, best first
     std::vector<mixed_plan> mixed;  ///< pipelines over several types (plan_options::mixed), best first
     std::vector<int> plan_types;    ///< cluster type index of each plan
+    std::vector<int> mixed_types;   ///< cluster type index of each group of each mixed plan, in order
     int eff_gpus = 0;               ///< the request policies see (regime-adjusted)
     std::string eff_type;
     std::string reject_reason;      ///< why it has no plan ("" = it has one)
@@ -86,6 +87,8 @@ inline void set_up_plans(sim_job_plans& j, const cluster_state& cs, const sim_op
     }
     for (const auto& p : j.plans) j.plan_types.push_back(cs.type_index(p.gpu));
     set_up_mixed(j, cs, opt, row, pr);
+    for (const auto& m : j.mixed)
+        for (const auto& g : m.groups) j.mixed_types.push_back(cs.type_index(g.gpu));
     if (j.plans.empty() && j.mixed.empty()) {
         std::string r;
         for (const auto& x : pr.infeasible) r += (r.empty() ? "" : "; ") + x.gpu + ": " + x.reason;

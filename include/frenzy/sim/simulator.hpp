@@ -404,6 +404,7 @@ private:
             v.restart_s = j.restart_s;
             v.measured_ratio = j.measured;
             v.plan_types = j.plan_types;
+            v.mixed_types = j.mixed_types;
             v.running = j.ph == phase::running;
             v.progress = progress_at(j, now_);
             const double held = v.running ? now_ - j.run_start : 0.0;
