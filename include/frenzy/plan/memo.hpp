@@ -77,6 +77,10 @@ struct packed_table {
     };
     std::vector<slot> slots;
     std::size_t count = 0;
+    /// Word by word (inline: std::array's == calls memcmp for every probe).
+    static bool same_key(const packed_key& a, const packed_key& b) {
+        return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4];
+    }
     std::pair<double*, bool> try_emplace(const packed_key& k, double init) {
         if (2 * (count + 1) > slots.size()) grow();
         const std::size_t mask = slots.size() - 1;
@@ -87,7 +91,7 @@ struct packed_table {
                 ++count;
                 return {&s.value, true};
             }
-            if (s.key == k) return {&s.value, false};
+            if (same_key(s.key, k)) return {&s.value, false};
         }
     }
     void grow() {

@@ -139,6 +139,7 @@ private:
         std::vector<std::vector<std::int64_t>> micro_batches{};
         std::vector<char> micro_batches_ready{};
         std::optional<stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
+        detail::stage_key stage_of{};       ///< whose stages `stage` is
         std::map<detail::stage_key, stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
         /// The step-time model's micro_batch_parts of the current layout on the current pool by recompute level and
         /// micro-batch of the axes (`mb_axis`), taken when first needed: they read neither dp nor the sharding, so
@@ -271,9 +272,12 @@ private:
     void prepare_stage(const job_spec& j, const gpu_type& g, const topology& topo, const token_flops& flops,
                        search_context& cx) const {
         if constexpr (requires { time_.predict(j, g, topo, stage_load{}); }) {
-            auto [it, fresh] = cx.bottleneck.try_emplace(detail::stage_key_of(j));
+            auto key = detail::stage_key_of(j);
+            if (cx.stage && cx.stage_of == key) return;  // the layout before had the same stages (another sharding)
+            auto [it, fresh] = cx.bottleneck.try_emplace(key);
             if (fresh) it->second = bottleneck_stage(j, flops);
             cx.stage = it->second;
+            cx.stage_of = std::move(key);
         }
     }
 
@@ -327,6 +331,8 @@ private:
     /// micro-batch up to it fits at a larger dp too.
     struct frontier {
         std::array<std::int64_t, 3> fits_mb{};  ///< by recompute level (none, selective, full); 0 = none known
+        /// the memory model's floor (model states alone, which shrink with dp too) fitted at a smaller dp >= 2
+        bool floor_fits = false;
         std::int64_t& operator[](recompute r) { return fits_mb[static_cast<std::size_t>(r)]; }
     };
 
@@ -385,8 +391,9 @@ private:
         const recompute frugal = levels.back();
         j.parallel.recompute = frugal;
         j.training.micro_batch = mbs.front();
-        if (!cx.memory.may_fit(j, g, opt)) return;
         const bool reuse = j.parallel.dp > 1;  // frontier entries come from dp >= 2 only
+        if (!(reuse && known.floor_fits) && !cx.memory.may_fit(j, g, opt)) return;
+        known.floor_fits = known.floor_fits || reuse;
         auto fits_at = [&](recompute rc, std::int64_t k) {
             const auto mb = mbs[static_cast<std::size_t>(k)];
             if (reuse && mb <= known[rc]) return true;
