@@ -103,8 +103,9 @@ public:
             }
             order_buf_.push_back({order_.key(j, best, c.now), i});
         }
-        std::stable_sort(order_buf_.begin(), order_buf_.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        // by key, equal keys in job order: the pairs' own order (their indices differ), the order of a stable sort
+        // by key without its buffer
+        std::sort(order_buf_.begin(), order_buf_.end());
     }
 
     /// Walks the waiting jobs in queue order: each starts on its earliest-completing candidate if that is now, or
