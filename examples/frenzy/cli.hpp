@@ -247,7 +247,7 @@ struct job_args {
     std::string finetune, lora_targets;
     std::vector<std::string> offload;  ///< --offload, repeatable or comma-separated: optimizer | params | activations
     std::int64_t lora_rank = 0, freeze_layers = -1;
-    bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false;
+    bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false;
 };
 
 /// The job's source (file, launcher config, preset, Hugging Face config), batches, budget, precision, optimizer.
@@ -318,6 +318,8 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
                                                          "(runtime.fp8_param_gather; needs --precision fp8-mixed)");
     c->add_flag("--grad-reduce-bf16", a.grad_reduce_bf16, "Megatron --grad-reduce-in-bf16: bf16 main_grad buffers "
                                                          "(runtime.grad_reduce_bf16)");
+    c->add_flag("--liger", a.liger, "Liger kernels, as transformers' use_liger_kernel applies them: RMSNorm, SwiGLU, "
+                                   "RoPE and the fused linear cross-entropy (runtime.liger; --framework hf)");
     c->add_flag("--no-dropout", a.no_dropout, "No dropout masks (runtime.dropout false; Megatron's default is 0.1)");
 }
 
@@ -365,6 +367,7 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
     }
     if (a.fp8_param_gather) j.runtime.fp8_param_gather = true;
     if (a.grad_reduce_bf16) j.runtime.grad_reduce_bf16 = true;
+    if (a.liger) j.runtime.liger = true;
     if (a.no_dropout) j.runtime.dropout = false;
 }
 

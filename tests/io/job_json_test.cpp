@@ -98,6 +98,14 @@ TEST_CASE("round trip through to_json") {
     moe.job.model.moe.capacity_factor = 0;
     moe.job.model.moe.pad_to_capacity = false;
     CHECK_FALSE(to_json(moe.job)["model"]["moe"].contains("capacity_factor"));
+    // runtime.liger both ways; false is written as no key (absent = false)
+    auto liger = job_from_json(nlohmann::json::parse(
+        R"({"model": {"preset": "llama-3.1-8b"}, "training": {"seq_len": 4096, "global_batch": 8},
+            "parallel": {"dp": 8}, "runtime": {"framework": "hf", "liger": true}})"));
+    CHECK(liger.job.runtime.liger);
+    CHECK(job_from_json(to_json(liger.job)).job == liger.job);
+    liger.job.runtime.liger = false;
+    CHECK_FALSE(to_json(liger.job)["runtime"].contains("liger"));
 }
 
 TEST_CASE("every part of a job has one ADL codec pair: nlohmann::json j = x and j.get<T>() give x back") {

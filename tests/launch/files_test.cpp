@@ -349,6 +349,21 @@ TEST_CASE("llm-foundry launches: what MPT cannot build and what Composer refuses
     CHECK(p.torchrun_target.rfind("\"$LLM_FOUNDRY/scripts/train/train.py\" \"$LAUNCH_DIR/train.yaml\"", 0) == 0);
 }
 
+TEST_CASE("runtime.liger is written as TrainingArguments(use_liger_kernel=True), a keyword of transformers") {
+    const auto keys = key_list("hf_keys.txt");
+    CHECK(keys.count("TrainingArguments.use_liger_kernel") == 1);
+    job_spec j;
+    j.model = preset("llama-3.1-8b");
+    j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 8};
+    j.parallel = {.dp = 8, .recompute = recompute::full};
+    j.runtime.framework = framework::hf;
+    CHECK(frameworks::hf::train_script(j, attention_impl::flash).find("use_liger_kernel") == std::string::npos);
+    j.runtime.liger = true;
+    validate(j);
+    const auto kw = python_keywords(frameworks::hf::train_script(j, attention_impl::flash), "args = TrainingArguments");
+    CHECK(std::count(kw.begin(), kw.end(), "use_liger_kernel") == 1);
+}
+
 TEST_CASE("every keyword frenzy_hf_train.py passes is one of TrainingArguments, LoraConfig, BitsAndBytesConfig") {
     const auto keys = key_list("hf_keys.txt");
     for (const auto& c : golden_cases()) {

@@ -277,3 +277,75 @@ TEST_CASE("runtime.loss: each framework's own losses only, named in the error") 
     // the Hugging Face stack with flash-attn's loss swapped in: the fused profile term
     CHECK(profile_of(j).loss == loss_style::fused_cross_entropy);
 }
+
+namespace {
+// A small Llama-style model under transformers' Trainer (runtime.framework "hf": fp32 weights under autocast).
+job_spec liger_job() {
+    job_spec j;
+    j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .activation = activation::swiglu,
+               .vocab = 32000, .position_embedding = position_embedding::rope, .norm = norm_kind::rmsnorm, .bias = false};
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
+    j.runtime.framework = framework::hf;
+    j.runtime.liger = true;
+    return j;
+}
+}  // namespace
+
+TEST_CASE("Liger's fused linear cross-entropy keeps no logits: the head's weight gradient and one chunk instead") {
+    // linkedin/Liger-Kernel@ead96b6 ops/fused_linear_cross_entropy.py, hand-derived. sb = 1024 tokens, h = 1024,
+    // V = 32000: inc_factor = ceil(V / h) = 32, chunk = next_pow2(ceil(1024 / 32)) = 32 rows of logits.
+    auto j = liger_job();
+    validate(j);
+    const double sb = 1024, h = 1024, v = 32000;
+    auto last = [&] { return detail::last_stage_activations(j, profile_of(j)); };
+    // bf16-mixed: fp32 weights, so grad_weight = zeros_like(weight) is V x h x 4 B, saved for backward; the final
+    // norm's 16-bit input and grad_input (the head's input's place) 2 B each per token x h; no fp32 norm copy (Liger's
+    // RMSNorm). Transient: one 32-row chunk of 16-bit logits (the fp32 grad_weight takes addmm's in-place path).
+    CHECK(last().first == Approx(2 * sb * h + 2 * sb * h + v * h * 4));
+    CHECK(last().second == Approx(32 * v * 2));
+    // Pure bf16 (weights bf16): grad_weight is 2 B per element, and each chunk's V x h product and its fp32 copy are
+    // allocated (grad_weight += torch.mm(...).float()): 2 + 4 B per element on top of the chunk.
+    j.training.precision = precision::bf16;
+    CHECK(last().first == Approx(4 * sb * h + v * h * 2));
+    CHECK(last().second == Approx(32 * v * 2 + v * h * 6));
+    // LoRA: the head is frozen (weight_needs_grad false), so no grad_weight and no product.
+    j.training.precision = precision::bf16_mixed;
+    j.training.finetune.method = finetune_method::lora;
+    CHECK(last().first == Approx(4 * sb * h));
+    CHECK(last().second == Approx(32 * v * 2));
+    // 3,000 tokens: ceil(3000 / 32) = 94 rows, rounded up to 128.
+    j.training.seq_len = 3000;
+    CHECK(last().second == Approx(128 * v * 2));
+    // Without Liger, the Trainer's loss on logits.float(): the fp32 log-softmax saved (4 B per logit), the final
+    // RMSNorm's fp32 input copy (4 B x sb x h), and the backward's fp32 gradients of one chunk (8 B per logit).
+    j = liger_job();
+    j.runtime.liger = false;
+    CHECK(last().first == Approx(2 * sb * h + 4 * sb * h + 2 * sb * h + 4 * sb * v));
+    CHECK(last().second == Approx(8 * sb * v));
+}
+
+TEST_CASE("Liger's RMSNorm, SwiGLU and RoPE save what the fused kernels save") {
+    // ops/rms_norm.py saves X and the row rstd, ops/swiglu.py its two inputs, ops/rope.py cos/sin: against the hf
+    // stack's eager layers, 2 RMSNorms x 4 B fp32 copies per token x h and silu's 16-bit output per token x ffn less.
+    auto j = liger_job();
+    const double sb = 1024, h = 1024, ffn = 4096;
+    const double liger = layer_activations(j, profile_of(j), false).none;
+    j.runtime.liger = false;
+    const double eager = layer_activations(j, profile_of(j), false).none;
+    CHECK(eager - liger == Approx(2 * 4 * sb * h + 2 * sb * ffn));
+}
+
+TEST_CASE("runtime.liger is refused where Trainer would not apply it, naming the field") {
+    auto j = liger_job();
+    j.runtime.framework = framework::megatron;
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.liger needs runtime.framework=\"hf\""));
+    j = liger_job();
+    j.model.norm = norm_kind::layernorm;
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("model.norm=\"layernorm\""));
+    j = liger_job();
+    j.runtime.loss = loss_style::upcast_log_softmax;
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("contradicts runtime.liger=true"));
+    j.runtime.liger = false;
+    j.runtime.loss = loss_style::liger_fused_linear;
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.liger=true turns on"));
+}

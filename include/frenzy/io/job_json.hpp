@@ -173,6 +173,7 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     r.get("overlap_grad_reduce", rt.overlap_grad_reduce);
     r.get("fp8_param_gather", rt.fp8_param_gather);
     r.get("grad_reduce_bf16", rt.grad_reduce_bf16);
+    r.get("liger", rt.liger);
     // stack options that default to the framework's profile: absent or null = unset
     for (auto [key, field] : {std::pair{"dropout", &rt.dropout}, std::pair{"rope_fp32", &rt.rope_fp32},
                               std::pair{"norm_fp32", &rt.norm_fp32}, std::pair{"kv_repeat", &rt.kv_repeat}}) {
@@ -342,6 +343,7 @@ inline nlohmann::json to_json(const runtime_spec& r) {
                               std::pair{"norm_fp32", &r.norm_fp32}, std::pair{"kv_repeat", &r.kv_repeat}})
         if (*field) rt[key] = **field;
     if (r.loss) rt["loss"] = to_string(*r.loss);
+    if (r.liger) rt["liger"] = true;  // absent: false
     return rt;
 }
 

@@ -7,12 +7,16 @@
 // context parallelism, dropout on/off and MoE token routing.
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <concepts>
 #include <utility>
 
 #include "frenzy/core/units.hpp"
 #include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/memory/layout.hpp"
+#include "frenzy/memory/model_states.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -327,8 +331,33 @@ inline loss_bytes loss_bytes_per_logit(loss_style style, double chunks) {
         // flash-attn xentropy: the 16-bit logits saved (the fp32 log-sum-exp per row is negligible), the 16-bit
         // gradient allocated in backward.
         case loss_style::fused_cross_entropy: return {2.0, 2.0};
+        // no full logits: its bytes are not per logit (liger_loss_bytes)
+        case loss_style::liger_fused_linear: return {0.0, 0.0};
     }
     return {4.0, 2.0};
+}
+
+/// Liger's fused linear cross-entropy (linkedin/Liger-Kernel@ead96b6 src/liger_kernel/ops/
+/// fused_linear_cross_entropy.py, fused_linear_cross_entropy_forward), per micro-batch: `saved` beyond the head's
+/// input (whose gradient, grad_input = zeros_like(_input), takes the place of the input the head would save) is
+/// grad_weight = zeros_like(weight), V x H in the head weight's own dtype, computed in forward and saved for
+/// backward where the head is trained (a frozen head: weight_needs_grad is false, no grad_weight); `transient` is
+/// one chunk's logits, next_pow2(ceil(tokens / ceil(V / H))) rows x V in the matmul's 16-bit type, and, where the
+/// head weight is not fp32 (pure 16-bit training), the chunk's V x H weight-gradient product and its fp32 copy
+/// (`grad_weight += torch.mm(...).float()`; fp32 weights take torch.addmm(..., out_dtype=torch.float32,
+/// out=grad_weight) in place on PyTorch >= 2.8 and compute capability 8.0+, which this assumes).
+inline std::pair<double, double> liger_loss_bytes(const job_spec& j, const framework_profile& f, double tokens) {
+    const double e = activation_element_bytes(j.training.precision);
+    const double v = static_cast<double>(framework_vocab(j, f));
+    const double h = static_cast<double>(j.model.hidden);
+    const auto& ft = j.training.finetune;
+    const bool head_trained = !ft.adapters() && !(ft.frozen_layers > 0 && j.model.tied_embeddings);
+    const double weight_bytes = bytes_per_param(j, f).weights;
+    const double inc_factor = std::ceil(v / h);
+    const double chunk = std::bit_ceil(static_cast<std::uint64_t>(std::ceil(tokens / inc_factor)));
+    double transient = chunk * v * e;
+    if (head_trained && weight_bytes < 4.0) transient += v * h * (e + 4.0);
+    return {head_trained ? v * h * weight_bytes : 0.0, transient};
 }
 
 /// What the last stage holds beyond its layers, per micro-batch: the final norm's input and output (the LM head's
@@ -349,6 +378,10 @@ inline std::pair<double, double> last_stage_activations(const job_spec& j, const
     // An eager final RMSNorm also keeps the fp32 copy of its input (framework_profile::eager_final_norm).
     const double final_norm_fp32 =
         f.eager_final_norm && f.rmsnorm_fp32_copy && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
+    if (f.loss == loss_style::liger_fused_linear) {  // data parallel only (hf): tp = 1
+        const auto [grad_weight, transient] = liger_loss_bytes(j, f, sb);
+        return {e * sb * h * rep + final_norm_fp32 + head_in + grad_weight, transient};
+    }
     const auto loss = loss_bytes_per_logit(f.loss, static_cast<double>(j.runtime.loss_chunks));
     const double last_extra = e * sb * h * rep + final_norm_fp32 + head_in + loss.saved * logits;
     const double loss_transient = loss.transient * logits;

@@ -18,6 +18,15 @@ inline framework_profile profile_of(const job_spec& j) {
     if (j.runtime.norm_fp32) f.rmsnorm_fp32_copy = *j.runtime.norm_fp32;
     if (j.runtime.kv_repeat) f.gqa_kv_repeat = *j.runtime.kv_repeat;
     if (j.runtime.loss) f.loss = *j.runtime.loss;
+    // Liger's kernels (runtime.liger): RMSNorm saves its 16-bit input and the row rstd, SwiGLU its two inputs, RoPE
+    // cos/sin (Liger-Kernel@ead96b6 ops/rms_norm.py, swiglu.py, rope.py save_for_backward), the final norm too (the
+    // patch replaces the norm class); the loss is the fused linear cross-entropy.
+    if (j.runtime.liger) {
+        f.fused_elementwise = true;
+        f.rmsnorm_fp32_copy = false;
+        f.rope_fp32_copies = false;
+        f.loss = loss_style::liger_fused_linear;
+    }
     // --grad-reduce-in-bf16: Megatron's main_grad buffers take the parameters' bf16 (arguments.py@d98e8a64).
     if (j.runtime.grad_reduce_bf16) f.grad_bytes_bf16 = 2;
     if (f.dtensor_tensor_parallel && j.parallel.tp > 1) {

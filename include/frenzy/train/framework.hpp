@@ -35,12 +35,20 @@ enum class loss_style {
     /// the logits and the fp32 log-sum-exp per row, computes in fp32 inside the kernel and, with
     /// inplace_backward=False as llm-foundry builds it, allocates the 16-bit gradient in backward): no fp32 copy.
     fused_cross_entropy,
+    /// Liger's fused linear cross-entropy (linkedin/Liger-Kernel@ead96b6 src/liger_kernel/ops/
+    /// fused_linear_cross_entropy.py, runtime.liger): the LM head and the loss run together over chunks of
+    /// next_pow2(ceil(tokens / ceil(V / H))) tokens, so no full logits exist; the input's and the head weight's
+    /// gradients are computed in forward and saved for backward (grad_input like the head's input, grad_weight
+    /// zeros_like(weight)). Not a runtime.loss setting of its own: runtime.liger turns it on with Liger's other
+    /// kernels, as transformers' use_liger_kernel does.
+    liger_fused_linear,
 };
 /// runtime.loss spellings ("loss-parallel" is what "upcast" becomes under DTensor tensor parallelism).
 template <> struct enum_names<loss_style> {
-    static constexpr std::array<std::pair<loss_style, std::string_view>, 4> table{{
+    static constexpr std::array<std::pair<loss_style, std::string_view>, 5> table{{
         {loss_style::fused_vocab_parallel, "vocab-parallel"}, {loss_style::upcast_log_softmax, "upcast"},
-        {loss_style::dtensor_loss_parallel, "loss-parallel"}, {loss_style::fused_cross_entropy, "fused"}}};
+        {loss_style::dtensor_loss_parallel, "loss-parallel"}, {loss_style::fused_cross_entropy, "fused"},
+        {loss_style::liger_fused_linear, "liger"}}};
 };
 
 /// What "selective" recompute keeps.
@@ -207,6 +215,8 @@ struct framework_rules {
     bool default_sequence_parallel = false;  ///< a planned layout with tp > 1 turns sequence parallelism on
     /// parallel.stage_layers: a layer count per pipeline stage (Megatron --pipeline-model-parallel-layout)
     bool stage_layer_layout = false;
+    /// runtime.liger: Liger's kernels patched into the model (transformers' TrainingArguments.use_liger_kernel)
+    bool liger_kernels = false;
 };
 
 /// Why a data-parallel-only framework (`field` names it, e.g. runtime.framework="ddp") cannot run `p`'s tensor,

@@ -53,6 +53,12 @@ struct runtime_spec {
     /// Hugging Face/torchtune users get by swapping in flash-attn's CrossEntropyLoss. loss_style in
     /// train/framework.hpp says what each keeps.
     std::optional<loss_style> loss{};
+    /// Liger's Triton kernels patched into the model, as transformers' TrainingArguments(use_liger_kernel=True)
+    /// applies them (linkedin/Liger-Kernel@ead96b6 src/liger_kernel/transformers/monkey_patch.py
+    /// apply_liger_kernel_to_llama defaults): RMSNorm saving its 16-bit input and the row rstd (ops/rms_norm.py),
+    /// SwiGLU saving its two inputs (ops/swiglu.py), RoPE saving cos/sin (ops/rope.py) and the fused linear
+    /// cross-entropy (loss_style::liger_fused_linear). memory/framework_profile.hpp applies it.
+    bool liger = false;
     bool operator==(const runtime_spec&) const = default;
 };
 
@@ -368,6 +374,9 @@ inline void validate_experts_and_sp(const transformer_spec& m, const training_sp
 inline void validate_loss(const job_spec& j) {
     if (!j.runtime.loss) return;
     const auto l = *j.runtime.loss;
+    if (l == loss_style::liger_fused_linear)
+        throw config_error("runtime.loss=\"liger\" is not a setting: runtime.liger=true turns on Liger's fused linear "
+                           "cross-entropy with its other kernels (transformers' use_liger_kernel)");
     const bool megatron_loss = j.runtime.framework->memory.loss == loss_style::fused_vocab_parallel;
     const auto named = [&] { return "runtime.loss=\"" + std::string(to_string(l)) + "\""; };
     if (l == loss_style::dtensor_loss_parallel)
@@ -375,6 +384,28 @@ inline void validate_loss(const job_spec& j) {
     if (megatron_loss != (l == loss_style::fused_vocab_parallel))
         throw config_error(named() + " is not a loss of runtime.framework=\"" + std::string(to_string(j.runtime.framework)) +
                            "\" (" + (megatron_loss ? "\"vocab-parallel\" only" : "\"upcast\" or \"fused\"") + ")");
+}
+
+/// runtime.liger: a framework that patches Liger's kernels in (transformers' use_liger_kernel), a model whose layers
+/// they replace (RMSNorm, a gated MLP, rotary embedding; attention itself is not patched, and no Liger patch of
+/// linkedin/Liger-Kernel@ead96b6 monkey_patch.py MODEL_TYPE_TO_APPLY_LIGER_FN covers multi-latent attention:
+/// deepseek_v4 only), and no other loss beside it.
+inline void validate_liger(const job_spec& j) {
+    if (!j.runtime.liger) return;
+    const auto& m = j.model;
+    const auto& fw = j.runtime.framework;
+    if (!fw->rules.liger_kernels)
+        throw config_error("runtime.liger needs runtime.framework=\"" + frameworks_with(&framework_rules::liger_kernels) +
+                           "\" (got \"" + std::string(to_string(fw)) + "\"): Liger's kernels are applied by transformers' Trainer");
+    if (m.norm != norm_kind::rmsnorm || !is_gated(m.activation) || m.position_embedding != position_embedding::rope)
+        throw config_error("runtime.liger needs an RMSNorm model with a gated MLP and rotary embedding (model.norm=\"" +
+                           std::string(to_string(m.norm)) + "\", model.activation=\"" + std::string(to_string(m.activation)) +
+                           "\", model.position_embedding=\"" + std::string(to_string(m.position_embedding)) +
+                           "\"): Liger patches the Llama-style families only");
+    if (m.is_mla()) throw config_error("runtime.liger: no Liger patch covers multi-latent attention (model.mla.kv_lora_rank > 0)");
+    if (j.runtime.loss)
+        throw config_error("runtime.loss=\"" + std::string(to_string(*j.runtime.loss)) +
+                           "\" contradicts runtime.liger=true (Liger's fused linear cross-entropy is the loss)");
 }
 
 /// Runtime options that only some frameworks, precisions or layouts have.
@@ -390,6 +421,7 @@ inline void validate_runtime(const job_spec& j) {
     if (j.runtime.loss_chunks < 1)
         throw config_error(field_text("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
     validate_loss(j);
+    validate_liger(j);
     if (j.runtime.attention == attention_impl::memory_efficient &&
         j.runtime.framework->perf.attention_without_flash != attention_impl::memory_efficient)
         throw config_error("runtime.attention=\"memory-efficient\" is PyTorch SDPA's kernel, which runtime.framework=\"" +

@@ -109,6 +109,7 @@ inline std::string arguments_block(const job_spec& j) {
     if (*prec.flag) s += "    " + std::string(prec.flag) + "=True,\n";
     if (j.parallel.recompute == recompute::full)
         s += "    gradient_checkpointing=True,\n    gradient_checkpointing_kwargs={\"use_reentrant\": False},\n";
+    if (j.runtime.liger) s += "    use_liger_kernel=True,\n";  // runtime.liger: the kernels the estimate counted
     s += "    logging_steps=10,\n    save_steps=1000,\n    save_total_limit=2,\n    report_to=\"none\",\n"
          "    ddp_find_unused_parameters=False,\n    seed=17,\n)\n";
     return s;

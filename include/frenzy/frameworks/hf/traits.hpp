@@ -47,7 +47,7 @@ inline constexpr framework_traits traits{
                .eager_final_norm = true, .rope_fp32_copies = false, .rmsnorm_fp32_copy = true, .gqa_kv_repeat = false,
                .persistent_grads = false, .foreach_optimizer = false, .autocast_weight_copies = true,
                .lora_adapter_cast = true, .eager_logit_softcap = true, .fp8 = fp8_style::torchao},
-    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},
+    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload, .liger_kernels = true},
 };
 
 }  // namespace frenzy::frameworks::hf
