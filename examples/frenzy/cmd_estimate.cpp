@@ -123,6 +123,14 @@ void print_estimate(const frenzy::estimate_result& e) {
     fmt::print("\npeak allocated {} GiB, peak reserved (allocator model) {} GiB{}\n", frenzy_cli::gib(r.peak_allocated.value),
                frenzy_cli::gib(r.peak_reserved.value),
                r.uncertainty > 0 ? fmt::format(", uncertainty +{:.0f}%", 100 * r.uncertainty) : "");
+    if (r.host_per_gpu.value > 0)
+        fmt::print("offload: {} GiB of states in host memory per GPU{}\n", frenzy_cli::gib(r.host_per_gpu.value),
+                   e.gpu ? fmt::format("; a node with {} of its GPUs ({} per {} node) needs {} GiB of host memory (the "
+                                       "states x {}, DeepSpeed's estimator)",
+                                       std::min<std::int64_t>(p.gpus(), e.gpu->gpus_per_node), e.gpu->gpus_per_node, e.gpu->name,
+                                       frenzy_cli::gib(host_memory_per_node(r, p.gpus(), e.gpu->gpus_per_node).value),
+                                       host_buffer_factor)
+                         : std::string());
     if (!e.gpu) return;
     const auto& f = *e.fit;
     fmt::print("{}: {} GiB usable of {} GiB ({:.0f}% kept free): {}\n", e.gpu->name, frenzy_cli::gib(f.capacity.value),

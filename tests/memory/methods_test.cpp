@@ -168,6 +168,18 @@ TEST_CASE("CPU offload: what stays on the GPU") {
         CHECK(ms.weights.value == Approx(2 * all).epsilon(1e-12));
         CHECK(ms.gradients.value == 0);
         CHECK(ms.optimizer.value == 0);
+        // On the host: fp32 master + Adam m and v (12 B) and the fp32 gradient partition (4 B), DeepSpeed's own
+        // estimator's 16 B per parameter (stage_1_and_2.py estimate_zero2_model_states_mem_needs, one GPU:
+        // max(4 x 1, 16)).
+        CHECK(ms.host.value == Approx(16 * all).epsilon(1e-12));
+        // Eight GPUs share the states; a node of eight needs them all, x 1.5 (additional_buffer_factor)
+        j.parallel.dp = 8;
+        j.training.global_batch = 8;
+        const auto r = memory_estimator{}.estimate(j);
+        CHECK(r.host_per_gpu.value == Approx(16 * all / 8).epsilon(1e-9));
+        CHECK(host_memory_per_node(r, 8, 8).value == Approx(16 * all * 1.5).epsilon(1e-9));
+        // the same eight GPUs on nodes of four: each node holds half the states
+        CHECK(host_memory_per_node(r, 8, 4).value == Approx(8 * all * 1.5).epsilon(1e-9));
     }
     SECTION("ZeRO-Infinity parameters: nothing persistent; the gathered layers are temporaries") {
         auto j = llama7b(framework::deepspeed);
@@ -176,6 +188,9 @@ TEST_CASE("CPU offload: what stays on the GPU") {
         validate(j);
         const auto ms = states(j);
         CHECK(ms.weights.value + ms.gradients.value + ms.optimizer.value == 0);
+        // 16 B of optimizer side and the 16-bit parameters (2 B): stage3.py estimate_zero3_model_states_mem_needs'
+        // 18 B per parameter with parameters offloaded
+        CHECK(ms.host.value == Approx(18 * all).epsilon(1e-12));
         const auto r = memory_estimator{}.estimate(j);
         CHECK(r.peak_allocated.value > 0);
         CHECK(r.bottleneck().breakdown.temporary.value > 2 * layer_linears);  // at least one gathered layer

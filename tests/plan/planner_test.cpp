@@ -441,3 +441,40 @@ TEST_CASE("a job that breaks a rule on every layout is reported with the rule, n
     CHECK(why.find("fp8_param_gather") != std::string::npos);
     CHECK(why.find("does not fit") == std::string::npos);
 }
+
+TEST_CASE("offload plans fit the nodes' host memory where the cluster states it") {
+    // Llama 2 7B under DeepSpeed with the optimizer offloaded: every plan's GPUs hold its states on the host, the
+    // fp32 master, Adam's m and v and the fp32 gradient partition (16 B per parameter, memory/methods.hpp), x 1.5
+    // per node (memory/fit.hpp, DeepSpeed's estimator): 16 x 6.74e9 x 1.5 = 162 GB (151 GiB) on one node of 8.
+    job_spec j;
+    j.model = preset("llama-2-7b");
+    j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64, .total_tokens = 1e9};
+    j.runtime.framework = framework::deepspeed;
+    j.runtime.offload.optimizer = true;
+    plan_options opt;
+    opt.max_gpus = 8;
+    auto with_host = [&](double gib) {
+        auto c = cluster({{"a", "a100-80g", 8, 1}});
+        c.nodes[0].host_memory_GiB = gib;
+        return planner{}.plan(j, c, opt);
+    };
+    const auto unstated = with_host(0);
+    REQUIRE_FALSE(unstated.plans.empty());
+    const auto roomy = with_host(512);
+    REQUIRE(roomy.plans.size() == unstated.plans.size());
+    // each plan kept needs at most the node's host memory: re-estimated here
+    for (const auto& p : roomy.plans) {
+        auto pj = j;
+        pj.parallel = p.parallel;
+        pj.training.micro_batch = p.micro_batch;
+        pj.training.precision = p.precision;
+        const auto r = memory_estimator{}.estimate(pj);
+        // all of the plan's GPUs are on the one node: it holds the whole model's states (~151 GiB)
+        CHECK(host_memory_per_node(r, p.gpus, 8).value <= 512 * GiB);
+        CHECK(host_memory_per_node(r, p.gpus, 8).value > 140 * GiB);
+    }
+    const auto small = with_host(64);
+    CHECK(small.plans.empty());
+    REQUIRE(small.infeasible.size() == 1);
+    CHECK_THAT(small.infeasible.front().reason, Catch::Contains("host_memory_GiB=64"));
+}

@@ -16,6 +16,9 @@ struct node_group {
     int gpus_per_node = 8;
     int count = 1;
     double network_GBps = 0;  ///< inter-node bandwidth per node, GB/s; 0 = default for the GPU's class
+    /// Host memory per node, GiB, for the host side of offload (memory/fit.hpp host_memory_per_node); 0 = not
+    /// stated: offload plans are not checked against it.
+    double host_memory_GiB = 0;
     bool operator==(const node_group&) const = default;
 };
 

@@ -86,6 +86,7 @@ inline cluster_spec cluster_from_json(const nlohmann::json& j) {
         n.get("count", g.count, b::node_count);
         n.renamed("network_gbps", "network_GBps", detail::gigabytes_per_second);
         n.get("network_GBps", g.network_GBps, b::bandwidth_GBps);
+        n.get("host_memory_GiB", g.host_memory_GiB, b::host_memory_GiB);
         n.finish();
         if (g.name.empty()) g.name = g.gpu;
         c.nodes.push_back(g);

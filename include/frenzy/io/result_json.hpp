@@ -43,6 +43,7 @@ inline void to_json(nlohmann::ordered_json& out, const memory_report& r) {
            {"uncertainty", r.uncertainty},
            {"bottleneck_stage", r.bottleneck_stage},
            {"stages", r.stages}};
+    if (r.host_per_gpu.value > 0) out["host_bytes_per_gpu"] = r.host_per_gpu.value;  // offload only
 }
 
 inline void to_json(nlohmann::ordered_json& out, const fit_check& f) {
@@ -70,6 +71,9 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
     out["margin"] = e.margin;
     if (!e.gpu) return;
     out["gpu"] = e.gpu->name;
+    // the offload's host side on a node of the type's usual size (memory/fit.hpp)
+    if (e.memory.host_per_gpu.value > 0)
+        out["host_bytes_per_node"] = host_memory_per_node(e.memory, e.job.parallel.gpus(), e.gpu->gpus_per_node).value;
     nlohmann::ordered_json fit = *e.fit;
     for (auto it = fit.begin(); it != fit.end(); ++it) out[it.key()] = it.value();
     if (e.speed && e.speed->supported) {  // absent when there is no prediction (docs/formats.md: no nulls)

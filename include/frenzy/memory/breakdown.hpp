@@ -35,6 +35,9 @@ struct memory_report {
     /// Relative upper error of the prediction for the mechanisms this job uses (memory_uncertainty): the measured
     /// peak is expected to stay below peak x (1 + uncertainty). Documented in docs/memory-model.md.
     double uncertainty = 0;
+    /// Host memory the offload holds for one GPU: its stage's offloaded states (model_state_bytes::host), the
+    /// largest stage's; 0 without runtime.offload. host_memory_per_node (memory/fit.hpp) makes a node's need of it.
+    bytes host_per_gpu{};
     const stage_memory& bottleneck() const { return stages.at(static_cast<std::size_t>(bottleneck_stage)); }
 };
 

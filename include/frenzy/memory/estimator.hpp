@@ -228,6 +228,7 @@ private:
                 r.bottleneck_stage = l.stage;
             }
             best_reserved = std::max(best_reserved, reserved);
+            r.host_per_gpu = std::max(r.host_per_gpu, ms.host);
             if (with_stages) r.stages.push_back(st);
             r.peak_reserved = bytes{best_reserved};
             if (required_memory(r).value > stop_above) return r;

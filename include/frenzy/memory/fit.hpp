@@ -17,7 +17,9 @@
 // slower steps (Llama 3.1 8B under FSDP2 on one H200, data/measured/h200_2026-12-04/fsdp2_runs.jsonl: 8 runs with
 // 8-32 retries and reserved held at the card's 138.5 GiB ran; those whose allocated peak exceeded the card did
 // not); `does not fit` otherwise. The planner keeps only plans that fit; estimate reports all three.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -67,6 +69,23 @@ inline bytes usable_memory(const gpu_type& g, double margin = default_margin) {
 
 /// Bytes the fit rule requires for a report.
 inline bytes required_memory(const memory_report& r) { return bytes{r.peak_reserved.value * (1.0 + r.uncertainty)}; }
+
+/// The host side of offload: DeepSpeed's own estimator asks for the node's offloaded states x 1.5
+/// (deepspeedai/DeepSpeed@edaa722 deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs with
+/// zero_init: cpu_mem = params x 18 (parameters offloaded) or 16 (optimizer only) x gpus_factor x
+/// additional_buffer_factor, additional_buffer_factor = 1.5: the states of the node's GPUs, 1.5 times).
+inline constexpr double host_buffer_factor = 1.5;
+
+/// Host memory a node needs when `gpus_on_node` of the job's GPUs share it and each one's offload holds
+/// `host_per_gpu`.
+inline bytes host_memory_per_node(bytes host_per_gpu, std::int64_t gpus_on_node) {
+    return bytes{host_per_gpu.value * static_cast<double>(gpus_on_node) * host_buffer_factor};
+}
+/// The same for the offload of `r` (0 without offload) of a job of `job_gpus` GPUs on nodes of `gpus_per_node`:
+/// as many of its GPUs share a node as the node has, or all of them on one node.
+inline bytes host_memory_per_node(const memory_report& r, std::int64_t job_gpus, std::int64_t gpus_per_node) {
+    return host_memory_per_node(r.host_per_gpu, std::min(job_gpus, gpus_per_node));
+}
 
 /// The fit rule.
 inline fit_check check_fit(const memory_report& r, const gpu_type& g, double margin = default_margin) {

@@ -343,11 +343,21 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     // gradient partitions live in pinned host memory; FSDP CPUOffload: parameters and gradients on the host;
     // Megatron --optimizer-cpu-offload: states on the host, main_grad buffers stay on the GPU).
     const auto& o = j.runtime.offload;
+    // What leaves the GPU stays in the host's pinned memory (model_state_bytes::host).
     if (o.optimizer) {
+        r.host += r.optimizer;
         r.optimizer = bytes{};
-        if (!j.runtime.framework->memory.offload_keeps_gradients) r.gradients = bytes{};
+        if (!j.runtime.framework->memory.offload_keeps_gradients) {
+            // on the host the gradient partitions are fp32: what the CPU Adam reads (DeepSpeed stage_1_and_2.py /
+            // stage3.py estimate_zero*_model_states_mem_needs count "4_grads_32bit"); FSDP's are its fp32 params'
+            r.host += bytes{b.gradients > 0 ? r.gradients.value * 4.0 / b.gradients : 0.0};
+            r.gradients = bytes{};
+        }
     }
-    if (o.parameters) r.weights = bytes{};  // ZeRO-3 / FSDP: only gathered layers (temporaries) are on the GPU
+    if (o.parameters) {  // ZeRO-3 / FSDP: only gathered layers (temporaries) are on the GPU
+        r.host += r.weights;
+        r.weights = bytes{};
+    }
     return r;
 }
 

@@ -14,6 +14,8 @@ namespace frenzy {
 
 struct model_state_bytes {
     bytes weights{}, gradients{}, optimizer{};
+    /// States the offload keeps in the host's pinned memory for this GPU (runtime.offload; 0 without it).
+    bytes host{};
     bool operator==(const model_state_bytes&) const = default;
 };
 

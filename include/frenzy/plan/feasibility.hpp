@@ -103,7 +103,13 @@ public:
     /// Most usable bytes of a GPU of the call: the estimate's walk stops once the job fits none of them.
     double max_usable = std::numeric_limits<double>::infinity();
 
-    /// Whether `j` fits on `g` with the margin of `opt` (memoised; counts plan_stats::memory_estimates).
+    /// Host memory of a node of the pool being searched, GiB, and its GPUs: an offload job's offloaded states must
+    /// fit it (memory/fit.hpp host_memory_per_node). 0 = not stated: not checked.
+    double host_memory_GiB = 0;
+    std::int64_t gpus_per_node = 8;
+
+    /// Whether `j` fits on `g` with the margin of `opt` (memoised; counts plan_stats::memory_estimates), and, for an
+    /// offload job on nodes that state their host memory, its offloaded states fit the node's host memory.
     bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt) {
         auto [v, fresh] = required_.try_emplace(j, -1.0);
         if (fresh) {
@@ -114,7 +120,22 @@ public:
                 *v = -1.0;
             }
         }
-        return *v >= 0 && *v <= usable_memory(g, opt.margin).value;
+        return *v >= 0 && *v <= usable_memory(g, opt.margin).value && host_fits(j);
+    }
+    /// Whether the offloaded states of `j` fit the node's host memory (true where it is not checked).
+    bool host_fits(const job_spec& j) {
+        const auto& o = j.runtime.offload;
+        if (host_memory_GiB <= 0 || !(o.optimizer || o.parameters)) return true;
+        auto [h, fresh] = host_.try_emplace(j, -1.0);
+        if (fresh) {  // per GPU: the memo is shared by pools of other node shapes
+            try {
+                *h = mem_.estimate(j).host_per_gpu.value;
+            } catch (const config_error&) {
+                *h = -1.0;
+            }
+        }
+        return *h >= 0 &&
+               host_memory_per_node(bytes{*h}, std::min(j.parallel.gpus(), gpus_per_node)).value <= host_memory_GiB * GiB;
     }
     /// The same, not memoised, with the model's full report in `out` (what a plan record shows).
     bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt, memory_report* out) {
@@ -169,6 +190,7 @@ private:
     plan_stats& st_;
     memo required_;  ///< bytes the fit rule requires; < 0: the model rejects the layout
     memo floor_;     ///< the memory model's lower bound; < 0: it rejects the layout
+    memo host_;      ///< host memory one GPU's offload holds (memory_report::host_per_gpu)
     std::optional<stage_key> stages_key_{};  ///< whose stages `stages_` holds
     stages_type stages_{};                   ///< the current layout's stages (memory models that take them)
 };
@@ -238,13 +260,17 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
                 }
     if (need == 0 && tried > 0 && invalid == tried)  // the input breaks a rule, whatever the layout: name the rule
         return "the job is invalid on every layout tried: " + rule;
+    // an offload job on nodes that state their host memory: the host side is part of "fits"
+    const std::string host = mem.host_memory_GiB > 0 && (job0.runtime.offload.optimizer || job0.runtime.offload.parameters)
+                                 ? " with its offloaded states within the nodes' host_memory_GiB=" + number_text(mem.host_memory_GiB)
+                                 : "";
     if (need == 0)
-        return "does not fit on " + gib + " GiB cards even with " + how + " at micro-batch 1 (up to " +
+        return "does not fit on " + gib + " GiB cards" + host + " even with " + how + " at micro-batch 1 (up to " +
                std::to_string(limit) + " GPUs)";
     if (need <= avail)
         return "no layout satisfies the framework rules and node shape (" + std::to_string(pool.gpus_per_node) +
                " GPUs per node) within " + std::to_string(avail) + " GPUs";
-    return "needs " + std::to_string(need) + " x " + gib + " GiB even with " + how + " (" + layout + "); " + have +
+    return "needs " + std::to_string(need) + " x " + gib + " GiB" + host + " even with " + how + " (" + layout + "); " + have +
            (opt.max_gpus > 0 && opt.max_gpus < pool.gpus() ? " (max_gpus " + std::to_string(opt.max_gpus) + ")" : "");
 }
 

@@ -57,6 +57,7 @@ struct gpu_pool {
     int gpus_per_node = 8;
     int nodes = 0;
     double network_GBps = 0;  ///< per node, GB/s
+    double host_memory_GiB = 0;  ///< per node; 0 = not stated by every node group of the type (not checked)
     std::int64_t gpus() const { return static_cast<std::int64_t>(gpus_per_node) * nodes; }
 };
 
@@ -76,12 +77,14 @@ inline std::vector<gpu_pool> gpu_pools(const cluster_spec& c) {
         const auto& t = c.catalog.at(g.gpu);
         auto it = std::find_if(pools.begin(), pools.end(), [&](const gpu_pool& p) { return p.gpu.name == g.gpu; });
         if (it == pools.end()) {
-            pools.push_back({t, g.gpus_per_node, g.count, network_GBps(g, t)});
+            pools.push_back({t, g.gpus_per_node, g.count, network_GBps(g, t), g.host_memory_GiB});
         } else if (it->gpus_per_node == g.gpus_per_node) {
             it->nodes += g.count;
             it->network_GBps = std::min(it->network_GBps, network_GBps(g, t));
+            // the smallest stated host memory; a group that states none leaves the pool unchecked
+            it->host_memory_GiB = it->host_memory_GiB > 0 && g.host_memory_GiB > 0 ? std::min(it->host_memory_GiB, g.host_memory_GiB) : 0.0;
         } else if (static_cast<std::int64_t>(g.gpus_per_node) * g.count > it->gpus()) {
-            *it = {t, g.gpus_per_node, g.count, network_GBps(g, t)};
+            *it = {t, g.gpus_per_node, g.count, network_GBps(g, t), g.host_memory_GiB};
         }
     }
     return pools;

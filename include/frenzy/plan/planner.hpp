@@ -231,6 +231,8 @@ private:
             std::sort(v->begin(), v->end());  // pruning needs ascending axes
         std::sort(ax.recomputes.begin(), ax.recomputes.end());
         std::map<std::int64_t, candidate> best;  // by GPU count
+        cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
+        cx.memory.gpus_per_node = pool.gpus_per_node;
         search_pool(*job0, pool, ax, avail, opt, best, cx);
         if (best.empty()) {
             r.infeasible.push_back({g.name, detail::infeasible_reason(*job0, pool, avail, ax, opt, cx.memory)});
