@@ -234,11 +234,9 @@ private:
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
         search_pool(*job0, pool, ax, avail, opt, best, cx);
-        if (best.empty()) {
-            r.infeasible.push_back({g.name, detail::infeasible_reason(*job0, pool, avail, ax, opt, cx.memory)});
-            return;
-        }
-        add_plans(job, pool, opt, best, r, cx);
+        if (best.empty()) r.infeasible.push_back({g.name, detail::infeasible_reason(*job0, pool, avail, ax, opt, cx.memory)});
+        else add_plans(job, pool, opt, best, r, cx);
+        cx.memory.host_memory_GiB = 0;  // this pool's only (mixed plans span two pools and do not check it)
     }
 
     /// Every layout of the axes within `avail` GPUs of the pool: the layouts the framework rules and node shape
