@@ -6,7 +6,7 @@
 #include "frenzy/io/launcher_configs.hpp"
 #ifdef FRENZY_HAS_YAML
 #include "frenzy/io/launcher_llm_foundry.hpp"
-#include "frenzy/io/launcher_torchtune.hpp"
+#include "frenzy/frameworks/torchtune/import_yaml.hpp"
 #endif
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/estimator.hpp"
@@ -364,4 +364,22 @@ TEST_CASE("launch() plans with the launcher's frameworks and its files import ba
             CHECK(r.job.parallel == r.plan.parallel);
             check_roundtrip(r.job, l);
         }
+}
+
+TEST_CASE("launch() plans a torchtune LoRA job within its rules (FSDP2 data parallel, pure bf16) and it imports back") {
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.training.precision = precision::bf16;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16, .targets = 127};
+    cluster_spec c;
+    c.nodes.push_back({"h100", "h100-80g", 8, 4, 0});
+    {
+        const auto r = launch(j, c, opts(launcher::torchtune, 0));
+        CHECK(r.plan.framework == framework::torchtune);
+        CHECK(r.job.parallel.tp == 1);
+        CHECK(r.job.parallel.pp == 1);
+        CHECK((r.job.parallel.sharding != sharding::none) == (r.job.parallel.gpus() > 1));
+#ifdef FRENZY_HAS_YAML
+        check_roundtrip(r.job, launcher::torchtune);
+#endif
+    }
 }
