@@ -372,9 +372,11 @@ TEST_CASE("launch() plans a torchtune LoRA job within its rules (FSDP2 data para
     j.training.finetune = {.method = finetune_method::lora, .rank = 16, .targets = 127};
     cluster_spec c;
     c.nodes.push_back({"h100", "h100-80g", 8, 4, 0});
-    {
-        const auto r = launch(j, c, opts(launcher::torchtune, 0));
+    for (std::size_t n : {0u, 1u}) {
+        INFO("plan " << n);
+        const auto r = launch(j, c, opts(launcher::torchtune, n));
         CHECK(r.plan.framework == framework::torchtune);
+        if (n == 0) CHECK(r.plan.gpus > 1);  // objective time: FSDP2 over several GPUs beats one
         CHECK(r.job.parallel.tp == 1);
         CHECK(r.job.parallel.pp == 1);
         CHECK((r.job.parallel.sharding != sharding::none) == (r.job.parallel.gpus() > 1));

@@ -218,6 +218,8 @@ TEST_CASE("torchtune refuses by name: models without a builder, shapes that diff
     j.training.precision = precision::bf16;
     j.runtime.loss = loss_style::fused_cross_entropy;
     CHECK_THAT(launch_error(j), Contains("runtime.loss=\"fused\""));
+    j = tune_job("llama-3.2-1b", finetune_method::full, {.dp = 1, .sharding = sharding::full});
+    CHECK_THAT(launch_error(j), Contains("parallel.sharding=\"full\" on one GPU") && Contains("single-device"));
 }
 
 TEST_CASE("torchtune: hostile job and model names never become code") {

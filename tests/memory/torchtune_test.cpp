@@ -115,10 +115,6 @@ TEST_CASE("torchtune rules: precisions, sharding, recompute, layouts and offload
     CHECK_THROWS_WITH(validate(j), Catch::Contains("parallel.tp=2") && Catch::Contains("tensor_parallel_dim"));
     j.parallel = {.dp = 2, .pp = 2, .sharding = sharding::full};
     CHECK_THROWS_WITH(validate(j), Catch::Contains("data parallel only"));
-    j.parallel = {.dp = 1};
-    j.training.global_batch = 2;
-    j.parallel.sharding = sharding::full;  // one GPU runs the single-device recipe
-    CHECK_THROWS_WITH(validate(j), Catch::Contains("single-device"));
     const auto& rules = framework::torchtune->rules;
     CHECK(rules.rejects_offload({.optimizer = true}, sharding::full).find("fsdp_cpu_offload") != std::string::npos);
     CHECK(rules.rejects_offload({.optimizer = true, .parameters = true}, sharding::full).empty());

@@ -142,7 +142,7 @@ inline std::string config_yaml(const job_spec& j) {
     s += "epochs: 1\nmax_steps_per_epoch: " + (steps > 0 ? std::to_string(steps) : std::string("null")) + "\n";
     s += "clip_grad_norm: null\ndevice: cuda\n";
     s += "metric_logger:\n  _component_: torchtune.training.metric_logging.DiskLogger\n  log_dir: ${output_dir}/logs\n";
-    s += "log_every_n_steps: 10\nlog_peak_memory_stats: True\n";
+    s += "log_every_n_steps: 10\nlog_peak_memory_stats: True\nlog_level: INFO\n";  // cfg.log_level is read unguarded
     return s;
 }
 
@@ -165,6 +165,9 @@ inline std::string settings(const job_spec& j) {
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     if (auto why = rejects_layout(j.parallel, j.training); !why.empty()) throw config_error(why);
     if (auto why = rejects_offload(j.runtime.offload, j.parallel.sharding); !why.empty()) throw config_error(why);
+    if (j.parallel.gpus() == 1 && j.parallel.sharding != sharding::none)  // (the planner never shards one GPU)
+        throw config_error("parallel.sharding=\"" + std::string(to_string(j.parallel.sharding)) + "\" on one GPU: torchtune "
+                           "runs one GPU with its single-device recipes, which shard nothing (parallel.sharding \"none\")");
     const auto b = builder_of(j);
     launcher_payload out;
     out.files.push_back({"torchtune.yaml", config_yaml(j)});

@@ -56,9 +56,6 @@ inline std::string rejects_layout(const parallel_config& p, const training_spec&
     if (p.dp > 1 && p.sharding == sharding::none)
         return "parallel.sharding=\"none\" with " + field_text("parallel.dp", p.dp) + " is not supported by " +
                std::string(field) + " (its distributed recipes always shard with FSDP2: sharding \"full\" or \"gradients\")";
-    if (p.dp == 1 && p.sharding != sharding::none && p.gpus() == 1)
-        return "parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\" on one GPU is not run by " +
-               std::string(field) + " (one GPU runs the single-device recipes, which shard nothing: sharding \"none\")";
     if (p.tp > 1)
         return field_text("parallel.tp", p.tp) + " is not modelled for " + std::string(field) +
                " (tensor_parallel_dim: full_finetune_distributed only, lora_finetune_distributed asserts 1)";
