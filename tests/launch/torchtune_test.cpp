@@ -20,6 +20,7 @@
 
 using namespace frenzy;
 using Catch::Matchers::Contains;
+using namespace launch_shell;
 
 namespace torchtune_launch_test {  // named: the launch tests build as one unity file
 
