@@ -311,7 +311,7 @@ def launch(
     slurm: Mapping[str, object] = ...,
     mixed: bool = False,
 ) -> Launch:
-    """Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp | llm-foundry | hf), takes plan number `plan`
+    """Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp | llm-foundry | hf | torchtune), takes plan number `plan`
     (1 = the best) and makes its launch files; with `out_dir` also writes them there (`frenzy launch -o DIR`).
     `slurm`: partition, account, qos, cpus_per_task, mem, requeue_signal_s; `mixed`: take mixed plan number `plan`
     (stages on two GPU types, Megatron-LM) as one Slurm heterogeneous job (Launch.mixed_plan).

@@ -99,6 +99,9 @@ TEST_CASE("training methods in other_flags: QLoRA with lora_rank, 8-bit AdamW, w
     REQUIRE(rows.size() == 3);
     CHECK(rows[0].job.training.finetune.method == finetune_method::qlora);
     CHECK(rows[0].job.training.finetune.rank == 32);
+    // the framework cell names torchtune, whose only 16-bit training is pure bf16 (`dtype: bf16`): the "bf16" cell is it
+    CHECK(rows[0].job.runtime.framework == framework::torchtune);
+    CHECK(rows[0].job.training.precision == precision::bf16);
     CHECK(rows[1].job.training.optimizer == optimizer_kind::adamw_8bit);
     CHECK(rows[1].job.training.finetune.method == finetune_method::full);
     CHECK(rows[2].job.training.finetune.method == finetune_method::full);  // "explorations" is not "lora"

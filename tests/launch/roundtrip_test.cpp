@@ -6,6 +6,7 @@
 #include "frenzy/io/launcher_configs.hpp"
 #ifdef FRENZY_HAS_YAML
 #include "frenzy/io/launcher_llm_foundry.hpp"
+#include "frenzy/frameworks/torchtune/import_yaml.hpp"
 #endif
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/estimator.hpp"
@@ -38,6 +39,10 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
     if (l == launcher::llm_foundry) {
         o.world_size = j.parallel.gpus();  // train.yaml does not say it: --world-size beside the file
         return llm_foundry_import_yaml(file(fs, "train.yaml").content, o);
+    }
+    if (l == launcher::torchtune) {
+        o.world_size = j.parallel.gpus();  // tune run's --nnodes x --nproc-per-node, beside the file
+        return torchtune_import_yaml(file(fs, "torchtune.yaml").content, o);
     }
 #endif
     return fsdp_import_json(nlohmann::json::parse(file(fs, "fsdp_settings.json").content), o);
@@ -244,6 +249,70 @@ TEST_CASE("llm-foundry round trip: FSDP1 sharding strategies, activation checkpo
     }
 }
 
+TEST_CASE("torchtune round trip: full, LoRA and QLoRA, FSDP2 sharding or one GPU, checkpointing, offload, precisions") {
+    // torchtune.yaml states the model by its builder (torchtune.models.llama3_1.lora_llama3_1_8b), the method by the
+    // builder's prefix, the adapters by lora_*, the batch by batch_size x gradient_accumulation_steps x world size
+    // and the budget by max_steps_per_epoch (500 steps of base_job).
+    for (const char* name : {"llama-3.1-8b", "qwen2.5-7b"}) {
+        for (const auto m : {finetune_method::full, finetune_method::lora, finetune_method::qlora}) {
+            if (m == finetune_method::qlora && std::string(name) == "qwen2.5-7b") continue;  // no qlora_ builder
+            auto j = base_job(name, 4096, 64);
+            j.runtime.framework = framework::torchtune;
+            j.training.precision = precision::bf16;
+            j.training.micro_batch = 2;
+            j.training.finetune.method = m;
+            if (m != finetune_method::full)
+                j.training.finetune = {.method = m, .rank = 16, .alpha = 32, .targets = 127, .dropout = 0.05};
+            j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
+            check_roundtrip(j, launcher::torchtune);
+            j.parallel = {.dp = 8, .sharding = sharding::gradients};
+            j.runtime.compile = true;
+            j.runtime.loss_chunks = 8;
+            check_roundtrip(j, launcher::torchtune);
+            j.parallel = {.dp = 1, .recompute = recompute::full};
+            j.runtime.offload.activations = true;
+            j.training.precision = precision::fp32;
+            check_roundtrip(j, launcher::torchtune);
+        }
+    }
+    // LoRA on attention only (lora_attn_modules q_proj, v_proj; apply_lora_to_mlp False), FSDP CPU offload
+    auto j = base_job("llama-3.2-3b", 2048, 32);
+    j.runtime.framework = framework::torchtune;
+    j.training.precision = precision::bf16;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16, .targets = lora_q | lora_v};
+    j.parallel = {.dp = 4, .sharding = sharding::full, .recompute = recompute::full};
+    j.runtime.offload = {.optimizer = true, .parameters = true};
+    check_roundtrip(j, launcher::torchtune);
+    // full fine-tune with the optimizer in backward (one micro-batch per step)
+    j = base_job("llama-3.2-1b", 2048, 8);
+    j.runtime.framework = framework::torchtune;
+    j.training.precision = precision::bf16;
+    j.parallel = {.dp = 8, .sharding = sharding::full};
+    j.runtime.optimizer = optimizer_impl::in_backward;
+    check_roundtrip(j, launcher::torchtune);
+}
+
+TEST_CASE("torchtune.yaml read back: a builder Frenzy does not know, a model beside it that contradicts, bad values") {
+    CHECK_THROWS_WITH(torchtune_import_yaml("model:\n  _component_: torchtune.models.llama4.llama4_scout_17b_16e\n"),
+                      Catch::Contains("model._component_=torchtune.models.llama4.llama4_scout_17b_16e"));
+    import_options o;
+    o.model = preset("llama-3.1-70b");
+    CHECK_THROWS_WITH(torchtune_import_yaml("model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n", o),
+                      Catch::Contains("contradicts the model given beside the file"));
+    CHECK_THROWS_WITH(torchtune_import_yaml("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\ndtype: fp16\n"),
+                      Catch::Contains("dtype=fp16"));
+    CHECK_THROWS_WITH(torchtune_import_yaml("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\nbatch_size: 2\nbatch_size: 4\n"),
+                      Catch::Contains("batch_size is given twice"));
+    // without a world size: one GPU, no sharding; the loss's default num_output_chunks is 8
+    const auto r = torchtune_import_yaml("model:\n  _component_: torchtune.models.llama3_2.llama3_2_3b\nloss:\n"
+                                         "  _component_: torchtune.modules.loss.LinearCrossEntropyLoss\n");
+    CHECK(r.job.model.name == "llama-3.2-3b");
+    CHECK(r.job.parallel.dp == 1);
+    CHECK(r.job.parallel.sharding == sharding::none);
+    CHECK(r.job.runtime.loss_chunks == 8);
+    CHECK(r.job.training.precision == precision::bf16);
+}
+
 TEST_CASE("llm-foundry train.yaml without a model beside it: the MPT it describes, and contradictions are errors") {
     auto j = base_job("llama-3.1-8b", 4096, 128);
     j.runtime.framework = framework::llm_foundry;
@@ -295,4 +364,24 @@ TEST_CASE("launch() plans with the launcher's frameworks and its files import ba
             CHECK(r.job.parallel == r.plan.parallel);
             check_roundtrip(r.job, l);
         }
+}
+
+TEST_CASE("launch() plans a torchtune LoRA job within its rules (FSDP2 data parallel, pure bf16) and it imports back") {
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.training.precision = precision::bf16;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16, .targets = 127};
+    cluster_spec c;
+    c.nodes.push_back({"h100", "h100-80g", 8, 4, 0});
+    for (std::size_t n : {0u, 1u}) {
+        INFO("plan " << n);
+        const auto r = launch(j, c, opts(launcher::torchtune, n));
+        CHECK(r.plan.framework == framework::torchtune);
+        if (n == 0) CHECK(r.plan.gpus > 1);  // objective time: FSDP2 over several GPUs beats one
+        CHECK(r.job.parallel.tp == 1);
+        CHECK(r.job.parallel.pp == 1);
+        CHECK((r.job.parallel.sharding != sharding::none) == (r.job.parallel.gpus() > 1));
+#ifdef FRENZY_HAS_YAML
+        check_roundtrip(r.job, launcher::torchtune);
+#endif
+    }
 }

@@ -73,6 +73,8 @@ inline void add_framework_payload(batch_script_spec& b, const batch_request& r) 
         for (auto& e : payload.exports) b.exports.push_back(std::move(e));
         b.preamble = std::move(payload.preamble);
         b.torchrun_target = std::move(payload.torchrun_target);
+        b.runner = std::move(payload.runner);  // torchtune: `tune run` takes torchrun's options
+        if (!payload.command.empty() && b.command.empty()) b.command = std::move(payload.command);
     } catch (const config_error& e) {
         b.comments.push_back("no " + std::string(to_string(o.launcher)) + " configuration written: " + e.what());
     }

@@ -343,6 +343,14 @@ inline std::optional<memory_measurement> read_measurement_row(const measurement_
     }
     apply_run_flags(flags, fw, r, m.job);
     read_measured_precision(r, flags, m.job.training);
+    // A "bf16" cell on a framework whose only 16-bit training is pure bf16 (torchtune's `dtype: bf16`: no autocast,
+    // no fp32 master weights) is that pure bf16, as the framework would run it.
+    auto& t = m.job.training;
+    if (t.precision == precision::bf16_mixed && !fw->rules.rejects_layout(m.job.parallel, t).empty()) {
+        auto pure = t;
+        pure.precision = precision::bf16;
+        if (fw->rules.rejects_layout(m.job.parallel, pure).empty()) t.precision = precision::bf16;
+    }
     // A framework whose rows state their options as its own arguments (Megatron's) has them read as a launch
     // script's would be.
     if (fw->table_flags == table_flags_notation::megatron_arguments) {

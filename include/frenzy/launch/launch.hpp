@@ -110,6 +110,7 @@ struct batch_script_spec {
     std::string preamble;                   ///< shell before the command, verbatim (the MEGATRON_ARGS array)
     int nodes = 1, gpus_per_node = 1, rdzv_port = 29500;
     std::string torchrun_target;            ///< what torchrun starts on every node (script and arguments)
+    std::string runner = "torchrun";        ///< torchrun, or a wrapper taking its options (launcher_payload::runner)
     std::string command;                    ///< replaces srun + torchrun when set (a test's or dry run's command)
     /// > 0: Slurm sends USR1 this long before the time limit (#SBATCH --signal=B:USR1@N, among `directives`); the
     /// script traps it and requeues the job, which resumes from its last checkpoint. The run is started in the
@@ -149,7 +150,7 @@ inline std::string heredoc_file(const launch_file& f) {
 /// srun + torchrun on every node of a single-type allocation, ranks agreed by c10d rendezvous on the first host.
 inline std::string torchrun_lines(const batch_script_spec& b) {
     return "srun --nodes=" + std::to_string(b.nodes) + " --ntasks-per-node=1 \\\n" +
-           "    torchrun --nnodes " + std::to_string(b.nodes) + " --nproc-per-node " + std::to_string(b.gpus_per_node) +
+           "    " + b.runner + " --nnodes " + std::to_string(b.nodes) + " --nproc-per-node " + std::to_string(b.gpus_per_node) +
            " --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$HEAD_NODE:" + std::to_string(b.rdzv_port) +
            "\" \\\n    " + b.torchrun_target;
 }
@@ -267,7 +268,7 @@ inline launcher_payload launcher_payload_for(const job_spec& j, const launch_opt
     if (!(j.training.finetune == finetune_spec{}) && !o.launcher->finetunes)
         throw config_error("training.finetune: the " + std::string(o.launcher.name()) + " launcher writes pretraining "
                            "runs; fine-tunes (a pretrained model, frozen layers, LoRA/QLoRA adapters) are written by the hf "
-                           "launcher (--framework hf)");
+                           "launcher (--framework hf) and the torchtune launcher (--framework torchtune)");
     const auto& fws = launcher_frameworks(o.launcher);
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())
         throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched by the " +
@@ -425,6 +426,8 @@ inline std::vector<launch_file> script_files(const job_spec& j, const std::vecto
     if (parts.size() > 1) b.components = parts;
     b.rdzv_port = o.rdzv_port;
     b.torchrun_target = payload.torchrun_target;
+    b.runner = payload.runner;
+    b.command = payload.command;
     auto files = std::move(payload.files);
     files.insert(files.begin(), launch_file{"launch.sbatch", batch_script_text(b)});
     return files;

@@ -40,6 +40,12 @@ struct launcher_payload {
     std::string preamble;
     std::string torchrun_target;
     std::vector<std::string> exports;  ///< environment the framework needs, "NAME=value" (written `export NAME=value`)
+    /// The program srun starts on every node with torchrun's options and torchrun_target: torchrun, or a wrapper
+    /// that takes torchrun's options (torchtune's `tune run`, torchtune/_cli/run.py).
+    std::string runner = "torchrun";
+    /// Replaces srun + runner when set: a single process started by the script itself (torchtune's single-device
+    /// recipes, `tune run RECIPE --config FILE` without torchrun options).
+    std::string command;
 };
 
 /// Everything `launch` and `import` know of one launcher.
@@ -67,7 +73,7 @@ struct launcher_traits {
 };
 
 /// Which launcher writes a job's files: a handle to its traits, compared by identity and written by name. The
-/// built-in ones are launcher::megatron, torchtitan, deepspeed, fsdp, llm_foundry and hf (launch/launchers.hpp).
+/// built-in ones are launcher::megatron, torchtitan, deepspeed, fsdp, llm_foundry, hf and torchtune (launch/launchers.hpp).
 class launcher {
 public:
     constexpr launcher() noexcept;  ///< megatron
@@ -83,6 +89,7 @@ public:
     static const launcher fsdp;
     static const launcher llm_foundry;
     static const launcher hf;
+    static const launcher torchtune;
 
 private:
     const launcher_traits* t_;

@@ -14,6 +14,7 @@
 #include "frenzy/frameworks/llm_foundry/launcher.hpp"
 #include "frenzy/frameworks/megatron/launcher.hpp"
 #include "frenzy/frameworks/torchtitan/launcher.hpp"
+#include "frenzy/frameworks/torchtune/launcher.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/train/frameworks.hpp"
 
@@ -25,12 +26,13 @@ inline constexpr launcher launcher::deepspeed{frameworks::deepspeed::launch_trai
 inline constexpr launcher launcher::fsdp{frameworks::fsdp::launch_traits};
 inline constexpr launcher launcher::llm_foundry{frameworks::llm_foundry::launch_traits};
 inline constexpr launcher launcher::hf{frameworks::hf::launch_traits};
+inline constexpr launcher launcher::torchtune{frameworks::torchtune::launch_traits};
 constexpr launcher::launcher() noexcept : t_(&frameworks::megatron::launch_traits) {}
 
 /// Every launcher known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<launcher>& launcher_catalog() {
     static std::vector<launcher> all{launcher::megatron, launcher::torchtitan, launcher::deepspeed, launcher::fsdp,
-                                     launcher::llm_foundry, launcher::hf};
+                                     launcher::llm_foundry, launcher::hf, launcher::torchtune};
     return all;
 }
 

@@ -251,7 +251,7 @@ struct framework_traits {
 };
 
 /// Which framework a job runs on: a handle to its traits, compared by identity and written by name. The built-in
-/// frameworks are framework::megatron, deepspeed, fsdp, ddp and hf (train/frameworks.hpp); others come from
+/// frameworks are framework::megatron, deepspeed, fsdp, ddp, hf, llm_foundry and torchtune (train/frameworks.hpp); others come from
 /// find_framework(name) once added to the catalog.
 class framework {
 public:
@@ -270,6 +270,7 @@ public:
     static const framework ddp;
     static const framework hf;
     static const framework llm_foundry;
+    static const framework torchtune;
 
 private:
     const framework_traits* t_;

@@ -7,6 +7,7 @@ source tree, for tests/launch: each flag or key `frenzy launch` writes must be i
   extract_framework_keys.py torchtitan REPO_DIR > torchtitan_fields.txt
   extract_framework_keys.py llm-foundry LLM_FOUNDRY_DIR COMPOSER_DIR > llm_foundry_keys.txt
   extract_framework_keys.py hf TRANSFORMERS_SRC PEFT_SRC > hf_keys.txt
+  extract_framework_keys.py torchtune TORCHTUNE_DIR > torchtune_keys.txt
 
 Megatron-LM: literal '--flags' of megatron/training/arguments.py plus the flags ArgumentGroupFactory
 (megatron/training/argument_utils.py) derives from the config dataclasses named in arguments.py: `--name-with-dashes`;
@@ -25,11 +26,17 @@ src/transformers/training_args.py dataclass), `BitsAndBytesConfig.<argument>` (i
 src/transformers/utils/quantization_config.py) and `LoraConfig.<field>` (PEFT's src/peft/tuners/lora/config.py,
 with the fields of its base classes PeftConfig and PeftConfigMixin of src/peft/config.py); TRANSFORMERS_SRC and
 PEFT_SRC are the folders holding the `transformers` and `peft` packages (each repository's src/).
+torchtune: the top-level config keys the four fine-tuning recipes read (recipes/{full,lora}_finetune_{distributed,
+single_device}.py: cfg.get("key"), cfg.key, cfg["key"]); `section.key` paths of the recipe configs torchtune ships
+(recipes/configs/**/*.yaml: the components' own arguments, e.g. model.lora_rank, optimizer.fused); `loss.ARG` for the
+__init__ arguments of LinearCrossEntropyLoss and CEWithChunkedOutputLoss (torchtune/modules/loss/);
+`builder.NAME` for every model builder torchtune/models/*/__init__.py exports (what model._component_ may name).
 torchtitan: dotted `section.field` names of the dataclasses Trainer.Config composes (torchtitan/config/configs.py,
 activation_checkpoint.py), as config attributes are spelled in a recipe.
 """
 import ast
 import os
+import re
 import sys
 
 
@@ -295,6 +302,54 @@ def hf(transformers_src, peft_src):
     return sorted(out)
 
 
+TORCHTUNE_RECIPES = ["full_finetune_distributed", "full_finetune_single_device", "lora_finetune_distributed",
+                     "lora_finetune_single_device"]
+
+
+def yaml_paths(text):
+    """`section.key` paths of a recipe config (indentation-nested `key:` lines; list items and comments skipped)."""
+    out, stack = set(), []
+    for line in text.splitlines():
+        body = line.split("#", 1)[0].rstrip()
+        if not body.strip() or body.lstrip().startswith("-"):
+            continue
+        m = re.match(r"^( *)([A-Za-z_][A-Za-z0-9_]*):", body)
+        if not m:
+            continue
+        depth = len(m.group(1))
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        stack.append((depth, m.group(2)))
+        if len(stack) > 1:
+            out.add(".".join(k for _, k in stack))
+    return out
+
+
+def torchtune(root):
+    out = set()
+    for r in TORCHTUNE_RECIPES:
+        text = open(os.path.join(root, "recipes", r + ".py")).read()
+        out.update(re.findall(r'\bcfg\.get\(\s*"([A-Za-z_][A-Za-z0-9_]*)"', text))
+        out.update(re.findall(r'\bcfg\[\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\]', text))
+        out.update(k for k in re.findall(r"\bcfg\.([A-Za-z_][A-Za-z0-9_]*)", text) if k not in ("get", "pop", "keys", "items"))
+    for d, _, files in os.walk(os.path.join(root, "recipes", "configs")):
+        for f in files:
+            if f.endswith(".yaml"):
+                out.update(yaml_paths(open(os.path.join(d, f)).read()))
+    for mod, cls in (("torchtune.modules.loss.cross_entropy_loss", "LinearCrossEntropyLoss"),
+                     ("torchtune.modules.loss.ce_chunked_output_loss", "CEWithChunkedOutputLoss")):
+        out.update("loss." + a for a in init_args(root, mod, cls))
+    models = os.path.join(root, "torchtune", "models")
+    for family in sorted(os.listdir(models)):
+        init = os.path.join(models, family, "__init__.py")
+        if not os.path.exists(init):
+            continue
+        for node in parse(init).body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                out.update("builder.torchtune.models." + family + "." + const(e) for e in node.value.elts)
+    return sorted(out)
+
+
 if __name__ == "__main__":
     which, root = sys.argv[1], sys.argv[2]
     if which == "llm-foundry":
@@ -302,6 +357,6 @@ if __name__ == "__main__":
     elif which == "hf":
         keys = hf(root, sys.argv[3])
     else:
-        keys = {"megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan}[which](root)
+        keys = {"megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan, "torchtune": torchtune}[which](root)
     for k in keys:
         print(k)
