@@ -6,6 +6,7 @@
 // 34sbh/t with sequence parallelism and selective recompute), generalised to GQA, gated MLPs, flash attention,
 // context parallelism, dropout on/off and MoE token routing.
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <concepts>
 #include <utility>
@@ -340,7 +341,13 @@ inline std::pair<double, double> last_stage_activations(const job_spec& j, const
     // An eager final RMSNorm also keeps the fp32 copy of its input (framework_profile::eager_final_norm).
     const double final_norm_fp32 =
         f.eager_final_norm && f.rmsnorm_fp32_copy && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
-    const auto loss = loss_bytes_per_logit(f.loss, static_cast<double>(j.runtime.loss_chunks));
+    // Chunks of f.loss_chunk_tokens tokens (LitGPT): ceil(seq_len / chunk) of them, or runtime.loss_chunks if more.
+    const double chunks =
+        f.loss_chunk_tokens > 0
+            ? std::max<double>(static_cast<double>(j.runtime.loss_chunks),
+                               std::ceil(static_cast<double>(j.training.seq_len) / static_cast<double>(f.loss_chunk_tokens)))
+            : static_cast<double>(j.runtime.loss_chunks);
+    const auto loss = loss_bytes_per_logit(f.loss, chunks);
     const double last_extra = e * sb * h * rep + final_norm_fp32 + head_in + loss.saved * logits;
     const double loss_transient = loss.transient * logits;
     return {last_extra, loss_transient};
