@@ -83,6 +83,7 @@ public:
     static const launcher fsdp;
     static const launcher llm_foundry;
     static const launcher hf;
+    static const launcher litgpt;
 
 private:
     const launcher_traits* t_;
