@@ -5,6 +5,7 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/launcher_configs.hpp"
 #ifdef FRENZY_HAS_YAML
+#include "frenzy/io/launcher_litgpt.hpp"
 #include "frenzy/io/launcher_llm_foundry.hpp"
 #endif
 #include "frenzy/launch/launch.hpp"
@@ -39,6 +40,7 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
         o.world_size = j.parallel.gpus();  // train.yaml does not say it: --world-size beside the file
         return llm_foundry_import_yaml(file(fs, "train.yaml").content, o);
     }
+    if (l == launcher::litgpt) return litgpt_import_yaml(file(fs, "litgpt.yaml").content, import_options{.name = j.name});
 #endif
     return fsdp_import_json(nlohmann::json::parse(file(fs, "fsdp_settings.json").content), o);
 }
@@ -221,6 +223,59 @@ TEST_CASE("FSDP/DDP round trip") {
 }
 
 #ifdef FRENZY_HAS_YAML
+TEST_CASE("LitGPT round trip: LoRA, QLoRA and pretrain, one device and FSDP, precisions, token budgets") {
+    // litgpt.yaml alone gives the job back: the model by LitGPT's name, dp = devices x num_nodes, the layout LitGPT
+    // builds for it, precision, adapters, batch sizes and the budget (500 whole steps: exact in max_steps).
+    auto j = base_job("llama-3.1-8b", 2048, 64);
+    j.runtime.framework = framework::litgpt;
+    j.training.precision = precision::bf16;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16, .alpha = 32, .targets = lora_q | lora_k | lora_v | lora_o,
+                           .dropout = 0.1};
+    j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
+    check_roundtrip(j, launcher::litgpt);
+    j.training.precision = precision::bf16_mixed;
+    j.training.finetune.targets = lora_q | lora_v | lora_gate | lora_up | lora_down;
+    check_roundtrip(j, launcher::litgpt);
+    // QLoRA: one device, bf16-true, nf4 with and without double quantization
+    j.training.precision = precision::bf16;
+    j.parallel = {.dp = 1};
+    for (const bool dq : {true, false}) {
+        j.training.finetune.method = finetune_method::qlora;
+        j.training.finetune.double_quant = dq;
+        check_roundtrip(j, launcher::litgpt);
+    }
+    // no token budget: the batch script asks for TRAIN_STEPS, the file holds none
+    j.training.total_tokens = 0;
+    check_roundtrip(j, launcher::litgpt);
+    // pretraining: model_name, FSDP without checkpointing, max_tokens exactly
+    auto p = base_job("qwen2.5-7b", 4096, 256);
+    p.runtime.framework = framework::litgpt;
+    p.parallel = {.dp = 32, .sharding = sharding::full};
+    check_roundtrip(p, launcher::litgpt);
+    p.training.precision = precision::fp32;
+    p.parallel = {.dp = 1};
+    p.training.total_tokens = 123456789;  // not a whole number of steps: max_tokens holds it as it is
+    check_roundtrip(p, launcher::litgpt);
+}
+
+TEST_CASE("LitGPT litgpt.yaml: what is not read or contradicts itself is an error naming the key") {
+    using Catch::Matchers::Contains;
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: Llama-3.1-8B\ncheckpoint_dir: checkpoints/x\n"), Contains("both given"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("precision: bf16-true\n"), Contains("neither model_name"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: gpt-5\n"), Contains("model_name=gpt-5 is not a LitGPT model"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: Llama-3.1-8B\nprecision: bf17\n"), Contains("precision=bf17"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nquantize: bnb.int8-training\n"),
+                      Contains("quantize=bnb.int8-training"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: Llama-3.1-8B\ntrain:\n  micro_batch_size: 0\n"), Contains("train.micro_batch_size=0"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: Llama-3.1-8B\ndevices: 2\ndevices: 4\n"), Contains("devices is given twice"));
+    // the defaults of finetune_lora's setup: r 8, alpha 16, dropout 0.05 on query and value; bf16-mixed
+    const auto r = litgpt_import_yaml("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\n");
+    CHECK(r.job.training.finetune == finetune_spec{.method = finetune_method::lora, .rank = 8, .alpha = 16,
+                                                   .targets = lora_q | lora_v, .dropout = 0.05});
+    CHECK(r.job.training.precision == precision::bf16_mixed);
+    CHECK(r.job.model == preset("llama-3.2-1b"));
+}
+
 TEST_CASE("llm-foundry round trip: FSDP1 sharding strategies, activation checkpointing, Composer precisions, MPT shapes") {
     // a Llama-shaped MPT (RoPE, RMSNorm, SwiGLU, GQA, untied, no biases) and a GPT-shaped one (learned positions,
     // LayerNorm, GELU, tied, biases): the attention kernel stated, as train.yaml states it (attn_impl)
