@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_hf.hpp"
 #include "frenzy/io/launcher_configs.hpp"
 #ifdef FRENZY_HAS_YAML
 #include "frenzy/io/launcher_litgpt.hpp"
@@ -34,6 +35,10 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
     o.training.optimizer = j.training.optimizer;
     if (l == launcher::megatron) return megatron_import_text(file(fs, "launch.sbatch").content, o);
     if (l == launcher::torchtitan) return torchtitan_import_text(file(fs, "frenzy_torchtitan.py").content, o);
+    if (l == launcher::hf) {
+        o.world_size = j.parallel.gpus();  // torchrun's, and the budget (TRAIN_STEPS) and model: beside the script
+        return hf_import_script(file(fs, "frenzy_hf_train.py").content, o);
+    }
     if (l == launcher::deepspeed) return deepspeed_import_json(nlohmann::json::parse(file(fs, "ds_config.json").content), o);
 #ifdef FRENZY_HAS_YAML
     if (l == launcher::llm_foundry) {
@@ -220,6 +225,60 @@ TEST_CASE("FSDP/DDP round trip") {
     j.runtime.framework = framework::ddp;
     j.parallel = {.dp = 16};
     check_roundtrip(j, launcher::fsdp);
+}
+
+TEST_CASE("Hugging Face round trip: full, LoRA and QLoRA fine-tunes from frenzy_hf_train.py's settings") {
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.runtime.framework = framework::hf;
+    j.training.finetune = {};  // full fine-tune: fp32 weights under autocast (bf16-mixed), every layer trained
+    j.parallel = {.dp = 8, .recompute = recompute::full};
+    check_roundtrip(j, launcher::hf);
+    j.training.precision = precision::bf16;  // weights loaded in bf16, Trainer(bf16=True)
+    j.parallel = {.dp = 4};
+    check_roundtrip(j, launcher::hf);
+    j.training.precision = precision::bf16_mixed;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 32, .alpha = 64, .targets = lora_q | lora_k | lora_v | lora_o | lora_gate,
+                           .dropout = 0.05};
+    j.parallel = {.dp = 8, .recompute = recompute::full};
+    check_roundtrip(j, launcher::hf);
+    j.runtime.attention = attention_impl::unfused;  // attn_implementation="eager"
+    j.training.optimizer = optimizer_kind::adamw_8bit;
+    check_roundtrip(j, launcher::hf);
+    j.runtime.attention = attention_impl::automatic;
+    j.training.optimizer = optimizer_kind::adamw;
+    for (const bool dq : {true, false}) {
+        j.training.finetune.method = finetune_method::qlora;
+        j.training.finetune.double_quant = dq;
+        j.parallel = {.dp = 1};
+        check_roundtrip(j, launcher::hf);
+    }
+}
+
+TEST_CASE("Hugging Face frenzy_hf_train.py: another model, an edited setting or a missing one is an error naming it") {
+    using Catch::Matchers::Contains;
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.runtime.framework = framework::hf;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16};
+    j.parallel = {.dp = 8};
+    const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), "frenzy_hf_train.py").content;
+    import_options o;
+    o.model = preset("qwen2.5-7b");
+    CHECK_THROWS_WITH(hf_import_script(script, o), Contains("PLANNED=") && Contains("contradicts the model given beside the file"));
+    CHECK_THROWS_WITH(hf_import_script(script, {}), Contains("does not describe the model"));
+    o.model = j.model;
+    auto edited = script;
+    edited.replace(edited.find("\"adamw_torch_fused\""), 19, "\"adamw_apex_fused\"");
+    CHECK_THROWS_WITH(hf_import_script(edited, o), Contains("optim=\"adamw_apex_fused\" is not one the hf launcher writes"));
+    edited = script;
+    edited.replace(edited.find("    optim=\"adamw_torch_fused\","), 30, "    optim=\"adamw_torch_fused\"  #");
+    CHECK_THROWS_WITH(hf_import_script(edited, o), Contains("is not `optim=value,`"));
+    edited = script;
+    edited.replace(edited.find("SEQ_LEN = "), 10, "SEQ_LEN_X = ");
+    CHECK_THROWS_WITH(hf_import_script(edited, o), Contains("no SEQ_LEN setting"));
+    CHECK_THROWS_WITH(hf_import_script(script + "MICRO_BATCH = 2\n", o), Contains("MICRO_BATCH is given twice"));
+    edited = script;
+    edited.replace(edited.find("\"q_proj\""), 8, "\"qkv\"");
+    CHECK_THROWS_WITH(hf_import_script(edited, o), Contains("target_modules holds"));
 }
 
 #ifdef FRENZY_HAS_YAML
