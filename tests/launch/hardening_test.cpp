@@ -128,7 +128,7 @@ TEST_CASE("launch: the run command is one line of the batch script with its quot
 }
 
 TEST_CASE("litgpt launcher: hostile job and model names never reach litgpt.yaml or the command line") {
-    // The YAML holds numbers, booleans and names of frameworks/litgpt/models.hpp only; the job name reaches the
+    // The YAML holds numbers, booleans and names of frameworks/litgpt/traits.hpp only; the job name reaches the
     // batch script as launch.hpp writes every launcher's (a comment and one --job-name word).
     const std::string hostile = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf";
     job_spec j;

@@ -1,7 +1,7 @@
 #pragma once
 // LitGPT's litgpt.yaml (the jsonargparse config of `litgpt finetune_lora` / `litgpt pretrain`) -> job spec, the
 // reverse of frameworks/litgpt/launcher.hpp: the model from model_name or checkpoint_dir (frameworks/litgpt/
-// models.hpp), the layout from devices x num_nodes (FSDP data parallel: one device unsharded; several fully sharded,
+// traits.hpp: models), the layout from devices x num_nodes (FSDP data parallel: one device unsharded; several fully sharded,
 // fine-tunes checkpointing every Block), precision, LoRA/QLoRA settings, batch sizes and the token budget
 // (train.max_tokens, or train.max_steps optimizer steps). Keys and defaults as Lightning-AI/litgpt@26857050 defines
 // them (finetune/lora.py and pretrain.py setup, litgpt/args.py TrainArgs). Needs yaml-cpp (FRENZY_HAS_YAML).
@@ -11,7 +11,6 @@
 
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
-#include "frenzy/frameworks/litgpt/models.hpp"
 #include "frenzy/frameworks/litgpt/traits.hpp"
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/io/launcher_yaml.hpp"
@@ -48,7 +47,7 @@ inline transformer_spec litgpt_model_spec(const std::string& key, std::string na
     const auto* m = frameworks::litgpt::model_of_litgpt_name(name);
     if (!m)
         throw config_error("litgpt.yaml: " + key + "=" + printable(name) + " is not a LitGPT model Frenzy has a preset for "
-                           "(frameworks/litgpt/models.hpp)");
+                           "(frameworks/litgpt/traits.hpp)");
     return preset(m->preset);
 }
 

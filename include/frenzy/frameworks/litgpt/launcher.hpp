@@ -5,13 +5,12 @@
 // torchelastic environment torchrun sets up, one process per GPU). Every key written is a parameter of the command's
 // setup() (finetune/lora.py, pretrain.py) or a field of litgpt/args.py TrainArgs, listed in
 // tests/data/launch/litgpt_keys.txt by tests/data/launch/extract_framework_keys.py. The values are numbers, booleans
-// and names from closed sets (frameworks/litgpt/models.hpp): nothing the user typed enters the file.
+// and names from closed sets (frameworks/litgpt/traits.hpp): nothing the user typed enters the file.
 // devices x num_nodes in the file is the world size (dp); the batch script passes the allocation's split
 // (--devices DP/NODES --num_nodes NODES) on the command line, which jsonargparse applies over the file.
 #include <cmath>
 #include <string>
 
-#include "frenzy/frameworks/litgpt/models.hpp"
 #include "frenzy/frameworks/litgpt/traits.hpp"
 #include "frenzy/io/file.hpp"
 #ifdef FRENZY_HAS_YAML
@@ -54,7 +53,7 @@ inline const litgpt_model& model_of(const job_spec& j) {
     const auto* m = model_of_preset(j.model.name);
     if (!m)
         throw config_error("model.name=\"" + printable(j.model.name, 60) + "\" has no LitGPT model config the litgpt launcher "
-                           "knows (litgpt/config.py@26857050; frameworks/litgpt/models.hpp lists the presets)");
+                           "knows (litgpt/config.py@26857050; frameworks/litgpt/traits.hpp lists the presets)");
     if (m->layers != j.model.layers || m->hidden != j.model.hidden)
         throw config_error("model.layers=" + std::to_string(j.model.layers) + ", model.hidden=" + std::to_string(j.model.hidden) +
                            ": LitGPT's " + std::string(m->config) + " has " + std::to_string(m->layers) + " layers of " +
