@@ -19,10 +19,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const std::string data_dir = std::string(FRENZY_SOURCE_DIR) + "/tests/data/launch";
+const std::string litgpt_data_dir = std::string(FRENZY_SOURCE_DIR) + "/tests/data/launch";
 
-std::vector<std::string> data_lines(const std::string& name) {
-    std::ifstream f(data_dir + "/" + name);
+std::vector<std::string> litgpt_data_lines(const std::string& name) {
+    std::ifstream f(litgpt_data_dir + "/" + name);
     std::vector<std::string> out;
     std::string line;
     while (std::getline(f, line))
@@ -32,7 +32,7 @@ std::vector<std::string> data_lines(const std::string& name) {
 }
 
 /// The dotted key paths of litgpt.yaml (two-space indentation, comments skipped), prefixed with the command.
-std::vector<std::string> yaml_paths(const std::string& command, const std::string& text) {
+std::vector<std::string> litgpt_yaml_paths(const std::string& command, const std::string& text) {
     std::vector<std::string> out, stack;
     std::istringstream in(text);
     std::string line;
@@ -63,7 +63,7 @@ job_spec litgpt_job(const std::string& model, std::int64_t dp, bool lora) {
     return j;
 }
 
-plan plan_of(const job_spec& j) {
+plan litgpt_plan_of(const job_spec& j) {
     plan p;
     p.gpu = "h100-80g";
     p.gpus = static_cast<int>(j.parallel.gpus());
@@ -73,7 +73,7 @@ plan plan_of(const job_spec& j) {
     return p;
 }
 
-launch_options litgpt_options() {
+launch_options litgpt_launch_options() {
     launch_options o;
     o.launcher = launcher::litgpt;
     return o;
@@ -82,7 +82,7 @@ launch_options litgpt_options() {
 }  // namespace
 
 TEST_CASE("every litgpt.yaml key is a parameter of the LitGPT command or a TrainArgs field") {
-    const auto list = data_lines("litgpt_keys.txt");
+    const auto list = litgpt_data_lines("litgpt_keys.txt");
     const std::set<std::string> keys(list.begin(), list.end());
     std::vector<job_spec> jobs{litgpt_job("llama-3.1-8b", 8, true), litgpt_job("llama-3.1-8b", 16, false),
                                litgpt_job("qwen2.5-7b", 1, true)};
@@ -95,7 +95,7 @@ TEST_CASE("every litgpt.yaml key is a parameter of the LitGPT command or a Train
     jobs.push_back(nobudget);
     for (const auto& j : jobs) {
         const auto text = frameworks::litgpt::config_yaml(j);
-        const auto paths = yaml_paths(frameworks::litgpt::command_of(j), text);
+        const auto paths = litgpt_yaml_paths(frameworks::litgpt::command_of(j), text);
         CHECK(paths.size() >= 10);
         for (const auto& k : paths) {
             INFO(j.name << ": " << k << "\n" << text);
@@ -107,7 +107,7 @@ TEST_CASE("every litgpt.yaml key is a parameter of the LitGPT command or a Train
 TEST_CASE("litgpt's model table: each entry is a config of litgpt/config.py and has the preset's shape") {
     // litgpt_models.txt: "CONFIG ORG/NAME N_LAYER N_EMBD" per config of litgpt/config.py@26857050.
     std::set<std::string> configs;
-    for (const auto& line : data_lines("litgpt_models.txt")) configs.insert(line);
+    for (const auto& line : litgpt_data_lines("litgpt_models.txt")) configs.insert(line);
     for (const auto& m : frameworks::litgpt::models) {
         INFO(m.preset);
         CHECK(configs.count(std::string(m.config) + " " + std::string(m.repo) + " " + std::to_string(m.layers) + " " +
@@ -124,7 +124,7 @@ TEST_CASE("every preset LitGPT has a config for launches with the litgpt launche
         for (const bool lora : {true, false}) {
             const auto j = litgpt_job(std::string(m.preset), lora ? 1 : 8, lora);
             INFO(m.preset << (lora ? " lora" : " pretrain"));
-            const auto files = launch_files(j, plan_of(j), litgpt_options());
+            const auto files = launch_files(j, litgpt_plan_of(j), litgpt_launch_options());
             REQUIRE(files.size() == 2);
             const auto& yaml = files[1].content;
             CHECK(files[1].name == "litgpt.yaml");
@@ -151,14 +151,14 @@ TEST_CASE("litgpt launcher: what LitGPT has no config or setting for is refused 
     CHECK_THROWS_WITH(frameworks::litgpt::config_yaml(j), Contains("training.finetune.alpha=2.5"));
     j = litgpt_job("llama-3.1-8b", 1, true);
     j.runtime.compile = true;
-    CHECK_THROWS_WITH(launch_files(j, plan_of(j), litgpt_options()), Contains("runtime.compile"));
+    CHECK_THROWS_WITH(launch_files(j, litgpt_plan_of(j), litgpt_launch_options()), Contains("runtime.compile"));
     j = litgpt_job("llama-3.1-8b", 1, true);
     j.training.optimizer = optimizer_kind::adafactor;
     CHECK_THROWS_WITH(frameworks::litgpt::config_yaml(j), Contains("training.optimizer=\"adafactor\""));
     j = litgpt_job("llama-3.1-8b", 8, true);
     j.runtime.framework = framework::hf;
     j.parallel = {.dp = 8};
-    CHECK_THROWS_WITH(launch_files(j, plan_of(j), litgpt_options()), Contains("runtime.framework=\"hf\" cannot be launched by the litgpt launcher"));
+    CHECK_THROWS_WITH(launch_files(j, litgpt_plan_of(j), litgpt_launch_options()), Contains("runtime.framework=\"hf\" cannot be launched by the litgpt launcher"));
     // the values written: QLoRA's quantization, precision, the token budget as optimizer steps (100) or tokens
     j = litgpt_job("llama-3.2-1b", 1, true);
     j.training.finetune.method = finetune_method::qlora;

@@ -45,7 +45,11 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
         o.world_size = j.parallel.gpus();  // train.yaml does not say it: --world-size beside the file
         return llm_foundry_import_yaml(file(fs, "train.yaml").content, o);
     }
-    if (l == launcher::litgpt) return litgpt_import_yaml(file(fs, "litgpt.yaml").content, import_options{.name = j.name});
+    if (l == launcher::litgpt) {
+        import_options named;  // litgpt.yaml alone: the model, the world size and the budget are in it
+        named.name = j.name;
+        return litgpt_import_yaml(file(fs, "litgpt.yaml").content, named);
+    }
 #endif
     return fsdp_import_json(nlohmann::json::parse(file(fs, "fsdp_settings.json").content), o);
 }

@@ -12,7 +12,7 @@ using namespace frenzy;
 
 namespace {
 /// validate(j)'s message, or "" when the job is valid.
-std::string validate_or_why(const job_spec& j) {
+std::string litgpt_why_invalid(const job_spec& j) {
     try {
         validate(j);
     } catch (const config_error& e) {
@@ -21,7 +21,7 @@ std::string validate_or_why(const job_spec& j) {
     return {};
 }
 
-job_spec small_lora() {
+job_spec litgpt_small_lora() {
     job_spec j;
     j.model = preset("llama-3.2-1b");  // 16 layers, hidden 2048, 32 q heads / 8 kv heads of 64, ffn 8192, vocab 128256
     j.training = {.seq_len = 512, .micro_batch = 1, .global_batch = 16, .precision = precision::bf16};  // bf16-true
@@ -33,7 +33,7 @@ job_spec small_lora() {
 }  // namespace
 
 TEST_CASE("a small LitGPT LoRA job, term by term (Llama-3.2-1B, r 8 on q and v, bf16-true, one device)") {
-    const auto j = small_lora();
+    const auto j = litgpt_small_lora();
     const auto r = memory_estimator{}.estimate(j);
     REQUIRE(r.stages.size() == 1);
     const auto& b = r.stages[0].breakdown;
@@ -92,7 +92,7 @@ TEST_CASE("LitGPT's measured LoRA / QLoRA table with the litgpt profile alone") 
         j.runtime.framework = framework::litgpt;
         j.training.finetune = {.method = x.method, .rank = 8, .alpha = 16, .targets = lora_q | lora_v, .dropout = 0.05,
                                .qlora_saves_inputs = x.method == finetune_method::qlora, .double_quant = x.double_quant};
-        REQUIRE(validate_or_why(j).empty());
+        REQUIRE(litgpt_why_invalid(j).empty());
         const double gb = memory_estimator{}.estimate(j).peak_allocated.value / 1e9;
         const double err = gb / x.measured_gb - 1;
         std::printf("litgpt %-12s %-6s mb %lld: %.2f GB vs %.2f measured (%+.1f%%)\n", x.model,
@@ -105,43 +105,43 @@ TEST_CASE("LitGPT's measured LoRA / QLoRA table with the litgpt profile alone") 
 }
 
 TEST_CASE("litgpt rules: the layouts LitGPT's scripts build, refusals naming the field") {
-    auto j = small_lora();
-    CHECK(validate_or_why(j).empty());
+    auto j = litgpt_small_lora();
+    CHECK(litgpt_why_invalid(j).empty());
     auto bad = j;
     bad.parallel = {.dp = 2, .tp = 2, .sharding = sharding::full, .recompute = recompute::full};
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("data parallel only") && Catch::Contains("tp=2"));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("data parallel only") && Catch::Contains("tp=2"));
     bad = j;
     bad.parallel = {.dp = 4, .sharding = sharding::none, .recompute = recompute::full};
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("parallel.sharding=\"none\""));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("parallel.sharding=\"none\""));
     bad.parallel.sharding = sharding::full;
-    CHECK(validate_or_why(bad).empty());  // finetune_lora on 4 GPUs: FSDP2 + checkpoint_wrapper per Block
+    CHECK(litgpt_why_invalid(bad).empty());  // finetune_lora on 4 GPUs: FSDP2 + checkpoint_wrapper per Block
     bad.parallel.recompute = recompute::none;
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("parallel.recompute=\"none\"") && Catch::Contains("fine-tune"));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("parallel.recompute=\"none\"") && Catch::Contains("fine-tune"));
     bad = j;
     bad.parallel.recompute = recompute::full;
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("parallel.dp=1"));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("parallel.dp=1"));
     bad = j;
     bad.training.finetune.method = finetune_method::qlora;
     bad.parallel = {.dp = 2, .sharding = sharding::full, .recompute = recompute::full};
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("method=\"qlora\"") && Catch::Contains("parallel.dp=2"));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("method=\"qlora\"") && Catch::Contains("parallel.dp=2"));
     bad = j;
     bad.training.finetune.method = finetune_method::qlora;
     bad.training.precision = precision::bf16_mixed;
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("training.precision=\"bf16-mixed\""));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("training.precision=\"bf16-mixed\""));
     bad = j;
     bad.training.finetune.targets = lora_q | lora_v | lora_up;
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("training.finetune.target_modules"));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("training.finetune.target_modules"));
     bad = j;
     bad.training.finetune = {.method = finetune_method::full, .frozen_layers = 4};
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("training.finetune.frozen_layers=4"));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("training.finetune.frozen_layers=4"));
     // pretraining (no fine-tune settings) on 8 GPUs: pretrain.py's FSDPStrategy without checkpointing
     bad = j;
     bad.training.finetune = {};
     bad.parallel = {.dp = 8, .sharding = sharding::full};
-    CHECK(validate_or_why(bad).empty());
+    CHECK(litgpt_why_invalid(bad).empty());
     bad.parallel.recompute = recompute::full;
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("pretraining"));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("pretraining"));
     bad = j;
     bad.runtime.offload.optimizer = true;
-    CHECK_THAT(validate_or_why(bad), Catch::Contains("runtime.offload"));
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("runtime.offload"));
 }
