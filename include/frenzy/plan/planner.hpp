@@ -199,7 +199,7 @@ private:
                                     const auto pp = ax.pp[pi];
                                     if (tp * pp * cp > avail) break;
                                     detail::set_layout(j, job0.runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
-                                    if (!detail::shape_allowed(j, pool, opt)) continue;
+                                    if (!detail::shape_allowed(j, pool, opt, ax.dp, ax.recomputes)) continue;
                                     prepare_stage(j, pool.gpu, topo, flops, cx);
                                     search_dps(j, pool.gpu, topo, ax, pi, avail, opt, best, cx);
                                 }
@@ -323,7 +323,12 @@ private:
                        frontier& known, const std::vector<std::int64_t>& mbs) const {
         auto& st = cx.st;
         ++st.layouts;
-        const auto& levels = ax.recomputes;  // ascending: none < selective < full, memory falls and time grows
+        // ascending: none < selective < full, memory falls and time grows; those the framework's rules accept at this dp
+        std::vector<recompute> levels;
+        for (const auto rc : ax.recomputes) {
+            j.parallel.recompute = rc;
+            if (framework_rejects(j.runtime.framework, j.parallel, j.training).empty()) levels.push_back(rc);
+        }
         st.configurations += static_cast<std::int64_t>(mbs.size() * levels.size());
         if (mbs.empty() || levels.empty()) return;
         const recompute frugal = levels.back();
