@@ -1,15 +1,18 @@
 // libFuzzer target: the launcher importers (io/launcher_megatron.hpp, io/launcher_configs.hpp, io/launcher_shell.hpp)
 // behind `frenzy import` and `--from`. Every input is given to each importer in turn, as `--from KIND:FILE` would
-// (megatron script, JSON argument list or YAML argument file, torchtitan recipe, llm-foundry train.yaml, DeepSpeed
+// (megatron script, JSON argument list or YAML argument file, torchtitan recipe, llm-foundry train.yaml, litgpt.yaml,
+// frenzy_hf_train.py, DeepSpeed
 // ds_config.json, FSDP settings), so the
 // seed corpus (tests/data/launch) needs no kind prefix. The last three describe no model: gpt3-125m stands in, as
 // `--model` would. Each importer may end only with a frenzy::error.
 #include <string>
 
 #include "frenzy/io/json_reader.hpp"
+#include "frenzy/io/launcher_hf.hpp"
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/io/launcher_megatron.hpp"
 #ifdef FRENZY_HAS_YAML
+#include "frenzy/io/launcher_litgpt.hpp"
 #include "frenzy/io/launcher_llm_foundry.hpp"
 #include "frenzy/io/launcher_yaml.hpp"
 #endif
@@ -29,7 +32,9 @@ FRENZY_FUZZ_TARGET({
     frenzy::import_options sized = opt;  // with the model given and a world size: the consistency checks
     sized.world_size = 8;
     try { use(frenzy::llm_foundry_import_yaml(text, sized)); } catch (const frenzy::error&) {}
+    try { use(frenzy::litgpt_import_yaml(text, {})); } catch (const frenzy::error&) {}
 #endif
+    try { use(frenzy::hf_import_script(text, opt)); } catch (const frenzy::error&) {}
     const auto j = frenzy::parse_json_text(text, "config.json");
     try { use(frenzy::deepspeed_import_json(j, opt)); } catch (const frenzy::error&) {}
     use(frenzy::fsdp_import_json(j, opt));

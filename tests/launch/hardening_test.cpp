@@ -5,10 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/io/launcher_shell.hpp"
+#include "frenzy/launch/launch.hpp"
 #include "frenzy/launch/launchers.hpp"
 #include "frenzy/model/presets.hpp"
 
@@ -123,4 +125,49 @@ TEST_CASE("launch: the run command is one line of the batch script with its quot
     CHECK_THROWS_WITH(check_run_command("a'b"), Contains("leaves a quote or a backslash open"));
     CHECK_THROWS_WITH(check_run_command("a \"b"), Contains("leaves a quote or a backslash open"));
     CHECK_THROWS_WITH(check_run_command("a \\"), Contains("leaves a quote or a backslash open"));
+}
+
+TEST_CASE("litgpt launcher: hostile job and model names never reach litgpt.yaml or the command line") {
+    // The YAML holds numbers, booleans and names of frameworks/litgpt/traits.hpp only; the job name reaches the
+    // batch script as launch.hpp writes every launcher's (a comment and one --job-name word).
+    const std::string hostile = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf";
+    job_spec j;
+    j.name = hostile;
+    j.model = preset("llama-3.2-1b");
+    j.runtime.framework = framework::litgpt;
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 16, .precision = precision::bf16, .total_tokens = 16.0 * 1024 * 10};
+    j.training.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16, .targets = lora_q | lora_v};
+    plan p;
+    p.gpu = "h100-80g";
+    p.gpus = 1;
+    p.nodes = 1;
+    p.framework = framework::litgpt;
+    p.micro_batch = 1;
+    launch_options o;
+    o.launcher = launcher::litgpt;
+    const auto files = launch_files(j, p, o);
+    REQUIRE(files.size() == 2);
+    CHECK(files[1].content.find("PWNED") == std::string::npos);  // litgpt.yaml: nothing of the name
+    CHECK(files[1].content.find(hostile) == std::string::npos);
+    std::istringstream sbatch(files[0].content);
+    for (std::string line; std::getline(sbatch, line);)
+        if (line.find("PWNED") != std::string::npos) CHECK(line.find('#') < line.find("PWNED"));  // comments only
+    // the model name is LitGPT's config or refused, printable, naming the field
+    auto h = j;
+    h.model.name = hostile;
+    CHECK_THROWS_WITH(launch_files(h, p, o), Catch::StartsWith("model.name=") && Contains("has no LitGPT model config"));
+    for (const std::string bad : {"x\nrm -rf $HOME #", "x\rimport os", "a\x1b[2Jb", "\xff\xfe"}) {
+        h = j;
+        h.model.name = bad;
+        CHECK_THROWS_WITH(launch_files(h, p, o), Catch::StartsWith("model.name="));
+        h = j;
+        h.name = bad;
+        CHECK_THROWS_WITH(launch_files(h, p, o), Catch::StartsWith("name="));
+    }
+    // run_command is checked as for every launcher, then written before the LitGPT command's arguments
+    o.run_command = "wrapper.py --x 'a b'";
+    CHECK(launch_files(j, p, o)[0].content.find("wrapper.py --x 'a b' finetune_lora --config \"$LAUNCH_DIR/litgpt.yaml\"") !=
+          std::string::npos);
+    o.run_command = "a\nrm -rf x";
+    CHECK_THROWS_WITH(launch_files(j, p, o), Contains("control character"));
 }

@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_hf.hpp"
 #include "frenzy/io/launcher_configs.hpp"
 #ifdef FRENZY_HAS_YAML
+#include "frenzy/io/launcher_litgpt.hpp"
 #include "frenzy/io/launcher_llm_foundry.hpp"
 #include "frenzy/frameworks/torchtune/import_yaml.hpp"
 #endif
@@ -34,6 +36,10 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
     o.training.optimizer = j.training.optimizer;
     if (l == launcher::megatron) return megatron_import_text(file(fs, "launch.sbatch").content, o);
     if (l == launcher::torchtitan) return torchtitan_import_text(file(fs, "frenzy_torchtitan.py").content, o);
+    if (l == launcher::hf) {
+        o.world_size = j.parallel.gpus();  // torchrun's, and the budget (TRAIN_STEPS) and model: beside the script
+        return hf_import_script(file(fs, "frenzy_hf_train.py").content, o);
+    }
     if (l == launcher::deepspeed) return deepspeed_import_json(nlohmann::json::parse(file(fs, "ds_config.json").content), o);
 #ifdef FRENZY_HAS_YAML
     if (l == launcher::llm_foundry) {
@@ -43,6 +49,11 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
     if (l == launcher::torchtune) {
         o.world_size = j.parallel.gpus();  // tune run's --nnodes x --nproc-per-node, beside the file
         return torchtune_import_yaml(file(fs, "torchtune.yaml").content, o);
+    }
+    if (l == launcher::litgpt) {
+        import_options named;  // litgpt.yaml alone: the model, the world size and the budget are in it
+        named.name = j.name;
+        return litgpt_import_yaml(file(fs, "litgpt.yaml").content, named);
     }
 #endif
     return fsdp_import_json(nlohmann::json::parse(file(fs, "fsdp_settings.json").content), o);
@@ -225,7 +236,117 @@ TEST_CASE("FSDP/DDP round trip") {
     check_roundtrip(j, launcher::fsdp);
 }
 
+TEST_CASE("Hugging Face round trip: full, LoRA and QLoRA fine-tunes from frenzy_hf_train.py's settings") {
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.runtime.framework = framework::hf;
+    j.training.finetune = {};  // full fine-tune: fp32 weights under autocast (bf16-mixed), every layer trained
+    j.parallel = {.dp = 8, .recompute = recompute::full};
+    check_roundtrip(j, launcher::hf);
+    j.training.precision = precision::bf16;  // weights loaded in bf16, Trainer(bf16=True)
+    j.parallel = {.dp = 4};
+    check_roundtrip(j, launcher::hf);
+    j.training.precision = precision::bf16_mixed;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 32, .alpha = 64, .targets = lora_q | lora_k | lora_v | lora_o | lora_gate,
+                           .dropout = 0.05};
+    j.parallel = {.dp = 8, .recompute = recompute::full};
+    check_roundtrip(j, launcher::hf);
+    j.runtime.attention = attention_impl::unfused;  // attn_implementation="eager"
+    j.training.optimizer = optimizer_kind::adamw_8bit;
+    check_roundtrip(j, launcher::hf);
+    j.runtime.attention = attention_impl::automatic;
+    j.training.optimizer = optimizer_kind::adamw;
+    j.runtime.liger = true;  // TrainingArguments(use_liger_kernel=True)
+    check_roundtrip(j, launcher::hf);
+    j.runtime.liger = false;
+    for (const bool dq : {true, false}) {
+        j.training.finetune.method = finetune_method::qlora;
+        j.training.finetune.double_quant = dq;
+        j.parallel = {.dp = 1};
+        check_roundtrip(j, launcher::hf);
+    }
+}
+
+TEST_CASE("Hugging Face frenzy_hf_train.py: another model, an edited setting or a missing one is an error naming it") {
+    using Catch::Matchers::Contains;
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.runtime.framework = framework::hf;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16};
+    j.parallel = {.dp = 8};
+    const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), "frenzy_hf_train.py").content;
+    import_options o;
+    o.model = preset("qwen2.5-7b");
+    CHECK_THROWS_WITH(hf_import_script(script, o), Contains("PLANNED=") && Contains("contradicts the model given beside the file"));
+    CHECK_THROWS_WITH(hf_import_script(script, {}), Contains("does not describe the model"));
+    o.model = j.model;
+    auto edited = script;
+    edited.replace(edited.find("\"adamw_torch_fused\""), 19, "\"adamw_apex_fused\"");
+    CHECK_THROWS_WITH(hf_import_script(edited, o), Contains("optim=\"adamw_apex_fused\" is not one the hf launcher writes"));
+    edited = script;
+    edited.replace(edited.find("    optim=\"adamw_torch_fused\","), 30, "    optim=\"adamw_torch_fused\"  #");
+    CHECK_THROWS_WITH(hf_import_script(edited, o), Contains("is not `optim=value,`"));
+    edited = script;
+    edited.replace(edited.find("SEQ_LEN = "), 10, "SEQ_LEN_X = ");
+    CHECK_THROWS_WITH(hf_import_script(edited, o), Contains("no SEQ_LEN setting"));
+    CHECK_THROWS_WITH(hf_import_script(script + "MICRO_BATCH = 2\n", o), Contains("MICRO_BATCH is given twice"));
+    edited = script;
+    edited.replace(edited.find("\"q_proj\""), 8, "\"qkv\"");
+    CHECK_THROWS_WITH(hf_import_script(edited, o), Contains("target_modules holds"));
+}
+
 #ifdef FRENZY_HAS_YAML
+TEST_CASE("LitGPT round trip: LoRA, QLoRA and pretrain, one device and FSDP, precisions, token budgets") {
+    // litgpt.yaml alone gives the job back: the model by LitGPT's name, dp = devices x num_nodes, the layout LitGPT
+    // builds for it, precision, adapters, batch sizes and the budget (500 whole steps: exact in max_steps).
+    auto j = base_job("llama-3.1-8b", 2048, 64);
+    j.runtime.framework = framework::litgpt;
+    j.training.precision = precision::bf16;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16, .alpha = 32, .targets = lora_q | lora_k | lora_v | lora_o,
+                           .dropout = 0.1};
+    j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
+    check_roundtrip(j, launcher::litgpt);
+    j.training.precision = precision::bf16_mixed;
+    j.training.finetune.targets = lora_q | lora_v | lora_gate | lora_up | lora_down;
+    check_roundtrip(j, launcher::litgpt);
+    // QLoRA: one device, bf16-true, nf4 with and without double quantization
+    j.training.precision = precision::bf16;
+    j.parallel = {.dp = 1};
+    for (const bool dq : {true, false}) {
+        j.training.finetune.method = finetune_method::qlora;
+        j.training.finetune.double_quant = dq;
+        check_roundtrip(j, launcher::litgpt);
+    }
+    // no token budget: the batch script asks for TRAIN_STEPS, the file holds none
+    j.training.total_tokens = 0;
+    check_roundtrip(j, launcher::litgpt);
+    // pretraining: model_name, FSDP without checkpointing, max_tokens exactly
+    auto p = base_job("qwen2.5-7b", 4096, 256);
+    p.runtime.framework = framework::litgpt;
+    p.parallel = {.dp = 32, .sharding = sharding::full};
+    check_roundtrip(p, launcher::litgpt);
+    p.training.precision = precision::fp32;
+    p.parallel = {.dp = 1};
+    p.training.total_tokens = 123456789;  // not a whole number of steps: max_tokens holds it as it is
+    check_roundtrip(p, launcher::litgpt);
+}
+
+TEST_CASE("LitGPT litgpt.yaml: what is not read or contradicts itself is an error naming the key") {
+    using Catch::Matchers::Contains;
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: Llama-3.1-8B\ncheckpoint_dir: checkpoints/x\n"), Contains("both given"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("precision: bf16-true\n"), Contains("neither model_name"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: gpt-5\n"), Contains("model_name=gpt-5 is not a LitGPT model"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: Llama-3.1-8B\nprecision: bf17\n"), Contains("precision=bf17"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nquantize: bnb.int8-training\n"),
+                      Contains("quantize=bnb.int8-training"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: Llama-3.1-8B\ntrain:\n  micro_batch_size: 0\n"), Contains("train.micro_batch_size=0"));
+    CHECK_THROWS_WITH(litgpt_import_yaml("model_name: Llama-3.1-8B\ndevices: 2\ndevices: 4\n"), Contains("devices is given twice"));
+    // the defaults of finetune_lora's setup: r 8, alpha 16, dropout 0.05 on query and value; bf16-mixed
+    const auto r = litgpt_import_yaml("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\n");
+    CHECK(r.job.training.finetune == finetune_spec{.method = finetune_method::lora, .rank = 8, .alpha = 16,
+                                                   .targets = lora_q | lora_v, .dropout = 0.05});
+    CHECK(r.job.training.precision == precision::bf16_mixed);
+    CHECK(r.job.model == preset("llama-3.2-1b"));
+}
+
 TEST_CASE("llm-foundry round trip: FSDP1 sharding strategies, activation checkpointing, Composer precisions, MPT shapes") {
     // a Llama-shaped MPT (RoPE, RMSNorm, SwiGLU, GQA, untied, no biases) and a GPT-shaped one (learned positions,
     // LayerNorm, GELU, tied, biases): the attention kernel stated, as train.yaml states it (attn_impl)

@@ -28,7 +28,7 @@ import jsonschema
 
 from schema_registry import Schemas
 
-LAUNCHERS = ["megatron", "torchtitan", "deepspeed", "fsdp", "llm-foundry", "hf"]
+LAUNCHERS = ["megatron", "torchtitan", "deepspeed", "fsdp", "llm-foundry", "hf", "litgpt"]
 
 
 def main():
@@ -112,7 +112,7 @@ def main():
     # launch: every launcher, then its files read back by import (round trip)
     launched = {}
     for fw in LAUNCHERS:
-        model = ["--model", "llama-3.2-1b"] if fw == "hf" else ["--model", "llama-3.1-8b", "--global-batch", "256"]
+        model = ["--model", "llama-3.2-1b"] if fw in ("hf", "litgpt") else ["--model", "llama-3.1-8b", "--global-batch", "256"]
         out = os.path.join(tmp.name, "launch-" + fw)
         launched[fw] = out
         check("launch", run("launch", *model, "--gpus", "8xh100-80g", "--total-tokens", "1T", "--framework", fw,

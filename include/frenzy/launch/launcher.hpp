@@ -90,6 +90,7 @@ public:
     static const launcher llm_foundry;
     static const launcher hf;
     static const launcher torchtune;
+    static const launcher litgpt;
 
 private:
     const launcher_traits* t_;

@@ -11,6 +11,7 @@
 #include "frenzy/frameworks/deepspeed/launcher.hpp"
 #include "frenzy/frameworks/fsdp/launcher.hpp"
 #include "frenzy/frameworks/hf/launcher.hpp"
+#include "frenzy/frameworks/litgpt/launcher.hpp"
 #include "frenzy/frameworks/llm_foundry/launcher.hpp"
 #include "frenzy/frameworks/megatron/launcher.hpp"
 #include "frenzy/frameworks/torchtitan/launcher.hpp"
@@ -27,12 +28,13 @@ inline constexpr launcher launcher::fsdp{frameworks::fsdp::launch_traits};
 inline constexpr launcher launcher::llm_foundry{frameworks::llm_foundry::launch_traits};
 inline constexpr launcher launcher::hf{frameworks::hf::launch_traits};
 inline constexpr launcher launcher::torchtune{frameworks::torchtune::launch_traits};
+inline constexpr launcher launcher::litgpt{frameworks::litgpt::launch_traits};
 constexpr launcher::launcher() noexcept : t_(&frameworks::megatron::launch_traits) {}
 
 /// Every launcher known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<launcher>& launcher_catalog() {
     static std::vector<launcher> all{launcher::megatron, launcher::torchtitan, launcher::deepspeed, launcher::fsdp,
-                                     launcher::llm_foundry, launcher::hf, launcher::torchtune};
+                                     launcher::llm_foundry, launcher::hf, launcher::torchtune, launcher::litgpt};
     return all;
 }
 

@@ -6,9 +6,9 @@
 // 34sbh/t with sequence parallelism and selective recompute), generalised to GQA, gated MLPs, flash attention,
 // context parallelism, dropout on/off and MoE token routing.
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <bit>
-#include <cmath>
 #include <cstdint>
 #include <concepts>
 #include <utility>
@@ -382,7 +382,13 @@ inline std::pair<double, double> last_stage_activations(const job_spec& j, const
         const auto [grad_weight, transient] = liger_loss_bytes(j, f, sb);
         return {e * sb * h * rep + final_norm_fp32 + head_in + grad_weight, transient};
     }
-    const auto loss = loss_bytes_per_logit(f.loss, static_cast<double>(j.runtime.loss_chunks));
+    // Chunks of f.loss_chunk_tokens tokens (LitGPT): ceil(seq_len / chunk) of them, or runtime.loss_chunks if more.
+    const double chunks =
+        f.loss_chunk_tokens > 0
+            ? std::max<double>(static_cast<double>(j.runtime.loss_chunks),
+                               std::ceil(static_cast<double>(j.training.seq_len) / static_cast<double>(f.loss_chunk_tokens)))
+            : static_cast<double>(j.runtime.loss_chunks);
+    const auto loss = loss_bytes_per_logit(f.loss, chunks);
     const double last_extra = e * sb * h * rep + final_norm_fp32 + head_in + loss.saved * logits;
     const double loss_transient = loss.transient * logits;
     return {last_extra, loss_transient};

@@ -138,6 +138,7 @@ private:
         /// interleaved: what they depend on, filled when first needed.
         std::vector<std::vector<std::int64_t>> micro_batches{};
         std::vector<char> micro_batches_ready{};
+        std::vector<recompute> levels{};  ///< the recompute levels the rules accept at the layout being searched, reused
         std::optional<stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
         detail::stage_key stage_of{};       ///< whose stages `stage` is
         std::map<detail::stage_key, stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
@@ -258,7 +259,7 @@ private:
                                     const auto pp = ax.pp[pi];
                                     if (tp * pp * cp > avail) break;
                                     detail::set_layout(j, job0.runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
-                                    if (!detail::shape_allowed(j, pool, opt)) continue;
+                                    if (!detail::shape_allowed(j, pool, opt, ax.dp, ax.recomputes)) continue;
                                     prepare_stage(j, pool.gpu, topo, flops, cx);
                                     start_micro_batch_parts(j, ax, cx);
                                     search_dps(j, pool.gpu, topo, ax, pi, avail, opt, best, cx);
@@ -385,7 +386,13 @@ private:
                        frontier& known, const std::vector<std::int64_t>& mbs) const {
         auto& st = cx.st;
         ++st.layouts;
-        const auto& levels = ax.recomputes;  // ascending: none < selective < full, memory falls and time grows
+        // ascending: none < selective < full, memory falls and time grows; those the framework's rules accept at this dp
+        auto& levels = cx.levels;
+        levels.clear();
+        for (const auto rc : ax.recomputes) {
+            j.parallel.recompute = rc;
+            if (framework_rejects(j.runtime.framework, j.parallel, j.training).empty()) levels.push_back(rc);
+        }
         st.configurations += static_cast<std::int64_t>(mbs.size() * levels.size());
         if (mbs.empty() || levels.empty()) return;
         const recompute frugal = levels.back();

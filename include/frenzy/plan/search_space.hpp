@@ -82,15 +82,33 @@ static_assert(SearchSpace<divisor_search_space>);
 
 namespace detail {
 
-/// Whether a layout is searched at all, on the fields other than dp: node shape, the virtual-pipeline split
-/// and the framework's rules (train/job.hpp framework_rejects, which reads no dp). The planner's dp rules
-/// (ep divides dp x cp, sharding needs dp > 1) are checked per dp in plan_pool.
-inline bool shape_allowed(const job_spec& j, const gpu_pool& pool, const plan_options& opt) {
+/// Whether the framework's rules (train/job.hpp framework_rejects) accept the layout of `j` at some dp and
+/// recompute level of the axes (a framework's rules may depend on them: LitGPT shards and checkpoints only on
+/// several devices); sharding needs dp > 1, as the planner's dp rules say.
+inline bool rules_allow_some(const job_spec& j, const std::vector<std::int64_t>& dps, const std::vector<recompute>& levels) {
+    auto p = j.parallel;
+    for (const auto dp : dps) {
+        if (dp == 1 && p.sharding != sharding::none) continue;
+        p.dp = dp;
+        for (const auto rc : levels) {
+            p.recompute = rc;
+            if (framework_rejects(j.runtime.framework, p, j.training).empty()) return true;
+        }
+    }
+    return false;
+}
+
+/// Whether a layout is searched at all, on the fields other than dp and recompute: node shape, the
+/// virtual-pipeline split and the framework's rules at some dp and recompute level (rules_allow_some). The
+/// planner's dp rules (ep divides dp x cp, sharding needs dp > 1) and the rules at each dp and level are checked in
+/// the search.
+inline bool shape_allowed(const job_spec& j, const gpu_pool& pool, const plan_options& opt, const std::vector<std::int64_t>& dps,
+                          const std::vector<recompute>& levels) {
     const auto& p = j.parallel;
     if (!opt.allow_tp_across_nodes && pool.gpus_per_node % p.tp != 0) return false;
     if (opt.allow_tp_across_nodes && p.tp > pool.gpus_per_node && p.tp % pool.gpus_per_node != 0) return false;
     if (p.pp > 1 ? (j.model.layers / p.pp) % p.vpp != 0 : p.vpp != 1) return false;
-    return framework_rejects(j.runtime.framework, p, j.training).empty();
+    return rules_allow_some(j, dps, levels);
 }
 
 /// The overlap flags of a plan (plan_options::framework_overlap): the job's own, plus what its framework

@@ -175,6 +175,10 @@ struct framework_profile {
     bool offload_keeps_gradients = false;
     /// A final-logit soft cap runs as eager element-wise ops that save their fp32 inputs (memory/methods.hpp).
     bool eager_logit_softcap = false;
+    /// The loss runs over chunks of this many tokens of a sequence, one chunk's transients live at a time, whatever
+    /// runtime.loss_chunks says (0 = as runtime.loss_chunks). LitGPT: finetune/lora.py model(input_ids,
+    /// lm_head_chunk_size=128) and litgpt/utils.py chunked_cross_entropy(chunk_size=128) (Lightning-AI/litgpt@26857050).
+    std::int64_t loss_chunk_tokens = 0;
     fp8_style fp8 = fp8_style::transformer_engine;
 };
 
@@ -251,7 +255,7 @@ struct framework_traits {
 };
 
 /// Which framework a job runs on: a handle to its traits, compared by identity and written by name. The built-in
-/// frameworks are framework::megatron, deepspeed, fsdp, ddp, hf, llm_foundry and torchtune (train/frameworks.hpp); others come from
+/// frameworks are framework::megatron, deepspeed, fsdp, ddp, hf, llm_foundry, torchtune and litgpt (train/frameworks.hpp); others come from
 /// find_framework(name) once added to the catalog.
 class framework {
 public:
@@ -271,6 +275,7 @@ public:
     static const framework hf;
     static const framework llm_foundry;
     static const framework torchtune;
+    static const framework litgpt;
 
 private:
     const framework_traits* t_;

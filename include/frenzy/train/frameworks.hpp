@@ -15,6 +15,7 @@
 #include "frenzy/frameworks/deepspeed/traits.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"
 #include "frenzy/frameworks/hf/traits.hpp"
+#include "frenzy/frameworks/litgpt/traits.hpp"
 #include "frenzy/frameworks/llm_foundry/traits.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"
 #include "frenzy/frameworks/torchtune/traits.hpp"
@@ -29,12 +30,13 @@ inline constexpr framework framework::ddp{frameworks::ddp::traits};
 inline constexpr framework framework::hf{frameworks::hf::traits};
 inline constexpr framework framework::llm_foundry{frameworks::llm_foundry::traits};
 inline constexpr framework framework::torchtune{frameworks::torchtune::traits};
+inline constexpr framework framework::litgpt{frameworks::litgpt::traits};
 constexpr framework::framework() noexcept : t_(&frameworks::megatron::traits) {}
 
 /// Every framework known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<framework>& framework_catalog() {
     static std::vector<framework> all{framework::megatron, framework::deepspeed, framework::fsdp, framework::ddp,
-                                      framework::hf, framework::llm_foundry, framework::torchtune};
+                                      framework::hf, framework::llm_foundry, framework::torchtune, framework::litgpt};
     return all;
 }
 

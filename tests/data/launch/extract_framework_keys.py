@@ -8,6 +8,8 @@ source tree, for tests/launch: each flag or key `frenzy launch` writes must be i
   extract_framework_keys.py llm-foundry LLM_FOUNDRY_DIR COMPOSER_DIR > llm_foundry_keys.txt
   extract_framework_keys.py hf TRANSFORMERS_SRC PEFT_SRC > hf_keys.txt
   extract_framework_keys.py torchtune TORCHTUNE_DIR > torchtune_keys.txt
+  extract_framework_keys.py litgpt REPO_DIR > litgpt_keys.txt
+  extract_framework_keys.py litgpt-models REPO_DIR > litgpt_models.txt
 
 Megatron-LM: literal '--flags' of megatron/training/arguments.py plus the flags ArgumentGroupFactory
 (megatron/training/argument_utils.py) derives from the config dataclasses named in arguments.py: `--name-with-dashes`;
@@ -31,6 +33,12 @@ single_device}.py: cfg.get("key"), cfg.key, cfg["key"]); `section.key` paths of 
 (recipes/configs/**/*.yaml: the components' own arguments, e.g. model.lora_rank, optimizer.fused); `loss.ARG` for the
 __init__ arguments of LinearCrossEntropyLoss and CEWithChunkedOutputLoss (torchtune/modules/loss/);
 `builder.NAME` for every model builder torchtune/models/*/__init__.py exports (what model._component_ may name).
+litgpt: `COMMAND.key` for the jsonargparse CLI of litgpt/__main__.py (PARSER_DATA): each entry function's parameters
+(finetune_lora, finetune_full, finetune_adapter, finetune_adapter_v2, pretrain), and for a parameter annotated with a
+dataclass of litgpt/args.py (TrainArgs, EvalArgs, LogArgs) `COMMAND.param.field` for each of its fields.
+litgpt-models: one line per model config of litgpt/config.py (the `configs` dicts): the config name, the Hugging Face
+org/name it is downloaded from, n_layer and n_embd (Config's dataclass defaults where a dict leaves them out), with
+the `{}` of a name family formatted as "" (the base model; __main__ formats "-chat"/"-instruct" variants too).
 torchtitan: dotted `section.field` names of the dataclasses Trainer.Config composes (torchtitan/config/configs.py,
 activation_checkpoint.py), as config attributes are spelled in a recipe.
 """
@@ -350,12 +358,54 @@ def torchtune(root):
     return sorted(out)
 
 
+def litgpt(root):
+    tree = parse(module_file(root, "litgpt.__main__"))
+    entries = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                entries[a.asname or a.name] = (node.module, a.name)
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PARSER_DATA" for t in node.targets):
+            commands = {const(k): ast.unparse(v) for k, v in zip(node.value.keys, node.value.values)}
+    out = set()
+    for command in ("finetune_lora", "finetune_full", "finetune_adapter", "finetune_adapter_v2", "pretrain"):
+        mod, func = entries[commands[command]]
+        for node in ast.walk(parse(module_file(root, mod))):
+            if isinstance(node, ast.FunctionDef) and node.name == func:
+                for a in node.args.args + node.args.kwonlyargs:
+                    out.add(command + "." + a.arg)
+                    ann = ast.unparse(a.annotation) if a.annotation else ""
+                    if ann in ("TrainArgs", "EvalArgs", "LogArgs"):
+                        cls, m = resolve_class(root, "litgpt.args", ann)
+                        out.update(command + "." + a.arg + "." + f[0] for f in dataclass_fields(root, cls, m) if f[4])
+                break
+    return sorted(out)
+
+
+def litgpt_models(root):
+    tree = parse(module_file(root, "litgpt.config"))
+    cls, m = resolve_class(root, "litgpt.config", "Config")
+    defaults = {f[0]: const(f[2]) for f in dataclass_fields(root, cls, m)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "dict":
+            kw = {k.arg: k.value for k in node.keywords}
+            if "name" in kw and "hf_config" in kw and isinstance(kw["name"], ast.Constant):
+                hf = {k.arg: const(k.value) for k in kw["hf_config"].keywords}
+                layers = const(kw["n_layer"]) if "n_layer" in kw else defaults["n_layer"]
+                hidden = const(kw["n_embd"]) if "n_embd" in kw else defaults["n_embd"]
+                out.append("%s %s/%s %s %s" % (kw["name"].value.format(""), hf["org"], hf["name"].format(""), layers, hidden))
+    return sorted(out)
+
+
 if __name__ == "__main__":
     which, root = sys.argv[1], sys.argv[2]
     if which == "llm-foundry":
         keys = llm_foundry(root, sys.argv[3])
     elif which == "hf":
         keys = hf(root, sys.argv[3])
+    elif which in ("litgpt", "litgpt-models"):
+        keys = (litgpt if which == "litgpt" else litgpt_models)(root)
     else:
         keys = {"megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan, "torchtune": torchtune}[which](root)
     for k in keys:

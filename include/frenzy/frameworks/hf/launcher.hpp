@@ -7,11 +7,14 @@
 // (transformers src/transformers/utils/quantization_config.py); each is in tests/data/launch/hf_keys.txt, read from
 // that code by tests/data/launch/extract_framework_keys.py. The run's settings (model, data, checkpoints, learning
 // rate) are environment variables of the batch script; the script refuses a model whose shape is not the planned one.
+// import_file reads the script's settings back (io/launcher_hf.hpp), the model, world size and budget given beside it.
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "frenzy/frameworks/hf/traits.hpp"
+#include "frenzy/io/file.hpp"
+#include "frenzy/io/launcher_hf.hpp"
 #include "frenzy/launch/launcher.hpp"
 
 namespace frenzy::frameworks::hf {
@@ -174,6 +177,11 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     return out;
 }
 
+/// frenzy_hf_train.py -> job (io/launcher_hf.hpp); the model, world size and token budget come from beside the file.
+inline launcher_import import_file(const std::string& path, const import_options& o) {
+    return hf_import_script(read_file_limited(path), o);
+}
+
 inline constexpr launcher_traits launch_traits{
     .name = "hf",
     .summary = "torchrun of frenzy_hf_train.py: transformers' Trainer fine-tuning a pretrained model (PEFT LoRA, QLoRA)",
@@ -181,7 +189,7 @@ inline constexpr launcher_traits launch_traits{
     .payload = payload,
     .describes_model = false,
     .config_example = "frenzy_hf_train.py",
-    .import_file = nullptr,
+    .import_file = import_file,
     .finetunes = true,
 };
 
