@@ -227,6 +227,7 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
                             (c == plan_constraints{} ? "" : " (keeping the layout fields the job pins)");
     std::int64_t need = 0, tried = 0, invalid = 0;
     std::string layout, rule;  // rule: why validate() rejected the frugal layouts, when it rejected every one
+    std::string refused;       // why the framework's rules refused the first layout they refused
     const std::int64_t limit = 1 << 16;
     for (auto fw : ax.frameworks)
         for (auto tp : ax.tp)
@@ -241,7 +242,10 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
                                             c.sharding.value_or(frugal_sharding(fw, dp, pp)), ep, dp, opt);
                     j.training.micro_batch = c.micro_batch.value_or(1);
                     j.parallel.recompute = c.recompute.value_or(recompute::full);
-                    if (!framework_rejects(fw, j.parallel, j.training).empty()) continue;
+                    if (auto why = framework_rejects(fw, j.parallel, j.training); !why.empty()) {
+                        if (refused.empty()) refused = std::move(why);
+                        continue;
+                    }
                     ++tried;
                     try {
                         validate(j);
@@ -260,6 +264,8 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
                 }
     if (need == 0 && tried > 0 && invalid == tried)  // the input breaks a rule, whatever the layout: name the rule
         return "the job is invalid on every layout tried: " + rule;
+    if (need == 0 && tried == 0 && !refused.empty())  // the framework refuses every frugal layout: say why
+        return "the framework refuses every layout tried: " + refused;
     // an offload job on nodes that state their host memory: the host side is part of "fits"
     const std::string host = mem.host_memory_GiB > 0 && (job0.runtime.offload.optimizer || job0.runtime.offload.parameters)
                                  ? " with its offloaded states within the nodes' host_memory_GiB=" + number_text(mem.host_memory_GiB)

@@ -139,6 +139,7 @@ private:
         std::vector<std::vector<std::int64_t>> micro_batches{};
         std::vector<char> micro_batches_ready{};
         std::vector<recompute> levels{};  ///< the recompute levels the rules accept at the layout being searched, reused
+        detail::rule_verdicts rules{};    ///< the framework's rules on the layout being searched
         std::optional<stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
         detail::stage_key stage_of{};       ///< whose stages `stage` is
         std::map<detail::stage_key, stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
@@ -259,7 +260,9 @@ private:
                                     const auto pp = ax.pp[pi];
                                     if (tp * pp * cp > avail) break;
                                     detail::set_layout(j, job0.runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
-                                    if (!detail::shape_allowed(j, pool, opt, ax.dp, ax.recomputes)) continue;
+                                    if (!detail::shape_allowed(j, pool, opt)) continue;
+                                    cx.rules = detail::rules_verdicts(j, ax.dp, ax.recomputes);
+                                    if (!cx.rules.any) continue;
                                     prepare_stage(j, pool.gpu, topo, flops, cx);
                                     start_micro_batch_parts(j, ax, cx);
                                     search_dps(j, pool.gpu, topo, ax, pi, avail, opt, best, cx);
@@ -389,10 +392,8 @@ private:
         // ascending: none < selective < full, memory falls and time grows; those the framework's rules accept at this dp
         auto& levels = cx.levels;
         levels.clear();
-        for (const auto rc : ax.recomputes) {
-            j.parallel.recompute = rc;
-            if (framework_rejects(j.runtime.framework, j.parallel, j.training).empty()) levels.push_back(rc);
-        }
+        for (const auto rc : ax.recomputes)
+            if (cx.rules.allows(j.parallel.dp, rc)) levels.push_back(rc);
         st.configurations += static_cast<std::int64_t>(mbs.size() * levels.size());
         if (mbs.empty() || levels.empty()) return;
         const recompute frugal = levels.back();

@@ -3,6 +3,7 @@
 // SearchSpace policy and its default divisor_search_space), and the job a point of the axes describes: its layout
 // (set_layout), whether the layout is searched at all (shape_allowed) and its valid micro-batches.
 #include <algorithm>
+#include <array>
 #include <concepts>
 #include <cstdint>
 #include <optional>
@@ -82,33 +83,42 @@ static_assert(SearchSpace<divisor_search_space>);
 
 namespace detail {
 
-/// Whether the framework's rules (train/job.hpp framework_rejects) accept the layout of `j` at some dp and
-/// recompute level of the axes (a framework's rules may depend on them: LitGPT shards and checkpoints only on
-/// several devices); sharding needs dp > 1, as the planner's dp rules say.
-inline bool rules_allow_some(const job_spec& j, const std::vector<std::int64_t>& dps, const std::vector<recompute>& levels) {
+/// The framework's rules (train/job.hpp framework_rejects) on a layout at each recompute level, for one device and
+/// for several: a framework's rules read dp only as dp = 1 against dp > 1 (framework_rules::rejects_layout), so the
+/// smallest dp > 1 of the axes stands for every other. Asked once per layout: a rejection builds its message, which
+/// costs more than the rest of the layout's checks (LitGPT shards and checkpoints only on several devices; hf and
+/// llm-foundry have no selective recompute).
+struct rule_verdicts {
+    std::array<std::array<bool, 3>, 2> ok{};  ///< [dp > 1][recompute level]
+    bool any = false;
+    bool allows(std::int64_t dp, recompute rc) const { return ok[dp > 1 ? 1 : 0][static_cast<std::size_t>(rc)]; }
+};
+inline rule_verdicts rules_verdicts(const job_spec& j, const std::vector<std::int64_t>& dps, const std::vector<recompute>& levels) {
+    rule_verdicts v;
     auto p = j.parallel;
-    for (const auto dp : dps) {
-        if (dp == 1 && p.sharding != sharding::none) continue;
-        p.dp = dp;
+    const bool one = std::find(dps.begin(), dps.end(), 1) != dps.end() && p.sharding == sharding::none;  // sharding needs dp > 1
+    const auto several = std::find_if(dps.begin(), dps.end(), [](std::int64_t d) { return d > 1; });
+    for (std::size_t many = 0; many < 2; ++many) {
+        if (many == 0 ? !one : several == dps.end()) continue;
+        p.dp = many == 0 ? 1 : *several;
         for (const auto rc : levels) {
             p.recompute = rc;
-            if (framework_rejects(j.runtime.framework, p, j.training).empty()) return true;
+            const bool ok = framework_rejects(j.runtime.framework, p, j.training).empty();
+            v.ok[many][static_cast<std::size_t>(rc)] = ok;
+            v.any = v.any || ok;
         }
     }
-    return false;
+    return v;
 }
 
-/// Whether a layout is searched at all, on the fields other than dp and recompute: node shape, the
-/// virtual-pipeline split and the framework's rules at some dp and recompute level (rules_allow_some). The
-/// planner's dp rules (ep divides dp x cp, sharding needs dp > 1) and the rules at each dp and level are checked in
-/// the search.
-inline bool shape_allowed(const job_spec& j, const gpu_pool& pool, const plan_options& opt, const std::vector<std::int64_t>& dps,
-                          const std::vector<recompute>& levels) {
+/// Whether a layout is searched at all, on the fields other than dp and recompute: node shape and the
+/// virtual-pipeline split. The framework's rules (rules_verdicts) and the planner's dp rules (ep divides dp x cp,
+/// sharding needs dp > 1) are asked in the search.
+inline bool shape_allowed(const job_spec& j, const gpu_pool& pool, const plan_options& opt) {
     const auto& p = j.parallel;
     if (!opt.allow_tp_across_nodes && pool.gpus_per_node % p.tp != 0) return false;
     if (opt.allow_tp_across_nodes && p.tp > pool.gpus_per_node && p.tp % pool.gpus_per_node != 0) return false;
-    if (p.pp > 1 ? (j.model.layers / p.pp) % p.vpp != 0 : p.vpp != 1) return false;
-    return rules_allow_some(j, dps, levels);
+    return p.pp > 1 ? (j.model.layers / p.pp) % p.vpp == 0 : p.vpp == 1;
 }
 
 /// The overlap flags of a plan (plan_options::framework_overlap): the job's own, plus what its framework

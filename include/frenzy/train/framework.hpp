@@ -209,7 +209,9 @@ struct framework_perf {
 /// The layouts and options a framework accepts: each check returns why not, or "" (the one place these rules live:
 /// validate(job) and the planner's search both ask them).
 struct framework_rules {
-    /// Why the framework cannot run layout `p` for training `t` (its optimizer and precision), or "".
+    /// Why the framework cannot run layout `p` for training `t` (its optimizer and precision), or "". It may read
+    /// p.dp only as one device (dp = 1) against several: the planner asks it at dp = 1 and at one dp > 1 per layout
+    /// (plan/search_space.hpp rules_verdicts).
     std::string (*rejects_layout)(const parallel_config& p, const training_spec& t) = nullptr;
     /// Why the framework cannot offload `o` under `sh`, or "".
     std::string (*rejects_offload)(const offload_spec& o, sharding sh) = nullptr;
