@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -195,6 +196,12 @@ private:
     stages_type stages_{};                   ///< the current layout's stages (memory models that take them)
 };
 
+/// "dp=8 tp=2 pp=4 [ep=4] [FRAMEWORK]": the layout infeasible_reason names.
+inline std::string layout_text(const parallel_config& p, std::string_view framework_name) {
+    return "dp=" + std::to_string(p.dp) + " tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
+           (p.ep > 1 ? " ep=" + std::to_string(p.ep) : "") + (framework_name.empty() ? "" : " " + std::string(framework_name));
+}
+
 /// The most frugal settings frameworks `fws` offer, in words, for infeasible_reason: "full sharding and recompute"
 /// where one shards everything, else what they have of tensor+pipeline parallelism and a sharded optimizer, with
 /// full recompute ("data parallelism and full recompute" for a data-parallel-only framework such as hf).
@@ -257,9 +264,7 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
                     if (!mem.may_fit(j, g, opt)) continue;
                     if (mem.fits(j, g, opt)) {
                         need = n;
-                        layout = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
-                                 (j.parallel.ep > 1 ? " ep=" + std::to_string(j.parallel.ep) : "") +
-                                 (ax.frameworks.size() > 1 ? " " + std::string(to_string(fw)) : "");
+                        layout = layout_text(j.parallel, ax.frameworks.size() > 1 ? to_string(fw) : std::string_view{});
                     }
                 }
     if (need == 0 && tried > 0 && invalid == tried)  // the input breaks a rule, whatever the layout: name the rule
