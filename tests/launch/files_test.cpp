@@ -282,26 +282,6 @@ TEST_CASE("FSDP settings use torch.distributed.fsdp's own names for the sharding
     }
 }
 
-/// The dotted key paths of the YAML train.yaml writes (two-space indentation, "key: value" or "key:" over a block;
-/// list items and comments skipped; variables.* are the file's own).
-std::vector<std::string> yaml_key_paths(const std::string& text) {
-    std::vector<std::string> out, stack;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto first = line.find_first_not_of(' ');
-        if (first == std::string::npos || line[first] == '#' || line[first] == '-') continue;
-        const auto colon = line.find(':', first);
-        REQUIRE(colon != std::string::npos);
-        stack.resize(first / 2);
-        stack.push_back(line.substr(first, colon - first));
-        std::string path;
-        for (const auto& k : stack) path += (path.empty() ? "" : ".") + k;
-        if (stack.front() != "variables" || stack.size() == 1) out.push_back(path);
-    }
-    return out;
-}
-
 TEST_CASE("every llm-foundry key written is one train.py accepts: TrainConfig, MPTConfig, Composer's FSDPConfig") {
     const auto keys = key_list("llm_foundry_keys.txt");
     for (const auto& c : golden_cases()) {
@@ -313,7 +293,7 @@ TEST_CASE("every llm-foundry key written is one train.py accepts: TrainConfig, M
             j.parallel.recompute = rc;
             for (const auto attn : {attention_impl::automatic, attention_impl::unfused}) {
                 const auto text = frameworks::llm_foundry::train_yaml(j, attn);
-                const auto paths = yaml_key_paths(text);
+                const auto paths = launch_shell::yaml_key_paths(text, "variables");
                 CHECK(paths.size() >= 40);
                 for (const auto& k : paths) {
                     INFO(c.name << " " << to_string(pr) << ": " << k);

@@ -6,13 +6,13 @@
 
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "frenzy/frameworks/litgpt/launcher.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/launch/launchers.hpp"
 #include "frenzy/model/presets.hpp"
+#include "shell.hpp"
 
 using namespace frenzy;
 using Catch::Matchers::Contains;
@@ -31,22 +31,10 @@ std::vector<std::string> litgpt_data_lines(const std::string& name) {
     return out;
 }
 
-/// The dotted key paths of litgpt.yaml (two-space indentation, comments skipped), prefixed with the command.
+/// The dotted key paths of litgpt.yaml (launch_shell::yaml_key_paths), prefixed with the command.
 std::vector<std::string> litgpt_yaml_paths(const std::string& command, const std::string& text) {
-    std::vector<std::string> out, stack;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto first = line.find_first_not_of(' ');
-        if (first == std::string::npos || line[first] == '#') continue;
-        const auto colon = line.find(':', first);
-        REQUIRE(colon != std::string::npos);
-        stack.resize(first / 2);
-        stack.push_back(line.substr(first, colon - first));
-        std::string path = command;
-        for (const auto& k : stack) path += "." + k;
-        out.push_back(path);
-    }
+    auto out = launch_shell::yaml_key_paths(text);
+    for (auto& p : out) p = command + "." + p;
     return out;
 }
 

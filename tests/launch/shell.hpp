@@ -42,4 +42,25 @@ inline std::vector<std::string> lines_of(const std::string& s) {
     return v;
 }
 
+/// The dotted key paths of a YAML file as the launchers write it (two-space indents, one `key:` a line; comments and
+/// list items skipped): "a:\n  b: 1" -> {"a", "a.b"}. `skip_section`'s keys below its top level are left out
+/// (llm-foundry's `variables:` holds the run's own names, not TrainConfig fields).
+inline std::vector<std::string> yaml_key_paths(const std::string& text, const std::string& skip_section = {}) {
+    std::vector<std::string> out, stack;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto first = line.find_first_not_of(' ');
+        if (first == std::string::npos || line[first] == '#' || line[first] == '-') continue;
+        const auto colon = line.find(':', first);
+        REQUIRE(colon != std::string::npos);
+        stack.resize(first / 2);
+        stack.push_back(line.substr(first, colon - first));
+        std::string path;
+        for (const auto& k : stack) path += (path.empty() ? "" : ".") + k;
+        if (skip_section.empty() || stack.front() != skip_section || stack.size() == 1) out.push_back(path);
+    }
+    return out;
+}
+
 }  // namespace launch_shell

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <unistd.h>
@@ -34,25 +33,6 @@ std::set<std::string> torchtune_keys() {
         if (!line.empty() && line[0] != '#') s.insert(line);
     REQUIRE(s.size() > 300);  // 470 on extraction; a truncated file would pass anything
     return s;
-}
-
-/// Dotted key paths of the YAML the launcher writes (two-space indentation; comments and list items skipped).
-std::vector<std::string> key_paths(const std::string& text) {
-    std::vector<std::string> out, stack;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto first = line.find_first_not_of(' ');
-        if (first == std::string::npos || line[first] == '#' || line[first] == '-') continue;
-        const auto colon = line.find(':', first);
-        REQUIRE(colon != std::string::npos);
-        stack.resize(first / 2);
-        stack.push_back(line.substr(first, colon - first));
-        std::string path;
-        for (const auto& k : stack) path += (path.empty() ? "" : ".") + k;
-        out.push_back(path);
-    }
-    return out;
 }
 
 /// A component value of `key` ("model:\n  _component_: X"), as written.
@@ -120,7 +100,7 @@ TEST_CASE("every torchtune key written is one its recipes read or its configs sp
             for (const auto& p : {fsdp16, parallel_config{.dp = 1}}) {
                 auto j = tune_job(std::string(b.preset), m, p);
                 const auto text = frameworks::torchtune::config_yaml(j);
-                for (const auto& k : key_paths(text)) {
+                for (const auto& k : launch_shell::yaml_key_paths(text)) {
                     INFO(k);
                     CHECK(keys.count(k) == 1);
                 }
@@ -141,7 +121,7 @@ TEST_CASE("every torchtune key written is one its recipes read or its configs sp
     j.training.total_tokens = 16.0 * 2048 * 300;
     j.runtime.optimizer = optimizer_impl::in_backward;
     auto text = frameworks::torchtune::config_yaml(j);
-    for (const auto& k : key_paths(text)) CHECK(keys.count(k) == 1);
+    for (const auto& k : launch_shell::yaml_key_paths(text)) CHECK(keys.count(k) == 1);
     for (const char* line : {"dtype: fp32\n", "fsdp_reshard_after_forward: False\n", "fsdp_cpu_offload: True\n",
                              "enable_activation_offloading: True\n", "compile: True\n", "optimizer_in_bwd: True\n",
                              "  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss\n  num_output_chunks: 8\n",
@@ -150,7 +130,7 @@ TEST_CASE("every torchtune key written is one its recipes read or its configs sp
     j = tune_job("mistral-7b", finetune_method::lora, fsdp16);
     j.training.optimizer = optimizer_kind::adamw_8bit;
     text = frameworks::torchtune::config_yaml(j);
-    for (const auto& k : key_paths(text)) CHECK(keys.count(k) == 1);
+    for (const auto& k : launch_shell::yaml_key_paths(text)) CHECK(keys.count(k) == 1);
     CHECK(text.find("lora_attn_modules: ['q_proj', 'k_proj', 'v_proj', 'output_proj']\n  apply_lora_to_mlp: True\n") != std::string::npos);
 }
 

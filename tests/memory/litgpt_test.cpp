@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "litgpt_table.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/train/frameworks.hpp"
@@ -68,24 +69,11 @@ TEST_CASE("a small LitGPT LoRA job, term by term (Llama-3.2-1B, r 8 on q and v, 
 }
 
 TEST_CASE("LitGPT's measured LoRA / QLoRA table with the litgpt profile alone") {
-    // Lightning-AI/litgpt tutorials/resource-tables.md@b732986 (A100 40GB, torch.cuda.max_memory_allocated() / 1e9,
-    // --precision bf16-true), the rows tests/memory/methods_test.cpp reads with the ddp profile and hand-set runtime
-    // options (rope_fp32 off, loss_chunks 11). Here nothing is set but runtime.framework = litgpt: the profile gives
+    // data/memory/litgpt_resource_table.csv (Lightning-AI/litgpt tutorials/resource-tables.md@b732986, A100 40GB,
+    // torch.cuda.max_memory_allocated() / 1e9, --precision bf16-true), the rows tests/memory/methods_test.cpp reads
+    // with the ddp profile and hand-set runtime options (rope_fp32 off, loss_chunks 11). Here nothing is set but runtime.framework = litgpt: the profile gives
     // the 16-bit RoPE, and the loss chunks follow from 1304 tokens / 128 -> 11.
-    struct row {
-        const char* model;
-        finetune_method method;
-        bool double_quant;
-        std::int64_t micro_batch;
-        double measured_gb;
-    };
-    const row rows[] = {
-        {"llama-2-7b", finetune_method::lora, true, 1, 21.30},   {"llama-2-7b", finetune_method::lora, true, 2, 29.07},
-        {"llama-2-7b", finetune_method::qlora, false, 1, 14.14}, {"llama-2-7b", finetune_method::qlora, true, 1, 13.84},
-        {"llama-2-13b", finetune_method::lora, true, 1, 38.12},  {"llama-2-13b", finetune_method::qlora, false, 1, 23.14},
-        {"llama-2-13b", finetune_method::qlora, true, 1, 22.55},
-    };
-    for (const auto& x : rows) {
+    for (const auto& x : litgpt_table::rows()) {
         job_spec j;
         j.model = preset(x.model);
         j.training = {.seq_len = 1304, .micro_batch = x.micro_batch, .global_batch = 128, .precision = precision::bf16};
@@ -95,7 +83,7 @@ TEST_CASE("LitGPT's measured LoRA / QLoRA table with the litgpt profile alone") 
         REQUIRE(litgpt_why_invalid(j).empty());
         const double gb = memory_estimator{}.estimate(j).peak_allocated.value / 1e9;
         const double err = gb / x.measured_gb - 1;
-        std::printf("litgpt %-12s %-6s mb %lld: %.2f GB vs %.2f measured (%+.1f%%)\n", x.model,
+        std::printf("litgpt %-12s %-6s mb %lld: %.2f GB vs %.2f measured (%+.1f%%)\n", x.model.c_str(),
                     std::string(to_string(x.method)).c_str(), static_cast<long long>(x.micro_batch), gb, x.measured_gb, 100 * err);
         INFO(x.model << " " << to_string(x.method) << " mb " << x.micro_batch);
         // The project's bounds for these methods (memory/methods.hpp method_uncertainty): LoRA 3%; QLoRA 6%, whose

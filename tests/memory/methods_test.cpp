@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "litgpt_table.hpp"
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
@@ -315,27 +316,15 @@ TEST_CASE("job JSON: training.finetune and runtime.offload") {
 }
 
 TEST_CASE("LoRA / QLoRA against LitGPT's measured resource table") {
-    // Lightning-AI/litgpt tutorials/resource-tables.md@b732986 ("Finetuning with LoRA on 1 GPU", A100 40GB,
-    // torch.cuda.max_memory_allocated() / 1e9, Lit-GPT 8641822, bitsandbytes 0.41.1, --precision bf16-true).
+    // data/memory/litgpt_resource_table.csv: Lightning-AI/litgpt tutorials/resource-tables.md@b732986 ("Finetuning
+    // with LoRA on 1 GPU", A100 40GB, torch.cuda.max_memory_allocated() / 1e9, Lit-GPT 8641822, bitsandbytes 0.41.1,
+    // --precision bf16-true).
     // The job is read as that script (finetune/lora.py@cc19015) sets it: r = 8 on query and value, lora_dropout 0.05,
     // AdamW on the adapters only, micro-batch 1 of the longest Alpaca sample (Llama 2 tokenizer: 1304 tokens),
     // 128-sequence steps (gradient accumulation), lm_head and cross-entropy in 128-token chunks (1304 / 128 -> 11),
     // eager PyTorch with SDPA (the ddp profile on one GPU); bitsandbytes 0.41 saves every 4-bit linear's input.
-    struct row {
-        const char* model;
-        finetune_method method;
-        bool double_quant;
-        std::int64_t micro_batch;
-        double measured_gb;
-    };
-    const row rows[] = {
-        {"llama-2-7b", finetune_method::lora, true, 1, 21.30},   {"llama-2-7b", finetune_method::lora, true, 2, 29.07},
-        {"llama-2-7b", finetune_method::qlora, false, 1, 14.14}, {"llama-2-7b", finetune_method::qlora, true, 1, 13.84},
-        {"llama-2-13b", finetune_method::lora, true, 1, 38.12},  {"llama-2-13b", finetune_method::qlora, false, 1, 23.14},
-        {"llama-2-13b", finetune_method::qlora, true, 1, 22.55},
-    };
     std::printf("%-12s %-6s %-3s %3s %10s %10s %8s\n", "model", "method", "dq", "mb", "estimate", "measured", "error%");
-    for (const auto& x : rows) {
+    for (const auto& x : litgpt_table::rows()) {
         job_spec j;
         j.model = preset(x.model);
         j.training = {.seq_len = 1304, .micro_batch = x.micro_batch, .global_batch = 128, .precision = precision::bf16};
@@ -346,7 +335,7 @@ TEST_CASE("LoRA / QLoRA against LitGPT's measured resource table") {
                                .qlora_saves_inputs = x.method == finetune_method::qlora, .double_quant = x.double_quant};
         const double gb = memory_estimator{}.estimate(j).peak_allocated.value / 1e9;
         const double err = gb / x.measured_gb - 1;
-        std::printf("%-12s %-6s %-3s %3lld %10.2f %10.2f %+8.1f\n", x.model, std::string(to_string(x.method)).c_str(),
+        std::printf("%-12s %-6s %-3s %3lld %10.2f %10.2f %+8.1f\n", x.model.c_str(), std::string(to_string(x.method)).c_str(),
                     x.double_quant ? "yes" : "no", static_cast<long long>(x.micro_batch), gb, x.measured_gb, 100 * err);
         INFO(x.model << " " << to_string(x.method) << " mb " << x.micro_batch);
         if (x.method == finetune_method::lora) {
