@@ -1,5 +1,5 @@
 #pragma once
-// LitGPT's measured LoRA / QLoRA resource table (data/memory/litgpt_resource_table.csv, with its source), read once
+// LitGPT's measured LoRA / QLoRA resource table (data/memory/litgpt/resource_table.csv, with its source), read once
 // for the tests that check it with the ddp profile (methods_test.cpp) and with the litgpt profile (litgpt_test.cpp).
 #include <cstdint>
 #include <fstream>
@@ -22,7 +22,7 @@ struct row {
 };
 
 inline std::vector<row> rows() {
-    const std::string path = std::string(FRENZY_DATA_DIR) + "/memory/litgpt_resource_table.csv";
+    const std::string path = std::string(FRENZY_DATA_DIR) + "/memory/litgpt/resource_table.csv";
     std::ifstream in(path);
     REQUIRE(in.good());
     std::vector<std::string> rec;

@@ -69,7 +69,7 @@ TEST_CASE("a small LitGPT LoRA job, term by term (Llama-3.2-1B, r 8 on q and v, 
 }
 
 TEST_CASE("LitGPT's measured LoRA / QLoRA table with the litgpt profile alone") {
-    // data/memory/litgpt_resource_table.csv (Lightning-AI/litgpt tutorials/resource-tables.md@b732986, A100 40GB,
+    // data/memory/litgpt/resource_table.csv (Lightning-AI/litgpt tutorials/resource-tables.md@b732986, A100 40GB,
     // torch.cuda.max_memory_allocated() / 1e9, --precision bf16-true), the rows tests/memory/methods_test.cpp reads
     // with the ddp profile and hand-set runtime options (rope_fp32 off, loss_chunks 11). Here nothing is set but runtime.framework = litgpt: the profile gives
     // the 16-bit RoPE, and the loss chunks follow from 1304 tokens / 128 -> 11.

@@ -316,7 +316,7 @@ TEST_CASE("job JSON: training.finetune and runtime.offload") {
 }
 
 TEST_CASE("LoRA / QLoRA against LitGPT's measured resource table") {
-    // data/memory/litgpt_resource_table.csv: Lightning-AI/litgpt tutorials/resource-tables.md@b732986 ("Finetuning
+    // data/memory/litgpt/resource_table.csv: Lightning-AI/litgpt tutorials/resource-tables.md@b732986 ("Finetuning
     // with LoRA on 1 GPU", A100 40GB, torch.cuda.max_memory_allocated() / 1e9, Lit-GPT 8641822, bitsandbytes 0.41.1,
     // --precision bf16-true).
     // The job is read as that script (finetune/lora.py@cc19015) sets it: r = 8 on query and value, lora_dropout 0.05,

@@ -73,3 +73,23 @@ TEST_CASE("adapters: only the trained parameters are reduced and updated") {
     const auto stage = bottleneck_stage(job(finetune_method::lora, 8));
     CHECK(stage.trainable_params == Approx(adapters).epsilon(1e-12));
 }
+
+TEST_CASE("adapters: MFU counts the FLOPs the method needs, not full training's 6N") {
+    // Llama 3.1 8B at seq 2048, per token: the layers' GEMMs 2 x 218,103,808 x 32 = 13,958,643,712 FLOPs, the
+    // attention core 4 x 2048 x 4096 x 32 = 1,073,741,824, the logits 2 x 4096 x 128,256 = 1,050,673,152. Full
+    // training: forward + 2x backward. LoRA: backward = input gradients of every GEMM (1x) + the core's 2x.
+    const double gemms = 2.0 * 218103808 * 32 + 2.0 * 4096 * 128256;
+    const double core = 4.0 * 2048 * 4096 * 32;
+    const double tokens = 2048;  // global batch 1 x seq 2048
+    const auto full = step_flops(job(finetune_method::full));
+    const auto lora = step_flops(job(finetune_method::lora));
+    CHECK(full.model().value == Approx(3 * tokens * (gemms + core)).epsilon(1e-12));
+    CHECK(lora.model().value == Approx(tokens * (2 * gemms + 3 * core)).epsilon(1e-12));
+    CHECK(lora.attention == full.attention);
+    // MFU = model FLOPs / (step time x GPUs x peak), with each its own FLOPs: LoRA's ratio to full training's is the
+    // FLOP ratio times the speed ratio.
+    const auto f = step_time_model{}.predict(job(finetune_method::full), a100(), {8, 0});
+    const auto l = step_time_model{}.predict(job(finetune_method::lora), a100(), {8, 0});
+    CHECK(l.mfu / f.mfu == Approx(lora.model().value / full.model().value * f.step_time.value / l.step_time.value).epsilon(1e-12));
+    CHECK(l.mfu < 0.75);  // the 6N count put LoRA plans at 91-92% MFU; with the method's FLOPs they are in range
+}

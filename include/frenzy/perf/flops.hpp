@@ -90,7 +90,11 @@ inline flop_count training_flops(const transformer_spec& m, std::int64_t seq_len
     return c;
 }
 
-/// FLOPs of one optimizer step of the whole job (global_batch x seq_len tokens), all GPUs together.
+/// FLOPs of one optimizer step of the whole job (global_batch x seq_len tokens), all GPUs together. Under adapters
+/// (LoRA/QLoRA) the frozen base weights get no weight gradient: backward is the input gradient of every GEMM (one
+/// forward's worth) plus the attention core's 2x, as the step-time model counts it (perf/traffic.hpp
+/// backward_gemm_passes; the adapters' own GEMMs, < 1% at r = 16, are not counted there nor here). MFU then
+/// divides the FLOPs the method needs, not the 6N of full training (which put LoRA plans at 90% MFU).
 inline flop_count step_flops(const job_spec& j) {
     double share = 1.0;
     if (j.parallel.recompute == recompute::full && !(j.parallel.recompute_method == recompute_method::uniform)) {
@@ -98,7 +102,12 @@ inline flop_count step_flops(const job_spec& j) {
         for_each_stage(j, [&](const stage_layout& l) { checkpointed += full_recompute_of(j, l).checkpointed; });
         share = checkpointed / static_cast<double>(j.model.layers);
     }
-    return training_flops(j.model, j.training.seq_len, j.tokens_per_step(), j.parallel.recompute, share);
+    auto c = training_flops(j.model, j.training.seq_len, j.tokens_per_step(), j.parallel.recompute, share);
+    if (j.training.finetune.adapters()) {
+        const auto f = forward_flops_per_token(j.model, j.training.seq_len);
+        c.backward = flops{j.tokens_per_step() * (f.forward() + f.layers_attention())};
+    }
+    return c;
 }
 
 /// Model FLOPs per token (forward + backward, no recompute): the "6N + attention" of MFU, counted exactly.

@@ -57,8 +57,9 @@ inline void add_measured_mfu(std::vector<mfu_ceiling_entry>& table, const gpu_ty
 inline const std::vector<mfu_ceiling_entry>& shipped_mfu_ceilings();
 
 /// The best measured MFU of `j`'s class on `g` in `table`; 0 when no run of the class was measured. Fine-tuning
-/// with adapters is a class of its own (its backward skips the frozen weights' gradients, so its MFU in the
-/// 6N convention is not comparable with pretraining's) and has no measured row.
+/// with adapters is a class of its own (its backward skips the frozen weights' gradients: perf/flops.hpp counts
+/// only the FLOPs it needs, and its GEMMs are fewer and its element-wise share larger than pretraining's) and has
+/// no measured row.
 inline double mfu_ceiling(const job_spec& j, const gpu_type& g,
                           const std::vector<mfu_ceiling_entry>& table = shipped_mfu_ceilings()) {
     if (j.training.finetune.adapters()) return 0;
