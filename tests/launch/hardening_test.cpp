@@ -56,6 +56,11 @@ TEST_CASE("the shell reader bounds recursion and growth, and names the line") {
     for (int i = 0; i < 40; ++i) doubling += "B=$B$B\n";
     // line 20 doubles 2^19 bytes: "B=" and 2 x 2^19 make the word 1 MiB + 2 bytes
     CHECK_THAT(shell_error(doubling), Contains("line 20: a value grows past 1 MiB"));
+    // A+=("${A[@]}") doubles an array: 2 elements on line 1, 2^16 after line 16, 2^17 > 65,536 on line 17, refused
+    // while expanding (bounds::shell_array_elements), before the 2^20 one-character elements the byte bound let grow
+    std::string arrays = "A=(x y)\n";
+    for (int i = 0; i < 30; ++i) arrays += "A+=(\"${A[@]}\")\n";
+    CHECK_THAT(shell_error(arrays), Contains("line 17: an array grows past 65536 elements"));
     // continued lines count in the numbering: the error is on the physical line the statement starts
     CHECK_THAT(shell_error("A=1 \\\n  B=2\nC='open\n"), Contains("line 3: unterminated ' quote"));
     CHECK_THAT(shell_error("x.py --a \"b\n"), Contains("line 1: unterminated \" quote"));

@@ -179,8 +179,11 @@ inline constexpr std::size_t gpu_type_count = 1024;        ///< GPU types in one
 inline constexpr std::size_t node_groups = 10000;          ///< node groups of a cluster file
 inline constexpr int hostlist_range = 100000;              ///< names one Slurm hostlist range a[lo-hi] expands to
 /// A launch script's expansions (io/launcher_shell.hpp): one value or array at most 1 MiB (launch scripts hold
-/// kilobytes), parentheses in $(( )) and in a recipe's expressions at most 64 deep (bash itself recurses).
+/// kilobytes), an array at most 65,536 elements (a Megatron argument list holds a few hundred words; a doubling
+/// array reached 2^20 one-character elements, a second of copying each time the fuzzer tried it), parentheses in
+/// $(( )) and in a recipe's expressions at most 64 deep (bash itself recurses).
 inline constexpr std::size_t shell_value_bytes = 1u << 20;
+inline constexpr std::size_t shell_array_elements = 1u << 16;
 inline constexpr std::size_t shell_depth = 64;
 }  // namespace bounds
 

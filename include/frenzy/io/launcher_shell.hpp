@@ -42,6 +42,12 @@ struct shell_state {
             fail("a value grows past " + std::to_string(bounds::shell_value_bytes >> 20) +
                  " MiB (variables that double on each line?); Frenzy reads launch scripts, not programs");
     }
+    /// Checks an array's element count against bounds::shell_array_elements (`A+=("${A[@]}")` doubles it).
+    void check_elements(std::size_t count) const {
+        if (count > bounds::shell_array_elements)
+            fail("an array grows past " + std::to_string(bounds::shell_array_elements) +
+                 " elements (arrays that double on each line?); Frenzy reads launch scripts, not programs");
+    }
 };
 
 inline bool shell_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -182,7 +188,7 @@ struct shell_word_splitter {
         if (quoted && op == "[@]") {
             for (std::size_t e = 0; e < it->second.size(); ++e) {
                 if (e > 0) { out.push_back(cur); cur.clear(); }
-                st.check_size(out.size());
+                st.check_elements(out.size());
                 cur += it->second[e];
                 have = true;
             }
@@ -409,7 +415,7 @@ inline bool shell_array_assignment(const std::vector<std::string>& lines, std::s
     if (active) {
         auto& a = st.arrays[name];
         if (!append) a.clear();
-        st.check_size(a.size() + elems.size());  // elements count as bytes: `A+=("${A[@]}")` doubles too
+        st.check_elements(a.size() + elems.size());
         std::size_t bytes = 0;
         for (const auto& e : a) bytes += e.size();
         for (const auto& e : elems) bytes += e.size();
