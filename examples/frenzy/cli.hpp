@@ -302,14 +302,15 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
     c->add_option("--loss", a.loss,
                   "upcast | fused | vocab-parallel: the cross-entropy implementation (runtime.loss; default the "
                   "framework's: Megatron vocab-parallel, llm-foundry fused (flash-attn), the other PyTorch stacks upcast)");
-    c->add_option("--finetune", a.finetune, "full | freeze | lora | qlora (training.finetune.method; default full)");
+    c->add_option("--finetune", a.finetune, "none | full | freeze | lora | qlora (training.finetune.method; default none: "
+                                           "training from scratch; the others fine-tune pretrained weights, which launch loads)");
     c->add_option("--lora-rank", a.lora_rank, "LoRA rank r (training.finetune.rank, default 16); implies --finetune lora "
                                              "when no adapter method is given")
         ->check(whole_number(frenzy::bounds::lora_rank));
     c->add_option("--lora-targets", a.lora_targets, "Adapted linears, comma-separated: q,k,v,o,gate,up,down "
                                                    "(training.finetune.target_modules, default q,k,v,o)");
     c->add_option("--freeze-layers", a.freeze_layers, "Freeze the first N layers and the embedding (training.finetune."
-                                                     "frozen_layers; with --finetune full or freeze, N < model layers)")
+                                                     "frozen_layers; N < model layers; implies --finetune freeze when no method is given)")
         ->check(whole_number(frenzy::bounds::frozen_layers));
     c->add_option("--offload", a.offload, "CPU offload: optimizer | params | activations (runtime.offload; repeatable or "
                                          "comma-separated; params needs optimizer)")
@@ -359,6 +360,7 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
         ft.targets = bits;
     }
     if (a.freeze_layers >= 0) ft.frozen_layers = a.freeze_layers;
+    if (a.freeze_layers > 0 && ft.method == finetune_method::none) ft.method = finetune_method::freeze;  // a fine-tune
     for (const auto& o : a.offload) {
         if (o == "optimizer") j.runtime.offload.optimizer = true;
         else if (o == "params" || o == "parameters") j.runtime.offload.parameters = true;

@@ -103,8 +103,9 @@ TEST_CASE("training methods in other_flags: QLoRA with lora_rank, 8-bit AdamW, w
     CHECK(rows[0].job.runtime.framework == framework::torchtune);
     CHECK(rows[0].job.training.precision == precision::bf16);
     CHECK(rows[1].job.training.optimizer == optimizer_kind::adamw_8bit);
-    CHECK(rows[1].job.training.finetune.method == finetune_method::full);
-    CHECK(rows[2].job.training.finetune.method == finetune_method::full);  // "explorations" is not "lora"
+    // no method named: none (the memory of a run from scratch, which is a full fine-tune's)
+    CHECK(rows[1].job.training.finetune.method == finetune_method::none);
+    CHECK(rows[2].job.training.finetune.method == finetune_method::none);  // "explorations" is not "lora"
     CHECK(skipped.empty());
     std::remove(path.c_str());
 }

@@ -113,6 +113,38 @@ TEST_CASE("Megatron round trip: dense with tp+sp+pp+vpp, distributed optimizer, 
     check_roundtrip(j, launcher::megatron);
 }
 
+TEST_CASE("Megatron round trip: a full fine-tune loads --pretrained-checkpoint, a run from scratch does not") {
+    auto j = base_job("llama-3.1-8b", 4096, 256);
+    j.parallel = {.dp = 8, .tp = 2, .sequence_parallel = true, .sharding = sharding::optimizer};
+    j.training.finetune.method = finetune_method::full;
+    check_roundtrip(j, launcher::megatron);
+    const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::megatron)), "launch.sbatch").content;
+    CHECK(script.find("    --pretrained-checkpoint \"$PRETRAINED_CHECKPOINT\"\n") != std::string::npos);
+    CHECK(script.find("PRETRAINED_CHECKPOINT=\"${PRETRAINED_CHECKPOINT:?set PRETRAINED_CHECKPOINT") != std::string::npos);
+    j.training.finetune.method = finetune_method::none;
+    const auto scratch = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::megatron)), "launch.sbatch").content;
+    CHECK(scratch.find("PRETRAINED_CHECKPOINT") == std::string::npos);
+    check_roundtrip(j, launcher::megatron);
+}
+
+TEST_CASE("a fine-tune method a launcher does not write is refused naming the field and the launchers that do") {
+    using Catch::Matchers::Contains;
+    auto j = base_job("llama-3.1-8b", 4096, 256);
+    j.parallel = {.dp = 8, .sharding = sharding::full};
+    j.runtime.framework = framework::deepspeed;
+    j.training.finetune.method = finetune_method::full;
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::deepspeed)),
+                      Contains("training.finetune.method=\"full\" is not written by the deepspeed launcher") &&
+                          Contains("written by: megatron, hf, torchtune, litgpt"));
+    j.runtime.framework = framework::hf;  // hf fine-tunes $MODEL: a run from scratch is not what it writes
+    j.parallel = {.dp = 8};
+    j.training.finetune.method = finetune_method::none;
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)),
+                      Contains("training.finetune.method=\"none\" is not written by the hf launcher") &&
+                          Contains("a run from scratch (no pretrained weights) is written by: megatron, torchtitan, deepspeed, "
+                                   "fsdp, llm-foundry, litgpt"));
+}
+
 TEST_CASE("Megatron round trip: MoE with ep, cp, selective recompute, fp8, no sharding") {
     auto j = base_job("mixtral-8x7b", 8192, 64);
     j.training.precision = precision::fp8_mixed;
@@ -239,7 +271,7 @@ TEST_CASE("FSDP/DDP round trip") {
 TEST_CASE("Hugging Face round trip: full, LoRA and QLoRA fine-tunes from frenzy_hf_train.py's settings") {
     auto j = base_job("llama-3.1-8b", 4096, 64);
     j.runtime.framework = framework::hf;
-    j.training.finetune = {};  // full fine-tune: fp32 weights under autocast (bf16-mixed), every layer trained
+    j.training.finetune = {.method = finetune_method::full};  // fp32 weights under autocast (bf16-mixed), all trained
     j.parallel = {.dp = 8, .recompute = recompute::full};
     check_roundtrip(j, launcher::hf);
     j.training.precision = precision::bf16;  // weights loaded in bf16, Trainer(bf16=True)
@@ -294,7 +326,7 @@ TEST_CASE("Hugging Face frenzy_hf_train.py: another model, an edited setting or 
 }
 
 #ifdef FRENZY_HAS_YAML
-TEST_CASE("LitGPT round trip: LoRA, QLoRA and pretrain, one device and FSDP, precisions, token budgets") {
+TEST_CASE("LitGPT round trip: LoRA, QLoRA, full fine-tune and pretrain, one device and FSDP, precisions, budgets") {
     // litgpt.yaml alone gives the job back: the model by LitGPT's name, dp = devices x num_nodes, the layout LitGPT
     // builds for it, precision, adapters, batch sizes and the budget (500 whole steps: exact in max_steps).
     auto j = base_job("llama-3.1-8b", 2048, 64);
@@ -318,6 +350,17 @@ TEST_CASE("LitGPT round trip: LoRA, QLoRA and pretrain, one device and FSDP, pre
     // no token budget: the batch script asks for TRAIN_STEPS, the file holds none
     j.training.total_tokens = 0;
     check_roundtrip(j, launcher::litgpt);
+    // a full fine-tune: finetune_full (checkpoint_dir, resume auto), every Block checkpointed on several devices
+    j.training.finetune = {.method = finetune_method::full};
+    j.training.total_tokens = static_cast<double>(64 * 2048) * 500;
+    j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::full};
+    check_roundtrip(j, launcher::litgpt);
+    {
+        const auto yaml = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::litgpt)), "litgpt.yaml").content;
+        CHECK(yaml.find("`litgpt finetune_full --config litgpt.yaml`") != std::string::npos);
+        CHECK(yaml.find("\nresume: auto\n") != std::string::npos);
+        CHECK(yaml.find("lora_") == std::string::npos);
+    }
     // pretraining: model_name, FSDP without checkpointing, max_tokens exactly
     auto p = base_job("qwen2.5-7b", 4096, 256);
     p.runtime.framework = framework::litgpt;
@@ -408,6 +451,7 @@ TEST_CASE("torchtune round trip: full, LoRA and QLoRA, FSDP2 sharding or one GPU
     j = base_job("llama-3.2-1b", 2048, 8);
     j.runtime.framework = framework::torchtune;
     j.training.precision = precision::bf16;
+    j.training.finetune.method = finetune_method::full;
     j.parallel = {.dp = 8, .sharding = sharding::full};
     j.runtime.optimizer = optimizer_impl::in_backward;
     check_roundtrip(j, launcher::torchtune);

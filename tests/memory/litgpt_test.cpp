@@ -129,6 +129,11 @@ TEST_CASE("litgpt rules: the layouts LitGPT's scripts build, refusals naming the
     CHECK(litgpt_why_invalid(bad).empty());
     bad.parallel.recompute = recompute::full;
     CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("pretraining"));
+    // a full fine-tune on 8 GPUs is finetune_full's: FULL_SHARD with every Block checkpointed (finetune/full.py)
+    bad.training.finetune.method = finetune_method::full;
+    CHECK(litgpt_why_invalid(bad).empty());
+    bad.parallel.recompute = recompute::none;
+    CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("parallel.recompute=\"none\""));
     bad = j;
     bad.runtime.offload.optimizer = true;
     CHECK_THAT(litgpt_why_invalid(bad), Catch::Contains("runtime.offload"));

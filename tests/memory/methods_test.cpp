@@ -313,6 +313,12 @@ TEST_CASE("job JSON: training.finetune and runtime.offload") {
     CHECK_THROWS_WITH(job_from_json(bad), Contains("frozen_layers=32") && Contains("model.layers=32"));
     bad.erase("parallel");  // a spec left to the planner is checked too
     CHECK_THROWS_WITH(job_from_json(bad), Contains("frozen_layers=32") && Contains("model.layers=32"));
+    // frozen layers of a model trained from scratch: nothing pretrained to freeze (method "none", the default)
+    bad = spec;
+    bad["training"]["finetune"] = {{"frozen_layers", 4}};
+    CHECK_THROWS_WITH(job_from_json(bad), Contains("training.finetune.frozen_layers=4 needs method \"freeze\" or \"full\""));
+    bad["training"]["finetune"]["method"] = "full";
+    CHECK(job_from_json(bad).job.training.finetune.frozen_layers == 4);
 }
 
 TEST_CASE("LoRA / QLoRA against LitGPT's measured resource table") {

@@ -113,6 +113,8 @@ def main():
     launched = {}
     for fw in LAUNCHERS:
         model = ["--model", "llama-3.2-1b"] if fw in ("hf", "litgpt") else ["--model", "llama-3.1-8b", "--global-batch", "256"]
+        if fw in ("hf", "torchtune"):  # they fine-tune a pretrained model (docs/launch.md): a full fine-tune
+            model += ["--finetune", "full"]
         out = os.path.join(tmp.name, "launch-" + fw)
         launched[fw] = out
         check("launch", run("launch", *model, "--gpus", "8xh100-80g", "--total-tokens", "1T", "--framework", fw,

@@ -139,6 +139,8 @@ inline launcher_import hf_import_script(const std::string& text, const import_op
         t.finetune.targets = detail::hf_lora_targets(detail::hf_setting(s, "target_modules"));
     } else if (qlora) {
         throw config_error("frenzy_hf_train.py: QLORA = True without ADAPTERS");
+    } else {
+        t.finetune.method = finetune_method::full;  // the script fine-tunes the pretrained model in $MODEL
     }
     const auto& attn = detail::hf_setting(s, "attn_implementation");
     if (attn == "\"eager\"") j.runtime.attention = attention_impl::unfused;

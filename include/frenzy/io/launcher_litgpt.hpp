@@ -1,10 +1,12 @@
 #pragma once
-// LitGPT's litgpt.yaml (the jsonargparse config of `litgpt finetune_lora` / `litgpt pretrain`) -> job spec, the
+// LitGPT's litgpt.yaml (the jsonargparse config of `litgpt finetune_lora` / `finetune_full` / `pretrain`) -> job spec, the
 // reverse of frameworks/litgpt/launcher.hpp: the model from model_name or checkpoint_dir (frameworks/litgpt/
 // traits.hpp: models), the layout from devices x num_nodes (FSDP data parallel: one device unsharded; several fully sharded,
 // fine-tunes checkpointing every Block), precision, LoRA/QLoRA settings, batch sizes and the token budget
 // (train.max_tokens, or train.max_steps optimizer steps). Keys and defaults as Lightning-AI/litgpt@26857050 defines
-// them (finetune/lora.py and pretrain.py setup, litgpt/args.py TrainArgs). Needs yaml-cpp (FRENZY_HAS_YAML).
+// them (finetune/lora.py, finetune/full.py and pretrain.py setup, litgpt/args.py TrainArgs). A checkpoint_dir file is
+// finetune_full's when it has `resume` and no LoRA key (finetune_lora has no `resume` parameter, jsonargparse refuses
+// it), else finetune_lora's. Needs yaml-cpp (FRENZY_HAS_YAML).
 #include <string>
 
 #include <yaml-cpp/yaml.h>
@@ -78,6 +80,17 @@ inline bool litgpt_lora_key(const std::string& k, const YAML::Node& v, finetune_
     return true;
 }
 
+/// A checkpoint_dir file of finetune_full: `resume` given (finetune_lora has no such parameter) and no LoRA key.
+inline bool litgpt_full_finetune(const YAML::Node& root) {
+    bool resume = false;
+    for (const auto& kv : root) {
+        const auto k = kv.first.Scalar();
+        if (k.rfind("lora_", 0) == 0 || k == "quantize") return false;
+        resume = resume || k == "resume";
+    }
+    return resume;
+}
+
 /// The train: section (TrainArgs): batch sizes, sequence length and the budget (max_tokens, or max_steps).
 inline void litgpt_train(const YAML::Node& train, training_spec& t, std::int64_t& steps, launcher_import& out) {
     if (!train) return;
@@ -108,9 +121,10 @@ inline launcher_import litgpt_import_yaml(const std::string& text, const import_
     if (!root.IsMap()) throw config_error("litgpt.yaml: the file must be a mapping (a LitGPT command's arguments)");
     check_yaml_keys(root, "", 0, "litgpt.yaml");
     if (root["model_name"] && root["checkpoint_dir"])
-        throw config_error("litgpt.yaml: model_name (pretrain) and checkpoint_dir (finetune_lora) are both given");
+        throw config_error("litgpt.yaml: model_name (pretrain) and checkpoint_dir (finetune_lora, finetune_full) are both given");
     if (!root["model_name"] && !root["checkpoint_dir"])
-        throw config_error("litgpt.yaml: neither model_name (pretrain) nor checkpoint_dir (finetune_lora) names the model");
+        throw config_error("litgpt.yaml: neither model_name (pretrain) nor checkpoint_dir (finetune_lora, finetune_full) "
+                           "names the model");
     const std::string model_key = root["model_name"] ? "model_name" : "checkpoint_dir";
     launcher_import out;
     auto& j = out.job;
@@ -118,8 +132,10 @@ inline launcher_import litgpt_import_yaml(const std::string& text, const import_
     j.model = detail::litgpt_model_spec(model_key, detail::litgpt_scalar(root[model_key], model_key));
     auto& t = j.training;
     t.precision = precision::bf16_mixed;  // get_default_supported_precision(training=True) on a bf16 GPU
-    if (model_key == "checkpoint_dir") t.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16,
-                                                     .targets = lora_q | lora_v, .dropout = 0.05};
+    const bool full = model_key == "checkpoint_dir" && detail::litgpt_full_finetune(root);
+    if (full) t.finetune.method = finetune_method::full;
+    else if (model_key == "checkpoint_dir") t.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16,
+                                                          .targets = lora_q | lora_v, .dropout = 0.05};
     std::int64_t devices = 1, nodes = 1, steps = 0;
     for (const auto& kv : root) {
         const auto k = kv.first.Scalar();
@@ -135,7 +151,7 @@ inline launcher_import litgpt_import_yaml(const std::string& text, const import_
             else if (o == "bitsandbytes.optim.AdamW8bit") t.optimizer = optimizer_kind::adamw_8bit;
             else out.unknown.push_back("optimizer=" + printable(o) + " (not modelled: AdamW assumed)");
         } else if (k == "train") detail::litgpt_train(kv.second, t, steps, out);
-        else if (model_key == "checkpoint_dir" && detail::litgpt_lora_key(k, kv.second, t.finetune)) continue;
+        else if (model_key == "checkpoint_dir" && !full && detail::litgpt_lora_key(k, kv.second, t.finetune)) continue;
         else out.ignored.push_back(k);
     }
     j.parallel.dp = checked_mul(devices, nodes, "devices x num_nodes");

@@ -191,6 +191,8 @@ inline bool take_megatron_training_flag(const cli_argument& a, training_spec& t,
     else if (f == "--bf16") t.precision = precision::bf16_mixed;
     else if (f == "--fp16") t.precision = precision::fp16_mixed;
     else if (f == "--fp8-format") s.fp8 = true;
+    // a fine-tune's starting weights, or --load read as a fine-tune's (checkpointing.py@d98e8a64 load_checkpoint)
+    else if (f == "--pretrained-checkpoint" || f == "--finetune") t.finetune.method = finetune_method::full;
     else if (f == "--fp4-format") s.fp4 = true;
     // Understood, and no effect on the peak: the fused cross-entropy saves the same fp32 softmax and casts the
     // gradient to bf16 as autograd does (megatron/core/fusions/fused_cross_entropy.py@d98e8a64); the

@@ -260,15 +260,26 @@ inline void check_run_command(const std::string& c) {
         throw config_error("launch_options::run_command=" + printable(c, 80) + " leaves a quote or a backslash open");
 }
 
+/// config_error naming training.finetune.method when `l` does not write it (launcher_traits::methods), with the
+/// launchers that do.
+inline void check_launcher_method(finetune_method m, launcher l) {
+    const unsigned bit = method_bits({m});
+    if (l->methods & bit) return;
+    std::string by;
+    for (const auto other : launcher_catalog())
+        if (other->methods & bit) by += (by.empty() ? "" : ", ") + std::string(other.name());
+    const std::string what = m == finetune_method::none ? "a run from scratch (no pretrained weights)"
+                                                        : "this fine-tune of pretrained weights";
+    throw config_error("training.finetune.method=\"" + std::string(to_string(m)) + "\" is not written by the " +
+                       std::string(l.name()) + " launcher; " + what + " is written by: " + (by.empty() ? "none" : by));
+}
+
 /// What the job's launcher adds to the batch script (launcher_traits::payload), after checking that the launcher can
 /// run the job (config_error naming the field when not).
 inline launcher_payload launcher_payload_for(const job_spec& j, const launch_options& o) {
     validate(j);
     check_run_command(o.run_command);
-    if (!(j.training.finetune == finetune_spec{}) && !o.launcher->finetunes)
-        throw config_error("training.finetune: the " + std::string(o.launcher.name()) + " launcher writes pretraining "
-                           "runs; fine-tunes (a pretrained model, frozen layers, LoRA/QLoRA adapters) are written by the hf "
-                           "launcher (--framework hf) and the torchtune launcher (--framework torchtune)");
+    check_launcher_method(j.training.finetune.method, o.launcher);
     const auto& fws = launcher_frameworks(o.launcher);
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())
         throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched by the " +

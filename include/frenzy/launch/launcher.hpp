@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -48,6 +49,13 @@ struct launcher_payload {
     std::string command;
 };
 
+/// A set of training.finetune.method values as bits (launcher_traits::methods).
+constexpr unsigned method_bits(std::initializer_list<finetune_method> ms) {
+    unsigned b = 0;
+    for (const auto m : ms) b |= 1u << static_cast<unsigned>(m);
+    return b;
+}
+
 /// Everything `launch` and `import` know of one launcher.
 struct launcher_traits {
     std::string_view name;     ///< launch --framework, --from KIND, frenzy.launch(framework=...)
@@ -67,9 +75,9 @@ struct launcher_traits {
     std::string_view config_example;
     /// Reads a configuration file written for it back into a job (io/launcher_*.hpp hold the readers).
     launcher_import (*import_file)(const std::string& path, const import_options& o) = nullptr;
-    /// It writes fine-tunes (training.finetune: a pretrained model, frozen parts, adapters); the others write
-    /// pretraining runs and refuse them.
-    bool finetunes = false;
+    /// The training.finetune.method values it writes (method_bits): training from scratch only by default; a
+    /// launcher that loads pretrained weights names the fine-tunes it writes, and launch refuses the others.
+    unsigned methods = method_bits({finetune_method::none});
 };
 
 /// Which launcher writes a job's files: a handle to its traits, compared by identity and written by name. The

@@ -125,6 +125,9 @@ inline void validate(const training_spec& t) {
         throw config_error("training.finetune.dropout=" + std::to_string(f.dropout) + " must be in [0, 1)");
     if (f.qlora_saves_inputs && f.method != finetune_method::qlora)
         throw config_error("training.finetune.qlora_saves_inputs=true needs method \"qlora\"");
+    if (f.method == finetune_method::none && f.frozen_layers != 0)
+        throw config_error(field_text("training.finetune.frozen_layers", f.frozen_layers) + " needs method \"freeze\" or "
+                           "\"full\" (method \"none\" trains a model from scratch: nothing pretrained to freeze)");
     if (f.adapters() && f.frozen_layers != 0)
         throw config_error(field_text("training.finetune.frozen_layers", f.frozen_layers) + " needs method \"full\" or \"freeze\" (" +
                            std::string(to_string(f.method)) + " freezes the whole base model)");

@@ -79,14 +79,17 @@ template <> struct enum_names<attention_impl> {
         {attention_impl::memory_efficient, "memory-efficient"}, {attention_impl::unfused, "unfused"}}};
 };
 
-/// What part of the model is trained (training.finetune). full: everything; freeze: everything but the first
-/// frozen_layers layers (and the embedding when frozen_layers > 0); lora / qlora: low-rank adapters of rank `rank`
-/// on the target modules of every layer, the base frozen (qlora: base linears in 4-bit NF4). memory/methods.hpp.
-enum class finetune_method { full, freeze, lora, qlora };
+/// What the job starts from and what part of the model it trains (training.finetune). none: training from
+/// scratch (pretraining: no weights are loaded, everything is trained); the others fine-tune pretrained weights,
+/// which launch loads: full trains everything; freeze everything but the first frozen_layers layers (and the
+/// embedding when frozen_layers > 0); lora / qlora: low-rank adapters of rank `rank` on the target modules of every
+/// layer, the base frozen (qlora: base linears in 4-bit NF4). none and full have the same memory and step time
+/// (memory/methods.hpp); they differ in what `launch` writes (a pretrained checkpoint to load, or none).
+enum class finetune_method { none, full, freeze, lora, qlora };
 template <> struct enum_names<finetune_method> {
-    static constexpr std::array<std::pair<finetune_method, std::string_view>, 4> table{{
-        {finetune_method::full, "full"}, {finetune_method::freeze, "freeze"}, {finetune_method::lora, "lora"},
-        {finetune_method::qlora, "qlora"}}};
+    static constexpr std::array<std::pair<finetune_method, std::string_view>, 5> table{{
+        {finetune_method::none, "none"}, {finetune_method::full, "full"}, {finetune_method::freeze, "freeze"},
+        {finetune_method::lora, "lora"}, {finetune_method::qlora, "qlora"}}};
 };
 
 /// Linear layers of a transformer layer that LoRA can target (bit flags; names as PEFT/torchtune recipes
@@ -96,7 +99,7 @@ inline constexpr std::array<std::pair<unsigned, std::string_view>, 7> lora_targe
     {lora_q, "q"}, {lora_k, "k"}, {lora_v, "v"}, {lora_o, "o"}, {lora_gate, "gate"}, {lora_up, "up"}, {lora_down, "down"}}};
 
 struct finetune_spec {
-    finetune_method method = finetune_method::full;
+    finetune_method method = finetune_method::none;
     std::int64_t rank = 16;
     double alpha = 32;                                   ///< scaling only; no memory effect
     unsigned targets = lora_q | lora_k | lora_v | lora_o; ///< lora_target bits
@@ -108,6 +111,8 @@ struct finetune_spec {
     bool double_quant = true;  ///< QLoRA: absmax quantised again (bnb_4bit_use_double_quant / compress_statistics)
     bool operator==(const finetune_spec&) const = default;
     bool adapters() const { return method == finetune_method::lora || method == finetune_method::qlora; }
+    /// A fine-tune: the job starts from pretrained weights (launch loads them).
+    bool pretrained() const { return method != finetune_method::none; }
     /// Anything frozen: parts of the model have no gradients or optimizer states.
     bool partial() const { return adapters() || frozen_layers > 0; }
 };

@@ -190,7 +190,7 @@ inline constexpr launcher_traits launch_traits{
     .describes_model = false,
     .config_example = "frenzy_hf_train.py",
     .import_file = import_file,
-    .finetunes = true,
+    .methods = method_bits({finetune_method::full, finetune_method::lora, finetune_method::qlora}),
 };
 
 }  // namespace frenzy::frameworks::hf

@@ -1,6 +1,7 @@
 #pragma once
 // The LitGPT launcher: litgpt.yaml, the jsonargparse config of one LitGPT command (Lightning-AI/litgpt@26857050
-// litgpt/__main__.py PARSER_DATA: `finetune_lora` for LoRA/QLoRA, `pretrain` for a job with no fine-tune settings),
+// litgpt/__main__.py PARSER_DATA: `finetune_lora` for LoRA/QLoRA, `finetune_full` for a full fine-tune, `pretrain`
+// for training from scratch),
 // started as `python -m litgpt COMMAND --config litgpt.yaml` under the batch script's torchrun (Fabric runs in the
 // torchelastic environment torchrun sets up, one process per GPU). Every key written is a parameter of the command's
 // setup() (finetune/lora.py, pretrain.py) or a field of litgpt/args.py TrainArgs, listed in
@@ -45,8 +46,11 @@ inline const char* optimizer_name(optimizer_kind o) {
     throw config_error("training.optimizer=\"adafactor\": torch.optim has no Adafactor class the litgpt launcher names");
 }
 
-/// The LitGPT command of the job: finetune_lora for adapters, pretrain for a job with no fine-tune settings.
-inline const char* command_of(const job_spec& j) { return pretraining(j.training) ? "pretrain" : "finetune_lora"; }
+/// The LitGPT command of the job: finetune_lora for adapters, finetune_full for a full fine-tune, pretrain for
+/// training from scratch.
+inline const char* command_of(const job_spec& j) {
+    return pretraining(j.training) ? "pretrain" : j.training.finetune.adapters() ? "finetune_lora" : "finetune_full";
+}
 
 /// The job's model as LitGPT names it; config_error naming the model when LitGPT has no config of its shape.
 inline const litgpt_model& model_of(const job_spec& j) {
@@ -83,10 +87,12 @@ inline std::string config_yaml(const job_spec& j) {
         throw config_error("training.finetune.alpha=" + number_text(t.finetune.alpha) + ": LitGPT's lora_alpha is an int");
     const std::string cmd = command_of(j);
     std::string s = "# Written by frenzy launch for `litgpt " + cmd + " --config litgpt.yaml` (Lightning-AI/litgpt@26857050).\n";
-    s += pretraining(t) ? "model_name: " + std::string(m.config) + "\n" : lora_yaml(j, m);
-    // pretrain.py resumes from out_dir's last checkpoint with resume "auto" (a requeued job goes on); finetune_lora
-    // has no resume argument and starts again.
-    if (pretraining(t)) s += "resume: auto\n";
+    if (pretraining(t)) s += "model_name: " + std::string(m.config) + "\n";
+    else if (t.finetune.adapters()) s += lora_yaml(j, m);
+    else s += "checkpoint_dir: checkpoints/" + std::string(m.repo) + "  # litgpt download " + std::string(m.repo) + "\n";
+    // pretrain.py and finetune/full.py resume from out_dir's last checkpoint with resume "auto" (a requeued job goes
+    // on); finetune_lora has no resume argument and starts again.
+    if (!t.finetune.adapters()) s += "resume: auto\n";
     s += "out_dir: out/frenzy\nprecision: " + std::string(precision_name(t.precision)) + "\n";
     s += "devices: " + std::to_string(j.parallel.dp) + "\nnum_nodes: 1\n";
     s += "optimizer: " + std::string(optimizer_name(t.optimizer)) + "\n";
@@ -98,7 +104,7 @@ inline std::string config_yaml(const job_spec& j) {
             throw config_error("training.total_tokens=" + number_text(t.total_tokens) + ": train.max_tokens is a whole number");
         s += "  max_tokens: " + std::to_string(static_cast<std::int64_t>(t.total_tokens)) + "\n";
     }
-    // finetune_lora requires train.epochs (validate_args) and stops at max_steps when it comes first.
+    // finetune_lora and finetune_full require train.epochs (validate_args) and stop at max_steps when it comes first.
     if (!pretraining(t)) s += "  epochs: " + std::string(steps > 0 ? "1000000" : "5") + "\n";
     if (!pretraining(t) && steps > 0) s += "  max_steps: " + std::to_string(steps) + "\n";
     return s;
@@ -117,7 +123,8 @@ inline std::string settings(const job_spec& j) {
 
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     if (j.runtime.compile && !pretraining(j.training))
-        throw config_error("runtime.compile: LitGPT's finetune_lora does not compile the model (finetune/lora.py@26857050)");
+        throw config_error("runtime.compile: LitGPT's " + std::string(command_of(j)) + " does not compile the model "
+                           "(finetune/lora.py, finetune/full.py@26857050)");
     launcher_payload out;
     out.files.push_back({"litgpt.yaml", config_yaml(j)});
     out.preamble = settings(j);
@@ -147,7 +154,7 @@ inline constexpr launcher_traits launch_traits{
     .describes_model = true,
     .config_example = "litgpt.yaml",
     .import_file = import_file,
-    .finetunes = true,
+    .methods = method_bits({finetune_method::none, finetune_method::full, finetune_method::lora, finetune_method::qlora}),
 };
 
 }  // namespace frenzy::frameworks::litgpt

@@ -38,8 +38,8 @@ namespace frenzy::frameworks::litgpt {
 
 inline constexpr std::string_view field = "runtime.framework=\"litgpt\"";
 
-/// A job Frenzy reads as pretraining (no fine-tune settings): LitGPT's `pretrain`; otherwise a fine-tune.
-inline bool pretraining(const training_spec& t) { return t.finetune == finetune_spec{}; }
+/// A job trained from scratch (training.finetune.method "none"): LitGPT's `pretrain`; otherwise a fine-tune.
+inline bool pretraining(const training_spec& t) { return !t.finetune.pretrained(); }
 
 /// What LitGPT's scripts do with the job's method: no frozen leading layers, LoRA's MLP switch covers all three MLP
 /// matrices (lora_mlp), QLoRA on one device only in 16-bit true precision (finetune/lora.py setup).

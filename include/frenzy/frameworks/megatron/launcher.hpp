@@ -184,6 +184,9 @@ inline std::string settings(const job_spec& j) {
     s += "DATA_PATH=\"${DATA_PATH:-MOCK}\"  # a data prefix of Megatron's tools/preprocess_data.py, or MOCK (synthetic tokens)\n";
     s += "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-}\"  # the Hugging Face tokenizer DATA_PATH was made with (needed with DATA_PATH)\n";
     s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from\n";
+    if (j.training.finetune.pretrained())  // the fine-tune's starting weights (run_arguments: --pretrained-checkpoint)
+        s += "PRETRAINED_CHECKPOINT=\"${PRETRAINED_CHECKPOINT:?set PRETRAINED_CHECKPOINT to the Megatron checkpoint "
+             "(torch_dist) of the pretrained model to fine-tune}\"\n";
     s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-1000}\"  # optimizer steps between checkpoints\n";
     s += "LR=\"${LR:-" + number_text(lr) + "}\" MIN_LR=\"${MIN_LR:-" + number_text(lr / 10) +
          "}\" LR_WARMUP_FRACTION=\"${LR_WARMUP_FRACTION:-0.01}\"  # cosine decay over the run\n";
@@ -194,12 +197,16 @@ inline std::string settings(const job_spec& j) {
 
 /// The arguments that read the settings (settings()), the checkpoint format and the exit signal handler: quoted
 /// expansions, written as they are. Megatron-FSDP requires --ckpt-format fsdp_dtensor (arguments.py validate_args).
+/// A full fine-tune adds --pretrained-checkpoint: Megatron-LM loads it, as a fine-tune (args.finetune: weights only,
+/// iteration 0), while --load holds no checkpoint yet, and resumes from --load after a requeue
+/// (megatron/training/checkpointing.py@d98e8a64 load_checkpoint: "attempting to finetune with checkpoint in").
 inline std::vector<std::string> run_arguments(const job_spec& j) {
     std::vector<std::string> a{"--lr \"$LR\"", "--min-lr \"$MIN_LR\"", "--lr-decay-style cosine",
                                "--lr-warmup-fraction \"$LR_WARMUP_FRACTION\"", "--save \"$CHECKPOINT_DIR\"",
                                "--load \"$CHECKPOINT_DIR\"", "--save-interval \"$SAVE_INTERVAL\"",
                                // on SIGTERM (Slurm ending or requeueing the job) it saves a checkpoint after the step
                                "--exit-signal-handler"};
+    if (j.training.finetune.pretrained()) a.push_back("--pretrained-checkpoint \"$PRETRAINED_CHECKPOINT\"");
     if (uses_megatron_fsdp(j.parallel)) a.push_back("--ckpt-format fsdp_dtensor");
     return a;
 }
@@ -271,6 +278,7 @@ inline constexpr launcher_traits launch_traits{
     .describes_model = true,
     .config_example = "train.sh",
     .import_file = import_file,
+    .methods = method_bits({finetune_method::none, finetune_method::full}),
 };
 
 }  // namespace frenzy::frameworks::megatron

@@ -206,7 +206,7 @@ inline constexpr launcher_traits launch_traits{
     .describes_model = true,
     .config_example = "torchtune.yaml",
     .import_file = import_file,
-    .finetunes = true,
+    .methods = method_bits({finetune_method::full, finetune_method::lora, finetune_method::qlora}),
 };
 
 }  // namespace frenzy::frameworks::torchtune
