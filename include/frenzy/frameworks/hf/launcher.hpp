@@ -259,10 +259,11 @@ inline launcher_import hf_import_accelerate(const std::string& text, const accel
 /// the token budget come from beside the files.
 inline launcher_import import_file(const std::string& path, const import_options& o) {
     namespace fs = std::filesystem;
-    const fs::path script = fs::is_directory(path) ? fs::path(path) / "frenzy_hf_train.py" : fs::path(path);
+    std::error_code ec;
+    const fs::path script = fs::is_directory(path, ec) ? fs::path(path) / "frenzy_hf_train.py" : fs::path(path);
     const auto text = read_file_limited(script.string());
     const auto yaml = script.parent_path() / "accelerate_config.yaml";
-    if (!fs::exists(yaml)) return hf_import_script(text, o);
+    if (!fs::exists(yaml, ec)) return hf_import_script(text, o);
     const auto c = read_accelerate_config(read_file_limited(yaml.string()));
     return hf_import_accelerate(text, c, o);
 }
