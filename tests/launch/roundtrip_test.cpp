@@ -2,6 +2,8 @@
 // plans (dense and MoE, with/without pipeline and sequence parallelism, sharded and not).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/launcher_hf.hpp"
 #include "frenzy/io/launcher_configs.hpp"
@@ -312,6 +314,29 @@ TEST_CASE("Hugging Face round trip: sharded jobs through accelerate_config.yaml 
     check_roundtrip(j, launcher::hf);
 }
 
+TEST_CASE("Hugging Face import --from hf:DIR and hf:frenzy_hf_train.py read accelerate_config.yaml beside the script") {
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.runtime.framework = framework::hf;
+    j.training.finetune = {.method = finetune_method::qlora, .rank = 16};
+    j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
+    const auto dir = std::filesystem::temp_directory_path() / "frenzy_hf_import_dir";
+    std::filesystem::remove_all(dir);
+    write_launch_files(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), dir.string());
+    import_options o;
+    o.name = j.name;
+    o.model = j.model;
+    o.training.total_tokens = j.training.total_tokens;
+    for (const auto& path : {dir, dir / "frenzy_hf_train.py"}) {
+        INFO(path);
+        const auto r = import_launcher_file("hf", path.string(), o);  // no --world-size: num_processes gives it
+        CHECK(r.job == j);
+    }
+    std::filesystem::remove(dir / "accelerate_config.yaml");  // without it: a DDP job of the world size given
+    o.world_size = 16;
+    CHECK(import_launcher_file("hf", dir.string(), o).job.parallel.sharding == sharding::none);
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("Hugging Face accelerate_config.yaml: an edited value, a missing key or a contradiction is an error naming it") {
     using Catch::Matchers::Contains;
     namespace hf = frameworks::hf;
@@ -344,6 +369,9 @@ TEST_CASE("Hugging Face accelerate_config.yaml: an edited value, a missing key o
     edited.erase(edited.find("  zero_stage: 2\n"), 15);
     CHECK_THROWS_WITH(hf::read_accelerate_config(edited), Contains("no deepspeed_config.zero_stage"));
     CHECK_THROWS_WITH(hf::read_accelerate_config(yaml + "   x: 1\n"), Contains("is not `key: value`"));
+    edited = yaml;
+    edited.replace(edited.find("mixed_precision: bf16"), 21, "mixed_precision: no");
+    CHECK_THROWS_WITH(hf::read_accelerate_config(edited), Contains("must be quoted"));
 }
 
 TEST_CASE("Hugging Face frenzy_hf_train.py: another model, an edited setting or a missing one is an error naming it") {

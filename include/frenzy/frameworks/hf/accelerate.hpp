@@ -149,7 +149,10 @@ inline void accel_put(accelerate_config& c, const std::string& key, const std::s
         const bool ok = key == "compute_environment" ? v == "LOCAL_MACHINE" : key == "rdzv_backend" ? v == "static" : v == "false";
         if (!ok) throw config_error("accelerate_config.yaml: " + key + "=" + printable(v) + " is not what the hf launcher writes");
     } else if (key == "distributed_type") c.distributed_type = v;
-    else if (key == "mixed_precision") c.mixed_precision = v == "'no'" ? "no" : v;
+    else if (key == "mixed_precision") {
+        if (v == "no") throw config_error("accelerate_config.yaml: mixed_precision=no must be quoted, 'no' (YAML reads a bare no as false)");
+        c.mixed_precision = v == "'no'" ? "no" : v;
+    }
     else if (key == "num_processes") c.num_processes = integer(bounds::gpus.max);
     else if (key == "fsdp_config.fsdp_version") c.fsdp_version = static_cast<int>(integer(9));
     else if (key == "fsdp_config.fsdp_reshard_after_forward") c.fsdp_reshard_after_forward = v;
