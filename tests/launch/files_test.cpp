@@ -135,6 +135,12 @@ std::vector<golden_case> golden_cases() {
         {"hf_lora", launcher::hf, finetune(job("llama-3.1-8b", 4096, 64, framework::hf, P{.dp = 8, .recompute = recompute::full}, 2),
                                            finetune_method::lora)},
         {"hf_qlora", launcher::hf, finetune(job("qwen2.5-7b", 2048, 32, framework::hf, P{.dp = 8}, 4), finetune_method::qlora)},
+        // sharded hf jobs: accelerate_config.yaml and `accelerate launch` on every node (FSDP2; DeepSpeed ZeRO-2)
+        {"hf_fsdp_lora", launcher::hf, finetune(job("llama-3.1-70b", 4096, 64, framework::hf,
+                                                    P{.dp = 16, .sharding = sharding::full, .recompute = recompute::full}), finetune_method::lora)},
+        {"hf_zero2_full", launcher::hf, finetune(job("llama-3.1-8b", 4096, 64, framework::hf,
+                                                     P{.dp = 16, .sharding = sharding::gradients, .recompute = recompute::full}, 2),
+                                                 finetune_method::full)},
     };
 }
 
@@ -370,17 +376,138 @@ TEST_CASE("every keyword frenzy_hf_train.py passes is one of TrainingArguments, 
             CHECK(text.find("GRAD_ACCUM = " + std::to_string(t.global_batch / (t.micro_batch * j.parallel.dp)) + "\n") !=
                   std::string::npos);
             CHECK(text.find("\"num_hidden_layers\": " + std::to_string(j.model.layers)) != std::string::npos);
-            CHECK((text.find("    bf16=True,\n") != std::string::npos) == (pr == precision::bf16_mixed || pr == precision::bf16));
+            // pure bf16 has no Trainer flag under adapters (told apart from bf16-mixed) or sharded back ends (where the
+            // flag would make accelerate's mixed_precision bf16)
+            const bool sharded = j.parallel.sharding != sharding::none;
+            CHECK((text.find("    bf16=True,\n") != std::string::npos) ==
+                  (pr == precision::bf16_mixed || (pr == precision::bf16 && !j.training.finetune.adapters() && !sharded)));
             CHECK((text.find("    fp16=True,\n") != std::string::npos) == (pr == precision::fp16_mixed));
             // weights in bf16 for pure bf16 and for an adapter's frozen base under bf16 autocast, else fp32 (fp16 base)
             const bool adapters = j.training.finetune.adapters();
             CHECK((text.find("\n    dtype=torch.bfloat16,\n") != std::string::npos) ==
                   (pr == precision::bf16 || (adapters && pr == precision::bf16_mixed)));
             CHECK((text.find("\n    dtype=torch.float16,\n") != std::string::npos) == (adapters && pr == precision::fp16_mixed));
+            // under FSDP the checkpointing is accelerate's fsdp_activation_checkpointing (Trainer refuses both)
             CHECK((text.find("    gradient_checkpointing=True,\n") != std::string::npos) ==
-                  (j.parallel.recompute == recompute::full));
+                  (j.parallel.recompute == recompute::full && j.parallel.sharding != sharding::full));
         }
     }
+}
+
+TEST_CASE("every key accelerate_config.yaml holds is one accelerate reads, and so is every accelerate launch option") {
+    const auto keys = key_list("accelerate_keys.txt");
+    int written = 0;
+    for (const auto sh : {sharding::optimizer, sharding::gradients, sharding::full})
+        for (const auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::fp32})
+            for (const bool lora : {false, true}) {
+                auto j = job("llama-3.1-8b", 4096, 64, framework::hf, parallel_config{.dp = 16, .sharding = sh, .recompute = recompute::full});
+                j.training.precision = pr;
+                j = finetune(j, lora ? finetune_method::lora : finetune_method::full);
+                const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::hf));
+                std::string section;
+                for (const auto& line : launch_shell::lines_of(file(fs, "accelerate_config.yaml").content)) {
+                    if (line.empty() || line[0] == '#') continue;
+                    const auto key = line.substr(0, line.find(':'));
+                    if (line.back() == ':') section = key + ".";
+                    const bool nested = line.rfind("  ", 0) == 0;
+                    if (!nested && line.back() != ':') section.clear();
+                    const auto full = nested ? section + key.substr(2) : key;
+                    INFO(to_string(sh) << " " << to_string(pr) << ": " << full);
+                    CHECK(keys.count(full) == 1);
+                    ++written;
+                }
+                // the launch options each node passes are ClusterConfig fields (launch.py takes them by that name)
+                const auto& sbatch = file(fs, "launch.sbatch").content;
+                REQUIRE(sbatch.find("exec accelerate launch --config_file") != std::string::npos);
+                for (const char* opt : {"num_machines", "num_processes", "machine_rank", "main_process_ip", "main_process_port"}) {
+                    CHECK(sbatch.find(std::string("--") + opt + " ") != std::string::npos);
+                    CHECK(keys.count(opt) == 1);
+                }
+            }
+    CHECK(written > 100);
+}
+
+TEST_CASE("accelerate_config.yaml: each of accelerate's, DeepSpeed's and Trainer's constraints refuses its value") {
+    namespace hf = frameworks::hf;
+    hf::accelerate_config fsdp{.distributed_type = "FSDP", .mixed_precision = "bf16", .num_processes = 16};
+    CHECK_NOTHROW(hf::accelerate_yaml(fsdp, false, 1));
+    auto c = fsdp;
+    c.fsdp_reshard_after_forward = "SHARD_GRAD_OP";  // a strategy name: FSDP1's, FSDP2 takes a bool
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 1), Catch::Contains("fsdp_reshard_after_forward=SHARD_GRAD_OP") && Catch::Contains("FSDP2"));
+    c.fsdp_version = 1;  // FSDP1 takes it
+    CHECK_NOTHROW(hf::accelerate_yaml(c, false, 1));
+    c.fsdp_reshard_after_forward = "true";  // and refuses a bool
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 1), Catch::Contains("FSDP1"));
+    c = fsdp;
+    c.fsdp_version = 3;
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 1), Catch::Contains("fsdp_config.fsdp_version=3"));
+    c = fsdp;
+    c.fsdp_activation_checkpointing = true;  // Trainer: not with gradient_checkpointing=True
+    CHECK_NOTHROW(hf::accelerate_yaml(c, false, 1));
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, true, 1), Catch::Contains("fsdp_activation_checkpointing") && Catch::Contains("Trainer"));
+    c = fsdp;
+    c.mixed_precision = "fp8";
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 1), Catch::Contains("mixed_precision=fp8"));
+    c = fsdp;
+    c.num_processes = 0;
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 1), Catch::Contains("num_processes=0"));
+    c.distributed_type = "MULTI_GPU";
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 1), Catch::Contains("distributed_type=MULTI_GPU"));
+    hf::accelerate_config ds{.distributed_type = "DEEPSPEED", .mixed_precision = "bf16", .num_processes = 16, .zero_stage = 2,
+                             .gradient_accumulation_steps = 4};
+    CHECK_NOTHROW(hf::accelerate_yaml(ds, false, 4));
+    CHECK_THROWS_WITH(hf::accelerate_yaml(ds, false, 2), Catch::Contains("gradient_accumulation_steps=4") && Catch::Contains("=2"));
+    c = ds;
+    c.offload_param_device = "cpu";  // ZeRO-3 only
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 4), Catch::Contains("offload_param_device=cpu") && Catch::Contains("zero_stage 3"));
+    c.zero_stage = 3;
+    CHECK_NOTHROW(hf::accelerate_yaml(c, false, 4));
+    c = ds;
+    c.zero_stage = 0;
+    c.offload_optimizer_device = "cpu";  // needs ZeRO
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 4), Catch::Contains("offload_optimizer_device=cpu"));
+    c.offload_optimizer_device = "disk";
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 4), Catch::Contains("offload_optimizer_device=disk is not none, cpu or nvme"));
+    c = ds;
+    c.zero3_init_flag = true;  // accelerate turns it off below stage 3
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 4), Catch::Contains("zero3_init_flag"));
+    c.zero_stage = 4;
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 4), Catch::Contains("zero_stage=4"));
+    c = ds;
+    c.deepspeed_multinode_launcher = "pdsh";  // accelerate's default: the first node would start the others again
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 4), Catch::Contains("deepspeed_multinode_launcher=pdsh") && Catch::Contains("every node"));
+    c.deepspeed_multinode_launcher = "ssh";
+    CHECK_THROWS_WITH(hf::accelerate_yaml(c, false, 4), Catch::Contains("is not one of accelerate's launchers"));
+    // what is written reads back as the same config
+    CHECK(hf::read_accelerate_config(hf::accelerate_yaml(ds, false, 4)) == ds);
+    CHECK(hf::read_accelerate_config(hf::accelerate_yaml(fsdp, false, 1)) == fsdp);
+}
+
+TEST_CASE("a sharded hf launch: accelerate launch on every node, its machine rank from SLURM_NODEID, DDP unchanged") {
+    auto j = finetune(job("llama-3.1-70b", 4096, 64, framework::hf, parallel_config{.dp = 16, .sharding = sharding::full}),
+                      finetune_method::lora);
+    const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::hf));
+    REQUIRE(fs.size() == 3);  // launch.sbatch, frenzy_hf_train.py, accelerate_config.yaml
+    const auto& sbatch = file(fs, "launch.sbatch").content;
+    CHECK(sbatch.find("srun --nodes=2 --ntasks-per-node=1 \\\n    bash -c 'exec accelerate launch --config_file \"$1\" "
+                      "--num_machines 2 --num_processes 16 --machine_rank \"$SLURM_NODEID\" --main_process_ip \"$2\" "
+                      "--main_process_port 29500 \"${@:3}\"' frenzy-node \\\n    \"$LAUNCH_DIR/accelerate_config.yaml\" "
+                      "\"$HEAD_NODE\" \"$LAUNCH_DIR/frenzy_hf_train.py\"") != std::string::npos);
+    CHECK(sbatch.find("torchrun") == std::string::npos);
+    const auto& yaml = file(fs, "accelerate_config.yaml").content;
+    CHECK(yaml.find("distributed_type: FSDP\n") != std::string::npos);
+    CHECK(yaml.find("  fsdp_version: 2\n") != std::string::npos);
+    CHECK(yaml.find("num_processes: 16\n") != std::string::npos);
+    // QLoRA under a sharded back end stores the 4-bit weights as bf16 (accelerate fsdp2_prepare_model's requirement)
+    j.training.finetune.method = finetune_method::qlora;
+    CHECK(file(launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::hf)), "frenzy_hf_train.py").content.find(
+              "bnb_4bit_quant_storage=torch.bfloat16,") != std::string::npos);
+    // DDP: torchrun as before, no accelerate config
+    j.parallel.sharding = sharding::none;
+    const auto ddp = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::hf));
+    CHECK(ddp.size() == 2);
+    CHECK(file(ddp, "launch.sbatch").content.find("    torchrun --nnodes 2") != std::string::npos);
+    CHECK(file(ddp, "frenzy_hf_train.py").content.find("bnb_4bit_quant_storage") == std::string::npos);
 }
 
 TEST_CASE("hf launches: fine-tunes are written, what Trainer cannot run is named, the other launchers refuse fine-tunes") {

@@ -13,6 +13,7 @@
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/launch/launchers.hpp"
 #include "frenzy/model/presets.hpp"
+#include "shell.hpp"
 
 using namespace frenzy;
 using Catch::Matchers::Contains;
@@ -175,4 +176,60 @@ TEST_CASE("litgpt launcher: hostile job and model names never reach litgpt.yaml 
           std::string::npos);
     o.run_command = "a\nrm -rf x";
     CHECK_THROWS_WITH(launch_files(j, p, o), Contains("control character"));
+}
+
+TEST_CASE("hf launcher, sharded: hostile names never reach accelerate_config.yaml, frenzy_hf_train.py or a command") {
+    // accelerate_config.yaml holds numbers, booleans and names of closed sets (frameworks/hf/accelerate.hpp); the job
+    // name reaches the batch script as a comment and one --job-name word; the model's name is not written (MODEL is
+    // the batch script's environment). Written to disk: bash -n, Python's parser and PyYAML read them.
+    const std::string hostile = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf\nrm -rf x";
+    job_spec j;
+    j.name = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf";
+    j.model = preset("llama-3.2-1b");
+    j.runtime.framework = framework::hf;
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 16, .total_tokens = 16.0 * 1024 * 10};
+    j.training.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16, .targets = lora_q | lora_v};
+    plan p;
+    p.gpu = "h100-80g";
+    p.gpus = 16;
+    p.nodes = 2;
+    p.framework = framework::hf;
+    p.micro_batch = 1;
+    launch_options o;
+    o.launcher = launcher::hf;
+    const auto dir = std::filesystem::temp_directory_path() / "frenzy_hf_hostile";
+    for (const auto sh : {sharding::gradients, sharding::full}) {
+        j.parallel = {.dp = 16, .sharding = sh};
+        const auto files = launch_files(j, p, o);
+        REQUIRE(files.size() == 3);
+        std::filesystem::remove_all(dir);
+        const auto paths = write_launch_files(files, dir.string());
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            INFO(files[i].name << ":\n" << files[i].content);
+            for (const auto& line : launch_shell::lines_of(files[i].content))
+                if (line.find("PWNED") != std::string::npos) CHECK(line.find('#') < line.find("PWNED"));  // comments only
+            if (files[i].name == "accelerate_config.yaml") {
+                CHECK(files[i].content.find("PWNED") == std::string::npos);
+                CHECK(launch_shell::run("python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); "
+                                        "assert isinstance(d[\"num_processes\"], int) and d[\"mixed_precision\"] == \"bf16\"' '" +
+                                        paths[i] + "' 2>&1").first == 0);
+            }
+            if (files[i].name.ends_with(".sbatch")) CHECK(launch_shell::run("bash -n '" + paths[i] + "' 2>&1").first == 0);
+            if (files[i].name.ends_with(".py"))
+                CHECK(launch_shell::run("python3 -c 'import ast, sys; ast.parse(open(sys.argv[1], encoding=\"utf-8\").read())' '" +
+                                        paths[i] + "' 2>&1").first == 0);
+        }
+        for (const std::string bad : {"x\nrm -rf $HOME #", "x\rimport os", "a\x1b[2Jb", "\xff\xfe"}) {
+            auto h = j;
+            h.name = bad;
+            CHECK_THROWS_WITH(launch_files(h, p, o), Catch::StartsWith("name="));
+        }
+        // run_command is checked as for every launcher, then handed to accelerate launch as its script and arguments
+        auto with = o;
+        with.run_command = "wrapper.py --x 'a b'";
+        CHECK(launch_files(j, p, with)[0].content.find("\"$HEAD_NODE\" wrapper.py --x 'a b' &\n") != std::string::npos);
+        with.run_command = hostile;
+        CHECK_THROWS_WITH(launch_files(j, p, with), Contains("control character"));
+    }
+    std::filesystem::remove_all(dir);
 }

@@ -2,6 +2,8 @@
 // plans (dense and MoE, with/without pipeline and sequence parallelism, sharded and not).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/launcher_hf.hpp"
 #include "frenzy/io/launcher_configs.hpp"
@@ -38,7 +40,11 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
     if (l == launcher::torchtitan) return torchtitan_import_text(file(fs, "frenzy_torchtitan.py").content, o);
     if (l == launcher::hf) {
         o.world_size = j.parallel.gpus();  // torchrun's, and the budget (TRAIN_STEPS) and model: beside the script
-        return hf_import_script(file(fs, "frenzy_hf_train.py").content, o);
+        const auto& script = file(fs, "frenzy_hf_train.py").content;
+        for (const auto& f : fs)  // a sharded job: accelerate_config.yaml beside the script
+            if (f.name == "accelerate_config.yaml")
+                return frameworks::hf::hf_import_accelerate(script, frameworks::hf::read_accelerate_config(f.content), o);
+        return hf_import_script(script, o);
     }
     if (l == launcher::deepspeed) return deepspeed_import_json(nlohmann::json::parse(file(fs, "ds_config.json").content), o);
 #ifdef FRENZY_HAS_YAML
@@ -298,6 +304,108 @@ TEST_CASE("Hugging Face round trip: full, LoRA and QLoRA fine-tunes from frenzy_
     }
 }
 
+TEST_CASE("Hugging Face round trip: pure bf16 and bf16-mixed LoRA are told apart (no Trainer flag, adapters cast to bf16)") {
+    // Until 2026-12 both were written as dtype bfloat16 + bf16=True and read back as bf16-mixed.
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.runtime.framework = framework::hf;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16, .targets = lora_q | lora_v};
+    j.parallel = {.dp = 8};
+    for (const auto pr : {precision::bf16, precision::bf16_mixed, precision::fp32}) {
+        j.training.precision = pr;
+        check_roundtrip(j, launcher::hf);
+        const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), "frenzy_hf_train.py").content;
+        CHECK((script.find("    bf16=True,\n") != std::string::npos) == (pr == precision::bf16_mixed));
+        CHECK((script.find("model = model.to(torch.bfloat16)") != std::string::npos) == (pr == precision::bf16));
+    }
+}
+
+TEST_CASE("Hugging Face round trip: sharded jobs through accelerate_config.yaml (DeepSpeed ZeRO-1/2, FSDP2)") {
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.runtime.framework = framework::hf;
+    for (const auto sh : {sharding::optimizer, sharding::gradients, sharding::full}) {
+        INFO("sharding " << to_string(sh));
+        j.training.finetune = {.method = finetune_method::full};  // bf16-mixed, 16 GPUs on 2 nodes, whole-layer checkpointing
+        j.training.precision = precision::bf16_mixed;
+        j.parallel = {.dp = 16, .sharding = sh, .recompute = recompute::full};
+        check_roundtrip(j, launcher::hf);
+        j.training.finetune = {.method = finetune_method::lora, .rank = 32, .alpha = 64, .targets = lora_q | lora_k | lora_v | lora_o,
+                               .dropout = 0.05};
+        j.parallel = {.dp = 8, .sharding = sh};
+        check_roundtrip(j, launcher::hf);
+        j.training.finetune.method = finetune_method::qlora;
+        j.training.precision = precision::fp32;
+        check_roundtrip(j, launcher::hf);
+        j.training.precision = precision::fp16_mixed;
+        check_roundtrip(j, launcher::hf);
+    }
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16};
+    j.training.precision = precision::bf16;  // pure bf16: FSDP2 with mixed_precision 'no'
+    j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::full};
+    check_roundtrip(j, launcher::hf);
+    j.training.finetune = {.method = finetune_method::full};
+    check_roundtrip(j, launcher::hf);
+}
+
+TEST_CASE("Hugging Face import --from hf:DIR and hf:frenzy_hf_train.py read accelerate_config.yaml beside the script") {
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.runtime.framework = framework::hf;
+    j.training.finetune = {.method = finetune_method::qlora, .rank = 16};
+    j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
+    const auto dir = std::filesystem::temp_directory_path() / "frenzy_hf_import_dir";
+    std::filesystem::remove_all(dir);
+    write_launch_files(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), dir.string());
+    import_options o;
+    o.name = j.name;
+    o.model = j.model;
+    o.training.total_tokens = j.training.total_tokens;
+    for (const auto& path : {dir, dir / "frenzy_hf_train.py"}) {
+        INFO(path);
+        const auto r = import_launcher_file("hf", path.string(), o);  // no --world-size: num_processes gives it
+        CHECK(r.job == j);
+    }
+    std::filesystem::remove(dir / "accelerate_config.yaml");  // without it: a DDP job of the world size given
+    o.world_size = 16;
+    CHECK(import_launcher_file("hf", dir.string(), o).job.parallel.sharding == sharding::none);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Hugging Face accelerate_config.yaml: an edited value, a missing key or a contradiction is an error naming it") {
+    using Catch::Matchers::Contains;
+    namespace hf = frameworks::hf;
+    auto j = base_job("llama-3.1-8b", 4096, 64);
+    j.runtime.framework = framework::hf;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16};
+    j.parallel = {.dp = 8, .sharding = sharding::gradients};
+    const auto fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf));
+    const auto& script = file(fs, "frenzy_hf_train.py").content;
+    const auto& yaml = file(fs, "accelerate_config.yaml").content;
+    import_options o;
+    o.model = j.model;
+    CHECK(hf::hf_import_accelerate(script, hf::read_accelerate_config(yaml), o).job.parallel.dp == 8);  // num_processes
+    o.world_size = 16;
+    CHECK_THROWS_WITH(hf::hf_import_accelerate(script, hf::read_accelerate_config(yaml), o), Contains("num_processes=8 contradicts"));
+    o.world_size = 0;
+    auto edited = yaml;
+    edited.replace(edited.find("zero_stage: 2"), 13, "zero_stage: 3");
+    CHECK_THROWS_WITH(hf::hf_import_accelerate(script, hf::read_accelerate_config(edited), o), Contains("zero_stage 3"));
+    edited = yaml;
+    edited.replace(edited.find("mixed_precision: bf16"), 21, "mixed_precision: fp16");
+    CHECK_THROWS_WITH(hf::hf_import_accelerate(script, hf::read_accelerate_config(edited), o), Contains("mixed_precision=fp16 contradicts"));
+    edited = yaml;
+    edited.replace(edited.find("gradient_accumulation_steps: 8"), 30, "gradient_accumulation_steps: 4");
+    CHECK_THROWS_WITH(hf::hf_import_accelerate(script, hf::read_accelerate_config(edited), o),
+                      Contains("deepspeed_config.gradient_accumulation_steps=4") && Contains("Trainer refuses"));
+    CHECK_THROWS_WITH(hf::read_accelerate_config(yaml + "gpu_ids: all\n"), Contains("gpu_ids is not a key the hf launcher writes"));
+    CHECK_THROWS_WITH(hf::read_accelerate_config(yaml + "num_processes: 8\n"), Contains("num_processes is given twice"));
+    edited = yaml;
+    edited.erase(edited.find("  zero_stage: 2\n"), 15);
+    CHECK_THROWS_WITH(hf::read_accelerate_config(edited), Contains("no deepspeed_config.zero_stage"));
+    CHECK_THROWS_WITH(hf::read_accelerate_config(yaml + "   x: 1\n"), Contains("is not `key: value`"));
+    edited = yaml;
+    edited.replace(edited.find("mixed_precision: bf16"), 21, "mixed_precision: no");
+    CHECK_THROWS_WITH(hf::read_accelerate_config(edited), Contains("must be quoted"));
+}
+
 TEST_CASE("Hugging Face frenzy_hf_train.py: another model, an edited setting or a missing one is an error naming it") {
     using Catch::Matchers::Contains;
     auto j = base_job("llama-3.1-8b", 4096, 64);
@@ -549,4 +657,20 @@ TEST_CASE("launch() plans a torchtune LoRA job within its rules (FSDP2 data para
         check_roundtrip(r.job, launcher::torchtune);
 #endif
     }
+}
+
+TEST_CASE("launch() plans a 70B LoRA on 8 H100s with the hf launcher: a sharded plan that imports back") {
+    // LoRA's frozen bf16 base alone is 141 GB (70.6 B parameters x 2 B): no unsharded layout fits 80 GB, so before
+    // the sharded back ends the hf framework had no plan here.
+    auto j = base_job("llama-3.1-70b", 4096, 16);
+    j.runtime.framework = framework::hf;
+    j.training.finetune = {.method = finetune_method::lora, .rank = 16};
+    cluster_spec c;
+    c.nodes.push_back({"h100", "h100-80g", 8, 1, 0});
+    const auto r = launch(j, c, opts(launcher::hf));
+    CHECK(r.plan.framework == framework::hf);
+    CHECK(r.plan.gpus == 8);
+    CHECK(r.job.parallel.sharding == sharding::full);  // FSDP2: the only back end that shards the frozen weights
+    CHECK(file(r.files, "accelerate_config.yaml").content.find("distributed_type: FSDP\n") != std::string::npos);
+    check_roundtrip(r.job, launcher::hf);
 }

@@ -141,7 +141,7 @@ TEST_CASE("the fit rule on the H200 grid: every FSDP2 run that ran is not called
     CHECK(check_fit(est.estimate(foreach_adam), h200).verdict == fit_verdict::does_not_fit);
 }
 
-TEST_CASE("the hf framework runs what Trainer runs: data parallel, whole-layer checkpointing, no selective recompute") {
+TEST_CASE("the hf framework runs what Trainer runs: data parallel, whole-layer checkpointing, no selective recompute, sharded back ends") {
     job_spec j;
     j.model = preset("llama-3.2-1b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 8};
@@ -152,8 +152,9 @@ TEST_CASE("the hf framework runs what Trainer runs: data parallel, whole-layer c
     CHECK_THROWS_WITH(validate(j), Catch::Contains("parallel.recompute=\"selective\"") && Catch::Contains("hf"));
     j.parallel = {.dp = 4, .tp = 2};
     CHECK_THROWS_WITH(validate(j), Catch::Contains("data parallel only"));
+    // sharded layouts run accelerate's back ends (frameworks/hf/traits.hpp backend_of; tests/memory/hf_sharded_test.cpp)
     j.parallel = {.dp = 8, .sharding = sharding::full};
-    CHECK_THROWS_WITH(validate(j), Catch::Contains("\"fsdp\""));
+    CHECK_NOTHROW(validate(j));
 }
 
 TEST_CASE("MARP against the H200 llm-foundry grid: MPT on FSDP1 with flash-attn's cross entropy") {

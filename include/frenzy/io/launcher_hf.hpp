@@ -94,12 +94,12 @@ inline void hf_check_planned(const std::string& v, const transformer_spec& m) {
         throw config_error("frenzy_hf_train.py: PLANNED=" + printable(v) + " contradicts the model given beside the file (" + want + ")");
 }
 
-/// Trainer's flag and the weights' dtype -> the job's precision (hf launcher precision_of, reversed; with adapters
-/// bf16-mixed and bf16 are written alike and read as bf16-mixed).
+/// Trainer's flag and the weights' dtype -> the job's precision (hf launcher precision_of, reversed: bf16 weights
+/// without a flag are pure bf16, as the launcher writes it under adapters and sharded back ends).
 inline precision hf_precision(bool bf16, bool fp16, const std::string& dtype) {
     if (bf16) return dtype == "torch.bfloat16" ? precision::bf16 : precision::bf16_mixed;
     if (fp16) return precision::fp16_mixed;
-    return precision::fp32;
+    return dtype == "torch.bfloat16" ? precision::bf16 : precision::fp32;
 }
 
 }  // namespace detail
@@ -142,6 +142,11 @@ inline launcher_import hf_import_script(const std::string& text, const import_op
     } else {
         t.finetune.method = finetune_method::full;  // the script fine-tunes the pretrained model in $MODEL
     }
+    // pure bf16 adapters: the launcher casts them after get_peft_model (PEFT makes them fp32)
+    const bool cast = text.find("\nmodel = model.to(torch.bfloat16)") != std::string::npos;
+    if (cast != (adapters && t.precision == precision::bf16))
+        throw config_error("frenzy_hf_train.py: model.to(torch.bfloat16) after get_peft_model is written for pure bf16 "
+                           "adapters only (training.precision " + std::string(to_string(t.precision)) + ")");
     const auto& attn = detail::hf_setting(s, "attn_implementation");
     if (attn == "\"eager\"") j.runtime.attention = attention_impl::unfused;
     else if (attn != "\"sdpa\"") throw config_error("frenzy_hf_train.py: attn_implementation=" + printable(attn) + " must be \"sdpa\" or \"eager\"");

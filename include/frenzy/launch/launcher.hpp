@@ -44,6 +44,10 @@ struct launcher_payload {
     /// The program srun starts on every node with torchrun's options and torchrun_target: torchrun, or a wrapper
     /// that takes torchrun's options (torchtune's `tune run`, torchtune/_cli/run.py).
     std::string runner = "torchrun";
+    /// Set: srun starts `accelerate launch --config_file $LAUNCH_DIR/<this file>` on every node instead of runner,
+    /// with the node's machine rank (SLURM_NODEID), the node count and the first node as the main process
+    /// (launch.hpp detail::accelerate_lines); torchrun_target is then what accelerate starts.
+    std::string accelerate_config;
     /// Replaces srun + runner when set: a single process started by the script itself (torchtune's single-device
     /// recipes, `tune run RECIPE --config FILE` without torchrun options).
     std::string command;

@@ -11,7 +11,8 @@ inline framework_profile profile_of(framework f) { return f->memory; }
 
 /// The profile a job runs with: its framework's preset adjusted by the job's runtime options.
 inline framework_profile profile_of(const job_spec& j) {
-    auto f = profile_of(j.runtime.framework);
+    const auto& fw = j.runtime.framework.traits();
+    auto f = fw.layout_memory ? fw.layout_memory(fw.memory, j.parallel) : fw.memory;
     if (j.runtime.compile) f.fused_elementwise = true;
     if (j.runtime.dropout) f.dropout = *j.runtime.dropout;
     if (j.runtime.rope_fp32) f.rope_fp32_copies = *j.runtime.rope_fp32;

@@ -170,7 +170,7 @@ inline layer_split leading_layers_on_stage(const job_spec& j, const stage_layout
 /// autograd/_functions.py@95f9af3), so inputs that feed no adapter go; each adapter saves its rank-r A output.
 /// Adapters that cast their input to their own dtype (framework_profile::lora_adapter_cast, PEFT) save their own
 /// 16-bit copy each, so no frozen linear's input stays.
-inline double lora_activation_delta(const job_spec& j, bool moe) {
+inline double lora_activation_delta(const job_spec& j, const framework_profile& f, bool moe) {
     const auto& m = j.model;
     const auto& p = j.parallel;
     const auto tg = j.training.finetune.targets;
@@ -184,7 +184,10 @@ inline double lora_activation_delta(const job_spec& j, bool moe) {
     double d = 0;
     const double tokens = moe ? sb * static_cast<double>(m.moe.top_k) * rep : sb;  // routed token copies on a GPU
     const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
-    const bool cast = j.runtime.framework->memory.lora_adapter_cast;
+    // PEFT casts an adapter's input only where its dtype differs (_cast_input_dtype): fp32 adapters under mixed
+    // precision; adapters in the compute dtype (pure bf16 or fp32 training) share the frozen linear's input.
+    const auto prec = j.training.precision;
+    const bool cast = f.lora_adapter_cast && (prec == precision::bf16_mixed || prec == precision::fp16_mixed);
     const unsigned shared = cast ? 0u : tg;  // adapted linears whose input stays saved, shared with their adapters
     // Old bitsandbytes (< 0.43.2) saved every 4-bit linear's input anyway: nothing is spared then.
     if (!(ft.method == finetune_method::qlora && ft.qlora_saves_inputs)) {
@@ -213,6 +216,9 @@ inline double lora_activation_delta(const job_spec& j, bool moe) {
     }
     return d;
 }
+
+/// lora_activation_delta under the job's own profile.
+inline double lora_activation_delta(const job_spec& j, bool moe) { return lora_activation_delta(j, profile_of(j), moe); }
 
 /// Saved-input bytes per element that Transformer Engine's fp8 GEMMs spare (fp8 instead of 16-bit) in one layer.
 inline double fp8_activation_delta(const job_spec& j, bool moe) {
@@ -411,8 +417,8 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
     adjust(per_dense, dense, arch + (autocast ? 2.0 * detail::linear_weights(j, false) : 0.0));
     if (moe_n > 0) adjust(per_moe, moe, arch + (autocast ? 2.0 * detail::linear_weights(j, true) : 0.0));
     if (ft.adapters()) {
-        adjust(per_dense, dense, detail::lora_activation_delta(j, false));
-        if (moe_n > 0) adjust(per_moe, moe, detail::lora_activation_delta(j, true));
+        adjust(per_dense, dense, detail::lora_activation_delta(j, f, false));
+        if (moe_n > 0) adjust(per_moe, moe, detail::lora_activation_delta(j, f, true));
     }
     if (j.training.precision == precision::fp8_mixed && fp8_style_of(j.runtime.framework) == fp8_style::transformer_engine) {
         adjust(per_dense, dense, detail::fp8_activation_delta(j, false));

@@ -252,6 +252,10 @@ struct framework_traits {
     /// How its rows in a measurement table state its options in the other_flags cell.
     table_flags_notation table_flags = table_flags_notation::prose;
     framework_profile memory{};
+    /// The profile under layout `p`, where the framework runs another engine for some layouts (hf: accelerate's
+    /// FSDP or DeepSpeed back end for sharded layouts, frameworks/hf/traits.hpp); null = `memory` for every layout.
+    /// profile_of(job) applies it before the job's runtime options.
+    framework_profile (*layout_memory)(const framework_profile& preset, const parallel_config& p) = nullptr;
     framework_perf perf{};
     framework_rules rules{};
 };

@@ -10,6 +10,7 @@ source tree, for tests/launch: each flag or key `frenzy launch` writes must be i
   extract_framework_keys.py torchtune TORCHTUNE_DIR > torchtune_keys.txt
   extract_framework_keys.py litgpt REPO_DIR > litgpt_keys.txt
   extract_framework_keys.py litgpt-models REPO_DIR > litgpt_models.txt
+  extract_framework_keys.py accelerate REPO_DIR > accelerate_keys.txt
 
 Megatron-LM: literal '--flags' of megatron/training/arguments.py plus the flags ArgumentGroupFactory
 (megatron/training/argument_utils.py) derives from the config dataclasses named in arguments.py: `--name-with-dashes`;
@@ -39,6 +40,11 @@ dataclass of litgpt/args.py (TrainArgs, EvalArgs, LogArgs) `COMMAND.param.field`
 litgpt-models: one line per model config of litgpt/config.py (the `configs` dicts): the config name, the Hugging Face
 org/name it is downloaded from, n_layer and n_embd (Config's dataclass defaults where a dict leaves them out), with
 the `{}` of a name family formatted as "" (the base model; __main__ formats "-chat"/"-instruct" variants too).
+accelerate: the keys of an `accelerate launch --config_file` YAML: the top-level keys are the fields of ClusterConfig
+and its base BaseConfig (src/accelerate/commands/config/config_args.py; from_yaml_file refuses any other key);
+`fsdp_config.KEY` and `deepspeed_config.KEY` for the destinations of launch.py's "FSDP Arguments" and "DeepSpeed
+Arguments" argument groups (src/accelerate/commands/launch.py: launch_command copies each key of those sections onto
+the parsed arguments, fsdp_config keys under their fsdp_ name).
 torchtitan: dotted `section.field` names of the dataclasses Trainer.Config composes (torchtitan/config/configs.py,
 activation_checkpoint.py), as config attributes are spelled in a recipe.
 """
@@ -310,6 +316,27 @@ def hf(transformers_src, peft_src):
     return sorted(out)
 
 
+def accelerate(root):
+    src = os.path.join(root, "src")
+    cls, mod = resolve_class(src, "accelerate.commands.config.config_args", "ClusterConfig")
+    out = {f[0] for f in dataclass_fields(src, cls, mod)}
+    groups = {"fsdp_args": "fsdp_config.", "deepspeed_args": "deepspeed_config."}
+    for node in ast.walk(parse(os.path.join(src, "accelerate", "commands", "launch.py"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
+            continue
+        group = ast.unparse(node.func.value)
+        if group not in groups:
+            continue
+        dest = next((const(k.value) for k in node.keywords if k.arg == "dest"), None)
+        names = [const(a) for a in node.args if isinstance(const(a), str)]
+        longs = [n for n in names if n.startswith("--")]
+        if dest is None and longs:
+            dest = longs[0][2:].replace("-", "_")
+        if dest:
+            out.add(groups[group] + dest)
+    return sorted(out)
+
+
 TORCHTUNE_RECIPES = ["full_finetune_distributed", "full_finetune_single_device", "lora_finetune_distributed",
                      "lora_finetune_single_device"]
 
@@ -407,6 +434,6 @@ if __name__ == "__main__":
     elif which in ("litgpt", "litgpt-models"):
         keys = (litgpt if which == "litgpt" else litgpt_models)(root)
     else:
-        keys = {"megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan, "torchtune": torchtune}[which](root)
+        keys = {"accelerate": accelerate, "megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan, "torchtune": torchtune}[which](root)
     for k in keys:
         print(k)

@@ -7,11 +7,19 @@
 // (transformers src/transformers/utils/quantization_config.py); each is in tests/data/launch/hf_keys.txt, read from
 // that code by tests/data/launch/extract_framework_keys.py. The run's settings (model, data, checkpoints, learning
 // rate) are environment variables of the batch script; the script refuses a model whose shape is not the planned one.
-// import_file reads the script's settings back (io/launcher_hf.hpp), the model, world size and budget given beside it.
+// A sharded layout runs accelerate's DeepSpeed (ZeRO-1/2) or FSDP2 back end (traits.hpp backend_of): the launcher then
+// writes accelerate_config.yaml (accelerate.hpp) beside the script and the batch script starts `accelerate launch
+// --config_file accelerate_config.yaml frenzy_hf_train.py` on every node; Trainer picks the back end up from
+// accelerate's environment. Under FSDP decoder-layer checkpointing is accelerate's fsdp_activation_checkpointing, not
+// Trainer's gradient_checkpointing (Trainer refuses both together).
+// import_file reads the script's settings back (io/launcher_hf.hpp), and accelerate_config.yaml beside it; the model,
+// world size (for DDP) and budget given beside them.
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "frenzy/frameworks/hf/accelerate.hpp"
 #include "frenzy/frameworks/hf/traits.hpp"
 #include "frenzy/io/file.hpp"
 #include "frenzy/io/launcher_hf.hpp"
@@ -21,16 +29,18 @@ namespace frenzy::frameworks::hf {
 
 /// Trainer's mixed-precision flag and the dtype the weights are loaded in (traits.hpp: bf16-mixed is autocast over
 /// fp32 weights, pure bf16 loads them in bf16; under adapters the frozen base is loaded in the 16-bit type, as the
-/// memory model counts it and the measured LoRA rows ran, and PEFT keeps the adapters in fp32).
+/// memory model counts it and the measured LoRA rows ran, and PEFT keeps the adapters in fp32 under bf16-mixed; pure
+/// bf16 has no flag, and train_script casts the adapters to bf16 after get_peft_model, so the two are told apart).
 struct precision_names {
     const char* flag;   ///< TrainingArguments keyword set to True ("" = none)
     const char* dtype;  ///< torch dtype of the loaded weights
 };
-inline precision_names precision_of(precision p, bool adapters = false) {
+inline precision_names precision_of(precision p, bool adapters = false, bool sharded = false) {
     switch (p) {
         case precision::bf16_mixed: return {"bf16", adapters ? "torch.bfloat16" : "torch.float32"};
         case precision::fp16_mixed: return {"fp16", adapters ? "torch.float16" : "torch.float32"};
-        case precision::bf16: return {"bf16", "torch.bfloat16"};
+        // sharded: Trainer's bf16 flag would make accelerate's mixed_precision bf16 (FSDP2 then upcasts to fp32)
+        case precision::bf16: return {adapters || sharded ? "" : "bf16", "torch.bfloat16"};
         case precision::fp32: return {"", "torch.float32"};
         default: break;
     }
@@ -90,7 +100,11 @@ inline std::string load_block(const job_spec& j, attention_impl attn) {
     const auto prec = precision_of(j.training.precision, ft.adapters());
     std::string s = "quantization = None\nif QLORA:\n    quantization = BitsAndBytesConfig(\n        load_in_4bit=True,\n"
                     "        bnb_4bit_quant_type=\"nf4\",\n        bnb_4bit_use_double_quant=" +
-                    std::string(ft.double_quant ? "True" : "False") + ",\n        bnb_4bit_compute_dtype=torch.bfloat16,\n    )\n";
+                    std::string(ft.double_quant ? "True" : "False") + ",\n        bnb_4bit_compute_dtype=torch.bfloat16,\n" +
+                    // FSDP and DeepSpeed shard the 4-bit weights as a floating-point storage (accelerate
+                    // utils/fsdp_utils.py fsdp2_prepare_model: "bnb_4bit_quant_storage to a floating dtype")
+                    (backend_of(j.parallel.sharding) != backend::ddp ? "        bnb_4bit_quant_storage=torch.bfloat16,\n" : "") +
+                    "    )\n";
     s += "model = AutoModelForCausalLM.from_pretrained(\n    MODEL,\n    dtype=" + std::string(prec.dtype) +
          ",\n    attn_implementation=\"" + (attn == attention_impl::unfused ? "eager" : "sdpa") +
          "\",\n    quantization_config=quantization,\n)\n";
@@ -98,19 +112,22 @@ inline std::string load_block(const job_spec& j, attention_impl attn) {
         s += "model = get_peft_model(model, LoraConfig(\n    r=" + std::to_string(ft.rank) + ",\n    lora_alpha=" +
              number(ft.alpha) + ",\n    lora_dropout=" + number(ft.dropout) + ",\n    target_modules=" +
              lora_targets(ft.targets) + ",\n    task_type=\"CAUSAL_LM\",\n))\n";
+    if (ft.adapters() && j.training.precision == precision::bf16)  // pure bf16: PEFT made the adapters fp32
+        s += "model = model.to(torch.bfloat16)  # pure bf16: the adapters too\n";
     return s;
 }
 
 /// TrainingArguments of the plan, one keyword per line.
 inline std::string arguments_block(const job_spec& j) {
-    const auto prec = precision_of(j.training.precision);
+    const auto prec = precision_of(j.training.precision, j.training.finetune.adapters(),
+                                   backend_of(j.parallel.sharding) != backend::ddp);
     std::string s = "args = TrainingArguments(\n    output_dir=os.environ[\"CHECKPOINT_DIR\"],\n"
                     "    per_device_train_batch_size=MICRO_BATCH,\n    gradient_accumulation_steps=GRAD_ACCUM,\n"
                     "    max_steps=TRAIN_STEPS,\n    learning_rate=float(os.environ[\"LR\"]),\n"
                     "    lr_scheduler_type=\"cosine\",\n    warmup_steps=max(1, TRAIN_STEPS // 100),\n";
     s += "    optim=\"" + std::string(optim_of(j.training.optimizer)) + "\",\n";
     if (*prec.flag) s += "    " + std::string(prec.flag) + "=True,\n";
-    if (j.parallel.recompute == recompute::full)
+    if (j.parallel.recompute == recompute::full && backend_of(j.parallel.sharding) != backend::fsdp)  // FSDP: accelerate's
         s += "    gradient_checkpointing=True,\n    gradient_checkpointing_kwargs={\"use_reentrant\": False},\n";
     if (j.runtime.liger) s += "    use_liger_kernel=True,\n";  // runtime.liger: the kernels the estimate counted
     s += "    logging_steps=10,\n    save_steps=1000,\n    save_total_limit=2,\n    report_to=\"none\",\n"
@@ -165,26 +182,96 @@ inline std::string settings(const job_spec& j) {
     return s;
 }
 
+/// accelerate's config of a sharded job: DeepSpeed ZeRO-1/2 or FSDP2 FULL_SHARD (traits.hpp backend_of), the mixed
+/// precision Trainer's flag states (bf16-mixed -> bf16, fp16-mixed -> fp16; pure bf16 and fp32 -> no).
+inline accelerate_config accelerate_config_of(const job_spec& j) {
+    const auto& t = j.training;
+    accelerate_config c;
+    const auto pr = t.precision;
+    c.mixed_precision = pr == precision::bf16_mixed ? "bf16" : pr == precision::fp16_mixed ? "fp16" : "no";
+    c.num_processes = j.parallel.gpus();
+    if (backend_of(j.parallel.sharding) == backend::fsdp) {
+        c.distributed_type = "FSDP";
+        c.fsdp_activation_checkpointing = j.parallel.recompute == recompute::full;
+    } else {
+        c.distributed_type = "DEEPSPEED";
+        c.zero_stage = j.parallel.sharding == sharding::optimizer ? 1 : 2;
+        c.gradient_accumulation_steps = t.global_batch / (t.micro_batch * j.parallel.dp);
+    }
+    return c;
+}
+
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     if (j.training.finetune.method == finetune_method::freeze || j.training.finetune.frozen_layers > 0)
         throw config_error("training.finetune.frozen_layers: the hf launcher trains every layer or LoRA adapters "
                            "(freezing leading layers is not written)");
-    if (j.runtime.offload.any()) throw config_error("runtime.offload: the hf launcher runs plain DistributedDataParallel");
+    if (j.runtime.offload.any())
+        throw config_error("runtime.offload: the hf launcher writes no offload (Trainer has no activation offload; "
+                           "DeepSpeed's ZeRO-Offload refuses Trainer's torch optimizer)");
     launcher_payload out;
     out.files.push_back({"frenzy_hf_train.py", train_script(j, j.runtime.attention)});
+    if (backend_of(j.parallel.sharding) != backend::ddp) {
+        const auto& t = j.training;
+        out.files.push_back({"accelerate_config.yaml", accelerate_yaml(accelerate_config_of(j), false,
+                                                                       t.global_batch / (t.micro_batch * j.parallel.dp))});
+        out.accelerate_config = "accelerate_config.yaml";
+    }
     out.preamble = settings(j);
     out.torchrun_target = o.run_command.empty() ? std::string("\"$LAUNCH_DIR/frenzy_hf_train.py\"") : o.run_command;
     return out;
 }
 
-/// frenzy_hf_train.py -> job (io/launcher_hf.hpp); the model, world size and token budget come from beside the file.
+/// frenzy_hf_train.py read with accelerate_config.yaml (`c`) -> job: the script's settings, the world size, sharding
+/// and (FSDP) checkpointing from the config, each value checked as the launcher writes it and against the script.
+inline launcher_import hf_import_accelerate(const std::string& text, const accelerate_config& c, const import_options& o) {
+    if (o.world_size > 0 && o.world_size != c.num_processes)
+        throw config_error("accelerate_config.yaml: num_processes=" + std::to_string(c.num_processes) +
+                           " contradicts the world size given beside it (" + std::to_string(o.world_size) + ")");
+    auto opt = o;
+    opt.world_size = c.num_processes;
+    auto out = hf_import_script(text, opt);
+    auto& j = out.job;
+    const auto& t = j.training;
+    check_accelerate_config(c, j.parallel.recompute == recompute::full, t.global_batch / (t.micro_batch * j.parallel.dp));
+    if (c.distributed_type == "FSDP") {
+        if (c.fsdp_version != 2 || c.fsdp_reshard_after_forward != "true" || c.fsdp_offload_params)
+            throw config_error("accelerate_config.yaml: fsdp_config is not FSDP2 FULL_SHARD without offload (fsdp_version 2, "
+                               "fsdp_reshard_after_forward true, fsdp_offload_params false), what the hf launcher writes");
+        j.parallel.sharding = sharding::full;
+        if (c.fsdp_activation_checkpointing) j.parallel.recompute = recompute::full;
+    } else {
+        if ((c.zero_stage != 1 && c.zero_stage != 2) || c.offload_optimizer_device != "none" || c.offload_param_device != "none")
+            throw config_error("accelerate_config.yaml: deepspeed_config is not ZeRO stage 1 or 2 without offload "
+                               "(zero_stage " + std::to_string(c.zero_stage) + "), what the hf launcher writes");
+        j.parallel.sharding = c.zero_stage == 1 ? sharding::optimizer : sharding::gradients;
+    }
+    const auto pr = t.precision;
+    const std::string mp = pr == precision::bf16_mixed ? "bf16" : pr == precision::fp16_mixed ? "fp16" : "no";
+    if (c.mixed_precision != mp)
+        throw config_error("accelerate_config.yaml: mixed_precision=" + printable(c.mixed_precision) + " contradicts "
+                           "frenzy_hf_train.py's precision (" + std::string(to_string(pr)) + ": " + mp + ")");
+    validate(j);
+    return out;
+}
+
+/// frenzy_hf_train.py (a file, or the folder holding it) -> job (io/launcher_hf.hpp), with accelerate_config.yaml
+/// beside it when there is one (a sharded job: its layout and world size); the model, the world size of a DDP job and
+/// the token budget come from beside the files.
 inline launcher_import import_file(const std::string& path, const import_options& o) {
-    return hf_import_script(read_file_limited(path), o);
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path script = fs::is_directory(path, ec) ? fs::path(path) / "frenzy_hf_train.py" : fs::path(path);
+    const auto text = read_file_limited(script.string());
+    const auto yaml = script.parent_path() / "accelerate_config.yaml";
+    if (!fs::exists(yaml, ec)) return hf_import_script(text, o);
+    const auto c = read_accelerate_config(read_file_limited(yaml.string()));
+    return hf_import_accelerate(text, c, o);
 }
 
 inline constexpr launcher_traits launch_traits{
     .name = "hf",
-    .summary = "torchrun of frenzy_hf_train.py: transformers' Trainer fine-tuning a pretrained model (PEFT LoRA, QLoRA)",
+    .summary = "torchrun (DDP) or accelerate launch (DeepSpeed ZeRO-1/2, FSDP2) of frenzy_hf_train.py: transformers' Trainer "
+               "fine-tuning a pretrained model (PEFT LoRA, QLoRA)",
     .runs = {&traits},
     .payload = payload,
     .describes_model = false,
