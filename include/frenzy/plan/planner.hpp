@@ -23,6 +23,7 @@
 //     (one that leaves it zero simply gets no pruning).
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -131,7 +132,10 @@ private:
     /// What one plan() call shares across GPU types: the memory checks with their memo (plan/feasibility.hpp), the
     /// valid micro-batches of the current pool, and the bottleneck stage of each layout (default time model).
     struct search_context {
-        search_context(const M& mem, plan_stats& stats) : st(stats), memory(mem, stats) {}
+        /// For a call whose inputs passed check_inputs (memory_check::inputs_checked).
+        search_context(const M& mem, plan_stats& stats) : st(stats), memory(mem, stats) {
+            memory.inputs_checked = true;
+        }
         plan_stats& st;
         detail::memory_check<M> memory;
         /// The valid micro-batches of the current pool (valid_micro_batches) by dp, pp and whether the schedule is
@@ -360,8 +364,21 @@ private:
         const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_exposed_mb + b.ep_mb, b.shard_mb) +
                             b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
         if (!(work > 0)) return false;
-        detail::set_plan(cx.probe, j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt);
-        return obj_.score(cx.probe, opt) >= it->second.score;
+        return score_of(j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt, cx) >= it->second.score;
+    }
+
+    /// The objective's score of `j` on `g` at that step time and tokens/s: the default objective's from the fields
+    /// it reads (selectable_objective::score_of), another's from the plan record make_plan would fill (`cx.probe`).
+    double score_of(const job_spec& j, const gpu_type& g, int gpus_per_node, [[maybe_unused]] double step_s,
+                    double tokens_per_s, const plan_options& opt, [[maybe_unused]] search_context& cx) const {
+        if constexpr (std::same_as<O, selectable_objective>) {
+            const auto n = j.parallel.gpus();  // as set_plan fills gpus and nodes
+            const auto nodes = static_cast<int>((n + gpus_per_node - 1) / gpus_per_node);
+            return O::score_of(tokens_per_s, static_cast<int>(n), nodes, gpus_per_node, g.name, opt);
+        } else {
+            detail::set_plan(cx.probe, j, g, gpus_per_node, step_s, tokens_per_s, opt);
+            return obj_.score(cx.probe, opt);
+        }
     }
 
     /// Largest k in (lo, hi) with fits(k), given fits(lo) (or lo = -1) and !fits(hi): the micro-batches that fit
@@ -449,8 +466,7 @@ private:
             step = speed->step_time.value;
             tokens_per_s = speed->tokens_per_s;
         }
-        detail::set_plan(cx.probe, j, g, topo.gpus_per_node, step, tokens_per_s, opt);
-        const double s = obj_.score(cx.probe, opt);
+        const double s = score_of(j, g, topo.gpus_per_node, step, tokens_per_s, opt, cx);
         auto it = best.find(j.parallel.gpus());
         if (it == best.end() || s < it->second.score ||
             (s == it->second.score && tokens_per_s > it->second.speed.tokens_per_s))
