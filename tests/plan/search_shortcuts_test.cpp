@@ -315,3 +315,34 @@ TEST_CASE("the default objective's score from its fields gives the plans of a fi
                   selectable_objective{}.score(p, opt));
         }
 }
+
+TEST_CASE("the layouts kept on one type, searched first on the next, leave every type's plans as plan_on's") {
+    // plan() searches the layouts of the plans the types before kept first on each type (search_hints) and prunes
+    // by the scores they reach; plan_on searches a type alone, without them. Each type's plans must be the same,
+    // bit for bit (require_same: every field): ties included, as the bar prunes only what is strictly worse.
+    // Types of near speeds and several node sizes, so that hints fall on and off the next type's axes.
+    cluster_spec c;
+    for (const char* t : {"h100-80g", "h200", "a100-80g", "a100-40g", "l40s", "mi300x"}) c.nodes.push_back({t, t, 8, 16});
+    c.nodes.push_back({"a10", "a10", 4, 32});
+    validate(c);
+    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp})
+        for (auto objective : {plan_objective::time, plan_objective::gpu_hours}) {
+            const auto job = make_job(llama31_70b(), 4096, 256, fw);
+            plan_options opt;
+            opt.max_gpus = 128;
+            opt.objective = objective;
+            const auto all = planner{}.plan(job, c, opt);
+            std::size_t kept = 0;
+            for (const auto& pool : gpu_pools(c)) {
+                plan_result mine = planner{}.plan_on(job, pool, opt), theirs;
+                for (const auto& p : all.plans)
+                    if (p.gpu == pool.gpu.name) theirs.plans.push_back(p);
+                for (const auto& i : all.infeasible)
+                    if (i.gpu == pool.gpu.name) theirs.infeasible.push_back(i);
+                require_same(theirs, mine);
+                kept += mine.plans.size();
+            }
+            CHECK(kept == all.plans.size());
+            CHECK(kept > 20);  // several types with plans: hints were searched
+        }
+}
