@@ -45,14 +45,15 @@ inline bool pack_key(const job_spec& j, packed_key& out) {
     auto u = [](auto v) { return static_cast<std::uint64_t>(v); };  // a negative value has its top bits set
     const std::uint64_t wide = u(p.dp) | u(p.tp) | u(p.pp) | u(p.vpp) | u(p.cp) | u(p.ep) | u(p.etp) |
                                u(p.first_stage_layers) | u(p.last_stage_layers);
-    const std::uint64_t narrow = u(p.sharding) | u(p.recompute) | u(p.schedule) | u(p.dispatcher) |
-                                 u(catalog_index(j.runtime.framework)) | u(j.training.precision) | u(j.runtime.attention);
+    const std::uint64_t fw = u(catalog_index(j.runtime.framework));
+    const std::uint64_t narrow = u(p.sharding) | u(p.recompute) | u(p.schedule) | u(p.dispatcher) | fw |
+                                 u(j.training.precision) | u(j.runtime.attention);
     if ((wide >> 21) != 0 || (narrow >> 6) != 0 || !p.stage_layers.empty()) return false;
     out[0] = u(p.dp) | u(p.tp) << 21 | u(p.pp) << 42;
     out[1] = u(p.vpp) | u(p.cp) << 21 | u(p.ep) << 42;
     out[2] = u(p.etp) | u(p.first_stage_layers) << 21 | u(p.last_stage_layers) << 42;
     out[3] = u(p.sharding) | u(p.recompute) << 6 | u(p.schedule) << 12 | u(p.dispatcher) << 18 |
-             u(catalog_index(j.runtime.framework)) << 24 | u(j.training.precision) << 30 | u(p.sequence_parallel) << 36 |
+             fw << 24 | u(j.training.precision) << 30 | u(p.sequence_parallel) << 36 |
              u(p.grouped_gemm) << 37 | u(p.embedding_stage) << 38 | u(p.loss_stage) << 39 | u(j.runtime.attention) << 40;
     out[4] = u(j.training.micro_batch);
     return true;
@@ -122,6 +123,10 @@ struct memo {
     std::pair<double*, bool> try_emplace(const job_spec& j, double init) {
         packed_key k;
         if (pack_key(j, k)) return packed.try_emplace(k, init);
+        return try_emplace_full(j, init);
+    }
+    /// The jobs the packed key does not hold (out of line: the search's lookups all take the packed path).
+    [[gnu::noinline]] std::pair<double*, bool> try_emplace_full(const job_spec& j, double init) {
         if (!j.parallel.stage_layers.empty()) {
             auto [it, fresh] = laid_out.try_emplace({key_of(j), j.parallel.stage_layers}, init);
             return {&it->second, fresh};
