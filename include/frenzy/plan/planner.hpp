@@ -164,7 +164,7 @@ private:
         const std::vector<std::int64_t>* mb_axis = nullptr;
         std::array<std::int64_t, 6> mb_layout{};
         frenzy::plan probe{};  ///< the record the speed bound and the ranking score (detail::set_plan), reused
-        /// The layouts of the plans kept on the pools searched before (search_hints), and the best scores they
+        /// The layouts of the plans kept on the last pool with plans (search_hints), and the best scores they
         /// reach on the current pool by GPU count: the speed bound's second bar (beaten).
         std::vector<layout_point> hints{};
         std::map<std::int64_t, double> bar{};
@@ -255,7 +255,8 @@ private:
         search_hints(*job0, pool, ax, avail, opt, cx);
         search_pool(*job0, pool, ax, avail, opt, best, cx);
         cx.bar.clear();
-        for (const auto& [n, c] : best) {  // hints for the pools after this one
+        if (!best.empty()) cx.hints.clear();  // hints for the next pool: the layouts of this one's plans
+        for (const auto& [n, c] : best) {
             const auto& p = c.job.parallel;
             const layout_point h{c.job.runtime.framework, p.tp, p.pp, p.vpp, p.cp, p.ep, p.dp, p.sharding};
             if (std::find(cx.hints.begin(), cx.hints.end(), h) == cx.hints.end()) cx.hints.push_back(h);
@@ -340,7 +341,8 @@ private:
         return cx.micro_batches[slot];
     }
 
-    /// Before a pool's search: the layouts of the plans the pools before kept (cx.hints), searched on this pool
+    /// Before a pool's search: the layouts of the plans the last pool with plans kept (cx.hints; those of every
+    /// pool before, tried too, cost DeepSpeed's and FSDP's searches more than they saved), searched on this pool
     /// alone, each at its dp, exactly as search_pool searches them (the same checks and the same search_layout,
     /// only with other pruning bars). The best score found per GPU count is a score some configuration of this
     /// pool reaches (cx.bar), so a layout whose speed bound exceeds it cannot be kept (beaten): the bound bites from
