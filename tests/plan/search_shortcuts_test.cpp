@@ -5,10 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include <limits>
+#include <string>
 
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/plan/planner.hpp"
+#include "frenzy/plan/prices.hpp"
 
 using namespace frenzy;
 
@@ -236,4 +238,111 @@ TEST_CASE("validate_bounds: the quiet pass lets through what the checks pass, an
     j.training.total_tokens = 1e11;
     j.parallel.dp = j.parallel.pp = 1 << 20;  // each in range, their product over the GPU bound
     CHECK_THROWS_WITH(validate_bounds(j), Catch::Contains("parallel.dp x tp x pp x cp (GPUs)"));
+}
+
+namespace {
+/// The message validate-like `f` throws on `j` ("" where it passes).
+template <class F>
+std::string thrown(F&& f, const job_spec& j) {
+    try {
+        f(j);
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "";
+}
+}  // namespace
+
+TEST_CASE("validate_layout throws where validate does, with its message, on the jobs of a search") {
+    // The planner's estimates check only what a search varies (memory_check::inputs_checked). Over layouts that
+    // pass and that fail each kind of rule (degrees that do not divide, a dp or micro-batch of 0, products over the
+    // GPU bound, a framework that refuses a sharding or schedule, vpp that does not divide the stages), the two
+    // must agree exactly: same pass or same first message.
+    int failures = 0, passes = 0;
+    for (auto m : {llama31_70b(), mixtral_8x7b()})
+        for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp, framework::hf})
+            for (std::int64_t tp : {1, 3, 8})
+                for (std::int64_t pp : {1, 5, 8})
+                    for (std::int64_t dp : {0, 1, 4, 1 << 20})
+                        for (std::int64_t mb : {0, 1, 3})
+                            for (auto sh : {sharding::none, sharding::optimizer, sharding::full})
+                                for (std::int64_t vpp : {1, 2})
+                                    for (std::int64_t ep : {1, 2}) {
+                                        auto j = make_job(m, 4096, 256, fw);
+                                        j.parallel.tp = tp;
+                                        j.parallel.pp = pp;
+                                        j.parallel.dp = dp;
+                                        j.parallel.vpp = vpp;
+                                        j.parallel.ep = ep;
+                                        j.parallel.sharding = sh;
+                                        if (vpp > 1) j.parallel.schedule = pipeline_schedule::interleaved;
+                                        j.training.micro_batch = mb;
+                                        const auto want = thrown([](const job_spec& x) { validate(x); }, j);
+                                        CHECK(thrown([](const job_spec& x) { validate_layout(x); }, j) == want);
+                                        (want.empty() ? passes : failures) += 1;
+                                    }
+    CHECK(passes > 100);  // both outcomes are exercised
+    CHECK(failures > 100);
+}
+
+namespace {
+/// The default objective seen only through the Objective concept: the planner then scores a filled plan record
+/// (detail::set_plan) instead of selectable_objective::score_of.
+struct plain_objective {
+    selectable_objective o;
+    double score(const plan& p, const plan_options& opt) const { return o.score(p, opt); }
+};
+}  // namespace
+
+TEST_CASE("the default objective's score from its fields gives the plans of a filled plan record") {
+    cluster_spec c;
+    for (const char* t : {"h100-80g", "a100-40g", "l40s", "v100-32g"}) c.nodes.push_back({t, t, 8, 16});
+    validate(c);
+    const auto job = make_job(llama31_70b(), 4096, 128, framework::megatron);
+    for (auto objective : {plan_objective::time, plan_objective::gpu_hours, plan_objective::cost})
+        for (bool whole_nodes : {false, true}) {
+            plan_options opt;
+            opt.max_gpus = 128;
+            opt.objective = objective;
+            opt.whole_node_billing = whole_nodes;
+            opt.price_per_gpu_hour = example_prices();
+            const auto fast = planner{}.plan(job, c, opt);
+            const auto plain = planner::with_objective<plain_objective>{}.plan(job, c, opt);
+            require_same(fast, plain);
+            CHECK(!fast.plans.empty());
+            const auto& p = fast.plans.front();  // the score itself, bit for bit
+            CHECK(selectable_objective::score_of(p.tokens_per_s, p.gpus, p.nodes, p.gpus_per_node, p.gpu, opt) ==
+                  selectable_objective{}.score(p, opt));
+        }
+}
+
+TEST_CASE("the layouts kept on one type, searched first on the next, leave every type's plans as plan_on's") {
+    // plan() searches the layouts of the plans the types before kept first on each type (search_hints) and prunes
+    // by the scores they reach; plan_on searches a type alone, without them. Each type's plans must be the same,
+    // bit for bit (require_same: every field): ties included, as the bar prunes only what is strictly worse.
+    // Types of near speeds and several node sizes, so that hints fall on and off the next type's axes.
+    cluster_spec c;
+    for (const char* t : {"h100-80g", "h200", "a100-80g", "a100-40g", "l40s", "mi300x"}) c.nodes.push_back({t, t, 8, 16});
+    c.nodes.push_back({"a10", "a10", 4, 32});
+    validate(c);
+    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp})
+        for (auto objective : {plan_objective::time, plan_objective::gpu_hours}) {
+            const auto job = make_job(llama31_70b(), 4096, 256, fw);
+            plan_options opt;
+            opt.max_gpus = 128;
+            opt.objective = objective;
+            const auto all = planner{}.plan(job, c, opt);
+            std::size_t kept = 0;
+            for (const auto& pool : gpu_pools(c)) {
+                plan_result mine = planner{}.plan_on(job, pool, opt), theirs;
+                for (const auto& p : all.plans)
+                    if (p.gpu == pool.gpu.name) theirs.plans.push_back(p);
+                for (const auto& i : all.infeasible)
+                    if (i.gpu == pool.gpu.name) theirs.infeasible.push_back(i);
+                require_same(theirs, mine);
+                kept += mine.plans.size();
+            }
+            CHECK(kept == all.plans.size());
+            CHECK(kept > 20);  // several types with plans: hints were searched
+        }
 }

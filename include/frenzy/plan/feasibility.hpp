@@ -104,6 +104,11 @@ public:
     /// Most usable bytes of a GPU of the call: the estimate's walk stops once the job fits none of them.
     double max_usable = std::numeric_limits<double>::infinity();
 
+    /// Set where every job asked about has the name, model and training (but for the micro-batch) of one whose
+    /// validate_bounds, validate(model) and validate(training) passed (the planner's inputs, check_inputs): an
+    /// estimate then checks only what a search varies (train/job.hpp validate_layout), not the whole job again.
+    bool inputs_checked = false;
+
     /// Host memory of a node of the pool being searched, GiB, and its GPUs: an offload job's offloaded states must
     /// fit it (memory/fit.hpp host_memory_per_node). 0 = not stated: not checked.
     double host_memory_GiB = 0;
@@ -179,8 +184,18 @@ private:
     }
     double required_of(const job_spec& j) {
         // the walk stops once the job fits no GPU of the call: the memo answers for all of them (fits())
-        if constexpr (takes_stages) return required_memory(mem_.estimate(j, stages_for(j), false, max_usable)).value;
-        else return required_memory(mem_.estimate(j)).value;
+        if constexpr (takes_stages) {
+            const auto& s = stages_for(j);
+            if constexpr (requires { mem_.estimate_validated(j, s, false, max_usable); }) {
+                if (inputs_checked) {  // validate(j) throws exactly where validate_layout(j) does
+                    validate_layout(j);
+                    return required_memory(mem_.estimate_validated(j, s, false, max_usable)).value;
+                }
+            }
+            return required_memory(mem_.estimate(j, s, false, max_usable)).value;
+        } else {
+            return required_memory(mem_.estimate(j)).value;
+        }
     }
     bytes floor_of(const job_spec& j) {
         if constexpr (takes_stages) return mem_.lower_bound(j, stages_for(j));

@@ -45,14 +45,15 @@ inline bool pack_key(const job_spec& j, packed_key& out) {
     auto u = [](auto v) { return static_cast<std::uint64_t>(v); };  // a negative value has its top bits set
     const std::uint64_t wide = u(p.dp) | u(p.tp) | u(p.pp) | u(p.vpp) | u(p.cp) | u(p.ep) | u(p.etp) |
                                u(p.first_stage_layers) | u(p.last_stage_layers);
-    const std::uint64_t narrow = u(p.sharding) | u(p.recompute) | u(p.schedule) | u(p.dispatcher) |
-                                 u(catalog_index(j.runtime.framework)) | u(j.training.precision) | u(j.runtime.attention);
+    const std::uint64_t fw = u(catalog_index(j.runtime.framework));
+    const std::uint64_t narrow = u(p.sharding) | u(p.recompute) | u(p.schedule) | u(p.dispatcher) | fw |
+                                 u(j.training.precision) | u(j.runtime.attention);
     if ((wide >> 21) != 0 || (narrow >> 6) != 0 || !p.stage_layers.empty()) return false;
     out[0] = u(p.dp) | u(p.tp) << 21 | u(p.pp) << 42;
     out[1] = u(p.vpp) | u(p.cp) << 21 | u(p.ep) << 42;
     out[2] = u(p.etp) | u(p.first_stage_layers) << 21 | u(p.last_stage_layers) << 42;
     out[3] = u(p.sharding) | u(p.recompute) << 6 | u(p.schedule) << 12 | u(p.dispatcher) << 18 |
-             u(catalog_index(j.runtime.framework)) << 24 | u(j.training.precision) << 30 | u(p.sequence_parallel) << 36 |
+             fw << 24 | u(j.training.precision) << 30 | u(p.sequence_parallel) << 36 |
              u(p.grouped_gemm) << 37 | u(p.embedding_stage) << 38 | u(p.loss_stage) << 39 | u(j.runtime.attention) << 40;
     out[4] = u(j.training.micro_batch);
     return true;
@@ -68,41 +69,47 @@ inline memo_key key_of(const job_spec& j) {
 }
 
 /// Open addressing over packed keys (linear probing, at most half full): one allocation per growth, not one
-/// per entry.
+/// per entry. Keys, values and the used flags in arrays of their own, each of a trivial type, so that a growth
+/// zero-fills them (memset) instead of constructing slot by slot.
 struct packed_table {
-    struct slot {
-        packed_key key{};
-        double value = 0;
-        bool used = false;
-    };
-    std::vector<slot> slots;
+    std::vector<packed_key> keys;
+    std::vector<double> values;
+    std::vector<unsigned char> used;
     std::size_t count = 0;
     /// Word by word (inline: std::array's == calls memcmp for every probe).
     static bool same_key(const packed_key& a, const packed_key& b) {
         return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4];
     }
     std::pair<double*, bool> try_emplace(const packed_key& k, double init) {
-        if (2 * (count + 1) > slots.size()) grow();
-        const std::size_t mask = slots.size() - 1;
+        if (2 * (count + 1) > used.size()) grow();
+        const std::size_t mask = used.size() - 1;
         for (std::size_t i = packed_hash{}(k) & mask;; i = (i + 1) & mask) {
-            auto& s = slots[i];
-            if (!s.used) {
-                s = {k, init, true};
+            if (!used[i]) {
+                keys[i] = k;
+                values[i] = init;
+                used[i] = 1;
                 ++count;
-                return {&s.value, true};
+                return {&values[i], true};
             }
-            if (same_key(s.key, k)) return {&s.value, false};
+            if (same_key(keys[i], k)) return {&values[i], false};
         }
     }
     void grow() {
-        std::vector<slot> old(std::max<std::size_t>(1024, 2 * slots.size()));
-        old.swap(slots);
-        const std::size_t mask = slots.size() - 1;
-        for (const auto& o : old) {
-            if (!o.used) continue;
-            std::size_t i = packed_hash{}(o.key) & mask;
-            while (slots[i].used) i = (i + 1) & mask;
-            slots[i] = o;
+        const std::size_t n = std::max<std::size_t>(1024, 2 * used.size());
+        std::vector<packed_key> old_keys(n);
+        std::vector<double> old_values(n);
+        std::vector<unsigned char> old_used(n);
+        old_keys.swap(keys);
+        old_values.swap(values);
+        old_used.swap(used);
+        const std::size_t mask = n - 1;
+        for (std::size_t o = 0; o < old_used.size(); ++o) {
+            if (!old_used[o]) continue;
+            std::size_t i = packed_hash{}(old_keys[o]) & mask;
+            while (used[i]) i = (i + 1) & mask;
+            keys[i] = old_keys[o];
+            values[i] = old_values[o];
+            used[i] = 1;
         }
     }
 };
@@ -116,6 +123,10 @@ struct memo {
     std::pair<double*, bool> try_emplace(const job_spec& j, double init) {
         packed_key k;
         if (pack_key(j, k)) return packed.try_emplace(k, init);
+        return try_emplace_full(j, init);
+    }
+    /// The jobs the packed key does not hold (out of line: the search's lookups all take the packed path).
+    [[gnu::noinline]] std::pair<double*, bool> try_emplace_full(const job_spec& j, double init) {
         if (!j.parallel.stage_layers.empty()) {
             auto [it, fresh] = laid_out.try_emplace({key_of(j), j.parallel.stage_layers}, init);
             return {&it->second, fresh};

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstdint>
+#include <string>
 
 #include "frenzy/core/units.hpp"
 #include "frenzy/hw/gpu.hpp"
@@ -24,13 +25,19 @@ concept Objective = requires(const O& o, const plan& p, const plan_options& opt)
 /// planner: the faster plan first.
 struct selectable_objective {
     double score(const plan& p, const plan_options& o) const {
-        const double per_token = p.tokens_per_s > 0 ? 1.0 / p.tokens_per_s : 1e300;
-        const double billed = o.whole_node_billing ? static_cast<double>(p.nodes) * p.gpus_per_node : p.gpus;
+        return score_of(p.tokens_per_s, p.gpus, p.nodes, p.gpus_per_node, p.gpu, o);
+    }
+    /// score() from the fields of the plan it reads (the planner's search scores its configurations without filling
+    /// a plan record: plan/planner.hpp).
+    static double score_of(double tokens_per_s, int gpus, int nodes, int gpus_per_node, const std::string& gpu,
+                           const plan_options& o) {
+        const double per_token = tokens_per_s > 0 ? 1.0 / tokens_per_s : 1e300;
+        const double billed = o.whole_node_billing ? static_cast<double>(nodes) * gpus_per_node : gpus;
         switch (o.objective) {
             case plan_objective::time: return per_token;
             case plan_objective::gpu_hours: return per_token * billed;
             case plan_objective::cost: {
-                auto it = o.price_per_gpu_hour.find(p.gpu);
+                auto it = o.price_per_gpu_hour.find(gpu);
                 const double price = it == o.price_per_gpu_hour.end() ? 0.0 : it->second;
                 return per_token * billed * price;
             }

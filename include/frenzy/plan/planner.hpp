@@ -23,6 +23,7 @@
 //     (one that leaves it zero simply gets no pruning).
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -128,10 +129,21 @@ private:
         double score = 0;
     };
 
+    /// A layout at one dp: what search_hints searches again on the pools after the one that kept a plan of it.
+    struct layout_point {
+        framework fw = framework::megatron;
+        std::int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, dp = 1;
+        sharding sh = sharding::none;
+        bool operator==(const layout_point&) const = default;
+    };
+
     /// What one plan() call shares across GPU types: the memory checks with their memo (plan/feasibility.hpp), the
     /// valid micro-batches of the current pool, and the bottleneck stage of each layout (default time model).
     struct search_context {
-        search_context(const M& mem, plan_stats& stats) : st(stats), memory(mem, stats) {}
+        /// For a call whose inputs passed check_inputs (memory_check::inputs_checked).
+        search_context(const M& mem, plan_stats& stats) : st(stats), memory(mem, stats) {
+            memory.inputs_checked = true;
+        }
         plan_stats& st;
         detail::memory_check<M> memory;
         /// The valid micro-batches of the current pool (valid_micro_batches) by dp, pp and whether the schedule is
@@ -152,6 +164,10 @@ private:
         const std::vector<std::int64_t>* mb_axis = nullptr;
         std::array<std::int64_t, 6> mb_layout{};
         frenzy::plan probe{};  ///< the record the speed bound and the ranking score (detail::set_plan), reused
+        /// The layouts of the plans kept on the last pool with plans (search_hints), and the best scores they
+        /// reach on the current pool by GPU count: the speed bound's second bar (beaten).
+        std::vector<layout_point> hints{};
+        std::map<std::int64_t, double> bar{};
     };
     /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
     /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
@@ -235,7 +251,16 @@ private:
         std::map<std::int64_t, candidate> best;  // by GPU count
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
+        prepare_micro_batches(ax, cx);
+        search_hints(*job0, pool, ax, avail, opt, cx);
         search_pool(*job0, pool, ax, avail, opt, best, cx);
+        cx.bar.clear();
+        if (!best.empty()) cx.hints.clear();  // hints for the next pool: the layouts of this one's plans
+        for (const auto& [n, c] : best) {
+            const auto& p = c.job.parallel;
+            const layout_point h{c.job.runtime.framework, p.tp, p.pp, p.vpp, p.cp, p.ep, p.dp, p.sharding};
+            if (std::find(cx.hints.begin(), cx.hints.end(), h) == cx.hints.end()) cx.hints.push_back(h);
+        }
         if (best.empty()) r.infeasible.push_back({g.name, detail::infeasible_reason(*job0, pool, avail, ax, opt, cx.memory)});
         else add_plans(job, pool, opt, best, r, cx);
         cx.memory.host_memory_GiB = 0;  // this pool's only (mixed plans span two pools and do not check it)
@@ -248,8 +273,6 @@ private:
         const topology topo{pool.gpus_per_node, pool.network_GBps};
         const auto flops = forward_flops_per_token(job0.model, job0.training.seq_len);
         job_spec j = job0;  // one job for the whole search: only the layout fields, micro-batch and recompute change
-        cx.micro_batches.assign(ax.dp.size() * ax.pp.size() * 2, {});
-        cx.micro_batches_ready.assign(cx.micro_batches.size(), 0);
         for (auto fw : ax.frameworks)
             for (auto tp : ax.tp)
                 for (std::size_t pi = 0; pi < ax.pp.size(); ++pi)
@@ -298,14 +321,66 @@ private:
             if (dp * tp * pp * cp > avail) break;
             if ((dp * cp) % ep != 0 || (dp == 1 && sh != sharding::none)) continue;
             j.parallel.dp = dp;
-            const auto slot = (di * ax.pp.size() + pi) * 2 +
-                              (j.parallel.schedule == pipeline_schedule::interleaved ? 1 : 0);
-            if (!cx.micro_batches_ready[slot]) {
-                detail::valid_micro_batches(j, ax, cx.micro_batches[slot]);
-                cx.micro_batches_ready[slot] = 1;
-            }
-            search_layout(j, g, topo, ax, opt, best, cx, known, cx.micro_batches[slot]);
+            search_layout(j, g, topo, ax, opt, best, cx, known, micro_batches(j, ax, di, pi, cx));
         }
+    }
+
+    static void prepare_micro_batches(const search_axes& ax, search_context& cx) {
+        cx.micro_batches.assign(ax.dp.size() * ax.pp.size() * 2, {});
+        cx.micro_batches_ready.assign(cx.micro_batches.size(), 0);
+    }
+    /// The valid micro-batches of the layout of `j` at the `di`-th dp and `pi`-th pp of the axes (filled when first
+    /// asked): what they depend on is dp, pp and whether the schedule is interleaved.
+    static const std::vector<std::int64_t>& micro_batches(const job_spec& j, const search_axes& ax, std::size_t di,
+                                                          std::size_t pi, search_context& cx) {
+        const auto slot = (di * ax.pp.size() + pi) * 2 + (j.parallel.schedule == pipeline_schedule::interleaved ? 1 : 0);
+        if (!cx.micro_batches_ready[slot]) {
+            detail::valid_micro_batches(j, ax, cx.micro_batches[slot]);
+            cx.micro_batches_ready[slot] = 1;
+        }
+        return cx.micro_batches[slot];
+    }
+
+    /// Before a pool's search: the layouts of the plans the last pool with plans kept (cx.hints; those of every
+    /// pool before, tried too, cost DeepSpeed's and FSDP's searches more than they saved), searched on this pool
+    /// alone, each at its dp, exactly as search_pool searches them (the same checks and the same search_layout,
+    /// only with other pruning bars). The best score found per GPU count is a score some configuration of this
+    /// pool reaches (cx.bar), so a layout whose speed bound exceeds it cannot be kept (beaten): the bound bites from
+    /// the first layout on. Strictly exceeds: a configuration that could tie with the pool's best is still tried,
+    /// so the plans kept and their ties are those of the search without the bar, bit for bit.
+    void search_hints(const job_spec& job0, const gpu_pool& pool, const search_axes& ax, std::int64_t avail,
+                      const plan_options& opt, search_context& cx) const {
+        cx.bar.clear();
+        if (cx.hints.empty()) return;
+        const topology topo{pool.gpus_per_node, pool.network_GBps};
+        const auto flops = forward_flops_per_token(job0.model, job0.training.seq_len);
+        const auto layouts = cx.st.layouts, configurations = cx.st.configurations;  // the search space's, not these
+        std::map<std::int64_t, candidate> found;
+        job_spec j = job0;
+        auto at = [](const auto& axis, auto v) {
+            return static_cast<std::size_t>(std::find(axis.begin(), axis.end(), v) - axis.begin());
+        };
+        for (const auto& h : cx.hints) {
+            const auto pi = at(ax.pp, h.pp), di = at(ax.dp, h.dp);
+            if (pi == ax.pp.size() || di == ax.dp.size() || at(ax.frameworks, h.fw) == ax.frameworks.size() ||
+                at(ax.tp, h.tp) == ax.tp.size() || at(ax.vpp, h.vpp) == ax.vpp.size() || at(ax.cp, h.cp) == ax.cp.size() ||
+                at(ax.shardings, h.sh) == ax.shardings.size() || at(ax.ep, h.ep) == ax.ep.size())
+                continue;  // not a point of this pool's axes
+            if (h.dp * h.tp * h.pp * h.cp > avail || (h.dp * h.cp) % h.ep != 0 || (h.dp == 1 && h.sh != sharding::none))
+                continue;  // search_pool's and search_dps' checks
+            detail::set_layout(j, job0.runtime, ax, h.fw, h.tp, h.pp, h.vpp, h.cp, h.sh, h.ep, ax.dp.front(), opt);
+            if (!detail::shape_allowed(j, pool, opt)) continue;
+            cx.rules = detail::rules_verdicts(j, ax.dp, ax.recomputes);
+            if (!cx.rules.any) continue;
+            prepare_stage(j, pool.gpu, topo, flops, cx);
+            start_micro_batch_parts(j, ax, cx);
+            j.parallel.dp = h.dp;
+            frontier known;
+            search_layout(j, pool.gpu, topo, ax, opt, found, cx, known, micro_batches(j, ax, di, pi, cx));
+        }
+        cx.st.layouts = layouts;
+        cx.st.configurations = configurations;
+        for (const auto& [n, c] : found) cx.bar[n] = c.score;
     }
 
     /// The plan records of the best configuration per GPU count, with their memory figures.
@@ -348,8 +423,9 @@ private:
                 std::int64_t mb_low, std::int64_t mb_top, const std::map<std::int64_t, candidate>& best,
                 search_context& cx) const {
         auto& st = cx.st;
-        auto it = best.find(j.parallel.gpus());
-        if (it == best.end()) return false;
+        const auto it = best.find(j.parallel.gpus());
+        const auto bar = cx.bar.find(j.parallel.gpus());
+        if (it == best.end() && bar == cx.bar.end()) return false;
         j.parallel.recompute = rc;
         j.training.micro_batch = mb_top;
         ++st.step_estimates;
@@ -360,8 +436,22 @@ private:
         const double work = static_cast<double>(b.micro_batches) * std::max(b.compute_mb + b.tp_exposed_mb + b.ep_mb, b.shard_mb) +
                             b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
         if (!(work > 0)) return false;
-        detail::set_plan(cx.probe, j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt);
-        return obj_.score(cx.probe, opt) >= it->second.score;
+        const double s = score_of(j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt, cx);
+        return (it != best.end() && s >= it->second.score) || (bar != cx.bar.end() && s > bar->second);
+    }
+
+    /// The objective's score of `j` on `g` at that step time and tokens/s: the default objective's from the fields
+    /// it reads (selectable_objective::score_of), another's from the plan record make_plan would fill (`cx.probe`).
+    double score_of(const job_spec& j, const gpu_type& g, int gpus_per_node, [[maybe_unused]] double step_s,
+                    double tokens_per_s, const plan_options& opt, [[maybe_unused]] search_context& cx) const {
+        if constexpr (std::same_as<O, selectable_objective>) {
+            const auto n = j.parallel.gpus();  // as set_plan fills gpus and nodes
+            const auto nodes = static_cast<int>((n + gpus_per_node - 1) / gpus_per_node);
+            return O::score_of(tokens_per_s, static_cast<int>(n), nodes, gpus_per_node, g.name, opt);
+        } else {
+            detail::set_plan(cx.probe, j, g, gpus_per_node, step_s, tokens_per_s, opt);
+            return obj_.score(cx.probe, opt);
+        }
     }
 
     /// Largest k in (lo, hi) with fits(k), given fits(lo) (or lo = -1) and !fits(hi): the micro-batches that fit
@@ -449,8 +539,7 @@ private:
             step = speed->step_time.value;
             tokens_per_s = speed->tokens_per_s;
         }
-        detail::set_plan(cx.probe, j, g, topo.gpus_per_node, step, tokens_per_s, opt);
-        const double s = obj_.score(cx.probe, opt);
+        const double s = score_of(j, g, topo.gpus_per_node, step, tokens_per_s, opt, cx);
         auto it = best.find(j.parallel.gpus());
         if (it == best.end() || s < it->second.score ||
             (s == it->second.score && tokens_per_s > it->second.speed.tokens_per_s))

@@ -165,11 +165,10 @@ inline void validate_offload(const job_spec& j) {
 }
 
 namespace detail {
-/// Every bound validate_bounds checks, in its order, through `c`: c.label(field, text), c.bound(field, value, range),
-/// c.mul(a, b, what) and c.product(factors, what, range) (core/checked.hpp check_label, check_bound, checked_mul,
-/// checked_product): the one list of them.
-template <class Checks>
-void visit_bounds(const job_spec& j, Checks& c) {
+/// The bounds of the fields a plan search does not vary (the name, the model, the training but for its
+/// micro-batch), in visit_bounds' order; `mb` is where the micro-batch's bound stands in that order.
+template <class Checks, class MicroBatch>
+void visit_job_bounds(const job_spec& j, Checks& c, MicroBatch&& mb) {
     namespace b = bounds;
     const auto& m = j.model;
     c.label("name", j.name);
@@ -189,10 +188,22 @@ void visit_bounds(const job_spec& j, Checks& c) {
     c.bound("model.moe.dense_layers", m.moe.dense_layers, int_bound{0, b::layers.max});
     const auto& t = j.training;
     c.bound("training.seq_len", t.seq_len, b::seq_len);
-    c.bound("training.micro_batch", t.micro_batch, b::micro_batch);
+    mb();
     c.bound("training.global_batch", t.global_batch, b::global_batch);
     c.bound("training.total_tokens", t.total_tokens, b::tokens);
     c.bound("training.checkpoint_interval_s", t.checkpoint_interval_s, b::seconds);
+}
+/// Every bound validate_bounds checks, in its order, through `c`: c.label(field, text), c.bound(field, value, range),
+/// c.mul(a, b, what) and c.product(factors, what, range) (core/checked.hpp check_label, check_bound, checked_mul,
+/// checked_product): the one list of them. With `Layout`, only those that read what a plan search varies (the
+/// micro-batch, parallel.*, runtime.loss_chunks and their products; visit_job_bounds has the others): validate_layout.
+template <bool Layout = false, class Checks>
+void visit_bounds(const job_spec& j, Checks& c) {
+    namespace b = bounds;
+    const auto& t = j.training;
+    const auto mb = [&] { c.bound("training.micro_batch", t.micro_batch, b::micro_batch); };
+    if constexpr (Layout) mb();
+    else visit_job_bounds(j, c, mb);
     const auto& p = j.parallel;
     c.bound("parallel.dp", p.dp, b::degree);
     c.bound("parallel.tp", p.tp, b::degree);
@@ -451,6 +462,17 @@ inline void validate_runtime(const job_spec& j) {
     }
 }
 
+/// validate(job)'s rules between the model, the training, the layout and the framework (after its bounds, the
+/// model's and the training's own checks).
+inline void validate_layout_rules(const job_spec& j) {
+    validate_degrees(j.model, j.parallel);
+    validate_pipeline_split(j.model, j.parallel);
+    validate_schedule_and_batch(j.training, j.parallel);
+    validate_experts_and_sp(j.model, j.training, j.parallel);
+    validate_runtime(j);
+    if (auto why = framework_rejects(j.runtime.framework, j.parallel, j.training); !why.empty())
+        throw config_error(why);
+}
 }  // namespace detail
 
 /// Checks every rule between model, training, parallel layout and framework that the framework itself would
@@ -460,13 +482,18 @@ inline void validate(const job_spec& j) {
     validate_bounds(j);
     validate(j.model);
     validate(j.training);
-    detail::validate_degrees(j.model, j.parallel);
-    detail::validate_pipeline_split(j.model, j.parallel);
-    detail::validate_schedule_and_batch(j.training, j.parallel);
-    detail::validate_experts_and_sp(j.model, j.training, j.parallel);
-    detail::validate_runtime(j);
-    if (auto why = framework_rejects(j.runtime.framework, j.parallel, j.training); !why.empty())
-        throw config_error(why);
+    detail::validate_layout_rules(j);
+}
+
+/// validate(j) for a job whose name, model and training but for the micro-batch are those of a job that passed
+/// validate (or of one whose validate_bounds, validate(model) and validate(training) passed: the planner's inputs):
+/// a plan search, whose jobs differ only in the layout fields, the framework, the precision, the attention kernel and
+/// the micro-batch, checks only what those read. Throws exactly where validate(j) would, with the same message.
+inline void validate_layout(const job_spec& j) {
+    detail::quiet_bounds quiet;
+    detail::visit_bounds<true>(j, quiet);
+    if (!quiet.ok || j.training.micro_batch <= 0) return validate(j);  // names the first failure, as validate does
+    detail::validate_layout_rules(j);
 }
 
 }  // namespace frenzy
