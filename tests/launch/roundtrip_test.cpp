@@ -142,13 +142,14 @@ TEST_CASE("a fine-tune method a launcher does not write is refused naming the fi
     CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::deepspeed)),
                       Contains("training.finetune.method=\"full\" is not written by the deepspeed launcher") &&
                           Contains("written by: megatron, hf, torchtune, litgpt"));
-    j.runtime.framework = framework::hf;  // hf fine-tunes $MODEL: a run from scratch is not what it writes
-    j.parallel = {.dp = 8};
+    j.runtime.framework = framework::torchtune;  // torchtune's recipes fine-tune a checkpoint
+    j.training.precision = precision::bf16;
+    j.parallel = {.dp = 8, .sharding = sharding::full};
     j.training.finetune.method = finetune_method::none;
-    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)),
-                      Contains("training.finetune.method=\"none\" is not written by the hf launcher") &&
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::torchtune)),
+                      Contains("training.finetune.method=\"none\" is not written by the torchtune launcher") &&
                           Contains("a run from scratch (no pretrained weights) is written by: megatron, torchtitan, deepspeed, "
-                                   "fsdp, llm-foundry, litgpt"));
+                                   "fsdp, llm-foundry, hf, litgpt"));
 }
 
 TEST_CASE("Megatron round trip: MoE with ep, cp, selective recompute, fp8, no sharding") {
@@ -280,6 +281,16 @@ TEST_CASE("Hugging Face round trip: full, LoRA and QLoRA fine-tunes from frenzy_
     j.training.finetune = {.method = finetune_method::full};  // fp32 weights under autocast (bf16-mixed), all trained
     j.parallel = {.dp = 8, .recompute = recompute::full};
     check_roundtrip(j, launcher::hf);
+    {  // from scratch: from_config (MODEL's architecture, fresh weights) instead of from_pretrained, GPT-3's rate
+        auto scratch = j;
+        scratch.training.finetune.method = finetune_method::none;
+        check_roundtrip(scratch, launcher::hf);
+        const auto fs = launch_files(scratch, plan_for(scratch, "h100-80g", 8), opts(launcher::hf));
+        const auto& py = file(fs, "frenzy_hf_train.py").content;
+        CHECK(py.find("model = AutoModelForCausalLM.from_config(\n    config,\n    dtype=torch.float32,\n") != std::string::npos);
+        CHECK(py.find("from_pretrained(\n    MODEL") == std::string::npos);
+        CHECK(file(fs, "launch.sbatch").content.find("export LR=\"${LR:-0.00012}\"") != std::string::npos);  // 8B: 1.2e-4
+    }
     j.training.precision = precision::bf16;  // weights loaded in bf16, Trainer(bf16=True)
     j.parallel = {.dp = 4};
     check_roundtrip(j, launcher::hf);

@@ -140,7 +140,9 @@ inline launcher_import hf_import_script(const std::string& text, const import_op
     } else if (qlora) {
         throw config_error("frenzy_hf_train.py: QLORA = True without ADAPTERS");
     } else {
-        t.finetune.method = finetune_method::full;  // the script fine-tunes the pretrained model in $MODEL
+        // from_pretrained: a full fine-tune of the model in $MODEL; from_config: its architecture trained from scratch
+        t.finetune.method = text.find("model = AutoModelForCausalLM.from_config(\n") != std::string::npos ? finetune_method::none
+                                                                                                    : finetune_method::full;
     }
     // pure bf16 adapters: the launcher casts them after get_peft_model (PEFT makes them fp32)
     const bool cast = text.find("\nmodel = model.to(torch.bfloat16)") != std::string::npos;

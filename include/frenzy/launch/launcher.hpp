@@ -53,6 +53,18 @@ struct launcher_payload {
     std::string command;
 };
 
+/// The peak learning rate of GPT-3's table for the nearest smaller model (Brown et al. 2020, "Language Models are
+/// Few-Shot Learners", Table 2.1: 125M 6.0e-4 ... 175B 0.6e-4); the minimum is a tenth of it, as GPT-3 decays.
+/// The launchers' default LR for a run from scratch.
+inline double default_learning_rate(double parameters) {
+    static constexpr std::pair<double, double> table[] = {{125e6, 6.0e-4}, {350e6, 3.0e-4}, {760e6, 2.5e-4}, {1.3e9, 2.0e-4},
+                                                          {2.7e9, 1.6e-4}, {6.7e9, 1.2e-4}, {13e9, 1.0e-4}, {175e9, 0.6e-4}};
+    double lr = table[0].second;
+    for (const auto& [n, r] : table)
+        if (parameters >= n) lr = r;
+    return lr;
+}
+
 /// A set of training.finetune.method values as bits (launcher_traits::methods).
 constexpr unsigned method_bits(std::initializer_list<finetune_method> ms) {
     unsigned b = 0;

@@ -1,6 +1,7 @@
 #pragma once
-// The Hugging Face launcher, for fine-tuning: frenzy_hf_train.py runs transformers' Trainer on a pretrained causal LM
-// of the planned shape, with PEFT's LoRA for `lora` and bitsandbytes' 4-bit NF4 base weights for `qlora`; torchrun
+// The Hugging Face launcher: frenzy_hf_train.py runs transformers' Trainer on a pretrained causal LM of the planned
+// shape (or, for a run from scratch, on its architecture with fresh weights: from_config), with PEFT's LoRA for `lora`
+// and bitsandbytes' 4-bit NF4 base weights for `qlora`; torchrun
 // starts one process per GPU (Trainer runs DistributedDataParallel under torchrun). The keywords written are
 // TrainingArguments fields (huggingface/transformers@00349ae src/transformers/training_args.py), LoraConfig fields
 // (huggingface/peft@5d602fd src/peft/tuners/lora/config.py, with PeftConfig's) and BitsAndBytesConfig arguments
@@ -94,7 +95,9 @@ inline std::string plan_block(const job_spec& j) {
     return s;
 }
 
-/// from_pretrained's arguments: the weights' dtype, SDPA or eager attention, QLoRA's NF4 quantization.
+/// from_pretrained's arguments: the weights' dtype, SDPA or eager attention, QLoRA's NF4 quantization; from_config's
+/// for a run from scratch (transformers' _BaseAutoModelClass.from_config: the architecture of MODEL's config, its
+/// weights initialised, not loaded).
 inline std::string load_block(const job_spec& j, attention_impl attn) {
     const auto& ft = j.training.finetune;
     const auto prec = precision_of(j.training.precision, ft.adapters());
@@ -105,9 +108,13 @@ inline std::string load_block(const job_spec& j, attention_impl attn) {
                     // utils/fsdp_utils.py fsdp2_prepare_model: "bnb_4bit_quant_storage to a floating dtype")
                     (backend_of(j.parallel.sharding) != backend::ddp ? "        bnb_4bit_quant_storage=torch.bfloat16,\n" : "") +
                     "    )\n";
-    s += "model = AutoModelForCausalLM.from_pretrained(\n    MODEL,\n    dtype=" + std::string(prec.dtype) +
-         ",\n    attn_implementation=\"" + (attn == attention_impl::unfused ? "eager" : "sdpa") +
-         "\",\n    quantization_config=quantization,\n)\n";
+    const std::string kernel = attn == attention_impl::unfused ? "eager" : "sdpa";
+    if (ft.pretrained())
+        s += "model = AutoModelForCausalLM.from_pretrained(\n    MODEL,\n    dtype=" + std::string(prec.dtype) +
+             ",\n    attn_implementation=\"" + kernel + "\",\n    quantization_config=quantization,\n)\n";
+    else  // training from scratch (training.finetune.method "none"): MODEL's architecture with fresh weights
+        s += "model = AutoModelForCausalLM.from_config(\n    config,\n    dtype=" + std::string(prec.dtype) +
+             ",\n    attn_implementation=\"" + kernel + "\",\n)\n";
     if (ft.adapters())
         s += "model = get_peft_model(model, LoraConfig(\n    r=" + std::to_string(ft.rank) + ",\n    lora_alpha=" +
              number(ft.alpha) + ",\n    lora_dropout=" + number(ft.dropout) + ",\n    target_modules=" +
@@ -137,9 +144,12 @@ inline std::string arguments_block(const job_spec& j) {
 
 /// frenzy_hf_train.py: load, check the shape, tokenize and pack the data, train (resuming from the last checkpoint).
 inline std::string train_script(const job_spec& j, attention_impl attn) {
-    std::string s = "# Written by frenzy launch: fine-tunes the pretrained causal LM in $MODEL with transformers' Trainer\n"
-                    "# (PEFT LoRA adapters; QLoRA on 4-bit NF4 base weights). launch.sbatch sets the environment.\n"
-                    "import os\nimport sys\n\nimport torch\nfrom datasets import load_dataset\n"
+    std::string s = j.training.finetune.pretrained()
+                        ? "# Written by frenzy launch: fine-tunes the pretrained causal LM in $MODEL with transformers' Trainer\n"
+                          "# (PEFT LoRA adapters; QLoRA on 4-bit NF4 base weights). launch.sbatch sets the environment.\n"
+                        : "# Written by frenzy launch: trains the causal LM of $MODEL's config from scratch (fresh weights) with\n"
+                          "# transformers' Trainer. launch.sbatch sets the environment.\n";
+    s += "import os\nimport sys\n\nimport torch\nfrom datasets import load_dataset\n"
                     "from transformers import (AutoConfig, AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig,\n"
                     "                          DataCollatorForLanguageModeling, Trainer, TrainingArguments)\n"
                     "from transformers.trainer_utils import get_last_checkpoint\n";
@@ -172,10 +182,16 @@ inline std::string train_script(const job_spec& j, attention_impl attn) {
 /// The settings block of the batch script: the environment frenzy_hf_train.py reads.
 inline std::string settings(const job_spec& j) {
     std::string s = "# Settings: give them in sbatch's environment (LR=2e-4 sbatch launch.sbatch) or edit them here.\n";
-    s += "export MODEL=\"${MODEL:?set MODEL to the pretrained model (a Hugging Face repository or folder) of the planned shape}\"\n";
+    s += j.training.finetune.pretrained()
+             ? "export MODEL=\"${MODEL:?set MODEL to the pretrained model (a Hugging Face repository or folder) of the planned shape}\"\n"
+             : "export MODEL=\"${MODEL:?set MODEL to a Hugging Face repository or folder whose config and tokenizer are the planned "
+               "model (its weights are not loaded)}\"\n";
     s += "export DATA=\"${DATA:?set DATA to the training text (.json/.jsonl/.parquet/.txt with a text column, or a Hub dataset)}\"\n";
     s += "export CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from\n";
-    s += "export LR=\"${LR:-" + std::string(j.training.finetune.adapters() ? "2e-4" : "2e-5") + "}\"\n";
+    const auto& ft = j.training.finetune;  // from scratch: GPT-3's rate for the model's size (launch/launcher.hpp)
+    const std::string lr = !ft.pretrained() ? number_text(default_learning_rate(total_parameters(j.model, j.training.seq_len)))
+                                            : ft.adapters() ? "2e-4" : "2e-5";
+    s += "export LR=\"${LR:-" + lr + "}\"\n";
     const auto steps = train_steps(j);
     s += steps > 0 ? "export TRAIN_STEPS=\"${TRAIN_STEPS:-" + std::to_string(steps) + "}\"  # optimizer steps of the token budget\n"
                    : "export TRAIN_STEPS=\"${TRAIN_STEPS:?the job has no token budget: set TRAIN_STEPS (optimizer steps)}\"\n";
@@ -277,7 +293,7 @@ inline constexpr launcher_traits launch_traits{
     .describes_model = false,
     .config_example = "frenzy_hf_train.py",
     .import_file = import_file,
-    .methods = method_bits({finetune_method::full, finetune_method::lora, finetune_method::qlora}),
+    .methods = method_bits({finetune_method::none, finetune_method::full, finetune_method::lora, finetune_method::qlora}),
 };
 
 }  // namespace frenzy::frameworks::hf
