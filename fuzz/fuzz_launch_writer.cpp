@@ -71,17 +71,20 @@ void check_structure(const std::vector<frenzy::launch_file>& got, const std::vec
     }
 }
 
-/// The jobs each launcher writes: a pretraining run on its first framework, and a LoRA fine-tune where it writes
-/// fine-tunes (the hf launcher's own case).
+/// The jobs each launcher writes, on its first framework: a run from scratch (a full fine-tune where it writes only
+/// fine-tunes) and a LoRA fine-tune where it writes adapters (launcher_traits::methods).
 std::vector<frenzy::job_spec> jobs_for(frenzy::launcher l) {
+    using frenzy::finetune_method;
     frenzy::job_spec j;
     j.model = frenzy::preset("gpt2");
     j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 8, .total_tokens = 1e9};
     j.runtime.framework = frenzy::framework{*l->runs[0]};
     j.parallel.dp = 8;
+    const auto writes = [&](finetune_method m) { return (l->methods & frenzy::method_bits({m})) != 0; };
+    j.training.finetune.method = writes(finetune_method::none) ? finetune_method::none : finetune_method::full;
     std::vector<frenzy::job_spec> out{j};
-    if (l->finetunes) {
-        j.training.finetune.method = frenzy::finetune_method::lora;
+    if (writes(finetune_method::lora)) {
+        j.training.finetune.method = finetune_method::lora;
         out.push_back(j);
     }
     return out;
