@@ -26,6 +26,7 @@
 #include "frenzy/launch/launchers.hpp"
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/plan/plan.hpp"
+#include "frenzy/train/fp8_recipe.hpp"
 
 namespace frenzy_cli {
 
@@ -91,6 +92,13 @@ private:
 inline std::string parameters_text(double total, double active) {
     auto t = fmt::format("{:.3g}B parameters", total / 1e9);
     if (active > 0 && active != total) t += fmt::format(", {:.3g}B active", active / 1e9);
+    return t;
+}
+
+/// The job's precision as the header lines say it, fp8 with the recipe it runs: "fp8-mixed (delayed scaling)".
+inline std::string precision_text(const frenzy::job_spec& j) {
+    std::string t(frenzy::to_string(j.training.precision));
+    if (j.training.precision == frenzy::precision::fp8_mixed) t += fmt::format(" ({} scaling)", frenzy::to_string(frenzy::fp8_recipe_of(j)));
     return t;
 }
 
@@ -244,7 +252,7 @@ struct job_args {
     double total_tokens = -1;
     bool sp = false;
     // Fine-tuning, offload and Megatron memory options (training.finetune, runtime.offload, runtime.*).
-    std::string finetune, lora_targets;
+    std::string finetune, lora_targets, fp8_recipe;
     std::vector<std::string> offload;  ///< --offload, repeatable or comma-separated: optimizer | params | activations
     std::int64_t lora_rank = 0, freeze_layers = -1;
     bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false;
@@ -317,6 +325,9 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
         ->delimiter(',');
     c->add_flag("--fp8-param-gather", a.fp8_param_gather, "Megatron --fp8-param-gather: fp8 GEMM weights, no 16-bit copy "
                                                          "(runtime.fp8_param_gather; needs --precision fp8-mixed)");
+    c->add_option("--fp8-recipe", a.fp8_recipe, "How fp8-mixed scales its casts (runtime.fp8_recipe): delayed | tensorwise | "
+                                               "blockwise | mxfp8 (Transformer Engine, Megatron --fp8-recipe) | rowwise "
+                                               "(torchao, torchtitan's default); default: the framework's");
     c->add_flag("--grad-reduce-bf16", a.grad_reduce_bf16, "Megatron --grad-reduce-in-bf16: bf16 main_grad buffers "
                                                          "(runtime.grad_reduce_bf16)");
     c->add_flag("--liger", a.liger, "Liger kernels, as transformers' use_liger_kernel applies them: RMSNorm, SwiGLU, "
@@ -368,6 +379,7 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
         else throw config_error("--offload=\"" + o + "\" is not one of: optimizer | params | activations");
     }
     if (a.fp8_param_gather) j.runtime.fp8_param_gather = true;
+    if (!a.fp8_recipe.empty()) j.runtime.fp8_recipe = parse_enum<fp8_recipe>("--fp8-recipe", a.fp8_recipe);
     if (a.grad_reduce_bf16) j.runtime.grad_reduce_bf16 = true;
     if (a.liger) j.runtime.liger = true;
     if (a.no_dropout) j.runtime.dropout = false;

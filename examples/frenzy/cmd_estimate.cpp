@@ -103,7 +103,7 @@ void print_estimate(const frenzy::estimate_result& e) {
     fmt::print("job {}: {} ({}), seq {}, micro-batch {}, global batch {}, {}, {}\n", j.name, j.model.name,
                frenzy_cli::parameters_text(r.parameters, j.model.is_moe() ? active_parameters(j.model, j.training.seq_len) : 0),
                j.training.seq_len, j.training.micro_batch,
-               j.training.global_batch, to_string(j.training.precision), to_string(j.training.optimizer));
+               j.training.global_batch, frenzy_cli::precision_text(j), to_string(j.training.optimizer));
     fmt::print("parallel: {} GPUs = dp {} x tp {} x pp {} x cp {} (vpp {}, ep {}, sp {}), sharding {}, recompute {}, "
                "schedule {}, {} / {} attention\n",
                p.gpus(), p.dp, p.tp, p.pp, p.cp, p.vpp, p.ep, p.sequence_parallel ? "on" : "off", to_string(p.sharding),

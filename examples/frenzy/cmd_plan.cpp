@@ -101,7 +101,7 @@ void print_plans(const frenzy::parsed_job& parsed, const frenzy::plan_result& r,
     fmt::print("job {}: {}, seq {}, global batch {}{}, {}, {}; objective {}\n", j.name,
                frenzy_cli::parameters_text(r.parameters, r.active_parameters), j.training.seq_len, j.training.global_batch,
                parsed.global_batch_chosen ? " (not given: DeepSeek LLM's batch-size law for the budget; --global-batch N sets it)" : "",
-               to_string(j.training.precision),
+               frenzy_cli::precision_text(j),
                j.training.total_tokens > 0 ? fmt::format("{:.3g} tokens", j.training.total_tokens)
                                            : "no token budget (time and GPU-hours not known)",
                objective);

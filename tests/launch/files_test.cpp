@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <typeinfo>
 
 #include <sys/wait.h>
@@ -234,11 +236,16 @@ TEST_CASE("every torchtitan field written is a field of torchtitan's config data
     static const std::regex assign(R"(^\s*config\.([\w.]+)\s*=\s*(.+)$)");
     for (const auto& c : golden_cases()) {
         if (c.l != launcher::torchtitan) continue;
-        for (auto [pr, rc] : {std::pair{precision::bf16_mixed, recompute::none}, {precision::fp8_mixed, recompute::selective},
-                              {precision::bf16, recompute::full}, {precision::fp32, recompute::none}}) {
+        for (auto [pr, rc, recipe] : {std::tuple{precision::bf16_mixed, recompute::none, std::optional<fp8_recipe>{}},
+                                      {precision::fp8_mixed, recompute::selective, std::optional<fp8_recipe>{}},
+                                      {precision::fp8_mixed, recompute::none, std::optional{fp8_recipe::rowwise}},
+                                      {precision::fp8_mixed, recompute::full, std::optional{fp8_recipe::mxfp8}},
+                                      {precision::bf16, recompute::full, std::optional<fp8_recipe>{}},
+                                      {precision::fp32, recompute::none, std::optional<fp8_recipe>{}}}) {
             auto j = c.j;
             j.training.precision = pr;
             j.parallel.recompute = rc;
+            j.runtime.fp8_recipe = recipe;
             const auto text = frameworks::torchtitan::recipe(j, launch_options{}.torchtitan_base);
             std::istringstream in(text);
             std::string line;
@@ -250,9 +257,17 @@ TEST_CASE("every torchtitan field written is a field of torchtitan's config data
                 INFO(c.name << ": " << line);
                 if (key == "activation_checkpoint") {
                     if (value != "None") CHECK(fields.count("activation_checkpoint=" + value.substr(0, value.find('('))) == 1);
-                } else if (key == "model_spec") {
-                    CHECK(fields.count("converter=Float8LinearConverter.Config") == 1);
-                    CHECK(fields.count("Float8LinearConverter.Config.model_compile_enabled") == 1);
+                } else if (key == "model_spec") {  // converters=[<Converter>.Config(<field>=..., ...)]
+                    static const std::regex converter(R"(converters=\[(\w+)\.Config\((.*)\)\]\))");
+                    std::smatch cm;
+                    REQUIRE(std::regex_search(value, cm, converter));
+                    CHECK(fields.count("converter=" + cm[1].str() + ".Config") == 1);
+                    static const std::regex arg(R"((\w+)=)");
+                    const std::string args = cm[2];
+                    int named = 0;
+                    for (auto it = std::sregex_iterator(args.begin(), args.end(), arg); it != std::sregex_iterator(); ++it, ++named)
+                        CHECK(fields.count(cm[1].str() + ".Config." + (*it)[1].str()) == 1);
+                    CHECK(named >= 1);
                 } else {
                     CHECK(fields.count(key) == 1);
                 }

@@ -176,6 +176,29 @@ TEST_CASE("Megatron round trip: the memory flags of Megatron's fp8 example (fp8 
     check_roundtrip(j, launcher::megatron);
 }
 
+TEST_CASE("Megatron and torchtitan round trips: the fp8 recipe (--fp8-recipe, the torchao converters)") {
+    // Unset stays unset (Megatron's delayed, torchtitan's rowwise default, nothing written); a named recipe is
+    // written and read back, so the launched run casts as the estimate assumed (perf/traffic.hpp, memory/methods.hpp).
+    auto j = base_job("llama-3.1-8b", 8192, 128);
+    j.training.precision = precision::fp8_mixed;
+    j.parallel = {.dp = 8, .sharding = sharding::optimizer};
+    for (auto r : {fp8_recipe::delayed, fp8_recipe::tensorwise, fp8_recipe::blockwise, fp8_recipe::mxfp8}) {
+        j.runtime.fp8_recipe = r;
+        check_roundtrip(j, launcher::megatron);
+        const auto script = file(launch_files(j, plan_for(j, "b200", 8), opts(launcher::megatron)), "launch.sbatch").content;
+        CHECK(script.find("    --fp8-recipe " + std::string(to_string(r)) + "\n") != std::string::npos);
+    }
+    j.runtime.framework = framework::fsdp;
+    j.parallel = {.dp = 8, .sharding = sharding::full};
+    for (auto r : {std::optional<fp8_recipe>{}, std::optional{fp8_recipe::rowwise}, std::optional{fp8_recipe::mxfp8}}) {
+        j.runtime.fp8_recipe = r;
+        check_roundtrip(j, launcher::torchtitan);
+    }
+    j.runtime.fp8_recipe = fp8_recipe::tensorwise;  // torchao spells it, torchtitan's converters do not
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::torchtitan)),
+                      Catch::Contains("runtime.fp8_recipe=\"tensorwise\": torchtitan's converters run"));
+}
+
 TEST_CASE("Megatron round trip: DeepSeek-style MoE (shared experts, dense leading layers), learned positions, tied, fp16") {
     auto j = base_job("deepseek-moe-16b", 2048, 32);
     j.training.precision = precision::fp16_mixed;

@@ -149,12 +149,12 @@ TEST_CASE("element-wise traffic and fp8 cast bytes per layer and token, counted 
     CHECK(detail::layer_elementwise_bytes(m, {.tp = 2, .sequence_parallel = true}, 14336, false) == 94208);
     // casts (4 bytes per element: read 2, write 1, transposed copy 1): forward inputs 2h + q + f = 26624,
     // backward output gradients 2h + (q + 2kv) + 2f = 43008
-    const auto [fwd, bwd] = detail::layer_cast_bytes(m, {}, 14336);
+    const auto [fwd, bwd] = detail::layer_cast_bytes(m, {}, 14336, 4.0, 4.0);
     CHECK(fwd == 4.0 * 26624);
     CHECK(bwd == 4.0 * 43008);
     // Transformer Engine: the norms quantize QKV's and fc1's inputs themselves (2h = 8192 elements fewer forward);
     // the projection's and fc2's inputs, q + f = 18432, and every backward gradient keep their casts
-    const auto [te_fwd, te_bwd] = detail::layer_cast_bytes(m, {}, 14336, true);
+    const auto [te_fwd, te_bwd] = detail::layer_cast_bytes(m, {}, 14336, 0.0, 4.0);
     CHECK(te_fwd == 4.0 * 18432);
     CHECK(te_bwd == 4.0 * 43008);
 }

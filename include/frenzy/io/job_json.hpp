@@ -182,6 +182,11 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
         r.get(key, d);
         *field = d;
     }
+    if (r.has("fp8_recipe") && !r.raw("fp8_recipe").is_null()) {
+        fp8_recipe f{};
+        r.get("fp8_recipe", f);
+        rt.fp8_recipe = f;
+    }
     if (r.has("loss") && !r.raw("loss").is_null()) {
         loss_style l{};
         r.get("loss", l);
@@ -343,6 +348,7 @@ inline nlohmann::json to_json(const runtime_spec& r) {
                               std::pair{"norm_fp32", &r.norm_fp32}, std::pair{"kv_repeat", &r.kv_repeat}})
         if (*field) rt[key] = **field;
     if (r.loss) rt["loss"] = to_string(*r.loss);
+    if (r.fp8_recipe) rt["fp8_recipe"] = to_string(*r.fp8_recipe);
     if (r.liger) rt["liger"] = true;  // absent: false
     return rt;
 }

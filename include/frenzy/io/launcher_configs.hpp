@@ -300,6 +300,25 @@ inline void torchtitan_finish(const torchtitan_recipe_values& r0, const import_o
 
 }  // namespace detail
 
+namespace detail {
+/// `config.model_spec = model_registry(..., converters=[...])`: torchtitan's fp8 converters
+/// (torchtitan/components/quantization @b5bcd76c): Float8LinearConverter (recipe_name "rowwise", its default, or
+/// "rowwise_with_gw_hp", not modelled: read as rowwise and reported), MXFP8LinearConverter (mxfp8).
+inline void torchtitan_converter(const std::string& v, job_spec& j, launcher_import& out) {
+    if (v.find("MXFP8LinearConverter") != std::string::npos) {
+        j.training.precision = precision::fp8_mixed;
+        j.runtime.fp8_recipe = fp8_recipe::mxfp8;
+    } else if (v.find("Float8LinearConverter") != std::string::npos) {
+        j.training.precision = precision::fp8_mixed;
+        if (v.find("rowwise_with_gw_hp") != std::string::npos)
+            out.ignored.push_back("recipe_name=\"rowwise_with_gw_hp\" (its high-precision weight gradients are not modelled: read as rowwise)");
+        if (v.find("recipe_name") != std::string::npos) j.runtime.fp8_recipe = fp8_recipe::rowwise;
+    } else {
+        out.unknown.push_back("config.model_spec = " + v);
+    }
+}
+}  // namespace detail
+
 /// A torchtitan recipe module (the assignments `config.<section>.<field> = value` of its function) -> job.
 inline launcher_import torchtitan_import_text(const std::string& text, const import_options& opt) {
     launcher_import out;
@@ -327,8 +346,7 @@ inline launcher_import torchtitan_import_text(const std::string& text, const imp
             throw config_error(where + "config." + a->first + " is assigned again (first on line " + std::to_string(it->second) +
                                "); which value the run uses is not Frenzy's to guess");
         if (a->first == "model_spec") {
-            if (a->second.find("Float8LinearConverter") != std::string::npos) j.training.precision = precision::fp8_mixed;
-            else out.unknown.push_back("config.model_spec = " + a->second);
+            detail::torchtitan_converter(a->second, j, out);
             continue;
         }
         try {

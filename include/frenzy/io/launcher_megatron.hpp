@@ -52,7 +52,7 @@ inline bool megatron_irrelevant(const std::string& f) {
         "--exit-duration-in-mins", "--exit-interval", "--manual-gc", "--manual-gc-interval",
         "--calculate-per-token-loss",
         "--init-method-xavier-uniform",
-        "--fp8-amax-history-len", "--fp8-amax-compute-algo", "--fp8-recipe", "--fp8-margin",
+        "--fp8-amax-history-len", "--fp8-amax-compute-algo", "--fp8-margin",
         "--bias-swiglu-fusion", "--no-bias-swiglu-fusion", "--masked-softmax-fusion", "--no-masked-softmax-fusion",
         "--no-gradient-accumulation-fusion", "--use-distributed-optimizer-overlap", "--train-iters-per-epoch",
         "--moe-router-load-balancing-type", "--moe-aux-loss-coeff",
@@ -96,6 +96,7 @@ inline void check_megatron_choice(const cli_argument& a) {
     static const std::vector<std::pair<std::string, std::vector<std::string>>> choices{
         {"--fp8-format", {"e4m3", "hybrid"}},
         {"--fp4-format", {"e2m1"}},  // TransformerConfig fp8: Literal['e4m3', 'hybrid'], fp4: Literal['e2m1']
+        {"--fp8-recipe", {"delayed", "tensorwise", "mxfp8", "blockwise", "custom"}},  // megatron/core/enums.py Fp8Recipe
         // megatron/training/arguments.py _add_training_args: the precision-aware optimizer's and Megatron-FSDP's dtypes
         {"--main-params-dtype", {"fp32", "fp16"}},
         {"--main-grads-dtype", {"fp32", "bf16"}},
@@ -119,6 +120,7 @@ inline void check_megatron_choice(const cli_argument& a) {
 struct megatron_pending {
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos;
     bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, mla = false;
+    std::optional<std::string> fp8_recipe;  ///< --fp8-recipe (TransformerConfig default "delayed")
     // multi-latent attention: arguments.py _add_mla_args defaults (read only with --multi-latent-attention)
     std::int64_t kv_lora_rank = 32, qk_head_dim = 128, qk_pos_emb_head_dim = 64, v_head_dim = 128;
 };
@@ -191,6 +193,7 @@ inline bool take_megatron_training_flag(const cli_argument& a, training_spec& t,
     else if (f == "--bf16") t.precision = precision::bf16_mixed;
     else if (f == "--fp16") t.precision = precision::fp16_mixed;
     else if (f == "--fp8-format") s.fp8 = true;
+    else if (f == "--fp8-recipe") s.fp8_recipe = arg_str(a);
     // a fine-tune's starting weights, or --load read as a fine-tune's (checkpointing.py@d98e8a64 load_checkpoint)
     else if (f == "--pretrained-checkpoint" || f == "--finetune") t.finetune.method = finetune_method::full;
     else if (f == "--fp4-format") s.fp4 = true;
@@ -280,6 +283,11 @@ inline void finish_megatron_precision(job_spec& j, const megatron_pending& s, me
     if (s.fp8) t.precision = precision::fp8_mixed;
     options.finish(j, out);  // after --fp8-format, before --fp4-format / --main-params-dtype (their precedence)
     if (s.fp4) t.precision = precision::fp4_mixed;
+    if (s.fp8_recipe) {  // megatron/core/fp8_utils.py@d98e8a64 get_fp8_recipe reads it only under --fp8-format
+        if (t.precision != precision::fp8_mixed) out.ignored.push_back("--fp8-recipe " + *s.fp8_recipe + " (without --fp8-format)");
+        else if (*s.fp8_recipe == "custom") out.ignored.push_back("--fp8-recipe custom (a quantizer factory's recipe is not modelled: read as delayed)");
+        else j.runtime.fp8_recipe = parse_enum<fp8_recipe>("--fp8-recipe", *s.fp8_recipe);
+    }
     if (s.main_bf16 && t.precision == precision::bf16_mixed) t.precision = precision::bf16;
 }
 

@@ -238,6 +238,7 @@ job_spec with_plan_layout(job_spec j, const P& p) {
     j.runtime.tp_comm_overlap = p.tp_comm_overlap;
     j.training.micro_batch = p.micro_batch;
     j.training.precision = p.precision;
+    if (p.precision != precision::fp8_mixed) j.runtime.fp8_recipe.reset();  // a recipe of fp8 casts only
     return j;
 }
 }  // namespace detail

@@ -12,6 +12,7 @@
 #include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/memory/layout.hpp"
 #include "frenzy/memory/model_states.hpp"
+#include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -220,7 +221,8 @@ inline double lora_activation_delta(const job_spec& j, const framework_profile& 
 /// lora_activation_delta under the job's own profile.
 inline double lora_activation_delta(const job_spec& j, bool moe) { return lora_activation_delta(j, profile_of(j), moe); }
 
-/// Saved-input bytes per element that Transformer Engine's fp8 GEMMs spare (fp8 instead of 16-bit) in one layer.
+/// Saved-input bytes per element that Transformer Engine's fp8 GEMMs spare (fp8 with its block scales,
+/// train/fp8_recipe.hpp fp8_saved_input_bytes, instead of 16-bit) in one layer.
 inline double fp8_activation_delta(const job_spec& j, bool moe) {
     const auto& m = j.model;
     const auto& p = j.parallel;
@@ -233,7 +235,28 @@ inline double fp8_activation_delta(const job_spec& j, bool moe) {
     const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
     // GEMM inputs: QKV input, output-projection input, MLP input, down-projection input.
     double elems = sb * h * rep + sb * static_cast<double>(m.q_width()) / t + sb * h * rep + tokens * ffn / t;
-    return -(e - 1.0) * elems;
+    return -(e - fp8_saved_input_bytes(fp8_recipe_of(j))) * elems;
+}
+
+/// Transformer Engine's fp8 state of stage `l` on one GPU: the cached fp8 weight + fp8 transpose of every GEMM
+/// weight, 2 B per element (with their block scales under block recipes: train/fp8_recipe.hpp
+/// fp8_weight_cache_bytes, counted as on Hopper since a memory estimate names no GPU; Blackwell keeps no transpose of
+/// per-tensor fp8), kept across micro-batches; under full sharding only the gathered layers have them
+/// (method_temporaries). With --fp8-param-gather the GEMM weights are created as fp8 tensors (fp8_model_init): their
+/// fp8 data and transpose replace the 16-bit copy (2 B), so nothing is added to the 16-bit weights; the scaling
+/// state stays: per GEMM for 3 forward and 2 backward tensors, fp32 scale, scale_inv and, under delayed scaling, an
+/// amax history of 1024 (TE DelayedScaling default); the other recipes keep one amax.
+/// Added to `weights`, the cache first, then the scaling state.
+inline void add_fp8_weight_state(const job_spec& j, const stage_layout& l, bytes& weights) {
+    if (j.training.precision != precision::fp8_mixed || fp8_style_of(j.runtime.framework) != fp8_style::transformer_engine ||
+        j.parallel.sharding == sharding::full)
+        return;
+    const fp8_recipe r = fp8_recipe_of(j);
+    const double cache = j.runtime.fp8_param_gather ? 0.0 : fp8_weight_cache_bytes(r, 0);
+    const double dense = static_cast<double>(l.layers - l.moe_layers), moe = static_cast<double>(l.moe_layers);
+    weights += bytes{cache * (dense * linear_weights(j, false) + (moe > 0 ? moe * linear_weights(j, true) : 0.0))};
+    const double gemms = static_cast<double>(l.layers) * 4.0;
+    weights += bytes{gemms * 5.0 * ((fp8_amax_history(r) ? 1024.0 : 1.0) + 2.0) * 4.0};
 }
 
 }  // namespace detail
@@ -328,22 +351,7 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     r.gradients = bytes{trainable * b.gradients * sh(s == sharding::gradients || s == sharding::full)};
     r.optimizer = bytes{trainable * b.optimizer * sh(s != sharding::none)};
 
-    // fp8 (Transformer Engine): cached fp8 weight + fp8 transpose of every GEMM weight, 2 B per element, kept
-    // across micro-batches; under full sharding only the gathered layers have them (overheads below). With
-    // --fp8-param-gather the GEMM weights are created as fp8 tensors (fp8_model_init): their fp8 data and transpose
-    // (1 + 1 B) replace the 16-bit copy (2 B), so nothing is added to the 16-bit weights counted above; the
-    // delayed-scaling state stays.
-    if (j.training.precision == precision::fp8_mixed && fp8_style_of(j.runtime.framework) == fp8_style::transformer_engine &&
-        s != sharding::full) {
-        const double cache = j.runtime.fp8_param_gather ? 0.0 : 2.0;
-        const double dense = static_cast<double>(l.layers - l.moe_layers), moe = static_cast<double>(l.moe_layers);
-        r.weights += bytes{cache * (dense * detail::linear_weights(j, false) +
-                                    (moe > 0 ? moe * detail::linear_weights(j, true) : 0.0))};
-        // Delayed-scaling state per GEMM: scale, scale_inv and an amax history of 1024 (TE DelayedScaling default)
-        // for 3 forward and 2 backward tensors, fp32.
-        const double gemms = static_cast<double>(l.layers) * 4.0;
-        r.weights += bytes{gemms * 5.0 * (1024.0 + 2.0) * 4.0};
-    }
+    detail::add_fp8_weight_state(j, l, r.weights);
 
     // Offload (DeepSpeed ZeRO-Offload stage_1_and_2.py cpu_offload: fp32 master, Adam states and the reduced
     // gradient partitions live in pinned host memory; FSDP CPUOffload: parameters and gradients on the host;
@@ -460,7 +468,8 @@ inline double method_temporaries(const job_spec& j, const stage_layout& l, const
     if (j.training.finetune.method == finetune_method::qlora) t += 2.0 * detail::largest_linear(j, moe);
     if (j.training.precision == precision::fp8_mixed) {
         if (fp8_style_of(j.runtime.framework) == fp8_style::torchao) t += 2.0 * detail::largest_linear(j, moe);
-        else if (j.parallel.sharding == sharding::full) t += 2.0 * f.gathered_layers * detail::linear_weights(j, moe);
+        else if (j.parallel.sharding == sharding::full)
+            t += fp8_weight_cache_bytes(fp8_recipe_of(j), 0) * f.gathered_layers * detail::linear_weights(j, moe);
     }
     if (f.bucket_elements > 0 && j.parallel.sharding != sharding::full && j.training.finetune.partial()) {
         const auto b = bytes_per_param(j, f);

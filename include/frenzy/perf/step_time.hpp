@@ -30,6 +30,7 @@
 #include "frenzy/perf/stage_load.hpp"
 #include "frenzy/perf/traffic.hpp"
 #include "frenzy/train/attention.hpp"
+#include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/geometry.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -212,6 +213,11 @@ public:
             r.reason = std::string(to_string(t.precision)) + " not supported on " + g.name;
             return r;
         }
+        if (auto why = fp8_recipe_rejected(j, g); !why.empty()) {  // train/fp8_recipe.hpp
+            r.supported = false;
+            r.reason = std::move(why);
+            return r;
+        }
         auto& b = r.parts;
         fill_parts(j, g, topo, stage, peak, b);
         const std::int64_t gpus = p.gpus();
@@ -328,7 +334,7 @@ private:
         const double attn_tok = 3.0 * stage_attn + rec_attn;
         b.dense_flops_mb = dense_tok * gpu_tokens / tp;
         b.attention_flops_mb = attn_tok * gpu_tokens / tp;
-        b.memory_bytes_mb = detail::stage_elementwise_bytes(c.j, stage, full_rec) * gpu_tokens;
+        b.memory_bytes_mb = detail::stage_elementwise_bytes(c.j, stage, full_rec, g.compute_capability()) * gpu_tokens;
         const double stream_bytes =
             (kernel == attention_impl::unfused ? detail::unfused_stream_bytes(c.j, stage, full_rec) * gpu_tokens : 0.0) +
             detail::qlora_dequant_bytes(c.j, stage, full_rec);

@@ -13,6 +13,7 @@
 #include "frenzy/memory/model_states.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/perf/stage_load.hpp"
+#include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy::detail {
@@ -50,25 +51,32 @@ inline double layer_elementwise_bytes(const transformer_spec& m, const parallel_
     const double elems = 4.0 * hs + 6.0 * hs + (2.0 * (q + kv) + act) / tp;
     return 2.0 * elems * (compiled ? 0.5 : 1.0);
 }
-/// Extra HBM bytes per token of the fp8/fp4 casts of one layer (Transformer Engine: each GEMM input is cast from
-/// bf16 with its amax in one kernel, reading 2 and writing 1 byte per element, plus the transposed copy the
-/// weight-gradient GEMM needs, 1 byte; transformer_engine/pytorch/module/linear.py, cast_transpose). Forward:
-/// the inputs of QKV (h), output projection (q), fc1 (h) and fc2 (f); backward: the output gradients of QKV
-/// (q + 2kv), projection (h), fc1 (f, gated 2f) and fc2 (h).
-/// `fused`: under Transformer Engine the norm kernel quantizes the inputs of the GEMMs it feeds, QKV and fc1
-/// (LayerNormLinear: apply_normalization with the GEMM's input quantizer, with_quantized_norm;
-/// NVIDIA/TransformerEngine transformer_engine/pytorch/module/layernorm_linear.py, layernorm_mlp.py @ d0067d0;
-/// Megatron-Core's TE layer spec builds both as TELayerNormColumnParallelLinear), so those two casts cost no pass of
-/// their own. The MLP activation is Megatron's own bf16 kernel (megatron/core/transformer/mlp.py), so fc2's input
-/// and fc1's output gradient keep theirs, as do the projection's input and the backward output gradients.
+/// Extra HBM bytes per token of the fp8/fp4 casts of one layer, given the bytes per element of one cast of a norm's
+/// output (`norm_fed`: the inputs of QKV and fc1) and of any other GEMM operand (`other`) (train/fp8_recipe.hpp
+/// fp8_cast_bytes). Forward: the inputs of QKV (h), output projection (q), fc1 (h) and fc2 (f); backward: the
+/// output gradients of QKV (q + 2kv), projection (h), fc1 (f, gated 2f) and fc2 (h). Transformer Engine's
+/// LayerNormLinear quantizes QKV's and fc1's inputs in the norm kernel (Megatron-Core's TE layer spec builds both
+/// as TELayerNormColumnParallelLinear); the MLP activation is Megatron's own bf16 kernel
+/// (megatron/core/transformer/mlp.py), so fc2's input and fc1's output gradient keep their casts, as do the
+/// projection's input and the backward output gradients.
 inline std::pair<double, double> layer_cast_bytes(const transformer_spec& m, const parallel_config& p, double ffn,
-                                                  bool fused = false) {
+                                                  double norm_fed, double other) {
     const double h = static_cast<double>(m.hidden), tp = static_cast<double>(p.tp);
     const double q = static_cast<double>(m.heads * m.hdim()), kv = static_cast<double>(m.kv() * m.hdim());
     const double hs = p.sequence_parallel ? h / tp : h;
-    const double fwd = (fused ? 0.0 : 2.0 * hs) + (q + ffn) / tp;
-    const double bwd = 2.0 * hs + (q + 2.0 * kv + ffn * (is_gated(m.activation) ? 2.0 : 1.0)) / tp;
-    return {4.0 * fwd, 4.0 * bwd};
+    const double fwd = norm_fed * 2.0 * hs + other * (q + ffn) / tp;
+    const double bwd = other * (2.0 * hs + (q + 2.0 * kv + ffn * (is_gated(m.activation) ? 2.0 : 1.0)) / tp);
+    return {fwd, bwd};
+}
+/// Bytes per element of the job's casts on a GPU of compute capability `cc` x 10, {norm_fed, other} as
+/// layer_cast_bytes takes them: fp8 by its recipe (train/fp8_recipe.hpp); fp4 as a per-tensor cast on Hopper
+/// (bf16 read, data and transpose written: 4 bytes; no NVFP4 block-scale model), the norm's under Transformer Engine
+/// free.
+inline std::pair<double, double> cast_bytes_per_element(const job_spec& j, int cc) {
+    const bool te = profile_of(j).fp8 == fp8_style::transformer_engine;
+    if (j.training.precision != precision::fp8_mixed) return {te ? 0.0 : 4.0, 4.0};
+    const fp8_recipe r = fp8_recipe_of(j);
+    return {fp8_cast_bytes(r, cc, te, true), fp8_cast_bytes(r, cc, te, false)};
 }
 /// HBM bytes per token of unfused attention's score tensors in one layer on one GPU, forward and backward (the
 /// a/tp x s scores of a token, 16-bit; Megatron-Core's and Transformer Engine's unfused attention,
@@ -126,8 +134,8 @@ inline double offloaded_optimizer_seconds(const job_spec& j, const gpu_type& g, 
            host_copy_seconds(g, params * param_bytes(j.training.precision));
 }
 /// HBM bytes per token of the element-wise kernels of the stage's layers on one GPU: forward, backward (2x), full
-/// recompute (one more forward); the fp8/fp4 casts; the logits' cross-entropy on the last stage.
-inline double stage_elementwise_bytes(const job_spec& j, const stage_load& stage, double full_rec) {
+/// recompute (one more forward); the fp8/fp4 casts on a GPU of compute capability `cc` x 10; the logits' cross-entropy on the last stage.
+inline double stage_elementwise_bytes(const job_spec& j, const stage_load& stage, double full_rec, int cc) {
     const auto& m = j.model;
     const auto& p = j.parallel;
     const bool compiled = j.runtime.compile;
@@ -137,9 +145,9 @@ inline double stage_elementwise_bytes(const job_spec& j, const stage_load& stage
     double per_tok = (3.0 + full_rec) * (dense_l * layer_elementwise_bytes(m, p, dense_ffn, compiled) +
                                          moe_l * layer_elementwise_bytes(m, p, moe_ffn, compiled));
     if (gpu_type::scaled_gemms(j.training.precision)) {
-        const bool fused = profile_of(j).fp8 == fp8_style::transformer_engine;
-        const auto [cf, cb] = layer_cast_bytes(m, p, dense_ffn, fused);
-        const auto [mf, mbw] = layer_cast_bytes(m, p, moe_ffn, fused);
+        const auto [norm_fed, other] = cast_bytes_per_element(j, cc);
+        const auto [cf, cb] = layer_cast_bytes(m, p, dense_ffn, norm_fed, other);
+        const auto [mf, mbw] = layer_cast_bytes(m, p, moe_ffn, norm_fed, other);
         per_tok += dense_l * ((1.0 + full_rec) * cf + cb) + moe_l * ((1.0 + full_rec) * mf + mbw);
     }
     if (stage.logits) per_tok += logits_elementwise_bytes(m, p);

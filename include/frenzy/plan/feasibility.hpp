@@ -23,6 +23,7 @@
 #include "frenzy/plan/policies.hpp"
 #include "frenzy/plan/search_space.hpp"
 #include "frenzy/train/attention.hpp"
+#include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -55,7 +56,10 @@ inline std::optional<job_spec> job_for_type(const job_spec& job, const gpu_type&
                                         std::string& why) {
     if (why = attention_rejected(job, g); !why.empty()) return std::nullopt;
     const precision want = job.training.precision;
-    if (g.peak_flops(want) > 0) return job_on(job, g);
+    if (g.peak_flops(want) > 0) {
+        if (why = fp8_recipe_rejected(job, g); !why.empty()) return std::nullopt;  // train/fp8_recipe.hpp
+        return job_on(job, g);
+    }
     const std::string prec(to_string(want));
     why = prec + " is not supported on " + g.name + " (no " + prec.substr(0, prec.find('-')) + " tensor cores)";
     const auto alt = fallback_precision(want, g);
@@ -66,6 +70,7 @@ inline std::optional<job_spec> job_for_type(const job_spec& job, const gpu_type&
     }
     job_spec j = job_on(job, g);
     j.training.precision = *alt;
+    if (*alt != precision::fp8_mixed) j.runtime.fp8_recipe.reset();  // a recipe of fp8 casts only
     return j;
 }
 

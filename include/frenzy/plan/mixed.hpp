@@ -47,6 +47,7 @@
 #include "frenzy/plan/policies.hpp"
 #include "frenzy/plan/search_space.hpp"
 #include "frenzy/train/attention.hpp"
+#include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/geometry.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -208,7 +209,7 @@ mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_
         const auto& pool = *shape[k].pool;
         const auto& g = pool.gpu;
         const auto refused = g.peak_flops(j.training.precision) > 0
-                                 ? attention_rejected(j, g)
+                                 ? attention_rejected(j, g) + fp8_recipe_rejected(j, g)
                                  : std::string(to_string(j.training.precision)) + " is not supported on " + g.name;
         if (!refused.empty()) {
             ev.why = refused;

@@ -28,6 +28,7 @@
 #include "frenzy/plan/policies.hpp"
 #include "frenzy/plan/search_space.hpp"
 #include "frenzy/train/attention.hpp"
+#include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -151,7 +152,9 @@ public:
         if (!prec) return;
         job_spec j0 = job_;
         j0.training.precision = *prec;
+        if (*prec != precision::fp8_mixed) j0.runtime.fp8_recipe.reset();  // a recipe of fp8 casts only
         j0.runtime.framework = fw_;
+        if (!fp8_recipe_rejected(j0, a.gpu).empty() || !fp8_recipe_rejected(j0, b.gpu).empty()) return;
         if (!attention_rejected(j0, a.gpu).empty() || !attention_rejected(j0, b.gpu).empty()) return;
         const auto ax = divisor_search_space{}.axes(j0, a, opt_);
         const auto best = best_.find(key_of(a, b));

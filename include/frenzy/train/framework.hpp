@@ -206,6 +206,18 @@ struct framework_perf {
     attention_impl attention_without_flash = attention_impl::memory_efficient;
 };
 
+/// The fp8 recipes of Transformer Engine that Megatron-Core builds (NVIDIA/Megatron-LM@d98e8a64
+/// megatron/core/fp8_utils.py get_fp8_recipe: DelayedScaling, Float8CurrentScaling, Float8BlockScaling,
+/// MXFP8BlockScaling).
+inline constexpr std::uint8_t transformer_engine_fp8_recipes =
+    fp8_recipe_bit(fp8_recipe::delayed) | fp8_recipe_bit(fp8_recipe::tensorwise) | fp8_recipe_bit(fp8_recipe::blockwise) |
+    fp8_recipe_bit(fp8_recipe::mxfp8);
+/// torchao's float8 and MX training of linears, as torchtitan converts them (pytorch/torchtitan@b5bcd76c
+/// torchtitan/components/quantization/float8.py Float8LinearConverter, recipe_name "rowwise" by default; mx.py
+/// MXFP8LinearConverter) and torchao's Float8LinearConfig.from_recipe_name also spells ("tensorwise").
+inline constexpr std::uint8_t torchao_fp8_recipes =
+    fp8_recipe_bit(fp8_recipe::tensorwise) | fp8_recipe_bit(fp8_recipe::rowwise) | fp8_recipe_bit(fp8_recipe::mxfp8);
+
 /// The layouts and options a framework accepts: each check returns why not, or "" (the one place these rules live:
 /// validate(job) and the planner's search both ask them).
 struct framework_rules {
@@ -223,6 +235,10 @@ struct framework_rules {
     bool stage_layer_layout = false;
     /// runtime.liger: Liger's kernels patched into the model (transformers' TrainingArguments.use_liger_kernel)
     bool liger_kernels = false;
+    /// runtime.fp8_recipe values it runs (fp8_recipe_bit flags) and the one it runs when the job names none:
+    /// Transformer Engine's DelayedScaling unless a framework says otherwise (train/fp8_recipe.hpp)
+    std::uint8_t fp8_recipes = fp8_recipe_bit(fp8_recipe::delayed);
+    fp8_recipe fp8_default = fp8_recipe::delayed;
 };
 
 /// Why a data-parallel-only framework (`field` names it, e.g. runtime.framework="ddp") cannot run `p`'s tensor,

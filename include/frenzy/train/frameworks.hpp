@@ -83,6 +83,14 @@ inline std::string frameworks_with(bool framework_rules::*option) {
     return out;
 }
 
+/// The names of the frameworks that run fp8 recipe `r` (for "needs runtime.framework=..." messages).
+inline std::string frameworks_with(fp8_recipe r) {
+    std::string out;
+    for (const auto f : framework_catalog())
+        if (f->rules.fp8_recipes & fp8_recipe_bit(r)) out += (out.empty() ? "" : "\" or \"") + std::string(f.name());
+    return out;
+}
+
 /// The framework called `name`; config_error naming `field`, the value and the known names.
 inline framework find_framework(std::string_view field, std::string_view name) {
     if (const auto* f = find_named(framework_catalog(), name)) return *f;

@@ -33,6 +33,9 @@ struct runtime_spec {
     /// transformer_engine.pytorch.fp8_model_init), so no 16-bit copy of them exists besides the fp8 data and its
     /// transpose, and the distributed optimizer all-gathers fp8.
     bool fp8_param_gather = false;
+    /// How fp8-mixed scales its casts (Megatron --fp8-recipe; torchtitan's float8 or MXFP8 converter): unset = the
+    /// framework's default (framework_rules::fp8_default). train/fp8_recipe.hpp says what each moves and keeps.
+    std::optional<frenzy::fp8_recipe> fp8_recipe{};
     /// Megatron --grad-reduce-in-bf16: the main_grad buffers and their reduce-scatter in bf16 instead of fp32
     /// (megatron/training/arguments.py@d98e8a64: accumulate_allreduce_grads_in_fp32 = False).
     bool grad_reduce_bf16 = false;
@@ -423,6 +426,23 @@ inline void validate_liger(const job_spec& j) {
 }
 
 /// Runtime options that only some frameworks, precisions or layouts have.
+/// runtime.fp8_recipe: only with fp8-mixed, and one the framework runs (framework_rules::fp8_recipes).
+inline void validate_fp8_recipe(const job_spec& j) {
+    if (!j.runtime.fp8_recipe) return;
+    const std::string r(to_string(*j.runtime.fp8_recipe));
+    if (j.training.precision != precision::fp8_mixed)
+        throw config_error("runtime.fp8_recipe=\"" + r + "\" needs training.precision=\"fp8-mixed\" (got \"" +
+                           std::string(to_string(j.training.precision)) + "\")");
+    if (!(j.runtime.framework->rules.fp8_recipes & fp8_recipe_bit(*j.runtime.fp8_recipe)))
+        throw config_error("runtime.fp8_recipe=\"" + r + "\" needs runtime.framework=\"" + frameworks_with(*j.runtime.fp8_recipe) +
+                           "\" (got \"" + std::string(to_string(j.runtime.framework)) + "\")");
+    // megatron/training/arguments.py@d98e8a64: "When `--fp8-param-gather` is enabled, the optimizer cpu offload must
+    // be used in conjunction with `--fp8-recipe delayed`."
+    if (j.runtime.fp8_param_gather && j.runtime.offload.optimizer && *j.runtime.fp8_recipe != fp8_recipe::delayed)
+        throw config_error("runtime.fp8_recipe=\"" + r + "\" with runtime.fp8_param_gather and runtime.offload.optimizer: "
+                           "Megatron offloads fp8 parameters' optimizer only under \"delayed\"");
+}
+
 inline void validate_runtime(const job_spec& j) {
     const auto& t = j.training;
     const auto& p = j.parallel;
@@ -452,6 +472,7 @@ inline void validate_runtime(const job_spec& j) {
             throw config_error("runtime.fp8_param_gather=true needs the distributed optimizer or Megatron-FSDP "
                                "(parallel.sharding=\"none\")");
     }
+    validate_fp8_recipe(j);
     if (j.runtime.grad_reduce_bf16) {
         if (!j.runtime.framework->rules.grad_reduce_bf16)
             throw config_error("runtime.grad_reduce_bf16=true needs runtime.framework=\"" + frameworks_with(&framework_rules::grad_reduce_bf16) + "\" (got \"" +

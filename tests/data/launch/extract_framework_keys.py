@@ -240,8 +240,8 @@ def torchtitan(root):
             for inner in node.body:
                 if isinstance(inner, ast.ClassDef) and inner.name == "Config":
                     base_fields = [b.target.id for b in inner.body if isinstance(b, ast.AnnAssign)]
-    q = parse(os.path.join(root, "torchtitan/components/quantization/float8.py"))
-    for node in q.body:
+    for node in [n for f in ("float8.py", "mx.py")
+                 for n in parse(os.path.join(root, "torchtitan/components/quantization", f)).body]:
         if isinstance(node, ast.ClassDef):
             for inner in node.body:
                 if isinstance(inner, ast.ClassDef) and inner.name == "Config":

@@ -30,7 +30,8 @@ inline constexpr framework_traits traits{
                .attention_score_buffer = false, .grad_bucket_copies = 1, .fused_elementwise = false,
                .eager_final_norm = true, .rope_fp32_copies = true, .persistent_grads = false, .foreach_optimizer = true,
                .dtensor_tensor_parallel = true, .eager_logit_softcap = true, .fp8 = fp8_style::torchao},
-    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},
+    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload,
+              .fp8_recipes = torchao_fp8_recipes, .fp8_default = fp8_recipe::rowwise},
 };
 
 }  // namespace frenzy::frameworks::ddp

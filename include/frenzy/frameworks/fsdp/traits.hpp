@@ -40,7 +40,8 @@ inline constexpr framework_traits traits{
                .persistent_grads = false, .foreach_optimizer = true,
                .dtensor_tensor_parallel = true, .side_stream_reduce_scatter = true, .eager_logit_softcap = true,
                .fp8 = fp8_style::torchao},
-    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},
+    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload,
+              .fp8_recipes = torchao_fp8_recipes, .fp8_default = fp8_recipe::rowwise},
 };
 
 }  // namespace frenzy::frameworks::fsdp

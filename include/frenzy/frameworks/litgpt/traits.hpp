@@ -110,7 +110,8 @@ inline constexpr framework_traits traits{
                .persistent_grads = false, .foreach_optimizer = true, .autocast_weight_copies = true,
                .lora_adapter_cast = false, .side_stream_reduce_scatter = true, .eager_logit_softcap = true,
                .loss_chunk_tokens = 128, .fp8 = fp8_style::torchao},
-    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},
+    .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload,
+              .fp8_recipes = torchao_fp8_recipes, .fp8_default = fp8_recipe::rowwise},
 };
 
 // The Frenzy presets LitGPT has a model config for (Lightning-AI/litgpt@26857050 litgpt/config.py `configs`): the

@@ -142,6 +142,7 @@ inline std::vector<std::string> parallel_arguments(const job_spec& j) {
                            "--recompute-num-layers " + n(p.recompute_layers)});
     if (j.runtime.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
     if (j.runtime.tp_comm_overlap) a.push_back("--tp-comm-overlap");
+    if (j.runtime.fp8_recipe) a.push_back("--fp8-recipe " + std::string(to_string(*j.runtime.fp8_recipe)));  // unset: delayed
     if (j.runtime.fp8_param_gather) a.push_back("--fp8-param-gather");    // memory/model_states.hpp: fp8 gather copies
     if (j.runtime.grad_reduce_bf16) a.push_back("--grad-reduce-in-bf16");  // bf16 main_grad buffers
     if (j.runtime.dropout == false) a.insert(a.end(), {"--hidden-dropout 0", "--attention-dropout 0"});  // no masks kept

@@ -97,6 +97,11 @@ inline void check_writable(const job_spec& j) {
     if (t.optimizer != optimizer_kind::adamw && t.optimizer != optimizer_kind::adam)
         throw config_error("training.optimizer=\"" + std::string(to_string(t.optimizer)) + "\": the torchtitan recipe keeps its base recipe's AdamW");
     if (p.vpp > 1) throw config_error("parallel.vpp=" + std::to_string(p.vpp) + ": frenzy writes torchtitan pipelines without virtual stages");
+    // torchtitan/components/quantization: Float8LinearConverter takes recipe_name "rowwise" or "rowwise_with_gw_hp",
+    // MXFP8LinearConverter is torchao's MXFP8 (MX block scaling)
+    if (j.runtime.fp8_recipe && *j.runtime.fp8_recipe != fp8_recipe::rowwise && *j.runtime.fp8_recipe != fp8_recipe::mxfp8)
+        throw config_error("runtime.fp8_recipe=\"" + std::string(to_string(*j.runtime.fp8_recipe)) +
+                           "\": torchtitan's converters run \"rowwise\" (Float8LinearConverter) or \"mxfp8\" (MXFP8LinearConverter)");
     if (p.ep > 1) check_expert_parallel(p);
 }
 
@@ -155,7 +160,9 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
     s += "# Run: torchrun ... -m torchtitan.train --module frenzy_torchtitan --config frenzy_plan\n";
     s += "# Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.\n";
     s += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
-    if (fp8) s += "from torchtitan.components.quantization import Float8LinearConverter\n";
+    const bool mx = fp8 && j.runtime.fp8_recipe == fp8_recipe::mxfp8;
+    const std::string converter = mx ? "MXFP8LinearConverter" : "Float8LinearConverter";
+    if (fp8) s += "from torchtitan.components.quantization import " + converter + "\n";
     s += "from torchtitan.trainer import Trainer\n";
     s += "from " + base.substr(0, colon) + " import " + base.substr(colon + 1) + " as base_recipe\n\n\n";
     s += "def frenzy_plan() -> Trainer.Config:\n";
@@ -165,8 +172,9 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
         const std::string mod = base.substr(0, colon);
         const auto dot = mod.rfind(".config_registry");
         s += "    from " + (dot == std::string::npos ? mod : mod.substr(0, dot)) + " import model_registry\n\n";
-        s += std::string("    config.model_spec = model_registry(config.model_spec.flavor, converters=[Float8LinearConverter.Config("
-                         "model_compile_enabled=") + (j.runtime.compile ? "True" : "False") + ")])\n";
+        const std::string recipe_name = j.runtime.fp8_recipe == fp8_recipe::rowwise ? "recipe_name=\"rowwise\", " : "";
+        s += "    config.model_spec = model_registry(config.model_spec.flavor, converters=[" + converter + ".Config(" +
+             recipe_name + "model_compile_enabled=" + (j.runtime.compile ? "True" : "False") + ")])\n";
     }
     s += "    return config\n";
     return s;
