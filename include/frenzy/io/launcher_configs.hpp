@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frenzy/core/text.hpp"
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/io/launcher_megatron.hpp"
 #ifdef FRENZY_HAS_YAML
@@ -332,14 +333,10 @@ inline launcher_import torchtitan_import_text(const std::string& text, const imp
     j.training.precision = precision::bf16_mixed;  // mixed_precision_param default bfloat16
     detail::torchtitan_recipe_values r;
     std::map<std::string, std::size_t> assigned;  // key -> the line that set it
-    std::size_t pos = 0, line_no = 0;
-    while (pos <= text.size()) {
-        auto e = text.find('\n', pos);
-        if (e == std::string::npos) e = text.size();
-        std::string line = text.substr(pos, e - pos);
-        pos = e + 1;
+    std::size_t line_no = 0;
+    for (const auto line : split(text, '\n')) {
         ++line_no;
-        const auto a = detail::recipe_assignment(line);
+        const auto a = detail::recipe_assignment(std::string(line));
         if (!a) continue;
         const auto where = "line " + std::to_string(line_no) + ": ";
         if (const auto [it, fresh] = assigned.emplace(a->first, line_no); !fresh)

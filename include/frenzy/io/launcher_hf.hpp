@@ -13,6 +13,7 @@
 
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/text.hpp"
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/train/frameworks.hpp"
 #include "frenzy/train/job.hpp"
@@ -29,12 +30,8 @@ inline std::map<std::string, std::string> hf_script_settings(const std::string& 
                                               "lora_dropout", "target_modules", "optim", "bf16", "fp16", "gradient_checkpointing",
                                               "use_liger_kernel"};
     std::map<std::string, std::string> out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        auto end = text.find('\n', pos);
-        if (end == std::string::npos) end = text.size();
-        const std::string line = text.substr(pos, end - pos);
-        pos = end + 1;
+    for (const auto piece : split(text, '\n')) {
+        const std::string line(piece);
         auto put = [&](std::string_view name, std::string value) {
             if (!out.emplace(std::string(name), std::move(value)).second)
                 throw config_error("frenzy_hf_train.py: " + std::string(name) + " is given twice");

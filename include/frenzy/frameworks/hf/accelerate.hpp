@@ -14,6 +14,7 @@
 
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/text.hpp"
 
 namespace frenzy::frameworks::hf {
 
@@ -177,12 +178,8 @@ inline void accel_put(accelerate_config& c, const std::string& key, const std::s
 inline accelerate_config read_accelerate_config(const std::string& text) {
     accelerate_config c;
     std::string section, seen = "\n";
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        auto end = text.find('\n', pos);
-        if (end == std::string::npos) end = text.size();
-        const std::string line = text.substr(pos, end - pos);
-        pos = end + 1;
+    for (const auto piece : split(text, '\n')) {
+        const std::string line(piece);
         if (line.empty() || line[0] == '#') continue;
         const bool nested = line.rfind("  ", 0) == 0;
         const auto colon = line.find(": ");
