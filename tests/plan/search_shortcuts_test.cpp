@@ -96,6 +96,59 @@ TEST_CASE("prepared stages give the estimate and floor of the plain path, bit fo
     }
 }
 
+TEST_CASE("the walk without a per-stage list skips only stages another stage dominates, bit for bit") {
+    // prepared_stages::walk leaves out the middle stages of the same shape as one before them (they hold no more
+    // micro-batches in flight): every figure of the report, the floor and the early stop must be the full walk's.
+    // The full walk is the same prepared stages with `walk` emptied. Exact (==): the same arithmetic per stage.
+    const memory_estimator mem;
+    int skipped = 0, ran = 0;
+    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp})
+        for (bool moe : {false, true})
+            for (std::int64_t pp : {2, 4, 8, 16})
+                for (auto sched : {pipeline_schedule::one_f_one_b, pipeline_schedule::interleaved, pipeline_schedule::gpipe})
+                    for (auto rc : {recompute::none, recompute::selective, recompute::full})
+                        for (std::int64_t mb : {1, 4, 16})  // 16 of a global batch of 64 at dp 2: 2 in flight, fewer than pp
+                            for (int edges = 0; edges < 2; ++edges) {
+                                job_spec j = make_job(moe ? mixtral_8x7b() : llama31_70b(), 4096, 64, fw);
+                                j.parallel.tp = 2;
+                                j.parallel.pp = pp;
+                                j.parallel.dp = 2;
+                                j.parallel.ep = moe && fw == framework::megatron ? 2 : 1;
+                                j.parallel.schedule = sched;
+                                j.parallel.vpp = sched == pipeline_schedule::interleaved ? 2 : 1;
+                                j.parallel.embedding_stage = j.parallel.loss_stage = edges == 1;
+                                j.parallel.sequence_parallel = true;
+                                j.parallel.sharding = fw == framework::fsdp ? sharding::full : sharding::optimizer;
+                                j.parallel.recompute = rc;
+                                j.training.micro_batch = mb;
+                                memory_report full;
+                                try {
+                                    full = mem.estimate(j);
+                                } catch (const config_error&) {
+                                    continue;  // a layout the framework rejects
+                                }
+                                ++ran;
+                                const auto s = mem.stages_of(j);
+                                auto all = s;
+                                all.walk.clear();
+                                skipped += s.walk.size() < s.layouts.size() ? 1 : 0;
+                                const auto fast = mem.estimate(j, s, false);
+                                CHECK(fast.peak_reserved.value == full.peak_reserved.value);
+                                CHECK(fast.peak_allocated.value == full.peak_allocated.value);
+                                CHECK(fast.bottleneck_stage == full.bottleneck_stage);
+                                CHECK(fast.host_per_gpu.value == full.host_per_gpu.value);
+                                CHECK(mem.lower_bound(j, s).value == mem.lower_bound(j).value);
+                                const double req = required_memory(full).value;
+                                for (int k = 0; k <= 10; ++k) {  // the early stop: the same partial report
+                                    const double x = req * k / 10.0;
+                                    CHECK(required_memory(mem.estimate(j, s, false, x)).value ==
+                                          required_memory(mem.estimate(j, all, false, x)).value);
+                                }
+                            }
+    CHECK(ran > 200);
+    CHECK(skipped > 100);  // the shortcut is taken (pp >= 4 has middle stages of one shape)
+}
+
 TEST_CASE("step_parts equals predict's parts, bit for bit") {
     const step_time_model t;
     const gpu_catalog cat;

@@ -1,6 +1,8 @@
 #pragma once
 // MARP: the composed per-GPU memory estimator.
 #include <algorithm>
+#include <concepts>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <utility>
@@ -88,6 +90,9 @@ public:
     struct prepared_stages {
         std::vector<stage_layout> layouts;
         double parameters = 0;
+        /// Indices of the stages a walk without its per-stage list visits: each stage but those `dominated` by the
+        /// last one kept (empty: every stage).
+        std::vector<std::uint32_t> walk;
     };
     prepared_stages stages_of(const job_spec& j) const {
         prepared_stages s;
@@ -101,6 +106,14 @@ public:
         out.layouts.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, j.parallel.pp)));
         for_each_stage_layout(j, f, [&](const stage_layout& l) { out.layouts.push_back(l); });
         out.parameters = parameters_of(j, f);
+        set_walk(out);
+    }
+    /// Sets `s.walk` from `s.layouts`: what a caller that keeps some of the stages of stages_of(j) (a mixed plan's
+    /// group) calls after changing the list.
+    static void set_walk(prepared_stages& s) {
+        s.walk.clear();
+        for (std::size_t i = 0, kept = 0; i < s.layouts.size(); ++i)
+            if (i == 0 || !dominated(s.layouts[i], s.layouts[kept])) s.walk.push_back(static_cast<std::uint32_t>(kept = i));
     }
     /// estimate(j) with `s` = stages_of(j): the same report, bit for bit (the caller guarantees that `s` is
     /// stages_of(j)), without its per-stage list unless `with_stages`. With `stop_above`, the walk stops at the
@@ -116,11 +129,11 @@ public:
     /// cannot fail on once it passed (a mixed plan's layer split between groups of fixed stage counts) checks once.
     memory_report estimate_validated(const job_spec& j, const prepared_stages& s, bool with_stages = true,
                                      double stop_above = std::numeric_limits<double>::infinity()) const {
-        return estimate_stages(j, profile_of(j), s.layouts, s.parameters, with_stages, stop_above);
+        return estimate_stages(j, profile_of(j), s.layouts, s.parameters, with_stages, stop_above, s.walk);
     }
     /// lower_bound(j) with `s` = stages_of(j).
     bytes lower_bound(const job_spec& j, const prepared_stages& s) const {
-        return lower_bound_stages(j, profile_of(j), s.layouts);
+        return lower_bound_stages(j, profile_of(j), s.layouts, s.walk);
     }
 
 private:
@@ -175,6 +188,27 @@ private:
             return alloc_.reserved(j, f, allocated, a, ms, t.alloc);
         else return alloc_.reserved(j, f, allocated, a, ms);
     }
+    /// The default policies (what `dominated` is proven for).
+    static constexpr bool default_policies =
+        std::same_as<S, sharded_model_states> && std::same_as<A, transformer_activations> &&
+        std::same_as<O, framework_overheads> && std::same_as<R, caching_allocator>;
+    /// Whether the default policies give stage `l` no figure above those of `before`, the stage walked before it,
+    /// for a job without training methods or architecture extras (adjusts_memory false): both hold neither the
+    /// embedding nor the loss and have the same layers, chunk slots and parameters, so their model states,
+    /// temporaries and per-micro-batch activations are the same (the policies read a stage's index only through
+    /// pipeline_in_flight_counts, and its first/last flags), and `l`, later in the pipeline, holds no more
+    /// micro-batches in flight (every schedule's count falls or stays with the rank): its stored activations, so
+    /// its allocated and reserved peaks, are at most `before`'s, each sum and product monotone in floating point.
+    /// The maxima a report keeps, the bottleneck stage (the first strictly largest) and the walk's early stop are
+    /// then those of the full walk; only its per-stage list would differ, so the walk skips `l` where it keeps none.
+    static bool dominated(const stage_layout& l, const stage_layout& before) {
+        return !l.first && !l.last && same_shape(l, before) && l.stage > before.stage;
+    }
+    /// The same stage but for its index.
+    static bool same_shape(const stage_layout& a, const stage_layout& b) {
+        return a.first == b.first && a.last == b.last && a.layers == b.layers && a.moe_layers == b.moe_layers &&
+               a.chunk_slots == b.chunk_slots && a.dense_params == b.dense_params && a.expert_params == b.expert_params;
+    }
     static double parameters_of(const job_spec& j, const framework_profile& f) {
         auto m = j.model;  // whole model with the framework's padded vocabulary
         m.vocab = framework_vocab(j, f);
@@ -182,14 +216,19 @@ private:
     }
     memory_report estimate_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts,
                                   double parameters, bool with_stages,
-                                  double stop_above = std::numeric_limits<double>::infinity()) const {
+                                  double stop_above = std::numeric_limits<double>::infinity(),
+                                  std::span<const std::uint32_t> walk = {}) const {
         memory_report r;
         r.parameters = parameters;
         r.uncertainty = memory_uncertainty(j);
         double best_reserved = 0;
         if (with_stages) r.stages.reserve(layouts.size());
         const auto t = terms_of(j, f);  // what every stage reads of the job alone, once
-        for (const auto& l : layouts) {
+        // the stages a walk without its list needs (prepared_stages::walk): the others change no figure of the report
+        const bool skip = !with_stages && !t.methods && default_policies && !walk.empty();
+        const std::size_t n = skip ? walk.size() : layouts.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto& l = layouts[skip ? walk[i] : i];
             // Training methods and architecture extras (memory/methods.hpp: LoRA/QLoRA, frozen layers, 8-bit Adam,
             // offload, fp8, parallel attention, MLA) adjust the policies' answers; identity for plain jobs.
             const auto ms = stage_states(j, l, f, t);
@@ -251,9 +290,16 @@ public:
     const R& allocator() const { return alloc_; }
 
 private:
-    bytes lower_bound_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts) const {
+    bytes lower_bound_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts,
+                             std::span<const std::uint32_t> walk = {}) const {
         double floor = 0;
-        for (const auto& l : layouts) {
+        // the default model-state policy reads a stage's layers, flags and parameters only, not its index: a stage
+        // left out of `walk` has the same shape as one in it, so the same states (without methods, which read the
+        // index)
+        const bool skip = std::same_as<S, sharded_model_states> && !adjusts_memory(j, f) && !walk.empty();
+        const std::size_t n = skip ? walk.size() : layouts.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto& l = layouts[skip ? walk[i] : i];
             const auto ms = method_model_states(j, l, f, states_.model_states(j, l, f));
             const bytes b = ms.weights + ms.optimizer + (f.optimizer_in_backward ? bytes{} : ms.gradients);
             floor = std::max(floor, b.value);

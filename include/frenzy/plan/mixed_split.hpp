@@ -91,6 +91,7 @@ public:
                 auto& l = stages_.layouts;
                 l.erase(l.begin() + first + shape_[k].stages, l.end());
                 l.erase(l.begin(), l.begin() + first);
+                if constexpr (requires { M::set_walk(stages_); }) M::set_walk(stages_);  // the stages kept
                 const auto r = whole ? mem_.estimate_validated(jk, stages_, false, grp.capacity.value)
                                      : mem_.estimate(jk, stages_, false, grp.capacity.value);
                 grp.required = required_memory(r);

@@ -125,7 +125,10 @@ private:
 
     struct candidate {
         job_spec job;
-        step_estimate speed;
+        /// predict's answer where consider took it (the parts gave no step), else taken for a kept plan only
+        /// (add_plans): a best of its GPU count is often replaced, and predict's extras cost more than its parts
+        std::optional<step_estimate> speed{};
+        double tokens_per_s = 0;  ///< predict's tokens/s, bit for bit (the same quotient of the same step)
         double score = 0;
     };
 
@@ -387,20 +390,23 @@ private:
     void add_plans(const job_spec& job, const gpu_pool& pool, const plan_options& opt,
                    const std::map<std::int64_t, candidate>& best, plan_result& r, search_context& cx) const {
         const auto& g = pool.gpu;
+        const topology topo{pool.gpus_per_node, pool.network_GBps};
         for (const auto& [n, c] : best) {
             memory_report rep;
             cx.memory.fits(c.job, g, opt, &rep);
-            frenzy::plan pl = detail::make_plan(c.job, g, pool.gpus_per_node, c.speed.step_time.value, c.speed.tokens_per_s, opt);
+            if (!c.speed) prepare_stage(c.job, g, topo, forward_flops_per_token(c.job.model, c.job.training.seq_len), cx);
+            const step_estimate speed = c.speed ? *c.speed : predict(c.job, g, topo, cx);  // as consider would have
+            frenzy::plan pl = detail::make_plan(c.job, g, pool.gpus_per_node, speed.step_time.value, speed.tokens_per_s, opt);
             const auto fit = check_fit(rep, g, opt.margin);
             pl.precision_alternative = pl.precision != job.training.precision;
             pl.peak_allocated = rep.peak_allocated;
             pl.peak_reserved = rep.peak_reserved;
             pl.required = fit.required;
             pl.capacity = fit.capacity;
-            pl.mfu = c.speed.mfu;
-            pl.mfu_ceiling = c.speed.mfu_ceiling;
-            pl.rel_error_band = c.speed.rel_error_band;
-            pl.error_regime = std::string(c.speed.error_regime);
+            pl.mfu = speed.mfu;
+            pl.mfu_ceiling = speed.mfu_ceiling;
+            pl.rel_error_band = speed.rel_error_band;
+            pl.error_regime = std::string(speed.error_regime);
             r.plans.push_back(std::move(pl));
         }
     }
@@ -524,7 +530,7 @@ private:
 
     /// Keeps `j` as the best plan of its GPU count when it beats the one kept (ties: the faster). Scored from the
     /// step's parts where the model gives them alone (predict's step time and tokens/s, bit for bit); predict's
-    /// extras are computed for a plan that is kept only.
+    /// extras are computed for the plans the search ends with only (add_plans), not for every best replaced later.
     void consider(const job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt,
                   std::map<std::int64_t, candidate>& best, search_context& cx) const {
         ++cx.st.step_estimates;
@@ -542,8 +548,8 @@ private:
         const double s = score_of(j, g, topo.gpus_per_node, step, tokens_per_s, opt, cx);
         auto it = best.find(j.parallel.gpus());
         if (it == best.end() || s < it->second.score ||
-            (s == it->second.score && tokens_per_s > it->second.speed.tokens_per_s))
-            best[j.parallel.gpus()] = candidate{j, speed ? std::move(*speed) : predict(j, g, topo, cx), s};
+            (s == it->second.score && tokens_per_s > it->second.tokens_per_s))
+            best[j.parallel.gpus()] = candidate{j, std::move(speed), tokens_per_s, s};
     }
 
     M mem_{};
