@@ -41,6 +41,34 @@ std::string recipe_error(const std::string& text) {
     }
     return "(no error)";
 }
+
+/// A job name hostile to shells, Python and YAML: quotes, command substitution, a command, a comment, a backslash,
+/// non-ASCII letters.
+const std::string hostile_name = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf";
+
+/// A LoRA fine-tune (rank 8 on q and v) of Llama 3.2 1B named hostile_name on `fw`, and its plan: `gpus` H100s on
+/// `nodes` nodes.
+std::pair<job_spec, plan> hostile_lora(framework fw, precision pr, int gpus, int nodes) {
+    job_spec j;
+    j.name = hostile_name;
+    j.model = preset("llama-3.2-1b");
+    j.runtime.framework = fw;
+    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 16, .precision = pr, .total_tokens = 16.0 * 1024 * 10};
+    j.training.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16, .targets = lora_q | lora_v};
+    plan p;
+    p.gpu = "h100-80g";
+    p.gpus = gpus;
+    p.nodes = nodes;
+    p.framework = fw;
+    p.micro_batch = 1;
+    return {j, p};
+}
+
+/// Each line of `text` that holds PWNED holds it in a comment.
+void check_pwned_in_comments(const std::string& text) {
+    for (const auto& line : launch_shell::lines_of(text))
+        if (line.find("PWNED") != std::string::npos) CHECK(line.find('#') < line.find("PWNED"));
+}
 }  // namespace
 
 TEST_CASE("the shell reader bounds recursion and growth, and names the line") {
@@ -136,28 +164,15 @@ TEST_CASE("launch: the run command is one line of the batch script with its quot
 TEST_CASE("litgpt launcher: hostile job and model names never reach litgpt.yaml or the command line") {
     // The YAML holds numbers, booleans and names of frameworks/litgpt/traits.hpp only; the job name reaches the
     // batch script as launch.hpp writes every launcher's (a comment and one --job-name word).
-    const std::string hostile = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf";
-    job_spec j;
-    j.name = hostile;
-    j.model = preset("llama-3.2-1b");
-    j.runtime.framework = framework::litgpt;
-    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 16, .precision = precision::bf16, .total_tokens = 16.0 * 1024 * 10};
-    j.training.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16, .targets = lora_q | lora_v};
-    plan p;
-    p.gpu = "h100-80g";
-    p.gpus = 1;
-    p.nodes = 1;
-    p.framework = framework::litgpt;
-    p.micro_batch = 1;
+    const std::string& hostile = hostile_name;
+    auto [j, p] = hostile_lora(framework::litgpt, precision::bf16, 1, 1);
     launch_options o;
     o.launcher = launcher::litgpt;
     const auto files = launch_files(j, p, o);
     REQUIRE(files.size() == 2);
     CHECK(files[1].content.find("PWNED") == std::string::npos);  // litgpt.yaml: nothing of the name
     CHECK(files[1].content.find(hostile) == std::string::npos);
-    std::istringstream sbatch(files[0].content);
-    for (std::string line; std::getline(sbatch, line);)
-        if (line.find("PWNED") != std::string::npos) CHECK(line.find('#') < line.find("PWNED"));  // comments only
+    check_pwned_in_comments(files[0].content);
     // the model name is LitGPT's config or refused, printable, naming the field
     auto h = j;
     h.model.name = hostile;
@@ -182,19 +197,8 @@ TEST_CASE("hf launcher, sharded: hostile names never reach accelerate_config.yam
     // accelerate_config.yaml holds numbers, booleans and names of closed sets (frameworks/hf/accelerate.hpp); the job
     // name reaches the batch script as a comment and one --job-name word; the model's name is not written (MODEL is
     // the batch script's environment). Written to disk: bash -n, Python's parser and PyYAML read them.
-    const std::string hostile = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf\nrm -rf x";
-    job_spec j;
-    j.name = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf";
-    j.model = preset("llama-3.2-1b");
-    j.runtime.framework = framework::hf;
-    j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 16, .total_tokens = 16.0 * 1024 * 10};
-    j.training.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16, .targets = lora_q | lora_v};
-    plan p;
-    p.gpu = "h100-80g";
-    p.gpus = 16;
-    p.nodes = 2;
-    p.framework = framework::hf;
-    p.micro_batch = 1;
+    const std::string hostile = hostile_name + "\nrm -rf x";
+    auto [j, p] = hostile_lora(framework::hf, precision::bf16_mixed, 16, 2);
     launch_options o;
     o.launcher = launcher::hf;
     const auto dir = std::filesystem::temp_directory_path() / "frenzy_hf_hostile";
@@ -206,8 +210,7 @@ TEST_CASE("hf launcher, sharded: hostile names never reach accelerate_config.yam
         const auto paths = write_launch_files(files, dir.string());
         for (std::size_t i = 0; i < files.size(); ++i) {
             INFO(files[i].name << ":\n" << files[i].content);
-            for (const auto& line : launch_shell::lines_of(files[i].content))
-                if (line.find("PWNED") != std::string::npos) CHECK(line.find('#') < line.find("PWNED"));  // comments only
+            check_pwned_in_comments(files[i].content);
             if (files[i].name == "accelerate_config.yaml") {
                 CHECK(files[i].content.find("PWNED") == std::string::npos);
                 CHECK(launch_shell::run("python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); "
