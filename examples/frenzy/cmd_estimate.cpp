@@ -92,7 +92,9 @@ void print_advice(const frenzy::fit_advice& a, const std::string& gpu) {
     if (a.changes.empty()) fmt::print("  no single change of micro-batch, recompute, sharding, offload or GPU count\n");
     if (a.planner.same_gpus) fmt::print("  the planner, same GPUs: {}\n", plan_line(*a.planner.same_gpus));
     if (a.planner.fewest_gpus) fmt::print("  the planner, fewest GPUs: {}\n", plan_line(*a.planner.fewest_gpus));
-    if (!a.planner.fewest_gpus) fmt::print("  the planner finds no layout on up to 1024 {} GPUs\n", gpu);
+    if (!a.planner.fewest_gpus)
+        fmt::print("  the planner finds no layout on up to 1024 {} GPUs{}\n", gpu,
+                   a.planner.none_reason.empty() ? "" : ": " + a.planner.none_reason);
 }
 
 void print_estimate(const frenzy::estimate_result& e) {

@@ -94,6 +94,7 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
         out["nearest_fits"] = e.advice->changes;
         if (e.advice->planner.same_gpus) out["planner_same_gpus"] = *e.advice->planner.same_gpus;
         if (e.advice->planner.fewest_gpus) out["planner_fewest_gpus"] = *e.advice->planner.fewest_gpus;
+        if (!e.advice->planner.none_reason.empty()) out["planner_none_reason"] = e.advice->planner.none_reason;
     }
 }
 

@@ -23,6 +23,9 @@ struct fit_suggestion {
 struct planner_fits {
     std::optional<plan> same_gpus;    ///< the fastest plan with at most the job's GPU count
     std::optional<plan> fewest_gpus;  ///< the plan with the fewest GPUs (the fastest among those)
+    /// Without any plan: why the planner finds none on the type (plan_result::infeasible), e.g. its precision or fp8
+    /// recipe; empty when it has plans or states no reason.
+    std::string none_reason;
 };
 
 /// Single changes least disruptive first, then the planner's layouts on the same GPU type.

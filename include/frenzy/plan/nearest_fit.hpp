@@ -160,6 +160,7 @@ inline planner_fits planner_alternatives(const job_spec& job, const gpu_type& g,
     planner_fits out;
     const auto all = plans_by_type(job, c, o);
     if (const auto t = summarize_by_type(all); !t.empty()) out.fewest_gpus = t.front().minimum;
+    else if (!all.infeasible.empty()) out.none_reason = all.infeasible.front().reason;
     for (const auto& p : all.plans)
         if (p.gpus <= job.parallel.gpus() && (!out.same_gpus || p.tokens_per_s > out.same_gpus->tokens_per_s))
             out.same_gpus = p;
