@@ -48,6 +48,15 @@ inline std::optional<precision> fallback_precision(precision p, const gpu_type& 
     return std::nullopt;
 }
 
+/// Why GPU type `g` cannot run `j` as it stands (no fallback precision): its precision, its attention kernel
+/// (train/attention.hpp) or its fp8 recipe (train/fp8_recipe.hpp); "" when it can.
+inline std::string gpu_refuses(const job_spec& j, const gpu_type& g) {
+    if (!(g.peak_flops(j.training.precision) > 0))
+        return std::string(to_string(j.training.precision)) + " is not supported on " + g.name;
+    if (auto why = attention_rejected(j, g); !why.empty()) return why;
+    return fp8_recipe_rejected(j, g);
+}
+
 namespace detail {
 
 /// The job as planned on `g`: its attention kernel resolved for the type (train/attention.hpp), in its own

@@ -47,7 +47,6 @@
 #include "frenzy/plan/policies.hpp"
 #include "frenzy/plan/search_space.hpp"
 #include "frenzy/train/attention.hpp"
-#include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/geometry.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -208,9 +207,7 @@ mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_
     for (std::size_t k = 0; k < shape.size(); first += shape[k].stages, ++k) {
         const auto& pool = *shape[k].pool;
         const auto& g = pool.gpu;
-        const auto refused = g.peak_flops(j.training.precision) > 0
-                                 ? attention_rejected(j, g) + fp8_recipe_rejected(j, g)
-                                 : std::string(to_string(j.training.precision)) + " is not supported on " + g.name;
+        const auto refused = gpu_refuses(j, g);
         if (!refused.empty()) {
             ev.why = refused;
             return ev;

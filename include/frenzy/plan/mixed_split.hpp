@@ -21,7 +21,6 @@
 #include "frenzy/plan/options.hpp"
 #include "frenzy/plan/policies.hpp"
 #include "frenzy/train/attention.hpp"
-#include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy::detail {
@@ -38,8 +37,7 @@ public:
           flops_(forward_flops_per_token(j.model, j.training.seq_len)) {
         for (std::size_t k = 0; k < 2; ++k) {
             const auto& g = shape_[k].pool->gpu;
-            refused_[k] = !(g.peak_flops(j.training.precision) > 0) || !attention_rejected(j, g).empty() ||
-                          !fp8_recipe_rejected(j, g).empty();
+            refused_[k] = !gpu_refuses(j, g).empty();
             if (refused_[k]) continue;
             on_[k] = job_on(j, g);
             const double link = neighbour_link_GBps(shape_, k);

@@ -75,20 +75,22 @@ inline std::optional<framework> framework_mentioned_in(std::string_view lowercas
 /// The names of the catalog's frameworks, joined by `sep`.
 inline std::string framework_names(std::string_view sep = " | ") { return join_names(entry_names(framework_catalog()), sep); }
 
-/// The names of the frameworks whose rules have `option` on (for "needs runtime.framework=..." messages).
-inline std::string frameworks_with(bool framework_rules::*option) {
+/// The names of the frameworks whose rules pass `accepts`, joined as `a" or "b` (for "needs runtime.framework=..."
+/// messages).
+template <class Accepts>
+std::string frameworks_where(Accepts accepts) {
     std::string out;
     for (const auto f : framework_catalog())
-        if (f->rules.*option) out += (out.empty() ? "" : "\" or \"") + std::string(f.name());
+        if (accepts(f->rules)) out += (out.empty() ? "" : "\" or \"") + std::string(f.name());
     return out;
 }
-
-/// The names of the frameworks that run fp8 recipe `r` (for "needs runtime.framework=..." messages).
+/// The names of the frameworks whose rules have `option` on.
+inline std::string frameworks_with(bool framework_rules::*option) {
+    return frameworks_where([option](const framework_rules& r) { return r.*option; });
+}
+/// The names of the frameworks that run fp8 recipe `r`.
 inline std::string frameworks_with(fp8_recipe r) {
-    std::string out;
-    for (const auto f : framework_catalog())
-        if (f->rules.fp8_recipes & fp8_recipe_bit(r)) out += (out.empty() ? "" : "\" or \"") + std::string(f.name());
-    return out;
+    return frameworks_where([r](const framework_rules& x) { return (x.fp8_recipes & fp8_recipe_bit(r)) != 0; });
 }
 
 /// The framework called `name`; config_error naming `field`, the value and the known names.
