@@ -149,6 +149,7 @@ private:
         }
         plan_stats& st;
         detail::memory_check<M> memory;
+        double usable = 0;  ///< usable bytes of a GPU of the current pool (usable_memory with the call's margin)
         /// The valid micro-batches of the current pool (valid_micro_batches) by dp, pp and whether the schedule is
         /// interleaved: what they depend on, filled when first needed.
         std::vector<std::vector<std::int64_t>> micro_batches{};
@@ -252,6 +253,7 @@ private:
             std::sort(v->begin(), v->end());  // pruning needs ascending axes
         std::sort(ax.recomputes.begin(), ax.recomputes.end());
         std::map<std::int64_t, candidate> best;  // by GPU count
+        cx.usable = usable_memory(g, opt.margin).value;
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
         prepare_micro_batches(ax, cx);
@@ -496,14 +498,15 @@ private:
         j.parallel.recompute = frugal;
         j.training.micro_batch = mbs.front();
         const bool reuse = j.parallel.dp > 1;  // frontier entries come from dp >= 2 only
-        if (!(reuse && known.floor_fits) && !cx.memory.may_fit(j, g, opt)) return;
+        const auto key = detail::layout_key_of(j);  // the memo's key but for the level and micro-batch, packed once
+        if (!(reuse && known.floor_fits) && !cx.memory.may_fit(j, key, cx.usable)) return;
         known.floor_fits = known.floor_fits || reuse;
         auto fits_at = [&](recompute rc, std::int64_t k) {
             const auto mb = mbs[static_cast<std::size_t>(k)];
             if (reuse && mb <= known[rc]) return true;
             j.parallel.recompute = rc;
             j.training.micro_batch = mb;
-            const bool ok = cx.memory.fits(j, g, opt);
+            const bool ok = cx.memory.fits(j, key, cx.usable);
             if (ok && reuse) known[rc] = std::max(known[rc], mb);
             return ok;
         };
@@ -513,11 +516,15 @@ private:
         std::int64_t covered = -1;  // micro-batch indices <= covered already fit with a cheaper recompute level
         for (auto rc : levels) {
             if (covered + 1 >= n) break;
-            if (rc != levels.front() && beaten(j, g, topo, opt, rc, mbs.front(), mbs.back(), best, cx))
+            // a later level adds a configuration only where the next micro-batch fits with it: checked before its
+            // speed bound (a memoised memory check, shared across GPU types, costs less than a step estimate)
+            const bool later = rc != levels.front();
+            if (later && !fits_at(rc, covered + 1)) continue;
+            if (later && beaten(j, g, topo, opt, rc, mbs.front(), mbs.back(), best, cx))
                 break;  // more recompute only adds work
-            // what fits with less recompute fits with more; the frugal level fits at index 0
+            // what fits with less recompute fits with more; the frugal level fits at index 0, a later one at covered + 1
             const auto lo = largest_fitting([&](std::int64_t k) { return fits_at(rc, k); },
-                                            std::max<std::int64_t>(covered, rc == frugal ? 0 : -1), n);
+                                            std::max<std::int64_t>(later ? covered + 1 : covered, rc == frugal ? 0 : -1), n);
             if (lo >= 0 && reuse) known[rc] = std::max(known[rc], mbs[static_cast<std::size_t>(lo)]);
             for (std::int64_t k = covered + 1; k <= lo; ++k) {
                 j.parallel.recompute = rc;
