@@ -120,7 +120,9 @@ inline const std::vector<gpu_type>& builtin_gpus() {
         // L4 datasheet: fp8 485.5 TFLOPS with sparsity -> 242.8 dense
         {"l4", "NVIDIA L4", 23034, 121, 121, 30.3, 242.8, 300, "pcie4", 64, 8, 0, "ad104"},
         {"rtx-3090", "GeForce RTX 3090", 24576, 71, 71, 35.6, 0, 936, "pcie4", 64, 8, 0, "ga102"},
-        {"rtx-4090", "GeForce RTX 4090", 24564, 165.2, 165.2, 82.6, 0, 1008, "pcie4", 64, 8, 0, "ad102"},
+        // RTX 4090 fp8 (NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A): 330.3 TFLOPS dense with FP32
+        // accumulate (660.6 with FP16 accumulate), what FP8 training GEMMs accumulate in, as bf16's 165.2 is
+        {"rtx-4090", "GeForce RTX 4090", 24564, 165.2, 165.2, 82.6, 330.3, 1008, "pcie4", 64, 8, 0, "ad102"},
         // L40S datasheet (NVIDIA L40S product brief, 2023): 48 GB GDDR6, 864 GB/s, bf16 362.05 / fp8 733 dense
         // (724 / 1466 with sparsity), fp32 91.6, PCIe Gen4 x16 (64 GB/s bidirectional), no NVLink
         {"l40s", "NVIDIA L40S", 46068, 362, 362, 91.6, 733, 864, "pcie4", 64, 8, 0, "ad102"},
