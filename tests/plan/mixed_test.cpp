@@ -323,6 +323,50 @@ TEST_CASE("mixed split evaluation: the slots, memory verdict and plan of each sp
     }
 }
 
+TEST_CASE("mixed split evaluation: group stages shared across a layout's recompute levels give the same slots") {
+    // plan/mixed_split.hpp split_stages: each group's bottleneck stage by split, filled by the first split search
+    // of a layout and read by the others (other recompute levels and micro-batches). A stage read at the wrong group
+    // or split, or one that depended on the level, would change a slot: exact equality with an evaluator that
+    // computes every stage itself.
+    const auto c = v100_t4_cluster();
+    const auto pools = gpu_pools(c);
+    const auto& a = pool_named(pools, "v100-32g");
+    const auto& b = pool_named(pools, "t4");
+    const memory_estimator mem;
+    const step_time_model time;
+    plan_options opt;
+    job_spec j = mixed_job();
+    j.training.precision = precision::fp16_mixed;
+    const auto ax = divisor_search_space{}.axes(j, a, opt);
+    for (std::int64_t sa : {1, 2}) {
+        const std::int64_t sb = 2;
+        detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, 1, opt);
+        detail::split_stages shared;
+        std::int64_t compared = 0;
+        for (auto rc : {recompute::full, recompute::selective, recompute::none})
+            for (std::int64_t mb : {1, 2}) {
+                j.parallel.recompute = rc;
+                j.training.micro_batch = mb;
+                job_spec alone_job = j, shared_job = j;
+                detail::split_evaluator<memory_estimator, step_time_model> alone(alone_job, a, b, sa, sb, mem, time, opt);
+                detail::split_evaluator<memory_estimator, step_time_model> with(shared_job, a, b, sa, sb, mem, time, opt, &shared);
+                for (std::int64_t na = sa; na <= j.model.layers - sb; ++na) {
+                    INFO("sa " << sa << " rc " << static_cast<int>(rc) << " mb " << mb << " na " << na);
+                    const auto want = alone.slots(na);
+                    const auto got = with.slots(na);
+                    REQUIRE(got.has_value() == want.has_value());
+                    if (want) {
+                        CHECK((*got)[0] == (*want)[0]);
+                        CHECK((*got)[1] == (*want)[1]);
+                        ++compared;
+                    }
+                }
+            }
+        CHECK(compared > 0);
+        CHECK(shared.by_group[0].size() == static_cast<std::size_t>(j.model.layers - sb + 1));  // every split filled
+    }
+}
+
 TEST_CASE("plan --mixed: the pruned layout search keeps the mixed plans of the search that prunes nothing") {
     cluster_spec three;
     three.nodes = {{"a100", "a100-80g", 8, 1}, {"v100", "v100-32g", 8, 2}, {"t4", "t4", 4, 4}};

@@ -436,6 +436,7 @@ private:
         if (!framework_rejects(fw_, j.parallel, j.training).empty()) return;
         std::vector<std::int64_t> mbs;
         valid_micro_batches(j, ax, mbs);
+        split_stages stages;  // each group's bottleneck stage by split, shared by the split searches below
         if (mbs.empty() || ax.recomputes.empty()) return;
         if (outside_memory(j, a, b, sa, sb, ax.recomputes.back(), mbs.front(), w)) return;
         auto at = [&](recompute rc, std::size_t k) {
@@ -447,7 +448,7 @@ private:
             } catch (const config_error&) {
                 return std::optional<mixed_plan>{};
             }
-            return best_split(j, a, b, sa, sb, mem_, time_, opt_);
+            return best_split(j, a, b, sa, sb, mem_, time_, opt_, &stages);
         };
         auto frugal = at(ax.recomputes.back(), 0);
         if (!frugal) return;

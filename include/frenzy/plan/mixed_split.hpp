@@ -25,16 +25,25 @@
 
 namespace frenzy::detail {
 
+/// Each group's bottleneck stage at each split of one layout, filled as the splits are tried: it reads the layout
+/// and the split, not the micro-batch or the recompute level (perf/stage_load.hpp), so the split searches at each of
+/// a layout's points (mixed_search::layout: recompute levels x micro-batches) share it (~3,300 stages for ~12,400
+/// slot evaluations of the 70B benchmark).
+struct split_stages {
+    std::array<std::vector<std::optional<stage_load>>, 2> by_group{};  ///< [group][layers on the first group]
+};
+
 /// The splits of one layout (the job's layout set but for its stage_layers) between a group of `sa` stages on `a`
 /// and one of `sb` on `b`, evaluated as evaluate_mixed does; the job as each type runs it (job_on) and each group's
 /// sends over the link are taken once, and the stage layers and prepared stages are rewritten in place.
 template <MemoryModel M, StepTimeModel T>
 class split_evaluator {
 public:
+    /// `stages`: the layout's group stages, shared by its split searches (null: computed at each split).
     split_evaluator(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb, const M& mem,
-                    const T& time, const plan_options& opt)
+                    const T& time, const plan_options& opt, split_stages* stages = nullptr)
         : j_(j), shape_{{{&a, sa}, {&b, sb}}}, mem_(mem), time_(time), opt_(opt),
-          flops_(forward_flops_per_token(j.model, j.training.seq_len)) {
+          flops_(forward_flops_per_token(j.model, j.training.seq_len)), stages_of_layout_(stages) {
         for (std::size_t k = 0; k < 2; ++k) {
             const auto& g = shape_[k].pool->gpu;
             refused_[k] = !gpu_refuses(j, g).empty();
@@ -56,7 +65,7 @@ public:
             split_layers(na, jk.parallel.stage_layers);
             const auto& pool = *shape_[k].pool;
             const topology topo{pool.gpus_per_node, pool.network_GBps};
-            const auto stage = bottleneck_stage(jk, flops_, first, first + shape_[k].stages);
+            const auto& stage = group_stage(na, k, first);
             step_breakdown parts;
             if constexpr (requires { time_.step_parts(jk, pool.gpu, topo, stage); })
                 parts = time_.step_parts(jk, pool.gpu, topo, stage);
@@ -131,6 +140,19 @@ public:
     }
 
 private:
+    /// Group k's bottleneck stage at `na` layers on the first group (on_[k] split so), from the layout's shared
+    /// stages where given.
+    const stage_load& group_stage(std::int64_t na, std::size_t k, std::int64_t first) {
+        const auto& jk = on_[k];
+        const auto last = first + shape_[k].stages;
+        if (!stages_of_layout_) return last_stage_ = bottleneck_stage(jk, flops_, first, last);
+        auto& at = stages_of_layout_->by_group[k];
+        if (at.size() <= static_cast<std::size_t>(na)) at.resize(static_cast<std::size_t>(na) + 1);
+        auto& s = at[static_cast<std::size_t>(na)];
+        if (!s) s = bottleneck_stage(jk, flops_, first, last);
+        return *s;
+    }
+
     /// Whether validate passes for group k's job at the split it holds, one with at least one layer per stage:
     /// validate reads the split (parallel.stage_layers) only through validate_stage_layers, which every such split
     /// passes, and framework_rejects, which reads whether there is one (the frameworks' rejects_layout rules read
@@ -158,6 +180,8 @@ private:
     const T& time_;
     const plan_options& opt_;
     token_flops flops_;
+    split_stages* stages_of_layout_ = nullptr;  ///< the layout's group stages, shared by its split searches
+    stage_load last_stage_{};                   ///< group_stage's answer where nothing is shared
     std::array<bool, 2> refused_{};      ///< the group's type refuses the job (precision or attention kernel)
     std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
     std::array<double, 2> boundary_{};   ///< each group's sends over its link (boundary_seconds)
@@ -175,10 +199,10 @@ private:
 /// split): the time-balanced split moved to the nearest one both types' memory holds (see the top of the file).
 template <MemoryModel M, StepTimeModel T>
 std::optional<mixed_plan> best_split(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
-                                     const M& mem, const T& time, const plan_options& opt) {
+                                     const M& mem, const T& time, const plan_options& opt, split_stages* stages = nullptr) {
     const std::int64_t lo = sa, hi = j.model.layers - sb;  // layers on the first group
     if (lo > hi) return std::nullopt;
-    split_evaluator<M, T> ev(j, a, b, sa, sb, mem, time, opt);
+    split_evaluator<M, T> ev(j, a, b, sa, sb, mem, time, opt, stages);
     // smallest na whose first-group slot reaches the second's: the time-balanced point
     std::int64_t l = lo, h = hi;
     while (l < h) {
