@@ -22,6 +22,7 @@
 //     tokens/s grows at a fixed GPU count, and a step-time model whose step_breakdown is filled consistently
 //     (one that leaves it zero simply gets no pruning).
 #include <algorithm>
+#include <cassert>
 #include <array>
 #include <concepts>
 #include <cstdint>
@@ -171,7 +172,16 @@ private:
         /// reach on the current pool by GPU count: the speed bound's second bar (beaten).
         std::vector<layout_point> hints{};
         std::map<std::int64_t, double> bar{};
+        /// What the default step-time model reads of the current pool's GPU type and topology (gpu_facts), taken
+        /// once per pool by plan_pool; gpu == null outside a pool's search or for a model without `prepare`.
+        gpu_facts facts{};
     };
+    /// Takes the step-time model's facts of the pool's type and topology for the pool's search (plan_pool).
+    void prepare_facts(const gpu_pool& pool, search_context& cx) const {
+        const topology topo{pool.gpus_per_node, pool.network_GBps};
+        if constexpr (requires { { time_.prepare(pool.gpu, topo) } -> std::same_as<gpu_facts>; })
+            cx.facts = time_.prepare(pool.gpu, topo);
+    }
     /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
     /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
     step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
@@ -187,6 +197,15 @@ private:
     /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone, and from
     /// the layout's micro-batch parts (search_context::mb_parts) where it gives those.
     step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, search_context& cx) const {
+        if constexpr (requires(step_breakdown mb) {
+                          time_.micro_batch_parts(j, *cx.stage, cx.facts);
+                          time_.step_parts(j, *cx.stage, mb, cx.facts);
+                      }) {
+            if (cx.facts.gpu) {
+                assert(cx.facts.gpu == &g && cx.facts.topo == topo);
+                if (const auto* mb = micro_batch_parts(j, g, topo, cx)) return time_.step_parts(j, *cx.stage, *mb, cx.facts);
+            }
+        }
         if constexpr (requires(step_breakdown mb) {
                           time_.micro_batch_parts(j, g, topo, *cx.stage);
                           time_.step_parts(j, g, topo, *cx.stage, mb);
@@ -208,7 +227,12 @@ private:
         const auto k = static_cast<std::size_t>(j.parallel.recompute) * axis.size() + static_cast<std::size_t>(at - axis.begin());
         if (k >= cx.mb_parts.size()) return nullptr;
         if (cx.mb_parts_taken[k] != cx.mb_epoch) {
-            cx.mb_parts[k] = time_.micro_batch_parts(j, g, topo, *cx.stage);
+            if constexpr (requires { time_.micro_batch_parts(j, *cx.stage, cx.facts); }) {
+                if (cx.facts.gpu) cx.mb_parts[k] = time_.micro_batch_parts(j, *cx.stage, cx.facts);
+                else cx.mb_parts[k] = time_.micro_batch_parts(j, g, topo, *cx.stage);
+            } else {
+                cx.mb_parts[k] = time_.micro_batch_parts(j, g, topo, *cx.stage);
+            }
             cx.mb_parts_taken[k] = cx.mb_epoch;
         }
         return &cx.mb_parts[k];
@@ -255,8 +279,10 @@ private:
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
         prepare_micro_batches(ax, cx);
+        prepare_facts(pool, cx);
         search_hints(*job0, pool, ax, avail, opt, cx);
         search_pool(*job0, pool, ax, avail, opt, best, cx);
+        cx.facts = {};
         cx.bar.clear();
         if (!best.empty()) cx.hints.clear();  // hints for the next pool: the layouts of this one's plans
         for (const auto& [n, c] : best) {
@@ -559,29 +585,6 @@ private:
 };
 
 using planner = basic_planner<>;
-
-/// For one GPU type: its plan with the fewest GPUs (the fastest among those) and its fastest plan.
-struct type_summary {
-    std::string gpu;
-    plan minimum;
-    plan fastest;
-};
-
-/// Per-type minimum-GPU and fastest plans of a result, in the order the types first appear in it (best first).
-inline std::vector<type_summary> summarize_by_type(const plan_result& r) {
-    std::vector<type_summary> out;
-    for (const auto& p : r.plans) {
-        auto it = std::find_if(out.begin(), out.end(), [&](const type_summary& t) { return t.gpu == p.gpu; });
-        if (it == out.end()) {
-            out.push_back({p.gpu, p, p});
-            continue;
-        }
-        if (p.gpus < it->minimum.gpus || (p.gpus == it->minimum.gpus && p.tokens_per_s > it->minimum.tokens_per_s))
-            it->minimum = p;
-        if (p.tokens_per_s > it->fastest.tokens_per_s) it->fastest = p;
-    }
-    return out;
-}
 
 /// Plans of `job` on each GPU type of `cluster`, best first by the objective (a scheduler's helper):
 /// equivalent to planner{}.plan(job, cluster, options).
