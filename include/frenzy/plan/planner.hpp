@@ -133,6 +133,18 @@ private:
         double score = 0;
     };
 
+    /// The best configuration per GPU count so far (by_count, ascending), each count's score also in a flat array
+    /// (scores): the speed bound (beaten) and consider read it at every check without a tree search.
+    struct best_plans {
+        std::map<std::int64_t, candidate> by_count{};
+        detail::scores_by_count scores{};
+        bool empty() const { return by_count.empty(); }
+        void keep(std::int64_t n, candidate c) {
+            scores.set(n, c.score);
+            by_count[n] = std::move(c);
+        }
+    };
+
     /// A layout at one dp: what search_hints searches again on the pools after the one that kept a plan of it.
     struct layout_point {
         framework fw = framework::megatron;
@@ -171,7 +183,7 @@ private:
         /// The layouts of the plans kept on the last pool with plans (search_hints), and the best scores they
         /// reach on the current pool by GPU count: the speed bound's second bar (beaten).
         std::vector<layout_point> hints{};
-        std::map<std::int64_t, double> bar{};
+        detail::scores_by_count bar{};
         /// What the default step-time model reads of the current pool's GPU type and topology (gpu_facts), taken
         /// once per pool by plan_pool; gpu == null outside a pool's search or for a model without `prepare`.
         gpu_facts facts{};
@@ -275,7 +287,7 @@ private:
         for (auto* v : {&ax.tp, &ax.pp, &ax.dp, &ax.micro_batch, &ax.ep, &ax.cp, &ax.vpp})
             std::sort(v->begin(), v->end());  // pruning needs ascending axes
         std::sort(ax.recomputes.begin(), ax.recomputes.end());
-        std::map<std::int64_t, candidate> best;  // by GPU count
+        best_plans best;  // by GPU count
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
         prepare_micro_batches(ax, cx);
@@ -285,20 +297,20 @@ private:
         cx.facts = {};
         cx.bar.clear();
         if (!best.empty()) cx.hints.clear();  // hints for the next pool: the layouts of this one's plans
-        for (const auto& [n, c] : best) {
+        for (const auto& [n, c] : best.by_count) {
             const auto& p = c.job.parallel;
             const layout_point h{c.job.runtime.framework, p.tp, p.pp, p.vpp, p.cp, p.ep, p.dp, p.sharding};
             if (std::find(cx.hints.begin(), cx.hints.end(), h) == cx.hints.end()) cx.hints.push_back(h);
         }
         if (best.empty()) r.infeasible.push_back({g.name, detail::infeasible_reason(*job0, pool, avail, ax, opt, cx.memory)});
-        else add_plans(job, pool, opt, best, r, cx);
+        else add_plans(job, pool, opt, best.by_count, r, cx);
         cx.memory.host_memory_GiB = 0;  // this pool's only (mixed plans span two pools and do not check it)
     }
 
     /// Every layout of the axes within `avail` GPUs of the pool: the layouts the framework rules and node shape
     /// allow, each searched over dp (search_dps).
     void search_pool(const job_spec& job0, const gpu_pool& pool, const search_axes& ax, std::int64_t avail,
-                     const plan_options& opt, std::map<std::int64_t, candidate>& best, search_context& cx) const {
+                     const plan_options& opt, best_plans& best, search_context& cx) const {
         const topology topo{pool.gpus_per_node, pool.network_GBps};
         const auto flops = forward_flops_per_token(job0.model, job0.training.seq_len);
         job_spec j = job0;  // one job for the whole search: only the layout fields, micro-batch and recompute change
@@ -340,7 +352,7 @@ private:
     /// The layout of `j` (pp the `pi`-th of the axes) at each dp of the axes within `avail` GPUs that the
     /// planner's dp rules allow (ep divides dp x cp, sharding needs dp > 1), over its valid micro-batches.
     void search_dps(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax, std::size_t pi,
-                    std::int64_t avail, const plan_options& opt, std::map<std::int64_t, candidate>& best,
+                    std::int64_t avail, const plan_options& opt, best_plans& best,
                     search_context& cx) const {
         const auto tp = j.parallel.tp, pp = j.parallel.pp, cp = j.parallel.cp, ep = j.parallel.ep;
         const auto sh = j.parallel.sharding;
@@ -384,7 +396,7 @@ private:
         const topology topo{pool.gpus_per_node, pool.network_GBps};
         const auto flops = forward_flops_per_token(job0.model, job0.training.seq_len);
         const auto layouts = cx.st.layouts, configurations = cx.st.configurations;  // the search space's, not these
-        std::map<std::int64_t, candidate> found;
+        best_plans found;
         job_spec j = job0;
         auto at = [](const auto& axis, auto v) {
             return static_cast<std::size_t>(std::find(axis.begin(), axis.end(), v) - axis.begin());
@@ -409,7 +421,7 @@ private:
         }
         cx.st.layouts = layouts;
         cx.st.configurations = configurations;
-        for (const auto& [n, c] : found) cx.bar[n] = c.score;
+        for (const auto& [n, c] : found.by_count) cx.bar.set(n, c.score);
     }
 
     /// The plan records of the best configuration per GPU count, with their memory figures.
@@ -452,12 +464,12 @@ private:
     /// (best GEMM shape, fewest slots, least exposed gradient sync), exposed tp/ep traffic counted but not pp's,
     /// and the bubble at the smallest micro-batch `mb_low` at that per-token compute rate.
     bool beaten(job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt, recompute rc,
-                std::int64_t mb_low, std::int64_t mb_top, const std::map<std::int64_t, candidate>& best,
+                std::int64_t mb_low, std::int64_t mb_top, const best_plans& best,
                 search_context& cx) const {
         auto& st = cx.st;
-        const auto it = best.find(j.parallel.gpus());
-        const auto bar = cx.bar.find(j.parallel.gpus());
-        if (it == best.end() && bar == cx.bar.end()) return false;
+        const double* kept = best.scores.find(j.parallel.gpus());
+        const double* bar = cx.bar.find(j.parallel.gpus());
+        if (!kept && !bar) return false;
         j.parallel.recompute = rc;
         j.training.micro_batch = mb_top;
         ++st.step_estimates;
@@ -469,7 +481,7 @@ private:
                             b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
         if (!(work > 0)) return false;
         const double s = score_of(j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt, cx);
-        return (it != best.end() && s >= it->second.score) || (bar != cx.bar.end() && s > bar->second);
+        return (kept && s >= *kept) || (bar && s > *bar);
     }
 
     /// The objective's score of `j` on `g` at that step time and tokens/s: the default objective's from the fields
@@ -486,19 +498,6 @@ private:
         }
     }
 
-    /// Largest k in (lo, hi) with fits(k), given fits(lo) (or lo = -1) and !fits(hi): the micro-batches that fit
-    /// are a prefix (2.), so a binary search, after lo + 1 alone: where a recompute level adds no micro-batch (a
-    /// large model below full recompute, the usual case) one estimate settles it instead of log2(hi - lo).
-    template <class Fits>
-    static std::int64_t largest_fitting(Fits&& fits, std::int64_t lo, std::int64_t hi) {
-        if (hi - lo > 1 && !fits(lo + 1)) return lo;
-        while (hi - lo > 1) {
-            const auto mid = (lo + hi) / 2;
-            if (fits(mid)) lo = mid; else hi = mid;
-        }
-        return lo;
-    }
-
     /// Tries the recompute levels and micro-batches of one layout (pruned as described at the top of the file):
     /// the memory model's floor (1.), then the speed bound (5.: a step estimate is cheaper than a memory estimate
     /// the layout may not need), then the most frugal point (4.), both memory checks shared across GPU types; then,
@@ -507,7 +506,7 @@ private:
     /// instead of the largest valid one was tried: tighter, but the extra memory estimates cost more than the
     /// step estimates it saves.)
     void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax,
-                       const plan_options& opt, std::map<std::int64_t, candidate>& best, search_context& cx,
+                       const plan_options& opt, best_plans& best, search_context& cx,
                        frontier& known, const std::vector<std::int64_t>& mbs) const {
         auto& st = cx.st;
         ++st.layouts;
@@ -542,7 +541,7 @@ private:
             if (rc != levels.front() && beaten(j, g, topo, opt, rc, mbs.front(), mbs.back(), best, cx))
                 break;  // more recompute only adds work
             // what fits with less recompute fits with more; the frugal level fits at index 0
-            const auto lo = largest_fitting([&](std::int64_t k) { return fits_at(rc, k); },
+            const auto lo = detail::largest_fitting([&](std::int64_t k) { return fits_at(rc, k); },
                                             std::max<std::int64_t>(covered, rc == frugal ? 0 : -1), n);
             if (lo >= 0 && reuse) known[rc] = std::max(known[rc], mbs[static_cast<std::size_t>(lo)]);
             for (std::int64_t k = covered + 1; k <= lo; ++k) {
@@ -558,7 +557,7 @@ private:
     /// step's parts where the model gives them alone (predict's step time and tokens/s, bit for bit); predict's
     /// extras are computed for the plans the search ends with only (add_plans), not for every best replaced later.
     void consider(const job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt,
-                  std::map<std::int64_t, candidate>& best, search_context& cx) const {
+                  best_plans& best, search_context& cx) const {
         ++cx.st.step_estimates;
         std::optional<step_estimate> speed;
         double step = 0, tokens_per_s = 0;
@@ -572,10 +571,10 @@ private:
             tokens_per_s = speed->tokens_per_s;
         }
         const double s = score_of(j, g, topo.gpus_per_node, step, tokens_per_s, opt, cx);
-        auto it = best.find(j.parallel.gpus());
-        if (it == best.end() || s < it->second.score ||
-            (s == it->second.score && tokens_per_s > it->second.tokens_per_s))
-            best[j.parallel.gpus()] = candidate{j, std::move(speed), tokens_per_s, s};
+        const auto n = j.parallel.gpus();
+        const double* kept = best.scores.find(n);
+        if (!kept || s < *kept || (s == *kept && tokens_per_s > best.by_count.at(n).tokens_per_s))
+            best.keep(n, candidate{j, std::move(speed), tokens_per_s, s});
     }
 
     M mem_{};
