@@ -203,7 +203,7 @@ TEST_CASE("the planner's shortcuts give the plans of its plain path") {
         }
 }
 
-TEST_CASE("micro-batch parts completed for each dp and sharding are step_parts, bit for bit") {
+TEST_CASE("micro-batch parts completed for each dp and sharding, copied or in place, are step_parts, bit for bit") {
     const step_time_model t;
     const gpu_catalog cat;
     job_spec j = make_job(llama31_70b(), 4096, 512, framework::megatron);
@@ -221,11 +221,17 @@ TEST_CASE("micro-batch parts completed for each dp and sharding are step_parts, 
             j.parallel.dp = 1;
             j.parallel.sharding = sharding::none;
             const auto mb = t.micro_batch_parts(j, g, topo, stage);  // taken once, at dp 1
+            // the planner's table entry: completed in place at each dp and sharding after the one before (a
+            // data-parallel piece left from the completion before, e.g. ZeRO-3's gathers or the offload's copies,
+            // would show at the next)
+            auto entry = mb;
+            const auto facts = t.prepare(g, topo);
             for (std::int64_t dp : {1, 2, 16, 64})
                 for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full}) {
                     if (dp == 1 && sh != sharding::none) continue;
                     j.parallel.dp = dp;
                     j.parallel.sharding = sh;
+                    j.runtime.offload.parameters = dp == 16 && sh == sharding::full;
                     const auto plain = t.step_parts(j, g, topo, stage);
                     const auto fast = t.step_parts(j, g, topo, stage, mb);
                     CHECK(fast.total == plain.total);  // v100: 0 (no bf16)
@@ -235,7 +241,23 @@ TEST_CASE("micro-batch parts completed for each dp and sharding are step_parts, 
                     CHECK(fast.dp_exposed == plain.dp_exposed);
                     CHECK(fast.shard_mb == plain.shard_mb);
                     CHECK(fast.optimizer == plain.optimizer);
+                    t.complete_step_parts(j, stage, facts, entry);
+                    CHECK(entry.compute_mb == plain.compute_mb);  // the micro-batch parts stay
+                    CHECK(entry.kernels_mb == plain.kernels_mb);
+                    CHECK(entry.pp_mb == plain.pp_mb);  // every piece fill_data_parallel sets
+                    CHECK(entry.pp_exposed_mb == plain.pp_exposed_mb);
+                    CHECK(entry.shard_mb == plain.shard_mb);
+                    CHECK(entry.micro_batch == plain.micro_batch);
+                    CHECK(entry.micro_batches == plain.micro_batches);
+                    CHECK(entry.bubble_slots == plain.bubble_slots);
+                    CHECK(entry.pipeline == plain.pipeline);
+                    CHECK(entry.dp_sync == plain.dp_sync);
+                    CHECK(entry.dp_exposed == plain.dp_exposed);
+                    CHECK(entry.param_gather == plain.param_gather);
+                    CHECK(entry.optimizer == plain.optimizer);
+                    CHECK(entry.total == plain.total);
                 }
+            j.runtime.offload.parameters = false;
         }
     }
 }

@@ -187,6 +187,7 @@ private:
         /// What the default step-time model reads of the current pool's GPU type and topology (gpu_facts), taken
         /// once per pool by plan_pool; gpu == null outside a pool's search or for a model without `prepare`.
         gpu_facts facts{};
+        step_breakdown parts{};  ///< step_parts' answer where it is not a table entry
     };
     /// Takes the step-time model's facts of the pool's type and topology for the pool's search (plan_pool).
     void prepare_facts(const gpu_pool& pool, search_context& cx) const {
@@ -206,32 +207,37 @@ private:
         if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); }) return cx.stage.has_value();
         return false;
     }
-    /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone, and from
-    /// the layout's micro-batch parts (search_context::mb_parts) where it gives those.
-    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, search_context& cx) const {
+    /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone, and from the
+    /// layout's micro-batch parts (search_context::mb_parts) where it gives those: with the pool's facts, the table
+    /// entry completed in place (complete_step_parts; valid until the next call), else a copy in cx.parts.
+    const step_breakdown& step_parts(const job_spec& j, const gpu_type& g, const topology& topo, search_context& cx) const {
         if constexpr (requires(step_breakdown mb) {
                           time_.micro_batch_parts(j, *cx.stage, cx.facts);
-                          time_.step_parts(j, *cx.stage, mb, cx.facts);
+                          time_.complete_step_parts(j, *cx.stage, cx.facts, mb);
                       }) {
             if (cx.facts.gpu) {
                 assert(cx.facts.gpu == &g && cx.facts.topo == topo);
-                if (const auto* mb = micro_batch_parts(j, g, topo, cx)) return time_.step_parts(j, *cx.stage, *mb, cx.facts);
+                if (auto* mb = micro_batch_parts(j, g, topo, cx)) {
+                    time_.complete_step_parts(j, *cx.stage, cx.facts, *mb);
+                    return *mb;
+                }
             }
         }
         if constexpr (requires(step_breakdown mb) {
                           time_.micro_batch_parts(j, g, topo, *cx.stage);
                           time_.step_parts(j, g, topo, *cx.stage, mb);
                       }) {
-            if (const auto* mb = micro_batch_parts(j, g, topo, cx)) return time_.step_parts(j, g, topo, *cx.stage, *mb);
+            if (const auto* mb = micro_batch_parts(j, g, topo, cx))
+                return cx.parts = time_.step_parts(j, g, topo, *cx.stage, *mb);
         }
         if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); })
-            if (cx.stage) return time_.step_parts(j, g, topo, *cx.stage);
-        return predict(j, g, topo, cx).parts;
+            if (cx.stage) return cx.parts = time_.step_parts(j, g, topo, *cx.stage);
+        return cx.parts = predict(j, g, topo, cx).parts;
     }
     /// The micro-batch parts of `j` from the layout's table (filled when first asked), or null where `j`'s
     /// micro-batch is not on the axes.
-    const step_breakdown* micro_batch_parts(const job_spec& j, const gpu_type& g, const topology& topo,
-                                            search_context& cx) const {
+    step_breakdown* micro_batch_parts(const job_spec& j, const gpu_type& g, const topology& topo,
+                                      search_context& cx) const {
         if (!cx.stage || !cx.mb_axis) return nullptr;
         const auto& axis = *cx.mb_axis;
         const auto at = std::lower_bound(axis.begin(), axis.end(), j.training.micro_batch);
@@ -473,7 +479,7 @@ private:
         j.parallel.recompute = rc;
         j.training.micro_batch = mb_top;
         ++st.step_estimates;
-        const step_breakdown b = step_parts(j, g, topo, cx);
+        const step_breakdown& b = step_parts(j, g, topo, cx);
         const double mb_ratio = static_cast<double>(mb_low) / static_cast<double>(mb_top);
         // the exposed tp traffic: compute + exposed tp falls with the GEMM time per token (perf/step_time.hpp hides
         // at most the GEMM time), so its value at mb_top bounds every smaller micro-batch's from below
