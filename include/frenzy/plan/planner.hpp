@@ -134,10 +134,11 @@ private:
     };
 
     /// The best configuration per GPU count so far (by_count, ascending), each count's score also in a flat array
-    /// (scores): the speed bound (beaten) and consider read it at every check without a tree search.
+    /// that beaten and consider read without a tree search (scores: the search_context's, reused across pools).
     struct best_plans {
+        explicit best_plans(detail::scores_by_count& storage) : scores(storage) { scores.clear(); }
         std::map<std::int64_t, candidate> by_count{};
-        detail::scores_by_count scores{};
+        detail::scores_by_count& scores;
         bool empty() const { return by_count.empty(); }
         void keep(std::int64_t n, candidate c) {
             scores.set(n, c.score);
@@ -183,10 +184,8 @@ private:
         /// The layouts of the plans kept on the last pool with plans (search_hints), and the best scores they
         /// reach on the current pool by GPU count: the speed bound's second bar (beaten).
         std::vector<layout_point> hints{};
-        detail::scores_by_count bar{};
-        /// What the default step-time model reads of the current pool's GPU type and topology (gpu_facts), taken
-        /// once per pool by plan_pool; gpu == null outside a pool's search or for a model without `prepare`.
-        gpu_facts facts{};
+        detail::scores_by_count bar{}, best_scores{}, found_scores{};  ///< bar; best_plans' storage
+        gpu_facts facts{};  ///< the current pool's (plan_pool; gpu null outside its search or without `prepare`)
         step_breakdown parts{};  ///< step_parts' answer where it is not a table entry
     };
     /// Takes the step-time model's facts of the pool's type and topology for the pool's search (plan_pool).
@@ -293,7 +292,7 @@ private:
         for (auto* v : {&ax.tp, &ax.pp, &ax.dp, &ax.micro_batch, &ax.ep, &ax.cp, &ax.vpp})
             std::sort(v->begin(), v->end());  // pruning needs ascending axes
         std::sort(ax.recomputes.begin(), ax.recomputes.end());
-        best_plans best;  // by GPU count
+        best_plans best(cx.best_scores);  // by GPU count
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
         prepare_micro_batches(ax, cx);
@@ -402,7 +401,7 @@ private:
         const topology topo{pool.gpus_per_node, pool.network_GBps};
         const auto flops = forward_flops_per_token(job0.model, job0.training.seq_len);
         const auto layouts = cx.st.layouts, configurations = cx.st.configurations;  // the search space's, not these
-        best_plans found;
+        best_plans found(cx.found_scores);
         job_spec j = job0;
         auto at = [](const auto& axis, auto v) {
             return static_cast<std::size_t>(std::find(axis.begin(), axis.end(), v) - axis.begin());
