@@ -470,3 +470,40 @@ TEST_CASE("the layouts kept on one type, searched first on the next, leave every
             CHECK(kept > 20);  // several types with plans: hints were searched
         }
 }
+
+TEST_CASE("a layout's memo key completed at a level and micro-batch is the key of that job") {
+    // plan/memo.hpp layout_key: packed once per layout by the search, completed per memory check; it must be
+    // pack_key's words for the job at that recompute level and micro-batch, or both keys would name other entries
+    // (a wrong shift or mask here mixes the levels' answers). Exact: the words are integers.
+    std::int64_t checked = 0;
+    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp})
+        for (auto sh : {sharding::none, sharding::optimizer, sharding::full})
+            for (std::int64_t pp : {1, 4})
+                for (auto prec : {precision::bf16_mixed, precision::fp8_mixed}) {
+                    auto j = make_job(llama31_70b(), 4096, 1024, fw);
+                    j.training.precision = prec;
+                    j.parallel.dp = 8;
+                    j.parallel.tp = 4;
+                    j.parallel.pp = pp;
+                    j.parallel.vpp = pp > 1 ? 2 : 1;
+                    j.parallel.schedule = pp > 1 ? pipeline_schedule::interleaved : pipeline_schedule::one_f_one_b;
+                    j.parallel.sharding = sh;
+                    j.parallel.recompute = recompute::selective;  // the key's own level: replaced by `of`
+                    j.training.micro_batch = 3;
+                    const auto key = detail::layout_key_of(j);
+                    REQUIRE(key.packed);
+                    for (auto rc : {recompute::none, recompute::selective, recompute::full})
+                        for (std::int64_t mb : {1, 2, 16, 1024}) {
+                            j.parallel.recompute = rc;
+                            j.training.micro_batch = mb;
+                            detail::packed_key want{};
+                            REQUIRE(detail::pack_key(j, want));
+                            REQUIRE(key.of(rc, mb) == want);
+                            ++checked;
+                        }
+                }
+    CHECK(checked == 3 * 3 * 2 * 2 * 3 * 4);
+    auto wide = make_job(llama31_70b(), 4096, 1024, framework::megatron);
+    wide.parallel.dp = std::int64_t{1} << 22;  // beyond the packed width: the full key, from the job itself
+    CHECK(!detail::layout_key_of(wide).packed);
+}

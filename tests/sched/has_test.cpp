@@ -1,7 +1,11 @@
 // HAS: hand-checked scenarios with exact JCTs (derivations in comments), plus placement and queue-order units.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
+#include <utility>
+#include <vector>
 
 #include "fixtures.hpp"
 #include "frenzy/sched/has.hpp"
@@ -144,4 +148,31 @@ TEST_CASE("scheduler options are checked: NaN and out-of-range knobs name the fi
     o.equi_share = -1;
     CHECK_THROWS_WITH(has_scheduler<>(o), Catch::Matchers::Contains("has_options.equi_share=-1"));
     CHECK_NOTHROW(has_scheduler<>(has_options{}));
+}
+
+TEST_CASE("sorted_on_demand reads in std::sort's order however far it is read") {
+    // HAS's queue (has.hpp order_buf_): (key, job index) pairs, distinct because the indices are. The reference is
+    // std::sort of the same pairs; keys drawn from a few values so that equal keys are frequent (then the index
+    // decides, as in the queue). Exact equality: the same items in the same order.
+    std::mt19937_64 rng(7);
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{17}, std::size_t{500}}) {
+        frenzy::detail::sorted_on_demand<std::pair<double, std::size_t>> q;
+        std::vector<std::pair<double, std::size_t>> ref;
+        for (int round = 0; round < 2; ++round) {  // reused, as HAS reuses it at every decision
+            q.clear();
+            ref.clear();
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::pair<double, std::size_t> item{static_cast<double>(rng() % 7) * 0.5, i};
+                q.push_back(item);
+                ref.push_back(item);
+            }
+            q.ready();
+            std::sort(ref.begin(), ref.end());
+            REQUIRE(q.size() == n);
+            const std::size_t part = n / 3;  // a walk that stops early, then one that reads all (preempt_for_waiting)
+            for (std::size_t k = 0; k < part; ++k) REQUIRE(q[k] == ref[k]);
+            for (std::size_t k = 0; k < n; ++k) REQUIRE(q[k] == ref[k]);
+            REQUIRE(q.size() == n);
+        }
+    }
 }

@@ -131,16 +131,12 @@ public:
     /// Whether `j` fits on `g` with the margin of `opt` (memoised; counts plan_stats::memory_estimates), and, for an
     /// offload job on nodes that state their host memory, its offloaded states fit the node's host memory.
     bool fits(const job_spec& j, const gpu_type& g, const plan_options& opt) {
-        auto [v, fresh] = required_.try_emplace(j, -1.0);
-        if (fresh) {
-            ++st_.memory_estimates;
-            try {
-                *v = required_of(j);
-            } catch (const config_error&) {
-                *v = -1.0;
-            }
-        }
-        return *v >= 0 && *v <= usable_memory(g, opt.margin).value && host_fits(j);
+        return fits_entry(j, required_.try_emplace(j, -1.0), usable_memory(g, opt.margin).value);
+    }
+    /// The same for `j` of layout key `k` (layout_key_of(j): a search checks one layout at several recompute levels
+    /// and micro-batches) on a GPU of `usable` bytes (usable_memory with the call's margin).
+    bool fits(const job_spec& j, const layout_key& k, double usable) {
+        return fits_entry(j, required_.try_emplace(j, k, -1.0), usable);
     }
     /// Whether the offloaded states of `j` fit the node's host memory (true where it is not checked).
     bool host_fits(const job_spec& j) {
@@ -171,22 +167,41 @@ public:
     }
     /// False when the memory model's own floor already exceeds the capacity (a model without a floor: true).
     bool may_fit(const job_spec& j, const gpu_type& g, const plan_options& opt) {
-        if constexpr (BoundedMemoryModel<M>) {
-            auto [v, fresh] = floor_.try_emplace(j, -1.0);
-            if (fresh) {
-                try {
-                    *v = floor_of(j).value;
-                } catch (const config_error&) {
-                    *v = -1.0;
-                }
-            }
-            return *v >= 0 && *v <= usable_memory(g, opt.margin).value;
-        } else {
-            return true;
-        }
+        if constexpr (BoundedMemoryModel<M>) return floor_entry(j, floor_.try_emplace(j, -1.0), usable_memory(g, opt.margin).value);
+        else return true;
+    }
+    /// The same for `j` of layout key `k` on a GPU of `usable` bytes (as fits).
+    bool may_fit(const job_spec& j, const layout_key& k, double usable) {
+        if constexpr (BoundedMemoryModel<M>) return floor_entry(j, floor_.try_emplace(j, k, -1.0), usable);
+        else return true;
     }
 
 private:
+    /// The fit rule on the memo's entry `e` of `j` (made now when fresh) for `usable` bytes.
+    bool fits_entry(const job_spec& j, std::pair<double*, bool> e, double usable) {
+        auto [v, fresh] = e;
+        if (fresh) {
+            ++st_.memory_estimates;
+            try {
+                *v = required_of(j);
+            } catch (const config_error&) {
+                *v = -1.0;
+            }
+        }
+        return *v >= 0 && *v <= usable && host_fits(j);
+    }
+    /// The floor's test on the memo's entry `e` of `j` (made now when fresh) for `usable` bytes.
+    bool floor_entry(const job_spec& j, std::pair<double*, bool> e, double usable) {
+        auto [v, fresh] = e;
+        if (fresh) {
+            try {
+                *v = floor_of(j).value;
+            } catch (const config_error&) {
+                *v = -1.0;
+            }
+        }
+        return *v >= 0 && *v <= usable;
+    }
     const stages_type& stages_for(const job_spec& j) {
         const auto k = stage_key_of(j);
         if (stages_key_ != k) {

@@ -58,6 +58,26 @@ inline bool pack_key(const job_spec& j, packed_key& out) {
     out[4] = u(j.training.micro_batch);
     return true;
 }
+/// The packed key of a job but for its recompute level and micro-batch, which a layout's memory checks vary (the
+/// planner's search_layout): packed once per layout, completed per check (`of`), the same words pack_key gives.
+/// `packed` false: the job does not pack (the memo's full path, from the job itself).
+struct layout_key {
+    packed_key words{};
+    bool packed = false;
+    packed_key of(recompute rc, std::int64_t micro_batch) const {
+        packed_key k = words;
+        k[3] |= static_cast<std::uint64_t>(rc) << 6;
+        k[4] = static_cast<std::uint64_t>(micro_batch);
+        return k;
+    }
+};
+inline layout_key layout_key_of(const job_spec& j) {
+    layout_key k;
+    k.packed = pack_key(j, k.words);
+    k.words[3] &= ~(std::uint64_t{63} << 6);  // the recompute level's bits
+    k.words[4] = 0;
+    return k;
+}
 /// The fields of a job the memory model can see vary in a search (memo_key order).
 inline memo_key key_of(const job_spec& j) {
     const auto& p = j.parallel;
@@ -123,6 +143,11 @@ struct memo {
     std::pair<double*, bool> try_emplace(const job_spec& j, double init) {
         packed_key k;
         if (pack_key(j, k)) return packed.try_emplace(k, init);
+        return try_emplace_full(j, init);
+    }
+    /// The entry of `j`, whose packed key is `k` (layout_key::of), or of its full key where it does not pack.
+    std::pair<double*, bool> try_emplace(const job_spec& j, const layout_key& k, double init) {
+        if (k.packed) return packed.try_emplace(k.of(j.parallel.recompute, j.training.micro_batch), init);
         return try_emplace_full(j, init);
     }
     /// The jobs the packed key does not hold (out of line: the search's lookups all take the packed path).

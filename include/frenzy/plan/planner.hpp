@@ -163,6 +163,7 @@ private:
         }
         plan_stats& st;
         detail::memory_check<M> memory;
+        double usable = 0;  ///< usable bytes of a GPU of the current pool (usable_memory with the call's margin)
         /// The valid micro-batches of the current pool (valid_micro_batches) by dp, pp and whether the schedule is
         /// interleaved: what they depend on, filled when first needed.
         std::vector<std::vector<std::int64_t>> micro_batches{};
@@ -207,36 +208,26 @@ private:
         return false;
     }
     /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone, and from the
-    /// layout's micro-batch parts (search_context::mb_parts) where it gives those: with the pool's facts, the table
-    /// entry completed in place (complete_step_parts; valid until the next call), else a copy in cx.parts.
+    /// layout's micro-batch parts (search_context::mb_parts) where the model takes the pool's facts: the table entry
+    /// completed in place (complete_step_parts; valid until the next call), else a copy in cx.parts.
     const step_breakdown& step_parts(const job_spec& j, const gpu_type& g, const topology& topo, search_context& cx) const {
         if constexpr (requires(step_breakdown mb) {
                           time_.micro_batch_parts(j, *cx.stage, cx.facts);
                           time_.complete_step_parts(j, *cx.stage, cx.facts, mb);
                       }) {
-            if (cx.facts.gpu) {
+            if (auto* mb = cx.facts.gpu ? micro_batch_parts(j, cx) : nullptr) {
                 assert(cx.facts.gpu == &g && cx.facts.topo == topo);
-                if (auto* mb = micro_batch_parts(j, g, topo, cx)) {
-                    time_.complete_step_parts(j, *cx.stage, cx.facts, *mb);
-                    return *mb;
-                }
+                time_.complete_step_parts(j, *cx.stage, cx.facts, *mb);
+                return *mb;
             }
-        }
-        if constexpr (requires(step_breakdown mb) {
-                          time_.micro_batch_parts(j, g, topo, *cx.stage);
-                          time_.step_parts(j, g, topo, *cx.stage, mb);
-                      }) {
-            if (const auto* mb = micro_batch_parts(j, g, topo, cx))
-                return cx.parts = time_.step_parts(j, g, topo, *cx.stage, *mb);
         }
         if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); })
             if (cx.stage) return cx.parts = time_.step_parts(j, g, topo, *cx.stage);
         return cx.parts = predict(j, g, topo, cx).parts;
     }
-    /// The micro-batch parts of `j` from the layout's table (filled when first asked), or null where `j`'s
-    /// micro-batch is not on the axes.
-    step_breakdown* micro_batch_parts(const job_spec& j, const gpu_type& g, const topology& topo,
-                                      search_context& cx) const {
+    /// The micro-batch parts of `j` from the layout's table (filled when first asked, with the pool's facts), or
+    /// null where `j`'s micro-batch is not on the axes.
+    step_breakdown* micro_batch_parts(const job_spec& j, search_context& cx) const {
         if (!cx.stage || !cx.mb_axis) return nullptr;
         const auto& axis = *cx.mb_axis;
         const auto at = std::lower_bound(axis.begin(), axis.end(), j.training.micro_batch);
@@ -244,12 +235,7 @@ private:
         const auto k = static_cast<std::size_t>(j.parallel.recompute) * axis.size() + static_cast<std::size_t>(at - axis.begin());
         if (k >= cx.mb_parts.size()) return nullptr;
         if (cx.mb_parts_taken[k] != cx.mb_epoch) {
-            if constexpr (requires { time_.micro_batch_parts(j, *cx.stage, cx.facts); }) {
-                if (cx.facts.gpu) cx.mb_parts[k] = time_.micro_batch_parts(j, *cx.stage, cx.facts);
-                else cx.mb_parts[k] = time_.micro_batch_parts(j, g, topo, *cx.stage);
-            } else {
-                cx.mb_parts[k] = time_.micro_batch_parts(j, g, topo, *cx.stage);
-            }
+            cx.mb_parts[k] = time_.micro_batch_parts(j, *cx.stage, cx.facts);
             cx.mb_parts_taken[k] = cx.mb_epoch;
         }
         return &cx.mb_parts[k];
@@ -293,6 +279,7 @@ private:
             std::sort(v->begin(), v->end());  // pruning needs ascending axes
         std::sort(ax.recomputes.begin(), ax.recomputes.end());
         best_plans best(cx.best_scores);  // by GPU count
+        cx.usable = usable_memory(g, opt.margin).value;
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
         prepare_micro_batches(ax, cx);
@@ -526,14 +513,15 @@ private:
         j.parallel.recompute = frugal;
         j.training.micro_batch = mbs.front();
         const bool reuse = j.parallel.dp > 1;  // frontier entries come from dp >= 2 only
-        if (!(reuse && known.floor_fits) && !cx.memory.may_fit(j, g, opt)) return;
+        const auto key = detail::layout_key_of(j);  // the memo's key but for the level and micro-batch, packed once
+        if (!(reuse && known.floor_fits) && !cx.memory.may_fit(j, key, cx.usable)) return;
         known.floor_fits = known.floor_fits || reuse;
         auto fits_at = [&](recompute rc, std::int64_t k) {
             const auto mb = mbs[static_cast<std::size_t>(k)];
             if (reuse && mb <= known[rc]) return true;
             j.parallel.recompute = rc;
             j.training.micro_batch = mb;
-            const bool ok = cx.memory.fits(j, g, opt);
+            const bool ok = cx.memory.fits(j, key, cx.usable);
             if (ok && reuse) known[rc] = std::max(known[rc], mb);
             return ok;
         };
@@ -543,11 +531,15 @@ private:
         std::int64_t covered = -1;  // micro-batch indices <= covered already fit with a cheaper recompute level
         for (auto rc : levels) {
             if (covered + 1 >= n) break;
-            if (rc != levels.front() && beaten(j, g, topo, opt, rc, mbs.front(), mbs.back(), best, cx))
+            // a later level adds a configuration only where the next micro-batch fits with it: checked before its
+            // speed bound (a memoised memory check, shared across GPU types, costs less than a step estimate)
+            const bool later = rc != levels.front();
+            if (later && !fits_at(rc, covered + 1)) continue;
+            if (later && beaten(j, g, topo, opt, rc, mbs.front(), mbs.back(), best, cx))
                 break;  // more recompute only adds work
-            // what fits with less recompute fits with more; the frugal level fits at index 0
+            // what fits with less recompute fits with more; the frugal level fits at index 0, a later one at covered + 1
             const auto lo = detail::largest_fitting([&](std::int64_t k) { return fits_at(rc, k); },
-                                            std::max<std::int64_t>(covered, rc == frugal ? 0 : -1), n);
+                                                    std::max<std::int64_t>(later ? covered + 1 : covered, rc == frugal ? 0 : -1), n);
             if (lo >= 0 && reuse) known[rc] = std::max(known[rc], mbs[static_cast<std::size_t>(lo)]);
             for (std::int64_t k = covered + 1; k <= lo; ++k) {
                 j.parallel.recompute = rc;

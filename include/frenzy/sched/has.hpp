@@ -18,6 +18,8 @@
 #include "frenzy/core/checked.hpp"
 #include "frenzy/sched/capacity_profile.hpp"
 #include "frenzy/sched/cluster_state.hpp"
+#include "frenzy/sched/detail/sorted_on_demand.hpp"
+#include "frenzy/sched/detail/speed_ratios.hpp"
 #include "frenzy/sched/has_options.hpp"
 #include "frenzy/sched/placement.hpp"
 #include "frenzy/sched/scheduler.hpp"
@@ -50,7 +52,7 @@ public:
         for (std::size_t t = 0; t < ntypes; ++t) total_free += cs.free_gpus(static_cast<int>(t));
         const bool may_preempt = opt_.preempt && opt_.preempt_scan > 0;
         if (total_free == 0 && !may_preempt) return d;  // nothing can start; reservations are recomputed next time
-        learn_types(c, ntypes);
+        ratios_.learn(c, ntypes, opt_.learn, opt_.prior_jobs);
         build_profiles(c, ntypes);
         order_waiting(c);
         place_waiting(c, d, total_free);
@@ -89,12 +91,15 @@ public:
             double best = std::numeric_limits<double>::infinity();
             const std::span<const int> pt = plan_types(j, cs);
             const double work = (1.0 - j.progress) * j.total_tokens;  // rem() with one division per plan
-            for (std::size_t k = 0; k < j.plans->size(); ++k) {
-                const auto& p = (*j.plans)[k];
-                const double ratio = opt_.learn && pt[k] >= 0 ? j.ratio_on(pt[k], type_ratio_[static_cast<std::size_t>(pt[k])]) : 1.0;
-                const double r = p.tokens_per_s > 0 ? work / (p.tokens_per_s * ratio) : 0.0;
-                rem_buf_.push_back(r);
-                best = std::min(best, r * (*j.plans)[k].gpus);
+            const double* ratio = ratios_.all(j);  // rem()'s ratio by type index + 1
+            const plan* ps = j.plans->data();
+            const std::size_t n = j.plans->size();
+            rem_buf_.resize(rem_at_[i] + n);
+            double* out = rem_buf_.data() + rem_at_[i];
+            for (std::size_t k = 0; k < n; ++k) {
+                const double r = ps[k].tokens_per_s > 0 ? work / (ps[k].tokens_per_s * ratio[pt[k] + 1]) : 0.0;
+                out[k] = r;
+                best = std::min(best, r * ps[k].gpus);
             }
             if (j.mixed_plans) {
                 const int* types = mixed_types_of(j, i, cs);
@@ -104,8 +109,8 @@ public:
             order_buf_.push_back({order_.key(j, best, c.now), i});
         }
         // by key, equal keys in job order: the pairs' own order (their indices differ), the order of a stable sort
-        // by key without its buffer
-        std::sort(order_buf_.begin(), order_buf_.end());
+        // by key without its buffer; sorted as far as the walks read it
+        order_buf_.ready();
     }
 
     /// Walks the waiting jobs in queue order: each starts on its earliest-completing candidate if that is now, or
@@ -119,16 +124,15 @@ public:
         int reservations = 0;
         started_.assign(order_buf_.size(), 0);
         fail_min_.assign(ntypes * kTpSlots, std::numeric_limits<int>::max());
-        std::size_t pos = 0;
         int misses = 0;
-        for (const auto& [key, idx] : order_buf_) {
-            const std::size_t me = pos++;
+        for (std::size_t me = 0; me < order_buf_.size(); ++me) {
             if (total_free == 0) break;
             if (reservations >= opt_.max_reservations && opt_.max_idle_scan > 0) {
                 if (me > 0 && !started_[me - 1]) ++misses;
                 else misses = 0;
                 if (misses > opt_.max_idle_scan) break;
             }
+            const std::size_t idx = order_buf_[me].second;
             const job_view& j = c.jobs[idx];
             const std::size_t share_div = left--;
             // Nothing of it fits in the free GPUs and it may not reserve: it waits (bounds the cost per job), unless
@@ -167,6 +171,16 @@ public:
             startable |= p.gpus <= type_free_[ut] && !known_bad(t, p.gpus, static_cast<int>(p.parallel.tp));
         }
         const double launch_s = j.launches > 0 ? j.restart_s : opt_.startup_s;
+        // per type, what the plans of one type share: the job's share of the idle GPUs, its cap
+        idle_share_.resize(ntypes);
+        share_cap_.resize(ntypes);
+        for (std::size_t t = 0; t < ntypes; ++t) {
+            idle_share_[t] = static_cast<double>(type_free_[t]) / static_cast<double>(share_div);
+            const int ti = static_cast<int>(t);
+            double cap = opt_.max_share * cs.total_gpus(ti);
+            if (opt_.equi_share > 0) cap = std::min(cap, opt_.equi_share * cs.total_gpus(ti) / static_cast<double>(c.jobs.size()));
+            share_cap_[t] = std::max(static_cast<double>(min_gpus_[t]), cap);
+        }
         for (std::size_t k = 0; k < j.plans->size(); ++k) {
             const auto& p = (*j.plans)[k];
             const int t = pt[k];
@@ -175,12 +189,9 @@ public:
             const double r = rj[k];
             const double gs = r * p.gpus;
             const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least_[ut] * (1 + 1e-12);
-            const bool uses_idle = opt_.idle_slack > 0 && p.gpus <= static_cast<double>(type_free_[ut]) / static_cast<double>(share_div) &&
+            const bool uses_idle = opt_.idle_slack > 0 && p.gpus <= idle_share_[ut] &&
                                    gs <= (1.0 + opt_.idle_slack) * least_[ut] * (1 + 1e-12);
-            double cap = opt_.max_share * cs.total_gpus(t);
-            if (opt_.equi_share > 0) cap = std::min(cap, opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size()));
-            const bool within_share = p.gpus <= std::max(static_cast<double>(min_gpus_[ut]), cap);
-            if ((efficient || uses_idle) && within_share) cands_.push_back({0.0, 0.0, &p, t, launch_s + r});
+            if ((efficient || uses_idle) && p.gpus <= share_cap_[ut]) cands_.push_back({0.0, 0.0, &p, t, launch_s + r});
         }
         return startable;
     }
@@ -270,7 +281,7 @@ public:
         double ratio = std::numeric_limits<double>::infinity();
         for (std::size_t k = 0; k < m.groups.size(); ++k) {
             const int t = types[k];
-            ratio = std::min(ratio, opt_.learn && t >= 0 ? j.ratio_on(t, type_ratio_[static_cast<std::size_t>(t)]) : 1.0);
+            ratio = std::min(ratio, ratios_.of(j, t));
         }
         const double work = (1.0 - j.progress) * j.total_tokens;
         return launch_s + (m.tokens_per_s > 0 && ratio > 0 ? work / (m.tokens_per_s * ratio) : std::numeric_limits<double>::infinity());
@@ -392,29 +403,6 @@ public:
         return ptype_;
     }
 
-    /// Estimated seconds the rest of `j` takes on plan `p` (of cluster type `t`): the prediction corrected by the
-    /// job's measured speed ratio on that type, else by the type's learned ratio.
-    double rem(const job_view& j, const plan& p, int t) const {
-        if (!opt_.learn || t < 0) return j.remaining_s(p);
-        return j.remaining_s(p) / j.ratio_on(t, type_ratio_[static_cast<std::size_t>(t)]);
-    }
-
-    /// Per type: geometric mean of the measured ratios of the jobs in view, shrunk towards 1.
-    void learn_types(const sched_context& c, std::size_t ntypes) {
-        type_ratio_.assign(ntypes, 1.0);
-        if (!opt_.learn) return;
-        log_sum_.assign(ntypes, 0.0);
-        count_.assign(ntypes, 0.0);
-        for (const auto& j : c.jobs)
-            for (std::size_t t = 0; t < j.measured_ratio.size() && t < ntypes; ++t)
-                if (j.measured_ratio[t] > 0) {
-                    log_sum_[t] += std::log(j.measured_ratio[t]);
-                    count_[t] += 1;
-                }
-        for (std::size_t t = 0; t < ntypes; ++t)
-            if (count_[t] > 0) type_ratio_[t] = std::exp(log_sum_[t] / (count_[t] + opt_.prior_jobs));
-    }
-
     /// Preemptive SRPT for the first waiting jobs that did not start (see has_options::preempt).
     void preempt_for_waiting(const sched_context& c, sched_decisions& d) {
         const cluster_state& cs = *c.cluster;
@@ -454,12 +442,12 @@ public:
         least_.assign(cs.types().size(), std::numeric_limits<double>::infinity());
         for (const auto& p : *w.plans) {
             const int t = cs.type_index(p.gpu);
-            if (t >= 0) least_[static_cast<std::size_t>(t)] = std::min(least_[static_cast<std::size_t>(t)], rem(w, p, t) * p.gpus);
+            if (t >= 0) least_[static_cast<std::size_t>(t)] = std::min(least_[static_cast<std::size_t>(t)], ratios_.rem(w, p, t) * p.gpus);
         }
         for (const auto& p : *w.plans) {
             const int t = cs.type_index(p.gpu);
-            if (t < 0 || rem(w, p, t) * p.gpus > (1.0 + opt_.efficiency_slack) * least_[static_cast<std::size_t>(t)] * (1 + 1e-12)) continue;
-            const double run = launch_s + rem(w, p, t);
+            if (t < 0 || ratios_.rem(w, p, t) * p.gpus > (1.0 + opt_.efficiency_slack) * least_[static_cast<std::size_t>(t)] * (1 + 1e-12)) continue;
+            const double run = launch_s + ratios_.rem(w, p, t);
             if (run < best_run) { best_run = run; best = &p; best_t = t; }
         }
         return best;
@@ -521,7 +509,7 @@ public:
             const int have = j->alloc->gpus();
             double least = std::numeric_limits<double>::infinity();
             for (const auto& p : *j->plans)
-                if (p.gpu == j->current->gpu) least = std::min(least, rem(*j, p, t) * p.gpus);
+                if (p.gpu == j->current->gpu) least = std::min(least, ratios_.rem(*j, p, t) * p.gpus);
             const double cap = std::min(opt_.max_share * cs.total_gpus(t),
                                         opt_.equi_share > 0 ? opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size())
                                                             : std::numeric_limits<double>::infinity());
@@ -529,8 +517,8 @@ public:
             double best_end = left * (1.0 - opt_.expand_gain);
             for (const auto& p : *j->plans) {
                 if (p.gpu != j->current->gpu || p.gpus <= have || p.gpus > have + type_free_[ut] || p.gpus > cap) continue;
-                if (rem(*j, p, t) * p.gpus > (1.0 + opt_.idle_slack) * least * (1 + 1e-12)) continue;
-                const double end = j->restart_s + rem(*j, p, t);
+                if (ratios_.rem(*j, p, t) * p.gpus > (1.0 + opt_.idle_slack) * least * (1 + 1e-12)) continue;
+                const double end = j->restart_s + ratios_.rem(*j, p, t);
                 // While others wait, the added GPUs must stay free of every reservation for the whole new run.
                 if (others_wait && !profile_[ut].fits_now(p.gpus - have, end)) continue;
                 if (end < best_end) {
@@ -571,12 +559,13 @@ private:
     std::vector<int> free_, type_free_;
     std::vector<std::vector<std::pair<double, int>>> releases_;
     std::vector<capacity_profile> profile_;
-    std::vector<std::pair<double, std::size_t>> order_buf_;
+    detail::sorted_on_demand<std::pair<double, std::size_t>> order_buf_;  ///< (queue key, job index), ascending
     std::vector<cand> cands_;
-    std::vector<double> least_;
+    std::vector<double> least_, idle_share_, share_cap_;  ///< per type, for the job being placed (collect_candidates)
     std::vector<int> min_gpus_;
     std::vector<int> ptype_;
-    std::vector<double> type_ratio_, log_sum_, count_, rem_buf_;
+    detail::speed_ratios ratios_;  ///< learned speed ratios by type (sched/detail/speed_ratios.hpp)
+    std::vector<double> rem_buf_;
     std::vector<std::size_t> rem_at_;
     std::vector<int> mixed_types_;           ///< cluster type of each group of each waiting job's mixed plans
     std::vector<std::size_t> mixed_at_;      ///< where a waiting job's start in mixed_types_
