@@ -203,7 +203,7 @@ TEST_CASE("the planner's shortcuts give the plans of its plain path") {
         }
 }
 
-TEST_CASE("micro-batch parts completed for each dp and sharding are step_parts, bit for bit") {
+TEST_CASE("micro-batch parts completed for each dp and sharding, copied or in place, are step_parts, bit for bit") {
     const step_time_model t;
     const gpu_catalog cat;
     job_spec j = make_job(llama31_70b(), 4096, 512, framework::megatron);
@@ -221,11 +221,17 @@ TEST_CASE("micro-batch parts completed for each dp and sharding are step_parts, 
             j.parallel.dp = 1;
             j.parallel.sharding = sharding::none;
             const auto mb = t.micro_batch_parts(j, g, topo, stage);  // taken once, at dp 1
+            // the planner's table entry: completed in place at each dp and sharding after the one before (a
+            // data-parallel piece left from the completion before, e.g. ZeRO-3's gathers or the offload's copies,
+            // would show at the next)
+            auto entry = mb;
+            const auto facts = t.prepare(g, topo);
             for (std::int64_t dp : {1, 2, 16, 64})
                 for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full}) {
                     if (dp == 1 && sh != sharding::none) continue;
                     j.parallel.dp = dp;
                     j.parallel.sharding = sh;
+                    j.runtime.offload.parameters = dp == 16 && sh == sharding::full;
                     const auto plain = t.step_parts(j, g, topo, stage);
                     const auto fast = t.step_parts(j, g, topo, stage, mb);
                     CHECK(fast.total == plain.total);  // v100: 0 (no bf16)
@@ -235,9 +241,74 @@ TEST_CASE("micro-batch parts completed for each dp and sharding are step_parts, 
                     CHECK(fast.dp_exposed == plain.dp_exposed);
                     CHECK(fast.shard_mb == plain.shard_mb);
                     CHECK(fast.optimizer == plain.optimizer);
+                    t.complete_step_parts(j, stage, facts, entry);
+                    CHECK(entry.compute_mb == plain.compute_mb);  // the micro-batch parts stay
+                    CHECK(entry.kernels_mb == plain.kernels_mb);
+                    CHECK(entry.pp_mb == plain.pp_mb);  // every piece fill_data_parallel sets
+                    CHECK(entry.pp_exposed_mb == plain.pp_exposed_mb);
+                    CHECK(entry.shard_mb == plain.shard_mb);
+                    CHECK(entry.micro_batch == plain.micro_batch);
+                    CHECK(entry.micro_batches == plain.micro_batches);
+                    CHECK(entry.bubble_slots == plain.bubble_slots);
+                    CHECK(entry.pipeline == plain.pipeline);
+                    CHECK(entry.dp_sync == plain.dp_sync);
+                    CHECK(entry.dp_exposed == plain.dp_exposed);
+                    CHECK(entry.param_gather == plain.param_gather);
+                    CHECK(entry.optimizer == plain.optimizer);
+                    CHECK(entry.total == plain.total);
                 }
+            j.runtime.offload.parameters = false;
         }
     }
+}
+
+TEST_CASE("a GPU type's facts taken once per pool are what the step-time model reads of it per call") {
+    // The planner takes gpu_facts once per pool (basic_step_time_model::prepare) instead of comparing the type's
+    // strings per call: each fact must be the per-call value (exact: the same function of the same inputs), and the
+    // prepared overloads must give the unprepared parts bit for bit, on every catalog type (fitted chips, aliases,
+    // types of no known chip, PCIe nodes with the 12.5 GB/s default network) and node shapes with a given network.
+    const step_time_model t;
+    const gpu_catalog cat;
+    job_spec j = make_job(mixtral_8x7b(), 4096, 512, framework::megatron);  // tp, cp, ep and pp traffic all run
+    j.parallel.tp = 4;
+    j.parallel.cp = 2;
+    j.parallel.ep = 4;
+    j.parallel.pp = 2;
+    j.parallel.dp = 8;
+    j.parallel.sequence_parallel = true;
+    j.parallel.sharding = sharding::optimizer;
+    j.runtime.tp_comm_overlap = true;
+    const auto stage = bottleneck_stage(j, forward_flops_per_token(j.model, j.training.seq_len));
+    int compared = 0;
+    for (const auto& g : cat.types())
+        for (const topology topo : {topology{8, 0.0}, topology{2, 0.0}, topology{4, 100.0}}) {
+            const gpu_facts f = t.prepare(g, topo);
+            CHECK(f.gpu == &g);
+            CHECK(f.compute_capability == g.compute_capability());
+            CHECK(f.flash_attention == g.flash_attention());
+            CHECK(f.efficiency == t.compute().efficiency.entry(g));
+            for (std::int64_t per_node : {1, 2, 4, 8, 16})
+                CHECK(f.spanning_GBps(per_node) == detail::spanning_GBps(g, topo, per_node));
+            for (auto rc : {recompute::none, recompute::full}) {
+                j.parallel.recompute = rc;
+                const auto full = t.predict(j, g, topo, stage);  // the unprepared path, with its extras
+                const auto mb = t.micro_batch_parts(j, stage, f);
+                const auto fast = t.step_parts(j, stage, mb, f);
+                const auto whole = t.step_parts(j, stage, f);
+                CHECK(mb.compute_mb == t.micro_batch_parts(j, g, topo, stage).compute_mb);
+                CHECK(mb.kernels_mb == full.parts.kernels_mb);
+                CHECK(t.compute().by_kernel(mb.work, g) == mb.kernels_mb);  // the entry looked up per call
+                CHECK(mb.tp_exposed_mb == full.parts.tp_exposed_mb);
+                CHECK(mb.cp_exposed_mb == full.parts.cp_exposed_mb);
+                CHECK(mb.ep_mb == full.parts.ep_mb);
+                CHECK(fast.pp_exposed_mb == full.parts.pp_exposed_mb);
+                CHECK(fast.dp_exposed == full.parts.dp_exposed);
+                CHECK(fast.total == full.parts.total);  // 0 where the type lacks bf16 (predict: unsupported)
+                CHECK(whole.total == full.parts.total);
+                compared += full.supported ? 1 : 0;
+            }
+        }
+    CHECK(compared > 60);  // most of the catalog's types run bf16: the comparisons above are not all of zeros
 }
 
 TEST_CASE("the memory policies' per-job terms give their per-stage answers, bit for bit") {

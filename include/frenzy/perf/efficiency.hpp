@@ -137,7 +137,11 @@ struct efficiency_model {
     /// Seconds of each kernel class of `w` on `g`.
     kernel_seconds by_kernel(const compute_work& w, const gpu_type& g) const {
         if (!(w.gemm_peak > 0)) return {};
-        const auto* e = entry(g);  // looked up once: the planner calls this for every candidate
+        return by_kernel(w, g, entry(g));
+    }
+    /// The same with `e` = entry(g) looked up before (a planner takes it once per GPU type: gpu_facts).
+    kernel_seconds by_kernel(const compute_work& w, const gpu_type& g, const gpu_coefficient* e) const {
+        if (!(w.gemm_peak > 0)) return {};
         const double bw = g.mem_bw_GBps * 1e9;
         const double attn_peak = w.attention_peak > 0 ? w.attention_peak : w.gemm_peak;
         // routed experts run grouped GEMMs of the tokens routed to each local expert: smaller, hence slower

@@ -26,7 +26,9 @@
 #include "frenzy/perf/efficiency.hpp"
 #include "frenzy/perf/error_band.hpp"
 #include "frenzy/perf/flops.hpp"
+#include "frenzy/perf/gpu_facts.hpp"
 #include "frenzy/perf/mfu_ceiling.hpp"
+#include "frenzy/perf/step_breakdown.hpp"
 #include "frenzy/perf/stage_load.hpp"
 #include "frenzy/perf/traffic.hpp"
 #include "frenzy/train/attention.hpp"
@@ -35,13 +37,6 @@
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
-
-/// Where a job's GPUs sit: node size and inter-node bandwidth per node (GB/s; 0 = default for the GPU class).
-struct topology {
-    int gpus_per_node = 8;
-    double network_GBps = 0;
-    bool operator==(const topology&) const = default;
-};
 
 enum class collective { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
 
@@ -70,6 +65,11 @@ struct calibrated_compute {
     efficiency_model efficiency = default_efficiency();
     double seconds(const compute_work& w, const gpu_type& g) const { return efficiency.seconds(w, g); }
     kernel_seconds by_kernel(const compute_work& w, const gpu_type& g) const { return efficiency.by_kernel(w, g); }
+    /// The same with g's entry already looked up (entry(g)): what a prepared model passes (gpu_facts).
+    kernel_seconds by_kernel(const compute_work& w, const gpu_type& g, const gpu_coefficient* e) const {
+        return efficiency.by_kernel(w, g, e);
+    }
+    const gpu_coefficient* entry(const gpu_type& g) const { return efficiency.entry(g); }
 };
 static_assert(ComputePolicy<calibrated_compute>);
 
@@ -107,33 +107,6 @@ static_assert(PipelinePolicy<megatron_pipeline>);
 
 // ---- results ---------------------------------------------------------------------------------------------------
 
-/// The pieces of one step (seconds). Per-micro-batch pieces are on the bottleneck stage.
-struct step_breakdown {
-    double compute_mb = 0;     ///< fwd + bwd + recompute of one micro-batch on one GPU (all kernel classes)
-    kernel_seconds kernels_mb{};  ///< compute_mb by kernel class, where the compute policy tells (by_kernel)
-    double tp_mb = 0;          ///< tensor-parallel collectives (all-reduces, or reduce-scatter + all-gather with SP)
-    double tp_exposed_mb = 0;  ///< the part of tp_mb not hidden behind GEMMs (all of it without tp_comm_overlap)
-    double cp_mb = 0;          ///< context-parallel ring exchange of K/V (forward) and K/V + their gradients (backward)
-    double cp_exposed_mb = 0;  ///< the part of cp_mb not hidden behind the attention of the other chunks
-    double ep_mb = 0;          ///< expert-parallel all-to-alls
-    double pp_mb = 0;          ///< pipeline send/recv of activations and their gradients
-    double pp_exposed_mb = 0;  ///< the part of pp_mb on the critical path (interleaved: overlapped with compute)
-    double shard_mb = 0;       ///< ZeRO-3/FSDP parameter gathers + gradient reduce-scatter (ZeRO-2: reduce-scatter)
-    double micro_batch = 0;    ///< time of one micro-batch slot
-    std::int64_t micro_batches = 1;
-    double bubble_slots = 0;   ///< idle micro-batch slots of the schedule
-    double pipeline = 0;       ///< (micro_batches + bubble_slots) x micro_batch
-    double dp_sync = 0;        ///< gradient all-reduce (or ZeRO-1 reduce-scatter + all-gather), before overlap
-    double dp_exposed = 0;     ///< the part of dp_sync not hidden behind the last backward
-    double param_gather = 0;   ///< ZeRO-2: all-gather of updated parameters after the optimizer
-    double optimizer = 0;      ///< memory-bandwidth-bound optimizer pass
-    double total = 0;
-    // inputs of the compute term (what calibration inverts)
-    double dense_flops_mb = 0, attention_flops_mb = 0, memory_bytes_mb = 0, peak = 0;
-    gemm_shape shape{};
-    compute_work work{};
-};
-
 /// Predicted speed of a job on a GPU type.
 struct step_estimate {
     bool supported = true;
@@ -154,25 +127,6 @@ struct step_estimate {
     flop_count flops{};          ///< whole step, all GPUs
     step_breakdown parts{};
 };
-
-namespace detail {
-/// Effective bandwidths (GB/s per rank): NCCL reaches about 75% of the NVLink/PCIe unidirectional rate
-/// (nccl-tests busbw on DGX A100: ~230 of 300 GB/s) and ~90% of the NIC rate across nodes.
-inline double intra_node_GBps(const gpu_type& g) { return 0.75 * g.link_GBps / 2.0; }
-inline double node_network_GBps(const gpu_type& g, const topology& t) {
-    return t.network_GBps > 0 ? t.network_GBps : default_network_GBps(g, t.gpus_per_node);  // hw/cluster.hpp
-}
-/// Bus bandwidth of a collective whose group has `per_node` members in each of several nodes: NCCL runs one ring
-/// per NIC, so the members of a node share the node's network bandwidth (a group with one member per node gets
-/// one NIC's share, a group filling the node gets all of it); never more than the intra-node link.
-inline double spanning_GBps(const gpu_type& g, const topology& t, std::int64_t per_node) {
-    const double gpn = static_cast<double>(std::max(1, t.gpus_per_node));
-    const double k = std::clamp(static_cast<double>(per_node), 1.0, gpn);
-    return std::min(intra_node_GBps(g), 0.9 * node_network_GBps(g, t) * k / gpn);
-}
-inline double inter_node_GBps(const gpu_type& g, const topology& t) { return spanning_GBps(g, t, 1); }
-
-}  // namespace detail
 
 /// Bytes one pipeline rank sends at a stage boundary per micro-batch, activations forward (their gradients come
 /// back the same size): the micro-batch's hidden states on one GPU, 1/tp of them where Megatron sends a shard and
@@ -247,31 +201,84 @@ public:
     /// the offload, so a planner that bounds one layout at many dp and shardings takes them once per micro-batch and
     /// recompute level. All zero where the GPU lacks the job's precision.
     step_breakdown micro_batch_parts(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage) const {
-        step_breakdown b;
-        const double peak = g.peak_flops(j.training.precision);
-        if (peak > 0) fill_micro_batch(context_of(j, g, topo, stage), peak, b);
-        return b;
+        return micro_batch_parts(j, stage, prepare(g, topo));
     }
     /// step_parts(j, g, topo, stage) from `mb` = micro_batch_parts of a job that differs from `j` at most in dp, the
     /// sharding and the offload: the same parts, bit for bit.
     step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage,
                               const step_breakdown& mb) const {
-        step_breakdown b = mb;
-        if (g.peak_flops(j.training.precision) > 0) fill_data_parallel(context_of(j, g, topo, stage), b);
+        return step_parts(j, stage, mb, prepare(g, topo));
+    }
+
+    /// What the model reads of `g` on `topo` alone, for the prepared overloads below (gpu_facts).
+    gpu_facts prepare(const gpu_type& g, const topology& topo) const {
+        gpu_facts f{&g, topo, g.compute_capability(), g.flash_attention(), detail::intra_node_GBps(g),
+                    detail::node_network_GBps(g, topo)};
+        if constexpr (requires { { compute_.entry(g) } -> std::convertible_to<const gpu_coefficient*>; })
+            f.efficiency = compute_.entry(g);
+        return f;
+    }
+    /// step_parts(j, *f.gpu, f.topo, stage), bit for bit, with the type's facts taken before (prepare).
+    step_breakdown step_parts(const job_spec& j, const stage_load& stage, const gpu_facts& f) const {
+        step_breakdown b;
+        const double peak = f.gpu->peak_flops(j.training.precision);
+        if (peak > 0) {
+            const auto c = context_of(j, stage, f);
+            fill_micro_batch(c, peak, b);
+            fill_data_parallel(c, b);
+        }
         return b;
+    }
+    /// micro_batch_parts(j, *f.gpu, f.topo, stage), bit for bit, with the type's facts taken before (prepare).
+    step_breakdown micro_batch_parts(const job_spec& j, const stage_load& stage, const gpu_facts& f) const {
+        step_breakdown b;
+        const double peak = f.gpu->peak_flops(j.training.precision);
+        if (peak > 0) fill_micro_batch(context_of(j, stage, f), peak, b);
+        return b;
+    }
+    /// step_parts(j, *f.gpu, f.topo, stage, mb), bit for bit, with the type's facts taken before (prepare).
+    step_breakdown step_parts(const job_spec& j, const stage_load& stage, const step_breakdown& mb, const gpu_facts& f) const {
+        step_breakdown b = mb;
+        if (f.gpu->peak_flops(j.training.precision) > 0) fill_data_parallel(context_of(j, stage, f), b);
+        return b;
+    }
+    /// The same in place, without copying the micro-batch parts: `b` holds micro_batch_parts of a job that differs
+    /// from `j` at most in dp, the sharding and the offload, perhaps completed before for another of them; its
+    /// data-parallel pieces (those fill_data_parallel sets) go back to their defaults and are set for `j`, so `b`
+    /// becomes step_parts(j, stage, its micro-batch parts, f), bit for bit.
+    void complete_step_parts(const job_spec& j, const stage_load& stage, const gpu_facts& f, step_breakdown& b) const {
+        const step_breakdown none{};
+        b.pp_mb = none.pp_mb;
+        b.pp_exposed_mb = none.pp_exposed_mb;
+        b.shard_mb = none.shard_mb;
+        b.micro_batch = none.micro_batch;
+        b.micro_batches = none.micro_batches;
+        b.bubble_slots = none.bubble_slots;
+        b.pipeline = none.pipeline;
+        b.dp_sync = none.dp_sync;
+        b.dp_exposed = none.dp_exposed;
+        b.param_gather = none.param_gather;
+        b.optimizer = none.optimizer;
+        b.total = none.total;
+        if (f.gpu->peak_flops(j.training.precision) > 0) fill_data_parallel(context_of(j, stage, f), b);
     }
 
 private:
     void fill_parts(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage,
                     double peak, step_breakdown& b) const {
-        const auto c = context_of(j, g, topo, stage);
+        const auto f = prepare(g, topo);
+        const auto c = context_of(j, stage, f);
         fill_micro_batch(c, peak, b);
         fill_data_parallel(c, b);
     }
 
     /// compute_mb of b.work on g, by kernel class where the compute policy offers by_kernel.
-    void set_compute(step_breakdown& b, const gpu_type& g) const {
-        if constexpr (requires { compute_.by_kernel(b.work, g); }) {
+    void set_compute(step_breakdown& b, const gpu_facts& f) const {
+        const gpu_type& g = *f.gpu;
+        if constexpr (requires { compute_.by_kernel(b.work, g, f.efficiency); }) {
+            b.kernels_mb = compute_.by_kernel(b.work, g, f.efficiency);
+            b.compute_mb = b.kernels_mb.total();
+        } else if constexpr (requires { compute_.by_kernel(b.work, g); }) {
             b.kernels_mb = compute_.by_kernel(b.work, g);
             b.compute_mb = b.kernels_mb.total();
         } else {
@@ -286,18 +293,19 @@ private:
         const gpu_type& g;
         const topology& topo;
         const stage_load& stage;
+        const gpu_facts& f;  ///< what the model reads of g on topo (prepare)
         double tp, cp;
         double gpu_tokens;  ///< tokens of one micro-batch on one GPU
         double act;         ///< activation element bytes (communication)
         int gpn;            ///< GPUs per node
         double intra;       ///< intra-node bandwidth per rank (detail::intra_node_GBps)
     };
-    static step_context context_of(const job_spec& j, const gpu_type& g, const topology& topo, const stage_load& stage) {
+    static step_context context_of(const job_spec& j, const stage_load& stage, const gpu_facts& f) {
         const auto& p = j.parallel;
-        return {j, g, topo, stage, static_cast<double>(p.tp), static_cast<double>(p.cp),
+        return {j, *f.gpu, f.topo, stage, f, static_cast<double>(p.tp), static_cast<double>(p.cp),
                 local_tokens(j),                    // tokens of one micro-batch on one GPU (train/geometry.hpp)
                 param_bytes(j.training.precision),  // activation element bytes (communication)
-                std::max(1, topo.gpus_per_node), detail::intra_node_GBps(g)};
+                std::max(1, f.topo.gpus_per_node), f.intra_GBps};
     }
     void fill_micro_batch(const step_context& c, double peak, step_breakdown& b) const {
         compute_step(c, peak, b);
@@ -305,6 +313,8 @@ private:
         context_parallel_step(c, b);
         expert_parallel_step(c, b);
     }
+    /// Sets pp_mb, pp_exposed_mb, shard_mb, micro_batch(es), bubble_slots, pipeline, dp_sync, dp_exposed,
+    /// param_gather, optimizer and total, and no other field (complete_step_parts resets exactly these).
     void fill_data_parallel(const step_context& c, step_breakdown& b) const {
         pipeline_step(c, b);
         data_parallel_step(c, b);
@@ -321,7 +331,7 @@ private:
         const auto& stage = c.stage;
         const double tp = c.tp, gpu_tokens = c.gpu_tokens;
         const bool scaled = gpu_type::scaled_gemms(t.precision);
-        const attention_impl kernel = attention_on(c.j, g);  // train/attention.hpp
+        const attention_impl kernel = attention_on(c.j, c.f.flash_attention);  // train/attention.hpp
         const auto& f = stage.flops;  // forward_flops_per_token(m, t.seq_len), computed with the stage
         // compute of one micro-batch on one GPU of the bottleneck stage (with the logits when it is the last)
         const double stage_dense = stage.dense_layers() * f.dense_layer + stage.moe_layers * f.moe_layer;
@@ -334,7 +344,7 @@ private:
         const double attn_tok = 3.0 * stage_attn + rec_attn;
         b.dense_flops_mb = dense_tok * gpu_tokens / tp;
         b.attention_flops_mb = attn_tok * gpu_tokens / tp;
-        b.memory_bytes_mb = detail::stage_elementwise_bytes(c.j, stage, full_rec, g.compute_capability()) * gpu_tokens;
+        b.memory_bytes_mb = detail::stage_elementwise_bytes(c.j, stage, full_rec, c.f.compute_capability) * gpu_tokens;
         const double stream_bytes =
             (kernel == attention_impl::unfused ? detail::unfused_stream_bytes(c.j, stage, full_rec) * gpu_tokens : 0.0) +
             detail::qlora_dequant_bytes(c.j, stage, full_rec);
@@ -353,7 +363,7 @@ private:
             b.work.expert_flops = (gemm_passes + rec) * routed * stage.moe_layers * gpu_tokens / tp;
             b.work.expert_tokens = load * gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
         }
-        set_compute(b, g);
+        set_compute(b, c.f);
     }
 
     /// Tensor-parallel collectives and the part of them the GEMMs do not hide.
@@ -361,8 +371,6 @@ private:
         const auto& m = c.j.model;
         const auto& p = c.j.parallel;
         const auto& rt = c.j.runtime;
-        const auto& g = c.g;
-        const auto& topo = c.topo;
         const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra, layers_stage = c.stage.layers;
         const int gpn = c.gpn;
         // tensor parallel: 2 all-reduces forward, 2 backward, 2 more per recomputed forward (Megatron-LM
@@ -371,7 +379,7 @@ private:
         // model_parallel_config.py tp_comm_overlap) each collective is split into tp chunks pipelined with the
         // GEMM it feeds: only the first chunk (1/tp) and what exceeds the GEMM time stays exposed.
         if (p.tp > 1) {
-            const double bw = p.tp <= gpn ? intra : detail::spanning_GBps(g, topo, gpn);
+            const double bw = p.tp <= gpn ? intra : c.f.spanning_GBps(gpn);
             const double n = 4.0 + 2.0 * full_recompute_share(c.j, c.stage);
             const double buf = gpu_tokens * static_cast<double>(m.hidden) * act;
             b.tp_mb = layers_stage * n * comm_.seconds(collective::all_reduce, buf, p.tp, bw);
@@ -389,8 +397,6 @@ private:
         const auto& m = c.j.model;
         const auto& p = c.j.parallel;
         const auto& rt = c.j.runtime;
-        const auto& g = c.g;
-        const auto& topo = c.topo;
         const double tp = c.tp, cp = c.cp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
         const double layers_stage = c.stage.layers;
         const int gpn = c.gpn;
@@ -406,7 +412,7 @@ private:
         if (p.cp > 1) {
             const double kv_elems = 2.0 * static_cast<double>(m.kv() * m.hdim()) / tp;
             const double chunk = gpu_tokens * kv_elems * act;
-            const double bw = p.tp * p.cp <= gpn ? intra : detail::spanning_GBps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+            const double bw = p.tp * p.cp <= gpn ? intra : c.f.spanning_GBps(std::max<std::int64_t>(1, gpn / p.tp));
             const double fwd_passes = 1.0 + (p.recompute == recompute::selective ? 1.0 : full_recompute_share(c.j, c.stage));
             if (rt.framework->perf.context_parallel == context_parallel_impl::ring_p2p) {
                 b.cp_mb = layers_stage * (fwd_passes + 2.0) * (cp - 1.0) * comm_.seconds(collective::send_recv, chunk, 2, bw);
@@ -421,7 +427,7 @@ private:
                 const double merge = layers_stage * (fwd_passes + 2.0) * cp * gpu_tokens * q_elems * 2.0 * 4.0;
                 b.memory_bytes_mb += merge;
                 b.work.memory_bytes = b.memory_bytes_mb;
-                set_compute(b, g);
+                set_compute(b, c.f);
             }
         }
     }
@@ -430,14 +436,12 @@ private:
     void expert_parallel_step(const step_context& c, step_breakdown& b) const {
         const auto& m = c.j.model;
         const auto& p = c.j.parallel;
-        const auto& g = c.g;
-        const auto& topo = c.topo;
         const auto& stage = c.stage;
         const double tp = c.tp, gpu_tokens = c.gpu_tokens, act = c.act, intra = c.intra;
         const int gpn = c.gpn;
         if (p.ep > 1 && m.is_moe()) {  // two all-to-alls forward (dispatch, combine), two backward per MoE layer
             const double buf = m.moe.expert_load(1.0) * gpu_tokens * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
-            const double bw = p.tp * p.ep <= gpn ? intra : detail::spanning_GBps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+            const double bw = p.tp * p.ep <= gpn ? intra : c.f.spanning_GBps(std::max<std::int64_t>(1, gpn / p.tp));
             b.ep_mb = stage.moe_layers * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
         }
     }
@@ -453,7 +457,7 @@ private:
         // 1F1B and GPipe wait for them.
         if (p.pp > 1) {
             const double buf = pipeline_send_bytes(c.j);
-            const double bw = gpus <= c.gpn ? c.intra : detail::inter_node_GBps(c.g, c.topo);
+            const double bw = gpus <= c.gpn ? c.intra : c.f.spanning_GBps(1);
             b.pp_mb = 2.0 * static_cast<double>(p.vpp) * comm_.seconds(collective::send_recv, buf, 2, bw);
             b.pp_exposed_mb = p.schedule == pipeline_schedule::interleaved
                                   ? std::max(0.0, b.pp_mb - b.compute_mb) + b.pp_mb / (2.0 * static_cast<double>(p.vpp))
@@ -478,7 +482,6 @@ private:
         const auto& p = c.j.parallel;
         const auto& rt = c.j.runtime;
         const auto& g = c.g;
-        const auto& topo = c.topo;
         const auto& stage = c.stage;
         const double intra = c.intra, layers_stage = c.stage.layers;
         const int gpn = c.gpn;
@@ -487,7 +490,7 @@ private:
         // over dp_shard x cp); contiguous after tp (order tp-cp-dp-pp), spans nodes when tp x cp x dp > node
         const std::int64_t dpg = p.dp * p.cp;
         const bool dp_intra = p.tp * dpg <= gpn;
-        const double dp_bw = dp_intra ? intra : detail::spanning_GBps(g, topo, std::max<std::int64_t>(1, gpn / p.tp));
+        const double dp_bw = dp_intra ? intra : c.f.spanning_GBps(std::max<std::int64_t>(1, gpn / p.tp));
         // fine-tuning reduces and updates only what it trains (adapters, unfrozen layers); gathers move every
         // weight, QLoRA's linears in NF4
         const double params = stage.trainable_params;
@@ -538,40 +541,6 @@ private:
 };
 
 using step_time_model = basic_step_time_model<>;
-
-/// One named share of a step's time (step_time_parts).
-struct step_part {
-    std::string_view name;  ///< a static string
-    double seconds = 0;
-};
-
-/// The step of `b` as shares that add up to b.total: the compute of all micro-batches by kernel class (one
-/// "compute" share where the compute policy does not tell the classes), what each kind of communication leaves
-/// exposed, the pipeline bubble, the gradient sync, ZeRO-2's parameter gather and the optimizer pass. Zero
-/// shares are left out.
-inline std::vector<step_part> step_time_parts(const step_breakdown& b) {
-    const double m = static_cast<double>(b.micro_batches);
-    const double work = b.compute_mb + b.tp_exposed_mb + b.cp_exposed_mb + b.ep_mb;
-    // what the sharded-state gathers add to a micro-batch slot beyond its own work (basic_step_time_model's
-    // micro_batch_slot): the slot less the work and the exposed pipeline sends
-    const double shard_exposed = b.shard_mb > 0 ? std::max(0.0, b.micro_batch - work - b.pp_exposed_mb) : 0.0;
-    const auto& k = b.kernels_mb;
-    std::vector<step_part> all;
-    if (k.total() > 0)
-        all = {{"GEMMs", m * k.gemm}, {"attention", m * k.attention}, {"element-wise", m * k.elementwise},
-               {"streaming", m * k.streaming}};
-    else
-        all = {{"compute", m * b.compute_mb}};
-    const std::vector<step_part> rest = {
-        {"tensor-parallel (exposed)", m * b.tp_exposed_mb}, {"context-parallel (exposed)", m * b.cp_exposed_mb},
-        {"expert all-to-all", m * b.ep_mb},                {"sharded gathers (exposed)", m * shard_exposed},
-        {"pipeline sends (exposed)", m * b.pp_exposed_mb}, {"pipeline bubble", b.bubble_slots * b.micro_batch},
-        {"gradient sync (exposed)", b.dp_exposed},         {"parameter gather", b.param_gather},
-        {"optimizer step", b.optimizer}};
-    all.insert(all.end(), rest.begin(), rest.end());
-    std::erase_if(all, [](const step_part& p) { return !(p.seconds > 0); });
-    return all;
-}
 
 /// Step time, tokens/s (whole job) and MFU of `j` with its parallel layout on `gpus_per_node`-GPU nodes of type
 /// `g` connected at `network_GBps` GB/s per node (0 = default for the GPU class), with the shipped calibration.

@@ -1,6 +1,7 @@
 #pragma once
 // Plan values: a job on one GPU type with a parallel configuration, why a type is infeasible, and the parts of a
 // layout a job pins (the planner keeps them and searches the rest).
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -142,6 +143,29 @@ inline plan_result plan_result_for(const job_spec& job) {
     r.parameters = total_parameters(job.model, job.training.seq_len);
     r.active_parameters = active_parameters(job.model, job.training.seq_len);
     return r;
+}
+
+/// For one GPU type: its plan with the fewest GPUs (the fastest among those) and its fastest plan.
+struct type_summary {
+    std::string gpu;
+    plan minimum;
+    plan fastest;
+};
+
+/// Per-type minimum-GPU and fastest plans of a result, in the order the types first appear in it (best first).
+inline std::vector<type_summary> summarize_by_type(const plan_result& r) {
+    std::vector<type_summary> out;
+    for (const auto& p : r.plans) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const type_summary& t) { return t.gpu == p.gpu; });
+        if (it == out.end()) {
+            out.push_back({p.gpu, p, p});
+            continue;
+        }
+        if (p.gpus < it->minimum.gpus || (p.gpus == it->minimum.gpus && p.tokens_per_s > it->minimum.tokens_per_s))
+            it->minimum = p;
+        if (p.tokens_per_s > it->fastest.tokens_per_s) it->fastest = p;
+    }
+    return out;
 }
 
 }  // namespace frenzy

@@ -22,6 +22,7 @@
 //     tokens/s grows at a fixed GPU count, and a step-time model whose step_breakdown is filled consistently
 //     (one that leaves it zero simply gets no pruning).
 #include <algorithm>
+#include <cassert>
 #include <array>
 #include <concepts>
 #include <cstdint>
@@ -132,6 +133,19 @@ private:
         double score = 0;
     };
 
+    /// The best configuration per GPU count so far (by_count, ascending), each count's score also in a flat array
+    /// that beaten and consider read without a tree search (scores: the search_context's, reused across pools).
+    struct best_plans {
+        explicit best_plans(detail::scores_by_count& storage) : scores(storage) { scores.clear(); }
+        std::map<std::int64_t, candidate> by_count{};
+        detail::scores_by_count& scores;
+        bool empty() const { return by_count.empty(); }
+        void keep(std::int64_t n, candidate c) {
+            scores.set(n, c.score);
+            by_count[n] = std::move(c);
+        }
+    };
+
     /// A layout at one dp: what search_hints searches again on the pools after the one that kept a plan of it.
     struct layout_point {
         framework fw = framework::megatron;
@@ -171,8 +185,16 @@ private:
         /// The layouts of the plans kept on the last pool with plans (search_hints), and the best scores they
         /// reach on the current pool by GPU count: the speed bound's second bar (beaten).
         std::vector<layout_point> hints{};
-        std::map<std::int64_t, double> bar{};
+        detail::scores_by_count bar{}, best_scores{}, found_scores{};  ///< bar; best_plans' storage
+        gpu_facts facts{};  ///< the current pool's (plan_pool; gpu null outside its search or without `prepare`)
+        step_breakdown parts{};  ///< step_parts' answer where it is not a table entry
     };
+    /// Takes the step-time model's facts of the pool's type and topology for the pool's search (plan_pool).
+    void prepare_facts(const gpu_pool& pool, search_context& cx) const {
+        const topology topo{pool.gpus_per_node, pool.network_GBps};
+        if constexpr (requires { { time_.prepare(pool.gpu, topo) } -> std::same_as<gpu_facts>; })
+            cx.facts = time_.prepare(pool.gpu, topo);
+    }
     /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
     /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
     step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
@@ -185,23 +207,27 @@ private:
         if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); }) return cx.stage.has_value();
         return false;
     }
-    /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone, and from
-    /// the layout's micro-batch parts (search_context::mb_parts) where it gives those.
-    step_breakdown step_parts(const job_spec& j, const gpu_type& g, const topology& topo, search_context& cx) const {
+    /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone, and from the
+    /// layout's micro-batch parts (search_context::mb_parts) where the model takes the pool's facts: the table entry
+    /// completed in place (complete_step_parts; valid until the next call), else a copy in cx.parts.
+    const step_breakdown& step_parts(const job_spec& j, const gpu_type& g, const topology& topo, search_context& cx) const {
         if constexpr (requires(step_breakdown mb) {
-                          time_.micro_batch_parts(j, g, topo, *cx.stage);
-                          time_.step_parts(j, g, topo, *cx.stage, mb);
+                          time_.micro_batch_parts(j, *cx.stage, cx.facts);
+                          time_.complete_step_parts(j, *cx.stage, cx.facts, mb);
                       }) {
-            if (const auto* mb = micro_batch_parts(j, g, topo, cx)) return time_.step_parts(j, g, topo, *cx.stage, *mb);
+            if (auto* mb = cx.facts.gpu ? micro_batch_parts(j, cx) : nullptr) {
+                assert(cx.facts.gpu == &g && cx.facts.topo == topo);
+                time_.complete_step_parts(j, *cx.stage, cx.facts, *mb);
+                return *mb;
+            }
         }
         if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); })
-            if (cx.stage) return time_.step_parts(j, g, topo, *cx.stage);
-        return predict(j, g, topo, cx).parts;
+            if (cx.stage) return cx.parts = time_.step_parts(j, g, topo, *cx.stage);
+        return cx.parts = predict(j, g, topo, cx).parts;
     }
-    /// The micro-batch parts of `j` from the layout's table (filled when first asked), or null where `j`'s
-    /// micro-batch is not on the axes.
-    const step_breakdown* micro_batch_parts(const job_spec& j, const gpu_type& g, const topology& topo,
-                                            search_context& cx) const {
+    /// The micro-batch parts of `j` from the layout's table (filled when first asked, with the pool's facts), or
+    /// null where `j`'s micro-batch is not on the axes.
+    step_breakdown* micro_batch_parts(const job_spec& j, search_context& cx) const {
         if (!cx.stage || !cx.mb_axis) return nullptr;
         const auto& axis = *cx.mb_axis;
         const auto at = std::lower_bound(axis.begin(), axis.end(), j.training.micro_batch);
@@ -209,7 +235,7 @@ private:
         const auto k = static_cast<std::size_t>(j.parallel.recompute) * axis.size() + static_cast<std::size_t>(at - axis.begin());
         if (k >= cx.mb_parts.size()) return nullptr;
         if (cx.mb_parts_taken[k] != cx.mb_epoch) {
-            cx.mb_parts[k] = time_.micro_batch_parts(j, g, topo, *cx.stage);
+            cx.mb_parts[k] = time_.micro_batch_parts(j, *cx.stage, cx.facts);
             cx.mb_parts_taken[k] = cx.mb_epoch;
         }
         return &cx.mb_parts[k];
@@ -252,29 +278,31 @@ private:
         for (auto* v : {&ax.tp, &ax.pp, &ax.dp, &ax.micro_batch, &ax.ep, &ax.cp, &ax.vpp})
             std::sort(v->begin(), v->end());  // pruning needs ascending axes
         std::sort(ax.recomputes.begin(), ax.recomputes.end());
-        std::map<std::int64_t, candidate> best;  // by GPU count
+        best_plans best(cx.best_scores);  // by GPU count
         cx.usable = usable_memory(g, opt.margin).value;
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
         prepare_micro_batches(ax, cx);
+        prepare_facts(pool, cx);
         search_hints(*job0, pool, ax, avail, opt, cx);
         search_pool(*job0, pool, ax, avail, opt, best, cx);
+        cx.facts = {};
         cx.bar.clear();
         if (!best.empty()) cx.hints.clear();  // hints for the next pool: the layouts of this one's plans
-        for (const auto& [n, c] : best) {
+        for (const auto& [n, c] : best.by_count) {
             const auto& p = c.job.parallel;
             const layout_point h{c.job.runtime.framework, p.tp, p.pp, p.vpp, p.cp, p.ep, p.dp, p.sharding};
             if (std::find(cx.hints.begin(), cx.hints.end(), h) == cx.hints.end()) cx.hints.push_back(h);
         }
         if (best.empty()) r.infeasible.push_back({g.name, detail::infeasible_reason(*job0, pool, avail, ax, opt, cx.memory)});
-        else add_plans(job, pool, opt, best, r, cx);
+        else add_plans(job, pool, opt, best.by_count, r, cx);
         cx.memory.host_memory_GiB = 0;  // this pool's only (mixed plans span two pools and do not check it)
     }
 
     /// Every layout of the axes within `avail` GPUs of the pool: the layouts the framework rules and node shape
     /// allow, each searched over dp (search_dps).
     void search_pool(const job_spec& job0, const gpu_pool& pool, const search_axes& ax, std::int64_t avail,
-                     const plan_options& opt, std::map<std::int64_t, candidate>& best, search_context& cx) const {
+                     const plan_options& opt, best_plans& best, search_context& cx) const {
         const topology topo{pool.gpus_per_node, pool.network_GBps};
         const auto flops = forward_flops_per_token(job0.model, job0.training.seq_len);
         job_spec j = job0;  // one job for the whole search: only the layout fields, micro-batch and recompute change
@@ -316,7 +344,7 @@ private:
     /// The layout of `j` (pp the `pi`-th of the axes) at each dp of the axes within `avail` GPUs that the
     /// planner's dp rules allow (ep divides dp x cp, sharding needs dp > 1), over its valid micro-batches.
     void search_dps(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax, std::size_t pi,
-                    std::int64_t avail, const plan_options& opt, std::map<std::int64_t, candidate>& best,
+                    std::int64_t avail, const plan_options& opt, best_plans& best,
                     search_context& cx) const {
         const auto tp = j.parallel.tp, pp = j.parallel.pp, cp = j.parallel.cp, ep = j.parallel.ep;
         const auto sh = j.parallel.sharding;
@@ -360,7 +388,7 @@ private:
         const topology topo{pool.gpus_per_node, pool.network_GBps};
         const auto flops = forward_flops_per_token(job0.model, job0.training.seq_len);
         const auto layouts = cx.st.layouts, configurations = cx.st.configurations;  // the search space's, not these
-        std::map<std::int64_t, candidate> found;
+        best_plans found(cx.found_scores);
         job_spec j = job0;
         auto at = [](const auto& axis, auto v) {
             return static_cast<std::size_t>(std::find(axis.begin(), axis.end(), v) - axis.begin());
@@ -385,7 +413,7 @@ private:
         }
         cx.st.layouts = layouts;
         cx.st.configurations = configurations;
-        for (const auto& [n, c] : found) cx.bar[n] = c.score;
+        for (const auto& [n, c] : found.by_count) cx.bar.set(n, c.score);
     }
 
     /// The plan records of the best configuration per GPU count, with their memory figures.
@@ -428,16 +456,16 @@ private:
     /// (best GEMM shape, fewest slots, least exposed gradient sync), exposed tp/ep traffic counted but not pp's,
     /// and the bubble at the smallest micro-batch `mb_low` at that per-token compute rate.
     bool beaten(job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt, recompute rc,
-                std::int64_t mb_low, std::int64_t mb_top, const std::map<std::int64_t, candidate>& best,
+                std::int64_t mb_low, std::int64_t mb_top, const best_plans& best,
                 search_context& cx) const {
         auto& st = cx.st;
-        const auto it = best.find(j.parallel.gpus());
-        const auto bar = cx.bar.find(j.parallel.gpus());
-        if (it == best.end() && bar == cx.bar.end()) return false;
+        const double* kept = best.scores.find(j.parallel.gpus());
+        const double* bar = cx.bar.find(j.parallel.gpus());
+        if (!kept && !bar) return false;
         j.parallel.recompute = rc;
         j.training.micro_batch = mb_top;
         ++st.step_estimates;
-        const step_breakdown b = step_parts(j, g, topo, cx);
+        const step_breakdown& b = step_parts(j, g, topo, cx);
         const double mb_ratio = static_cast<double>(mb_low) / static_cast<double>(mb_top);
         // the exposed tp traffic: compute + exposed tp falls with the GEMM time per token (perf/step_time.hpp hides
         // at most the GEMM time), so its value at mb_top bounds every smaller micro-batch's from below
@@ -445,7 +473,7 @@ private:
                             b.bubble_slots * b.compute_mb * mb_ratio + b.dp_exposed + b.param_gather + b.optimizer;
         if (!(work > 0)) return false;
         const double s = score_of(j, g, topo.gpus_per_node, work, j.tokens_per_step() / work, opt, cx);
-        return (it != best.end() && s >= it->second.score) || (bar != cx.bar.end() && s > bar->second);
+        return (kept && s >= *kept) || (bar && s > *bar);
     }
 
     /// The objective's score of `j` on `g` at that step time and tokens/s: the default objective's from the fields
@@ -462,19 +490,6 @@ private:
         }
     }
 
-    /// Largest k in (lo, hi) with fits(k), given fits(lo) (or lo = -1) and !fits(hi): the micro-batches that fit
-    /// are a prefix (2.), so a binary search, after lo + 1 alone: where a recompute level adds no micro-batch (a
-    /// large model below full recompute, the usual case) one estimate settles it instead of log2(hi - lo).
-    template <class Fits>
-    static std::int64_t largest_fitting(Fits&& fits, std::int64_t lo, std::int64_t hi) {
-        if (hi - lo > 1 && !fits(lo + 1)) return lo;
-        while (hi - lo > 1) {
-            const auto mid = (lo + hi) / 2;
-            if (fits(mid)) lo = mid; else hi = mid;
-        }
-        return lo;
-    }
-
     /// Tries the recompute levels and micro-batches of one layout (pruned as described at the top of the file):
     /// the memory model's floor (1.), then the speed bound (5.: a step estimate is cheaper than a memory estimate
     /// the layout may not need), then the most frugal point (4.), both memory checks shared across GPU types; then,
@@ -483,7 +498,7 @@ private:
     /// instead of the largest valid one was tried: tighter, but the extra memory estimates cost more than the
     /// step estimates it saves.)
     void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax,
-                       const plan_options& opt, std::map<std::int64_t, candidate>& best, search_context& cx,
+                       const plan_options& opt, best_plans& best, search_context& cx,
                        frontier& known, const std::vector<std::int64_t>& mbs) const {
         auto& st = cx.st;
         ++st.layouts;
@@ -523,8 +538,8 @@ private:
             if (later && beaten(j, g, topo, opt, rc, mbs.front(), mbs.back(), best, cx))
                 break;  // more recompute only adds work
             // what fits with less recompute fits with more; the frugal level fits at index 0, a later one at covered + 1
-            const auto lo = largest_fitting([&](std::int64_t k) { return fits_at(rc, k); },
-                                            std::max<std::int64_t>(later ? covered + 1 : covered, rc == frugal ? 0 : -1), n);
+            const auto lo = detail::largest_fitting([&](std::int64_t k) { return fits_at(rc, k); },
+                                                    std::max<std::int64_t>(later ? covered + 1 : covered, rc == frugal ? 0 : -1), n);
             if (lo >= 0 && reuse) known[rc] = std::max(known[rc], mbs[static_cast<std::size_t>(lo)]);
             for (std::int64_t k = covered + 1; k <= lo; ++k) {
                 j.parallel.recompute = rc;
@@ -539,7 +554,7 @@ private:
     /// step's parts where the model gives them alone (predict's step time and tokens/s, bit for bit); predict's
     /// extras are computed for the plans the search ends with only (add_plans), not for every best replaced later.
     void consider(const job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt,
-                  std::map<std::int64_t, candidate>& best, search_context& cx) const {
+                  best_plans& best, search_context& cx) const {
         ++cx.st.step_estimates;
         std::optional<step_estimate> speed;
         double step = 0, tokens_per_s = 0;
@@ -553,10 +568,10 @@ private:
             tokens_per_s = speed->tokens_per_s;
         }
         const double s = score_of(j, g, topo.gpus_per_node, step, tokens_per_s, opt, cx);
-        auto it = best.find(j.parallel.gpus());
-        if (it == best.end() || s < it->second.score ||
-            (s == it->second.score && tokens_per_s > it->second.tokens_per_s))
-            best[j.parallel.gpus()] = candidate{j, std::move(speed), tokens_per_s, s};
+        const auto n = j.parallel.gpus();
+        const double* kept = best.scores.find(n);
+        if (!kept || s < *kept || (s == *kept && tokens_per_s > best.by_count.at(n).tokens_per_s))
+            best.keep(n, candidate{j, std::move(speed), tokens_per_s, s});
     }
 
     M mem_{};
@@ -566,29 +581,6 @@ private:
 };
 
 using planner = basic_planner<>;
-
-/// For one GPU type: its plan with the fewest GPUs (the fastest among those) and its fastest plan.
-struct type_summary {
-    std::string gpu;
-    plan minimum;
-    plan fastest;
-};
-
-/// Per-type minimum-GPU and fastest plans of a result, in the order the types first appear in it (best first).
-inline std::vector<type_summary> summarize_by_type(const plan_result& r) {
-    std::vector<type_summary> out;
-    for (const auto& p : r.plans) {
-        auto it = std::find_if(out.begin(), out.end(), [&](const type_summary& t) { return t.gpu == p.gpu; });
-        if (it == out.end()) {
-            out.push_back({p.gpu, p, p});
-            continue;
-        }
-        if (p.gpus < it->minimum.gpus || (p.gpus == it->minimum.gpus && p.tokens_per_s > it->minimum.tokens_per_s))
-            it->minimum = p;
-        if (p.tokens_per_s > it->fastest.tokens_per_s) it->fastest = p;
-    }
-    return out;
-}
 
 /// Plans of `job` on each GPU type of `cluster`, best first by the objective (a scheduler's helper):
 /// equivalent to planner{}.plan(job, cluster, options).

@@ -189,6 +189,43 @@ inline void valid_micro_batches(const job_spec& j, const search_axes& ax, std::v
     }
 }
 
+/// Scores by GPU count in a flat array (the planner's best score per count and its bar): a lookup per speed bound
+/// check without a tree search. find(n): the score set for n, or null.
+struct scores_by_count {
+    std::vector<double> score{};
+    std::vector<char> set_at{};
+    const double* find(std::int64_t n) const {
+        const auto k = static_cast<std::size_t>(n);
+        return n >= 0 && k < set_at.size() && set_at[k] ? &score[k] : nullptr;
+    }
+    void set(std::int64_t n, double s) {
+        const auto k = static_cast<std::size_t>(n);
+        if (k >= set_at.size()) {
+            score.resize(k + 1, 0.0);
+            set_at.resize(k + 1, 0);
+        }
+        score[k] = s;
+        set_at[k] = 1;
+    }
+    void clear() {
+        score.clear();
+        set_at.clear();
+    }
+};
+
+/// Largest k in (lo, hi) with fits(k), given fits(lo) (or lo = -1) and !fits(hi): the micro-batches that fit
+/// are a prefix (2.), so a binary search, after lo + 1 alone: where a recompute level adds no micro-batch (a
+/// large model below full recompute, the usual case) one estimate settles it instead of log2(hi - lo).
+template <class Fits>
+std::int64_t largest_fitting(Fits&& fits, std::int64_t lo, std::int64_t hi) {
+    if (hi - lo > 1 && !fits(lo + 1)) return lo;
+    while (hi - lo > 1) {
+        const auto mid = (lo + hi) / 2;
+        if (fits(mid)) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
 }  // namespace detail
 
 }  // namespace frenzy

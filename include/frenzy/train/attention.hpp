@@ -13,11 +13,13 @@
 
 namespace frenzy {
 
-/// The kernel `j` runs on `g` (never `automatic`).
-inline attention_impl attention_on(const job_spec& j, const gpu_type& g) {
+/// The kernel `j` runs on a GPU type where flash attention runs or not (gpu_type::flash_attention; never `automatic`).
+inline attention_impl attention_on(const job_spec& j, bool flash_attention) {
     if (j.runtime.attention != attention_impl::automatic) return j.runtime.attention;
-    return g.flash_attention() ? attention_impl::flash : j.runtime.framework->perf.attention_without_flash;
+    return flash_attention ? attention_impl::flash : j.runtime.framework->perf.attention_without_flash;
 }
+/// The kernel `j` runs on `g` (never `automatic`).
+inline attention_impl attention_on(const job_spec& j, const gpu_type& g) { return attention_on(j, g.flash_attention()); }
 
 /// Why `j`'s attention kernel cannot run on `g`, or "".
 inline std::string attention_rejected(const job_spec& j, const gpu_type& g) {
