@@ -31,6 +31,7 @@ struct bench_job {
     std::vector<plan> plans;
     double tokens = 0;
     std::vector<int> types;  // cluster type index per plan, as the simulator hands them to policies
+    std::vector<plan_rate> rates;  // rate_of each plan, likewise
     std::vector<mixed_plan> mixed;  // pipelines over two types (every other waiting job)
     std::vector<int> mixed_types;   // cluster type index per group of each mixed plan, as the simulator hands them
 };
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
         int busy = 0, id = 0;
         jobs.reserve(static_cast<std::size_t>(n + waiting));
         for (int attempt = 0; busy < want_busy && attempt < 100000; ++attempt) {
-            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}};
+            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}};
             const plan& p = j.plans[rng() % j.plans.size()];
             const int t = cs.type_index(p.gpu);
             auto a = best_fit_placement{}.place(cs, cs.free_vector(), {t, p.gpus, static_cast<int>(p.parallel.tp)});
@@ -136,7 +137,7 @@ int main(int argc, char** argv) {
         const int running = id;
         std::mt19937_64 mixed_rng(7);  // its own stream: the state without mixed plans is the one it always was
         for (int w = 0; w < waiting; ++w) {
-            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}});
+            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}});
             if (w % 2 == 0) jobs.back().mixed = make_mixed_plans(mixed_rng);
             job_view v;
             v.id = id++;
@@ -144,9 +145,13 @@ int main(int argc, char** argv) {
             views.push_back(v);
         }
         for (std::size_t k = 0; k < views.size(); ++k) {
-            for (const auto& p : jobs[k].plans) jobs[k].types.push_back(cs.type_index(p.gpu));
+            for (const auto& p : jobs[k].plans) {
+                jobs[k].types.push_back(cs.type_index(p.gpu));
+                jobs[k].rates.push_back(rate_of(p));
+            }
             views[k].plans = &jobs[k].plans;
             views[k].plan_types = jobs[k].types;
+            views[k].plan_rates = jobs[k].rates;  // as the simulator hands them to policies
             views[k].total_tokens = jobs[k].tokens;
         }
         // HAS: the same decision, repeated.

@@ -176,3 +176,59 @@ TEST_CASE("sorted_on_demand reads in std::sort's order however far it is read") 
         }
     }
 }
+
+TEST_CASE("HAS decides the same from a host's packed plan rates as from the plans") {
+    // job_view::plan_rates (sched/scheduler.hpp): what HAS reads of every plan at each decision, packed by the host
+    // (the simulator does). The decisions must be those HAS takes reading the plans themselves: the same jobs
+    // started on the same plans and GPUs, in the same order. 40 waiting jobs with 1-16 GPU plans on two types, 8
+    // running jobs holding part of the cluster, so that some start, some reserve and some wait.
+    const auto c = mk_cluster({{"a", "a100-80g", 8, 3}, {"v", "v100-32g", 8, 2}});
+    std::mt19937_64 rng(11);
+    std::vector<std::vector<plan>> plans(48);
+    std::vector<std::vector<int>> types(48);
+    std::vector<std::vector<plan_rate>> rates(48);
+    cluster_state cs(c);
+    for (std::size_t k = 0; k < plans.size(); ++k) {
+        for (int t = 0; t < 2; ++t)
+            for (int g = 1 << (rng() % 3); g <= 16; g *= 2)
+                plans[k].push_back(mk_plan(t == 0 ? "a100-80g" : "v100-32g", g,
+                                           static_cast<double>(1000 + rng() % 9000) * g * (t == 0 ? 2.0 : 1.0), g >= 2 ? 2 : 1));
+        for (const auto& p : plans[k]) {
+            types[k].push_back(cs.type_index(p.gpu));
+            rates[k].push_back(rate_of(p));
+        }
+    }
+    std::vector<job_view> plain(plans.size()), packed;
+    for (std::size_t k = 0; k < plans.size(); ++k) {
+        auto& v = plain[k];
+        v.id = static_cast<int>(k);
+        v.submit_s = static_cast<double>(k);
+        v.plans = &plans[k];
+        v.plan_types = types[k];
+        v.total_tokens = 1e9 * static_cast<double>(1 + rng() % 50);
+    }
+    for (std::size_t k = 0; k < 8; ++k) {  // running: holding one plan's GPUs each, where they place
+        const auto& p = plans[k].front();
+        auto free = cs.free_vector();
+        const auto a = best_fit_placement{}.place(cs, free, {cs.type_index(p.gpu), p.gpus, static_cast<int>(p.parallel.tp)});
+        if (!a) continue;
+        cs.allocate(static_cast<int>(k), p.gpu, *a);
+        plain[k].running = true;
+        plain[k].current = &p;
+        plain[k].alloc = cs.holding(static_cast<int>(k));
+        plain[k].predicted_end_s = 500.0 + 100.0 * static_cast<double>(k);
+    }
+    packed = plain;
+    for (std::size_t k = 0; k < plans.size(); ++k) packed[k].plan_rates = rates[k];
+    has h1, h2;
+    const auto a = h1.schedule({.now = 60, .cluster = &cs, .jobs = plain});
+    const auto b = h2.schedule({.now = 60, .cluster = &cs, .jobs = packed});
+    REQUIRE(a.start.size() == b.start.size());
+    CHECK(!a.start.empty());
+    for (std::size_t i = 0; i < a.start.size(); ++i) {
+        CHECK(a.start[i].job == b.start[i].job);
+        CHECK(a.start[i].p == b.start[i].p);
+        CHECK(a.start[i].alloc == b.start[i].alloc);
+    }
+    CHECK(a.preempt == b.preempt);
+}

@@ -92,7 +92,7 @@ public:
             const std::span<const int> pt = plan_types(j, cs);
             const double work = (1.0 - j.progress) * j.total_tokens;  // rem() with one division per plan
             const double* ratio = ratios_.all(j);  // rem()'s ratio by type index + 1
-            const plan* ps = j.plans->data();
+            const plan_rate* ps = plan_rates(j).data();
             const std::size_t n = j.plans->size();
             rem_buf_.resize(rem_at_[i] + n);
             double* out = rem_buf_.data() + rem_at_[i];
@@ -160,15 +160,16 @@ public:
         min_gpus_.assign(ntypes, std::numeric_limits<int>::max());
         const std::span<const int> pt = plan_types(j, cs);
         const double* rj = rem_buf_.data() + rem_at_[idx];
+        const plan_rate* pr = plan_rates(j).data();
         bool startable = false;
         for (std::size_t k = 0; k < j.plans->size(); ++k) {
-            const auto& p = (*j.plans)[k];
+            const auto& p = pr[k];
             const int t = pt[k];
             if (t < 0) continue;
             const auto ut = static_cast<std::size_t>(t);
             least_[ut] = std::min(least_[ut], rj[k] * p.gpus);
             min_gpus_[ut] = std::min(min_gpus_[ut], p.gpus);
-            startable |= p.gpus <= type_free_[ut] && !known_bad(t, p.gpus, static_cast<int>(p.parallel.tp));
+            startable |= p.gpus <= type_free_[ut] && !known_bad(t, p.gpus, p.tp);
         }
         const double launch_s = j.launches > 0 ? j.restart_s : opt_.startup_s;
         // per type, what the plans of one type share: the job's share of the idle GPUs, its cap
@@ -182,16 +183,16 @@ public:
             share_cap_[t] = std::max(static_cast<double>(min_gpus_[t]), cap);
         }
         for (std::size_t k = 0; k < j.plans->size(); ++k) {
-            const auto& p = (*j.plans)[k];
             const int t = pt[k];
             if (t < 0) continue;
             const auto ut = static_cast<std::size_t>(t);
+            const int gpus = pr[k].gpus;
             const double r = rj[k];
-            const double gs = r * p.gpus;
+            const double gs = r * gpus;
             const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least_[ut] * (1 + 1e-12);
-            const bool uses_idle = opt_.idle_slack > 0 && p.gpus <= idle_share_[ut] &&
+            const bool uses_idle = opt_.idle_slack > 0 && gpus <= idle_share_[ut] &&
                                    gs <= (1.0 + opt_.idle_slack) * least_[ut] * (1 + 1e-12);
-            if ((efficient || uses_idle) && p.gpus <= share_cap_[ut]) cands_.push_back({0.0, 0.0, &p, t, launch_s + r});
+            if ((efficient || uses_idle) && gpus <= share_cap_[ut]) cands_.push_back({0.0, 0.0, &(*j.plans)[k], t, launch_s + r});
         }
         return startable;
     }
@@ -395,6 +396,13 @@ public:
         return j.mixed_types.size() == groups && groups > 0 ? j.mixed_types.data() : nullptr;
     }
 
+    /// rate_of each of the job's plans: the view's (job_view::plan_rates), else read from the plans.
+    std::span<const plan_rate> plan_rates(const job_view& j) {
+        if (j.plan_rates.size() == j.plans->size()) return j.plan_rates;
+        prate_.clear();
+        for (const auto& p : *j.plans) prate_.push_back(rate_of(p));
+        return prate_;
+    }
     /// Cluster type index of each of the job's plans: the view's (job_view::plan_types), else looked up.
     std::span<const int> plan_types(const job_view& j, const cluster_state& cs) {
         if (j.plan_types.size() == j.plans->size()) return j.plan_types;
@@ -564,6 +572,7 @@ private:
     std::vector<double> least_, idle_share_, share_cap_;  ///< per type, for the job being placed (collect_candidates)
     std::vector<int> min_gpus_;
     std::vector<int> ptype_;
+    std::vector<plan_rate> prate_;
     detail::speed_ratios ratios_;  ///< learned speed ratios by type (sched/detail/speed_ratios.hpp)
     std::vector<double> rem_buf_;
     std::vector<std::size_t> rem_at_;

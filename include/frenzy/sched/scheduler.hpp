@@ -24,6 +24,15 @@ namespace frenzy {
 /// Ranked plans of a job: the planner's answer, or any host's own.
 using plan_provider = std::function<plan_result(const job_spec&)>;
 
+/// What a scheduler reads of every plan of every waiting job at each decision, packed (job_view::plan_rates): 16
+/// bytes where a plan record spreads them over two of its cache lines.
+struct plan_rate {
+    double tokens_per_s = 0;
+    int gpus = 0;
+    int tp = 1;  ///< parallel.tp
+};
+inline plan_rate rate_of(const plan& p) { return {p.tokens_per_s, p.gpus, static_cast<int>(p.parallel.tp)}; }
+
 /// One job as a scheduler sees it at the time of a decision.
 struct job_view {
     int id = 0;
@@ -55,6 +64,8 @@ struct job_view {
     std::span<const double> measured_ratio;
     /// Cluster type index of each plan in *plans (a host's cache; empty = policies look the types up).
     std::span<const int> plan_types;
+    /// rate_of each plan in *plans (a host's cache; empty = policies read the plans).
+    std::span<const plan_rate> plan_rates;
     /// Cluster type index of each stage group of each plan in *mixed_plans, in order (a host's cache; empty =
     /// policies look the types up).
     std::span<const int> mixed_types;

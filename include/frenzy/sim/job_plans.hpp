@@ -19,6 +19,7 @@ struct sim_job_plans {
     std::vector<plan> plans;        ///< feasible one-type plans, best first
     std::vector<mixed_plan> mixed;  ///< pipelines over several types (plan_options::mixed), best first
     std::vector<int> plan_types;    ///< cluster type index of each plan
+    std::vector<plan_rate> plan_rates;  ///< rate_of each plan (sched/scheduler.hpp)
     std::vector<int> mixed_types;   ///< cluster type index of each group of each mixed plan, in order
     int eff_gpus = 0;               ///< the request policies see (regime-adjusted)
     std::string eff_type;
@@ -85,7 +86,10 @@ inline void set_up_plans(sim_job_plans& j, const cluster_state& cs, const sim_op
             why = "no plan at the requested " + std::to_string(row.requested_gpus) + " GPUs (or a doubling of it)" +
                   (j.eff_type.empty() ? std::string{} : " on " + j.eff_type);
     }
-    for (const auto& p : j.plans) j.plan_types.push_back(cs.type_index(p.gpu));
+    for (const auto& p : j.plans) {
+        j.plan_types.push_back(cs.type_index(p.gpu));
+        j.plan_rates.push_back(rate_of(p));
+    }
     set_up_mixed(j, cs, opt, row, pr);
     for (const auto& m : j.mixed)
         for (const auto& g : m.groups) j.mixed_types.push_back(cs.type_index(g.gpu));

@@ -404,6 +404,7 @@ private:
             v.restart_s = j.restart_s;
             v.measured_ratio = j.measured;
             v.plan_types = j.plan_types;
+            v.plan_rates = j.plan_rates;
             v.mixed_types = j.mixed_types;
             v.running = j.ph == phase::running;
             v.progress = progress_at(j, now_);
