@@ -115,7 +115,7 @@ struct packed_table {
         }
     }
     void grow() {
-        const std::size_t n = std::max<std::size_t>(1024, 2 * used.size());
+        const std::size_t n = std::max<std::size_t>(1024, 4 * used.size());
         std::vector<packed_key> old_keys(n);
         std::vector<double> old_values(n);
         std::vector<unsigned char> old_used(n);
