@@ -286,19 +286,27 @@ struct predict_only_time {
         return t.predict(j, g, topo, s);
     }
 };
+/// What the split evaluation tests share: a V100 + T4 pair and the mixed job in fp16 (V100 and T4 have no bf16).
+struct split_fixture {
+    cluster_spec c = v100_t4_cluster();
+    std::vector<gpu_pool> pools = gpu_pools(c);
+    const gpu_pool& a = pool_named(pools, "v100-32g");
+    const gpu_pool& b = pool_named(pools, "t4");
+    memory_estimator mem{};
+    step_time_model time{};
+    plan_options opt{};
+    job_spec j = fp16(mixed_job());
+    search_axes ax = divisor_search_space{}.axes(j, a, opt);
+    static job_spec fp16(job_spec x) {
+        x.training.precision = precision::fp16_mixed;
+        return x;
+    }
+};
 }  // namespace
 
 TEST_CASE("mixed split evaluation: the slots, memory verdict and plan of each split are evaluate_mixed's") {
-    const auto c = v100_t4_cluster();
-    const auto pools = gpu_pools(c);
-    const auto& a = pool_named(pools, "v100-32g");
-    const auto& b = pool_named(pools, "t4");
-    const memory_estimator mem;
-    const step_time_model time;
-    plan_options opt;
-    job_spec j = mixed_job();
-    j.training.precision = precision::fp16_mixed;
-    const auto ax = divisor_search_space{}.axes(j, a, opt);
+    split_fixture f;
+    auto& [c, pools, a, b, mem, time, opt, j, ax] = f;
     for (auto rc : {recompute::none, recompute::full}) {
         for (std::int64_t sa : {1, 2}) {
             const std::int64_t sb = 2;
@@ -328,16 +336,8 @@ TEST_CASE("mixed split evaluation: group stages shared across a layout's recompu
     // of a layout and read by the others (other recompute levels and micro-batches). A stage read at the wrong group
     // or split, or one that depended on the level, would change a slot: exact equality with an evaluator that
     // computes every stage itself.
-    const auto c = v100_t4_cluster();
-    const auto pools = gpu_pools(c);
-    const auto& a = pool_named(pools, "v100-32g");
-    const auto& b = pool_named(pools, "t4");
-    const memory_estimator mem;
-    const step_time_model time;
-    plan_options opt;
-    job_spec j = mixed_job();
-    j.training.precision = precision::fp16_mixed;
-    const auto ax = divisor_search_space{}.axes(j, a, opt);
+    split_fixture f;
+    auto& [c, pools, a, b, mem, time, opt, j, ax] = f;
     for (std::int64_t sa : {1, 2}) {
         const std::int64_t sb = 2;
         detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, 1, opt);
