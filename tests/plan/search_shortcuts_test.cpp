@@ -48,6 +48,25 @@ struct plain_time {
     step_time_model t;
     step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo) const { return t.predict(j, g, topo); }
 };
+/// The step's parts `got` equal `want`'s bit for bit: the micro-batch parts, which must stay, and every piece
+/// fill_data_parallel sets.
+void check_same_parts(const step_breakdown& got, const step_breakdown& want) {
+    CHECK(got.compute_mb == want.compute_mb);
+    CHECK(got.kernels_mb == want.kernels_mb);
+    CHECK(got.tp_exposed_mb == want.tp_exposed_mb);
+    CHECK(got.pp_mb == want.pp_mb);
+    CHECK(got.pp_exposed_mb == want.pp_exposed_mb);
+    CHECK(got.shard_mb == want.shard_mb);
+    CHECK(got.micro_batch == want.micro_batch);
+    CHECK(got.micro_batches == want.micro_batches);
+    CHECK(got.bubble_slots == want.bubble_slots);
+    CHECK(got.pipeline == want.pipeline);
+    CHECK(got.dp_sync == want.dp_sync);
+    CHECK(got.dp_exposed == want.dp_exposed);
+    CHECK(got.param_gather == want.param_gather);
+    CHECK(got.optimizer == want.optimizer);
+    CHECK(got.total == want.total);
+}
 void require_same(const plan_result& a, const plan_result& b) {
     REQUIRE(a.plans.size() == b.plans.size());
     for (std::size_t i = 0; i < a.plans.size(); ++i) REQUIRE(a.plans[i] == b.plans[i]);  // every field, exact
@@ -234,28 +253,9 @@ TEST_CASE("micro-batch parts completed for each dp and sharding, copied or in pl
                     j.runtime.offload.parameters = dp == 16 && sh == sharding::full;
                     const auto plain = t.step_parts(j, g, topo, stage);
                     const auto fast = t.step_parts(j, g, topo, stage, mb);
-                    CHECK(fast.total == plain.total);  // v100: 0 (no bf16)
-                    CHECK(fast.micro_batch == plain.micro_batch);
-                    CHECK(fast.compute_mb == plain.compute_mb);
-                    CHECK(fast.tp_exposed_mb == plain.tp_exposed_mb);
-                    CHECK(fast.dp_exposed == plain.dp_exposed);
-                    CHECK(fast.shard_mb == plain.shard_mb);
-                    CHECK(fast.optimizer == plain.optimizer);
+                    check_same_parts(fast, plain);  // copied (v100: all 0, no bf16)
                     t.complete_step_parts(j, stage, facts, entry);
-                    CHECK(entry.compute_mb == plain.compute_mb);  // the micro-batch parts stay
-                    CHECK(entry.kernels_mb == plain.kernels_mb);
-                    CHECK(entry.pp_mb == plain.pp_mb);  // every piece fill_data_parallel sets
-                    CHECK(entry.pp_exposed_mb == plain.pp_exposed_mb);
-                    CHECK(entry.shard_mb == plain.shard_mb);
-                    CHECK(entry.micro_batch == plain.micro_batch);
-                    CHECK(entry.micro_batches == plain.micro_batches);
-                    CHECK(entry.bubble_slots == plain.bubble_slots);
-                    CHECK(entry.pipeline == plain.pipeline);
-                    CHECK(entry.dp_sync == plain.dp_sync);
-                    CHECK(entry.dp_exposed == plain.dp_exposed);
-                    CHECK(entry.param_gather == plain.param_gather);
-                    CHECK(entry.optimizer == plain.optimizer);
-                    CHECK(entry.total == plain.total);
+                    check_same_parts(entry, plain);  // completed in place after the dp and sharding before
                 }
             j.runtime.offload.parameters = false;
         }

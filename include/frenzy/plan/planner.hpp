@@ -22,8 +22,8 @@
 //     tokens/s grows at a fixed GPU count, and a step-time model whose step_breakdown is filled consistently
 //     (one that leaves it zero simply gets no pruning).
 #include <algorithm>
-#include <cassert>
 #include <array>
+#include <cassert>
 #include <concepts>
 #include <cstdint>
 #include <map>
