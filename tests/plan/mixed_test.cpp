@@ -331,40 +331,84 @@ TEST_CASE("mixed split evaluation: the slots, memory verdict and plan of each sp
     }
 }
 
-TEST_CASE("mixed split evaluation: group stages shared across a layout's recompute levels give the same slots") {
-    // plan/mixed_split.hpp split_stages: each group's bottleneck stage by split, filled by the first split search
-    // of a layout and read by the others (other recompute levels and micro-batches). A stage read at the wrong group
-    // or split, or one that depended on the level, would change a slot: exact equality with an evaluator that
-    // computes every stage itself.
+TEST_CASE("mixed split evaluation: group stages shared across a layout shape's points, dp and type pairs give the same answers") {
+    // plan/mixed_split.hpp split_stages: each group's bottleneck stage and memory stages by split, filled by the first
+    // split search of a layout shape (tp, stage counts) and read by the others: other recompute levels, micro-batches,
+    // dp and pairs of types (the search keeps one per shape: mixed_search::shapes_). A stage read at the wrong group
+    // or split, or one that depended on what the shape leaves out, would change a slot, a memory verdict or a plan:
+    // exact equality with an evaluator that computes every stage itself.
     split_fixture f;
     auto& [c, pools, a, b, mem, time, opt, j, ax] = f;
     for (std::int64_t sa : {1, 2}) {
         const std::int64_t sb = 2;
-        detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, 1, opt);
-        detail::split_stages shared;
-        std::int64_t compared = 0;
-        for (auto rc : {recompute::full, recompute::selective, recompute::none})
+        detail::split_evaluator<memory_estimator, step_time_model>::shared shared;
+        std::int64_t compared = 0, fitting = 0;
+        for (const auto& [first, second] : {std::pair{&a, &b}, std::pair{&b, &a}})
+            for (std::int64_t dp : {1, 2})
+                for (auto rc : {recompute::full, recompute::selective, recompute::none})
+                    for (std::int64_t mb : {1, 2}) {
+                        detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, dp, opt);
+                        j.parallel.recompute = rc;
+                        j.training.micro_batch = mb;
+                        job_spec alone_job = j, shared_job = j;
+                        detail::split_evaluator<memory_estimator, step_time_model> alone(alone_job, *first, *second, sa, sb, mem, time, opt);
+                        detail::split_evaluator<memory_estimator, step_time_model> with(shared_job, *first, *second, sa, sb, mem, time, opt, &shared);
+                        for (std::int64_t na = sa; na <= j.model.layers - sb; ++na) {
+                            INFO("sa " << sa << " first " << first->gpu.name << " dp " << dp << " rc " << static_cast<int>(rc)
+                                       << " mb " << mb << " na " << na);
+                            const auto want = alone.slots(na);
+                            const auto got = with.slots(na);
+                            REQUIRE(got.has_value() == want.has_value());
+                            if (!want) continue;
+                            CHECK((*got)[0] == (*want)[0]);
+                            CHECK((*got)[1] == (*want)[1]);
+                            const unsigned bits = alone.memory_bits(na);
+                            CHECK(with.memory_bits(na) == bits);
+                            if (bits == 0) {
+                                CHECK(with.evaluate(na).plan == alone.evaluate(na).plan);
+                                ++fitting;
+                            }
+                            ++compared;
+                        }
+                    }
+        CHECK(compared > 0);
+        CHECK(fitting > 0);
+        for (std::size_t k = 0; k < 2; ++k) {  // every split filled
+            CHECK(shared.by_group[k].size() == static_cast<std::size_t>(j.model.layers - sb + 1));
+            CHECK(shared.memory[k].size() == static_cast<std::size_t>(j.model.layers - sb + 1));
+        }
+    }
+}
+
+TEST_CASE("mixed split evaluation: the time-balanced split is the same from every hint") {
+    // plan/mixed_split.hpp time_balanced: a binary search within a bracket grown from the hint (the split search at
+    // a layout's previous point) finds the start of the splits whose first-group slot reaches the second's; from any
+    // hint, in range or not, the same start as the plain binary search over the whole range (no hint).
+    split_fixture f;
+    auto& [c, pools, a, b, mem, time, opt, j, ax] = f;
+    std::int64_t searched = 0;
+    for (std::int64_t sa : {1, 2, 3})
+        for (auto rc : {recompute::full, recompute::none})
             for (std::int64_t mb : {1, 2}) {
+                const std::int64_t sb = 2, lo = sa, hi = j.model.layers - sb;
+                detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, 1, opt);
                 j.parallel.recompute = rc;
                 j.training.micro_batch = mb;
-                job_spec alone_job = j, shared_job = j;
-                detail::split_evaluator<memory_estimator, step_time_model> alone(alone_job, a, b, sa, sb, mem, time, opt);
-                detail::split_evaluator<memory_estimator, step_time_model> with(shared_job, a, b, sa, sb, mem, time, opt, &shared);
-                for (std::int64_t na = sa; na <= j.model.layers - sb; ++na) {
-                    INFO("sa " << sa << " rc " << static_cast<int>(rc) << " mb " << mb << " na " << na);
-                    const auto want = alone.slots(na);
-                    const auto got = with.slots(na);
-                    REQUIRE(got.has_value() == want.has_value());
-                    if (want) {
-                        CHECK((*got)[0] == (*want)[0]);
-                        CHECK((*got)[1] == (*want)[1]);
-                        ++compared;
-                    }
+                detail::split_evaluator<memory_estimator, step_time_model> ev(j, a, b, sa, sb, mem, time, opt);
+                const auto want = detail::time_balanced(ev, lo, hi, -1);
+                REQUIRE(want);
+                // the start by definition: the first split that reaches, hi where none does
+                std::int64_t first = hi;
+                for (std::int64_t na = lo; na < hi && first == hi; ++na)
+                    if (const auto s = ev.slots(na); (*s)[0] >= (*s)[1]) first = na;
+                CHECK(*want == first);
+                for (std::int64_t hint = lo - 1; hint <= hi + 1; ++hint) {
+                    INFO("sa " << sa << " rc " << static_cast<int>(rc) << " mb " << mb << " hint " << hint);
+                    CHECK(detail::time_balanced(ev, lo, hi, hint) == want);
+                    ++searched;
                 }
             }
-        CHECK(compared > 0);
-        CHECK(shared.by_group[0].size() == static_cast<std::size_t>(j.model.layers - sb + 1));  // every split filled
-    }
+    CHECK(searched > 100);
 }
 
 TEST_CASE("plan --mixed: the pruned layout search keeps the mixed plans of the search that prunes nothing") {

@@ -195,10 +195,11 @@ namespace detail {
 
 /// evaluate_mixed's walk over the groups, each group's memory from `memory(k, jk, grp)` (the job as group k's type
 /// runs it; it sets grp.required and grp.peak_reserved, or returns why it cannot: what the memory model's
-/// config_error says), nothing for it when `memory` is null.
-template <StepTimeModel T, class Memory>
+/// config_error says), nothing for it when `memory` is null; each group's bottleneck stage from `stage(k)` where
+/// given (a caller that has it: bottleneck_stage over the group's stages), else computed.
+template <StepTimeModel T, class Memory, class Stage = stage_load (*)(std::size_t)>
 mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_shape> shape, const T& time,
-                                 const plan_options& opt, const Memory* memory) {
+                                 const plan_options& opt, const Memory* memory, const Stage* stage = nullptr) {
     mixed_evaluation ev;
     const auto f = forward_flops_per_token(j.model, j.training.seq_len);
     mixed_plan out;
@@ -225,7 +226,9 @@ mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_
             }
         }
         if (ev.over != 0) continue;  // the other groups' memory is still checked: the split search reads every bit
-        const auto e = time.predict(jk, g, topology{pool.gpus_per_node, pool.network_GBps}, bottleneck_stage(jk, f, first, first + grp.stages));
+        const topology topo{pool.gpus_per_node, pool.network_GBps};
+        const auto e = stage ? time.predict(jk, g, topo, (*stage)(k))
+                             : time.predict(jk, g, topo, bottleneck_stage(jk, f, first, first + grp.stages));
         if (!e.supported || !(e.step_time.value > 0)) {
             ev.why = e.reason;
             return ev;

@@ -436,7 +436,7 @@ private:
         if (!framework_rejects(fw_, j.parallel, j.training).empty()) return;
         std::vector<std::int64_t> mbs;
         valid_micro_batches(j, ax, mbs);
-        split_stages stages;  // each group's bottleneck stage by split, shared by the split searches below
+        auto& stages = shapes_[{tp, sa, sb}];  // each group's stages by split, shared by the searches below
         if (mbs.empty() || ax.recomputes.empty()) return;
         if (outside_memory(j, a, b, sa, sb, ax.recomputes.back(), mbs.front(), w)) return;
         auto at = [&](recompute rc, std::size_t k) {
@@ -550,6 +550,9 @@ private:
         return *r;
     }
     mixed_plan probe_;     ///< the speed bound's plan of the pair in hand (its types; the layout's GPUs)
+    /// The split searches' shared stages of each layout shape (tp, sa, sb): a group's stages read the layout's tp,
+    /// its stage counts and the split, not dp, the types or the points (mixed_split.hpp split_stages).
+    std::map<std::array<std::int64_t, 3>, typename split_evaluator<M, T>::shared> shapes_{};
 };
 
 }  // namespace detail

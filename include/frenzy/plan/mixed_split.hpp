@@ -25,12 +25,16 @@
 
 namespace frenzy::detail {
 
-/// Each group's bottleneck stage at each split of one layout, filled as the splits are tried: it reads the layout
-/// and the split, not the micro-batch or the recompute level (perf/stage_load.hpp), so the split searches at each of
-/// a layout's points (mixed_search::layout: recompute levels x micro-batches) share it (~3,300 stages for ~12,400
-/// slot evaluations of the 70B benchmark).
+/// What the split searches at each of a layout's points (mixed_search::layout: recompute levels x micro-batches)
+/// share, filled as the splits are tried: each group's bottleneck stage and its stages prepared for the memory model
+/// (`Prepared`: memory/estimator.hpp prepared_stages) at each split, which read the layout and the split, not the
+/// micro-batch or the recompute level (perf/stage_load.hpp; the estimator's stages_of), and the time-balanced split
+/// the last search found, where the next one starts (the balance moves little between the points).
+template <class Prepared>
 struct split_stages {
     std::array<std::vector<std::optional<stage_load>>, 2> by_group{};  ///< [group][layers on the first group]
+    std::array<std::vector<std::optional<Prepared>>, 2> memory{};      ///< [group][layers on the first group]
+    std::int64_t balanced = -1;                                          ///< the last time-balanced split (-1: none)
 };
 
 /// The splits of one layout (the job's layout set but for its stage_layers) between a group of `sa` stages on `a`
@@ -39,9 +43,11 @@ struct split_stages {
 template <MemoryModel M, StepTimeModel T>
 class split_evaluator {
 public:
+    using prepared = typename memory_check<M>::stages_type;
+    using shared = split_stages<prepared>;
     /// `stages`: the layout's group stages, shared by its split searches (null: computed at each split).
     split_evaluator(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb, const M& mem,
-                    const T& time, const plan_options& opt, split_stages* stages = nullptr)
+                    const T& time, const plan_options& opt, shared* stages = nullptr)
         : j_(j), shape_{{{&a, sa}, {&b, sb}}}, mem_(mem), time_(time), opt_(opt),
           flops_(forward_flops_per_token(j.model, j.training.seq_len)), stages_of_layout_(stages) {
         for (std::size_t k = 0; k < 2; ++k) {
@@ -88,19 +94,15 @@ public:
         for (std::size_t i = 0; i < k; ++i) first += shape_[i].stages;
         auto grp = group_of(jk, shape_[k], first, opt_);
         try {
-            if constexpr (requires(typename memory_check<M>::stages_type& s) {
+            if constexpr (requires(prepared& s) {
                               mem_.stages_of(jk, s);
                               { mem_.estimate_validated(jk, s, false, 0.0) } -> std::same_as<memory_report>;
                           }) {
                 const bool whole = na >= shape_[0].stages && na <= j_.model.layers - shape_[1].stages;
                 if (whole && !valid(k)) return std::nullopt;  // the memory model rejects the job at every split
-                mem_.stages_of(jk, stages_);
-                auto& l = stages_.layouts;
-                l.erase(l.begin() + first + shape_[k].stages, l.end());
-                l.erase(l.begin(), l.begin() + first);
-                if constexpr (requires { M::set_walk(stages_); }) M::set_walk(stages_);  // the stages kept
-                const auto r = whole ? mem_.estimate_validated(jk, stages_, false, grp.capacity.value)
-                                     : mem_.estimate(jk, stages_, false, grp.capacity.value);
+                const auto& stages = group_prepared(na, k, first);
+                const auto r = whole ? mem_.estimate_validated(jk, stages, false, grp.capacity.value)
+                                     : mem_.estimate(jk, stages, false, grp.capacity.value);
                 grp.required = required_memory(r);
                 grp.peak_reserved = r.peak_reserved;
             } else {
@@ -136,7 +138,11 @@ public:
             grp.peak_reserved = known_[k].peak_reserved;
             return std::nullopt;
         };
-        return evaluate_groups(j_, shape, time_, opt_, &memory);
+        const auto stage = [&](std::size_t k) -> const stage_load& {
+            split_layers(na, on_[k].parallel.stage_layers);
+            return group_stage(na, k, k == 0 ? 0 : shape_[0].stages);
+        };
+        return evaluate_groups(j_, shape, time_, opt_, &memory, &stage);
     }
 
 private:
@@ -150,6 +156,24 @@ private:
         if (at.size() <= static_cast<std::size_t>(na)) at.resize(static_cast<std::size_t>(na) + 1);
         auto& s = at[static_cast<std::size_t>(na)];
         if (!s) s = bottleneck_stage(jk, flops_, first, last);
+        return *s;
+    }
+
+    /// Group k's stages prepared for the memory model at `na` layers on the first group (on_[k] split so), from the
+    /// layout's shared ones where given: the whole pipeline's (stages_of) but for the group's own.
+    const prepared& group_prepared(std::int64_t na, std::size_t k, std::int64_t first) {
+        auto prepare = [&](prepared& out) {
+            mem_.stages_of(on_[k], out);
+            auto& l = out.layouts;
+            l.erase(l.begin() + first + shape_[k].stages, l.end());
+            l.erase(l.begin(), l.begin() + first);
+            if constexpr (requires { M::set_walk(out); }) M::set_walk(out);  // the stages kept
+        };
+        if (!stages_of_layout_) return prepare(stages_), stages_;
+        auto& at = stages_of_layout_->memory[k];
+        if (at.size() <= static_cast<std::size_t>(na)) at.resize(static_cast<std::size_t>(na) + 1);
+        auto& s = at[static_cast<std::size_t>(na)];
+        if (!s) prepare(s.emplace());
         return *s;
     }
 
@@ -180,12 +204,12 @@ private:
     const T& time_;
     const plan_options& opt_;
     token_flops flops_;
-    split_stages* stages_of_layout_ = nullptr;  ///< the layout's group stages, shared by its split searches
+    shared* stages_of_layout_ = nullptr;        ///< the layout's group stages, shared by its split searches
     stage_load last_stage_{};                   ///< group_stage's answer where nothing is shared
     std::array<bool, 2> refused_{};      ///< the group's type refuses the job (precision or attention kernel)
     std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
     std::array<double, 2> boundary_{};   ///< each group's sends over its link (boundary_seconds)
-    typename memory_check<M>::stages_type stages_{};  ///< prepared stages of the group being estimated
+    prepared stages_{};  ///< prepared stages of the group being estimated, where none are shared
     std::array<bool, 2> checked_{}, valid_{};            ///< validate of each group's job, once (valid)
     /// Each group's memory at the split its last group_over estimated (na = -1: none).
     struct group_memory {
@@ -195,22 +219,54 @@ private:
     std::array<group_memory, 2> known_{};
 };
 
+/// The time-balanced split: the smallest na in [lo, hi) whose first-group slot reaches the second's (hi where none
+/// does), nothing where a slot cannot be evaluated (the type refuses the job: at every split). The first group's slot
+/// grows with its layers and the second's shrinks, so the splits that reach form a suffix: a binary search finds its
+/// start, within a bracket grown from `hint` by doubling steps (two slot evaluations where the hint is right, as
+/// from the split search at a layout's neighbouring point) or over the whole range without one.
+template <class E>
+std::optional<std::int64_t> time_balanced(E& ev, std::int64_t lo, std::int64_t hi, std::int64_t hint) {
+    bool failed = false;
+    auto reaches = [&](std::int64_t na) {
+        const auto s = ev.slots(na);
+        failed = failed || !s;
+        return s && (*s)[0] >= (*s)[1];
+    };
+    std::int64_t l = lo, h = hi;  // the start lies in [l, h]
+    if (hint >= lo && hint < hi) {
+        if (reaches(hint)) {
+            h = hint;
+            for (std::int64_t step = 1; !failed && h - step >= l; step *= 2)
+                if (reaches(h - step)) h -= step;
+                else { l = h - step + 1; break; }
+        } else {
+            l = hint + 1;
+            for (std::int64_t step = 1; !failed && l - 1 + step < h; step *= 2)
+                if (reaches(l - 1 + step)) { h = l - 1 + step; break; }
+                else l += step;
+        }
+    }
+    while (!failed && l < h) {
+        const auto mid = (l + h) / 2;
+        if (reaches(mid)) h = mid; else l = mid + 1;
+    }
+    if (failed) return std::nullopt;
+    return l;
+}
+
 /// The best split of the layers between two groups of `sa` and `sb` stages for `j` (its layout set but for the
 /// split): the time-balanced split moved to the nearest one both types' memory holds (see the top of the file).
 template <MemoryModel M, StepTimeModel T>
 std::optional<mixed_plan> best_split(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
-                                     const M& mem, const T& time, const plan_options& opt, split_stages* stages = nullptr) {
+                                     const M& mem, const T& time, const plan_options& opt,
+                                     typename split_evaluator<M, T>::shared* stages = nullptr) {
     const std::int64_t lo = sa, hi = j.model.layers - sb;  // layers on the first group
     if (lo > hi) return std::nullopt;
     split_evaluator<M, T> ev(j, a, b, sa, sb, mem, time, opt, stages);
-    // smallest na whose first-group slot reaches the second's: the time-balanced point
-    std::int64_t l = lo, h = hi;
-    while (l < h) {
-        const auto mid = (l + h) / 2;
-        const auto s = ev.slots(mid);
-        if (!s) return std::nullopt;
-        if ((*s)[0] >= (*s)[1]) h = mid; else l = mid + 1;
-    }
+    const auto balanced = time_balanced(ev, lo, hi, stages ? stages->balanced : -1);
+    if (!balanced) return std::nullopt;
+    if (stages) stages->balanced = *balanced;
+    const std::int64_t l = *balanced;
     std::optional<mixed_plan> best;
     auto check = [&](std::int64_t na) {  // the memory bits of `na` (0: it fits, and `best` keeps the faster)
         if (const unsigned bits = ev.memory_bits(na); bits != 0) return bits;
