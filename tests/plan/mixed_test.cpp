@@ -326,33 +326,42 @@ TEST_CASE("mixed split evaluation: the slots, memory verdict and plan of each sp
                 const unsigned bits = ev.memory_bits(na);
                 CHECK(bits == (whole.plan ? 0u : whole.over != 0 ? whole.over : 4u));
                 if (bits == 0) CHECK(ev.evaluate(na).plan == whole.plan);
+                for (std::size_t k = 0; k < 2; ++k) {  // one group deciding: its bit alone where it is over
+                    const unsigned own = 1u << k;
+                    CHECK(ev.memory_bits(na, k) == ((bits & own) != 0 ? own : bits));
+                }
             }
         }
     }
 }
 
-TEST_CASE("mixed split evaluation: group stages shared across a layout shape's points, dp and type pairs give the same answers") {
+TEST_CASE("mixed split evaluation: stages shared across a layout shape's points, dp and type pairs, and an evaluator moved between points, give the same answers") {
     // plan/mixed_split.hpp split_stages: each group's bottleneck stage and memory stages by split, filled by the first
     // split search of a layout shape (tp, stage counts) and read by the others: other recompute levels, micro-batches,
-    // dp and pairs of types (the search keeps one per shape: mixed_search::shapes_). A stage read at the wrong group
-    // or split, or one that depended on what the shape leaves out, would change a slot, a memory verdict or a plan:
-    // exact equality with an evaluator that computes every stage itself.
+    // dp and pairs of types (the search keeps one per shape: mixed_search::shapes_). split_evaluator::follow_point:
+    // one evaluator per layout, moved to each point. A stage read at the wrong group or split, one that depended on
+    // what the shape leaves out, or a job or send left at the last point, would change a slot, a memory verdict or a
+    // plan: exact equality with an evaluator made at the point that computes every stage itself.
     split_fixture f;
     auto& [c, pools, a, b, mem, time, opt, j, ax] = f;
+    using evaluator = detail::split_evaluator<memory_estimator, step_time_model>;
     for (std::int64_t sa : {1, 2}) {
         const std::int64_t sb = 2;
-        detail::split_evaluator<memory_estimator, step_time_model>::shared shared;
+        evaluator::shared shared;
         std::int64_t compared = 0, fitting = 0;
         for (const auto& [first, second] : {std::pair{&a, &b}, std::pair{&b, &a}})
-            for (std::int64_t dp : {1, 2})
+            for (std::int64_t dp : {1, 2}) {
+                detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, dp, opt);
+                job_spec moved_job = j;
+                evaluator moved(moved_job, *first, *second, sa, sb, mem, time, opt);
                 for (auto rc : {recompute::full, recompute::selective, recompute::none})
                     for (std::int64_t mb : {1, 2}) {
-                        detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, dp, opt);
-                        j.parallel.recompute = rc;
-                        j.training.micro_batch = mb;
+                        j.parallel.recompute = moved_job.parallel.recompute = rc;
+                        j.training.micro_batch = moved_job.training.micro_batch = mb;
+                        moved.follow_point();
                         job_spec alone_job = j, shared_job = j;
-                        detail::split_evaluator<memory_estimator, step_time_model> alone(alone_job, *first, *second, sa, sb, mem, time, opt);
-                        detail::split_evaluator<memory_estimator, step_time_model> with(shared_job, *first, *second, sa, sb, mem, time, opt, &shared);
+                        evaluator alone(alone_job, *first, *second, sa, sb, mem, time, opt);
+                        evaluator with(shared_job, *first, *second, sa, sb, mem, time, opt, &shared);
                         for (std::int64_t na = sa; na <= j.model.layers - sb; ++na) {
                             INFO("sa " << sa << " first " << first->gpu.name << " dp " << dp << " rc " << static_cast<int>(rc)
                                        << " mb " << mb << " na " << na);
@@ -362,15 +371,20 @@ TEST_CASE("mixed split evaluation: group stages shared across a layout shape's p
                             if (!want) continue;
                             CHECK((*got)[0] == (*want)[0]);
                             CHECK((*got)[1] == (*want)[1]);
+                            CHECK(moved.slots(na) == want);
                             const unsigned bits = alone.memory_bits(na);
                             CHECK(with.memory_bits(na) == bits);
+                            CHECK(moved.memory_bits(na) == bits);
                             if (bits == 0) {
-                                CHECK(with.evaluate(na).plan == alone.evaluate(na).plan);
+                                const auto plan = alone.evaluate(na).plan;
+                                CHECK(with.evaluate(na).plan == plan);
+                                CHECK(moved.evaluate(na).plan == plan);
                                 ++fitting;
                             }
                             ++compared;
                         }
                     }
+            }
         CHECK(compared > 0);
         CHECK(fitting > 0);
         for (std::size_t k = 0; k < 2; ++k) {  // every split filled

@@ -45,17 +45,16 @@ inline std::optional<precision> shared_precision(precision want, const gpu_type&
     return std::nullopt;
 }
 
-/// Stage counts of one group on `pool`: s stages of `stage_gpus` GPUs on whole nodes (or a part of one node), within
-/// `avail` GPUs, at most `most`.
-inline std::vector<std::int64_t> group_stage_counts(const gpu_pool& pool, std::int64_t stage_gpus, std::int64_t avail,
-                                                    std::int64_t most) {
-    std::vector<std::int64_t> out;
+/// Stage counts of one group on `pool` into `out`: s stages of `stage_gpus` GPUs on whole nodes (or a part of one
+/// node), within `avail` GPUs, at most `most`.
+inline void group_stage_counts(const gpu_pool& pool, std::int64_t stage_gpus, std::int64_t avail, std::int64_t most,
+                               std::vector<std::int64_t>& out) {
+    out.clear();
     const std::int64_t gpn = pool.gpus_per_node;
     for (std::int64_t s = 1; s <= most && s * stage_gpus <= avail; ++s) {
         const auto n = s * stage_gpus;
         if (n % gpn == 0 || (n < gpn && gpn % n == 0)) out.push_back(s);
     }
-    return out;
 }
 
 }  // namespace detail
@@ -171,8 +170,9 @@ public:
             for (auto dpi = ax.dp.rbegin(); dpi != ax.dp.rend(); ++dpi) {  // most GPUs first: the bound then
                 const auto dp = *dpi;                                          // prunes the rest sooner
                 if (hopeless(tp, dp, rate)) continue;
-                const auto counts_a = group_stage_counts(a, tp * dp, avail(a), most_stages_ - 1);
-                const auto counts_b = group_stage_counts(b, tp * dp, avail(b), most_stages_ - 1);
+                auto& [counts_a, counts_b] = counts_;
+                group_stage_counts(a, tp * dp, avail(a), most_stages_ - 1, counts_a);
+                group_stage_counts(b, tp * dp, avail(b), most_stages_ - 1, counts_b);
                 for (auto sa = counts_a.rbegin(); sa != counts_a.rend(); ++sa)
                     for (auto sb = counts_b.rbegin(); sb != counts_b.rend(); ++sb)
                         if (*sa + *sb <= most_stages_ &&  // more: the speed bound refuses the layout at once
@@ -423,10 +423,10 @@ private:
         return slower_everywhere(dp, sa_d, sb_d, rates_at(recompute::none), window_step_);
     }
 
-    /// One layout (tp, dp, stage counts): the most frugal point first (full recompute, the smallest micro-batch;
-    /// if no split fits there, none fits anywhere in the layout), then the lowest recompute level at which a
-    /// micro-batch fits, the largest such micro-batch by binary search (what fits is a prefix of the micro-batches),
-    /// and smaller ones while they are faster (a smaller bubble against less efficient GEMMs).
+    /// One layout (tp, dp, stage counts): the lowest recompute level at which a micro-batch fits, the largest such
+    /// micro-batch by binary search (what fits is a prefix of the micro-batches), and smaller ones while they are
+    /// faster (a smaller bubble against less efficient GEMMs). Once a level fits no micro-batch, the most frugal
+    /// point (full recompute, the smallest micro-batch): if no split fits there, none fits anywhere in the layout.
     void layout(const job_spec& j0, const search_axes& ax, const gpu_pool& a, const gpu_pool& b, std::int64_t tp,
                 std::int64_t dp, std::int64_t sa, std::int64_t sb, split_window w) {
         job_spec j = j0;
@@ -436,9 +436,10 @@ private:
         if (!framework_rejects(fw_, j.parallel, j.training).empty()) return;
         std::vector<std::int64_t> mbs;
         valid_micro_batches(j, ax, mbs);
-        auto& stages = shapes_[{tp, sa, sb}];  // each group's stages by split, shared by the searches below
         if (mbs.empty() || ax.recomputes.empty()) return;
-        if (outside_memory(j, a, b, sa, sb, ax.recomputes.back(), mbs.front(), w)) return;
+        // one evaluator for the layout's points, each group's stages by split shared with its layout shape's
+        split_evaluator<M, T> ev(j, a, b, sa, sb, mem_, time_, opt_, &shapes_[{tp, sa, sb}]);
+        if (outside_memory(j, ev, ax.recomputes.back(), mbs.front(), w)) return;
         auto at = [&](recompute rc, std::size_t k) {
             j.parallel.recompute = rc;
             j.training.micro_batch = mbs[k];
@@ -448,14 +449,18 @@ private:
             } catch (const config_error&) {
                 return std::optional<mixed_plan>{};
             }
-            return best_split(j, a, b, sa, sb, mem_, time_, opt_, &stages);
+            ev.follow_point();
+            return best_split(ev);
         };
-        auto frugal = at(ax.recomputes.back(), 0);
-        if (!frugal) return;
+        std::optional<std::optional<mixed_plan>> frugal;  // taken when a level first fits nothing
         for (auto rc : ax.recomputes) {
             if (level_beaten(dp, sa, sb, rc, w)) return;  // no plan at this level or above can win
-            auto first = rc == ax.recomputes.back() ? frugal : at(rc, 0);
-            if (!first) continue;
+            auto first = rc == ax.recomputes.back() && frugal ? *frugal : at(rc, 0);
+            if (!first) {
+                if (!frugal) frugal = at(ax.recomputes.back(), 0);
+                if (!*frugal) return;
+                continue;
+            }
             std::size_t lo = 0, hi = mbs.size();  // mbs[lo] fits, mbs[hi] does not (hi = size: none known)
             auto top = first;                      // the plan at mbs[lo]
             while (hi - lo > 1) {
@@ -502,14 +507,13 @@ private:
     /// anywhere in the layout fits too: the first group is over at the window's low end (and above: its stages fill
     /// as its layers grow) or the second at its high end (and below). Two group estimates instead of the layout's
     /// splits.
-    bool outside_memory(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
-                        recompute rc, std::int64_t mb, split_window w) const {
-        const std::int64_t L = j.model.layers;
-        if (w.lo <= sa && w.hi >= L - sb) return false;  // the whole range: best_split's own checks decide
+    bool outside_memory(job_spec& j, split_evaluator<M, T>& ev, recompute rc, std::int64_t mb, split_window w) const {
+        const auto [lo, hi] = ev.splits();
+        if (w.lo <= lo && w.hi >= hi) return false;  // the whole range: best_split's own checks decide
         j.parallel.recompute = rc;
         j.training.micro_batch = mb;
-        split_evaluator<M, T> ev(j, a, b, sa, sb, mem_, time_, opt_);
-        return (w.lo > sa && ev.group_over(w.lo, 0) == true) || (w.hi < L - sb && ev.group_over(w.hi, 1) == true);
+        ev.follow_point();
+        return (w.lo > lo && ev.group_over(w.lo, 0) == true) || (w.hi < hi && ev.group_over(w.hi, 1) == true);
     }
 
     void keep(const gpu_pool& a, const gpu_pool& b, mixed_plan&& pl) {
@@ -530,6 +534,7 @@ private:
     token_flops flops_;
     double top_micro_batch_ = 1;  ///< the micro-batch the rates were taken at (the largest of the axes)
     std::map<pair_key, std::pair<double, mixed_plan>> best_;
+    std::array<std::vector<std::int64_t>, 2> counts_{};  ///< each group's stage counts at the tp and dp in hand
     double beat_ = 1e308;  ///< the score a plan of the pair in hand must beat: its bar, or its best plan so far
     double window_step_ = 0;  ///< the step at which the layout last bounded scores beat_ (0: none)
     double score_per_step_ = 0;  ///< the score of the layout last bounded per second of its step (0: none)

@@ -55,9 +55,32 @@ public:
             refused_[k] = !gpu_refuses(j, g).empty();
             if (refused_[k]) continue;
             on_[k] = job_on(j, g);
-            const double link = neighbour_link_GBps(shape_, k);
-            boundary_[k] = link > 0 ? boundary_seconds(on_[k], link) : 0.0;
+            link_[k] = neighbour_link_GBps(shape_, k);
+            boundary_[k] = link_[k] > 0 ? boundary_seconds(on_[k], link_[k]) : 0.0;
         }
+    }
+
+    /// The recompute level and micro-batch as the job (the constructor's `j`) has them now, the fields a layout's
+    /// split searches change between its points (mixed_search::layout), so that one evaluator serves them all: each
+    /// group's job and sends follow, and what was validated or estimated at the last point goes.
+    void follow_point() {
+        for (std::size_t k = 0; k < 2; ++k) {
+            if (refused_[k]) continue;
+            on_[k].parallel.recompute = j_.parallel.recompute;
+            on_[k].training.micro_batch = j_.training.micro_batch;
+            boundary_[k] = link_[k] > 0 ? boundary_seconds(on_[k], link_[k]) : 0.0;
+        }
+        checked_ = {};
+        known_ = {};
+    }
+
+    /// The splits: layers on the first group from the first (a layer on each of its stages) to the last (one on
+    /// each of the second group's).
+    std::array<std::int64_t, 2> splits() const { return {shape_[0].stages, j_.model.layers - shape_[1].stages}; }
+    /// Where the last split search of the layout found its time-balanced split (-1: none, or nothing shared).
+    std::int64_t balanced_hint() const { return stages_of_layout_ ? stages_of_layout_->balanced : -1; }
+    void set_balanced(std::int64_t na) {
+        if (stages_of_layout_) stages_of_layout_->balanced = na;
     }
 
     /// Each group's slot at `na` layers on the first group (evaluate_mixed's slot_s), or nothing where evaluate_mixed
@@ -116,8 +139,18 @@ public:
     }
 
     /// evaluate_mixed's memory verdict at `na`: 0 when both groups fit, else its `over` bits, or 4 where it stops
-    /// without them.
-    unsigned memory_bits(std::int64_t na) {
+    /// without them. With `deciding` (a search that reads that group's bit alone, once both groups were estimated at a
+    /// split of the layout: whatever stops evaluate_mixed stops it at every split), that group first, and the other
+    /// only where it fits.
+    unsigned memory_bits(std::int64_t na, std::optional<std::size_t> deciding = std::nullopt) {
+        if (deciding) {
+            for (auto k : {*deciding, 1 - *deciding}) {
+                const auto over = group_over(na, k);
+                if (!over) return 4u;
+                if (*over) return 1u << k;
+            }
+            return 0u;
+        }
         unsigned bits = 0;
         for (std::size_t k = 0; k < 2; ++k) {
             const auto over = group_over(na, k);
@@ -208,6 +241,7 @@ private:
     stage_load last_stage_{};                   ///< group_stage's answer where nothing is shared
     std::array<bool, 2> refused_{};      ///< the group's type refuses the job (precision or attention kernel)
     std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
+    std::array<double, 2> link_{};       ///< each group's link to its neighbour (GB/s per rank; 0: none)
     std::array<double, 2> boundary_{};   ///< each group's sends over its link (boundary_seconds)
     prepared stages_{};  ///< prepared stages of the group being estimated, where none are shared
     std::array<bool, 2> checked_{}, valid_{};            ///< validate of each group's job, once (valid)
@@ -254,29 +288,27 @@ std::optional<std::int64_t> time_balanced(E& ev, std::int64_t lo, std::int64_t h
     return l;
 }
 
-/// The best split of the layers between two groups of `sa` and `sb` stages for `j` (its layout set but for the
-/// split): the time-balanced split moved to the nearest one both types' memory holds (see the top of the file).
+/// The best split of the layers between `ev`'s two groups at its job's point: the time-balanced split moved to the
+/// nearest one both types' memory holds (see the top of the file).
 template <MemoryModel M, StepTimeModel T>
-std::optional<mixed_plan> best_split(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
-                                     const M& mem, const T& time, const plan_options& opt,
-                                     typename split_evaluator<M, T>::shared* stages = nullptr) {
-    const std::int64_t lo = sa, hi = j.model.layers - sb;  // layers on the first group
+std::optional<mixed_plan> best_split(split_evaluator<M, T>& ev) {
+    const auto [lo, hi] = ev.splits();  // layers on the first group
     if (lo > hi) return std::nullopt;
-    split_evaluator<M, T> ev(j, a, b, sa, sb, mem, time, opt, stages);
-    const auto balanced = time_balanced(ev, lo, hi, stages ? stages->balanced : -1);
+    const auto balanced = time_balanced(ev, lo, hi, ev.balanced_hint());
     if (!balanced) return std::nullopt;
-    if (stages) stages->balanced = *balanced;
+    ev.set_balanced(*balanced);
     const std::int64_t l = *balanced;
     std::optional<mixed_plan> best;
-    auto check = [&](std::int64_t na) {  // the memory bits of `na` (0: it fits, and `best` keeps the faster)
-        if (const unsigned bits = ev.memory_bits(na); bits != 0) return bits;
+    // the memory bits of `na` (0: it fits, and `best` keeps the faster); `deciding`: memory_bits'
+    auto check = [&](std::int64_t na, std::optional<std::size_t> deciding = std::nullopt) {
+        if (const unsigned bits = ev.memory_bits(na, deciding); bits != 0) return bits;
         auto e = ev.evaluate(na);
         if (e.plan && (!best || e.plan->tokens_per_s > best->tokens_per_s)) best = std::move(e.plan);
         return e.plan ? 0u : e.over != 0 ? e.over : 4u;
     };
-    unsigned at = 0;
-    for (auto na : {l, l - 1})
-        if (na >= lo && na <= hi) at |= check(na);
+    unsigned at = check(l);
+    // the second group over at l is over at l - 1 too (its stages fill as their layers grow): nothing to learn there
+    if (l - 1 >= lo && (at & 2u) == 0) at |= check(l - 1);
     if (best || at == 0 || (at & 4u) || at == 3u) return best;
     // too full on one side of the balance point: the nearest split that side holds (its stages fill as their
     // layers grow), found by binary search; the other side only empties on the way
@@ -284,16 +316,25 @@ std::optional<mixed_plan> best_split(job_spec& j, const gpu_pool& a, const gpu_p
         std::int64_t x = lo, y = l - 2;
         while (x <= y) {
             const auto mid = (x + y) / 2;
-            if ((check(mid) & 1u) == 0) x = mid + 1; else y = mid - 1;
+            if ((check(mid, 0) & 1u) == 0) x = mid + 1; else y = mid - 1;
         }
     } else {  // the second group: more layers on the first, the smallest na in [l + 1, hi] the second holds
         std::int64_t x = l + 1, y = hi;
         while (x <= y) {
             const auto mid = (x + y) / 2;
-            if ((check(mid) & 2u) == 0) y = mid - 1; else x = mid + 1;
+            if ((check(mid, 1) & 2u) == 0) y = mid - 1; else x = mid + 1;
         }
     }
     return best;
+}
+
+/// The same for a group of `sa` stages on `a` and one of `sb` on `b` and `j` (its layout set but for the split).
+template <MemoryModel M, StepTimeModel T>
+std::optional<mixed_plan> best_split(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
+                                     const M& mem, const T& time, const plan_options& opt) {
+    if (sa > j.model.layers - sb) return std::nullopt;
+    split_evaluator<M, T> ev(j, a, b, sa, sb, mem, time, opt);
+    return best_split(ev);
 }
 
 }  // namespace frenzy::detail
