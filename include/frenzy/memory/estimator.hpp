@@ -108,6 +108,15 @@ public:
         out.parameters = parameters_of(j, f);
         set_walk(out);
     }
+    /// stages_of(j, out) with the stages first .. last - 1 alone (a mixed plan's stage group), the walk set for them:
+    /// what the whole list gives with the others erased and set_walk called.
+    void stages_of(const job_spec& j, prepared_stages& out, std::int64_t first, std::int64_t last) const {
+        const auto f = profile_of(j);
+        out.layouts.clear();
+        for_each_stage_layout(j, f.vocab_divisible_by, first, last, [&](const stage_layout& l) { out.layouts.push_back(l); });
+        out.parameters = parameters_of(j, f);
+        set_walk(out);
+    }
     /// Sets `s.walk` from `s.layouts`: what a caller that keeps some of the stages of stages_of(j) (a mixed plan's
     /// group) calls after changing the list.
     static void set_walk(prepared_stages& s) {

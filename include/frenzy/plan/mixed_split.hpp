@@ -55,6 +55,7 @@ public:
             refused_[k] = !gpu_refuses(j, g).empty();
             if (refused_[k]) continue;
             on_[k] = job_on(j, g);
+            if constexpr (prepares) facts_[k] = time_.prepare(g, topology_of(k));
             link_[k] = neighbour_link_GBps(shape_, k);
             boundary_[k] = link_[k] > 0 ? boundary_seconds(on_[k], link_[k]) : 0.0;
         }
@@ -93,12 +94,12 @@ public:
             auto& jk = on_[k];
             split_layers(na, jk.parallel.stage_layers);
             const auto& pool = *shape_[k].pool;
-            const topology topo{pool.gpus_per_node, pool.network_GBps};
             const auto& stage = group_stage(na, k, first);
             step_breakdown parts;
-            if constexpr (requires { time_.step_parts(jk, pool.gpu, topo, stage); })
-                parts = time_.step_parts(jk, pool.gpu, topo, stage);
-            else parts = time_.predict(jk, pool.gpu, topo, stage).parts;
+            if constexpr (prepares) parts = time_.step_parts(jk, stage, facts_[k]);
+            else if constexpr (requires { time_.step_parts(jk, pool.gpu, topology{}, stage); })
+                parts = time_.step_parts(jk, pool.gpu, topology_of(k), stage);
+            else parts = time_.predict(jk, pool.gpu, topology_of(k), stage).parts;
             if (!(parts.total > 0)) return std::nullopt;
             out[k] = parts.micro_batch + std::max(0.0, boundary_[k] - parts.pp_exposed_mb);
         }
@@ -118,7 +119,7 @@ public:
         auto grp = group_of(jk, shape_[k], first, opt_);
         try {
             if constexpr (requires(prepared& s) {
-                              mem_.stages_of(jk, s);
+                              mem_.stages_of(jk, s, first, first + 1);
                               { mem_.estimate_validated(jk, s, false, 0.0) } -> std::same_as<memory_report>;
                           }) {
                 const bool whole = na >= shape_[0].stages && na <= j_.model.layers - shape_[1].stages;
@@ -179,6 +180,15 @@ public:
     }
 
 private:
+    topology topology_of(std::size_t k) const { return {shape_[k].pool->gpus_per_node, shape_[k].pool->network_GBps}; }
+    /// The step-time model takes the type's facts prepared once (perf/gpu_facts.hpp): the slots read them so.
+    static constexpr bool prepares = requires(const T& t, const job_spec& j, const stage_load& s) {
+        t.step_parts(j, s, t.prepare(std::declval<const gpu_type&>(), topology{}));
+    };
+    template <class TT> static auto facts_probe(int) -> decltype(std::declval<const TT&>().prepare(std::declval<const gpu_type&>(), topology{}));
+    template <class TT> static int facts_probe(...);
+    using facts_type = decltype(facts_probe<T>(0));
+
     /// Group k's bottleneck stage at `na` layers on the first group (on_[k] split so), from the layout's shared
     /// stages where given.
     const stage_load& group_stage(std::int64_t na, std::size_t k, std::int64_t first) {
@@ -193,15 +203,9 @@ private:
     }
 
     /// Group k's stages prepared for the memory model at `na` layers on the first group (on_[k] split so), from the
-    /// layout's shared ones where given: the whole pipeline's (stages_of) but for the group's own.
+    /// layout's shared ones where given.
     const prepared& group_prepared(std::int64_t na, std::size_t k, std::int64_t first) {
-        auto prepare = [&](prepared& out) {
-            mem_.stages_of(on_[k], out);
-            auto& l = out.layouts;
-            l.erase(l.begin() + first + shape_[k].stages, l.end());
-            l.erase(l.begin(), l.begin() + first);
-            if constexpr (requires { M::set_walk(out); }) M::set_walk(out);  // the stages kept
-        };
+        auto prepare = [&](prepared& out) { mem_.stages_of(on_[k], out, first, first + shape_[k].stages); };
         if (!stages_of_layout_) return prepare(stages_), stages_;
         auto& at = stages_of_layout_->memory[k];
         if (at.size() <= static_cast<std::size_t>(na)) at.resize(static_cast<std::size_t>(na) + 1);
@@ -241,6 +245,7 @@ private:
     stage_load last_stage_{};                   ///< group_stage's answer where nothing is shared
     std::array<bool, 2> refused_{};      ///< the group's type refuses the job (precision or attention kernel)
     std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
+    std::array<facts_type, 2> facts_{};  ///< what the step-time model reads of each group's type (prepare)
     std::array<double, 2> link_{};       ///< each group's link to its neighbour (GB/s per rank; 0: none)
     std::array<double, 2> boundary_{};   ///< each group's sends over its link (boundary_seconds)
     prepared stages_{};  ///< prepared stages of the group being estimated, where none are shared
