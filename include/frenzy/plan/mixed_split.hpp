@@ -55,6 +55,7 @@ public:
             refused_[k] = !gpu_refuses(j, g).empty();
             if (refused_[k]) continue;
             on_[k] = job_on(j, g);
+            capacity_[k] = usable_memory(g, opt.margin);  // group_of's
             if constexpr (prepares) facts_[k] = time_.prepare(g, topology_of(k));
             link_[k] = neighbour_link_GBps(shape_, k);
             boundary_[k] = link_[k] > 0 ? boundary_seconds(on_[k], link_[k]) : 0.0;
@@ -114,9 +115,9 @@ public:
         if (refused_[k]) return std::nullopt;
         auto& jk = on_[k];
         split_layers(na, jk.parallel.stage_layers);
-        std::int64_t first = 0;
-        for (std::size_t i = 0; i < k; ++i) first += shape_[i].stages;
-        auto grp = group_of(jk, shape_[k], first, opt_);
+        const std::int64_t first = k == 0 ? 0 : shape_[0].stages;
+        const double capacity = capacity_[k].value;
+        auto& known = known_[k];
         try {
             if constexpr (requires(prepared& s) {
                               mem_.stages_of(jk, s, first, first + 1);
@@ -125,18 +126,19 @@ public:
                 const bool whole = na >= shape_[0].stages && na <= j_.model.layers - shape_[1].stages;
                 if (whole && !valid(k)) return std::nullopt;  // the memory model rejects the job at every split
                 const auto& stages = group_prepared(na, k, first);
-                const auto r = whole ? mem_.estimate_validated(jk, stages, false, grp.capacity.value)
-                                     : mem_.estimate(jk, stages, false, grp.capacity.value);
-                grp.required = required_memory(r);
-                grp.peak_reserved = r.peak_reserved;
+                const auto r = whole ? mem_.estimate_validated(jk, stages, false, capacity)
+                                     : mem_.estimate(jk, stages, false, capacity);
+                known = {na, required_memory(r), r.peak_reserved};
             } else {
+                auto grp = group_of(jk, shape_[k], first, opt_);
                 set_group_memory(grp, mem_.estimate(jk));
+                known = {na, grp.required, grp.peak_reserved};
             }
         } catch (const config_error&) {
+            known.na = -1;
             return std::nullopt;
         }
-        known_[k] = {na, grp.required, grp.peak_reserved};
-        return grp.required.value > grp.capacity.value;
+        return known.required.value > capacity;
     }
 
     /// evaluate_mixed's memory verdict at `na`: 0 when both groups fit, else its `over` bits, or 4 where it stops
@@ -247,6 +249,7 @@ private:
     std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
     std::array<facts_type, 2> facts_{};  ///< what the step-time model reads of each group's type (prepare)
     std::array<double, 2> link_{};       ///< each group's link to its neighbour (GB/s per rank; 0: none)
+    std::array<bytes, 2> capacity_{};    ///< the usable memory of one GPU of each group's type (group_of)
     std::array<double, 2> boundary_{};   ///< each group's sends over its link (boundary_seconds)
     prepared stages_{};  ///< prepared stages of the group being estimated, where none are shared
     std::array<bool, 2> checked_{}, valid_{};            ///< validate of each group's job, once (valid)
