@@ -507,3 +507,30 @@ TEST_CASE("a layout's memo key completed at a level and micro-batch is the key o
     wide.parallel.dp = std::int64_t{1} << 22;  // beyond the packed width: the full key, from the job itself
     CHECK(!detail::layout_key_of(wide).packed);
 }
+
+TEST_CASE("a layout's memo key moved to another dp is the key packed at that dp") {
+    // plan/memo.hpp layout_key_at_dp: the planner packs a layout's key at its first dp and replaces the dp bits at
+    // the others; a wrong mask would name another layout's entries. Exact: the words are integers, and a dp beyond
+    // the packed width (or from one) gives the full key, as packing the job does.
+    std::int64_t checked = 0;
+    for (auto sh : {sharding::none, sharding::optimizer})
+        for (std::int64_t tp : {1, 8})
+            for (std::int64_t pp : {1, 4}) {
+                auto j = make_job(llama31_70b(), 4096, 1024, framework::megatron);
+                j.parallel.tp = tp;
+                j.parallel.pp = pp;
+                j.parallel.sharding = sh;
+                j.parallel.dp = 2;
+                auto key = detail::layout_key_of(j);
+                for (std::int64_t dp : std::array<std::int64_t, 6>{1, 3, 64, (std::int64_t{1} << 21) - 1, std::int64_t{1} << 21, 5}) {
+                    INFO("sharding " << static_cast<int>(sh) << " tp " << tp << " pp " << pp << " dp " << dp);
+                    j.parallel.dp = dp;
+                    const auto want = detail::layout_key_of(j);
+                    key = detail::layout_key_at_dp(key, j);  // from the key at the dp before, as the dp loop does
+                    CHECK(key.packed == want.packed);
+                    if (want.packed) CHECK(key.words == want.words);
+                    ++checked;
+                }
+            }
+    CHECK(checked == 2 * 2 * 2 * 6);
+}

@@ -6,6 +6,7 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -203,13 +204,13 @@ private:
         return *v >= 0 && *v <= usable;
     }
     const stages_type& stages_for(const job_spec& j) {
-        const auto k = stage_key_of(j);
-        if (stages_key_ != k) {
-            stages_key_.reset();
-            stages_ = mem_.stages_of(j);
-            stages_key_ = k;
+        auto k = stage_key_of(j);
+        if (!stages_ || stages_->first != k) {
+            auto [it, fresh] = stages_by_key_.try_emplace(std::move(k));
+            if (fresh) it->second = mem_.stages_of(j);
+            stages_ = &*it;
         }
-        return stages_;
+        return stages_->second;
     }
     double required_of(const job_spec& j) {
         // the walk stops once the job fits no GPU of the call: the memo answers for all of them (fits())
@@ -236,8 +237,10 @@ private:
     memo required_;  ///< bytes the fit rule requires; < 0: the model rejects the layout
     memo floor_;     ///< the memory model's lower bound; < 0: it rejects the layout
     memo host_;      ///< host memory one GPU's offload holds (memory_report::host_per_gpu)
-    std::optional<stage_key> stages_key_{};  ///< whose stages `stages_` holds
-    stages_type stages_{};                   ///< the current layout's stages (memory models that take them)
+    /// Each layout's stages (memory models that take them), prepared once per plan() call: they read the stage key's
+    /// fields alone, not dp, sharding, recompute, the micro-batch, the precision or the GPU type.
+    std::map<stage_key, stages_type> stages_by_key_{};
+    const std::pair<const stage_key, stages_type>* stages_ = nullptr;  ///< the last layout's entry
 };
 
 /// "dp=8 tp=2 pp=4 [ep=4] [FRAMEWORK]": the layout infeasible_reason names.

@@ -78,6 +78,15 @@ inline layout_key layout_key_of(const job_spec& j) {
     k.words[4] = 0;
     return k;
 }
+/// layout_key_of(j) from `k`, the key of a job that differs from `j` at most in dp (the planner's dp loop): k's
+/// words with dp's replaced, or the job packed again where either does not pack.
+inline layout_key layout_key_at_dp(const layout_key& k, const job_spec& j) {
+    const auto dp = static_cast<std::uint64_t>(j.parallel.dp);
+    if (!k.packed || (dp >> 21) != 0) return layout_key_of(j);
+    layout_key out = k;
+    out.words[0] = (k.words[0] & ~((std::uint64_t{1} << 21) - 1)) | dp;
+    return out;
+}
 /// The fields of a job the memory model can see vary in a search (memo_key order).
 inline memo_key key_of(const job_spec& j) {
     const auto& p = j.parallel;

@@ -349,12 +349,14 @@ private:
         const auto tp = j.parallel.tp, pp = j.parallel.pp, cp = j.parallel.cp, ep = j.parallel.ep;
         const auto sh = j.parallel.sharding;
         frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
+        std::optional<detail::layout_key> key;  // the memo's key of the layout, packed at its first dp
         for (std::size_t di = 0; di < ax.dp.size(); ++di) {
             const auto dp = ax.dp[di];
             if (dp * tp * pp * cp > avail) break;
             if ((dp * cp) % ep != 0 || (dp == 1 && sh != sharding::none)) continue;
             j.parallel.dp = dp;
-            search_layout(j, g, topo, ax, opt, best, cx, known, micro_batches(j, ax, di, pi, cx));
+            key = key ? detail::layout_key_at_dp(*key, j) : detail::layout_key_of(j);
+            search_layout(j, g, topo, ax, opt, best, cx, known, micro_batches(j, ax, di, pi, cx), *key);
         }
     }
 
@@ -409,7 +411,8 @@ private:
             start_micro_batch_parts(j, ax, cx);
             j.parallel.dp = h.dp;
             frontier known;
-            search_layout(j, pool.gpu, topo, ax, opt, found, cx, known, micro_batches(j, ax, di, pi, cx));
+            search_layout(j, pool.gpu, topo, ax, opt, found, cx, known, micro_batches(j, ax, di, pi, cx),
+                          detail::layout_key_of(j));
         }
         cx.st.layouts = layouts;
         cx.st.configurations = configurations;
@@ -496,10 +499,10 @@ private:
     /// per level, the micro-batches that fit with it and not with a cheaper level (3.), found by binary search
     /// (2.). (Bounding the speed at the largest micro-batch that fits with full recompute
     /// instead of the largest valid one was tried: tighter, but the extra memory estimates cost more than the
-    /// step estimates it saves.)
+    /// step estimates it saves.) `key`: the memo's key of the layout but for the level and micro-batch (layout_key_of).
     void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax,
                        const plan_options& opt, best_plans& best, search_context& cx,
-                       frontier& known, const std::vector<std::int64_t>& mbs) const {
+                       frontier& known, const std::vector<std::int64_t>& mbs, const detail::layout_key& key) const {
         auto& st = cx.st;
         ++st.layouts;
         // ascending: none < selective < full, memory falls and time grows; those the framework's rules accept at this dp
@@ -513,7 +516,6 @@ private:
         j.parallel.recompute = frugal;
         j.training.micro_batch = mbs.front();
         const bool reuse = j.parallel.dp > 1;  // frontier entries come from dp >= 2 only
-        const auto key = detail::layout_key_of(j);  // the memo's key but for the level and micro-batch, packed once
         if (!(reuse && known.floor_fits) && !cx.memory.may_fit(j, key, cx.usable)) return;
         known.floor_fits = known.floor_fits || reuse;
         auto fits_at = [&](recompute rc, std::int64_t k) {
