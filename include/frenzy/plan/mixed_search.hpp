@@ -110,7 +110,7 @@ public:
                  const plan_result& r)
         : job_(job), fw_(fw), opt_(opt), mem_(mem), time_(time), bar_(r.plans, opt),
           most_stages_(std::min<std::int64_t>(job.model.layers, opt.max_pp > 0 ? opt.max_pp : opt.max_mixed_stages)),
-          flops_(forward_flops_per_token(job.model, job.training.seq_len)) {}
+          flops_(forward_flops_per_token(job.model, job.training.seq_len)), inputs_checked_(inputs_valid(job)) {}
 
     std::int64_t most_stages() const { return most_stages_; }
 
@@ -407,14 +407,15 @@ private:
         valid_micro_batches(j, ax, mbs);
         if (mbs.empty() || ax.recomputes.empty()) return;
         // one evaluator for the layout's points, each group's stages by split shared with its layout shape's
-        split_evaluator<M, T> ev(j, a, b, sa, sb, mem_, time_, opt_, &shapes_[{tp, sa, sb}]);
+        split_evaluator<M, T> ev(j, a, b, sa, sb, mem_, time_, opt_, &shapes_[{tp, sa, sb}], inputs_checked_);
         if (outside_memory(j, ev, ax.recomputes.back(), mbs.front(), w)) return;
         auto at = [&](recompute rc, std::size_t k) {
             j.parallel.recompute = rc;
             j.training.micro_batch = mbs[k];
             j.parallel.stage_layers = spread_layers(std::array{j.model.layers}, std::array{sa + sb});
             try {
-                validate(j);
+                if (inputs_checked_) validate_layout(j);
+                else validate(j);
             } catch (const config_error&) {
                 return std::optional<mixed_plan>{};
             }
@@ -501,6 +502,19 @@ private:
     single_type_bar bar_;
     std::int64_t most_stages_;
     token_flops flops_;
+    /// The job's name, model and training pass validate's checks of them (the planner's check_inputs): its layouts
+    /// are checked by validate_layout, which then throws exactly where validate does.
+    bool inputs_checked_ = false;
+    static bool inputs_valid(const job_spec& j) {
+        try {
+            validate_bounds(j);
+            validate(j.model);
+            validate(j.training);
+        } catch (const config_error&) {
+            return false;
+        }
+        return true;
+    }
     double top_micro_batch_ = 1;  ///< the micro-batch the rates were taken at (the largest of the axes)
     std::map<pair_key, std::pair<double, mixed_plan>> best_;
     std::array<std::vector<std::int64_t>, 2> counts_{};  ///< each group's stage counts at the tp and dp in hand

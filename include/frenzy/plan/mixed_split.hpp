@@ -46,10 +46,13 @@ public:
     using prepared = typename memory_check<M>::stages_type;
     using shared = split_stages<prepared>;
     /// `stages`: the layout's group stages, shared by its split searches (null: computed at each split).
+    /// `inputs_checked`: the job's name, model and training but for the precision and micro-batch passed validate's
+    /// checks of them (the planner's check_inputs), so that validate_layout answers as validate does.
     split_evaluator(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb, const M& mem,
-                    const T& time, const plan_options& opt, shared* stages = nullptr)
+                    const T& time, const plan_options& opt, shared* stages = nullptr, bool inputs_checked = false)
         : j_(j), shape_{{{&a, sa}, {&b, sb}}}, mem_(mem), time_(time), opt_(opt),
-          flops_(forward_flops_per_token(j.model, j.training.seq_len)), stages_of_layout_(stages) {
+          flops_(forward_flops_per_token(j.model, j.training.seq_len)), stages_of_layout_(stages),
+          inputs_checked_(inputs_checked) {
         for (std::size_t k = 0; k < 2; ++k) {
             const auto& g = shape_[k].pool->gpu;
             refused_[k] = !gpu_refuses(j, g).empty();
@@ -224,7 +227,8 @@ private:
         if (!checked_[k]) {
             checked_[k] = true;
             try {
-                validate(on_[k]);
+                if (inputs_checked_) validate_layout(on_[k]);
+                else validate(on_[k]);
                 valid_[k] = true;
             } catch (const config_error&) {
                 valid_[k] = false;
@@ -244,6 +248,7 @@ private:
     const plan_options& opt_;
     token_flops flops_;
     shared* stages_of_layout_ = nullptr;        ///< the layout's group stages, shared by its split searches
+    bool inputs_checked_ = false;               ///< validate_layout answers as validate (the constructor's)
     stage_load last_stage_{};                   ///< group_stage's answer where nothing is shared
     std::array<bool, 2> refused_{};      ///< the group's type refuses the job (precision or attention kernel)
     std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
