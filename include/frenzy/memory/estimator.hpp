@@ -117,8 +117,7 @@ public:
         out.parameters = parameters_of(j, f);
         set_walk(out);
     }
-    /// Sets `s.walk` from `s.layouts`: what a caller that keeps some of the stages of stages_of(j) (a mixed plan's
-    /// group) calls after changing the list.
+    /// Sets `s.walk` from `s.layouts` (stages_of does it last): what a caller that changes the list calls again.
     static void set_walk(prepared_stages& s) {
         s.walk.clear();
         for (std::size_t i = 0, kept = 0; i < s.layouts.size(); ++i)

@@ -25,11 +25,12 @@
 
 namespace frenzy::detail {
 
-/// What the split searches at each of a layout's points (mixed_search::layout: recompute levels x micro-batches)
-/// share, filled as the splits are tried: each group's bottleneck stage and its stages prepared for the memory model
-/// (`Prepared`: memory/estimator.hpp prepared_stages) at each split, which read the layout and the split, not the
-/// micro-batch or the recompute level (perf/stage_load.hpp; the estimator's stages_of), and the time-balanced split
-/// the last search found, where the next one starts (the balance moves little between the points).
+/// What the split searches of one layout shape (tp and the two groups' stage counts) share across its layouts' dp,
+/// pairs of types and points (recompute levels x micro-batches: mixed_search::layout), filled as the splits are
+/// tried: each group's bottleneck stage and its stages prepared for the memory model (`Prepared`:
+/// memory/estimator.hpp prepared_stages) at each split, which read the shape and the split alone
+/// (perf/stage_load.hpp bottleneck_stage; the estimator's stages_of), and the time-balanced split the last search
+/// found, where the next one starts (a hint only: it moves little between a layout's points).
 template <class Prepared>
 struct split_stages {
     std::array<std::vector<std::optional<stage_load>>, 2> by_group{};  ///< [group][layers on the first group]
