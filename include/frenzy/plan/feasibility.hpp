@@ -115,6 +115,8 @@ public:
     };
 
     memory_check(const M& mem, plan_stats& st) : mem_(mem), st_(st) {}
+    memory_check(const memory_check&) = delete;  // stages_ points into its own stages_by_key_
+    memory_check& operator=(const memory_check&) = delete;
 
     /// Most usable bytes of a GPU of the call: the estimate's walk stops once the job fits none of them.
     double max_usable = std::numeric_limits<double>::infinity();
