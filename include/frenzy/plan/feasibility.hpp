@@ -122,7 +122,7 @@ public:
     double max_usable = std::numeric_limits<double>::infinity();
 
     /// Set where every job asked about has the name, model and training (but for the micro-batch) of one whose
-    /// validate_bounds, validate(model) and validate(training) passed (the planner's inputs, check_inputs): an
+    /// validate_inputs passed (the planner's inputs, check_inputs): an
     /// estimate then checks only what a search varies (train/job.hpp validate_layout), not the whole job again.
     bool inputs_checked = false;
 

@@ -414,8 +414,7 @@ private:
             j.training.micro_batch = mbs[k];
             j.parallel.stage_layers = spread_layers(std::array{j.model.layers}, std::array{sa + sb});
             try {
-                if (inputs_checked_) validate_layout(j);
-                else validate(j);
+                validate_point(j, inputs_checked_);
             } catch (const config_error&) {
                 return std::optional<mixed_plan>{};
             }
@@ -502,14 +501,12 @@ private:
     single_type_bar bar_;
     std::int64_t most_stages_;
     token_flops flops_;
-    /// The job's name, model and training pass validate's checks of them (the planner's check_inputs): its layouts
-    /// are checked by validate_layout, which then throws exactly where validate does.
+    /// The job passes validate_inputs (as the planner's check_inputs asks): its points are checked by
+    /// validate_layout, which then throws exactly where validate does (validate_point).
     bool inputs_checked_ = false;
     static bool inputs_valid(const job_spec& j) {
         try {
-            validate_bounds(j);
-            validate(j.model);
-            validate(j.training);
+            validate_inputs(j);
         } catch (const config_error&) {
             return false;
         }

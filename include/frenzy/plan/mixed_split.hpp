@@ -13,6 +13,7 @@
 
 #include "frenzy/core/error.hpp"
 #include "frenzy/perf/flops.hpp"
+#include "frenzy/perf/gpu_facts.hpp"
 #include "frenzy/perf/stage_load.hpp"
 #include "frenzy/perf/step_time.hpp"
 #include "frenzy/memory/fit.hpp"
@@ -24,6 +25,13 @@
 #include "frenzy/train/job.hpp"
 
 namespace frenzy::detail {
+
+/// validate(j) for a point of a mixed search: validate_layout where the search's job passed validate_inputs
+/// (`inputs_checked`), which then throws exactly where validate does.
+inline void validate_point(const job_spec& j, bool inputs_checked) {
+    if (inputs_checked) validate_layout(j);
+    else validate(j);
+}
 
 /// What the split searches of one layout shape (tp and the two groups' stage counts) share across its layouts' dp,
 /// pairs of types and points (recompute levels x micro-batches: mixed_search::layout), filled as the splits are
@@ -187,13 +195,13 @@ public:
 
 private:
     topology topology_of(std::size_t k) const { return {shape_[k].pool->gpus_per_node, shape_[k].pool->network_GBps}; }
-    /// The step-time model takes the type's facts prepared once (perf/gpu_facts.hpp): the slots read them so.
-    static constexpr bool prepares = requires(const T& t, const job_spec& j, const stage_load& s) {
-        t.step_parts(j, s, t.prepare(std::declval<const gpu_type&>(), topology{}));
+    /// The step-time model takes the type's facts prepared once (perf/gpu_facts.hpp), as the planner's pools do:
+    /// the slots read them so.
+    static constexpr bool prepares = requires(const T& t, const gpu_type& g, const job_spec& j, const stage_load& s,
+                                              const gpu_facts& f) {
+        { t.prepare(g, topology{}) } -> std::same_as<gpu_facts>;
+        t.step_parts(j, s, f);
     };
-    template <class TT> static auto facts_probe(int) -> decltype(std::declval<const TT&>().prepare(std::declval<const gpu_type&>(), topology{}));
-    template <class TT> static int facts_probe(...);
-    using facts_type = decltype(facts_probe<T>(0));
 
     /// Group k's bottleneck stage at `na` layers on the first group (on_[k] split so), from the layout's shared
     /// stages where given.
@@ -228,8 +236,7 @@ private:
         if (!checked_[k]) {
             checked_[k] = true;
             try {
-                if (inputs_checked_) validate_layout(on_[k]);
-                else validate(on_[k]);
+                validate_point(on_[k], inputs_checked_);
                 valid_[k] = true;
             } catch (const config_error&) {
                 valid_[k] = false;
@@ -253,7 +260,7 @@ private:
     stage_load last_stage_{};                   ///< group_stage's answer where nothing is shared
     std::array<bool, 2> refused_{};      ///< the group's type refuses the job (precision or attention kernel)
     std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
-    std::array<facts_type, 2> facts_{};  ///< what the step-time model reads of each group's type (prepare)
+    std::array<gpu_facts, 2> facts_{};   ///< what the step-time model reads of each group's type (prepare)
     std::array<double, 2> link_{};       ///< each group's link to its neighbour (GB/s per rank; 0: none)
     std::array<bytes, 2> capacity_{};    ///< the usable memory of one GPU of each group's type (group_of)
     std::array<double, 2> boundary_{};   ///< each group's sends over its link (boundary_seconds)
@@ -340,15 +347,6 @@ std::optional<mixed_plan> best_split(split_evaluator<M, T>& ev) {
         }
     }
     return best;
-}
-
-/// The same for a group of `sa` stages on `a` and one of `sb` on `b` and `j` (its layout set but for the split).
-template <MemoryModel M, StepTimeModel T>
-std::optional<mixed_plan> best_split(job_spec& j, const gpu_pool& a, const gpu_pool& b, std::int64_t sa, std::int64_t sb,
-                                     const M& mem, const T& time, const plan_options& opt) {
-    if (sa > j.model.layers - sb) return std::nullopt;
-    split_evaluator<M, T> ev(j, a, b, sa, sb, mem, time, opt);
-    return best_split(ev);
 }
 
 }  // namespace frenzy::detail

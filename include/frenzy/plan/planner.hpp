@@ -256,9 +256,7 @@ private:
         }
     }
     static void check_inputs(const job_spec& job, const plan_options& opt) {
-        validate_bounds(job);
-        validate(job.model);
-        validate(job.training);
+        validate_inputs(job);
         validate_margin(opt.margin, "plan.margin");
     }
 
