@@ -534,3 +534,70 @@ TEST_CASE("a layout's memo key moved to another dp is the key packed at that dp"
             }
     CHECK(checked == 2 * 2 * 2 * 6);
 }
+
+TEST_CASE("the layout list holds every point the node shape, rules and dp rules allow, in the search's order, as layout_job builds it") {
+    // plan/layout_list.hpp: one plan() call lists a pool's layouts once and searches every pool with the same inputs
+    // from that list, so the list must be exactly the points the axes' loops reach: checked against the plain
+    // enumeration (layout_job on a fresh copy of the job at each point, the checks written out as search_pool had
+    // them). Exact: the jobs, levels, micro-batches and keys are integers and enums.
+    const gpu_pool pool{gpu_catalog{}.at("h100-80g"), 8, 16, 0.0};
+    std::int64_t points = 0;
+    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp, framework::hf})
+        for (bool moe : {false, true}) {
+            INFO(to_string(fw) << (moe ? " moe" : ""));
+            const auto job = make_job(moe ? mixtral_8x7b() : llama31_70b(), 4096, 128, fw);
+            plan_options opt;
+            opt.max_gpus = 64;
+            const auto ax = divisor_search_space{}.axes(job, pool, opt);
+            REQUIRE(ax.cp == std::vector<std::int64_t>{1});  // the loops below leave cp out
+            std::map<detail::stage_key, stage_load> stages;
+            auto stage_of = [&](const job_spec& j) {
+                auto [it, fresh] = stages.try_emplace(detail::stage_key_of(j));
+                if (fresh) it->second = bottleneck_stage(j, forward_flops_per_token(j.model, j.training.seq_len));
+                return &it->second;
+            };
+            detail::layout_list list;
+            detail::list_layouts(job, pool, ax, 64, opt, stage_of, list);
+            CHECK(list.lists(job, ax, 8, 64));
+            CHECK(!list.lists(job, ax, 4, 64));
+            // the plain enumeration, and the list walked as search_pool walks it
+            std::size_t li = 0, pi_list = 0;
+            std::int64_t idle = 0;
+            for (auto tp : ax.tp)
+                for (auto pp : ax.pp)
+                    for (auto vpp : ax.vpp)
+                        for (auto sh : ax.shardings)
+                            for (auto ep : ax.ep)
+                                for (auto dp : ax.dp) {
+                                if (dp * tp * pp > 64 || dp % ep != 0 || (dp == 1 && sh != sharding::none)) continue;
+                                auto want = detail::layout_job(job, ax, fw, tp, pp, vpp, 1, sh, ep, dp, opt);
+                                if (!detail::shape_allowed(want, pool, opt)) continue;
+                                const auto rules = detail::rules_verdicts(want, ax.dp, ax.recomputes);
+                                if (!rules.any) continue;
+                                std::vector<recompute> levels;
+                                detail::allowed_levels(rules, dp, ax.recomputes, levels);
+                                std::vector<std::int64_t> mbs;
+                                detail::valid_micro_batches(want, ax, mbs);
+                                if (levels.empty() || mbs.empty()) {
+                                    ++idle;
+                                    continue;
+                                }
+                                while (li < list.layouts.size() && pi_list == list.layouts[li].last) ++li;
+                                REQUIRE(li < list.layouts.size());
+                                const auto& l = list.layouts[li];
+                                const auto& pt = list.points[pi_list++];
+                                job_spec got = job;
+                                l.set_on(got);
+                                got.parallel.dp = pt.dp;
+                                CHECK(got == want);
+                                CHECK(l.levels[dp > 1 ? 1 : 0] == levels);
+                                CHECK(list.micro_batches[pt.micro_batches] == mbs);
+                                CHECK(pt.key.words == detail::layout_key_of(want).words);
+                                CHECK(l.stage->layers == bottleneck_stage(want, forward_flops_per_token(want.model, 4096)).layers);
+                                ++points;
+                            }
+            CHECK(pi_list == list.points.size());
+            CHECK(idle == list.idle_points);
+        }
+    CHECK(points > 500);
+}

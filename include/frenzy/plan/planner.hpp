@@ -6,6 +6,7 @@
 // (plan_constraints) are kept and the rest searched. The parts, one concern each: plan/options.hpp (what a call is
 // asked for, GPU pools, statistics), plan/search_space.hpp (the axes and the job a point of them describes),
 // plan/feasibility.hpp (precision fallback, the fit rule with the call's memo, why nothing fits),
+// plan/layout_list.hpp (the points a pool's search visits, listed once for the pools that share them),
 // plan/objective.hpp (objectives and ranking); this header is the search loop and the public entry.
 //
 // Pruning (each step keeps every configuration that can be optimal):
@@ -44,6 +45,7 @@
 #include "frenzy/perf/stage_load.hpp"
 #include "frenzy/perf/step_time.hpp"
 #include "frenzy/plan/feasibility.hpp"
+#include "frenzy/plan/layout_list.hpp"
 #include "frenzy/plan/mixed_search.hpp"
 #include "frenzy/plan/objective.hpp"
 #include "frenzy/plan/options.hpp"
@@ -164,13 +166,11 @@ private:
         plan_stats& st;
         detail::memory_check<M> memory;
         double usable = 0;  ///< usable bytes of a GPU of the current pool (usable_memory with the call's margin)
-        /// The valid micro-batches of the current pool (valid_micro_batches) by dp, pp and whether the schedule is
-        /// interleaved: what they depend on, filled when first needed.
-        std::vector<std::vector<std::int64_t>> micro_batches{};
-        std::vector<char> micro_batches_ready{};
-        std::vector<recompute> levels{};  ///< the recompute levels the rules accept at the layout being searched, reused
-        detail::rule_verdicts rules{};    ///< the framework's rules on the layout being searched
-        std::optional<stage_load> stage{};  ///< the current layout's bottleneck stage (default time model)
+        /// The layouts each pool searches (plan/layout_list.hpp), one list per distinct set of what they depend on.
+        std::vector<detail::layout_list> layouts{};
+        std::vector<recompute> levels{};  ///< search_hints' recompute levels at the layout being searched, reused
+        std::vector<std::int64_t> micro_batches{};  ///< search_hints' valid micro-batches at the layout, reused
+        const stage_load* stage = nullptr;  ///< the current layout's bottleneck stage (default time model), in `bottleneck`
         detail::stage_key stage_of{};       ///< whose stages `stage` is
         std::map<detail::stage_key, stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
         /// The step-time model's micro_batch_parts of the current layout on the current pool by recompute level and
@@ -204,7 +204,7 @@ private:
     }
     /// Whether the model gives predict's parts alone (the default model's step_parts, with the layout's stage).
     bool has_step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
-        if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); }) return cx.stage.has_value();
+        if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); }) return cx.stage != nullptr;
         return false;
     }
     /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone, and from the
@@ -280,10 +280,10 @@ private:
         cx.usable = usable_memory(g, opt.margin).value;
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
-        prepare_micro_batches(ax, cx);
         prepare_facts(pool, cx);
+        const auto& layouts = layouts_of(*job0, pool, ax, avail, opt, cx);
         search_hints(*job0, pool, ax, avail, opt, cx);
-        search_pool(*job0, pool, ax, avail, opt, best, cx);
+        search_pool(*job0, pool, ax, opt, layouts, best, cx);
         cx.facts = {};
         cx.bar.clear();
         if (!best.empty()) cx.hints.clear();  // hints for the next pool: the layouts of this one's plans
@@ -297,31 +297,43 @@ private:
         cx.memory.host_memory_GiB = 0;  // this pool's only (mixed plans span two pools and do not check it)
     }
 
-    /// Every layout of the axes within `avail` GPUs of the pool: the layouts the framework rules and node shape
-    /// allow, each searched over dp (search_dps).
-    void search_pool(const job_spec& job0, const gpu_pool& pool, const search_axes& ax, std::int64_t avail,
-                     const plan_options& opt, best_plans& best, search_context& cx) const {
+    /// The layouts of `job0`'s axes `ax` on `pool` within `avail` GPUs (plan/layout_list.hpp): the list of an earlier
+    /// pool with the same inputs, else listed now.
+    const detail::layout_list& layouts_of(const job_spec& job0, const gpu_pool& pool, const search_axes& ax,
+                                          std::int64_t avail, const plan_options& opt, search_context& cx) const {
+        for (const auto& l : cx.layouts)
+            if (l.lists(job0, ax, pool.gpus_per_node, avail)) return l;
         const topology topo{pool.gpus_per_node, pool.network_GBps};
         const auto flops = forward_flops_per_token(job0.model, job0.training.seq_len);
+        auto stage_of = [&](const job_spec& j) {
+            prepare_stage(j, pool.gpu, topo, flops, cx);
+            return cx.stage;
+        };
+        detail::list_layouts(job0, pool, ax, avail, opt, stage_of, cx.layouts.emplace_back());
+        cx.stage = nullptr;
+        return cx.layouts.back();
+    }
+
+    /// Every layout of the list (the layouts of the axes the framework rules, node shape and dp rules allow, within
+    /// the pool's GPUs), each at its dps.
+    void search_pool(const job_spec& job0, const gpu_pool& pool, const search_axes& ax, const plan_options& opt,
+                     const detail::layout_list& layouts, best_plans& best, search_context& cx) const {
+        const topology topo{pool.gpus_per_node, pool.network_GBps};
+        cx.st.layouts += layouts.idle_points;
         job_spec j = job0;  // one job for the whole search: only the layout fields, micro-batch and recompute change
-        for (auto fw : ax.frameworks)
-            for (auto tp : ax.tp)
-                for (std::size_t pi = 0; pi < ax.pp.size(); ++pi)
-                    for (auto vpp : ax.vpp)
-                        for (auto cp : ax.cp)
-                            for (auto sh : ax.shardings)
-                                for (auto ep : ax.ep) {
-                                    const auto pp = ax.pp[pi];
-                                    if (tp * pp * cp > avail) break;
-                                    detail::set_layout(j, job0.runtime, ax, fw, tp, pp, vpp, cp, sh, ep, ax.dp.front(), opt);
-                                    if (!detail::shape_allowed(j, pool, opt)) continue;
-                                    cx.rules = detail::rules_verdicts(j, ax.dp, ax.recomputes);
-                                    if (!cx.rules.any) continue;
-                                    prepare_stage(j, pool.gpu, topo, flops, cx);
-                                    start_micro_batch_parts(j, ax, cx);
-                                    search_dps(j, pool.gpu, topo, ax, pi, avail, opt, best, cx);
-                                }
-        cx.stage.reset();
+        for (const auto& l : layouts.layouts) {
+            l.set_on(j);
+            cx.stage = l.stage;
+            start_micro_batch_parts(j, ax, cx);
+            frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
+            for (auto k = l.first; k < l.last; ++k) {
+                const auto& pt = layouts.points[k];
+                j.parallel.dp = pt.dp;
+                search_layout(j, pool.gpu, topo, opt, best, cx, known, layouts.micro_batches[pt.micro_batches],
+                              l.levels[pt.dp > 1 ? 1 : 0], pt.key);
+            }
+        }
+        cx.stage = nullptr;
         cx.mb_axis = nullptr;
     }
 
@@ -334,44 +346,9 @@ private:
             if (cx.stage && cx.stage_of == key) return;  // the layout before had the same stages (another sharding)
             auto [it, fresh] = cx.bottleneck.try_emplace(key);
             if (fresh) it->second = bottleneck_stage(j, flops);
-            cx.stage = it->second;
+            cx.stage = &it->second;
             cx.stage_of = std::move(key);
         }
-    }
-
-    /// The layout of `j` (pp the `pi`-th of the axes) at each dp of the axes within `avail` GPUs that the
-    /// planner's dp rules allow (ep divides dp x cp, sharding needs dp > 1), over its valid micro-batches.
-    void search_dps(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax, std::size_t pi,
-                    std::int64_t avail, const plan_options& opt, best_plans& best,
-                    search_context& cx) const {
-        const auto tp = j.parallel.tp, pp = j.parallel.pp, cp = j.parallel.cp, ep = j.parallel.ep;
-        const auto sh = j.parallel.sharding;
-        frontier known;  // largest micro-batch known to fit per recompute level at a smaller dp
-        std::optional<detail::layout_key> key;  // the memo's key of the layout, packed at its first dp
-        for (std::size_t di = 0; di < ax.dp.size(); ++di) {
-            const auto dp = ax.dp[di];
-            if (dp * tp * pp * cp > avail) break;
-            if ((dp * cp) % ep != 0 || (dp == 1 && sh != sharding::none)) continue;
-            j.parallel.dp = dp;
-            key = key ? detail::layout_key_at_dp(*key, j) : detail::layout_key_of(j);
-            search_layout(j, g, topo, ax, opt, best, cx, known, micro_batches(j, ax, di, pi, cx), *key);
-        }
-    }
-
-    static void prepare_micro_batches(const search_axes& ax, search_context& cx) {
-        cx.micro_batches.assign(ax.dp.size() * ax.pp.size() * 2, {});
-        cx.micro_batches_ready.assign(cx.micro_batches.size(), 0);
-    }
-    /// The valid micro-batches of the layout of `j` at the `di`-th dp and `pi`-th pp of the axes (filled when first
-    /// asked): what they depend on is dp, pp and whether the schedule is interleaved.
-    static const std::vector<std::int64_t>& micro_batches(const job_spec& j, const search_axes& ax, std::size_t di,
-                                                          std::size_t pi, search_context& cx) {
-        const auto slot = (di * ax.pp.size() + pi) * 2 + (j.parallel.schedule == pipeline_schedule::interleaved ? 1 : 0);
-        if (!cx.micro_batches_ready[slot]) {
-            detail::valid_micro_batches(j, ax, cx.micro_batches[slot]);
-            cx.micro_batches_ready[slot] = 1;
-        }
-        return cx.micro_batches[slot];
     }
 
     /// Before a pool's search: the layouts of the plans the last pool with plans kept (cx.hints; those of every
@@ -394,22 +371,23 @@ private:
             return static_cast<std::size_t>(std::find(axis.begin(), axis.end(), v) - axis.begin());
         };
         for (const auto& h : cx.hints) {
-            const auto pi = at(ax.pp, h.pp), di = at(ax.dp, h.dp);
-            if (pi == ax.pp.size() || di == ax.dp.size() || at(ax.frameworks, h.fw) == ax.frameworks.size() ||
+            if (at(ax.pp, h.pp) == ax.pp.size() || at(ax.dp, h.dp) == ax.dp.size() || at(ax.frameworks, h.fw) == ax.frameworks.size() ||
                 at(ax.tp, h.tp) == ax.tp.size() || at(ax.vpp, h.vpp) == ax.vpp.size() || at(ax.cp, h.cp) == ax.cp.size() ||
                 at(ax.shardings, h.sh) == ax.shardings.size() || at(ax.ep, h.ep) == ax.ep.size())
                 continue;  // not a point of this pool's axes
             if (h.dp * h.tp * h.pp * h.cp > avail || (h.dp * h.cp) % h.ep != 0 || (h.dp == 1 && h.sh != sharding::none))
-                continue;  // search_pool's and search_dps' checks
+                continue;  // list_layouts' and list_dps' checks
             detail::set_layout(j, job0.runtime, ax, h.fw, h.tp, h.pp, h.vpp, h.cp, h.sh, h.ep, ax.dp.front(), opt);
             if (!detail::shape_allowed(j, pool, opt)) continue;
-            cx.rules = detail::rules_verdicts(j, ax.dp, ax.recomputes);
-            if (!cx.rules.any) continue;
+            const auto rules = detail::rules_verdicts(j, ax.dp, ax.recomputes);
+            if (!rules.any) continue;
             prepare_stage(j, pool.gpu, topo, flops, cx);
             start_micro_batch_parts(j, ax, cx);
             j.parallel.dp = h.dp;
+            detail::allowed_levels(rules, h.dp, ax.recomputes, cx.levels);
+            detail::valid_micro_batches(j, ax, cx.micro_batches);
             frontier known;
-            search_layout(j, pool.gpu, topo, ax, opt, found, cx, known, micro_batches(j, ax, di, pi, cx),
+            search_layout(j, pool.gpu, topo, opt, found, cx, known, cx.micro_batches, cx.levels,
                           detail::layout_key_of(j));
         }
         cx.st.layouts = layouts;
@@ -498,16 +476,11 @@ private:
     /// (2.). (Bounding the speed at the largest micro-batch that fits with full recompute
     /// instead of the largest valid one was tried: tighter, but the extra memory estimates cost more than the
     /// step estimates it saves.) `key`: the memo's key of the layout but for the level and micro-batch (layout_key_of).
-    void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const search_axes& ax,
-                       const plan_options& opt, best_plans& best, search_context& cx,
-                       frontier& known, const std::vector<std::int64_t>& mbs, const detail::layout_key& key) const {
+    void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt,
+                       best_plans& best, search_context& cx, frontier& known, const std::vector<std::int64_t>& mbs, const std::vector<recompute>& levels,
+                       const detail::layout_key& key) const {
         auto& st = cx.st;
         ++st.layouts;
-        // ascending: none < selective < full, memory falls and time grows; those the framework's rules accept at this dp
-        auto& levels = cx.levels;
-        levels.clear();
-        for (const auto rc : ax.recomputes)
-            if (cx.rules.allows(j.parallel.dp, rc)) levels.push_back(rc);
         st.configurations += static_cast<std::int64_t>(mbs.size() * levels.size());
         if (mbs.empty() || levels.empty()) return;
         const recompute frugal = levels.back();

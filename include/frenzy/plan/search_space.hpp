@@ -26,6 +26,7 @@ struct search_axes {
     std::vector<sharding> shardings{sharding::none, sharding::optimizer, sharding::gradients, sharding::full};
     std::vector<recompute> recomputes{recompute::none, recompute::selective, recompute::full};
     std::optional<bool> sequence_parallel;  ///< unset: default_sequence_parallel(framework, tp, seq_len)
+    bool operator==(const search_axes&) const = default;
 };
 
 /// Search space: the axes to enumerate for a job on a pool.
