@@ -124,7 +124,9 @@ public:
         j0.runtime.framework = fw_;
         if (!fp8_recipe_rejected(j0, a.gpu).empty() || !fp8_recipe_rejected(j0, b.gpu).empty()) return;
         if (!attention_rejected(j0, a.gpu).empty() || !attention_rejected(j0, b.gpu).empty()) return;
-        const auto ax = divisor_search_space{}.axes(j0, a, opt_);
+        auto [at, fresh] = axes_.try_emplace(&a);  // they read the job's model, batch and framework, not its precision
+        if (fresh) at->second = divisor_search_space{}.axes(j0, a, opt_);
+        const auto& ax = at->second;
         const auto best = best_.find(key_of(a, b));
         beat_ = std::min(bar_.of(a.gpu.name, b.gpu.name), best != best_.end() ? best->second.first : 1e308);
         probe_.groups.assign(2, stage_group{});
@@ -182,12 +184,18 @@ private:
         jt.training.micro_batch = ax.micro_batch.empty() ? 1 : ax.micro_batch.back();
         top_micro_batch_ = static_cast<double>(jt.training.micro_batch);
         jt.parallel.recompute = recompute::none;
-        if constexpr (requires { time_.step_parts(jt, a.gpu, topology{}, stage_load{}); }) {
-            const double mb = static_cast<double>(jt.training.micro_batch);
-            out[0] = layer_seconds(job_on(jt, a.gpu), a.gpu, time_, flops_) / mb;
-            out[1] = layer_seconds(job_on(jt, b.gpu), b.gpu, time_, flops_) / mb;
-        }
+        if constexpr (requires { time_.step_parts(jt, a.gpu, topology{}, stage_load{}); })
+            out = {type_layer_seconds(jt, a), type_layer_seconds(jt, b)};
         return out;
+    }
+    /// One layer of one sequence on `pool`'s type for `jt` at its micro-batch (layer_seconds): what every pair with
+    /// the type reads, taken once per type, precision, tp and micro-batch.
+    double type_layer_seconds(const job_spec& jt, const gpu_pool& pool) {
+        const auto key = std::make_tuple(&pool, jt.training.precision, jt.parallel.tp, jt.training.micro_batch);
+        auto [it, fresh] = layer_seconds_.try_emplace(key, 0.0);
+        if (fresh)
+            it->second = layer_seconds(job_on(jt, pool.gpu), pool.gpu, time_, flops_) / static_cast<double>(jt.training.micro_batch);
+        return it->second;
     }
 
     /// A pipeline over two types goes past what one type holds: one of them gives all the stages it can (`all_a`,
@@ -529,6 +537,8 @@ private:
     };
     pair_rates rates_{};
     std::map<std::tuple<const gpu_pool*, precision, std::int64_t, recompute>, std::vector<std::array<double, 3>>> type_rates_{};
+    std::map<std::tuple<const gpu_pool*, precision, std::int64_t, std::int64_t>, double> layer_seconds_{};
+    std::map<const gpu_pool*, search_axes> axes_{};  ///< each first type's axes
     const std::vector<micro_batch_rate>& rates_at(recompute rc) {
         auto& r = rates_.by_level[static_cast<std::size_t>(rc)];
         if (!r) r = micro_batch_rates(*rates_.j0, *rates_.ax, *rates_.a, *rates_.b, rates_.tp, rc);
