@@ -273,18 +273,15 @@ mixed_evaluation evaluate_mixed(const job_spec& j, std::span<const stage_group_s
 /// token at each type's price.
 inline double mixed_score(const mixed_plan& p, const plan_options& o) {
     const double per_token = p.tokens_per_s > 0 ? 1.0 / p.tokens_per_s : 1e300;
-    double billed = 0, priced = 0;
+    if (o.objective != plan_objective::gpu_hours && o.objective != plan_objective::cost) return per_token;
+    double billed = 0, priced = 0;  // the prices are looked up for the cost objective alone (the search's bounds score often)
     for (const auto& g : p.groups) {
         const double n = o.whole_node_billing ? static_cast<double>(g.nodes) * g.gpus_per_node : g.gpus;
         billed += n;
+        if (o.objective != plan_objective::cost) continue;
         if (auto it = o.price_per_gpu_hour.find(g.gpu); it != o.price_per_gpu_hour.end()) priced += n * it->second;
     }
-    switch (o.objective) {
-        case plan_objective::time: return per_token;
-        case plan_objective::gpu_hours: return per_token * billed;
-        case plan_objective::cost: return per_token * priced;
-    }
-    return per_token;
+    return o.objective == plan_objective::gpu_hours ? per_token * billed : per_token * priced;
 }
 
 }  // namespace frenzy

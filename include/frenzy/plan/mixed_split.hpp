@@ -105,7 +105,7 @@ public:
         for (std::size_t k = 0; k < 2; first += shape_[k].stages, ++k) {
             if (refused_[k]) return std::nullopt;
             auto& jk = on_[k];
-            split_layers(na, jk.parallel.stage_layers);
+            split_group(na, k);
             const auto& pool = *shape_[k].pool;
             const auto& stage = group_stage(na, k, first);
             step_breakdown parts;
@@ -126,7 +126,7 @@ public:
     std::optional<bool> group_over(std::int64_t na, std::size_t k) {
         if (refused_[k]) return std::nullopt;
         auto& jk = on_[k];
-        split_layers(na, jk.parallel.stage_layers);
+        split_group(na, k);
         const std::int64_t first = k == 0 ? 0 : shape_[0].stages;
         const double capacity = capacity_[k].value;
         auto& known = known_[k];
@@ -187,7 +187,7 @@ public:
             return std::nullopt;
         };
         const auto stage = [&](std::size_t k) -> const stage_load& {
-            split_layers(na, on_[k].parallel.stage_layers);
+            split_group(na, k);
             return group_stage(na, k, k == 0 ? 0 : shape_[0].stages);
         };
         return evaluate_groups(j_, shape, time_, opt_, &memory, &stage);
@@ -248,6 +248,12 @@ private:
     void split_layers(std::int64_t na, std::vector<std::int64_t>& out) const {
         spread_layers(std::array{na, j_.model.layers - na}, std::array{shape_[0].stages, shape_[1].stages}, out);
     }
+    /// Group k's job split at `na` (split_layers; nothing to do where it is split so already).
+    void split_group(std::int64_t na, std::size_t k) {
+        if (split_at_[k] == na) return;
+        split_layers(na, on_[k].parallel.stage_layers);
+        split_at_[k] = na;
+    }
 
     job_spec& j_;
     std::array<stage_group_shape, 2> shape_;
@@ -260,6 +266,7 @@ private:
     stage_load last_stage_{};                   ///< group_stage's answer where nothing is shared
     std::array<bool, 2> refused_{};      ///< the group's type refuses the job (precision or attention kernel)
     std::array<job_spec, 2> on_{};       ///< the job as each group's type runs it (job_on)
+    std::array<std::int64_t, 2> split_at_{-1, -1};  ///< the split each on_[k]'s stage_layers hold (-1: the job's own)
     std::array<gpu_facts, 2> facts_{};   ///< what the step-time model reads of each group's type (prepare)
     std::array<double, 2> link_{};       ///< each group's link to its neighbour (GB/s per rank; 0: none)
     std::array<bytes, 2> capacity_{};    ///< the usable memory of one GPU of each group's type (group_of)
