@@ -24,6 +24,7 @@
 // from none up, and per level the largest micro-batch that fits; it keeps the best plan by the objective per pair
 // of types and GPU count.
 #include <algorithm>
+#include <cassert>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -195,11 +196,13 @@ namespace detail {
 
 /// evaluate_mixed's walk over the groups, each group's memory from `memory(k, jk, grp)` (the job as group k's type
 /// runs it; it sets grp.required and grp.peak_reserved, or returns why it cannot: what the memory model's
-/// config_error says), nothing for it when `memory` is null; each group's bottleneck stage from `stage(k)` where
-/// given (a caller that has it: bottleneck_stage over the group's stages), else computed.
-template <StepTimeModel T, class Memory, class Stage = stage_load (*)(std::size_t)>
+/// config_error says), nothing for it when `memory` is null; each group's bottleneck stage from `stage(k)` and the
+/// job as its type runs it (job_on) from `jobs(k)` where given (a caller that has them), else computed.
+template <StepTimeModel T, class Memory, class Stage = stage_load (*)(std::size_t),
+          class Jobs = const job_spec& (*)(std::size_t)>
 mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_shape> shape, const T& time,
-                                 const plan_options& opt, const Memory* memory, const Stage* stage = nullptr) {
+                                 const plan_options& opt, const Memory* memory, const Stage* stage = nullptr,
+                                 const Jobs* jobs = nullptr) {
     mixed_evaluation ev;
     const auto f = forward_flops_per_token(j.model, j.training.seq_len);
     mixed_plan out;
@@ -213,7 +216,9 @@ mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_
             ev.why = refused;
             return ev;
         }
-        const job_spec jk = job_on(j, g);
+        std::optional<job_spec> own;
+        const job_spec& jk = jobs ? (*jobs)(k) : own.emplace(job_on(j, g));
+        assert(jk == job_on(j, g));
         auto grp = group_of(j, shape[k], first, opt);
         if (memory) {
             if (auto why = (*memory)(k, jk, grp)) {

@@ -190,7 +190,11 @@ public:
             split_group(na, k);
             return group_stage(na, k, k == 0 ? 0 : shape_[0].stages);
         };
-        return evaluate_groups(j_, shape, time_, opt_, &memory, &stage);
+        const auto jobs = [&](std::size_t k) -> const job_spec& {  // job_on(j_, group k's type), as follow_point keeps it
+            split_group(na, k);
+            return on_[k];
+        };
+        return evaluate_groups(j_, shape, time_, opt_, &memory, &stage, &jobs);
     }
 
 private:
