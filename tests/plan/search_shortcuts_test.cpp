@@ -601,3 +601,42 @@ TEST_CASE("the layout list holds every point the node shape, rules and dp rules 
         }
     CHECK(points > 500);
 }
+
+TEST_CASE("a job's stage key compared in place answers as the key built from it") {
+    // plan/memo.hpp is_stage_key_of: the memory check's stage cache asks it per estimate instead of building the
+    // key; it must agree with stage_key_of(b) == k for jobs that differ in each field the key holds, and not mind the
+    // fields it does not (dp, sharding, recompute, micro-batch). Exact: integers.
+    auto base = make_job(mixtral_8x7b(), 4096, 128, framework::megatron);
+    base.parallel.tp = 2;
+    base.parallel.pp = 4;
+    base.parallel.ep = 2;
+    std::vector<job_spec> jobs{base};
+    auto vary = [&](auto&& change) {
+        auto j = base;
+        change(j);
+        jobs.push_back(j);
+    };
+    vary([](job_spec& j) { j.runtime.framework = framework::deepspeed; });
+    vary([](job_spec& j) { j.parallel.tp = 4; });
+    vary([](job_spec& j) { j.parallel.etp = 2; });
+    vary([](job_spec& j) { j.parallel.ep = 4; });
+    vary([](job_spec& j) { j.parallel.pp = 2; });
+    vary([](job_spec& j) { j.parallel.vpp = 2; });
+    vary([](job_spec& j) { j.parallel.first_stage_layers = 6; });
+    vary([](job_spec& j) { j.parallel.last_stage_layers = 6; });
+    vary([](job_spec& j) { j.parallel.embedding_stage = true; });
+    vary([](job_spec& j) { j.parallel.loss_stage = true; });
+    vary([](job_spec& j) { j.parallel.stage_layers = {8, 8, 8, 8}; });
+    vary([](job_spec& j) { j.parallel.stage_layers = {7, 9, 8, 8}; });
+    vary([](job_spec& j) { j.parallel.dp = 8; j.parallel.sharding = sharding::optimizer; });  // not in the key
+    vary([](job_spec& j) { j.parallel.recompute = recompute::full; j.training.micro_batch = 4; });  // nor these
+    std::int64_t same = 0;
+    for (const auto& a : jobs)
+        for (const auto& b : jobs) {
+            const auto k = detail::stage_key_of(a);
+            CHECK(detail::is_stage_key_of(k, b) == (k == detail::stage_key_of(b)));
+            same += detail::is_stage_key_of(k, b) ? 1 : 0;
+        }
+    // each job matches itself; base and the last two (fields outside the key) match each other
+    CHECK(same == static_cast<std::int64_t>(jobs.size()) + 6);
+}

@@ -206,9 +206,8 @@ private:
         return *v >= 0 && *v <= usable;
     }
     const stages_type& stages_for(const job_spec& j) {
-        auto k = stage_key_of(j);
-        if (!stages_ || stages_->first != k) {
-            auto [it, fresh] = stages_by_key_.try_emplace(std::move(k));
+        if (!stages_ || !is_stage_key_of(stages_->first, j)) {
+            auto [it, fresh] = stages_by_key_.try_emplace(stage_key_of(j));
             if (fresh) it->second = mem_.stages_of(j);
             stages_ = &*it;
         }
