@@ -180,8 +180,9 @@ struct stage_key {
 /// The stage key's fields of a job but its own layer counts (stage_layers).
 inline std::array<std::int64_t, 9> stage_fields_of(const job_spec& j) {
     const auto& p = j.parallel;
-    return {static_cast<std::int64_t>(j.runtime.framework.identity()), p.tp, p.etp, p.ep, p.pp, p.vpp, p.first_stage_layers,
-            p.last_stage_layers, static_cast<std::int64_t>(p.embedding_stage) * 2 + static_cast<std::int64_t>(p.loss_stage)};
+    return {static_cast<std::int64_t>(j.runtime.framework.identity()), p.tp, p.etp, p.ep, p.pp, p.vpp,
+            p.first_stage_layers, p.last_stage_layers,
+            static_cast<std::int64_t>(p.embedding_stage) * 2 + static_cast<std::int64_t>(p.loss_stage)};
 }
 inline stage_key stage_key_of(const job_spec& j) { return {stage_fields_of(j), j.parallel.stage_layers}; }
 /// stage_key_of(j) == k, without copying the job's layer counts into a key (a search asks it per estimate).

@@ -24,8 +24,8 @@
 // from none up, and per level the largest micro-batch that fits; it keeps the best plan by the objective per pair
 // of types and GPU count.
 #include <algorithm>
-#include <cassert>
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -279,7 +279,8 @@ mixed_evaluation evaluate_mixed(const job_spec& j, std::span<const stage_group_s
 inline double mixed_score(const mixed_plan& p, const plan_options& o) {
     const double per_token = p.tokens_per_s > 0 ? 1.0 / p.tokens_per_s : 1e300;
     if (o.objective != plan_objective::gpu_hours && o.objective != plan_objective::cost) return per_token;
-    double billed = 0, priced = 0;  // the prices are looked up for the cost objective alone (the search's bounds score often)
+    // the prices are looked up for the cost objective alone (the mixed search's speed bounds score often)
+    double billed = 0, priced = 0;
     for (const auto& g : p.groups) {
         const double n = o.whole_node_billing ? static_cast<double>(g.nodes) * g.gpus_per_node : g.gpus;
         billed += n;

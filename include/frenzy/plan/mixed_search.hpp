@@ -193,8 +193,10 @@ private:
     double type_layer_seconds(const job_spec& jt, const gpu_pool& pool) {
         const auto key = std::make_tuple(&pool, jt.training.precision, jt.parallel.tp, jt.training.micro_batch);
         auto [it, fresh] = layer_seconds_.try_emplace(key, 0.0);
-        if (fresh)
-            it->second = layer_seconds(job_on(jt, pool.gpu), pool.gpu, time_, flops_) / static_cast<double>(jt.training.micro_batch);
+        if (fresh) {
+            const double mb = static_cast<double>(jt.training.micro_batch);
+            it->second = layer_seconds(job_on(jt, pool.gpu), pool.gpu, time_, flops_) / mb;
+        }
         return it->second;
     }
 

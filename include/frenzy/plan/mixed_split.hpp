@@ -190,7 +190,8 @@ public:
             split_group(na, k);
             return group_stage(na, k, k == 0 ? 0 : shape_[0].stages);
         };
-        const auto jobs = [&](std::size_t k) -> const job_spec& {  // job_on(j_, group k's type), as follow_point keeps it
+        // the job as group k's type runs it: job_on(j_, the type), as follow_point and split_group keep it
+        const auto jobs = [&](std::size_t k) -> const job_spec& {
             split_group(na, k);
             return on_[k];
         };

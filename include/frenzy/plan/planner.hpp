@@ -170,8 +170,8 @@ private:
         std::vector<detail::layout_list> layouts{};
         std::vector<recompute> levels{};  ///< search_hints' recompute levels at the layout being searched, reused
         std::vector<std::int64_t> micro_batches{};  ///< search_hints' valid micro-batches at the layout, reused
-        const stage_load* stage = nullptr;  ///< the current layout's bottleneck stage (default time model), in `bottleneck`
-        detail::stage_key stage_of{};       ///< whose stages `stage` is
+        /// the current layout's bottleneck stage (default time model), an entry of `bottleneck`
+        const stage_load* stage = nullptr;
         std::map<detail::stage_key, stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
         /// The step-time model's micro_batch_parts of the current layout on the current pool by recompute level and
         /// micro-batch of the axes (`mb_axis`), taken when first needed: they read neither dp nor the sharding, so
@@ -342,12 +342,9 @@ private:
     void prepare_stage(const job_spec& j, const gpu_type& g, const topology& topo, const token_flops& flops,
                        search_context& cx) const {
         if constexpr (requires { time_.predict(j, g, topo, stage_load{}); }) {
-            auto key = detail::stage_key_of(j);
-            if (cx.stage && cx.stage_of == key) return;  // the layout before had the same stages (another sharding)
-            auto [it, fresh] = cx.bottleneck.try_emplace(key);
+            auto [it, fresh] = cx.bottleneck.try_emplace(detail::stage_key_of(j));
             if (fresh) it->second = bottleneck_stage(j, flops);
             cx.stage = &it->second;
-            cx.stage_of = std::move(key);
         }
     }
 
@@ -371,8 +368,9 @@ private:
             return static_cast<std::size_t>(std::find(axis.begin(), axis.end(), v) - axis.begin());
         };
         for (const auto& h : cx.hints) {
-            if (at(ax.pp, h.pp) == ax.pp.size() || at(ax.dp, h.dp) == ax.dp.size() || at(ax.frameworks, h.fw) == ax.frameworks.size() ||
-                at(ax.tp, h.tp) == ax.tp.size() || at(ax.vpp, h.vpp) == ax.vpp.size() || at(ax.cp, h.cp) == ax.cp.size() ||
+            if (at(ax.pp, h.pp) == ax.pp.size() || at(ax.dp, h.dp) == ax.dp.size() ||
+                at(ax.frameworks, h.fw) == ax.frameworks.size() || at(ax.tp, h.tp) == ax.tp.size() ||
+                at(ax.vpp, h.vpp) == ax.vpp.size() || at(ax.cp, h.cp) == ax.cp.size() ||
                 at(ax.shardings, h.sh) == ax.shardings.size() || at(ax.ep, h.ep) == ax.ep.size())
                 continue;  // not a point of this pool's axes
             if (h.dp * h.tp * h.pp * h.cp > avail || (h.dp * h.cp) % h.ep != 0 || (h.dp == 1 && h.sh != sharding::none))
@@ -475,10 +473,12 @@ private:
     /// per level, the micro-batches that fit with it and not with a cheaper level (3.), found by binary search
     /// (2.). (Bounding the speed at the largest micro-batch that fits with full recompute
     /// instead of the largest valid one was tried: tighter, but the extra memory estimates cost more than the
-    /// step estimates it saves.) `key`: the memo's key of the layout but for the level and micro-batch (layout_key_of).
+    /// step estimates it saves.) `mbs`: the layout's valid micro-batches, ascending; `levels`: the recompute levels
+    /// the framework's rules accept at its dp, ascending (none < selective < full: memory falls, time grows); `key`:
+    /// the memo's key of the layout but for the level and micro-batch (layout_key_of).
     void search_layout(job_spec& j, const gpu_type& g, const topology& topo, const plan_options& opt,
-                       best_plans& best, search_context& cx, frontier& known, const std::vector<std::int64_t>& mbs, const std::vector<recompute>& levels,
-                       const detail::layout_key& key) const {
+                       best_plans& best, search_context& cx, frontier& known, const std::vector<std::int64_t>& mbs,
+                       const std::vector<recompute>& levels, const detail::layout_key& key) const {
         auto& st = cx.st;
         ++st.layouts;
         st.configurations += static_cast<std::int64_t>(mbs.size() * levels.size());
