@@ -123,8 +123,14 @@ struct packed_table {
             if (same_key(keys[i], k)) return {&values[i], false};
         }
     }
-    void grow() {
-        const std::size_t n = std::max<std::size_t>(1024, 4 * used.size());
+    /// Room for `entries` without growing (at most half full).
+    void reserve(std::size_t entries) {
+        if (2 * entries > used.size()) grow(2 * entries);
+    }
+    /// Four times the slots (1,024 at first), or the first power of two from there that reaches `at_least`.
+    void grow(std::size_t at_least = 0) {
+        std::size_t n = std::max<std::size_t>(1024, 4 * used.size());
+        while (n < at_least) n *= 2;
         std::vector<packed_key> old_keys(n);
         std::vector<double> old_values(n);
         std::vector<unsigned char> old_used(n);
@@ -148,6 +154,8 @@ struct memo {
     packed_table packed;
     std::unordered_map<memo_key, double, memo_hash> full;
     std::map<std::pair<memo_key, std::vector<std::int64_t>>, double> laid_out;
+    /// Room for `n` packed entries (packed_table::reserve).
+    void reserve(std::size_t n) { packed.reserve(n); }
     /// The entry of `j` and whether it is new (then set to `init`); valid until the next new entry.
     std::pair<double*, bool> try_emplace(const job_spec& j, double init) {
         packed_key k;
