@@ -113,6 +113,7 @@ public:
     void stages_of(const job_spec& j, prepared_stages& out, std::int64_t first, std::int64_t last) const {
         const auto f = profile_of(j);
         out.layouts.clear();
+        out.layouts.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, last - first)));
         for_each_stage_layout(j, f.vocab_divisible_by, first, last, [&](const stage_layout& l) { out.layouts.push_back(l); });
         out.parameters = parameters_of(j, f);
         set_walk(out);
@@ -120,6 +121,7 @@ public:
     /// Sets `s.walk` from `s.layouts` (stages_of does it last): what a caller that changes the list calls again.
     static void set_walk(prepared_stages& s) {
         s.walk.clear();
+        s.walk.reserve(s.layouts.size());  // one allocation: a fresh list grows otherwise
         for (std::size_t i = 0, kept = 0; i < s.layouts.size(); ++i)
             if (i == 0 || !dominated(s.layouts[i], s.layouts[kept])) s.walk.push_back(static_cast<std::uint32_t>(kept = i));
     }

@@ -76,6 +76,7 @@ inline void spread_layers(std::span<const std::int64_t> per_group, std::span<con
     std::int64_t pp = 0;
     for (auto s : stages) pp += s;
     out.clear();
+    out.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, pp)));
     std::int64_t first = 0;
     for (std::size_t k = 0; k < stages.size(); ++k) {
         const auto s = stages[k], n = per_group[k];
@@ -206,6 +207,7 @@ mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_
     mixed_evaluation ev;
     const auto f = forward_flops_per_token(j.model, j.training.seq_len);
     mixed_plan out;
+    out.groups.reserve(shape.size());
     double peak = 0;
     std::int64_t first = 0;
     for (std::size_t k = 0; k < shape.size(); first += shape[k].stages, ++k) {

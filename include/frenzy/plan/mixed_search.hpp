@@ -268,6 +268,7 @@ private:
             const auto& on_b = type_rates(jt, b, ax);
             jt.parallel.sequence_parallel = true;  // the sends' smallest buffer
             const double link = link_GBps(a, b);
+            out.reserve(ax.micro_batch.size());
             for (std::size_t i = 0; i < ax.micro_batch.size(); ++i) {
                 const auto mb = ax.micro_batch[i];
                 jt.training.micro_batch = mb;
@@ -285,6 +286,7 @@ private:
         auto [it, fresh] = type_rates_.try_emplace(key);
         if (!fresh) return it->second;
         job_spec on = job_on(jt, pool.gpu);
+        it->second.reserve(ax.micro_batch.size());
         for (auto mb : ax.micro_batch) {
             on.training.micro_batch = mb;
             const double m = static_cast<double>(mb);
@@ -422,7 +424,7 @@ private:
         auto at = [&](recompute rc, std::size_t k) {
             j.parallel.recompute = rc;
             j.training.micro_batch = mbs[k];
-            j.parallel.stage_layers = spread_layers(std::array{j.model.layers}, std::array{sa + sb});
+            spread_layers(std::array{j.model.layers}, std::array{sa + sb}, j.parallel.stage_layers);
             try {
                 validate_point(j, inputs_checked_);
             } catch (const config_error&) {
