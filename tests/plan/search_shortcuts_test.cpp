@@ -640,3 +640,29 @@ TEST_CASE("a job's stage key compared in place answers as the key built from it"
     // each job matches itself; base and the last two (fields outside the key) match each other
     CHECK(same == static_cast<std::int64_t>(jobs.size()) + 6);
 }
+
+TEST_CASE("the memo's table reserved ahead holds its entries without growing, and a later reserve keeps them") {
+    // plan/memo.hpp packed_table::reserve: the planner sizes the memo from its first layout list so that a search
+    // does not grow it (memory_check::reserve). At most half full: room for n entries is the first power of two
+    // from 1,024 with 2n slots. Exact: integer keys and the values stored with them.
+    auto key = [](std::uint64_t i) { return detail::packed_key{i, i * 7, i % 13, 42, i + 1}; };
+    detail::packed_table reserved, grown;
+    reserved.reserve(5000);
+    CHECK(reserved.used.size() == 16384);
+    for (std::uint64_t i = 0; i < 5000; ++i) {
+        CHECK(reserved.try_emplace(key(i), static_cast<double>(i)).second);
+        CHECK(grown.try_emplace(key(i), static_cast<double>(i)).second);
+    }
+    CHECK(reserved.used.size() == 16384);  // no growth
+    CHECK(grown.used.size() == 16384);     // 1,024 -> 4,096 -> 16,384 as it filled
+    reserved.reserve(20000);
+    CHECK(reserved.used.size() == 65536);
+    for (std::uint64_t i = 0; i < 5000; ++i) {
+        const auto [v, fresh] = reserved.try_emplace(key(i), -1.0);
+        CHECK(!fresh);
+        CHECK(*v == static_cast<double>(i));
+    }
+    CHECK(reserved.count == 5000);
+    reserved.reserve(100);  // smaller than it holds: nothing changes
+    CHECK(reserved.used.size() == 65536);
+}
