@@ -133,7 +133,7 @@ public:
 
     /// Room in the memo for `estimates` required-bytes answers and `floors` floors: a search that sizes it before it
     /// starts never grows it (a growth copies the table, and where the allocator returned the last search's memory to
-    /// the system, faults its pages in again: 87 faults of ~2-7 us each per 70B benchmark search before, 17 now).
+    /// the system, faults its pages in again: 87 faults of ~2-7 us each per 70B benchmark search before, 16 now).
     /// A hint only: a search that asks more grows the memo as before.
     void reserve(std::size_t estimates, std::size_t floors) {
         required_.reserve(estimates);
