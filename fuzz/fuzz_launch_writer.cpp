@@ -1,7 +1,7 @@
 // libFuzzer target: the launch writer (launch/launch.hpp and frameworks/*/launcher.hpp) behind `frenzy launch` and
 // `frenzy serve`. The input is split at NUL bytes into the texts a user controls: the job's name, the model's name,
 // the GRES type, torchtrun's run command, the torchtitan base recipe, the time margin, and the Slurm partition,
-// account, qos and memory. Each launcher of the catalog (launch/launchers.hpp: llm-foundry and hf
+// account, qos and memory. Each launcher of the catalog (frameworks/launchers.hpp: llm-foundry and hf
 // too; hf also a LoRA fine-tune) writes its files for them; when it accepts them, every file must have exactly as many lines as it has for plain values
 // ("x", "a100", ...; the model's name with its control characters replaced, as it picks torchtitan's base), hold no control character but newline and tab, and the batch script's #SBATCH lines must all
 // come before its first command: input text never adds a line, so it never becomes a line of code. Rejections
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "frenzy/launch/launch.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/model/presets.hpp"
 #include "fuzz_common.hpp"
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the launcher importers (io/launcher_megatron.hpp, io/launcher_configs.hpp, io/launcher_shell.hpp)
+// libFuzzer target: the launcher importers (frameworks/<name>/import.hpp, io/launcher_shell.hpp)
 // behind `frenzy import` and `--from`. Every input is given to each importer in turn, as `--from KIND:FILE` would
 // (megatron script, JSON argument list or YAML argument file, torchtitan recipe, llm-foundry train.yaml, litgpt.yaml,
 // frenzy_hf_train.py, DeepSpeed
@@ -8,12 +8,15 @@
 #include <string>
 
 #include "frenzy/io/json_reader.hpp"
-#include "frenzy/io/launcher_hf.hpp"
-#include "frenzy/io/launcher_configs.hpp"
-#include "frenzy/io/launcher_megatron.hpp"
+#include "frenzy/frameworks/hf/import.hpp"
+#include "frenzy/frameworks/deepspeed/import.hpp"
+#include "frenzy/frameworks/fsdp/import.hpp"
+#include "frenzy/frameworks/megatron/import.hpp"
+#include "frenzy/frameworks/torchtitan/import.hpp"
+#include "frenzy/frameworks/megatron/import.hpp"
 #ifdef FRENZY_HAS_YAML
-#include "frenzy/io/launcher_litgpt.hpp"
-#include "frenzy/io/launcher_llm_foundry.hpp"
+#include "frenzy/frameworks/litgpt/import.hpp"
+#include "frenzy/frameworks/llm_foundry/import.hpp"
 #include "frenzy/io/launcher_yaml.hpp"
 #endif
 #include "frenzy/model/presets.hpp"

@@ -23,7 +23,7 @@
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/duration.hpp"
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/train/fp8_recipe.hpp"
@@ -399,7 +399,7 @@ inline void apply_recompute_options(const job_args& a, frenzy::job_spec& j, fren
     if (!a.recompute_method.empty() || a.recompute_layers > 0) c.recompute = recompute::full;
 }
 
-/// The job a launcher configuration describes (`--from KIND:FILE`, launch/launchers.hpp); what was ignored or
+/// The job a launcher configuration describes (`--from KIND:FILE`, frameworks/launchers.hpp); what was ignored or
 /// not understood goes to stderr, so --json output stays clean. The flags given override it afterwards.
 inline frenzy::job_spec import_from(const job_args& a) {
     using namespace frenzy;
@@ -407,7 +407,7 @@ inline frenzy::job_spec import_from(const job_args& a) {
     if (colon == std::string::npos || colon == 0 || colon + 1 == a.from.size())
         throw config_error("--from=\"" + a.from + "\" must be KIND:FILE (" + import_examples() + ")");
     const std::string kind = a.from.substr(0, colon), path = a.from.substr(colon + 1);
-    std::vector<std::string> kinds;  // launch/launchers.hpp: every launcher that reads its files back
+    std::vector<std::string> kinds;  // frameworks/launchers.hpp: every launcher that reads its files back
     for (const auto l : launcher_catalog())
         if (l->import_file) kinds.emplace_back(l.name());
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())

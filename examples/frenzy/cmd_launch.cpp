@@ -11,7 +11,7 @@
 #include "cli.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/launch/launch_json.hpp"
@@ -149,7 +149,7 @@ void frenzy_cli::add_launch(CLI::App& app) {
     auto* c = app.add_subcommand("launch", "Plan a job and write its Slurm launch script and framework configuration");
     frenzy_cli::add_job_options(c, a->job);
     frenzy_cli::add_cluster_options(c, a->cluster);
-    // add_job_options' --framework is taken here as the launcher (launch/launchers.hpp)
+    // add_job_options' --framework is taken here as the launcher (frameworks/launchers.hpp)
     c->get_option("--framework")->description(frenzy::launcher_names() + " (the launcher; it plans with the frameworks it runs)");
     c->add_option("--plan", a->plan, "Take plan N of the ranking (default 1, the best)")->check(CLI::PositiveNumber);
     c->add_flag("--mixed", a->mixed,

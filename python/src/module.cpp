@@ -17,7 +17,7 @@
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/io/prices.hpp"
 #include "frenzy/io/result_json.hpp"
 #include "frenzy/launch/launch.hpp"
@@ -280,7 +280,7 @@ inline frenzy::launch_result launch(job_arg job_in, cluster_arg cluster_in, cons
     return out;
 }
 
-/// frenzy.import_launcher: a launcher configuration -> job (launch/launchers.hpp), as `frenzy import --from`.
+/// frenzy.import_launcher: a launcher configuration -> job (frameworks/launchers.hpp), as `frenzy import --from`.
 inline frenzy::launcher_import import_launcher(const std::string& kind, path_arg path, dict_arg model,
                                                const std::string& name, std::int64_t world_size, dict_arg layout,
                                                dict_arg training) {
@@ -787,7 +787,7 @@ inline void bind_launch_result(py::module_& m) {
 /// frenzy.launch and frenzy.import_launcher, and their results.
 inline void bind_launch(py::module_& m) {
     bind_launch_result(m);
-    // the launchers' names from their catalog (launch/launchers.hpp); the docstring must outlive the module
+    // the launchers' names from their catalog (frameworks/launchers.hpp); the docstring must outlive the module
     static const std::string launch_doc =
         "Plans `job` on `cluster` for `framework` (" + frenzy::launcher_names() + "), takes plan number "
         "`plan` of the ranking (1 = the best) and makes its launch files: launch.sbatch (Slurm + torchrun) and the "

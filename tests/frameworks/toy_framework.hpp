@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frenzy/frameworks/fsdp/traits.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 
 namespace frenzy_test::toy {
 

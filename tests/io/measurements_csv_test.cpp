@@ -111,7 +111,7 @@ TEST_CASE("training methods in other_flags: QLoRA with lora_rank, 8-bit AdamW, w
 }
 
 TEST_CASE("Megatron flags in other_flags are read as a launch script's are, the columns keep the shape") {
-    // io/megatron_options.hpp through megatron_flags_in_text: MoE kernel, dispatcher, capacity, etp, dropout and the
+    // frameworks/megatron/options.hpp through megatron_flags_in_text: MoE kernel, dispatcher, capacity, etp, dropout and the
     // local implementation from the prose of the cell; --vocab-size there does not replace the vocab_padded column.
     const auto path = write_temp("megatron_flags", std::string(header) +
         "5,measured,Megatron-Core (TE),toy MoE,12,512,8,8,2048,GELU,50432,yes,1024,4,32,8,4,2,1,,1,2,yes,"

@@ -10,7 +10,7 @@
 
 #include "frenzy/io/hf_config.hpp"
 #include "frenzy/launch/launch.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/io/launcher_shell.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/estimator.hpp"

@@ -8,10 +8,13 @@
 #include <sstream>
 #include <string>
 
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/frameworks/deepspeed/import.hpp"
+#include "frenzy/frameworks/fsdp/import.hpp"
+#include "frenzy/frameworks/megatron/import.hpp"
+#include "frenzy/frameworks/torchtitan/import.hpp"
 #include "frenzy/io/launcher_shell.hpp"
 #include "frenzy/launch/launch.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/model/presets.hpp"
 #include "shell.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "frenzy/frameworks/litgpt/launcher.hpp"
 #include "frenzy/launch/launch.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/model/presets.hpp"
 #include "shell.hpp"
 

@@ -16,7 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/frameworks/deepspeed/import.hpp"
+#include "frenzy/frameworks/fsdp/import.hpp"
+#include "frenzy/frameworks/megatron/import.hpp"
+#include "frenzy/frameworks/torchtitan/import.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/model/presets.hpp"
 #include "shell.hpp"

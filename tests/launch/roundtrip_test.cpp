@@ -5,12 +5,15 @@
 #include <filesystem>
 
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/io/launcher_hf.hpp"
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/frameworks/hf/import.hpp"
+#include "frenzy/frameworks/deepspeed/import.hpp"
+#include "frenzy/frameworks/fsdp/import.hpp"
+#include "frenzy/frameworks/megatron/import.hpp"
+#include "frenzy/frameworks/torchtitan/import.hpp"
 #ifdef FRENZY_HAS_YAML
-#include "frenzy/io/launcher_litgpt.hpp"
-#include "frenzy/io/launcher_llm_foundry.hpp"
-#include "frenzy/frameworks/torchtune/import_yaml.hpp"
+#include "frenzy/frameworks/litgpt/import.hpp"
+#include "frenzy/frameworks/llm_foundry/import.hpp"
+#include "frenzy/frameworks/torchtune/import.hpp"
 #endif
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/estimator.hpp"
@@ -210,7 +213,7 @@ TEST_CASE("Megatron round trip: DeepSeek-style MoE (shared experts, dense leadin
 }
 
 TEST_CASE("Megatron round trip: MoE kernel, dispatcher, expert tensor parallelism and capacity, uneven pipeline splits") {
-    // Fields the estimate uses and a launch must pass on (io/megatron_options.hpp reads them back): grouped GEMM's
+    // Fields the estimate uses and a launch must pass on (frameworks/megatron/options.hpp reads them back): grouped GEMM's
     // TE workspaces, the alltoall dispatcher's buffers, etp's expert shards, the capacity's token count, and the
     // per-stage layer counts.
     auto j = base_job("mixtral-8x7b", 4096, 64);

@@ -13,7 +13,7 @@
 
 #include "frenzy/frameworks/torchtune/launcher.hpp"
 #include "frenzy/launch/launch.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/model/presets.hpp"
 #include "shell.hpp"
 

@@ -1,4 +1,4 @@
-// Megatron-LM YAML argument files (pretrain_gpt.py --yaml-cfg; io/launcher_yaml.hpp) import to the same job as the
+// Megatron-LM YAML argument files (pretrain_gpt.py --yaml-cfg; frameworks/megatron/import.hpp) import to the same job as the
 // equivalent launch script.
 #include <algorithm>
 #include <filesystem>
@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 
 using namespace frenzy;
 

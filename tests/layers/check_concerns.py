@@ -2,7 +2,7 @@
 """One place per concern (issue 22), checked on the source tree:
 
   1. no switch or comparison on a built-in framework's or launcher's name outside include/frenzy/frameworks/ (the
-     layers read a framework's traits; the catalogs in train/frameworks.hpp and launch/launchers.hpp list them);
+     layers read a framework's traits; the catalogs in frameworks/registry.hpp and frameworks/launchers.hpp list them);
   2. no header under include/frenzy/ over 600 lines;
   3. no `detail::` name used across a layer boundary: a `detail::NAME` in include/frenzy/<layer>/ must be declared
      in a `namespace detail` of the same layer (families/<f>/ and frameworks/<f>/ count as the layers families and
@@ -20,7 +20,7 @@ import sys
 
 BUILTIN = r"(?:framework::(?:megatron|deepspeed|fsdp|ddp)|launcher::(?:megatron|torchtitan|deepspeed|fsdp))"
 SWITCH = re.compile(r"case\s+" + BUILTIN + r"|[=!]=\s*" + BUILTIN + r"|" + BUILTIN + r"\s*[=!]=")
-CATALOGS = ("include/frenzy/frameworks/", "include/frenzy/train/frameworks.hpp", "include/frenzy/launch/launchers.hpp")
+CATALOGS = ("include/frenzy/frameworks/", "include/frenzy/frameworks/registry.hpp", "include/frenzy/frameworks/launchers.hpp")
 MAX_HEADER_LINES = 600
 
 # path -> reason, for lines that compare with a built-in framework on purpose

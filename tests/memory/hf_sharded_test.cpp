@@ -10,7 +10,7 @@
 
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
-#include "frenzy/train/frameworks.hpp"
+#include "frenzy/frameworks/registry.hpp"
 
 using namespace frenzy;
 

@@ -7,7 +7,7 @@
 #include "litgpt_table.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
-#include "frenzy/train/frameworks.hpp"
+#include "frenzy/frameworks/registry.hpp"
 
 using namespace frenzy;
 

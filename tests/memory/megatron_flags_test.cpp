@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/io/launcher_megatron.hpp"
+#include "frenzy/frameworks/megatron/import.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
 
@@ -137,7 +137,7 @@ TEST_CASE("Megatron's Llama 3 8B fp8 example: flags imported, estimate within an
 }
 
 TEST_CASE("MoE options are read by one reader from a launch script and from a table's other_flags") {
-    // io/megatron_options.hpp: the import of a script and the other_flags cell of a measurement table understand
+    // frameworks/megatron/options.hpp: the import of a script and the other_flags cell of a measurement table understand
     // the same Megatron flags (the importer had listed --moe-grouped-gemm and --moe-token-dispatcher-type as not
     // modelled while the estimator modelled both).
     const std::vector<std::string> args{

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "frenzy/io/job_json.hpp"
-#include "frenzy/io/launcher_megatron.hpp"
+#include "frenzy/frameworks/megatron/import.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/activations.hpp"
 #include "frenzy/perf/step_time.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "frenzy/io/megatron_options.hpp"
+#include "frenzy/frameworks/megatron/options.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
 #include "frenzy/plan/mixed_search.hpp"

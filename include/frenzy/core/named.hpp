@@ -1,5 +1,5 @@
 #pragma once
-// Things found by name: the framework and launcher catalogs (train/frameworks.hpp, launch/launchers.hpp) and the
+// Things found by name: the framework and launcher catalogs (frameworks/registry.hpp, frameworks/launchers.hpp) and the
 // scheduling-policy registry (sched/policy_registry.hpp) list entries; these are the one lookup, the one list of
 // names and the one "is not one of" error they share.
 #include <iterator>

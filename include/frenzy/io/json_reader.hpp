@@ -291,3 +291,27 @@ private:
 };
 
 }  // namespace frenzy::detail
+
+namespace frenzy {
+
+/// A value of a launcher's JSON configuration, checked: config_error naming `key` and the value when it is not an
+/// integer in the 64-bit range, a string, an object or a boolean.
+inline std::int64_t json_int(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 9223372036854775807ull))
+        throw config_error(key + "=" + json_value_text(v) + " must be an integer in the 64-bit range");  // no wrap to -1
+    return v.get<std::int64_t>();
+}
+inline std::string json_str(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_string()) throw config_error(key + "=" + json_value_text(v) + " must be a string");
+    return v.get<std::string>();
+}
+inline const nlohmann::json& json_obj(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_object()) throw config_error(key + "=" + json_value_text(v) + " must be an object");
+    return v;
+}
+inline bool json_bool(const nlohmann::json& v, const std::string& key) {
+    if (!v.is_boolean()) throw config_error(key + "=" + json_value_text(v) + " must be true or false");
+    return v.get<bool>();
+}
+
+}  // namespace frenzy

@@ -27,4 +27,15 @@ struct import_options {
     std::vector<std::string> positional; ///< $1, $2, ... of a shell script
 };
 
+/// Finishes an import: the job's name (the model's when the options give none), the world size, and the checks
+/// every job passes.
+inline void finish_import(launcher_import& out, const import_options& opt, std::int64_t world) {
+    auto& j = out.job;
+    j.name = opt.name.empty() ? j.model.name : opt.name;
+    out.world_size = world;
+    validate(j.model);
+    validate(j.training);
+    validate(j);
+}
+
 }  // namespace frenzy

@@ -3,7 +3,7 @@
 // variables (`N=8`, `${X:-default}`, `$((A*B))`), bash arrays (`ARGS=(...)`, `ARGS+=(...)`, "${ARGS[@]}"), line
 // continuations, comments, `if [[ "$X" == "y" ]]; then ... elif/else ... fi` over string tests, and the
 // launch command (torchrun / python / deepspeed ... script.py ARGS). It runs nothing: command substitutions
-// `$(...)` stay literal and every other command is skipped. Used by the launcher importers (io/launcher_*.hpp).
+// `$(...)` stay literal and every other command is skipped. Used by the launcher importers (frameworks/<name>/import.hpp).
 #include <cctype>
 #include <limits>
 #include <map>

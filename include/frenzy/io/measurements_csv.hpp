@@ -15,7 +15,7 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/io/csv.hpp"
 #include "frenzy/io/file.hpp"
-#include "frenzy/io/megatron_options.hpp"
+#include "frenzy/frameworks/megatron/options.hpp"
 #include "frenzy/core/units.hpp"
 #include "frenzy/memory/breakdown.hpp"
 #include "frenzy/train/job.hpp"
@@ -61,7 +61,7 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
     if (j == i) throw field_error(field, cell, "is not an integer");
     return parse_int64(std::string_view(cell).substr(i, j - i), field);  // overflow is an error, not a clamp
 }
-/// Megatron-Core options a row names in other_flags: every flag io/megatron_options.hpp reads (MoE routing and
+/// Megatron-Core options a row names in other_flags: every flag frameworks/megatron/options.hpp reads (MoE routing and
 /// kernels, etp, uneven splits, the recompute unit, dropout, fp8 options, Megatron-FSDP, --transformer-impl), as a
 /// launch script's would be; the table's columns state the shape and the degrees (vpp, cp and sequence parallelism
 /// from the flags where their columns are empty). Prose the MoE rows use for the

@@ -1,7 +1,7 @@
 #pragma once
 // Plan -> launch files: a self-contained Slurm batch script (torchrun on every node, c10d rendezvous on the first
 // host of $SLURM_JOB_NODELIST) and the framework's configuration, which its launcher writes
-// (frameworks/<name>/launcher.hpp, found through launch/launchers.hpp). Spellings follow the frameworks' own parsers:
+// (frameworks/<name>/launcher.hpp, found through frameworks/launchers.hpp). Spellings follow the frameworks' own parsers:
 //  - Megatron-LM pretrain_gpt.py flags: NVIDIA/Megatron-LM@d98e8a64 megatron/training/arguments.py (+ the
 //    ArgumentGroupFactory dataclass flags, megatron/training/argument_utils.py);
 //  - torchtitan: a recipe module returning Trainer.Config (pytorch/torchtitan@b5bcd76c torchtitan/config/README.md,
@@ -32,7 +32,7 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/launch/launcher.hpp"
-#include "frenzy/launch/launchers.hpp"
+#include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {

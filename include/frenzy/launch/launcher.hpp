@@ -1,7 +1,7 @@
 #pragma once
 // A launcher: how jobs of one or more frameworks are started (the files `frenzy launch` writes) and read back
 // (`--from KIND:FILE`). launcher_traits is its descriptor, kept with its framework in
-// include/frenzy/frameworks/<name>/launcher.hpp; launcher is the handle launch_options holds; launch/launchers.hpp
+// include/frenzy/frameworks/<name>/launcher.hpp; launcher is the handle launch_options holds; frameworks/launchers.hpp
 // lists them and finds one by name.
 #include <algorithm>
 #include <array>
@@ -89,7 +89,7 @@ struct launcher_traits {
     bool describes_model = false;
     /// An example of the file --from KIND:FILE reads ("train.sh"), for help and messages.
     std::string_view config_example;
-    /// Reads a configuration file written for it back into a job (io/launcher_*.hpp hold the readers).
+    /// Reads a configuration file written for it back into a job (frameworks/<name>/import.hpp hold the readers).
     launcher_import (*import_file)(const std::string& path, const import_options& o) = nullptr;
     /// The training.finetune.method values it writes (method_bits): training from scratch only by default; a
     /// launcher that loads pretrained weights names the fine-tunes it writes, and launch refuses the others.
@@ -97,7 +97,7 @@ struct launcher_traits {
 };
 
 /// Which launcher writes a job's files: a handle to its traits, compared by identity and written by name. The
-/// built-in ones are launcher::megatron, torchtitan, deepspeed, fsdp, llm_foundry, hf and torchtune (launch/launchers.hpp).
+/// built-in ones are launcher::megatron, torchtitan, deepspeed, fsdp, llm_foundry, hf and torchtune (frameworks/launchers.hpp).
 class launcher {
 public:
     constexpr launcher() noexcept;  ///< megatron

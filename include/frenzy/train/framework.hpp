@@ -2,7 +2,7 @@
 // A training framework as the layers below the launchers see it: its facts as data (framework_traits: what it keeps
 // in memory, how its kernels and collectives run, which layouts and options it accepts) and the handle a job holds
 // (framework). Each framework's traits live in its own folder, include/frenzy/frameworks/<name>/traits.hpp; the
-// layers read the facts and never ask which framework it is. train/frameworks.hpp lists the built-in ones and finds a
+// layers read the facts and never ask which framework it is. frameworks/registry.hpp lists the built-in ones and finds a
 // framework by name; frameworks/registry.hpp adds its launcher (the files it is started with, the configurations it
 // is read from).
 #include <array>
@@ -277,7 +277,7 @@ struct framework_traits {
 };
 
 /// Which framework a job runs on: a handle to its traits, compared by identity and written by name. The built-in
-/// frameworks are framework::megatron, deepspeed, fsdp, ddp, hf, llm_foundry, torchtune and litgpt (train/frameworks.hpp); others come from
+/// frameworks are framework::megatron, deepspeed, fsdp, ddp, hf, llm_foundry, torchtune and litgpt (frameworks/registry.hpp); others come from
 /// find_framework(name) once added to the catalog.
 class framework {
 public:

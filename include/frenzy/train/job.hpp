@@ -9,7 +9,7 @@
 
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
-#include "frenzy/train/frameworks.hpp"
+#include "frenzy/frameworks/registry.hpp"
 #include "frenzy/train/spec.hpp"
 
 namespace frenzy {

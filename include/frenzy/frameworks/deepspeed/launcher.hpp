@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/frameworks/deepspeed/import.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/frameworks/deepspeed/traits.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/frameworks/fsdp/import.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/frameworks/ddp/traits.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"

@@ -13,7 +13,7 @@
 // --config_file accelerate_config.yaml frenzy_hf_train.py` on every node; Trainer picks the back end up from
 // accelerate's environment. Under FSDP decoder-layer checkpointing is accelerate's fsdp_activation_checkpointing, not
 // Trainer's gradient_checkpointing (Trainer refuses both together).
-// import_file reads the script's settings back (io/launcher_hf.hpp), and accelerate_config.yaml beside it; the model,
+// import_file reads the script's settings back (frameworks/hf/import.hpp), and accelerate_config.yaml beside it; the model,
 // world size (for DDP) and budget given beside them.
 #include <filesystem>
 #include <string>
@@ -23,7 +23,7 @@
 #include "frenzy/frameworks/hf/accelerate.hpp"
 #include "frenzy/frameworks/hf/traits.hpp"
 #include "frenzy/io/file.hpp"
-#include "frenzy/io/launcher_hf.hpp"
+#include "frenzy/frameworks/hf/import.hpp"
 #include "frenzy/launch/launcher.hpp"
 
 namespace frenzy::frameworks::hf {
@@ -270,7 +270,7 @@ inline launcher_import hf_import_accelerate(const std::string& text, const accel
     return out;
 }
 
-/// frenzy_hf_train.py (a file, or the folder holding it) -> job (io/launcher_hf.hpp), with accelerate_config.yaml
+/// frenzy_hf_train.py (a file, or the folder holding it) -> job (frameworks/hf/import.hpp), with accelerate_config.yaml
 /// beside it when there is one (a sharded job: its layout and world size); the model, the world size of a DDP job and
 /// the token budget come from beside the files.
 inline launcher_import import_file(const std::string& path, const import_options& o) {

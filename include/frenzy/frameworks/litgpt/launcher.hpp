@@ -15,7 +15,7 @@
 #include "frenzy/frameworks/litgpt/traits.hpp"
 #include "frenzy/io/file.hpp"
 #ifdef FRENZY_HAS_YAML
-#include "frenzy/io/launcher_litgpt.hpp"
+#include "frenzy/frameworks/litgpt/import.hpp"
 #endif
 #include "frenzy/launch/launcher.hpp"
 
@@ -135,7 +135,7 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     return out;
 }
 
-/// litgpt.yaml -> job (io/launcher_litgpt.hpp).
+/// litgpt.yaml -> job (frameworks/litgpt/import.hpp).
 inline launcher_import import_file(const std::string& path, const import_options& o) {
 #ifdef FRENZY_HAS_YAML
     return litgpt_import_yaml(read_file_limited(path), o);

@@ -12,7 +12,7 @@
 #include "frenzy/frameworks/llm_foundry/traits.hpp"
 #include "frenzy/io/file.hpp"
 #ifdef FRENZY_HAS_YAML
-#include "frenzy/io/launcher_llm_foundry.hpp"
+#include "frenzy/frameworks/llm_foundry/import.hpp"
 #endif
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/memory/framework_profile.hpp"
@@ -138,7 +138,7 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     return out;
 }
 
-/// train.yaml -> job (io/launcher_llm_foundry.hpp); the world size comes from beside the file (--world-size).
+/// train.yaml -> job (frameworks/llm_foundry/import.hpp); the world size comes from beside the file (--world-size).
 inline launcher_import import_file(const std::string& path, const import_options& o) {
 #ifdef FRENZY_HAS_YAML
     return llm_foundry_import_yaml(read_file_limited(path), o);

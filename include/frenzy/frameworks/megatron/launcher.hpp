@@ -2,12 +2,12 @@
 // Megatron-LM's launcher: pretrain_gpt.py arguments in the batch script (NVIDIA/Megatron-LM@d98e8a64
 // megatron/training/arguments.py, + the ArgumentGroupFactory dataclass flags, megatron/training/argument_utils.py;
 // every flag written is listed in tests/data/launch/megatron_arguments.txt), and its launch scripts, JSON argument
-// lists and YAML argument files read back (io/launcher_megatron.hpp, io/launcher_yaml.hpp).
+// lists and YAML argument files read back (frameworks/megatron/import.hpp).
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/frameworks/megatron/import.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"

@@ -3,13 +3,13 @@
 // Trainer.Config (pytorch/torchtitan@b5bcd76c torchtitan/config/README.md, configs.py, trainer.py,
 // distributed/activation_checkpoint.py, components/quantization/float8.py; torchtitan no longer reads TOML job
 // files, runs are `--module M --config F`; every field written is listed in tests/data/launch/torchtitan_fields.txt),
-// and such a recipe read back (io/launcher_configs.hpp).
+// and such a recipe read back (frameworks/torchtitan/import.hpp).
 #include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
 
-#include "frenzy/io/launcher_configs.hpp"
+#include "frenzy/frameworks/torchtitan/import.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"
 

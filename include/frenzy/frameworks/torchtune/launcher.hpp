@@ -13,7 +13,7 @@
 #include "frenzy/frameworks/torchtune/traits.hpp"
 #include "frenzy/io/file.hpp"
 #ifdef FRENZY_HAS_YAML
-#include "frenzy/frameworks/torchtune/import_yaml.hpp"
+#include "frenzy/frameworks/torchtune/import.hpp"
 #endif
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/memory/framework_profile.hpp"
@@ -187,7 +187,7 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     return out;
 }
 
-/// torchtune.yaml -> job (frameworks/torchtune/import_yaml.hpp); the world size comes from beside the file (--world-size).
+/// torchtune.yaml -> job (frameworks/torchtune/import.hpp); the world size comes from beside the file (--world-size).
 inline launcher_import import_file(const std::string& path, const import_options& o) {
 #ifdef FRENZY_HAS_YAML
     return torchtune_import_yaml(read_file_limited(path), o);

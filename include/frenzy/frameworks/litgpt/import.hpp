@@ -17,7 +17,7 @@
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/io/launcher_yaml.hpp"
 #include "frenzy/model/presets.hpp"
-#include "frenzy/train/frameworks.hpp"
+#include "frenzy/frameworks/registry.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {

@@ -15,7 +15,7 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/text.hpp"
 #include "frenzy/io/launcher_import.hpp"
-#include "frenzy/train/frameworks.hpp"
+#include "frenzy/frameworks/registry.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {

@@ -6,8 +6,10 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,8 +19,13 @@
 #include "frenzy/io/json_reader.hpp"
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/io/launcher_shell.hpp"
-#include "frenzy/io/megatron_options.hpp"
+#include "frenzy/frameworks/megatron/options.hpp"
 #include "frenzy/train/job.hpp"
+#ifdef FRENZY_HAS_YAML
+#include <yaml-cpp/yaml.h>
+
+#include "frenzy/io/launcher_yaml.hpp"
+#endif
 
 namespace frenzy {
 
@@ -27,7 +34,7 @@ namespace detail {
 /// io/file.hpp's bounded reader: regular files only (/dev/zero and directories are refused), at most 256 MiB.
 inline std::string read_text_file(const std::string& path) { return read_file_limited(path); }
 
-// arg_int, arg_double, arg_str: io/megatron_options.hpp.
+// arg_int, arg_double, arg_str: frameworks/megatron/options.hpp.
 inline std::string arg_text(const cli_argument& a) {
     std::string s = a.flag;
     for (const auto& v : a.values) s += " " + v;
@@ -275,7 +282,7 @@ inline void finish_megatron_model(transformer_spec& m, const training_spec& t, c
     if (s.max_pos && !(m.position_embedding == position_embedding::rope && *s.max_pos == t.seq_len)) m.max_positions = *s.max_pos;
 }
 
-/// The precision, in the flags' precedence: --fp8-format, then the options (io/megatron_options.hpp), then
+/// The precision, in the flags' precedence: --fp8-format, then the options (frameworks/megatron/options.hpp), then
 /// --fp4-format and --main-params-dtype.
 inline void finish_megatron_precision(job_spec& j, const megatron_pending& s, megatron_options& options,
                                       launcher_import& out) {
@@ -337,7 +344,7 @@ inline launcher_import megatron_import_arguments(const std::vector<std::string>&
     auto& m = j.model;
     detail::megatron_defaults(j);
     detail::megatron_pending pending;
-    megatron_options options;  // io/megatron_options.hpp: the options a measurement table's other_flags names too
+    megatron_options options;  // frameworks/megatron/options.hpp: the options a measurement table's other_flags names too
     for (const auto& a : parsed) {
         const auto& f = a.flag;
         if (detail::megatron_switch(f) && !a.values.empty())
@@ -426,5 +433,138 @@ inline launcher_import megatron_import_file(const std::string& path, const impor
         throw config_error(path + ": " + e.what());
     }
 }
+
+/// Whether a Megatron argument file is YAML (`--yaml-cfg`, megatron_import_yaml below): by its extension.
+inline bool is_yaml_path(std::string_view path) { return path.ends_with(".yaml") || path.ends_with(".yml"); }
+
+#ifdef FRENZY_HAS_YAML
+// Megatron-LM's YAML argument file (`pretrain_gpt.py --yaml-cfg FILE`) -> the argument list megatron_import_arguments
+// reads, so a YAML configuration and the equivalent launch script give the same job. The format is the one
+// NVIDIA/Megatron-LM@d98e8a64 megatron/training/yaml_arguments.py reads: load_yaml() turns the mapping into a
+// namespace whose top-level keys are the argparse destinations of megatron/training/arguments.py (micro_batch_size,
+// seq_length, ...), and validate_yaml() flattens two sections into it: `model_parallel` (ModelParallelConfig fields)
+// and `language_model` (TransformerConfig fields, given to TransformerConfig directly by
+// core_transformer_config_from_yaml). The layout of such a file: examples/gpt3/gpt_config.yaml at
+// Megatron-LM@532ad926 (removed from the tree later). Needs yaml-cpp (FRENZY_HAS_YAML).
+
+/// Flags from a Megatron YAML argument file, and what could not be turned into flags.
+struct megatron_yaml_arguments {
+    std::vector<std::string> args;   ///< "--flag", "value", ... in the order of the file (sections last)
+    std::vector<std::string> notes;  ///< keys not turned into flags, with why
+};
+
+namespace detail {
+
+/// The value of one key as argparse would receive it; false for a key that produces no flag. TransformerConfig
+/// fields whose argparse flag has another name are renamed as yaml_arguments.py maps them (num_moe_experts ->
+/// args.num_experts; activation_func swiglu/squaredrelu; add_bias_linear; fp8 -> --fp8-format; num_query_groups,
+/// which TransformerConfig uses without a --group-query-attention switch).
+inline void yaml_key_flags(const std::string& section, const std::string& key, const YAML::Node& v,
+                           megatron_yaml_arguments& out) {
+    const std::string where = section.empty() ? key : section + "." + key;
+    auto flag = [](std::string k) {
+        for (auto& c : k)
+            if (c == '_') c = '-';
+        return "--" + k;
+    };
+    auto push = [&](std::string f, std::vector<std::string> values = {}) {
+        out.args.push_back(std::move(f));
+        for (auto& x : values) out.args.push_back(std::move(x));
+    };
+    if (!key.empty() && key.front() == '_') return;  // private namespace fields (_cpu_offloading_context)
+    if (v.IsNull()) return;                          // null: argparse's default
+    if (v.IsMap()) {
+        out.notes.push_back(where + ": a nested mapping Megatron's YAML reader does not flatten (not read)");
+        return;
+    }
+    if (v.IsSequence()) {
+        std::vector<std::string> values;
+        for (const auto& e : v) {
+            if (!e.IsScalar()) {
+                out.notes.push_back(where + ": a list of non-scalars (not read)");
+                return;
+            }
+            values.push_back(e.Scalar());
+        }
+        push(flag(key), values);
+        return;
+    }
+    const std::string s = v.Scalar();
+    if (s.find("${") != std::string::npos)  // Megatron's !pathex resolver expands ${VAR}; the importer does not
+        out.notes.push_back(where + "=" + s + ": environment variable not expanded");
+    const auto b = yaml_bool(v);
+    if (section == "language_model") {
+        if (key == "num_moe_experts") return push("--num-experts", {s});
+        if (key == "activation_func") {
+            if (s == "swiglu") return push("--swiglu");
+            if (s == "squaredrelu") return push("--squared-relu");
+            if (s == "gelu") return;  // Megatron's default activation
+            out.notes.push_back(where + "=" + s + ": not one of swiglu | squaredrelu | gelu (yaml_arguments.py)");
+            return;
+        }
+        if (key == "add_bias_linear" && b) return push(*b ? "--add-bias-linear" : "--disable-bias-linear");
+        if (key == "fp8") return push("--fp8-format", {s});
+        if (key == "num_query_groups") return push("--group-query-attention"), push("--num-query-groups", {s});
+        if (key == "gated_linear_unit" && b) return;  // the gate comes with activation_func (swiglu sets it)
+    }
+    if (section == "model_parallel" && key == "virtual_pipeline_model_parallel_size")
+        return push("--num-virtual-stages-per-pipeline-rank", {s});
+    if (b) {
+        if (*b) push(flag(key));  // store_true switches; false is argparse's default
+        return;
+    }
+    push(flag(key), {s});
+}
+
+}  // namespace detail
+
+/// The flags a Megatron YAML argument file stands for. config_error (naming the file's structure) when the text
+/// is not YAML or not a mapping.
+inline megatron_yaml_arguments megatron_yaml_to_arguments(const std::string& text) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw config_error("megatron YAML arguments: not YAML (line " + std::to_string(e.mark.line + 1) + ": " + e.msg + ")");
+    }
+    if (!root.IsMap()) throw config_error("megatron YAML arguments: the file must be a mapping of argument names to values");
+    megatron_yaml_arguments out;
+    check_yaml_keys(root, "", 0, "megatron YAML arguments");
+    // Top-level keys first, then the two sections (whose TransformerConfig fields decide the model).
+    for (const auto& kv : root) {
+        const auto key = kv.first.as<std::string>();
+        if (key == "model_parallel" || key == "language_model") {
+            if (!kv.second.IsMap() && !kv.second.IsNull())
+                throw config_error("megatron YAML arguments: " + key + " must be a mapping of field names to values");
+            continue;
+        }
+        detail::yaml_key_flags("", key, kv.second, out);
+    }
+    for (const char* section : {"model_parallel", "language_model"})
+        if (const auto s = root[section]; s && s.IsMap())
+            for (const auto& kv : s) detail::yaml_key_flags(section, kv.first.as<std::string>(), kv.second, out);
+    // A switch or value given twice (swiglu at the top and activation_func: swiglu) is one argument.
+    std::vector<std::string> args;
+    std::set<std::string> seen;
+    const auto parts = split_arguments(out.args);
+    for (const auto& a : parts) {
+        const auto text = detail::arg_text(a);
+        if (!seen.insert(text).second) continue;
+        args.push_back(a.flag);
+        args.insert(args.end(), a.values.begin(), a.values.end());
+    }
+    out.args = std::move(args);
+    return out;
+}
+
+/// A Megatron YAML argument file -> job, as megatron_import_arguments reads the same flags from a script.
+/// The world size is not in the file (Megatron takes it from the launcher): opt.world_size gives it.
+inline launcher_import megatron_import_yaml(const std::string& text, const import_options& opt = {}) {
+    const auto y = megatron_yaml_to_arguments(text);
+    auto r = megatron_import_arguments(y.args, opt, opt.world_size);
+    r.notes.insert(r.notes.end(), y.notes.begin(), y.notes.end());
+    return r;
+}
+#endif  // FRENZY_HAS_YAML
 
 }  // namespace frenzy

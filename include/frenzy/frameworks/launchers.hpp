@@ -17,7 +17,7 @@
 #include "frenzy/frameworks/torchtitan/launcher.hpp"
 #include "frenzy/frameworks/torchtune/launcher.hpp"
 #include "frenzy/launch/launcher.hpp"
-#include "frenzy/train/frameworks.hpp"
+#include "frenzy/frameworks/registry.hpp"
 
 namespace frenzy {
 

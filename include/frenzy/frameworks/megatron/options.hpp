@@ -2,7 +2,7 @@
 // Megatron-LM options that change memory or speed without changing the model's shape, the parallel degrees or the
 // batch: MoE routing and kernels, expert tensor parallelism, uneven pipeline splits, the full-recompute unit,
 // dropout, fp8 / bf16 buffer options, TP communication overlap, optimizer offload, Megatron-FSDP, the transformer
-// implementation. One reader for both places that meet them: a launch script (io/launcher_megatron.hpp, which reads
+// implementation. One reader for both places that meet them: a launch script (frameworks/megatron/import.hpp, which reads
 // the shape and degrees itself) and the other_flags cell of a measurement table (io/measurements_csv.hpp, whose
 // columns state the shape and degrees). Flag names and defaults: NVIDIA/Megatron-LM@d98e8a64
 // megatron/training/arguments.py.
