@@ -4,9 +4,10 @@ or of lower layers, never of a higher one. io (parsing and serialisation) sits a
 it reads and writes, and below everything that parses (launch, sched, sim, backend, service).
 
 families/<family>/ holds a model family's Hugging Face reader (io's floor). frameworks/<name>/ is one framework's
-vertical slice: its traits.hpp (memory, step-time and validation facts as data) stands on the train floor, as does
-the catalog of traits, frameworks/registry.hpp (train/job.hpp reads it); its import.hpp (+ options.hpp: the reader of
-its configurations) and launcher.hpp (launch files written and read back), and the catalog of launchers
+vertical slice: its traits.hpp (memory, step-time and validation facts as data) stands on the train floor, with its
+options.hpp (its flag language, which the traits point to for measurement tables: it reads into train/job_spec.hpp)
+and the catalog of traits, frameworks/registry.hpp (train/job.hpp reads it); its import.hpp (the reader of its
+configurations) and launcher.hpp (launch files written and read back), and the catalog of launchers
 frameworks/launchers.hpp, stand on the launch floor, above io, so no io reader includes a framework's."""
 import os
 import re
@@ -20,7 +21,7 @@ def rank_of(rel: str) -> int | None:
     """The floor of a header given as its path under include/frenzy/."""
     parts = rel.split("/")
     if parts[0] == "frameworks":
-        return RANK["train"] if parts[-1] in ("traits.hpp", "registry.hpp") else RANK["launch"]
+        return RANK["train"] if parts[-1] in ("traits.hpp", "options.hpp", "registry.hpp") else RANK["launch"]
     if parts[0] == "families":  # a model family's Hugging Face reader: io's floor
         return RANK["io"]
     return RANK.get(parts[0])

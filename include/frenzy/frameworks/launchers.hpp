@@ -29,7 +29,8 @@ inline constexpr launcher launcher::llm_foundry{frameworks::llm_foundry::launch_
 inline constexpr launcher launcher::hf{frameworks::hf::launch_traits};
 inline constexpr launcher launcher::torchtune{frameworks::torchtune::launch_traits};
 inline constexpr launcher launcher::litgpt{frameworks::litgpt::launch_traits};
-constexpr launcher::launcher() noexcept : t_(&frameworks::megatron::launch_traits) {}
+inline constexpr launcher launcher::by_default{frameworks::megatron::launch_traits};  // options that name none
+constexpr launcher::launcher() noexcept : t_(&by_default.traits()) {}
 
 /// Every launcher known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<launcher>& launcher_catalog() {

@@ -1,6 +1,6 @@
 #pragma once
 // The frameworks this program knows, found by name: the built-in ones (one folder each under
-// include/frenzy/frameworks/, one line each below) and any a host adds with add_framework (frameworks/registry.hpp
+// include/frenzy/frameworks/, one line each below) and any a host adds with add_framework (frameworks/launchers.hpp
 // adds a framework together with its launcher). Job specs, plans, --framework and the Python module read names
 // through find_framework; nothing else lists frameworks.
 #include <cstddef>
@@ -31,7 +31,8 @@ inline constexpr framework framework::hf{frameworks::hf::traits};
 inline constexpr framework framework::llm_foundry{frameworks::llm_foundry::traits};
 inline constexpr framework framework::torchtune{frameworks::torchtune::traits};
 inline constexpr framework framework::litgpt{frameworks::litgpt::traits};
-constexpr framework::framework() noexcept : t_(&frameworks::megatron::traits) {}
+inline constexpr framework framework::by_default{frameworks::megatron::traits};  // a job that names none
+constexpr framework::framework() noexcept : t_(&by_default.traits()) {}
 
 /// Every framework known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<framework>& framework_catalog() {
@@ -70,6 +71,22 @@ inline std::optional<framework> framework_mentioned_in(std::string_view lowercas
                 best_length = w.size();
             }
     return best;
+}
+
+/// Whether `lowercase_text` contains one of framework `f`'s table words.
+inline bool table_text_names(std::string_view lowercase_text, framework f) {
+    for (const auto w : f->table_words)
+        if (!w.empty() && lowercase_text.find(w) != std::string_view::npos) return true;
+    return false;
+}
+
+/// The framework of a measurement table's free-text framework column: the one it mentions (framework_mentioned_in),
+/// else the one whose rows name none (table_flags.unnamed_rows: plain PyTorch), else the catalog's default.
+inline framework framework_of_table_text(std::string_view lowercase_text) {
+    if (const auto f = framework_mentioned_in(lowercase_text)) return *f;
+    for (const auto f : framework_catalog())
+        if (f->table_flags.unnamed_rows) return f;
+    return framework::by_default;
 }
 
 /// The names of the catalog's frameworks, joined by `sep`.

@@ -13,6 +13,7 @@
 
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/text.hpp"  // cli_argument, split_arguments
 
 namespace frenzy {
 
@@ -493,29 +494,6 @@ inline shell_command read_shell_script(std::string_view text, const std::vector<
         return out;
     }
     detail::split_launch_command(last_cmd, out);
-    return out;
-}
-
-/// `--flag value...` / `--flag=value` pairs of an argument list, in order. A flag's values are the words up to the
-/// next word starting with "--" (none for a switch).
-struct cli_argument {
-    std::string flag;
-    std::vector<std::string> values;
-};
-
-inline std::vector<cli_argument> split_arguments(const std::vector<std::string>& args, std::vector<std::string>* stray = nullptr) {
-    std::vector<cli_argument> out;
-    for (const auto& a : args) {
-        if (a.rfind("--", 0) == 0 && a.size() > 2) {
-            const auto eq = a.find('=');
-            if (eq != std::string::npos) out.push_back({a.substr(0, eq), {a.substr(eq + 1)}});
-            else out.push_back({a, {}});
-        } else if (!out.empty()) {
-            out.back().values.push_back(a);
-        } else if (stray) {
-            stray->push_back(a);
-        }
-    }
     return out;
 }
 

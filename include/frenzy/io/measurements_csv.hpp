@@ -15,7 +15,6 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/io/csv.hpp"
 #include "frenzy/io/file.hpp"
-#include "frenzy/frameworks/megatron/options.hpp"
 #include "frenzy/core/units.hpp"
 #include "frenzy/memory/breakdown.hpp"
 #include "frenzy/train/job.hpp"
@@ -60,56 +59,6 @@ inline std::int64_t leading_int(const std::string& cell, const std::string& fiel
     while (j < cell.size() && std::isdigit(static_cast<unsigned char>(cell[j]))) ++j;
     if (j == i) throw field_error(field, cell, "is not an integer");
     return parse_int64(std::string_view(cell).substr(i, j - i), field);  // overflow is an error, not a clamp
-}
-/// Megatron-Core options a row names in other_flags: every flag frameworks/megatron/options.hpp reads (MoE routing and
-/// kernels, etp, uneven splits, the recompute unit, dropout, fp8 options, Megatron-FSDP, --transformer-impl), as a
-/// launch script's would be; the table's columns state the shape and the degrees (vpp, cp and sequence parallelism
-/// from the flags where their columns are empty). Prose the MoE rows use for the
-/// expert kernel and the dispatcher ("SequentialMLP (no grouped GEMM), allgather token dispatcher") is read too.
-/// Run after the columns (the options need the precision and the recompute granularity).
-/// Returns what a launch script's import would list as not understood (e.g. the flex dispatcher): the row cannot be
-/// read as stated then.
-inline std::vector<std::string> apply_megatron_flags(const std::string& recompute_cell, const std::string& text,
-                                                     unstated_layout empty, job_spec& j) {
-    launcher_import read;  // its ignored list is dropped: free text is not a script
-    try {
-        const auto flags = megatron_flags_in_text(recompute_cell + " " + text);
-        megatron_unstated_layout(flags, empty, j);
-        megatron_options options;
-        for (const auto& a : flags) options.take(a, j);
-        options.finish(j, read);
-    } catch (const config_error& e) {
-        throw config_error(std::string("other_flags: ") + e.what());
-    }
-    const auto f = lower(text);
-    auto& p = j.parallel;
-    if (contains(f, "grouped gemm") || contains(f, "groupedmlp"))
-        p.grouped_gemm = !(contains(f, "no grouped gemm") || contains(f, "sequentialmlp"));
-    if (contains(f, "alltoall") || contains(f, "all-to-all") || contains(f, "all_to_all"))
-        p.dispatcher = moe_dispatcher::alltoall;
-    if (contains(f, "allgather token dispatcher") || contains(f, "dispatcher allgather"))
-        p.dispatcher = moe_dispatcher::allgather;
-    return read.unknown;
-}
-
-/// Sharding named in a Megatron row: Megatron-FSDP's --data-parallel-sharding-strategy (optim, optim_grads,
-/// optim_grads_params; megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py @d98e8a64), else
-/// the common free-text mapping.
-inline sharding megatron_sharding(const std::string& sharding_cell, const std::string& flags) {
-    const auto t = lower(sharding_cell + " " + flags);
-    const auto cell = lower(sharding_cell);
-    if (contains(t, "megatron-fsdp") || contains(t, "megatron fsdp") || contains(t, "megatron_fsdp") ||
-        contains(t, "custom fsdp") || contains(t, "custom-fsdp") || contains(t, "optim_grads") ||
-        (contains(cell, "fsdp") && !contains(cell, "torch"))) {
-        if (contains(t, "optim_grads_params") || contains(cell, "full")) return sharding::full;
-        if (contains(t, "optim_grads")) return sharding::gradients;
-        if (contains(t, "no_shard")) return sharding::none;
-        if (contains(t, "strategy optim") || contains(t, "strategy=optim")) return sharding::optimizer;
-        return sharding::full;  // --data-parallel-sharding-strategy defaults to optim_grads_params
-    }
-    // --use-torch-fsdp2 (megatron/core/distributed/torch_fully_sharded_data_parallel.py): fully_shard.
-    if (contains(cell, "fsdp2") || contains(cell, "torch fsdp") || contains(cell, "torch-fsdp")) return sharding::full;
-    return sharding_from_text(sharding_cell);
 }
 }  // namespace detail
 
@@ -223,11 +172,12 @@ inline framework read_measured_layout(const measurement_row& r, job_spec& job) {
     if (t.global_batch == 0) t.global_batch = t.micro_batch * p.dp;
     if (p.vpp > 1) p.schedule = pipeline_schedule::interleaved;
     p.sequence_parallel = contains(lower(r.cell("seq_parallel")), "yes");
-    // plain PyTorch (single device, DDP, torchtune) when the column names no framework of the catalog
-    const framework fw = framework_mentioned_in(fw_cell).value_or(framework::ddp);
-    p.sharding = fw->table_flags == table_flags_notation::megatron_arguments
-                     ? megatron_sharding(r.cell("sharding"), r.cell("other_flags"))
-                     : sharding_from_text(r.cell("sharding"));
+    // the framework the column names, else the one whose rows name none (plain PyTorch: single device, DDP, torchtune)
+    const framework fw = framework_of_table_text(fw_cell);
+    // the framework's own notation first (Megatron-FSDP's strategies), else the common reading of the cell
+    const auto own = fw->table_flags.sharding_of ? fw->table_flags.sharding_of(r.cell("sharding"), r.cell("other_flags"))
+                                                 : std::nullopt;
+    p.sharding = own ? *own : sharding_from_text(r.cell("sharding"));
     p.recompute = recompute_from_text(r.cell("recompute"));
     job.runtime.framework = fw;
     // the Megatron CI toy rows name no kernel ("TE") and say "unfused attention" in their notes
@@ -283,8 +233,10 @@ inline void apply_run_flags(const run_flags& flags, framework fw, const measurem
     if (flags.offload_optimizer && !fw->rules.rejects_offload({.optimizer = true}, sh).empty() &&
         fw->rules.rejects_offload({.optimizer = true, .parameters = true}, sh).empty())
         job.runtime.offload.parameters = true;
-    // torchtune's recipe configs build torch.optim.AdamW with fused=True.
-    if (contains(lower(r.cell("framework")), "torchtune")) job.runtime.optimizer = optimizer_impl::fused;
+    // The implementation a framework's rows ran (torchtune's recipe configs: fused AdamW), where the column names it.
+    for (const auto f : framework_catalog())
+        if (f->table_flags.optimizer != optimizer_impl::framework_default && table_text_names(lower(r.cell("framework")), f))
+            job.runtime.optimizer = f->table_flags.optimizer;
     // The implementation the optimizer column names ("AdamW (fused)", "AdamW (foreach)") wins over the default.
     const auto opt = lower(r.cell("optimizer"));
     if (contains(opt, "fused")) job.runtime.optimizer = optimizer_impl::fused;
@@ -351,13 +303,13 @@ inline std::optional<memory_measurement> read_measurement_row(const measurement_
         pure.precision = precision::bf16;
         if (fw->rules.rejects_layout(m.job.parallel, pure).empty()) t.precision = precision::bf16;
     }
-    // A framework whose rows state their options as its own arguments (Megatron's) has them read as a launch
-    // script's would be.
-    if (fw->table_flags == table_flags_notation::megatron_arguments) {
-        const auto unknown = apply_megatron_flags(r.cell("recompute"), r.cell("other_flags"),
-                                                  {.vpp = trim(r.cell("vpp")).empty(), .cp = trim(r.cell("cp")).empty(),
-                                                   .sequence_parallel = trim(r.cell("seq_parallel")).empty()},
-                                                  m.job);
+    // A framework whose rows state their options in its own notation (Megatron's arguments) has them read as a
+    // launch script's would be.
+    if (fw->table_flags.read_options) {
+        const auto unknown = fw->table_flags.read_options({.recompute = r.cell("recompute"), .other_flags = r.cell("other_flags"),
+                                                           .vpp = trim(r.cell("vpp")).empty(), .cp = trim(r.cell("cp")).empty(),
+                                                           .sequence_parallel = trim(r.cell("seq_parallel")).empty()},
+                                                          m.job);
         if (!unknown.empty()) {
             if (skipped) skipped->push_back("row " + r.cell("id") + ": " + unknown.front());
             return std::nullopt;

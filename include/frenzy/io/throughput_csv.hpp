@@ -234,7 +234,7 @@ inline void read_throughput_layout(const throughput_row& r, job_spec& job) {
 /// The framework column (empty: Megatron) and the overlap options its rows run with.
 inline void read_throughput_runtime(const throughput_row& r, job_spec& job) {
     const auto fw = lower(r.get("framework"));
-    job.runtime.framework = fw.empty() ? framework::megatron : framework_from_text(r.get("framework"));
+    job.runtime.framework = fw.empty() ? framework::by_default : framework_from_text(r.get("framework"));
     const auto opts = lower(r.get("other_opts"));
     // NeMo 2.0 runs Megatron-Core with overlap_grad_reduce/overlap_param_gather on (MegatronStrategy's
     // default DistributedDataParallelConfig) and userbuffer TP overlap in its performance recipes

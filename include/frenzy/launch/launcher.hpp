@@ -100,13 +100,15 @@ struct launcher_traits {
 /// built-in ones are launcher::megatron, torchtitan, deepspeed, fsdp, llm_foundry, hf and torchtune (frameworks/launchers.hpp).
 class launcher {
 public:
-    constexpr launcher() noexcept;  ///< megatron
+    constexpr launcher() noexcept;  ///< by_default
     constexpr explicit launcher(const launcher_traits& t) noexcept : t_(&t) {}
     constexpr const launcher_traits& traits() const noexcept { return *t_; }
     constexpr const launcher_traits* operator->() const noexcept { return t_; }
     constexpr std::string_view name() const noexcept { return t_->name; }
     friend constexpr bool operator==(launcher a, launcher b) noexcept { return a.t_ == b.t_; }
 
+    /// The launcher of launch_options that name none (one line of frameworks/launchers.hpp).
+    static const launcher by_default;
     static const launcher megatron;
     static const launcher torchtitan;
     static const launcher deepspeed;
@@ -123,7 +125,7 @@ private:
 inline std::string_view to_string(launcher l) { return l.name(); }
 
 struct launch_options {
-    frenzy::launcher launcher = launcher::megatron;
+    frenzy::launcher launcher = launcher::by_default;
     std::size_t plan_index = 0;                       ///< which plan of the ranking (0 = the best)
     /// Take a mixed plan (plan_options::mixed; plan_index counts those): the files are a Slurm heterogeneous job,
     /// one component per GPU type. Megatron-LM only (its --pipeline-model-parallel-layout).

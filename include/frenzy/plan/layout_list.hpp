@@ -31,7 +31,7 @@ inline void allowed_levels(const rule_verdicts& rules, std::int64_t dp, const st
 
 /// A layout of the axes at the axes' first dp, as set_layout sets it on the job, and the dps it is searched at.
 struct listed_layout {
-    framework fw = framework::megatron;
+    framework fw = framework::by_default;
     parallel_config parallel{};                                ///< set_layout's fields
     bool overlap_grad_reduce = false, tp_comm_overlap = false;  ///< set_overlap's
     std::array<std::vector<recompute>, 2> levels{};            ///< allowed_levels at dp = 1 and at dp > 1

@@ -20,7 +20,7 @@ struct plan {
     int gpus = 0;
     int nodes = 0;
     int gpus_per_node = 0;
-    frenzy::framework framework = framework::megatron;  ///< the framework the plan was checked against
+    frenzy::framework framework = framework::by_default;  ///< the framework the plan was checked against
     frenzy::precision precision = precision::bf16_mixed;
     /// True when `precision` is not the job's own: the GPU type lacks it and the planner offers the nearest one
     /// it has (fp16-mixed for bf16 on V100), as a marked alternative.
@@ -78,7 +78,7 @@ struct stage_group {
 /// type allows. Megatron-LM runs it with --pipeline-model-parallel-layout.
 struct mixed_plan {
     std::vector<stage_group> groups;
-    frenzy::framework framework = framework::megatron;
+    frenzy::framework framework = framework::by_default;
     frenzy::precision precision = precision::bf16_mixed;  ///< one every type runs (fp16-mixed with V100 or T4)
     parallel_config parallel{};  ///< pp = all stages; stage_layers = the split
     std::int64_t micro_batch = 1;

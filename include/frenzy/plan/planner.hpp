@@ -151,7 +151,7 @@ private:
 
     /// A layout at one dp: what search_hints searches again on the pools after the one that kept a plan of it.
     struct layout_point {
-        framework fw = framework::megatron;
+        framework fw = framework::by_default;
         std::int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, dp = 1;
         sharding sh = sharding::none;
         bool operator==(const layout_point&) const = default;

@@ -3,13 +3,15 @@
 // in memory, how its kernels and collectives run, which layouts and options it accepts) and the handle a job holds
 // (framework). Each framework's traits live in its own folder, include/frenzy/frameworks/<name>/traits.hpp; the
 // layers read the facts and never ask which framework it is. frameworks/registry.hpp lists the built-in ones and finds a
-// framework by name; frameworks/registry.hpp adds its launcher (the files it is started with, the configurations it
+// framework by name; frameworks/launchers.hpp adds its launcher (the files it is started with, the configurations it
 // is read from).
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "frenzy/core/units.hpp"
 #include "frenzy/train/spec.hpp"
@@ -239,6 +241,9 @@ struct framework_rules {
     /// Transformer Engine's DelayedScaling unless a framework says otherwise (train/fp8_recipe.hpp)
     std::uint8_t fp8_recipes = fp8_recipe_bit(fp8_recipe::delayed);
     fp8_recipe fp8_default = fp8_recipe::delayed;
+    /// The framework of a LoRA or QLoRA job that names none, when it accepts the job's layout (train/job.hpp
+    /// default_framework); else the catalog's default.
+    bool adapters_by_default = false;
 };
 
 /// Why a data-parallel-only framework (`field` names it, e.g. runtime.framework="ddp") cannot run `p`'s tensor,
@@ -250,12 +255,32 @@ inline std::string rejects_model_parallel(std::string_view field, const parallel
     return {};
 }
 
-/// How a measurement table's other_flags cell states a framework's options (io/measurements_csv.hpp).
-enum class table_flags_notation {
-    prose,  ///< free text only: the runtime options and training methods it names (compile, LoRA, offload, ...)
-    /// the framework's own Megatron-LM arguments too (--use-distributed-optimizer, --num-experts 8, ...): the
-    /// sharding and the layout the columns leave empty are read from them as a launch script's would be
-    megatron_arguments,
+struct job_spec;
+
+/// The cells of a measurement-table row that state a framework's options beyond the columns (io/measurements_csv.hpp),
+/// and which layout columns the row leaves empty (the options may state them then).
+struct table_row_options {
+    std::string recompute;    ///< the recompute cell
+    std::string other_flags;  ///< the other_flags cell
+    bool vpp = false, cp = false, sequence_parallel = false;  ///< the vpp, cp and seq_parallel columns are empty
+};
+
+/// How a framework's rows in a measurement table state its options (io/measurements_csv.hpp asks these, never which
+/// framework it is). Null hooks: free text only (the runtime options and training methods other_flags names:
+/// compile, LoRA, offload, ...), read by the table reader itself.
+struct table_notation {
+    /// The sharding a row states in the framework's own terms (its sharding cell and other_flags), or nothing for
+    /// the common free-text reading of the sharding cell.
+    std::optional<sharding> (*sharding_of)(const std::string& sharding_cell, const std::string& other_flags) = nullptr;
+    /// Reads the framework's own options from the row (after the columns) into the job, as its launch script's
+    /// would be; returns what a launch script's import would list as not understood (the row is then left out).
+    std::vector<std::string> (*read_options)(const table_row_options& row, job_spec& j) = nullptr;
+    /// Rows whose framework column names no framework of the catalog are this framework's (plain PyTorch: one
+    /// device, DDP, torchtune without its name).
+    bool unnamed_rows = false;
+    /// The optimizer implementation the rows that name this framework ran (torchtune's recipe configs build
+    /// torch.optim.AdamW with fused=True); the optimizer column wins over it.
+    optimizer_impl optimizer = optimizer_impl::framework_default;
 };
 
 /// Everything the layers below the launchers know of one framework.
@@ -265,8 +290,8 @@ struct framework_traits {
     /// Lower-case words that name the framework in a measurement table's free-text framework column
     /// ("NeMo (Megatron-Core, Transformer Engine)", "torchtitan (FSDP2)"); io/ tables read them.
     std::array<std::string_view, 3> table_words{};
-    /// How its rows in a measurement table state its options in the other_flags cell.
-    table_flags_notation table_flags = table_flags_notation::prose;
+    /// How its rows in a measurement table state its options beyond the columns.
+    table_notation table_flags{};
     framework_profile memory{};
     /// The profile under layout `p`, where the framework runs another engine for some layouts (hf: accelerate's
     /// FSDP or DeepSpeed back end for sharded layouts, frameworks/hf/traits.hpp); null = `memory` for every layout.
@@ -281,7 +306,7 @@ struct framework_traits {
 /// find_framework(name) once added to the catalog.
 class framework {
 public:
-    constexpr framework() noexcept;  ///< megatron
+    constexpr framework() noexcept;  ///< by_default
     constexpr explicit framework(const framework_traits& t) noexcept : t_(&t) {}
     constexpr const framework_traits& traits() const noexcept { return *t_; }
     constexpr const framework_traits* operator->() const noexcept { return t_; }
@@ -290,6 +315,8 @@ public:
     /// A number that tells frameworks apart within one run (for cache keys; not stable across runs).
     std::intptr_t identity() const noexcept { return reinterpret_cast<std::intptr_t>(t_); }
 
+    /// The framework of a job that names none (one line of frameworks/registry.hpp).
+    static const framework by_default;
     static const framework megatron;
     static const framework deepspeed;
     static const framework fsdp;

@@ -25,6 +25,7 @@ inline constexpr framework_traits traits{
     .name = "ddp",
     .summary = "plain PyTorch DDP (or one device, torchtune style): data parallel only",
     .table_words = {"ddp"},
+    .table_flags = {.unnamed_rows = true},
     .memory = {.master = master_weights::in_params, .grad_bytes_bf16 = 4, .grad_bytes_fp16 = 4, .dropout = false,
                .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
                .attention_score_buffer = false, .grad_bucket_copies = 1, .fused_elementwise = false,

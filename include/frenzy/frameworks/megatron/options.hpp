@@ -4,7 +4,8 @@
 // dropout, fp8 / bf16 buffer options, TP communication overlap, optimizer offload, Megatron-FSDP, the transformer
 // implementation. One reader for both places that meet them: a launch script (frameworks/megatron/import.hpp, which reads
 // the shape and degrees itself) and the other_flags cell of a measurement table (io/measurements_csv.hpp, whose
-// columns state the shape and degrees). Flag names and defaults: NVIDIA/Megatron-LM@d98e8a64
+// columns state the shape and degrees), which reaches it through Megatron's traits (table_flags, at the end).
+// On train's floor with the traits, so it reads into a job_spec only (train/job_spec.hpp). Flag names and defaults: NVIDIA/Megatron-LM@d98e8a64
 // megatron/training/arguments.py.
 #include <algorithm>
 #include <cctype>
@@ -15,9 +16,8 @@
 #include <vector>
 
 #include "frenzy/core/checked.hpp"
-#include "frenzy/io/launcher_import.hpp"
-#include "frenzy/io/launcher_shell.hpp"
-#include "frenzy/train/job.hpp"
+#include "frenzy/core/text.hpp"
+#include "frenzy/train/job_spec.hpp"
 
 namespace frenzy {
 
@@ -163,8 +163,10 @@ public:
         return true;
     }
 
-    /// Applies the options that need the whole job; what it cannot use goes to out.unknown / out.ignored.
-    void finish(job_spec& j, launcher_import& out) const {
+    /// Applies the options that need the whole job; what it cannot use goes to out.unknown / out.ignored (`out`: a
+    /// launcher_import, or any value with those two lists of strings).
+    template <class Report>
+    void finish(job_spec& j, Report& out) const {
         finish_moe(j, out);
         finish_recompute(j.parallel, out);
         // Dropout masks are saved when either probability is positive (hidden: bias_dropout_add's mask; attention: the
@@ -187,7 +189,8 @@ public:
 
 private:
     /// The MoE options: top-k's default, the expert and shared-expert widths, the dense layers, the dispatcher.
-    void finish_moe(job_spec& j, launcher_import& out) const {
+    template <class Report>
+    void finish_moe(job_spec& j, Report& out) const {
         auto& m = j.model;
         auto& p = j.parallel;
         if (m.is_moe()) {
@@ -214,7 +217,8 @@ private:
 
     /// --recompute-method / --recompute-num-layers act only with --recompute-granularity full (megatron/core/
     /// transformer/transformer_config.py requires both there and rejects the count with selective).
-    void finish_recompute(parallel_config& p, launcher_import& out) const {
+    template <class Report>
+    void finish_recompute(parallel_config& p, Report& out) const {
         if (p.recompute == recompute::full) {
             if (recompute_method_) {
                 if (*recompute_method_ == "uniform") p.recompute_method = recompute_method::uniform;
@@ -229,7 +233,8 @@ private:
     }
 
     /// --fp8-param-gather and --grad-reduce-in-bf16, which act only at the precisions that have those buffers.
-    void finish_low_precision(job_spec& j, launcher_import& out) const {
+    template <class Report>
+    void finish_low_precision(job_spec& j, Report& out) const {
         const auto prec = j.training.precision;
         if (fp8_param_gather_) {
             if (prec == precision::fp8_mixed) j.runtime.fp8_param_gather = true;
@@ -242,7 +247,8 @@ private:
     }
 
     /// Megatron-FSDP's sharding strategy (--data-parallel-sharding-strategy acts only with --use-megatron-fsdp).
-    void finish_megatron_fsdp(parallel_config& p, launcher_import& out) const {
+    template <class Report>
+    void finish_megatron_fsdp(parallel_config& p, Report& out) const {
         if (megatron_fsdp_) {  // arguments.py: no_shard | optim | optim_grads | optim_grads_params
             const std::string v = fsdp_strategy_.value_or("optim_grads_params");
             if (v == "optim_grads_params") p.sharding = sharding::full;
@@ -333,5 +339,70 @@ inline std::vector<cli_argument> megatron_flags_in_text(const std::string& text)
     }
     return out;
 }
+
+namespace frameworks::megatron {
+
+namespace detail {
+inline std::string lowered(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+inline bool has(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
+}  // namespace detail
+
+/// Megatron-Core options a measurement row names in other_flags (table_notation::read_options): every flag
+/// megatron_options reads (MoE routing and kernels, etp, uneven splits, the recompute unit, dropout, fp8 options,
+/// Megatron-FSDP, --transformer-impl), as a launch script's would be; the table's columns state the shape and the
+/// degrees (vpp, cp and sequence parallelism from the flags where their columns are empty). Prose the MoE rows use
+/// for the expert kernel and the dispatcher ("SequentialMLP (no grouped GEMM), allgather token dispatcher") is read
+/// too. Run after the columns (the options need the precision and the recompute granularity). Returns what a launch
+/// script's import would list as not understood (e.g. the flex dispatcher): the row cannot be read as stated then.
+inline std::vector<std::string> read_table_options(const table_row_options& row, job_spec& j) {
+    struct {
+        std::vector<std::string> ignored, unknown;  // the ignored list is dropped: free text is not a script
+    } read;
+    try {
+        const auto flags = megatron_flags_in_text(row.recompute + " " + row.other_flags);
+        megatron_unstated_layout(flags, {.vpp = row.vpp, .cp = row.cp, .sequence_parallel = row.sequence_parallel}, j);
+        megatron_options options;
+        for (const auto& a : flags) options.take(a, j);
+        options.finish(j, read);
+    } catch (const config_error& e) {
+        throw config_error(std::string("other_flags: ") + e.what());
+    }
+    using detail::has;
+    const auto f = detail::lowered(row.other_flags);
+    auto& p = j.parallel;
+    if (has(f, "grouped gemm") || has(f, "groupedmlp"))
+        p.grouped_gemm = !(has(f, "no grouped gemm") || has(f, "sequentialmlp"));
+    if (has(f, "alltoall") || has(f, "all-to-all") || has(f, "all_to_all"))
+        p.dispatcher = moe_dispatcher::alltoall;
+    if (has(f, "allgather token dispatcher") || has(f, "dispatcher allgather"))
+        p.dispatcher = moe_dispatcher::allgather;
+    return read.unknown;
+}
+
+/// Sharding named in a Megatron row (table_notation::sharding_of): Megatron-FSDP's --data-parallel-sharding-strategy
+/// (optim, optim_grads, optim_grads_params; megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py
+/// @d98e8a64), torch FSDP2, else nothing (the common free-text mapping of the cell).
+inline std::optional<sharding> table_sharding(const std::string& sharding_cell, const std::string& flags) {
+    using detail::has;
+    const auto t = detail::lowered(sharding_cell + " " + flags);
+    const auto cell = detail::lowered(sharding_cell);
+    if (has(t, "megatron-fsdp") || has(t, "megatron fsdp") || has(t, "megatron_fsdp") ||
+        has(t, "custom fsdp") || has(t, "custom-fsdp") || has(t, "optim_grads") ||
+        (has(cell, "fsdp") && !has(cell, "torch"))) {
+        if (has(t, "optim_grads_params") || has(cell, "full")) return sharding::full;
+        if (has(t, "optim_grads")) return sharding::gradients;
+        if (has(t, "no_shard")) return sharding::none;
+        if (has(t, "strategy optim") || has(t, "strategy=optim")) return sharding::optimizer;
+        return sharding::full;  // --data-parallel-sharding-strategy defaults to optim_grads_params
+    }
+    // --use-torch-fsdp2 (megatron/core/distributed/torch_fully_sharded_data_parallel.py): fully_shard.
+    if (has(cell, "fsdp2") || has(cell, "torch fsdp") || has(cell, "torch-fsdp")) return sharding::full;
+    return std::nullopt;
+}
+
+}  // namespace frameworks::megatron
 
 }  // namespace frenzy

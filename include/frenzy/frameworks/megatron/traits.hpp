@@ -3,6 +3,7 @@
 // Its launcher (pretrain_gpt.py arguments; reading launch scripts back) is frameworks/megatron/launcher.hpp.
 #include <string>
 
+#include "frenzy/frameworks/megatron/options.hpp"  // its flag language, which measurement tables use
 #include "frenzy/train/framework.hpp"
 
 namespace frenzy::frameworks::megatron {
@@ -56,7 +57,7 @@ inline constexpr framework_traits traits{
     .summary = "Megatron-LM / Megatron-Core: tp, pp (interleaved), cp, ep, distributed optimizer, Megatron-FSDP",
     .table_words = {"megatron"},
     // the tables' Megatron rows state their layout as Megatron arguments in other_flags
-    .table_flags = table_flags_notation::megatron_arguments,
+    .table_flags = {.sharding_of = table_sharding, .read_options = read_table_options},
     // Transformer Engine (Megatron's default --transformer-impl) allocates its own cuBLAS workspace through the
     // caching allocator besides torch's: 32 MiB + 1 KiB from Hopper on (NVIDIA/TransformerEngine@d0067d0d
     // transformer_engine/pytorch/cpp_extensions/gemm.py get_cublas_workspace_size_bytes, get_cublas_workspace).

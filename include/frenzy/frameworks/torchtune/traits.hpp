@@ -80,6 +80,7 @@ inline constexpr framework_traits traits{
     .name = "torchtune",
     .summary = "torchtune's fine-tuning recipes: pure bf16, FSDP2 per layer or one device, eager layers, chunked CE",
     .table_words = {"torchtune"},
+    .table_flags = {.optimizer = optimizer_impl::fused},
     .memory = {.master = master_weights::in_params, .grad_bytes_bf16 = 2, .grad_bytes_fp16 = 2, .dropout = false,
                .loss = loss_style::upcast_log_softmax, .selective = selective_kind::every_other_mm,
                .attention_score_buffer = false, .grad_bucket_copies = 0, .fused_elementwise = false,
