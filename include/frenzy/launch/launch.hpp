@@ -111,7 +111,8 @@ struct batch_script_spec {
     int nodes = 1, gpus_per_node = 1, rdzv_port = 29500;
     std::string torchrun_target;            ///< what torchrun starts on every node (script and arguments)
     std::string runner = "torchrun";        ///< torchrun, or a wrapper taking its options (launcher_payload::runner)
-    std::string accelerate_config;          ///< `accelerate launch --config_file` on every node (launcher_payload)
+    std::string (*node_lines)(const node_start&) = nullptr;  ///< the framework's node start (launcher_payload)
+    std::string node_config;                ///< its configuration file (launcher_payload::node_config)
     std::string command;                    ///< replaces srun + torchrun when set (a test's or dry run's command)
     /// > 0: Slurm sends USR1 this long before the time limit (#SBATCH --signal=B:USR1@N, among `directives`); the
     /// script traps it and requeues the job, which resumes from its last checkpoint. The run is started in the
@@ -154,20 +155,6 @@ inline std::string torchrun_lines(const batch_script_spec& b) {
            "    " + b.runner + " --nnodes " + std::to_string(b.nodes) + " --nproc-per-node " + std::to_string(b.gpus_per_node) +
            " --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$HEAD_NODE:" + std::to_string(b.rdzv_port) +
            "\" \\\n    " + b.torchrun_target;
-}
-
-/// srun + `accelerate launch` on every node of a single-type allocation (launcher_payload::accelerate_config): one
-/// task per node; bash -c reads each task's SLURM_NODEID as its --machine_rank (the batch script's own is the first
-/// node's); the first host is the main process (static rendezvous, accelerate's default rdzv_backend). The options
-/// are accelerate's launch arguments (huggingface/accelerate@16cb6eb8 src/accelerate/commands/launch.py) and win over
-/// the config file's values. The script run by bash -c is Frenzy's own text (numbers only); the config path, the head
-/// node and the training command reach it as arguments.
-inline std::string accelerate_lines(const batch_script_spec& b) {
-    return "srun --nodes=" + std::to_string(b.nodes) + " --ntasks-per-node=1 \\\n" +
-           "    bash -c 'exec accelerate launch --config_file \"$1\" --num_machines " + std::to_string(b.nodes) +
-           " --num_processes " + std::to_string(b.nodes * b.gpus_per_node) + " --machine_rank \"$SLURM_NODEID\" "
-           "--main_process_ip \"$2\" --main_process_port " + std::to_string(b.rdzv_port) + " \"${@:3}\"' frenzy-node \\\n" +
-           "    \"$LAUNCH_DIR/" + b.accelerate_config + "\" \"$HEAD_NODE\" " + b.torchrun_target;
 }
 
 /// srun + torchrun on every node of every component of a heterogeneous job. srun numbers the tasks of a step over
@@ -223,7 +210,9 @@ inline std::string batch_script_text(const batch_script_spec& b) {
     const std::string background = requeue ? " &\nwait $!\n" : "\n";
     if (!b.command.empty())  // the user's command, run by this script's shell
         return s + (requeue ? "( " + b.command + " )" : b.command) + background;
-    if (!b.accelerate_config.empty() && !het) return s + detail::accelerate_lines(b) + background;
+    if (b.node_lines && !het)
+        return s + b.node_lines({.nodes = b.nodes, .gpus_per_node = b.gpus_per_node, .rdzv_port = b.rdzv_port,
+                                 .config = b.node_config, .target = b.torchrun_target}) + background;
     return s + (het ? detail::het_torchrun_lines(b) : detail::torchrun_lines(b)) + background;
 }
 
@@ -455,7 +444,8 @@ inline std::vector<launch_file> script_files(const job_spec& j, const std::vecto
     b.rdzv_port = o.rdzv_port;
     b.torchrun_target = payload.torchrun_target;
     b.runner = payload.runner;
-    b.accelerate_config = payload.accelerate_config;
+    b.node_lines = payload.node_lines;
+    b.node_config = payload.node_config;
     b.command = payload.command;
     auto files = std::move(payload.files);
     files.insert(files.begin(), launch_file{"launch.sbatch", batch_script_text(b)});

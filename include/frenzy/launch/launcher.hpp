@@ -34,6 +34,14 @@ namespace frenzy {
 struct launch_options;
 struct launch_file;
 
+/// What a framework's own node start (launcher_payload::node_lines) is given: the single-type allocation, the
+/// rendezvous port, its configuration file (launcher_payload::node_config) and what torchrun would start.
+struct node_start {
+    int nodes = 1, gpus_per_node = 1, rdzv_port = 29500;
+    std::string config;  ///< a file of the payload's, in $LAUNCH_DIR
+    std::string target;  ///< launcher_payload::torchrun_target
+};
+
 /// What a launcher adds to the batch script: its configuration files, shell before the command, and what torchrun
 /// starts.
 struct launcher_payload {
@@ -44,10 +52,12 @@ struct launcher_payload {
     /// The program srun starts on every node with torchrun's options and torchrun_target: torchrun, or a wrapper
     /// that takes torchrun's options (torchtune's `tune run`, torchtune/_cli/run.py).
     std::string runner = "torchrun";
-    /// Set: srun starts `accelerate launch --config_file $LAUNCH_DIR/<this file>` on every node instead of runner,
-    /// with the node's machine rank (SLURM_NODEID), the node count and the first node as the main process
-    /// (launch.hpp detail::accelerate_lines); torchrun_target is then what accelerate starts.
-    std::string accelerate_config;
+    /// Set: the lines that start the job on every node of a single-type allocation instead of srun + runner, the
+    /// framework's own launcher (hf: srun + `accelerate launch --config_file $LAUNCH_DIR/<node_config>`,
+    /// frameworks/hf/launcher.hpp); torchrun_target is then what it starts.
+    std::string (*node_lines)(const node_start& n) = nullptr;
+    std::string node_config;  ///< the file of `files` node_lines reads
+
     /// Replaces srun + runner when set: a single process started by the script itself (torchtune's single-device
     /// recipes, `tune run RECIPE --config FILE` without torchrun options).
     std::string command;

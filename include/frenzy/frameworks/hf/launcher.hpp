@@ -198,6 +198,20 @@ inline std::string settings(const job_spec& j) {
     return s;
 }
 
+/// srun + `accelerate launch` on every node of a single-type allocation (launcher_payload::node_lines): one
+/// task per node; bash -c reads each task's SLURM_NODEID as its --machine_rank (the batch script's own is the first
+/// node's); the first host is the main process (static rendezvous, accelerate's default rdzv_backend). The options
+/// are accelerate's launch arguments (huggingface/accelerate@16cb6eb8 src/accelerate/commands/launch.py) and win over
+/// the config file's values. The script run by bash -c is Frenzy's own text (numbers only); the config path, the head
+/// node and the training command reach it as arguments.
+inline std::string accelerate_lines(const node_start& b) {
+    return "srun --nodes=" + std::to_string(b.nodes) + " --ntasks-per-node=1 \\\n" +
+           "    bash -c 'exec accelerate launch --config_file \"$1\" --num_machines " + std::to_string(b.nodes) +
+           " --num_processes " + std::to_string(b.nodes * b.gpus_per_node) + " --machine_rank \"$SLURM_NODEID\" "
+           "--main_process_ip \"$2\" --main_process_port " + std::to_string(b.rdzv_port) + " \"${@:3}\"' frenzy-node \\\n" +
+           "    \"$LAUNCH_DIR/" + b.config + "\" \"$HEAD_NODE\" " + b.target;
+}
+
 /// accelerate's config of a sharded job: DeepSpeed ZeRO-1/2 or FSDP2 FULL_SHARD (traits.hpp backend_of), the mixed
 /// precision Trainer's flag states (bf16-mixed -> bf16, fp16-mixed -> fp16; pure bf16 and fp32 -> no).
 inline accelerate_config accelerate_config_of(const job_spec& j) {
@@ -230,7 +244,8 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
         const auto& t = j.training;
         out.files.push_back({"accelerate_config.yaml", accelerate_yaml(accelerate_config_of(j), false,
                                                                        t.global_batch / (t.micro_batch * j.parallel.dp))});
-        out.accelerate_config = "accelerate_config.yaml";
+        out.node_lines = accelerate_lines;
+        out.node_config = "accelerate_config.yaml";
     }
     out.preamble = settings(j);
     out.torchrun_target = o.run_command.empty() ? std::string("\"$LAUNCH_DIR/frenzy_hf_train.py\"") : o.run_command;
