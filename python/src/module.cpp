@@ -797,7 +797,7 @@ inline void bind_launch(py::module_& m) {
         "which the job requeues itself; 0 = never; default 300). `mixed`: take mixed plan number `plan` (pipeline "
         "stages on two GPU types, Megatron-LM) and write it as one Slurm heterogeneous job (Launch.mixed_plan). "
         "Raises ConfigError when there is no such plan (the planner's reasons in the message).";
-    m.def("launch", &frenzy_py::launch, "job"_a, "cluster"_a, "framework"_a = "megatron", "plan"_a = 1,
+    m.def("launch", &frenzy_py::launch, "job"_a, "cluster"_a, "framework"_a = std::string(frenzy::launcher::by_default.name()), "plan"_a = 1,
           "out_dir"_a = py::none(), "objective"_a = "time", "margin"_a = frenzy::default_margin,
           "gres"_a = std::map<std::string, std::string>{}, "run_command"_a = "", "time_margin"_a = 0.2,
           "torchtitan_base"_a = "", "slurm"_a = py::dict{}, "mixed"_a = false, launch_doc.c_str());
