@@ -1,13 +1,16 @@
-// Adding a framework is one folder and one registry line (issue 22): the test-only framework of
-// toy_framework.hpp, registered with one call, is found by name in job specs, considered by the planner, launched
-// and read back, with no other change anywhere. The CLI half of the check is tests/frameworks/CMakeLists.txt.
+// Adding a framework is one folder and one line in each catalog (issues 22, 54): the test-only framework of
+// toy_framework.hpp, registered with one call from this test alone, is found by name in job specs and measurement
+// tables, estimated, considered by the planner, launched and imported back through the catalog's import path, with
+// no other change anywhere. The CLI half of the check is tests/cli/CMakeLists.txt (cli_toy_framework_*).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/measurements_csv.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
@@ -95,4 +98,23 @@ TEST_CASE("the planner considers the added framework and launch writes and reads
     CHECK(back.job.parallel == l.job.parallel);
     CHECK(back.job.runtime.framework.name() == "toy");
     CHECK(back.world_size == l.plan.gpus);
+}
+
+TEST_CASE("a measurement table's rows that name the added framework are read as its, by its traits") {
+    frenzy_test::toy::register_toy();
+    const auto path = (std::filesystem::temp_directory_path() / ("frenzy_toy_" + std::to_string(::getpid()) + ".csv")).string();
+    std::ofstream(path)
+        << "id,value_type,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp_act,vocab_padded,tied_emb,seq_len,"
+           "micro_batch,global_batch,num_gpus,dp,tp,pp,vpp,cp,ep,seq_parallel,sharding,recompute,attention_impl,precision,"
+           "optimizer,gpu,peak_GiB,peak_bytes,metric,rank_measured,other_flags,source,confidence,notes\n"
+           "1,measured,Toy (test only),toy,12,512,8,8,2048,GELU,50304,yes,1024,4,32,8,8,1,1,,1,1,no,full,none,,bf16,AdamW,"
+           "H100,3.0,,max_memory_allocated,,,src,high,\n"
+           "2,measured,plain PyTorch,toy,12,512,8,8,2048,GELU,50304,yes,1024,4,32,8,8,1,1,,1,1,no,none,none,,bf16,AdamW,"
+           "H100,3.0,,max_memory_allocated,,,src,high,\n";
+    const auto rows = read_memory_measurements(path);
+    std::filesystem::remove(path);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].job.runtime.framework.name() == "toy");  // its table word
+    CHECK(rows[0].job.parallel.sharding == sharding::full);
+    CHECK(rows[1].job.runtime.framework == framework::ddp);  // a row naming none: the framework whose rows those are
 }

@@ -1,7 +1,8 @@
 #pragma once
 // A framework that exists only in the tests, defined the way a new one is added to Frenzy: this one header stands
-// for its folder (include/frenzy/frameworks/<name>/: traits.hpp and launcher.hpp), and register_toy() is the one
-// registry line. Nothing else in the library, the CLI or the Python module names it.
+// for its folder (include/frenzy/frameworks/<name>/: traits.hpp, import.hpp and launcher.hpp), and register_toy() is
+// the one line a host adds (a built-in framework has one line in each catalog, frameworks/registry.hpp and
+// frameworks/launchers.hpp, instead). Nothing else in the library, the CLI or the Python module names it.
 //
 // "toy" is an FSDP-like framework that shards everything or nothing (no ZeRO-1, no pipeline), keeps dropout masks,
 // and is started by a launcher that writes toy.json (the layout) and reads it back.
@@ -13,6 +14,7 @@
 
 #include "frenzy/frameworks/fsdp/traits.hpp"
 #include "frenzy/frameworks/launchers.hpp"
+#include "frenzy/io/launcher_import.hpp"
 
 namespace frenzy_test::toy {
 
@@ -56,6 +58,8 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
             .exports = {}};
 }
 
+/// import.hpp: toy.json read back into a job (the launcher's import_file, which `--from toy:FILE` reaches through
+/// the catalog).
 inline launcher_import import_file(const std::string& path, const import_options& o) {
     std::ifstream in(path);
     if (!in) throw io_error(path + ": cannot read");
