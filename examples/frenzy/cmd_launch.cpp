@@ -66,7 +66,7 @@ void run_launch(launch_args a) {
     o.mixed = a.mixed;
     o.run_command = a.run_command;
     o.time_margin = a.time_margin;
-    o.torchtitan_base = a.torchtitan_base;
+    o.base_config = a.torchtitan_base;
     o.partition = a.slurm.partition;
     o.account = a.slurm.account;
     o.qos = a.slurm.qos;

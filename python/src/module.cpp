@@ -249,7 +249,7 @@ inline frenzy::launch_result launch(job_arg job_in, cluster_arg cluster_in, cons
     if (!(time_margin >= 0) || !std::isfinite(time_margin))
         throw frenzy::config_error("time_margin=" + std::to_string(time_margin) + " must be a finite fraction >= 0");
     o.time_margin = time_margin;
-    if (!torchtitan_base.empty()) o.torchtitan_base = torchtitan_base;
+    if (!torchtitan_base.empty()) o.base_config = torchtitan_base;
     for (const auto& [k, v] : slurm) {  // the CLI's --partition ... --requeue-signal; checked by launch_files
         const auto key = py::str(k).cast<std::string>();
         if (key == "partition") o.partition = py::str(v).cast<std::string>();

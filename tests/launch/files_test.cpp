@@ -246,7 +246,7 @@ TEST_CASE("every torchtitan field written is a field of torchtitan's config data
             j.training.precision = pr;
             j.parallel.recompute = rc;
             j.runtime.fp8_recipe = recipe;
-            const auto text = frameworks::torchtitan::recipe(j, launch_options{}.torchtitan_base);
+            const auto text = frameworks::torchtitan::recipe(j, launch_options{}.base_config);
             std::istringstream in(text);
             std::string line;
             int n = 0;
@@ -838,7 +838,7 @@ TEST_CASE("hostile names never become code: control characters are refused, othe
         auto h = j;
         h.name = h.model.name = printable_hostile;
         auto o = opts(l);  // torchtitan builds no model of that name: its base recipe is given
-        if (l == launcher::torchtitan) o.torchtitan_base = "torchtitan.models.llama3.config_registry:llama3_8b";
+        if (l == launcher::torchtitan) o.base_config = "torchtitan.models.llama3.config_registry:llama3_8b";
         const auto files = launch_files(h, p, o);
         std::filesystem::remove_all(dir);
         const auto paths = write_launch_files(files, dir.string());
@@ -864,11 +864,11 @@ TEST_CASE("hostile names never become code: control characters are refused, othe
     CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), o), Catch::StartsWith("launch_options::gres_names[h100-80g]="));
     auto t = opts(launcher::torchtitan);
     for (const std::string bad : {"a.b:c\nimport os", "a.b:c; import os", "1a:b", "a..b:c", "a.b:", ":c", "a.b"}) {
-        t.torchtitan_base = bad;
+        t.base_config = bad;
         INFO(bad);
-        CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), t), Catch::StartsWith("launch_options::torchtitan_base="));
+        CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), t), Catch::StartsWith("launch_options::base_config="));
     }
-    t.torchtitan_base = "my_recipes.llama:tiny_recipe";
+    t.base_config = "my_recipes.llama:tiny_recipe";
     CHECK(file(launch_files(j, fixed_plan(j, "h100-80g", 8), t), "frenzy_torchtitan.py").content.find(
               "from my_recipes.llama import tiny_recipe as base_recipe\n") != std::string::npos);
 }

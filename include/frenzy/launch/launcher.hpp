@@ -145,7 +145,9 @@ struct launch_options {
     double time_margin = 0.2;                         ///< --time = predicted run time x (1 + margin), at least 10 minutes
     double default_time_s = 24 * 3600;                ///< --time when the job has no token budget
     int rdzv_port = 29500;
-    std::string torchtitan_base;                      ///< recipe to start from, MODULE:FUNCTION; "" = by model name
+    /// The configuration the launcher's generated one starts from (torchtitan: a recipe, MODULE:FUNCTION); "" = the
+    /// launcher's own for the model.
+    std::string base_config;
     // Slurm placement and resumption (launch.sbatch's #SBATCH lines; "" or 0 = not written: the cluster's default)
     std::string partition;                            ///< --partition (one name, or a comma-separated list)
     std::string account;                              ///< --account

@@ -33,7 +33,7 @@ inline std::size_t check_recipe_reference(const std::string& base) {
     };
     const std::string_view b(base);
     if (colon == std::string::npos || !identifiers(b.substr(0, colon), true) || !identifiers(b.substr(colon + 1), false))
-        throw field_error("launch_options::torchtitan_base", base,
+        throw field_error("launch_options::base_config", base,
                           "must be MODULE:FUNCTION of Python identifiers, e.g. torchtitan.models.llama3.config_registry:llama3_8b "
                           "(--torchtitan-base)");
     return colon;
@@ -58,7 +58,7 @@ inline std::string base_for(const transformer_spec& m) {
     return "";
 }
 
-/// The recipe a job starts from: the one given (launch_options::torchtitan_base), else torchtitan's own for the
+/// The recipe a job starts from: the one given (launch_options::base_config), else torchtitan's own for the
 /// model; a model torchtitan has no recipe for is refused, never launched as another model.
 inline std::string base_recipe_for(const job_spec& j, const std::string& given) {
     if (!given.empty()) return given;
@@ -68,7 +68,7 @@ inline std::string base_recipe_for(const job_spec& j, const std::string& given) 
         for (const auto& [name, recipe] : own_recipes) known += (known.empty() ? "" : ", ") + std::string(name);
         throw config_error("model.name=\"" + j.model.name + "\": torchtitan (pytorch/torchtitan@b5bcd76c) has no recipe that builds "
                            "this model (it has recipes for " + known + "); give the recipe MODULE:FUNCTION of one that does "
-                           "(launch_options::torchtitan_base, --torchtitan-base), or launch with another framework");
+                           "(launch_options::base_config, --torchtitan-base), or launch with another framework");
     }
     return base;
 }
@@ -183,7 +183,7 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
 /// frenzy_torchtitan.py, started as torchtitan.train's module.
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     launcher_payload out;
-    out.files.push_back({"frenzy_torchtitan.py", recipe(j, o.torchtitan_base)});
+    out.files.push_back({"frenzy_torchtitan.py", recipe(j, o.base_config)});
     out.torchrun_target = o.run_command.empty() ? std::string("-m torchtitan.train --module frenzy_torchtitan --config frenzy_plan")
                                                 : o.run_command;
     return out;
