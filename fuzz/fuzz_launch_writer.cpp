@@ -96,7 +96,7 @@ void write_one(frenzy::launcher l, frenzy::job_spec j, const std::vector<std::st
     plain_o.launcher = l;
     if (!f[2].empty()) plain_o.gres_names["h100-80g"] = "a100";
     if (!f[3].empty()) plain_o.run_command = "train.py --x 1";
-    if (!f[4].empty()) plain_o.torchtitan_base = "m.n:f";
+    if (!f[4].empty()) plain_o.base_config = "m.n:f";
     if (!f[5].empty()) plain_o.time_margin = std::strtod(f[5].c_str(), nullptr);  // a number, not text
     if (!f[6].empty()) plain_o.partition = "p";
     if (!f[7].empty()) plain_o.account = "a";
@@ -120,7 +120,7 @@ void write_one(frenzy::launcher l, frenzy::job_spec j, const std::vector<std::st
         j.model.name = f[1];
         if (!f[2].empty()) o.gres_names["h100-80g"] = f[2];
         o.run_command = f[3];
-        o.torchtitan_base = f[4];
+        o.base_config = f[4];
         o.partition = f[6];
         o.account = f[7];
         o.qos = f[8];
