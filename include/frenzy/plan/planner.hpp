@@ -83,15 +83,11 @@ public:
     plan_result plan(const job_spec& job, const cluster_spec& cluster, const plan_options& opt = {},
                      plan_stats* stats = nullptr) const {
         check_inputs(job, opt);
-        if (opt.objective == plan_objective::cost)
-            for (const auto& pool : gpu_pools(cluster))
-                if (!opt.price_per_gpu_hour.contains(pool.gpu.name))
-                    throw config_error("objective=cost needs a price for GPU type \"" + pool.gpu.name +
-                                       "\" (price_per_gpu_hour has none; example_prices() has illustrative ones)");
+        const auto pools = gpu_pools(cluster);
+        check_prices(opt, pools);  // plan/options.hpp: the one check of "cost needs a price"
         auto r = plan_result_for(job);
         plan_stats local;
         search_context cx(mem_, stats ? *stats : local);
-        const auto pools = gpu_pools(cluster);
         cx.pools = pools.size();
         cx.memory.max_usable = 0;
         for (const auto& pool : pools) cx.memory.max_usable = std::max(cx.memory.max_usable, usable_memory(pool.gpu, opt.margin).value);
