@@ -189,6 +189,20 @@ inline nlohmann::json prices_json(py::handle o) {
                          py::str(py::type::of(o).attr("__name__")).cast<std::string>());
 }
 
+/// The codec's value_writer for the dicts it reads entry by entry (`name` -> dict: prices, slurm): each entry's
+/// Python repr under the name the codec's errors give it (`prices["a100-80g"]`), taken now, with the GIL held.
+inline frenzy::value_writer python_reprs(std::initializer_list<std::pair<const char*, py::handle>> dicts) {
+    std::map<std::string, std::string> text;
+    for (const auto& [name, d] : dicts)
+        if (py::isinstance<py::dict>(d))
+            for (auto kv : d.cast<py::dict>())
+                text[std::string(name) + "[\"" + py::str(kv.first).cast<std::string>() + "\"]"] = py::repr(kv.second).cast<std::string>();
+    return [text = std::move(text)](const std::string& at, const nlohmann::json& v) {
+        const auto it = text.find(at);
+        return it != text.end() ? it->second : v.dump();
+    };
+}
+
 /// frenzy.plan: the keywords are the options codec's keys (io/options_json.hpp plan_options_from_json).
 inline plan_result plan(job_arg job_in, cluster_arg cluster_in, const std::string& objective, double margin,
                         std::int64_t max_gpus, prices_arg prices, const std::vector<std::string>& frameworks,
@@ -203,7 +217,7 @@ inline plan_result plan(job_arg job_in, cluster_arg cluster_in, const std::strin
                                      {"frameworks", frameworks},     {"tp_across_nodes", tp_across_nodes},
                                      {"whole_nodes", whole_nodes},   {"pin_precision", pin_precision},
                                      {"mixed", mixed}};
-    auto opt = frenzy::plan_options_from_json(keywords, cluster.catalog);
+    auto opt = frenzy::plan_options_from_json(keywords, cluster.catalog, python_reprs({{"prices", prices}}));
     opt.constraints = parsed.stated;
     py::gil_scoped_release unlocked;
     out.result = frenzy::planner{}.plan(parsed.job, cluster, opt);
@@ -225,7 +239,7 @@ inline frenzy::launch_result launch(job_arg job_in, cluster_arg cluster_in, cons
                                      {"time_margin", time_margin}, {"torchtitan_base", torchtitan_base},
                                      {"slurm", from_py(slurm, "slurm")}, {"gres", gres},
                                      {"objective", objective},     {"margin", margin}};
-    auto o = frenzy::launch_options_from_json(keywords, cluster.catalog);
+    auto o = frenzy::launch_options_from_json(keywords, cluster.catalog, python_reprs({{"slurm", slurm}}));
     o.planning.constraints = parsed.stated;
     frenzy::launch_result out;
     {

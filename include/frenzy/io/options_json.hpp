@@ -6,6 +6,7 @@
 // spec, not from here.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -38,11 +39,19 @@ inline std::string option_string(const nlohmann::json& v, std::string_view key) 
     return v.get<std::string>();
 }
 
+/// How a caller writes a value it passed, in the errors of the entries read one by one (prices, Slurm settings):
+/// `at` names the entry (`prices["a100-80g"]`). Empty: JSON text. Python passes each entry's repr, the value as
+/// the user wrote it.
+using value_writer = std::function<std::string(const std::string& at, const nlohmann::json& v)>;
+inline std::string value_text(const value_writer& w, const std::string& at, const nlohmann::json& v) {
+    return w ? w(at, v) : v.dump();
+}
+
 namespace detail {
 
 /// "prices": {type: USD per GPU-hour}, "example" (the built-in example prices) or null (none); every type in
 /// `catalog`, every price checked by io/prices.hpp (the CLI's --price reader's rules).
-inline price_table prices_from_json(const nlohmann::json& v, const gpu_catalog& catalog) {
+inline price_table prices_from_json(const nlohmann::json& v, const gpu_catalog& catalog, const value_writer& w) {
     price_table out;
     if (v.is_null()) return out;
     if (v.is_string()) {
@@ -55,7 +64,8 @@ inline price_table prices_from_json(const nlohmann::json& v, const gpu_catalog& 
     for (auto it = v.begin(); it != v.end(); ++it) {
         const std::string entry = "prices[\"" + it.key() + "\"]";
         catalog.at(it.key(), "prices");
-        if (!it.value().is_number()) throw config_error(entry + "=" + it.value().dump() + " is not a number");
+        if (!it.value().is_number() || it.value().is_boolean())
+            throw config_error(entry + "=" + value_text(w, entry, it.value()) + " is not a number");
         add_price(out, catalog, it.key(), it.value().get<double>(), "prices", entry);
     }
     return out;
@@ -65,7 +75,8 @@ inline price_table prices_from_json(const nlohmann::json& v, const gpu_catalog& 
 
 /// Sets the plan_options field `key` names from `v` (prices against `catalog`); false where `key` is none of them:
 /// what a reader of an object that holds plan options beside its own (launch options) calls.
-inline bool set_plan_option(plan_options& o, const std::string& key, const nlohmann::json& v, const gpu_catalog& catalog) {
+inline bool set_plan_option(plan_options& o, const std::string& key, const nlohmann::json& v, const gpu_catalog& catalog,
+                            const value_writer& w = {}) {
     if (key == "objective") o.objective = parse_enum<plan_objective>("objective", option_string(v, key));
     else if (key == "margin") {
         o.margin = option_number(v, key);
@@ -74,7 +85,7 @@ inline bool set_plan_option(plan_options& o, const std::string& key, const nlohm
         if (!v.is_number_integer()) throw config_error("max_gpus=" + v.dump() + " must be a whole number");
         o.max_gpus = v.get<std::int64_t>();
         if (o.max_gpus < 0) throw config_error("max_gpus=" + std::to_string(o.max_gpus) + " must not be negative");
-    } else if (key == "prices") o.price_per_gpu_hour = detail::prices_from_json(v, catalog);
+    } else if (key == "prices") o.price_per_gpu_hour = detail::prices_from_json(v, catalog, w);
     else if (key == "frameworks") {
         if (!v.is_array()) throw config_error("frameworks=" + v.dump() + " must be a list of framework names");
         o.frameworks.clear();
@@ -93,13 +104,15 @@ inline constexpr std::string_view plan_option_keys =
     "objective, margin, max_gpus, prices, frameworks, tp_across_nodes, whole_nodes, pin_precision, framework_overlap, mixed";
 
 /// plan_options from a JSON object of Python's frenzy.plan keywords (docs/formats.md "Options"); omitted keys keep
-/// their defaults, an unknown key or a bad value is a config_error that names it. Prices name types of `catalog`.
-inline plan_options plan_options_from_json(const nlohmann::json& j, const gpu_catalog& catalog = {}) {
+/// their defaults, an unknown key or a bad value is a config_error that names it. Prices name types of `catalog`;
+/// `w` writes the values of bad prices (value_writer).
+inline plan_options plan_options_from_json(const nlohmann::json& j, const gpu_catalog& catalog = {},
+                                           const value_writer& w = {}) {
     plan_options o;
     if (j.is_null()) return o;
     if (!j.is_object()) throw config_error("plan options must be an object");
     for (auto it = j.begin(); it != j.end(); ++it)
-        if (!set_plan_option(o, it.key(), it.value(), catalog))
+        if (!set_plan_option(o, it.key(), it.value(), catalog, w))
             throw config_error("plan option \"" + it.key() + "\" is not one of: " + std::string(plan_option_keys));
     return o;
 }

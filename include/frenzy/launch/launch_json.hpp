@@ -29,12 +29,12 @@ inline void to_json(nlohmann::ordered_json& out, const launch_result& r) {
 namespace detail {
 
 /// Sets the Slurm field of `o` that `key` of launch's "slurm" object names (docs/formats.md "Options").
-inline void set_slurm_option(launch_options& o, const std::string& key, const nlohmann::json& v) {
+inline void set_slurm_option(launch_options& o, const std::string& key, const nlohmann::json& v, const value_writer& w) {
     const std::string at = "slurm[\"" + key + "\"]";
     auto text = [&] {  // a name or a size: a string, or a number written as JSON writes it
         if (v.is_string()) return v.get<std::string>();
         if (v.is_number()) return v.dump();
-        throw config_error(at + "=" + v.dump() + " must be a string");
+        throw config_error(at + "=" + value_text(w, at, v) + " must be a string");
     };
     if (key == "partition") o.partition = text();
     else if (key == "account") o.account = text();
@@ -42,12 +42,14 @@ inline void set_slurm_option(launch_options& o, const std::string& key, const nl
     else if (key == "mem") o.mem = text();
     else if (key == "cpus_per_task" && v.is_number_integer()) o.cpus_per_task = v.get<int>();
     else if (key == "requeue_signal_s" && v.is_number()) o.requeue_signal_s = v.get<double>();
-    else if (key == "cpus_per_task" || key == "requeue_signal_s") throw config_error(at + "=" + v.dump() + " must be a number");
+    else if (key == "cpus_per_task" || key == "requeue_signal_s")
+        throw config_error(at + "=" + value_text(w, at, v) + " must be a number");
     else throw config_error(at + " is not a setting (partition, account, qos, cpus_per_task, mem, requeue_signal_s)");
 }
 
 /// Sets the launch_options field `key` names from `v` (GRES types against `catalog`); false where it is none.
-inline bool set_launch_option(launch_options& o, const std::string& key, const nlohmann::json& v, const gpu_catalog& catalog) {
+inline bool set_launch_option(launch_options& o, const std::string& key, const nlohmann::json& v, const gpu_catalog& catalog,
+                              const value_writer& w) {
     if (key == "framework") o.launcher = parse_enum<launcher>("framework", option_string(v, key));
     else if (key == "plan") {
         if (!v.is_number_integer()) throw config_error("plan=" + v.dump() + " must be a whole number");
@@ -71,7 +73,7 @@ inline bool set_launch_option(launch_options& o, const std::string& key, const n
         }
     } else if (key == "slurm") {
         if (!v.is_object()) throw config_error("slurm=" + v.dump() + " must be a dict of Slurm settings");
-        for (auto it = v.begin(); it != v.end(); ++it) set_slurm_option(o, it.key(), it.value());
+        for (auto it = v.begin(); it != v.end(); ++it) set_slurm_option(o, it.key(), it.value(), w);
     } else return false;
     return true;
 }
@@ -82,14 +84,15 @@ inline bool set_launch_option(launch_options& o, const std::string& key, const n
 /// plan (numbered from 1), mixed, gres, run_command, time_margin, torchtitan_base, slurm {partition, account, qos,
 /// cpus_per_task, mem, requeue_signal_s}, and any plan option (io/options_json.hpp), which sets `planning`. Omitted
 /// keys keep their defaults; an unknown key or a bad value is a config_error that names it. launch_files checks the
-/// Slurm settings' shapes.
-inline launch_options launch_options_from_json(const nlohmann::json& j, const gpu_catalog& catalog = {}) {
+/// Slurm settings' shapes. `w` writes the values of bad prices and Slurm settings (io/options_json.hpp value_writer).
+inline launch_options launch_options_from_json(const nlohmann::json& j, const gpu_catalog& catalog = {},
+                                               const value_writer& w = {}) {
     launch_options o;
     if (j.is_null()) return o;
     if (!j.is_object()) throw config_error("launch options must be an object");
     for (auto it = j.begin(); it != j.end(); ++it)
-        if (!detail::set_launch_option(o, it.key(), it.value(), catalog) &&
-            !set_plan_option(o.planning, it.key(), it.value(), catalog))
+        if (!detail::set_launch_option(o, it.key(), it.value(), catalog, w) &&
+            !set_plan_option(o.planning, it.key(), it.value(), catalog, w))
             throw config_error("launch option \"" + it.key() + "\" is not one of: framework, plan, mixed, gres, run_command, "
                                "time_margin, torchtitan_base, slurm, " + std::string(plan_option_keys));
     return o;
