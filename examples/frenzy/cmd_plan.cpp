@@ -162,11 +162,10 @@ void run_plan(const plan_args& a) {
     opt.mixed = a.mixed;
     for (const auto& f : a.job.frameworks) opt.frameworks.push_back(parse_enum<framework>("--framework", f));
     opt.price_per_gpu_hour = prices_from_text(a.prices, cluster.catalog, "--price");
-    if (opt.objective == plan_objective::cost)
-        for (const auto& g : cluster.nodes)
-            if (!opt.price_per_gpu_hour.contains(g.gpu))
-                throw config_error("--objective cost needs a price for GPU type \"" + g.gpu + "\" (--price " + g.gpu +
-                                   "=USD_PER_HOUR, or --price example)");
+    const price_wording flags{"--objective cost", [](const std::string& type) {  // the planner's check, in the flags' words
+                                  return "--price " + type + "=USD_PER_HOUR, or --price example";
+                              }};
+    check_prices(opt, gpu_pools(cluster), flags);
     step_time_model time;
     if (!a.calibration.empty()) time = step_time_model(calibrated_compute{load_calibration(a.calibration)});
     const planner::with_time_model<step_time_model> planner(memory_estimator{}, time);

@@ -17,6 +17,7 @@
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/options_json.hpp"
 #include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/io/prices.hpp"
 #include "frenzy/io/result_json.hpp"
@@ -180,32 +181,29 @@ struct plan_result {
     frenzy::plan_result result;
 };
 
-/// Prices per GPU-hour: {type: USD}, or "example" for the built-in example prices (io/prices.hpp, the CLI's
-/// --price reader; the messages name `prices`).
-inline frenzy::price_table to_prices(py::handle o, const frenzy::gpu_catalog& catalog) {
-    frenzy::price_table out;
-    if (o.is_none()) return out;
-    if (py::isinstance<py::str>(o)) {
-        if (o.cast<std::string>() != frenzy::example_prices_name)
-            throw frenzy::config_error("prices=\"" + o.cast<std::string>() + "\" must be a dict {type: USD per GPU-hour} or \"example\"");
-        frenzy::add_example_prices(out);
-        return out;
-    }
-    if (!py::isinstance<py::dict>(o))
-        throw py::type_error("prices must be a dict {type: USD per GPU-hour} or \"example\", not " +
-                             py::str(py::type::of(o).attr("__name__")).cast<std::string>());
-    for (auto kv : o.cast<py::dict>()) {
-        const auto type = py::str(kv.first).cast<std::string>();
-        const std::string entry = "prices[\"" + type + "\"]";
-        catalog.at(type, "prices");
-        const bool number = (py::isinstance<py::float_>(kv.second) || py::isinstance<py::int_>(kv.second)) &&
-                            !py::isinstance<py::bool_>(kv.second);
-        if (!number) throw frenzy::config_error(entry + "=" + py::repr(kv.second).cast<std::string>() + " is not a number");
-        frenzy::add_price(out, catalog, type, kv.second.cast<double>(), "prices", entry);
-    }
-    return out;
+/// Prices per GPU-hour as the options codec reads them (io/options_json.hpp "prices"): {type: USD}, "example" or
+/// None; any other Python type is a TypeError, as pybind11 answers a wrong keyword type.
+inline nlohmann::json prices_json(py::handle o) {
+    if (o.is_none() || py::isinstance<py::str>(o) || py::isinstance<py::dict>(o)) return from_py(o, "prices");
+    throw py::type_error("prices must be a dict {type: USD per GPU-hour} or \"example\", not " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
 }
 
+/// The codec's value_writer for the dicts it reads entry by entry (`name` -> dict: prices, slurm): each entry's
+/// Python repr under the name the codec's errors give it (`prices["a100-80g"]`), taken now, with the GIL held.
+inline frenzy::value_writer python_reprs(std::initializer_list<std::pair<const char*, py::handle>> dicts) {
+    std::map<std::string, std::string> text;
+    for (const auto& [name, d] : dicts)
+        if (py::isinstance<py::dict>(d))
+            for (auto kv : d.cast<py::dict>())
+                text[std::string(name) + "[\"" + py::str(kv.first).cast<std::string>() + "\"]"] = py::repr(kv.second).cast<std::string>();
+    return [text = std::move(text)](const std::string& at, const nlohmann::json& v) {
+        const auto it = text.find(at);
+        return it != text.end() ? it->second : v.dump();
+    };
+}
+
+/// frenzy.plan: the keywords are the options codec's keys (io/options_json.hpp plan_options_from_json).
 inline plan_result plan(job_arg job_in, cluster_arg cluster_in, const std::string& objective, double margin,
                         std::int64_t max_gpus, prices_arg prices, const std::vector<std::string>& frameworks,
                         bool tp_across_nodes, bool whole_nodes, bool pin_precision, bool mixed) {
@@ -214,24 +212,20 @@ inline plan_result plan(job_arg job_in, cluster_arg cluster_in, const std::strin
     parsed.choose_global_batch();  // as `frenzy plan` and `frenzy launch` do
     plan_result out;
     const auto cluster = to_cluster(cluster_in);
-    frenzy::plan_options opt;
-    opt.objective = frenzy::parse_enum<frenzy::plan_objective>("objective", objective);
-    opt.margin = margin;
-    if (max_gpus < 0) throw frenzy::config_error("max_gpus=" + std::to_string(max_gpus) + " must not be negative");
-    opt.max_gpus = max_gpus;
-    opt.allow_tp_across_nodes = tp_across_nodes;
-    opt.whole_node_billing = whole_nodes;
-    opt.pin_precision = pin_precision;
-    opt.mixed = mixed;
+    const nlohmann::json keywords = {{"objective", objective},       {"margin", margin},
+                                     {"max_gpus", max_gpus},         {"prices", prices_json(prices)},
+                                     {"frameworks", frameworks},     {"tp_across_nodes", tp_across_nodes},
+                                     {"whole_nodes", whole_nodes},   {"pin_precision", pin_precision},
+                                     {"mixed", mixed}};
+    auto opt = frenzy::plan_options_from_json(keywords, cluster.catalog, python_reprs({{"prices", prices}}));
     opt.constraints = parsed.stated;
-    for (const auto& f : frameworks) opt.frameworks.push_back(frenzy::parse_enum<frenzy::framework>("frameworks", f));
-    opt.price_per_gpu_hour = to_prices(prices, cluster.catalog);
     py::gil_scoped_release unlocked;
     out.result = frenzy::planner{}.plan(parsed.job, cluster, opt);
     return out;
 }
 
-/// frenzy.launch: the launch helper's options from keyword arguments (examples/frenzy/cmd_launch.cpp's flags).
+/// frenzy.launch: the keywords are the options codec's keys (launch/launch_json.hpp launch_options_from_json, with
+/// its "slurm" object), as examples/frenzy/cmd_launch.cpp's flags.
 inline frenzy::launch_result launch(job_arg job_in, cluster_arg cluster_in, const std::string& framework, std::int64_t plan_no,
                          dir_arg out_dir, const std::string& objective, double margin,
                          const std::map<std::string, std::string>& gres, const std::string& run_command,
@@ -240,36 +234,12 @@ inline frenzy::launch_result launch(job_arg job_in, cluster_arg cluster_in, cons
     auto parsed = to_job(job_in);
     parsed.choose_global_batch();  // as `frenzy plan` and `frenzy launch` do
     const auto cluster = to_cluster(cluster_in);
-    frenzy::launch_options o;
-    o.launcher = frenzy::parse_enum<frenzy::launcher>("framework", framework);
-    if (plan_no < 1) throw frenzy::config_error("plan=" + std::to_string(plan_no) + ": plans are numbered from 1");
-    o.plan_index = static_cast<std::size_t>(plan_no - 1);
-    o.mixed = mixed;
-    o.run_command = run_command;
-    if (!(time_margin >= 0) || !std::isfinite(time_margin))
-        throw frenzy::config_error("time_margin=" + std::to_string(time_margin) + " must be a finite fraction >= 0");
-    o.time_margin = time_margin;
-    if (!torchtitan_base.empty()) o.base_config = torchtitan_base;
-    for (const auto& [k, v] : slurm) {  // the CLI's --partition ... --requeue-signal; checked by launch_files
-        const auto key = py::str(k).cast<std::string>();
-        if (key == "partition") o.partition = py::str(v).cast<std::string>();
-        else if (key == "account") o.account = py::str(v).cast<std::string>();
-        else if (key == "qos") o.qos = py::str(v).cast<std::string>();
-        else if (key == "mem") o.mem = py::str(v).cast<std::string>();
-        else if (key == "cpus_per_task" && py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v)) o.cpus_per_task = v.cast<int>();
-        else if (key == "requeue_signal_s" && (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) && !py::isinstance<py::bool_>(v))
-            o.requeue_signal_s = v.cast<double>();
-        else if (key == "cpus_per_task" || key == "requeue_signal_s")
-            throw frenzy::config_error("slurm[\"" + key + "\"]=" + py::repr(v).cast<std::string>() + " must be a number");
-        else throw frenzy::config_error("slurm[\"" + key + "\"] is not a setting (partition, account, qos, cpus_per_task, mem, requeue_signal_s)");
-    }
-    for (const auto& [type, name] : gres) {
-        cluster.catalog.at(type, "gres");
-        if (name.empty()) throw frenzy::config_error("gres[\"" + type + "\"] must not be empty");
-        o.gres_names[type] = name;
-    }
-    o.planning.objective = frenzy::parse_enum<frenzy::plan_objective>("objective", objective);
-    o.planning.margin = margin;
+    const nlohmann::json keywords = {{"framework", framework},     {"plan", plan_no},
+                                     {"mixed", mixed},             {"run_command", run_command},
+                                     {"time_margin", time_margin}, {"torchtitan_base", torchtitan_base},
+                                     {"slurm", from_py(slurm, "slurm")}, {"gres", gres},
+                                     {"objective", objective},     {"margin", margin}};
+    auto o = frenzy::launch_options_from_json(keywords, cluster.catalog, python_reprs({{"slurm", slurm}}));
     o.planning.constraints = parsed.stated;
     frenzy::launch_result out;
     {

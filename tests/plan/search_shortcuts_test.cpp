@@ -1,4 +1,4 @@
-// The planner's shortcuts change no answer: the memory model's prepared stages (estimator stages_of), the estimate
+// The planner's shortcuts change no answer: the memory model's prepared stages (memory/search.hpp stages_of), the estimate
 // that stops once the job fits no GPU of the call, the step-time model's parts without its extras (step_parts),
 // and the packed memo keys. Each is checked against the plain path bit for bit (==, no tolerance: the shortcuts
 // run the same arithmetic in the same order, so any difference is a bug).
@@ -89,24 +89,24 @@ TEST_CASE("prepared stages give the estimate and floor of the plain path, bit fo
                 j.parallel.sharding = fw == framework::fsdp ? sharding::full : sharding::optimizer;
                 j.parallel.recompute = rc;
                 j.training.micro_batch = 2;
-                const auto s = mem.stages_of(j);
+                const auto s = memory_search(mem).stages_of(j);
                 const auto plain = mem.estimate(j);
-                const auto fast = mem.estimate(j, s);
+                const auto fast = memory_search(mem).estimate(j, s);
                 CHECK(fast.peak_reserved.value == plain.peak_reserved.value);
                 CHECK(fast.peak_allocated.value == plain.peak_allocated.value);
                 CHECK(fast.uncertainty == plain.uncertainty);
                 CHECK(fast.parameters == plain.parameters);
                 CHECK(fast.stages.size() == plain.stages.size());
-                CHECK(mem.estimate(j, s, false).stages.empty());
-                CHECK(mem.lower_bound(j, s).value == mem.lower_bound(j).value);
+                CHECK(memory_search(mem).estimate(j, s, false).stages.empty());
+                CHECK(memory_search(mem).lower_bound(j, s).value == mem.lower_bound(j).value);
                 // Stopping at x: the report's requirement either exceeds x (then so does the whole job's, which is at
                 // least as large: a planner may conclude "fits no GPU with x usable bytes or fewer") or is the whole
                 // job's. At or above the job's own requirement the walk never stops.
                 const double req = required_memory(plain).value;
-                CHECK(required_memory(mem.estimate(j, s, false, req)).value == req);
+                CHECK(required_memory(memory_search(mem).estimate(j, s, false, req)).value == req);
                 for (int k = 0; k <= 20; ++k) {
                     const double x = req * k / 20.0;
-                    const double partial = required_memory(mem.estimate(j, s, false, x)).value;
+                    const double partial = required_memory(memory_search(mem).estimate(j, s, false, x)).value;
                     CHECK((partial > x || partial == req));
                     CHECK(partial <= req);
                 }
@@ -147,21 +147,21 @@ TEST_CASE("the walk without a per-stage list skips only stages another stage dom
                                     continue;  // a layout the framework rejects
                                 }
                                 ++ran;
-                                const auto s = mem.stages_of(j);
+                                const auto s = memory_search(mem).stages_of(j);
                                 auto all = s;
                                 all.walk.clear();
                                 skipped += s.walk.size() < s.layouts.size() ? 1 : 0;
-                                const auto fast = mem.estimate(j, s, false);
+                                const auto fast = memory_search(mem).estimate(j, s, false);
                                 CHECK(fast.peak_reserved.value == full.peak_reserved.value);
                                 CHECK(fast.peak_allocated.value == full.peak_allocated.value);
                                 CHECK(fast.bottleneck_stage == full.bottleneck_stage);
                                 CHECK(fast.host_per_gpu.value == full.host_per_gpu.value);
-                                CHECK(mem.lower_bound(j, s).value == mem.lower_bound(j).value);
+                                CHECK(memory_search(mem).lower_bound(j, s).value == mem.lower_bound(j).value);
                                 const double req = required_memory(full).value;
                                 for (int k = 0; k <= 10; ++k) {  // the early stop: the same partial report
                                     const double x = req * k / 10.0;
-                                    CHECK(required_memory(mem.estimate(j, s, false, x)).value ==
-                                          required_memory(mem.estimate(j, all, false, x)).value);
+                                    CHECK(required_memory(memory_search(mem).estimate(j, s, false, x)).value ==
+                                          required_memory(memory_search(mem).estimate(j, all, false, x)).value);
                                 }
                             }
     CHECK(ran > 200);
@@ -338,8 +338,8 @@ TEST_CASE("the memory policies' per-job terms give their per-stage answers, bit 
                           alloc.reserved(j, f, bytes{1e9}, a, ms, alloc.terms_of(j, f)).value);
                 }
                 const memory_estimator mem;
-                const auto s = mem.stages_of(j);
-                CHECK(mem.estimate_validated(j, s).peak_reserved.value == mem.estimate(j).peak_reserved.value);
+                const auto s = memory_search(mem).stages_of(j);
+                CHECK(memory_search(mem).estimate_validated(j, s).peak_reserved.value == mem.estimate(j).peak_reserved.value);
             }
         }
     }

@@ -97,22 +97,19 @@ inline sharding frugal_sharding(framework fw, std::int64_t dp, std::int64_t pp) 
     return sharding::none;
 }
 
+/// A memory model's prepared stages (memory/search.hpp), or an empty type for a model without them.
+template <class M> struct stages_of_model { struct type {}; };
+template <PreparedMemoryModel M> struct stages_of_model<M> { using type = typename memory_search<M>::prepared_stages; };
+
 /// The fit rule (memory/fit.hpp) through memory model `M` within one plan() call: its answers are memoised by
-/// the fields a search varies (memo.hpp), and the default model takes the layout's stages, prepared once per
-/// layout (memory/estimator.hpp stages_of); a host's model is called as the MemoryModel concept says. A layout
-/// the memory model rejects (config_error) does not fit.
+/// the fields a search varies (memo.hpp), and a model with a search face (PreparedMemoryModel: the default's) takes
+/// the layout's stages, prepared once per layout (memory/search.hpp stages_of); a host's model is called as the
+/// MemoryModel concept says. A layout the memory model rejects (config_error) does not fit.
 template <class M>
 class memory_check {
-    struct no_stages {};
-    template <class MM> static auto stages_probe(int) -> decltype(std::declval<const MM&>().stages_of(std::declval<const job_spec&>()));
-    template <class MM> static no_stages stages_probe(...);
-
 public:
-    using stages_type = decltype(stages_probe<M>(0));
-    static constexpr bool takes_stages = requires(const M& m, const job_spec& j) {
-        { m.estimate(j, m.stages_of(j), false, 0.0) } -> std::same_as<memory_report>;
-        { m.lower_bound(j, m.stages_of(j)) } -> std::same_as<bytes>;
-    };
+    using stages_type = typename stages_of_model<M>::type;
+    static constexpr bool takes_stages = PreparedMemoryModel<M>;
 
     memory_check(const M& mem, plan_stats& st) : mem_(mem), st_(st) {}
     memory_check(const memory_check&) = delete;  // stages_ points into its own stages_by_key_
@@ -216,7 +213,7 @@ private:
     const stages_type& stages_for(const job_spec& j) {
         if (!stages_ || !is_stage_key_of(stages_->first, j)) {
             auto [it, fresh] = stages_by_key_.try_emplace(stage_key_of(j));
-            if (fresh) it->second = mem_.stages_of(j);
+            if (fresh) it->second = memory_search<M>(mem_).stages_of(j);
             stages_ = &*it;
         }
         return stages_->second;
@@ -225,19 +222,18 @@ private:
         // the walk stops once the job fits no GPU of the call: the memo answers for all of them (fits())
         if constexpr (takes_stages) {
             const auto& s = stages_for(j);
-            if constexpr (requires { mem_.estimate_validated(j, s, false, max_usable); }) {
-                if (inputs_checked) {  // validate(j) throws exactly where validate_layout(j) does
-                    validate_layout(j);
-                    return required_memory(mem_.estimate_validated(j, s, false, max_usable)).value;
-                }
+            const memory_search<M> search(mem_);
+            if (inputs_checked) {  // validate(j) throws exactly where validate_layout(j) does
+                validate_layout(j);
+                return required_memory(search.estimate_validated(j, s, false, max_usable)).value;
             }
-            return required_memory(mem_.estimate(j, s, false, max_usable)).value;
+            return required_memory(search.estimate(j, s, false, max_usable)).value;
         } else {
             return required_memory(mem_.estimate(j)).value;
         }
     }
     bytes floor_of(const job_spec& j) {
-        if constexpr (takes_stages) return mem_.lower_bound(j, stages_for(j));
+        if constexpr (takes_stages) return memory_search<M>(mem_).lower_bound(j, stages_for(j));
         else return mem_.lower_bound(j);
     }
 

@@ -7,6 +7,7 @@
 #include "frenzy/perf/flops.hpp"
 #include "frenzy/perf/stage_load.hpp"
 #include "frenzy/perf/step_time.hpp"
+#include "frenzy/plan/policies.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy::detail {
@@ -25,7 +26,7 @@ inline stage_load one_layer_stage(const job_spec& j, const token_flops& f) {
     one.flops = f;
     return one;
 }
-template <class T>
+template <StepPartsModel T>
 double layer_seconds(const job_spec& j, const gpu_type& g, const T& time, const token_flops& f) {
     const auto b = time.step_parts(j, g, topology{}, one_layer_stage(j, f));
     return b.compute_mb + b.tp_exposed_mb + b.cp_exposed_mb + b.ep_mb;
@@ -34,7 +35,7 @@ double layer_seconds(const job_spec& j, const gpu_type& g, const T& time, const 
 /// layers that holds them) for one micro-batch on one GPU of `g`: the step-time model's compute is additive over a
 /// stage's layers and output layer, so the last stage's slot is at least its layers' compute and the output
 /// layer's, whatever of the tensor-parallel traffic the output layer's GEMMs hide.
-template <class T>
+template <StepPartsModel T>
 std::array<double, 2> bare_seconds(const job_spec& j, const gpu_type& g, const T& time, const token_flops& f) {
     stage_load logits;
     logits.logits = true;

@@ -199,7 +199,7 @@ namespace detail {
 /// runs it; it sets grp.required and grp.peak_reserved, or returns why it cannot: what the memory model's
 /// config_error says), nothing for it when `memory` is null; each group's bottleneck stage from `stage(k)` and the
 /// job as its type runs it (job_on) from `jobs(k)` where given (a caller that has them), else computed.
-template <StepTimeModel T, class Memory, class Stage = stage_load (*)(std::size_t),
+template <StagedStepTimeModel T, class Memory, class Stage = stage_load (*)(std::size_t),
           class Jobs = const job_spec& (*)(std::size_t)>
 mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_shape> shape, const T& time,
                                  const plan_options& opt, const Memory* memory, const Stage* stage = nullptr,
@@ -261,7 +261,7 @@ mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_
 /// Predicts `j` (its layout's pp = the groups' stages together, its stage_layers the split, its precision one every
 /// type runs) with the groups of `shape` in pipeline order: each stage's memory on its own type by the fit rule
 /// with `opt.margin`, and the step time (see the top of the file). `check_memory` false: the time alone.
-template <MemoryModel M, StepTimeModel T>
+template <MemoryModel M, StagedStepTimeModel T>
 mixed_evaluation evaluate_mixed(const job_spec& j, std::span<const stage_group_shape> shape, const M& mem, const T& time,
                                 const plan_options& opt, bool check_memory = true) {
     const auto memory = [&](std::size_t, const job_spec& jk, stage_group& grp) -> std::optional<std::string> {

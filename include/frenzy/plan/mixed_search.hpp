@@ -103,7 +103,7 @@ struct micro_batch_rate {
 
 /// One plan_mixed call: the job, the options, the models, the bar each pair must beat and the best plan per pair of
 /// types found so far.
-template <MemoryModel M, StepTimeModel T>
+template <MemoryModel M, StagedStepTimeModel T>
 class mixed_search {
 public:
     mixed_search(const job_spec& job, framework fw, const plan_options& opt, const M& mem, const T& time,
@@ -184,7 +184,7 @@ private:
         jt.training.micro_batch = ax.micro_batch.empty() ? 1 : ax.micro_batch.back();
         top_micro_batch_ = static_cast<double>(jt.training.micro_batch);
         jt.parallel.recompute = recompute::none;
-        if constexpr (requires { time_.step_parts(jt, a.gpu, topology{}, stage_load{}); })
+        if constexpr (StepPartsModel<T>)
             out = {type_layer_seconds(jt, a), type_layer_seconds(jt, b)};
         return out;
     }
@@ -265,7 +265,7 @@ private:
         set_layout(jt, job_.runtime, ax, fw_, tp, 2, 1, 1, sharding::none, 1, 1, opt_);
         jt.parallel.recompute = rc;
         if (rc == recompute::full && jt.parallel.recompute_method != recompute_method::uniform) return out;
-        if constexpr (requires { time_.step_parts(jt, a.gpu, topology{}, stage_load{}); }) {
+        if constexpr (StepPartsModel<T>) {
             const auto& on_a = type_rates(jt, a, ax);
             const auto& on_b = type_rates(jt, b, ax);
             jt.parallel.sequence_parallel = true;  // the sends' smallest buffer
@@ -572,7 +572,7 @@ private:
 /// divides n, with that micro-batch's own rates and the sends between the types every stage's slot carries
 /// (mixed.hpp boundary_seconds). The bound needs the step-time model's parts (step_parts), as the single-type
 /// search's speed bound does.
-template <MemoryModel M, StepTimeModel T>
+template <MemoryModel M, StagedStepTimeModel T>
 void plan_mixed(const job_spec& job, std::span<const gpu_pool> pools, const plan_options& opt, const M& mem,
                 const T& time, plan_result& r) {
     const auto fw = opt.frameworks.empty() ? job.runtime.framework : opt.frameworks.front();

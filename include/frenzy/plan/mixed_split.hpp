@@ -36,8 +36,8 @@ inline void validate_point(const job_spec& j, bool inputs_checked) {
 /// What the split searches of one layout shape (tp and the two groups' stage counts) share across its layouts' dp,
 /// pairs of types and points (recompute levels x micro-batches: mixed_search::layout), filled as the splits are
 /// tried: each group's bottleneck stage and its stages prepared for the memory model (`Prepared`:
-/// memory/estimator.hpp prepared_stages) at each split, which read the shape and the split alone
-/// (perf/stage_load.hpp bottleneck_stage; the estimator's stages_of), and the time-balanced split the last search
+/// memory/search.hpp prepared_stages) at each split, which read the shape and the split alone
+/// (perf/stage_load.hpp bottleneck_stage; memory_search's stages_of), and the time-balanced split the last search
 /// found, where the next one starts (a hint only: it moves little between a layout's points).
 template <class Prepared>
 struct split_stages {
@@ -49,7 +49,7 @@ struct split_stages {
 /// The splits of one layout (the job's layout set but for its stage_layers) between a group of `sa` stages on `a`
 /// and one of `sb` on `b`, evaluated as evaluate_mixed does; the job as each type runs it (job_on) and each group's
 /// sends over the link are taken once, and the stage layers and prepared stages are rewritten in place.
-template <MemoryModel M, StepTimeModel T>
+template <MemoryModel M, StagedStepTimeModel T>
 class split_evaluator {
 public:
     using prepared = typename memory_check<M>::stages_type;
@@ -110,7 +110,7 @@ public:
             const auto& stage = group_stage(na, k, first);
             step_breakdown parts;
             if constexpr (prepares) parts = time_.step_parts(jk, stage, facts_[k]);
-            else if constexpr (requires { time_.step_parts(jk, pool.gpu, topology{}, stage); })
+            else if constexpr (StepPartsModel<T>)
                 parts = time_.step_parts(jk, pool.gpu, topology_of(k), stage);
             else parts = time_.predict(jk, pool.gpu, topology_of(k), stage).parts;
             if (!(parts.total > 0)) return std::nullopt;
@@ -131,15 +131,13 @@ public:
         const double capacity = capacity_[k].value;
         auto& known = known_[k];
         try {
-            if constexpr (requires(prepared& s) {
-                              mem_.stages_of(jk, s, first, first + 1);
-                              { mem_.estimate_validated(jk, s, false, 0.0) } -> std::same_as<memory_report>;
-                          }) {
+            if constexpr (PreparedMemoryModel<M>) {
                 const bool whole = na >= shape_[0].stages && na <= j_.model.layers - shape_[1].stages;
                 if (whole && !valid(k)) return std::nullopt;  // the memory model rejects the job at every split
                 const auto& stages = group_prepared(na, k, first);
-                const auto r = whole ? mem_.estimate_validated(jk, stages, false, capacity)
-                                     : mem_.estimate(jk, stages, false, capacity);
+                const memory_search<M> search(mem_);
+                const auto r = whole ? search.estimate_validated(jk, stages, false, capacity)
+                                     : search.estimate(jk, stages, false, capacity);
                 known = {na, required_memory(r), r.peak_reserved};
             } else {
                 auto grp = group_of(jk, shape_[k], first, opt_);
@@ -200,13 +198,9 @@ public:
 
 private:
     topology topology_of(std::size_t k) const { return {shape_[k].pool->gpus_per_node, shape_[k].pool->network_GBps}; }
-    /// The step-time model takes the type's facts prepared once (perf/gpu_facts.hpp), as the planner's pools do:
+    /// The step-time model takes the type's facts prepared once (PreparedStepTimeModel), as the planner's pools do:
     /// the slots read them so.
-    static constexpr bool prepares = requires(const T& t, const gpu_type& g, const job_spec& j, const stage_load& s,
-                                              const gpu_facts& f) {
-        { t.prepare(g, topology{}) } -> std::same_as<gpu_facts>;
-        t.step_parts(j, s, f);
-    };
+    static constexpr bool prepares = PreparedStepTimeModel<T>;
 
     /// Group k's bottleneck stage at `na` layers on the first group (on_[k] split so), from the layout's shared
     /// stages where given.
@@ -224,7 +218,7 @@ private:
     /// Group k's stages prepared for the memory model at `na` layers on the first group (on_[k] split so), from the
     /// layout's shared ones where given.
     const prepared& group_prepared(std::int64_t na, std::size_t k, std::int64_t first) {
-        auto prepare = [&](prepared& out) { mem_.stages_of(on_[k], out, first, first + shape_[k].stages); };
+        auto prepare = [&](prepared& out) { memory_search<M>(mem_).stages_of(on_[k], out, first, first + shape_[k].stages); };
         if (!stages_of_layout_) return prepare(stages_), stages_;
         auto& at = stages_of_layout_->memory[k];
         if (at.size() <= static_cast<std::size_t>(na)) at.resize(static_cast<std::size_t>(na) + 1);
@@ -323,7 +317,7 @@ std::optional<std::int64_t> time_balanced(E& ev, std::int64_t lo, std::int64_t h
 
 /// The best split of the layers between `ev`'s two groups at its job's point: the time-balanced split moved to the
 /// nearest one both types' memory holds (see the top of the file).
-template <MemoryModel M, StepTimeModel T>
+template <MemoryModel M, StagedStepTimeModel T>
 std::optional<mixed_plan> best_split(split_evaluator<M, T>& ev) {
     const auto [lo, hi] = ev.splits();  // layers on the first group
     if (lo > hi) return std::nullopt;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "frenzy/core/enum_names.hpp"
+#include "frenzy/core/error.hpp"
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/memory/fit.hpp"
@@ -51,6 +52,15 @@ struct plan_options {
     std::int64_t max_mixed_stages = 16;   ///< most pipeline stages of a mixed plan (max_pp, when set, instead)
 };
 
+/// How a caller names the cost objective and where a price comes from, in check_prices' error (the library's by
+/// default; the CLI's: --objective cost, --price TYPE=USD).
+struct price_wording {
+    std::string_view objective = "objective=cost";
+    std::string (*hint)(const std::string& type) = [](const std::string&) {
+        return std::string("price_per_gpu_hour has none; example_prices() has illustrative ones");
+    };
+};
+
 /// Where the GPUs of one type are: its catalog entry, node shape and how many nodes there are.
 struct gpu_pool {
     gpu_type gpu;
@@ -60,6 +70,17 @@ struct gpu_pool {
     double host_memory_GiB = 0;  ///< per node; 0 = not stated by every node group of the type (not checked)
     std::int64_t gpus() const { return static_cast<std::int64_t>(gpus_per_node) * nodes; }
 };
+
+/// The one check of "cost needs a price": with the cost objective, every GPU type of `pools` has a price in
+/// `o.price_per_gpu_hour`, else config_error "OBJECTIVE needs a price for GPU type "T" (HINT)" naming the first
+/// without one. The planner checks every call so; a front end may check first in its own words.
+inline void check_prices(const plan_options& o, const std::vector<gpu_pool>& pools, const price_wording& w = {}) {
+    if (o.objective != plan_objective::cost) return;
+    for (const auto& pool : pools)
+        if (!o.price_per_gpu_hour.contains(pool.gpu.name))
+            throw config_error(std::string(w.objective) + " needs a price for GPU type \"" + pool.gpu.name + "\" (" +
+                               w.hint(pool.gpu.name) + ")");
+}
 
 /// Search statistics (for benchmarks and tests).
 struct plan_stats {

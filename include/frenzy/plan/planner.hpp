@@ -83,15 +83,11 @@ public:
     plan_result plan(const job_spec& job, const cluster_spec& cluster, const plan_options& opt = {},
                      plan_stats* stats = nullptr) const {
         check_inputs(job, opt);
-        if (opt.objective == plan_objective::cost)
-            for (const auto& pool : gpu_pools(cluster))
-                if (!opt.price_per_gpu_hour.contains(pool.gpu.name))
-                    throw config_error("objective=cost needs a price for GPU type \"" + pool.gpu.name +
-                                       "\" (price_per_gpu_hour has none; example_prices() has illustrative ones)");
+        const auto pools = gpu_pools(cluster);
+        check_prices(opt, pools);  // plan/options.hpp: the one check of "cost needs a price"
         auto r = plan_result_for(job);
         plan_stats local;
         search_context cx(mem_, stats ? *stats : local);
-        const auto pools = gpu_pools(cluster);
         cx.pools = pools.size();
         cx.memory.max_usable = 0;
         for (const auto& pool : pools) cx.memory.max_usable = std::max(cx.memory.max_usable, usable_memory(pool.gpu, opt.margin).value);
@@ -115,16 +111,17 @@ public:
     }
 
 private:
-    /// Pipelines over two GPU types (plan/mixed.hpp), where the step-time model predicts a stage range (the
-    /// default model's bottleneck-stage entry) and the objective is the default's measures.
+    /// Pipelines over two GPU types (plan/mixed.hpp), where the step-time model predicts a stage range
+    /// (StagedStepTimeModel: the default's, or a host's that offers it) and the objective is the default's measures.
     void plan_mixed_pools(const job_spec& job, const std::vector<gpu_pool>& pools, const plan_options& opt,
                           plan_result& r) const {
-        if constexpr (requires(const job_spec& j, const gpu_type& g, const topology& t, const stage_load& s) {
-                          { time_.predict(j, g, t, s) } -> std::same_as<step_estimate>;
-                      } && std::same_as<O, selectable_objective>)
-            plan_mixed(job, std::span<const gpu_pool>(pools), opt, mem_, time_, r);
+        if constexpr (!StagedStepTimeModel<T>)
+            r.mixed_note = "mixed plans need a step-time model that predicts a stage range (StagedStepTimeModel: "
+                           "predict(job, gpu, topology, stage))";
+        else if constexpr (!std::same_as<O, selectable_objective>)
+            r.mixed_note = "mixed plans need the default objective (selectable_objective)";
         else
-            r.mixed_note = "mixed plans need the default step-time model and objective";
+            plan_mixed(job, std::span<const gpu_pool>(pools), opt, mem_, time_, r);
     }
 
     struct candidate {
@@ -158,7 +155,7 @@ private:
     };
 
     /// What one plan() call shares across GPU types: the memory checks with their memo (plan/feasibility.hpp), the
-    /// valid micro-batches of the current pool, and the bottleneck stage of each layout (default time model).
+    /// valid micro-batches of the current pool, and the bottleneck stage of each layout (a staged time model).
     struct search_context {
         /// For a call whose inputs passed check_inputs (memory_check::inputs_checked).
         search_context(const M& mem, plan_stats& stats) : st(stats), memory(mem, stats) {
@@ -172,7 +169,7 @@ private:
         std::vector<detail::layout_list> layouts{};
         std::vector<recompute> levels{};  ///< search_hints' recompute levels at the layout being searched, reused
         std::vector<std::int64_t> micro_batches{};  ///< search_hints' valid micro-batches at the layout, reused
-        /// the current layout's bottleneck stage (default time model), an entry of `bottleneck`
+        /// the current layout's bottleneck stage (a staged time model), an entry of `bottleneck`
         const stage_load* stage = nullptr;
         std::map<detail::stage_key, stage_load> bottleneck{};  ///< bottleneck stage by layout, across GPU types
         /// The step-time model's micro_batch_parts of the current layout on the current pool by recompute level and
@@ -191,39 +188,36 @@ private:
         gpu_facts facts{};  ///< the current pool's (plan_pool; gpu null outside its search or without `prepare`)
         step_breakdown parts{};  ///< step_parts' answer where it is not a table entry
     };
-    /// Takes the step-time model's facts of the pool's type and topology for the pool's search (plan_pool).
+    /// Takes the step-time model's facts of the pool's type and topology for the pool's search (plan_pool), where it
+    /// offers them (PreparedStepTimeModel).
     void prepare_facts(const gpu_pool& pool, search_context& cx) const {
         const topology topo{pool.gpus_per_node, pool.network_GBps};
-        if constexpr (requires { { time_.prepare(pool.gpu, topo) } -> std::same_as<gpu_facts>; })
-            cx.facts = time_.prepare(pool.gpu, topo);
+        if constexpr (PreparedStepTimeModel<T>) cx.facts = time_.prepare(pool.gpu, topo);
     }
-    /// The step-time model's prediction; the default model takes the layout's bottleneck stage computed once per
-    /// layout (perf/step_time.hpp), a host's model is called as the StepTimeModel concept says.
+    /// The step-time model's prediction: with the layout's bottleneck stage computed once per layout where the model
+    /// takes it (StagedStepTimeModel), else as the StepTimeModel concept says.
     step_estimate predict(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
-        if constexpr (requires { time_.predict(j, g, topo, *cx.stage); })
+        if constexpr (StagedStepTimeModel<T>)
             if (cx.stage) return time_.predict(j, g, topo, *cx.stage);
         return time_.predict(j, g, topo);
     }
-    /// Whether the model gives predict's parts alone (the default model's step_parts, with the layout's stage).
-    bool has_step_parts(const job_spec& j, const gpu_type& g, const topology& topo, const search_context& cx) const {
-        if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); }) return cx.stage != nullptr;
+    /// Whether the model gives predict's parts alone (StepPartsModel, with the layout's stage).
+    bool has_step_parts(const search_context& cx) const {
+        if constexpr (StepPartsModel<T>) return cx.stage != nullptr;
         return false;
     }
     /// predict's parts: without its extras (FLOPs, MFU, error band) where the model gives them alone, and from the
     /// layout's micro-batch parts (search_context::mb_parts) where the model takes the pool's facts: the table entry
     /// completed in place (complete_step_parts; valid until the next call), else a copy in cx.parts.
     const step_breakdown& step_parts(const job_spec& j, const gpu_type& g, const topology& topo, search_context& cx) const {
-        if constexpr (requires(step_breakdown mb) {
-                          time_.micro_batch_parts(j, *cx.stage, cx.facts);
-                          time_.complete_step_parts(j, *cx.stage, cx.facts, mb);
-                      }) {
+        if constexpr (PreparedStepTimeModel<T>) {
             if (auto* mb = cx.facts.gpu ? micro_batch_parts(j, cx) : nullptr) {
                 assert(cx.facts.gpu == &g && cx.facts.topo == topo);
                 time_.complete_step_parts(j, *cx.stage, cx.facts, *mb);
                 return *mb;
             }
         }
-        if constexpr (requires { time_.step_parts(j, g, topo, *cx.stage); })
+        if constexpr (StepPartsModel<T>)
             if (cx.stage) return cx.parts = time_.step_parts(j, g, topo, *cx.stage);
         return cx.parts = predict(j, g, topo, cx).parts;
     }
@@ -347,11 +341,11 @@ private:
         cx.mb_axis = nullptr;
     }
 
-    /// The bottleneck stage of the layout of `j` for the default time model (perf/stage_load.hpp): independent of
-    /// dp, sharding, the precision and the GPU, so computed once per layout across GPU types.
-    void prepare_stage(const job_spec& j, const gpu_type& g, const topology& topo, const token_flops& flops,
+    /// The bottleneck stage of the layout of `j` for a staged time model (StagedStepTimeModel, perf/stage_load.hpp):
+    /// independent of dp, sharding, the precision and the GPU, so computed once per layout across GPU types.
+    void prepare_stage(const job_spec& j, const gpu_type&, const topology&, const token_flops& flops,
                        search_context& cx) const {
-        if constexpr (requires { time_.predict(j, g, topo, stage_load{}); }) {
+        if constexpr (StagedStepTimeModel<T>) {
             auto [it, fresh] = cx.bottleneck.try_emplace(detail::stage_key_of(j));
             if (fresh) it->second = bottleneck_stage(j, flops);
             cx.stage = &it->second;
@@ -541,7 +535,7 @@ private:
         ++cx.st.step_estimates;
         std::optional<step_estimate> speed;
         double step = 0, tokens_per_s = 0;
-        if (has_step_parts(j, g, topo, cx)) step = step_parts(j, g, topo, cx).total;
+        if (has_step_parts(cx)) step = step_parts(j, g, topo, cx).total;
         if (step > 0) {  // else predict says why not, or what a zero step gives
             tokens_per_s = j.tokens_per_step() / step;
         } else {
