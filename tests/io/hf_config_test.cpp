@@ -361,7 +361,10 @@ TEST_CASE("families without a stored config.json: transformers' defaults are the
     // Llama-4-Scout-17B-16E text model).
     SECTION("DeepSeek-V3: 671B total, 37B active (DeepSeek-V3 report), within 1%") {
         const auto s = from_hf_config({{"model_type", "deepseek_v3"}});
-        CHECK(s == [] { auto p = preset("deepseek-v3"); p.name = "deepseek_v3"; return p; }());
+        // but for the rotary spec: DeepseekV3Config's rope_scaling default is None, where the published model (and
+        // the preset) runs YaRN factor 40 (DeepSeek-V3 report sec. 4.3)
+        CHECK(s.rope.scaling == rope_scaling_kind::none);
+        CHECK(s == [&] { auto p = preset("deepseek-v3"); p.name = "deepseek_v3"; p.rope = s.rope; return p; }());
         CHECK(s.moe_layers() == 58);
         CHECK(total_parameters(s) == Approx(671e9).epsilon(0.01));
         CHECK(active_parameters(s) == Approx(37e9).epsilon(0.02));  // "37B": two significant digits

@@ -10,6 +10,7 @@
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/model/transformer.hpp"
+#include "frenzy/frameworks/megatron/rope.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"
 
 namespace frenzy::frameworks::megatron {
@@ -49,7 +50,8 @@ inline std::vector<std::string> model_arguments(const job_spec& j) {
     if (m.activation == activation::swiglu) a.push_back("--swiglu");
     if (m.activation == activation::squared_relu) a.push_back("--squared-relu");
     if (m.norm == norm_kind::rmsnorm) a.push_back("--normalization RMSNorm");
-    a.push_back(std::string("--position-embedding-type ") + (m.position_embedding == position_embedding::rope ? "rope" : "learned_absolute"));
+    a.push_back("--position-embedding-type " + position_embedding_type(m));
+    for (auto& r : rope_and_norm_args(m)) a.push_back(std::move(r));
     a.push_back("--max-position-embeddings " + n(m.max_positions > 0 ? m.max_positions : t.seq_len));
     if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
     if (!m.bias) a.push_back("--disable-bias-linear");
