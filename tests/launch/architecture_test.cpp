@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "frenzy/frameworks/llm_foundry/launcher.hpp"
 #include "frenzy/frameworks/megatron/launcher.hpp"
+#include "frenzy/frameworks/torchtitan/launcher.hpp"
+#include "frenzy/frameworks/torchtune/launcher.hpp"
 #include "frenzy/io/hf_config.hpp"
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/launcher_megatron.hpp"
@@ -230,4 +233,35 @@ TEST_CASE("Megatron-LM builds the published rotary base, scaling, norm epsilon a
         m.attn_logit_softcap = 50;
         CHECK_THAT(arch_refusal(m), Contains("model.attn_logit_softcap=50"));
     }
+}
+
+TEST_CASE("llm-foundry's MPT: rope_theta, rope_hf_config (llama3), norm_eps and qk_gn as published, or a refusal") {
+    const auto yaml = frameworks::llm_foundry::model_yaml(arch_job(preset("llama-3.1-8b")), attention_impl::flash);
+    CHECK_THAT(yaml, Contains("    rope: true\n    rope_theta: 500000\n    rope_impl: hf\n    rope_hf_config:\n      type: llama3\n"
+                              "      factor: 8\n      low_freq_factor: 1\n      high_freq_factor: 4\n"
+                              "      original_max_position_embeddings: 8192\n"));
+    const auto qwen3 = frameworks::llm_foundry::model_yaml(arch_job(preset("qwen3-1.7b")), attention_impl::flash);
+    CHECK_THAT(qwen3, Contains("  norm_eps: 1e-06\n"));
+    CHECK_THAT(qwen3, Contains("    qk_gn: true\n"));
+    CHECK_THAT(qwen3, Contains("    rope_theta: 1000000\n"));
+    // Llama 2: MPT's defaults are the published values
+    const auto llama2 = frameworks::llm_foundry::model_yaml(arch_job(preset("llama-2-7b")), attention_impl::flash);
+    CHECK(llama2.find("rope_theta") == std::string::npos);
+    CHECK(llama2.find("norm_eps") == std::string::npos);
+    CHECK_THROWS_WITH(frameworks::llm_foundry::model_yaml(arch_job(preset("gpt-neox-20b")), attention_impl::flash),
+                      Contains("model.rope.fraction=0.25") && Contains("llm-foundry"));
+    CHECK_THROWS_WITH(frameworks::llm_foundry::model_yaml(arch_job(preset("phi-3.5-mini")), attention_impl::flash),
+                      Contains("model.rope.scaling=\"longrope\""));
+}
+
+TEST_CASE("launchers that build a model by name refuse a job whose rotary spec or epsilon is not the published one") {
+    auto j = arch_job(preset("llama-3.1-8b"));
+    j.model.rope.theta = 10000;
+    CHECK_THROWS_WITH(frameworks::torchtune::builder_of(j), Contains("model.rope.theta=10000 (the published model's: 500000)"));
+    CHECK_THROWS_WITH(frameworks::torchtitan::base_recipe_for(j, ""), Contains("model.rope.theta=10000"));
+    CHECK(frameworks::torchtitan::base_recipe_for(j, "my.recipes:llama_10k") == "my.recipes:llama_10k");  // the user's own
+    j.model = preset("llama-3.1-8b");
+    j.model.norm_eps = 1e-6;
+    CHECK_THROWS_WITH(frameworks::torchtune::builder_of(j), Contains("model.norm_eps=1e-06 (the published model's: 1e-05)"));
+    CHECK(published_difference(preset("qwen3-1.7b"), preset("qwen3-1.7b")).empty());
 }

@@ -254,6 +254,26 @@ inline void validate(const transformer_spec& m) {
     }
 }
 
+/// The first field beside the shape in which `m` differs from `published` (the rotary spec, norm epsilon, QK-norm,
+/// attention soft-capping), as "model.FIELD=VALUE (the published model's: VALUE)", or "" when they agree: for
+/// launchers that build a model by name, which can build only the published one.
+inline std::string published_difference(const transformer_spec& m, const transformer_spec& published) {
+    auto diff = [](const char* field, double a, double b) {
+        return std::string("model.") + field + "=" + number_text(a) + " (the published model's: " + number_text(b) + ")";
+    };
+    const auto &r = m.rope, &p = published.rope;
+    if (m.norm_eps != published.norm_eps) return diff("norm_eps", m.norm_eps, published.norm_eps);
+    if (m.qk_norm != published.qk_norm) return diff("qk_norm", m.qk_norm, published.qk_norm);
+    if (m.attn_logit_softcap != published.attn_logit_softcap) return diff("attn_logit_softcap", m.attn_logit_softcap, published.attn_logit_softcap);
+    if (m.position_embedding != position_embedding::rope || r == p) return "";
+    if (r.theta != p.theta) return diff("rope.theta", r.theta, p.theta);
+    if (r.fraction != p.fraction) return diff("rope.fraction", r.fraction, p.fraction);
+    if (r.scaling != p.scaling)
+        return "model.rope.scaling=\"" + std::string(to_string(r.scaling)) + "\" (the published model's: \"" +
+               std::string(to_string(p.scaling)) + "\")";
+    return diff("rope.factor", r.factor, p.factor) + " or another field of model.rope";
+}
+
 /// Vocabulary padded the way Megatron-LM does (megatron/training/tokenizer: _vocab_size_with_padding):
 /// up to a multiple of make_vocab_size_divisible_by (128) x tp. Other frameworks use the config's vocab as is.
 constexpr std::int64_t padded_vocab(std::int64_t vocab, std::int64_t divisible_by) {

@@ -12,6 +12,7 @@
 #include "frenzy/io/launcher_configs.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"
+#include "frenzy/model/presets.hpp"
 
 namespace frenzy::frameworks::torchtitan {
 
@@ -70,6 +71,9 @@ inline std::string base_recipe_for(const job_spec& j, const std::string& given) 
                            "this model (it has recipes for " + known + "); give the recipe MODULE:FUNCTION of one that does "
                            "(launch_options::torchtitan_base, --torchtitan-base), or launch with another framework");
     }
+    if (const auto d = published_difference(j.model, preset(j.model.name)); !d.empty())
+        throw config_error(d + ": torchtitan's recipe " + base + " builds the published model; give a recipe of your own "
+                           "(--torchtitan-base) for another");
     return base;
 }
 
