@@ -1,6 +1,8 @@
 #pragma once
 // Presets of well-known models, with their published parameter counts.
+#include <cctype>
 #include <cstdint>
+#include <utility>
 #include <span>
 #include <string>
 #include <string_view>
@@ -108,6 +110,16 @@ inline transformer_spec phi_rope(transformer_spec s, double fraction) {
     return s;
 }
 
+/// Qwen3: the LLaMA block with a 128-wide head (heads x 128 may differ from hidden), RMSNorm q_norm/k_norm per head
+/// (2 x 128 weights a layer, not counted), rope_theta 1e6, rms_norm_eps 1e-6, no biases (transformers
+/// modeling_qwen3.py, modeling_qwen3_moe.py; Qwen/Qwen3-* config.json).
+inline transformer_spec qwen3_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                    std::int64_t kv_heads, std::int64_t ffn, bool tied) {
+    auto s = with_rope(llama_style(name, layers, hidden, heads, kv_heads, ffn, 151936, tied), 1e6, 1e-6, true);
+    s.head_dim = 128 * heads == hidden ? 0 : 128;
+    return s;
+}
+
 /// DeepSeek-V2/V3's YaRN: factor 40 over a 4096-token context, beta_fast 32, beta_slow 1, with the model's mscale
 /// (V2-Lite config.json: 0.707; V3 report sec. 4.3: sqrt(t) = 0.1 ln s + 1, i.e. mscale 1), rope_theta 10000.
 inline transformer_spec deepseek_rope(transformer_spec s, double mscale) {
@@ -161,6 +173,18 @@ inline transformer_spec falcon_style(const char* name, std::int64_t layers, std:
             .activation = activation::gelu, .vocab = vocab, .tied_embeddings = true,
             .position_embedding = position_embedding::rope, .norm = norm_kind::layernorm, .bias = false,
             .parallel_attention = true};
+}
+
+/// Gemma 3 1B (google/gemma-3-1b-it config.json, tests/data/hf/gemma-3-1b-it.json).
+inline transformer_spec gemma3_1b() {
+    auto s = gemma_style("gemma-3-1b", 26, 1152, 4, 1, 256, 6912, 262144, 1);
+    s.norms_per_layer = 4;
+    s.sliding_window = 512;
+    s.global_layer_every = 6;
+    s.qk_norm = true;
+    s.rope.theta = 1e6;
+    s.rope.local_theta = 1e4;
+    return s;
 }
 
 // frenzy: data table
@@ -244,11 +268,25 @@ inline const std::vector<model_preset>& preset_table() {
         // Google Gemma (tests/data/hf/SOURCES.md: config.json files; Hugging Face model pages for the counts).
         {gemma_style("gemma-2b", 18, 2048, 8, 1, 256, 16384, 256000, 1), 2.51e9, "google/gemma-2b config.json; model page 2.51B"},
         {gemma_style("gemma-2-9b", 42, 3584, 16, 8, 256, 14336, 256000, 2), 9.24e9, "google/gemma-2-9b config.json; model page 9.24B"},
+        // Gemma 3: four norms a layer, 5 sliding-window layers (512) to 1 global, QK-norm, global base 1e6 and
+        // local 1e4, no soft-capping (tests/data/hf/gemma-3-1b-it.json)
+        {gemma3_1b(), 1.0e9, "google/gemma-3-1b-it config.json; Google: Gemma 3 1B (nominal)"},
         // Microsoft Phi-3.5 / Phi-4 mini: the LLaMA block with fused qkv and gate_up projections.
         {phi_rope(llama_style("phi-3.5-mini", 32, 3072, 32, 32, 8192, 32064), 1.0), 3.82e9, "microsoft/Phi-3.5-mini-instruct config.json; model card 3.8B, model page 3.82B"},
         {phi_rope(llama_style("phi-4-mini", 32, 3072, 24, 8, 8192, 200064, true), 0.75), 3.84e9, "microsoft/Phi-4-mini-instruct config.json (tied); model page 3.84B"},
         // Qwen3 (q_norm/k_norm, 2 x 128 weights a layer, not counted).
         {with_rope(llama_style("qwen3-1.7b", 28, 2048, 16, 8, 6144, 151936, true), 1e6, 1e-6, true), 1.7e9, "Qwen/Qwen3-1.7B config.json (head_dim 128); model card 1.7B"},
+        // Qwen3 dense and MoE (Qwen3 technical report, arXiv:2505.09388, Tables 1-2: layers, heads Q/KV, tied
+        // embeddings, experts 128 / 8 activated; widths and MLPs of the released configs). MoE: no shared expert.
+        {qwen3_style("qwen3-0.6b", 28, 1024, 16, 8, 3072, true), 0.6e9, "Qwen3 report Table 1; model card 0.6B"},
+        {qwen3_style("qwen3-4b", 36, 2560, 32, 8, 9728, true), 4.0e9, "Qwen3 report Table 1; model card 4.0B"},
+        {qwen3_style("qwen3-8b", 36, 4096, 32, 8, 12288, false), 8.2e9, "Qwen3 report Table 1; model card 8.2B"},
+        {qwen3_style("qwen3-14b", 40, 5120, 40, 8, 17408, false), 14.8e9, "Qwen3 report Table 1; model card 14.8B"},
+        {qwen3_style("qwen3-32b", 64, 5120, 64, 8, 25600, false), 32.8e9, "Qwen3 report Table 1; model card 32.8B"},
+        {with_moe(qwen3_style("qwen3-30b-a3b", 48, 2048, 32, 4, 6144, false), {.experts = 128, .top_k = 8, .expert_ffn_hidden = 768}),
+         30.5e9, "Qwen3 report Table 2; model card 30.5B total, 3.3B activated"},
+        {with_moe(qwen3_style("qwen3-235b-a22b", 94, 4096, 64, 4, 12288, false), {.experts = 128, .top_k = 8, .expert_ffn_hidden = 1536}),
+         235e9, "Qwen3 report Table 2; model card 235B total, 22B activated"},
         // OLMo 2 (q_norm/k_norm of 8192 weights a layer, 0.004%, not counted).
         {with_rope(llama_style("olmo-2-7b", 32, 4096, 32, 32, 11008, 100352), 500000, 1e-6, true), 7.3e9, "allenai/OLMo-2-1124-7B config.json; model page 7.3B"},
         // DeepSeek-V2-Lite: MLA without q compression, 1 dense layer, 2 shared + 64 routed experts of 1408, top-6.
@@ -273,14 +311,32 @@ inline const std::vector<model_preset>& preset_table() {
 
 inline std::span<const model_preset> model_presets() { return detail::preset_table(); }
 
+namespace detail {
+/// A model name as presets spell it, for "did you mean": the Hugging Face repository's name without its
+/// organisation, lower case ("Qwen/Qwen3-30B-A3B" -> "qwen3-30b-a3b"), and that with a hyphen between letters and
+/// a digit ("llama3-8b" -> "llama-3-8b").
+inline std::pair<std::string, std::string> preset_spellings(std::string_view name) {
+    if (const auto slash = name.rfind('/'); slash != std::string_view::npos) name = name.substr(slash + 1);
+    std::string base, hyphenated;
+    for (const char ch : name) {
+        const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (std::isdigit(static_cast<unsigned char>(c)) && !base.empty() && std::isalpha(static_cast<unsigned char>(base.back())))
+            hyphenated += '-';
+        base += c;
+        hyphenated += c;
+    }
+    return {base, hyphenated};
+}
+}  // namespace detail
+
 /// The preset called `name`; the error lists the known names.
 inline const transformer_spec& preset(std::string_view name) {
     for (const auto& p : model_presets())
         if (p.spec.name == name) return p.spec;
     std::vector<std::string> names;
     for (const auto& p : model_presets()) names.push_back(p.spec.name);
-    throw config_error("model.preset=\"" + std::string(name) + "\" is not a known preset" + frenzy::did_you_mean(name, names) +
-                       "; `frenzy models` lists them");
+    throw config_error("model.preset=\"" + std::string(name) + "\" is not a known preset" +
+                       frenzy::did_you_mean({name, detail::preset_spellings(name).first, detail::preset_spellings(name).second}, names) + "; `frenzy models` lists them");
 }
 
 }  // namespace frenzy
