@@ -329,6 +329,32 @@ inline std::pair<std::string, std::string> preset_spellings(std::string_view nam
 }
 }  // namespace detail
 
+/// The Hugging Face repository of a preset's published weights (what a fine-tune starts from), or "" for a preset
+/// without one here (GPT-3, LLaMA 1 and the papers' sizes).
+inline std::string_view published_repository(std::string_view preset_name) {
+    // frenzy: data table
+    static constexpr std::pair<std::string_view, std::string_view> repos[] = {
+        {"llama-2-7b", "meta-llama/Llama-2-7b-hf"}, {"llama-2-13b", "meta-llama/Llama-2-13b-hf"},
+        {"llama-2-70b", "meta-llama/Llama-2-70b-hf"}, {"llama-3.1-8b", "meta-llama/Llama-3.1-8B"},
+        {"llama-3.1-70b", "meta-llama/Llama-3.1-70B"}, {"llama-3.1-405b", "meta-llama/Llama-3.1-405B"},
+        {"llama-3.2-1b", "meta-llama/Llama-3.2-1B"}, {"llama-3.2-3b", "meta-llama/Llama-3.2-3B"},
+        {"mistral-7b", "mistralai/Mistral-7B-v0.1"}, {"mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1"},
+        {"mixtral-8x22b", "mistralai/Mixtral-8x22B-v0.1"}, {"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B"},
+        {"qwen2.5-1.5b", "Qwen/Qwen2.5-1.5B"}, {"qwen2.5-3b", "Qwen/Qwen2.5-3B"}, {"qwen2.5-7b", "Qwen/Qwen2.5-7B"},
+        {"qwen2.5-14b", "Qwen/Qwen2.5-14B"}, {"qwen2.5-32b", "Qwen/Qwen2.5-32B"}, {"qwen2.5-72b", "Qwen/Qwen2.5-72B"},
+        {"qwen3-0.6b", "Qwen/Qwen3-0.6B"}, {"qwen3-1.7b", "Qwen/Qwen3-1.7B"}, {"qwen3-4b", "Qwen/Qwen3-4B"},
+        {"qwen3-8b", "Qwen/Qwen3-8B"}, {"qwen3-14b", "Qwen/Qwen3-14B"}, {"qwen3-32b", "Qwen/Qwen3-32B"},
+        {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"}, {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
+        {"deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite"}, {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
+        {"gemma-2b", "google/gemma-2b"}, {"gemma-2-9b", "google/gemma-2-9b"}, {"gemma-3-1b", "google/gemma-3-1b-pt"},
+        {"olmo-2-7b", "allenai/OLMo-2-1124-7B"}, {"phi-3.5-mini", "microsoft/Phi-3.5-mini-instruct"},
+        {"phi-4-mini", "microsoft/Phi-4-mini-instruct"},
+    };
+    for (const auto& [n, r] : repos)
+        if (n == preset_name) return r;
+    return {};
+}
+
 /// The preset called `name`; the error lists the known names.
 inline const transformer_spec& preset(std::string_view name) {
     for (const auto& p : model_presets())
