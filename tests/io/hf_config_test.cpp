@@ -53,9 +53,9 @@ TEST_CASE("each stored config.json loads to its preset's architecture and publis
         // families read through the new loaders (fixtures: mlc-llm model_preset.py copies, SOURCES.md)
         {"gemma-2b", "gemma"}, {"gemma-2-9b", "gemma2"}, {"phi-3.5-mini-instruct", "Phi-3.5-mini-instruct"},
         {"phi-4-mini-instruct", "Phi-4-mini-instruct"}, {"qwen3-1.7b", "qwen3"}, {"olmo-2-7b", "olmo2"},
-        {"deepseek-v2-lite", "deepseek_v2"}};
+        {"deepseek-v2-lite", "deepseek_v2"}, {"gemma-3-1b-it", "gemma3_text"}};
     const std::pair<const char*, const char*> preset_of[] = {
-        {"phi-3.5-mini-instruct", "phi-3.5-mini"}, {"phi-4-mini-instruct", "phi-4-mini"}};
+        {"phi-3.5-mini-instruct", "phi-3.5-mini"}, {"phi-4-mini-instruct", "phi-4-mini"}, {"gemma-3-1b-it", "gemma-3-1b"}};
     std::printf("%-20s %18s %18s %8s\n", "config.json", "computed", "published", "error%");
     for (const auto& [file, name] : files) {
         INFO(file);
@@ -74,7 +74,8 @@ TEST_CASE("each stored config.json loads to its preset's architecture and publis
         // 1% against precise figures; OPT-1.3B's "1.3B" and Qwen3-1.7B's "1.7B" are nominal size names (two
         // significant digits: OPT's exact count from the config's shapes is 1,315,758,080, +1.2%), for which 2% is
         // allowed as in presets_test.
-        const bool nominal = std::string(file) == "opt-1.3b" || std::string(file) == "qwen3-1.7b";
+        const bool nominal = std::string(file) == "opt-1.3b" || std::string(file) == "qwen3-1.7b" ||
+                             std::string(file) == "gemma-3-1b-it";
         CHECK(std::fabs(err) <= (nominal ? 0.02 : 0.01));
     }
 }
@@ -361,7 +362,10 @@ TEST_CASE("families without a stored config.json: transformers' defaults are the
     // Llama-4-Scout-17B-16E text model).
     SECTION("DeepSeek-V3: 671B total, 37B active (DeepSeek-V3 report), within 1%") {
         const auto s = from_hf_config({{"model_type", "deepseek_v3"}});
-        CHECK(s == [] { auto p = preset("deepseek-v3"); p.name = "deepseek_v3"; return p; }());
+        // but for the rotary spec: DeepseekV3Config's rope_scaling default is None, where the published model (and
+        // the preset) runs YaRN factor 40 (DeepSeek-V3 report sec. 4.3)
+        CHECK(s.rope.scaling == rope_scaling_kind::none);
+        CHECK(s == [&] { auto p = preset("deepseek-v3"); p.name = "deepseek_v3"; p.rope = s.rope; return p; }());
         CHECK(s.moe_layers() == 58);
         CHECK(total_parameters(s) == Approx(671e9).epsilon(0.01));
         CHECK(active_parameters(s) == Approx(37e9).epsilon(0.02));  // "37B": two significant digits

@@ -43,9 +43,12 @@ TEST_CASE("DESIGN.md's job example parses with every field") {
     CHECK(j.job.training.total_tokens == 2.0e10);
     CHECK(j.job.parallel.sharding == sharding::full);
     CHECK(j.job.runtime.framework == framework::fsdp);
-    // The explicit model equals the preset's architecture.
+    // The explicit model equals the preset's architecture but for the rotary spec, which the example leaves at
+    // the default base 10000 (the published Llama 3.1 has 500000 with llama3 scaling: model.rope).
     auto m = j.job.model;
     m.name = "llama-3.1-8b";
+    CHECK(m.rope == rope_spec{});
+    m.rope = preset("llama-3.1-8b").rope;
     CHECK(m == preset("llama-3.1-8b"));
 }
 

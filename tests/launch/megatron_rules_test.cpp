@@ -279,4 +279,52 @@ TEST_CASE("Megatron rules: a job with no token budget stops until TRAIN_ITERS is
     CHECK(megatron_import_text(s, o).job.training.total_tokens == 0);
 }
 
+
+TEST_CASE("Megatron rules: a fine-tune converts the published weights once with Megatron-Bridge, then loads them") {
+    // The converter is stubbed (Megatron-Bridge's scripts/conversion/convert.sh import writes iter_0000000 under
+    // --megatron-path): it records its arguments, and the second run of the script must not call it again.
+    auto j = job("llama-3.1-8b", parallel_config{.dp = 8, .sharding = sharding::optimizer});
+    j.training.finetune.method = finetune_method::full;
+    const auto s = script_of(j);
+    const auto root = std::filesystem::temp_directory_path() / ("frenzy_bridge_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(root / "bridge/scripts/conversion");
+    std::ofstream(root / "bridge/scripts/conversion/convert.sh")
+        << "#!/bin/bash\necho \"$@\" >> \"" << (root / "calls").string() << "\"\n"
+        << "while [[ $# -gt 0 ]]; do [[ $1 == --megatron-path ]] && mkdir -p \"$2/iter_0000000\"; shift; done\n";
+    std::filesystem::permissions(root / "bridge/scripts/conversion/convert.sh", std::filesystem::perms::owner_all);
+    const std::string env = "MEGATRON_BRIDGE=" + (root / "bridge").string() + " CHECKPOINT_DIR=" + (root / "ckpt").string();
+    auto [rc, out] = run_script(s, env);
+    INFO(out);
+    REQUIRE(rc == 0);
+    const auto pretrained = (root / "ckpt/pretrained").string();
+    CHECK(value_after(out, "--pretrained-checkpoint") == pretrained);
+    std::ifstream calls(root / "calls");
+    std::string call((std::istreambuf_iterator<char>(calls)), {});
+    CHECK(call == "import --executor local --device cpu --hf-model meta-llama/Llama-3.1-8B --megatron-path " + pretrained + "\n");
+    std::ifstream tracker(root / "ckpt/pretrained/latest_checkpointed_iteration.txt");
+    std::string it;
+    tracker >> it;
+    CHECK(it == "0");
+    // a requeued run finds the converted checkpoint and does not convert again; HF_MODEL may name a local snapshot
+    std::tie(rc, out) = run_script(s, env + " HF_MODEL=/models/llama");
+    CHECK(rc == 0);
+    std::ifstream calls2(root / "calls");
+    std::string again((std::istreambuf_iterator<char>(calls2)), {});
+    CHECK(again == call);
+    // a converter that writes nothing stops the job before training from random weights
+    std::filesystem::remove_all(root / "ckpt");
+    std::ofstream(root / "bridge/scripts/conversion/convert.sh") << "#!/bin/bash\nexit 0\n";
+    std::tie(rc, out) = run_script(s, env);
+    CHECK(rc != 0);
+    CHECK(out.find("the conversion wrote no") != std::string::npos);
+    CHECK(out.find("pretrain_gpt.py") == std::string::npos);
+    std::filesystem::remove_all(root);
+    // a model without a published repository here must be named
+    auto g = job("gpt3-1.3b", parallel_config{.dp = 8, .sharding = sharding::optimizer});
+    g.training.finetune.method = finetune_method::full;
+    std::tie(rc, out) = run_script(script_of(g), "MEGATRON_BRIDGE=/nowhere");
+    CHECK(rc != 0);
+    CHECK(out.find("set HF_MODEL") != std::string::npos);
+}
+
 }  // namespace megatron_rules

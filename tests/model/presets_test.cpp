@@ -60,7 +60,9 @@ TEST_CASE("mixture-of-experts presets match their published active parameters") 
     const row rows[] = {{"mixtral-8x7b", 12.9e9},      // Mistral AI, "Mixtral of experts": 12.9B per token
                         {"mixtral-8x22b", 39e9},       // Mistral AI: 39B active
                         {"qwen1.5-moe-a2.7b", 2.7e9},  // Qwen: 2.7B activated
-                        {"deepseek-moe-16b", 2.8e9}};  // Dai et al. 2024: 2.8B activated
+                        {"deepseek-moe-16b", 2.8e9},   // Dai et al. 2024: 2.8B activated
+                        {"qwen3-30b-a3b", 3.3e9},      // Qwen3 report Table 2: 3B activated; model card 3.3B
+                        {"qwen3-235b-a22b", 22e9}};    // model card: 22B activated
     for (const auto& r : rows) {
         const double a = active_parameters(preset(r.name));
         INFO(r.name << ": active " << a << " vs published " << r.active);
@@ -137,4 +139,20 @@ TEST_CASE("an unknown preset name is an error naming the closest presets") {
         CHECK_THAT(e.what(), Contains("model.preset=\"llama-9-1t\" is not a known preset") &&
                                  Contains("did you mean \"llama-2-7b\"") && Contains("`frenzy models` lists them"));
     }
+}
+
+TEST_CASE("a preset spelt as its Hugging Face repository or without hyphens gets the preset named") {
+    using Catch::Matchers::Contains;
+    auto message = [](const char* name) {
+        try {
+            (void)preset(name);
+        } catch (const config_error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK_THAT(message("Qwen/Qwen3-30B-A3B"), Contains("did you mean \"qwen3-30b-a3b\""));
+    CHECK_THAT(message("llama3-8b"), Contains("\"llama-3.1-8b\""));
+    CHECK_THAT(message("meta-llama/Llama-3.1-70B"), Contains("did you mean \"llama-3.1-70b\""));
+    CHECK_THAT(message("google/gemma-3-1b-it"), Contains("\"gemma-3-1b\""));
 }

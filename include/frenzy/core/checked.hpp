@@ -148,6 +148,9 @@ inline constexpr int_bound cpus_per_task{1, 1 << 16};      ///< Slurm --cpus-per
 /// Slurm --signal=...@TIME: sbatch reads TIME as at most 65535 s (SchedMD/slurm src/common/proc_args.c get_signal_opts).
 inline constexpr real_bound slurm_signal_s{1, 65535};
 inline constexpr real_bound softcap{0, 1e6};               ///< Gemma's logit soft-capping value
+inline constexpr real_bound rope_theta{1, 1e12};            ///< rotary base (published: 1e4 .. 1e7)
+inline constexpr real_bound rope_factor{1, 1e6};            ///< rotary scaling factor (published: 2 .. 64)
+inline constexpr real_bound norm_eps{1e-12, 1e-1};          ///< LayerNorm / RMSNorm epsilon (published: 1e-6 .. 1e-5)
 inline constexpr real_bound duration{0, 3.2e9};            ///< a duration written as text ("90m"): about 100 years
 inline constexpr int_bound year{1900, 9999};               ///< a trace's timestamps (YYYY-MM-DD)
 inline constexpr int_bound priority{-1'000'000, 1'000'000}; ///< a served job's limits.priority

@@ -71,7 +71,7 @@ inline int_bound hf_int_bound(std::string_view key) {
         {"decoder_sparse_step", {0, layers.max}}, {"moe_layer_freq", {0, layers.max}},
         {"q_lora_rank", {0, hidden.max}}, {"kv_lora_rank", {0, hidden.max}},
         {"qk_nope_head_dim", {0, heads.max}}, {"qk_rope_head_dim", {0, heads.max}}, {"v_head_dim", {0, heads.max}},
-        {"sliding_window", {0, seq_len.max}}, {"sliding_window_pattern", {0, layers.max}},
+        {"sliding_window", {0, seq_len.max}}, {"original_max_position_embeddings", positions}, {"sliding_window_pattern", {0, layers.max}},
         {"num_ln_in_parallel_attn", {0, 16}},
     };
     for (const auto& [k, b] : table)
@@ -146,6 +146,22 @@ public:
             throw config_error(source_ + ": " + key + "=" + json_value_text(*v) + detail::hf_field_of(key) + " must be a string");
         return v->get<std::string>();
     }
+    /// A finite number inside `b` (the spec field's bound), or `fallback` when absent or null.
+    double number(std::initializer_list<const char*> keys, double fallback, real_bound b) const {
+        const char* k = nullptr;
+        const auto* v = find(keys, &k);
+        if (!v) return fallback;
+        if (!v->is_number() || !within(v->get<double>(), b))
+            fail(std::string(k) + "=" + json_value_text(*v) + " must be a number in [" + number_text(b.min) + ", " + number_text(b.max) + "]");
+        return v->get<double>();
+    }
+    /// The nested object at `key` read as a config of its own (rope_scaling, rope_parameters), or nullopt.
+    const nlohmann::json* object(const char* key) const {
+        const auto* v = find({key});
+        if (v && !v->is_object()) fail(std::string(key) + "=" + json_value_text(*v) + " must be an object or null");
+        return v;
+    }
+    const std::string& source() const { return source_; }
     [[noreturn]] void fail(const std::string& what) const { throw config_error(source_ + ": " + what); }
 
 private:
@@ -201,6 +217,43 @@ inline activation hf_gemma_activation(const hf_reader& r) {
     const auto act = r.string(key, "gelu_pytorch_tanh");
     if (act.rfind("gelu", 0) == 0) return activation::geglu;
     r.fail(std::string(key) + "=\"" + printable(act) + "\" is not supported for Gemma (gelu*: GeGLU)");
+}
+
+/// The rotary spec of a config.json (transformers modeling_rope_utils.py): rope_theta, else rope_parameters'
+/// rope_theta (transformers v5 writes them there), else the config class's `default_theta`; the scaling of
+/// rope_scaling or rope_parameters (`rope_type`, or the older `type`; "default" and null are none; "su" is
+/// longrope's old name); partial_rotary_factor else `default_fraction`. Unknown rope types are refused by name.
+inline rope_spec hf_rope(const hf_reader& r, double default_theta, double default_fraction = 1) {
+    rope_spec o;
+    const auto* params = r.object("rope_parameters");
+    const auto* scaling = r.object("rope_scaling");
+    const nlohmann::json* sc = scaling ? scaling : params;
+    o.theta = r.number({"rope_theta"}, default_theta, bounds::rope_theta);
+    if (params && params->contains("rope_theta") && !r.has("rope_theta"))
+        o.theta = hf_reader(*params, r.source() + " rope_parameters").number({"rope_theta"}, default_theta, bounds::rope_theta);
+    o.fraction = r.number({"partial_rotary_factor", "rotary_pct"}, default_fraction, bounds::fraction);
+    if (!(o.fraction > 0)) r.fail("partial_rotary_factor=0 (model.rope.fraction) must be positive");
+    if (!sc) return o;
+    const hf_reader s(*sc, r.source() + (scaling ? " rope_scaling" : " rope_parameters"));
+    const auto kind = s.string("rope_type", s.string("type", "default"));
+    static constexpr std::pair<std::string_view, rope_scaling_kind> kinds[] = {
+        {"default", rope_scaling_kind::none}, {"linear", rope_scaling_kind::linear}, {"dynamic", rope_scaling_kind::dynamic},
+        {"yarn", rope_scaling_kind::yarn}, {"longrope", rope_scaling_kind::longrope}, {"su", rope_scaling_kind::longrope},
+        {"llama3", rope_scaling_kind::llama3}};
+    bool known = false;
+    for (const auto& [n, k] : kinds)
+        if (n == kind) { o.scaling = k; known = true; }
+    if (!known) s.fail("rope_type=\"" + printable(kind) + "\" (model.rope.scaling) is not one of default | linear | dynamic | yarn | longrope | llama3");
+    if (o.scaling == rope_scaling_kind::none) return o;
+    o.factor = s.number({"factor"}, 0, {0, bounds::rope_factor.max});
+    o.low_freq_factor = s.number({"low_freq_factor"}, 0, {0, bounds::rope_factor.max});
+    o.high_freq_factor = s.number({"high_freq_factor"}, 0, {0, bounds::rope_factor.max});
+    o.beta_fast = s.number({"beta_fast"}, 0, {0, bounds::rope_factor.max});
+    o.beta_slow = s.number({"beta_slow"}, 0, {0, bounds::rope_factor.max});
+    o.mscale = s.number({"mscale"}, 0, {0, bounds::rope_factor.max});
+    o.mscale_all_dim = s.number({"mscale_all_dim"}, 0, {0, bounds::rope_factor.max});
+    o.original_max_positions = s.integer({"original_max_position_embeddings"}, r.integer({"original_max_position_embeddings"}, 0));
+    return o;
 }
 
 /// kv_heads == heads and head_dim == hidden / heads are stored as 0 ("derive"), as the presets do.

@@ -14,6 +14,25 @@
 
 namespace frenzy {
 
+/// `model.rope`: {"theta", "fraction", "scaling", "factor", "low_freq_factor", "high_freq_factor",
+/// "original_max_positions", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "local_theta"}.
+inline void read_rope_fields(const nlohmann::json& j, const std::string& path, rope_spec& o) {
+    detail::object_reader a(j, path);
+    a.get("theta", o.theta);
+    a.get("fraction", o.fraction);
+    a.get("scaling", o.scaling);
+    a.get("factor", o.factor);
+    a.get("low_freq_factor", o.low_freq_factor);
+    a.get("high_freq_factor", o.high_freq_factor);
+    a.get("original_max_positions", o.original_max_positions);
+    a.get("beta_fast", o.beta_fast);
+    a.get("beta_slow", o.beta_slow);
+    a.get("mscale", o.mscale);
+    a.get("mscale_all_dim", o.mscale_all_dim);
+    a.get("local_theta", o.local_theta);
+    a.finish();
+}
+
 /// Reads explicit model fields into `m` (which may hold a preset to override).
 inline void read_model_fields(detail::object_reader& r, transformer_spec& m) {
     r.get("name", m.name);
@@ -37,6 +56,10 @@ inline void read_model_fields(detail::object_reader& r, transformer_spec& m) {
     r.get("sliding_window", m.sliding_window);
     r.get("global_layer_every", m.global_layer_every);
     r.get("final_logit_softcap", m.final_logit_softcap);
+    r.get("attn_logit_softcap", m.attn_logit_softcap);
+    r.get("norm_eps", m.norm_eps);
+    r.get("qk_norm", m.qk_norm);
+    if (r.has("rope") && !r.raw("rope").is_null()) read_rope_fields(r.raw("rope"), r.field("rope"), m.rope);
     if (r.has("mla") && !r.raw("mla").is_null()) {
         detail::object_reader a(r.raw("mla"), r.field("mla"));
         a.get("q_lora_rank", m.mla.q_lora_rank);
@@ -290,6 +313,20 @@ inline parsed_job load_job(const std::string& path) {
     }
 }
 
+/// The rotary spec: the base and share always, the scaling's fields with a scaling, Gemma 3's local base when set.
+inline nlohmann::json to_json(const rope_spec& r) {
+    nlohmann::json j{{"theta", r.theta}, {"fraction", r.fraction}, {"scaling", to_string(r.scaling)}};
+    if (r.scaling != rope_scaling_kind::none)
+        for (auto [k, v] : {std::pair{"factor", r.factor}, std::pair{"low_freq_factor", r.low_freq_factor},
+                            std::pair{"high_freq_factor", r.high_freq_factor}, std::pair{"beta_fast", r.beta_fast},
+                            std::pair{"beta_slow", r.beta_slow}, std::pair{"mscale", r.mscale},
+                            std::pair{"mscale_all_dim", r.mscale_all_dim}})
+            if (v != 0) j[k] = v;
+    if (r.original_max_positions > 0) j["original_max_positions"] = r.original_max_positions;
+    if (r.local_theta > 0) j["local_theta"] = r.local_theta;
+    return j;
+}
+
 inline nlohmann::json to_json(const transformer_spec& m) {
     nlohmann::json j{{"name", m.name}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads},
                      {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"ffn_hidden", m.ffn_hidden},
@@ -299,7 +336,9 @@ inline nlohmann::json to_json(const transformer_spec& m) {
                      {"qkv_bias", m.qkv_bias}, {"embedding_norm", m.embedding_norm},
                      {"parallel_attention", m.parallel_attention}, {"norms_per_layer", m.norms_per_layer},
                      {"sliding_window", m.sliding_window}, {"global_layer_every", m.global_layer_every},
-                     {"final_logit_softcap", m.final_logit_softcap}};
+                     {"final_logit_softcap", m.final_logit_softcap}, {"attn_logit_softcap", m.attn_logit_softcap},
+                     {"norm_eps", m.norm_eps}, {"qk_norm", m.qk_norm}};
+    if (m.position_embedding == position_embedding::rope) j["rope"] = to_json(m.rope);
     if (m.is_moe())
         j["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.top_k}, {"expert_ffn_hidden", m.expert_ffn()},
                     {"shared_experts", m.moe.shared_experts}, {"dense_layers", m.moe.dense_layers},

@@ -1,6 +1,8 @@
 #pragma once
 // Presets of well-known models, with their published parameter counts.
+#include <cctype>
 #include <cstdint>
+#include <utility>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,7 +55,8 @@ inline transformer_spec neox_style(const char* name, std::int64_t layers, std::i
                                    std::int64_t vocab) {
     return {.name = name, .layers = layers, .hidden = hidden, .heads = heads, .ffn_hidden = 4 * hidden,
             .activation = activation::gelu, .vocab = vocab, .tied_embeddings = false,
-            .position_embedding = position_embedding::rope, .norm = norm_kind::layernorm, .bias = true};
+            .position_embedding = position_embedding::rope, .norm = norm_kind::layernorm, .bias = true,
+            .rope = {.theta = 10000, .fraction = 0.25}};  // rotary_pct 0.25
 }
 
 /// BLOOM: ALiBi, LayerNorm after the word embedding, biases, tied embeddings, 4h GELU MLP (BigScience 2022).
@@ -77,6 +80,60 @@ inline transformer_spec with_moe(transformer_spec s, moe_spec m) {
     return s;
 }
 
+/// The published rotary base and norm epsilon (config.json rope_theta, rms_norm_eps), and the QK-norm.
+inline transformer_spec with_rope(transformer_spec s, double theta, double eps, bool qk_norm = false) {
+    s.rope.theta = theta;
+    s.norm_eps = eps;
+    s.qk_norm = qk_norm;
+    return s;
+}
+
+/// Llama 3.1 / 3.2's rope_scaling: {"rope_type": "llama3", "factor": F, "low_freq_factor": 1, "high_freq_factor": 4,
+/// "original_max_position_embeddings": 8192} over rope_theta 500000 (meta-llama/Llama-3.x config.json).
+inline transformer_spec llama3_rope(transformer_spec s, double factor) {
+    s = with_rope(s, 500000, 1e-5);
+    s.rope.scaling = rope_scaling_kind::llama3;
+    s.rope.factor = factor;
+    s.rope.low_freq_factor = 1;
+    s.rope.high_freq_factor = 4;
+    s.rope.original_max_positions = 8192;
+    return s;
+}
+
+/// Phi-3.5 / Phi-4 mini: LongRoPE (per-dimension long and short factors, not kept) from a 4096-token pretraining
+/// context, rope_theta 10000, rms_norm_eps 1e-5, partial_rotary_factor `fraction` (microsoft/Phi-*-mini config.json).
+inline transformer_spec phi_rope(transformer_spec s, double fraction) {
+    s = with_rope(s, 10000, 1e-5);
+    s.rope.scaling = rope_scaling_kind::longrope;
+    s.rope.original_max_positions = 4096;
+    s.rope.fraction = fraction;
+    return s;
+}
+
+/// Qwen3: the LLaMA block with a 128-wide head (heads x 128 may differ from hidden), RMSNorm q_norm/k_norm per head
+/// (2 x 128 weights a layer, not counted), rope_theta 1e6, rms_norm_eps 1e-6, no biases (transformers
+/// modeling_qwen3.py, modeling_qwen3_moe.py; Qwen/Qwen3-* config.json).
+inline transformer_spec qwen3_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                    std::int64_t kv_heads, std::int64_t ffn, bool tied) {
+    auto s = with_rope(llama_style(name, layers, hidden, heads, kv_heads, ffn, 151936, tied), 1e6, 1e-6, true);
+    s.head_dim = 128 * heads == hidden ? 0 : 128;
+    return s;
+}
+
+/// DeepSeek-V2/V3's YaRN: factor 40 over a 4096-token context, beta_fast 32, beta_slow 1, with the model's mscale
+/// (V2-Lite config.json: 0.707; V3 report sec. 4.3: sqrt(t) = 0.1 ln s + 1, i.e. mscale 1), rope_theta 10000.
+inline transformer_spec deepseek_rope(transformer_spec s, double mscale) {
+    s = with_rope(s, 10000, 1e-6);
+    s.rope.scaling = rope_scaling_kind::yarn;
+    s.rope.factor = 40;
+    s.rope.original_max_positions = 4096;
+    s.rope.beta_fast = 32;
+    s.rope.beta_slow = 1;
+    s.rope.mscale = mscale;
+    s.rope.mscale_all_dim = mscale;
+    return s;
+}
+
 /// Gemma: a LLaMA block with GeGLU, head_dim 256 (heads x head_dim may differ from hidden) and tied embeddings;
 /// Gemma 2 adds two norms a layer, sliding-window layers every other layer and logit soft-capping
 /// (transformers modeling_gemma.py / modeling_gemma2.py).
@@ -86,11 +143,13 @@ inline transformer_spec gemma_style(const char* name, std::int64_t layers, std::
     auto s = llama_style(name, layers, hidden, heads, kv_heads, ffn, vocab, true);
     s.activation = activation::geglu;
     s.head_dim = head_dim * heads == hidden ? 0 : head_dim;
+    s.norm_eps = 1e-6;
     if (version >= 2) {
         s.norms_per_layer = 4;
         s.sliding_window = 4096;
         s.global_layer_every = 2;
         s.final_logit_softcap = 30.0;
+        s.attn_logit_softcap = 50.0;
     }
     return s;
 }
@@ -114,6 +173,18 @@ inline transformer_spec falcon_style(const char* name, std::int64_t layers, std:
             .activation = activation::gelu, .vocab = vocab, .tied_embeddings = true,
             .position_embedding = position_embedding::rope, .norm = norm_kind::layernorm, .bias = false,
             .parallel_attention = true};
+}
+
+/// Gemma 3 1B (google/gemma-3-1b-it config.json, tests/data/hf/gemma-3-1b-it.json).
+inline transformer_spec gemma3_1b() {
+    auto s = gemma_style("gemma-3-1b", 26, 1152, 4, 1, 256, 6912, 262144, 1);
+    s.norms_per_layer = 4;
+    s.sliding_window = 512;
+    s.global_layer_every = 6;
+    s.qk_norm = true;
+    s.rope.theta = 1e6;
+    s.rope.local_theta = 1e4;
+    return s;
 }
 
 // frenzy: data table
@@ -148,41 +219,41 @@ inline const std::vector<model_preset>& preset_table() {
         {gpt_style("opt-66b", 64, 9216, 72, 50272, 2050, A::relu), 66e9, "Zhang et al. 2022 Table 1 (nominal); facebook/opt-66b config.json"},
         {gpt_style("opt-175b", 96, 12288, 96, 50272, 2050, A::relu), 175e9, "Zhang et al. 2022 Table 1 (nominal)"},
         // LLaMA (1): Touvron et al. 2023a Table 2 (6.7B, 13.0B, 32.5B, 65.2B).
-        {llama_style("llama-7b", 32, 4096, 32, 32, 11008, 32000), 6.7e9, "Touvron et al. 2023a Table 2: 6.7B"},
-        {llama_style("llama-13b", 40, 5120, 40, 40, 13824, 32000), 13.0e9, "Touvron et al. 2023a Table 2: 13.0B"},
-        {llama_style("llama-33b", 60, 6656, 52, 52, 17920, 32000), 32.5e9, "Touvron et al. 2023a Table 2: 32.5B"},
-        {llama_style("llama-65b", 80, 8192, 64, 64, 22016, 32000), 65.2e9, "Touvron et al. 2023a Table 2: 65.2B"},
+        {with_rope(llama_style("llama-7b", 32, 4096, 32, 32, 11008, 32000), 10000, 1e-6), 6.7e9, "Touvron et al. 2023a Table 2: 6.7B"},
+        {with_rope(llama_style("llama-13b", 40, 5120, 40, 40, 13824, 32000), 10000, 1e-6), 13.0e9, "Touvron et al. 2023a Table 2: 13.0B"},
+        {with_rope(llama_style("llama-33b", 60, 6656, 52, 52, 17920, 32000), 10000, 1e-6), 32.5e9, "Touvron et al. 2023a Table 2: 32.5B"},
+        {with_rope(llama_style("llama-65b", 80, 8192, 64, 64, 22016, 32000), 10000, 1e-6), 65.2e9, "Touvron et al. 2023a Table 2: 65.2B"},
         // Llama 2: meta-llama/Llama-2-*-hf config.json; exact counts of the released weights.
-        {llama_style("llama-2-7b", 32, 4096, 32, 32, 11008, 32000), 6738415616, "meta-llama/Llama-2-7b-hf config.json; 6,738,415,616 parameters"},
-        {llama_style("llama-2-13b", 40, 5120, 40, 40, 13824, 32000), 13015864320, "meta-llama/Llama-2-13b-hf config.json; 13,015,864,320 parameters"},
-        {llama_style("llama-2-70b", 80, 8192, 64, 8, 28672, 32000), 68976648192, "meta-llama/Llama-2-70b-hf config.json; 68,976,648,192 parameters"},
+        {with_rope(llama_style("llama-2-7b", 32, 4096, 32, 32, 11008, 32000), 10000, 1e-5), 6738415616, "meta-llama/Llama-2-7b-hf config.json; 6,738,415,616 parameters"},
+        {with_rope(llama_style("llama-2-13b", 40, 5120, 40, 40, 13824, 32000), 10000, 1e-5), 13015864320, "meta-llama/Llama-2-13b-hf config.json; 13,015,864,320 parameters"},
+        {with_rope(llama_style("llama-2-70b", 80, 8192, 64, 8, 28672, 32000), 10000, 1e-5), 68976648192, "meta-llama/Llama-2-70b-hf config.json; 68,976,648,192 parameters"},
         // Llama 3.1 / 3.2: meta-llama/Llama-3.x-* config.json; model cards / Hugging Face model pages.
-        {llama_style("llama-3.1-8b", 32, 4096, 32, 8, 14336, 128256), 8.03e9, "meta-llama/Llama-3.1-8B config.json; model page 8.03B"},
-        {llama_style("llama-3.1-70b", 80, 8192, 64, 8, 28672, 128256), 70.6e9, "meta-llama/Llama-3.1-70B config.json; model page 70.6B"},
-        {llama_style("llama-3.1-405b", 126, 16384, 128, 8, 53248, 128256), 405e9, "meta-llama/Llama-3.1-405B config.json; Llama 3 paper (Dubey et al. 2024) Table 3: 405B"},
-        {llama_style("llama-3.2-1b", 16, 2048, 32, 8, 8192, 128256, true), 1.23e9, "meta-llama/Llama-3.2-1B config.json (tied); model card 1.23B"},
-        {llama_style("llama-3.2-3b", 28, 3072, 24, 8, 8192, 128256, true), 3.21e9, "meta-llama/Llama-3.2-3B config.json (tied); model card 3.21B"},
+        {llama3_rope(llama_style("llama-3.1-8b", 32, 4096, 32, 8, 14336, 128256), 8), 8.03e9, "meta-llama/Llama-3.1-8B config.json; model page 8.03B"},
+        {llama3_rope(llama_style("llama-3.1-70b", 80, 8192, 64, 8, 28672, 128256), 8), 70.6e9, "meta-llama/Llama-3.1-70B config.json; model page 70.6B"},
+        {llama3_rope(llama_style("llama-3.1-405b", 126, 16384, 128, 8, 53248, 128256), 8), 405e9, "meta-llama/Llama-3.1-405B config.json; Llama 3 paper (Dubey et al. 2024) Table 3: 405B"},
+        {llama3_rope(llama_style("llama-3.2-1b", 16, 2048, 32, 8, 8192, 128256, true), 32), 1.23e9, "meta-llama/Llama-3.2-1B config.json (tied); model card 1.23B"},
+        {llama3_rope(llama_style("llama-3.2-3b", 28, 3072, 24, 8, 8192, 128256, true), 32), 3.21e9, "meta-llama/Llama-3.2-3B config.json (tied); model card 3.21B"},
         // Mistral AI.
-        {llama_style("mistral-7b", 32, 4096, 32, 8, 14336, 32000), 7.24e9, "mistralai/Mistral-7B-v0.1 config.json; model page 7.24B"},
-        {with_moe(llama_style("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000), {.experts = 8, .top_k = 2}), 46.7e9,
+        {with_rope(llama_style("mistral-7b", 32, 4096, 32, 8, 14336, 32000), 10000, 1e-5), 7.24e9, "mistralai/Mistral-7B-v0.1 config.json; model page 7.24B"},
+        {with_moe(with_rope(llama_style("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000), 1e6, 1e-5), {.experts = 8, .top_k = 2}), 46.7e9,
          "mistralai/Mixtral-8x7B-v0.1 config.json; Mistral AI 'Mixtral of experts': 46.7B total, 12.9B active"},
-        {with_moe(llama_style("mixtral-8x22b", 56, 6144, 48, 8, 16384, 32000), {.experts = 8, .top_k = 2}), 141e9,
+        {with_moe(with_rope(llama_style("mixtral-8x22b", 56, 6144, 48, 8, 16384, 32000), 1e6, 1e-5), {.experts = 8, .top_k = 2}), 141e9,
          "mistralai/Mixtral-8x22B-v0.1 config.json; Mistral AI 'Cheaper, Better, Faster, Stronger': 141B total, 39B active"},
         // Qwen2.5: Qwen/Qwen2.5-* config.json; model cards give total and non-embedding parameters.
-        {qwen_style("qwen2.5-0.5b", 24, 896, 14, 2, 4864, 151936, true), 0.49e9, "Qwen/Qwen2.5-0.5B config.json; model card 0.49B"},
-        {qwen_style("qwen2.5-1.5b", 28, 1536, 12, 2, 8960, 151936, true), 1.54e9, "Qwen/Qwen2.5-1.5B config.json; model card 1.54B"},
-        {qwen_style("qwen2.5-3b", 36, 2048, 16, 2, 11008, 151936, true), 3.09e9, "Qwen/Qwen2.5-3B config.json; model card 3.09B"},
-        {qwen_style("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, false), 7.61e9, "Qwen/Qwen2.5-7B config.json; model card 7.61B"},
-        {qwen_style("qwen2.5-14b", 48, 5120, 40, 8, 13824, 152064, false), 14.7e9, "Qwen/Qwen2.5-14B config.json; model card 14.7B"},
-        {qwen_style("qwen2.5-32b", 64, 5120, 40, 8, 27648, 152064, false), 32.5e9, "Qwen/Qwen2.5-32B config.json; model card 32.5B"},
-        {qwen_style("qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, false), 72.7e9, "Qwen/Qwen2.5-72B config.json; model card 72.7B"},
+        {with_rope(qwen_style("qwen2.5-0.5b", 24, 896, 14, 2, 4864, 151936, true), 1e6, 1e-6), 0.49e9, "Qwen/Qwen2.5-0.5B config.json; model card 0.49B"},
+        {with_rope(qwen_style("qwen2.5-1.5b", 28, 1536, 12, 2, 8960, 151936, true), 1e6, 1e-6), 1.54e9, "Qwen/Qwen2.5-1.5B config.json; model card 1.54B"},
+        {with_rope(qwen_style("qwen2.5-3b", 36, 2048, 16, 2, 11008, 151936, true), 1e6, 1e-6), 3.09e9, "Qwen/Qwen2.5-3B config.json; model card 3.09B"},
+        {with_rope(qwen_style("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, false), 1e6, 1e-6), 7.61e9, "Qwen/Qwen2.5-7B config.json; model card 7.61B"},
+        {with_rope(qwen_style("qwen2.5-14b", 48, 5120, 40, 8, 13824, 152064, false), 1e6, 1e-6), 14.7e9, "Qwen/Qwen2.5-14B config.json; model card 14.7B"},
+        {with_rope(qwen_style("qwen2.5-32b", 64, 5120, 40, 8, 27648, 152064, false), 1e6, 1e-6), 32.5e9, "Qwen/Qwen2.5-32B config.json; model card 32.5B"},
+        {with_rope(qwen_style("qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, false), 1e6, 1e-6), 72.7e9, "Qwen/Qwen2.5-72B config.json; model card 72.7B"},
         // Qwen1.5-MoE: 60 routed experts of 1408 + a shared expert of 5632 = 4 x 1408 (its 1-output gate,
         // hidden parameters a layer, is not counted).
-        {with_moe(qwen_style("qwen1.5-moe-a2.7b", 24, 2048, 16, 16, 5632, 151936, false),
+        {with_moe(with_rope(qwen_style("qwen1.5-moe-a2.7b", 24, 2048, 16, 16, 5632, 151936, false), 1e6, 1e-6),
                   {.experts = 60, .top_k = 4, .expert_ffn_hidden = 1408, .shared_experts = 4}),
          14.3e9, "Qwen/Qwen1.5-MoE-A2.7B config.json; Qwen blog: 14.3B total, 2.7B active"},
         // DeepSeekMoE: first layer dense (ffn 10944), then 2 shared + 64 routed experts of 1408, top-6.
-        {with_moe(llama_style("deepseek-moe-16b", 28, 2048, 16, 16, 10944, 102400),
+        {with_moe(with_rope(llama_style("deepseek-moe-16b", 28, 2048, 16, 16, 10944, 102400), 10000, 1e-6),
                   {.experts = 64, .top_k = 6, .expert_ffn_hidden = 1408, .shared_experts = 2, .dense_layers = 1}),
          16.4e9, "deepseek-ai/deepseek-moe-16b-base config.json; Dai et al. 2024: 16.4B total, 2.8B active"},
         // EleutherAI.
@@ -197,22 +268,36 @@ inline const std::vector<model_preset>& preset_table() {
         // Google Gemma (tests/data/hf/SOURCES.md: config.json files; Hugging Face model pages for the counts).
         {gemma_style("gemma-2b", 18, 2048, 8, 1, 256, 16384, 256000, 1), 2.51e9, "google/gemma-2b config.json; model page 2.51B"},
         {gemma_style("gemma-2-9b", 42, 3584, 16, 8, 256, 14336, 256000, 2), 9.24e9, "google/gemma-2-9b config.json; model page 9.24B"},
+        // Gemma 3: four norms a layer, 5 sliding-window layers (512) to 1 global, QK-norm, global base 1e6 and
+        // local 1e4, no soft-capping (tests/data/hf/gemma-3-1b-it.json)
+        {gemma3_1b(), 1.0e9, "google/gemma-3-1b-it config.json; Google: Gemma 3 1B (nominal)"},
         // Microsoft Phi-3.5 / Phi-4 mini: the LLaMA block with fused qkv and gate_up projections.
-        {llama_style("phi-3.5-mini", 32, 3072, 32, 32, 8192, 32064), 3.82e9, "microsoft/Phi-3.5-mini-instruct config.json; model card 3.8B, model page 3.82B"},
-        {llama_style("phi-4-mini", 32, 3072, 24, 8, 8192, 200064, true), 3.84e9, "microsoft/Phi-4-mini-instruct config.json (tied); model page 3.84B"},
+        {phi_rope(llama_style("phi-3.5-mini", 32, 3072, 32, 32, 8192, 32064), 1.0), 3.82e9, "microsoft/Phi-3.5-mini-instruct config.json; model card 3.8B, model page 3.82B"},
+        {phi_rope(llama_style("phi-4-mini", 32, 3072, 24, 8, 8192, 200064, true), 0.75), 3.84e9, "microsoft/Phi-4-mini-instruct config.json (tied); model page 3.84B"},
         // Qwen3 (q_norm/k_norm, 2 x 128 weights a layer, not counted).
-        {llama_style("qwen3-1.7b", 28, 2048, 16, 8, 6144, 151936, true), 1.7e9, "Qwen/Qwen3-1.7B config.json (head_dim 128); model card 1.7B"},
+        {with_rope(llama_style("qwen3-1.7b", 28, 2048, 16, 8, 6144, 151936, true), 1e6, 1e-6, true), 1.7e9, "Qwen/Qwen3-1.7B config.json (head_dim 128); model card 1.7B"},
+        // Qwen3 dense and MoE (Qwen3 technical report, arXiv:2505.09388, Tables 1-2: layers, heads Q/KV, tied
+        // embeddings, experts 128 / 8 activated; widths and MLPs of the released configs). MoE: no shared expert.
+        {qwen3_style("qwen3-0.6b", 28, 1024, 16, 8, 3072, true), 0.6e9, "Qwen3 report Table 1; model card 0.6B"},
+        {qwen3_style("qwen3-4b", 36, 2560, 32, 8, 9728, true), 4.0e9, "Qwen3 report Table 1; model card 4.0B"},
+        {qwen3_style("qwen3-8b", 36, 4096, 32, 8, 12288, false), 8.2e9, "Qwen3 report Table 1; model card 8.2B"},
+        {qwen3_style("qwen3-14b", 40, 5120, 40, 8, 17408, false), 14.8e9, "Qwen3 report Table 1; model card 14.8B"},
+        {qwen3_style("qwen3-32b", 64, 5120, 64, 8, 25600, false), 32.8e9, "Qwen3 report Table 1; model card 32.8B"},
+        {with_moe(qwen3_style("qwen3-30b-a3b", 48, 2048, 32, 4, 6144, false), {.experts = 128, .top_k = 8, .expert_ffn_hidden = 768}),
+         30.5e9, "Qwen3 report Table 2; model card 30.5B total, 3.3B activated"},
+        {with_moe(qwen3_style("qwen3-235b-a22b", 94, 4096, 64, 4, 12288, false), {.experts = 128, .top_k = 8, .expert_ffn_hidden = 1536}),
+         235e9, "Qwen3 report Table 2; model card 235B total, 22B activated"},
         // OLMo 2 (q_norm/k_norm of 8192 weights a layer, 0.004%, not counted).
-        {llama_style("olmo-2-7b", 32, 4096, 32, 32, 11008, 100352), 7.3e9, "allenai/OLMo-2-1124-7B config.json; model page 7.3B"},
+        {with_rope(llama_style("olmo-2-7b", 32, 4096, 32, 32, 11008, 100352), 500000, 1e-6, true), 7.3e9, "allenai/OLMo-2-1124-7B config.json; model page 7.3B"},
         // DeepSeek-V2-Lite: MLA without q compression, 1 dense layer, 2 shared + 64 routed experts of 1408, top-6.
-        {deepseek_style("deepseek-v2-lite", 27, 2048, 16, 10944, 102400,
+        {deepseek_rope(deepseek_style("deepseek-v2-lite", 27, 2048, 16, 10944, 102400,
                         {.q_lora_rank = 0, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128},
-                        {.experts = 64, .top_k = 6, .expert_ffn_hidden = 1408, .shared_experts = 2, .dense_layers = 1}),
+                        {.experts = 64, .top_k = 6, .expert_ffn_hidden = 1408, .shared_experts = 2, .dense_layers = 1}), 0.707),
          15.7e9, "deepseek-ai/DeepSeek-V2-Lite config.json; DeepSeek-AI 2024 (DeepSeek-V2) appendix: 15.7B total, 2.4B active"},
         // DeepSeek-V3 (without the multi-token-prediction module): 3 dense layers, 1 shared + 256 routed of 2048, top-8.
-        {deepseek_style("deepseek-v3", 61, 7168, 128, 18432, 129280,
+        {deepseek_rope(deepseek_style("deepseek-v3", 61, 7168, 128, 18432, 129280,
                         {.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128},
-                        {.experts = 256, .top_k = 8, .expert_ffn_hidden = 2048, .shared_experts = 1, .dense_layers = 3}),
+                        {.experts = 256, .top_k = 8, .expert_ffn_hidden = 2048, .shared_experts = 1, .dense_layers = 3}), 1.0),
          671e9, "transformers DeepseekV3Config defaults (configuration_deepseek_v3.py@0fc683d); DeepSeek-AI 2024 (V3 report): 671B total, 37B active"},
         // TII Falcon.
         {falcon_style("falcon-7b", 32, 4544, 71, 65024), 7e9, "transformers FalconConfig defaults (configuration_falcon.py@5fd8eda) = tiiuae/falcon-7b; TII: 7B (nominal)"},
@@ -226,14 +311,58 @@ inline const std::vector<model_preset>& preset_table() {
 
 inline std::span<const model_preset> model_presets() { return detail::preset_table(); }
 
+namespace detail {
+/// A model name as presets spell it, for "did you mean": the Hugging Face repository's name without its
+/// organisation, lower case ("Qwen/Qwen3-30B-A3B" -> "qwen3-30b-a3b"), and that with a hyphen between letters and
+/// a digit ("llama3-8b" -> "llama-3-8b").
+inline std::pair<std::string, std::string> preset_spellings(std::string_view name) {
+    if (const auto slash = name.rfind('/'); slash != std::string_view::npos) name = name.substr(slash + 1);
+    std::string base, hyphenated;
+    for (const char ch : name) {
+        const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (std::isdigit(static_cast<unsigned char>(c)) && !base.empty() && std::isalpha(static_cast<unsigned char>(base.back())))
+            hyphenated += '-';
+        base += c;
+        hyphenated += c;
+    }
+    return {base, hyphenated};
+}
+}  // namespace detail
+
+/// The Hugging Face repository of a preset's published weights (what a fine-tune starts from), or "" for a preset
+/// without one here (GPT-3, LLaMA 1 and the papers' sizes).
+inline std::string_view published_repository(std::string_view preset_name) {
+    // frenzy: data table
+    static constexpr std::pair<std::string_view, std::string_view> repos[] = {
+        {"llama-2-7b", "meta-llama/Llama-2-7b-hf"}, {"llama-2-13b", "meta-llama/Llama-2-13b-hf"},
+        {"llama-2-70b", "meta-llama/Llama-2-70b-hf"}, {"llama-3.1-8b", "meta-llama/Llama-3.1-8B"},
+        {"llama-3.1-70b", "meta-llama/Llama-3.1-70B"}, {"llama-3.1-405b", "meta-llama/Llama-3.1-405B"},
+        {"llama-3.2-1b", "meta-llama/Llama-3.2-1B"}, {"llama-3.2-3b", "meta-llama/Llama-3.2-3B"},
+        {"mistral-7b", "mistralai/Mistral-7B-v0.1"}, {"mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1"},
+        {"mixtral-8x22b", "mistralai/Mixtral-8x22B-v0.1"}, {"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B"},
+        {"qwen2.5-1.5b", "Qwen/Qwen2.5-1.5B"}, {"qwen2.5-3b", "Qwen/Qwen2.5-3B"}, {"qwen2.5-7b", "Qwen/Qwen2.5-7B"},
+        {"qwen2.5-14b", "Qwen/Qwen2.5-14B"}, {"qwen2.5-32b", "Qwen/Qwen2.5-32B"}, {"qwen2.5-72b", "Qwen/Qwen2.5-72B"},
+        {"qwen3-0.6b", "Qwen/Qwen3-0.6B"}, {"qwen3-1.7b", "Qwen/Qwen3-1.7B"}, {"qwen3-4b", "Qwen/Qwen3-4B"},
+        {"qwen3-8b", "Qwen/Qwen3-8B"}, {"qwen3-14b", "Qwen/Qwen3-14B"}, {"qwen3-32b", "Qwen/Qwen3-32B"},
+        {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"}, {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
+        {"deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite"}, {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
+        {"gemma-2b", "google/gemma-2b"}, {"gemma-2-9b", "google/gemma-2-9b"}, {"gemma-3-1b", "google/gemma-3-1b-pt"},
+        {"olmo-2-7b", "allenai/OLMo-2-1124-7B"}, {"phi-3.5-mini", "microsoft/Phi-3.5-mini-instruct"},
+        {"phi-4-mini", "microsoft/Phi-4-mini-instruct"},
+    };
+    for (const auto& [n, r] : repos)
+        if (n == preset_name) return r;
+    return {};
+}
+
 /// The preset called `name`; the error lists the known names.
 inline const transformer_spec& preset(std::string_view name) {
     for (const auto& p : model_presets())
         if (p.spec.name == name) return p.spec;
     std::vector<std::string> names;
     for (const auto& p : model_presets()) names.push_back(p.spec.name);
-    throw config_error("model.preset=\"" + std::string(name) + "\" is not a known preset" + frenzy::did_you_mean(name, names) +
-                       "; `frenzy models` lists them");
+    throw config_error("model.preset=\"" + std::string(name) + "\" is not a known preset" +
+                       frenzy::did_you_mean({name, detail::preset_spellings(name).first, detail::preset_spellings(name).second}, names) + "; `frenzy models` lists them");
 }
 
 }  // namespace frenzy

@@ -14,6 +14,9 @@ namespace frenzy {
 enum class activation { gelu, swiglu, squared_relu, relu, geglu };
 enum class position_embedding { learned, rope, alibi };
 enum class norm_kind { layernorm, rmsnorm };
+/// How the rotary frequencies are stretched past the pretraining context (transformers modeling_rope_utils.py
+/// ROPE_INIT_FUNCTIONS: default, linear, dynamic, yarn, longrope, llama3).
+enum class rope_scaling_kind { none, linear, dynamic, yarn, longrope, llama3 };
 
 template <> struct enum_names<activation> {
     static constexpr std::array<std::pair<activation, std::string_view>, 5> table{{
@@ -28,6 +31,11 @@ template <> struct enum_names<position_embedding> {
 template <> struct enum_names<norm_kind> {
     static constexpr std::array<std::pair<norm_kind, std::string_view>, 2> table{{
         {norm_kind::layernorm, "layernorm"}, {norm_kind::rmsnorm, "rmsnorm"}}};
+};
+template <> struct enum_names<rope_scaling_kind> {
+    static constexpr std::array<std::pair<rope_scaling_kind, std::string_view>, 6> table{{
+        {rope_scaling_kind::none, "none"}, {rope_scaling_kind::linear, "linear"}, {rope_scaling_kind::dynamic, "dynamic"},
+        {rope_scaling_kind::yarn, "yarn"}, {rope_scaling_kind::longrope, "longrope"}, {rope_scaling_kind::llama3, "llama3"}}};
 };
 
 /// Gated MLPs (SwiGLU; GeGLU: Gemma's gelu(gate) x up, Shazeer 2020) have two input projections (gate and up).
@@ -74,6 +82,23 @@ struct mla_spec {
     bool operator==(const mla_spec&) const = default;
 };
 
+/// Rotary position embedding as published (config.json rope_theta / rope_scaling / partial_rotary_factor; the
+/// formulas are transformers' modeling_rope_utils.py). It moves no memory or FLOPs: the launchers write it so that
+/// the framework builds the published model (a fine-tune of published weights needs the same frequencies).
+struct rope_spec {
+    double theta = 10000;        ///< base; 10000 is transformers' and Megatron-LM's default (--rotary-base)
+    double fraction = 1;         ///< share of each head's dimensions rotated (GPT-NeoX rotary_pct 0.25)
+    rope_scaling_kind scaling = rope_scaling_kind::none;
+    double factor = 0;           ///< scaling factor (0 without scaling)
+    double low_freq_factor = 0;  ///< llama3
+    double high_freq_factor = 0; ///< llama3
+    std::int64_t original_max_positions = 0;  ///< llama3, yarn, dynamic, longrope: the pretraining context
+    double beta_fast = 0, beta_slow = 0;      ///< yarn (0 = transformers' 32 and 1)
+    double mscale = 0, mscale_all_dim = 0;    ///< yarn as DeepSeek-V2/V3 configure it (0 = not set)
+    double local_theta = 0;      ///< base of the sliding-window layers (Gemma 3 rope_local_base_freq); 0 = theta
+    bool operator==(const rope_spec&) const = default;
+};
+
 /// A decoder-only transformer. Zero for kv_heads / head_dim means "derive" (heads, hidden/heads).
 struct transformer_spec {
     std::string name;
@@ -102,6 +127,10 @@ struct transformer_spec {
     std::int64_t sliding_window = 0;
     std::int64_t global_layer_every = 0;
     double final_logit_softcap = 0;     ///< tanh soft-capping of the logits (Gemma 2); 0 = none
+    double attn_logit_softcap = 0;      ///< tanh soft-capping of the attention scores (Gemma 2: 50); 0 = none
+    rope_spec rope{};                   ///< read only with position_embedding rope
+    double norm_eps = 1e-5;             ///< every LayerNorm/RMSNorm's epsilon (Megatron --norm-epsilon default)
+    bool qk_norm = false;               ///< a norm on each head's queries and keys (Qwen3, OLMo 2, Gemma 3)
 
     bool operator==(const transformer_spec&) const = default;
 
@@ -124,6 +153,37 @@ struct transformer_spec {
     /// Layers whose MLP is a mixture of experts.
     std::int64_t moe_layers() const { return moe_layers_below(layers); }
 };
+
+/// Checks a rotary spec: a finite base, a rotated share in (0, 1], and a factor exactly where a scaling needs one.
+inline void validate(const rope_spec& r) {
+    auto in = [](const char* field, double v, real_bound b, bool zero_ok) {
+        if (zero_ok && v == 0) return;
+        if (!within(v, b))
+            throw config_error(std::string("model.rope.") + field + "=" + number_text(v) + " must be in [" + number_text(b.min) +
+                               ", " + number_text(b.max) + "]" + (zero_ok ? " or 0 (not set)" : ""));
+    };
+    in("theta", r.theta, bounds::rope_theta, false);
+    in("local_theta", r.local_theta, bounds::rope_theta, true);
+    if (!(r.fraction > 0 && r.fraction <= 1))
+        throw config_error("model.rope.fraction=" + number_text(r.fraction) + " must be in (0, 1]");
+    const bool scaled = r.scaling != rope_scaling_kind::none;
+    if (scaled) in("factor", r.factor, bounds::rope_factor, r.scaling == rope_scaling_kind::longrope);
+    else if (r.factor != 0 || r.low_freq_factor != 0 || r.high_freq_factor != 0 || r.original_max_positions != 0 ||
+             r.beta_fast != 0 || r.beta_slow != 0 || r.mscale != 0 || r.mscale_all_dim != 0)
+        throw config_error("model.rope.scaling=\"none\" but factor/low_freq_factor/high_freq_factor/original_max_positions/"
+                           "beta_fast/beta_slow/mscale/mscale_all_dim are set");
+    for (auto [field, v] : {std::pair{"low_freq_factor", r.low_freq_factor}, std::pair{"high_freq_factor", r.high_freq_factor},
+                            std::pair{"beta_fast", r.beta_fast}, std::pair{"beta_slow", r.beta_slow},
+                            std::pair{"mscale", r.mscale}, std::pair{"mscale_all_dim", r.mscale_all_dim}})
+        if (!(v >= 0 && v <= bounds::rope_factor.max))
+            throw config_error(std::string("model.rope.") + field + "=" + number_text(v) + " must be a number from 0 (not set) to " +
+                               number_text(bounds::rope_factor.max));
+    if (r.scaling == rope_scaling_kind::llama3 && !(r.low_freq_factor > 0 && r.high_freq_factor > r.low_freq_factor))
+        throw config_error("model.rope.scaling=\"llama3\" needs 0 < model.rope.low_freq_factor < model.rope.high_freq_factor");
+    if (r.original_max_positions < 0 || r.original_max_positions > bounds::positions.max)
+        throw config_error("model.rope.original_max_positions=" + std::to_string(r.original_max_positions) + " must be in [0, " +
+                           std::to_string(bounds::positions.max) + "]");
+}
 
 /// Checks the architecture alone (positive sizes, heads divisible by kv_heads, MoE consistency).
 inline void validate(const transformer_spec& m) {
@@ -172,6 +232,13 @@ inline void validate(const transformer_spec& m) {
         throw config_error("model.sliding_window and model.global_layer_every must not be negative");
     if (!(m.final_logit_softcap >= 0))
         throw config_error("model.final_logit_softcap=" + std::to_string(m.final_logit_softcap) + " must not be negative");
+    if (!within(m.attn_logit_softcap, bounds::softcap))
+        throw config_error("model.attn_logit_softcap=" + number_text(m.attn_logit_softcap) + " must be in [0, " +
+                           number_text(bounds::softcap.max) + "] (0 = none)");
+    if (!within(m.norm_eps, bounds::norm_eps))
+        throw config_error("model.norm_eps=" + number_text(m.norm_eps) + " must be in [" + number_text(bounds::norm_eps.min) +
+                           ", " + number_text(bounds::norm_eps.max) + "]");
+    validate(m.rope);
     if (e.experts > 0) {
         if (e.top_k < 1 || e.top_k > e.experts)
             throw config_error("model.moe.top_k=" + std::to_string(e.top_k) + " must be in 1..model.moe.experts=" +
@@ -185,6 +252,26 @@ inline void validate(const transformer_spec& m) {
     } else if (e.top_k != 0 || e.shared_experts != 0 || e.dense_layers != 0 || e.capacity_factor != 0 || e.pad_to_capacity) {
         throw config_error("model.moe.experts=0 but top_k/shared_experts/dense_layers/capacity_factor/pad_to_capacity are set");
     }
+}
+
+/// The first field beside the shape in which `m` differs from `published` (the rotary spec, norm epsilon, QK-norm,
+/// attention soft-capping), as "model.FIELD=VALUE (the published model's: VALUE)", or "" when they agree: for
+/// launchers that build a model by name, which can build only the published one.
+inline std::string published_difference(const transformer_spec& m, const transformer_spec& published) {
+    auto diff = [](const char* field, double a, double b) {
+        return std::string("model.") + field + "=" + number_text(a) + " (the published model's: " + number_text(b) + ")";
+    };
+    const auto &r = m.rope, &p = published.rope;
+    if (m.norm_eps != published.norm_eps) return diff("norm_eps", m.norm_eps, published.norm_eps);
+    if (m.qk_norm != published.qk_norm) return diff("qk_norm", m.qk_norm, published.qk_norm);
+    if (m.attn_logit_softcap != published.attn_logit_softcap) return diff("attn_logit_softcap", m.attn_logit_softcap, published.attn_logit_softcap);
+    if (m.position_embedding != position_embedding::rope || r == p) return "";
+    if (r.theta != p.theta) return diff("rope.theta", r.theta, p.theta);
+    if (r.fraction != p.fraction) return diff("rope.fraction", r.fraction, p.fraction);
+    if (r.scaling != p.scaling)
+        return "model.rope.scaling=\"" + std::string(to_string(r.scaling)) + "\" (the published model's: \"" +
+               std::string(to_string(p.scaling)) + "\")";
+    return diff("rope.factor", r.factor, p.factor) + " or another field of model.rope";
 }
 
 /// Vocabulary padded the way Megatron-LM does (megatron/training/tokenizer: _vocab_size_with_padding):

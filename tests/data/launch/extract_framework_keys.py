@@ -289,6 +289,11 @@ def llm_foundry(root, composer_root):
         init_args(root, "llmfoundry.models.layers.attention", "GroupedQueryAttention"),
         "model.ffn_config": init_args(root, "llmfoundry.models.layers.ffn", func_name="build_mptglu") + ["ffn_type"],
         "model.ffn_config.ffn_act_fn": ["name"],
+        # rope_hf_config's default keys (config_defaults.py) and those transformers' llama3 rotary embedding reads
+        # from it (modeling_mpt.py gen_rotary_embedding passes it as rope_scaling; modeling_rope_utils.py
+        # _compute_llama3_parameters)
+        "model.attn_config.rope_hf_config": ["type", "factor", "low_freq_factor", "high_freq_factor",
+                                             "original_max_position_embeddings"],
         "fsdp_config": class_fields(composer_root, "composer.utils.parallelism", "FSDPConfig"),
         "tokenizer": ["name", "kwargs"],
         "tokenizer.kwargs": ["model_max_length"],

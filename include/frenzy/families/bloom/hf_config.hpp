@@ -19,6 +19,7 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& /*model_t
     s.tied_embeddings = r.boolean("tie_word_embeddings", true);
     s.position_embedding = position_embedding::alibi;
     s.norm = norm_kind::layernorm;
+    s.norm_eps = r.number({"layer_norm_epsilon"}, 1e-5, bounds::norm_eps);
     s.bias = true;
     s.embedding_norm = true;
     return s;

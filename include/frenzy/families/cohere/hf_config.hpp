@@ -32,6 +32,9 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     s.bias = false;
     s.qkv_bias = r.boolean("attention_bias", false);  // q/k/v/o biases (o_proj's hidden ones not counted)
     s.parallel_attention = true;
+    s.norm_eps = r.number({"layer_norm_eps"}, 1e-5, bounds::norm_eps);
+    s.rope = hf_rope(r, 1e4);
+    s.qk_norm = r.boolean("use_qk_norm", false);
     if (type == "cohere2") {
         s.sliding_window = r.integer({"sliding_window"}, 4096);
         s.global_layer_every = r.integer({"sliding_window_pattern"}, 4);

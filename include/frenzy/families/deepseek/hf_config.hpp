@@ -30,6 +30,8 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     s.norm = norm_kind::rmsnorm;
     s.bias = false;
     if (r.boolean("attention_bias", false)) r.fail("attention_bias=true is not supported for MLA");
+    s.norm_eps = r.number({"rms_norm_eps"}, 1e-6, bounds::norm_eps);
+    s.rope = hf_rope(r, 1e4);
     s.mla.q_lora_rank = r.integer({"q_lora_rank"}, v3 && !r.has_null("q_lora_rank") ? 1536 : 0);
     s.mla.kv_lora_rank = get("kv_lora_rank", 512);
     s.mla.qk_nope_head_dim = get("qk_nope_head_dim", 128);

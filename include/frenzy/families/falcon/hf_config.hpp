@@ -25,6 +25,8 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& /*model_t
     s.tied_embeddings = r.boolean("tie_word_embeddings", true);
     s.position_embedding = r.boolean("alibi", false) ? position_embedding::alibi : position_embedding::rope;
     s.norm = norm_kind::layernorm;
+    s.norm_eps = r.number({"layer_norm_epsilon"}, 1e-5, bounds::norm_eps);
+    if (s.position_embedding == position_embedding::rope) s.rope = hf_rope(r, 1e4);
     s.bias = r.boolean("bias", false);
     s.parallel_attention = new_arch || r.boolean("parallel_attn", true);
     if (new_arch) s.norms_per_layer = r.integer({"num_ln_in_parallel_attn"}, 2);

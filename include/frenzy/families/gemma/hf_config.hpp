@@ -23,12 +23,16 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     s.head_dim = r.integer({"head_dim"}, 256);
     s.ffn_hidden = r.integer({"intermediate_size"});
     s.activation = hf_gemma_activation(r);
-    s.vocab = r.integer({"vocab_size"});
+    s.vocab = v3 ? r.integer({"vocab_size"}, 262208) : r.integer({"vocab_size"});  // Gemma3TextConfig default
     s.tied_embeddings = r.boolean("tie_word_embeddings", true);
     s.position_embedding = position_embedding::rope;
     s.norm = norm_kind::rmsnorm;
     s.bias = false;
     s.qkv_bias = r.boolean("attention_bias", false);  // q/k/v/o biases (o_proj's hidden ones not counted)
+    s.norm_eps = r.number({"rms_norm_eps"}, 1e-6, bounds::norm_eps);
+    s.rope = hf_rope(r, v3 ? 1e6 : 1e4);
+    if (v3) s.rope.local_theta = r.number({"rope_local_base_freq"}, 1e4, bounds::rope_theta);
+    s.qk_norm = v3;  // modeling_gemma3.py Gemma3Attention q_norm, k_norm
     if (v2 || v3) {
         s.norms_per_layer = 4;
         s.sliding_window = r.integer({"sliding_window"}, 4096);
@@ -42,6 +46,9 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
                        " (model.final_logit_softcap) must be a finite number in [" + number_text(bounds::softcap.min) + ", " +
                        number_text(bounds::softcap.max) + "] or null");
         }
+        // Gemma2Config attn_logit_softcapping default 50, Gemma3TextConfig None
+        if (const auto* cap = r.find({"attn_logit_softcapping"}); cap || v2)
+            s.attn_logit_softcap = cap ? r.number({"attn_logit_softcapping"}, 0, bounds::softcap) : 50.0;
     }
     return s;
 }

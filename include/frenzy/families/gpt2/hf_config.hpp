@@ -20,6 +20,7 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& /*model_t
     s.position_embedding = position_embedding::learned;
     s.max_positions = r.integer({"n_positions", "max_position_embeddings"}, 1024);
     s.norm = norm_kind::layernorm;
+    s.norm_eps = r.number({"layer_norm_epsilon"}, 1e-5, bounds::norm_eps);
     s.bias = true;
     return s;
 }

@@ -19,6 +19,9 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& /*model_t
     s.tied_embeddings = r.boolean("tie_word_embeddings", false);
     s.position_embedding = position_embedding::rope;
     s.norm = norm_kind::layernorm;
+    s.norm_eps = r.number({"layer_norm_eps"}, 1e-5, bounds::norm_eps);
+    s.rope = hf_rope(r, 1e4, 0.25);  // GPTNeoXConfig: rotary_emb_base 10000, rotary_pct 0.25
+    s.rope.theta = r.number({"rotary_emb_base"}, s.rope.theta, bounds::rope_theta);
     s.bias = r.boolean("attention_bias", true);  // MLP biases are always there; attention_bias is on by default
     return s;
 }

@@ -26,6 +26,9 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& /*model_t
     s.position_embedding = position_embedding::rope;
     s.norm = norm_kind::rmsnorm;
     s.bias = false;
+    s.norm_eps = r.number({"rms_norm_eps"}, 1e-5, bounds::norm_eps);
+    s.rope = hf_rope(r, 500000);
+    s.qk_norm = r.boolean("use_qk_norm", true);  // Llama4TextL2Norm: no weights
     s.moe.experts = r.integer({"num_local_experts"}, 16);
     s.moe.top_k = r.integer({"num_experts_per_tok"}, 1);
     s.moe.expert_ffn_hidden = expert;

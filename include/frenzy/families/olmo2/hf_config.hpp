@@ -15,6 +15,8 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& /*model_t
     transformer_spec s = families::llama::read_hf(r, "llama");
     s.qkv_bias = false;
     s.bias = false;
+    s.norm_eps = r.number({"rms_norm_eps"}, 1e-5, bounds::norm_eps);  // Olmo2Config default
+    s.qk_norm = true;
     return s;
 }
 

@@ -18,6 +18,7 @@
 #include "frenzy/frameworks/litgpt/import.hpp"
 #endif
 #include "frenzy/launch/launcher.hpp"
+#include "frenzy/model/presets.hpp"
 
 namespace frenzy::frameworks::litgpt {
 
@@ -62,6 +63,8 @@ inline const litgpt_model& model_of(const job_spec& j) {
         throw config_error("model.layers=" + std::to_string(j.model.layers) + ", model.hidden=" + std::to_string(j.model.hidden) +
                            ": LitGPT's " + std::string(m->config) + " has " + std::to_string(m->layers) + " layers of " +
                            std::to_string(m->hidden) + " (the config is chosen by name: its shape is fixed)");
+    if (const auto d = published_difference(j.model, preset(j.model.name)); !d.empty())
+        throw config_error(d + ": LitGPT's " + std::string(m->config) + " is the published model (chosen by name)");
     return *m;
 }
 

@@ -77,10 +77,36 @@ struct foundry_section {
         return parse_int64(text(v, key), where + key, b);
     }
     bool flag(const YAML::Node& v, const std::string& key) const { return foundry_bool(v, where + key); }
+    double real(const YAML::Node& v, const std::string& key, real_bound b) const {
+        return parse_double(text(v, key), where + key, b);
+    }
 };
+
+/// model.attn_config.rope_hf_config (the scaling transformers' Llama rotary embedding runs: no_scaling, linear,
+/// dynamic, llama3; llmfoundry/models/mpt/configuration_mpt.py).
+inline void foundry_rope_hf(const YAML::Node& c, const foundry_section& sec, rope_spec& r, launcher_import& out) {
+    if (!c.IsMap()) throw config_error("llm-foundry train.yaml: " + sec.where + "rope_hf_config must be a mapping");
+    const foundry_section sub{sec.vars, sec.where + "rope_hf_config."};
+    for (const auto& kv : c) {
+        const auto k = kv.first.Scalar();
+        if (k == "type") {
+            const auto t = sub.text(kv.second, k);
+            if (t == "no_scaling") r.scaling = rope_scaling_kind::none;
+            else if (t == "linear" || t == "dynamic" || t == "llama3") r.scaling = parse_enum<rope_scaling_kind>(sub.where + k, t);
+            else throw config_error("llm-foundry train.yaml: " + sub.where + "type=" + printable(t) + " must be one of no_scaling | linear | dynamic | llama3");
+        } else if (k == "factor") r.factor = sub.real(kv.second, k, bounds::rope_factor);
+        else if (k == "low_freq_factor") r.low_freq_factor = sub.real(kv.second, k, bounds::rope_factor);
+        else if (k == "high_freq_factor") r.high_freq_factor = sub.real(kv.second, k, bounds::rope_factor);
+        else if (k == "original_max_position_embeddings") r.original_max_positions = sub.number(kv.second, k, bounds::positions);
+        else out.ignored.push_back(sub.where + k);
+    }
+    if (r.scaling == rope_scaling_kind::none) r.factor = 0;  // no_scaling's factor 1.0 (config_defaults.py) means nothing
+}
 
 /// model.attn_config into `s`; the attention kernel into the job's runtime.
 inline void foundry_attention(const YAML::Node& a, const foundry_section& sec, transformer_spec& s, launcher_import& out) {
+    const YAML::Node* hf_rope = nullptr;
+    std::string rope_impl = "dail";  // config_defaults.py
     for (const auto& kv : a) {
         const auto k = kv.first.Scalar();
         if (k == "kv_n_heads") s.kv_heads = sec.number(kv.second, k, bounds::heads);
@@ -93,8 +119,19 @@ inline void foundry_attention(const YAML::Node& a, const foundry_section& sec, t
         } else if (k == "alibi") {
             if (sec.flag(kv.second, k)) s.position_embedding = position_embedding::alibi;
         } else if (k == "attn_impl") out.job.runtime.attention = sec.text(kv.second, k) == "torch" ? attention_impl::unfused : attention_impl::flash;
+        else if (k == "rope_theta") s.rope.theta = sec.real(kv.second, k, bounds::rope_theta);
+        else if (k == "rope_hf_config") hf_rope = &kv.second;
+        else if (k == "rope_impl") rope_impl = sec.text(kv.second, k);
+        else if (k == "qk_gn") s.qk_norm = sec.flag(kv.second, k);
+        else if (k == "qk_ln" && sec.flag(kv.second, k))
+            throw config_error("llm-foundry train.yaml: " + sec.where + "qk_ln=true (one norm over all heads' queries) is not read; qk_gn is a norm per head");
+        else if (k == "attn_logit_softcapping") s.attn_logit_softcap = sec.real(kv.second, k, bounds::softcap);
         else out.ignored.push_back(sec.where + k);
     }
+    if (rope_impl != "dail" && rope_impl != "hf")
+        throw config_error("llm-foundry train.yaml: " + sec.where + "rope_impl=" + printable(rope_impl) + " must be dail or hf");
+    if (hf_rope && rope_impl == "hf") foundry_rope_hf(*hf_rope, sec, s.rope, out);
+    else if (hf_rope) out.ignored.push_back(sec.where + "rope_hf_config (read only with rope_impl hf)");
 }
 
 /// model.ffn_config into `s` (its width 0 when it leaves it to expansion_ratio).
@@ -126,6 +163,7 @@ inline bool foundry_model_key(const std::string& key, const YAML::Node& v, const
     else if (key == "no_bias") s.bias = !sec.flag(v, key);
     else if (key == "attention_bias") s.qkv_bias = sec.flag(v, key);
     else if (key == "tie_word_embeddings") s.tied_embeddings = sec.flag(v, key);
+    else if (key == "norm_eps") s.norm_eps = sec.real(v, key, bounds::norm_eps);
     else if (key == "norm_type") {
         const auto n = sec.text(v, key);
         if (n.find("rmsnorm") != std::string::npos) s.norm = norm_kind::rmsnorm;

@@ -37,6 +37,30 @@ inline mpt_ffn ffn_of(const transformer_spec& m) {
                        "torch activation by name): llm-foundry cannot build this model");
 }
 
+/// MPT's rotary keys (llmfoundry/models/utils/config_defaults.py: rope_theta 10000, rope_impl dail; modeling_mpt.py
+/// gen_rotary_embedding: rope_impl hf hands rope_hf_config to transformers' Llama rotary embedding, whose types
+/// configuration_mpt.py allows: no_scaling, linear, dynamic, llama3). MPT rotates whole heads, with one base.
+inline std::string rope_yaml(const rope_spec& r) {
+    auto refuse = [](const std::string& what) {
+        return config_error(what + " has no MPT attn_config key (llm-foundry cannot build it)");
+    };
+    if (r.fraction != 1) throw refuse("model.rope.fraction=" + number_text(r.fraction));
+    if (r.local_theta > 0 && r.local_theta != r.theta) throw refuse("model.rope.local_theta=" + number_text(r.local_theta));
+    if (r.scaling == rope_scaling_kind::yarn || r.scaling == rope_scaling_kind::longrope)
+        throw refuse("model.rope.scaling=\"" + std::string(to_string(r.scaling)) + "\"");
+    std::string s = "    rope: true\n";
+    if (r.theta != 10000) s += "    rope_theta: " + number_text(r.theta) + "\n";
+    if (r.scaling == rope_scaling_kind::none) return s;
+    s += "    rope_impl: hf\n    rope_hf_config:\n      type: " + std::string(to_string(r.scaling)) +
+         "\n      factor: " + number_text(r.factor) + "\n";
+    if (r.scaling == rope_scaling_kind::llama3)
+        s += "      low_freq_factor: " + number_text(r.low_freq_factor) + "\n      high_freq_factor: " + number_text(r.high_freq_factor) +
+             "\n      original_max_position_embeddings: " + std::to_string(r.original_max_positions) + "\n";
+    else if (r.original_max_positions > 0)
+        s += "      original_max_position_embeddings: " + std::to_string(r.original_max_positions) + "\n";
+    return s;
+}
+
 /// The MPT architecture keys of the job's model; what MPT cannot express is refused, naming the field.
 inline std::string model_yaml(const job_spec& j, attention_impl attn) {
     const auto& m = j.model;
@@ -53,13 +77,15 @@ inline std::string model_yaml(const job_spec& j, attention_impl attn) {
     s += "  no_bias: " + std::string(m.bias ? "false" : "true") + "\n";
     s += "  norm_type: " + std::string(m.norm == norm_kind::rmsnorm ? "low_precision_rmsnorm" : "low_precision_layernorm") + "\n";
     s += "  tie_word_embeddings: " + std::string(m.tied_embeddings ? "true" : "false") + "\n";
+    if (m.norm_eps != 1e-5) s += "  norm_eps: " + number_text(m.norm_eps) + "\n";  // MPTConfig default 1e-5
     if (m.qkv_bias && !m.bias) s += "  attention_bias: true\n";  // the QKV projection's biases only (Qwen2)
     if (j.training.precision == precision::fp8_mixed) s += "  fc_type: te\n";  // amp_fp8 runs Transformer Engine linears
     s += "  loss_fn: " + std::string(profile_of(j).loss == loss_style::fused_cross_entropy ? "fused_crossentropy" : "torch_crossentropy") + "\n";
     s += "  attn_config:\n    attn_impl: " + std::string(attn == attention_impl::unfused ? "torch" : "flash") + "\n";
     if (m.kv() != m.heads) s += "    attn_type: grouped_query_attention\n    kv_n_heads: " + std::to_string(m.kv()) + "\n";
-    if (m.position_embedding == position_embedding::rope)
-        s += "    rope: true  # rope_theta: MPT's 10000 unless set here (the job does not carry the model's)\n";
+    if (m.qk_norm) s += "    qk_gn: true\n";  // a norm of norm_type over each head's queries and keys
+    if (m.attn_logit_softcap > 0) s += "    attn_logit_softcapping: " + number_text(m.attn_logit_softcap) + "\n";
+    if (m.position_embedding == position_embedding::rope) s += rope_yaml(m.rope);
     if (m.position_embedding == position_embedding::alibi) s += "    alibi: true\n";
     s += "  ffn_config:\n    ffn_type: " + std::string(ffn.type) + "\n    ffn_hidden_size: " + std::to_string(m.ffn_hidden) +
          "\n    ffn_act_fn:\n      name: " + ffn.act + "\n";

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frenzy/core/checked.hpp"
+#include "frenzy/frameworks/megatron/rope.hpp"
 #include "frenzy/io/file.hpp"
 #include "frenzy/io/json_reader.hpp"
 #include "frenzy/io/launcher_import.hpp"
@@ -49,8 +50,7 @@ inline bool megatron_irrelevant(const std::string& f) {
         "--lr-decay-iters", "--lr-warmup-samples", "--lr-warmup-iters", "--lr-warmup-fraction", "--lr-wsd-decay-style",
         "--clip-grad", "--weight-decay", "--start-weight-decay", "--end-weight-decay", "--weight-decay-incr-style",
         "--adam-beta1", "--adam-beta2", "--adam-eps", "--sgd-momentum", "--init-method-std", "--seed",
-        "--rotary-base", "--rotary-percent", "--rotary-scaling-factor",
-        "--use-rope-scaling", "--use-mcore-models", "--norm-epsilon", "--apply-layernorm-1p",
+        "--use-mcore-models", "--apply-layernorm-1p",
         "--mock-data", "--data-path", "--split", "--data-cache-path", "--tokenizer-type", "--tokenizer-model",
         "--tiktoken-pattern", "--vocab-file", "--merge-file", "--num-workers", "--no-mmap-bin-files",
         "--no-create-attention-mask-in-dataloader", "--save", "--load", "--save-interval", "--ckpt-format",
@@ -93,7 +93,7 @@ inline bool megatron_switch(const std::string& f) {
         "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--fp8-param-gather",
         "--grad-reduce-in-bf16", "--tp-comm-overlap", "--overlap-grad-reduce", "--optimizer-cpu-offload",
         "--use-megatron-fsdp", "--cross-entropy-loss-fusion", "--overlap-param-gather", "--multi-latent-attention",
-        "--mock-data"};
+        "--mock-data", "--use-rope-scaling", "--qk-layernorm"};
     return std::find(names.begin(), names.end(), f) != names.end();
 }
 
@@ -126,7 +126,8 @@ inline void check_megatron_choice(const cli_argument& a) {
 /// What megatron_import_arguments reads from the flags and applies only once all are read (their precedence).
 struct megatron_pending {
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos;
-    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, mla = false;
+    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, mla = false, yarn = false;
+    frameworks::megatron::rope_flags rope;  ///< frameworks/megatron/rope.hpp
     std::optional<std::string> fp8_recipe;  ///< --fp8-recipe (TransformerConfig default "delayed")
     // multi-latent attention: arguments.py _add_mla_args defaults (read only with --multi-latent-attention)
     std::int64_t kv_lora_rank = 32, qk_head_dim = 128, qk_pos_emb_head_dim = 64, v_head_dim = 128;
@@ -162,7 +163,8 @@ inline bool take_megatron_model_flag(const cli_argument& a, transformer_spec& m,
     else if (f == "--max-position-embeddings") s.max_pos = arg_int(a);
     else if (f == "--position-embedding-type") {
         const auto v = arg_str(a);
-        if (v == "rope") m.position_embedding = position_embedding::rope;
+        s.yarn = v == "yarn";
+        if (v == "rope" || v == "yarn") m.position_embedding = position_embedding::rope;
         else if (v == "learned_absolute") m.position_embedding = position_embedding::learned;
         else out.unknown.push_back(arg_text(a));
     } else if (f == "--no-position-embedding") m.position_embedding = position_embedding::rope;  // legacy: no learned table
@@ -184,6 +186,7 @@ inline bool take_megatron_model_flag(const cli_argument& a, transformer_spec& m,
     else if (f == "--qk-head-dim") s.qk_head_dim = check_bound(f, arg_int(a), bounds::hidden);
     else if (f == "--qk-pos-emb-head-dim") s.qk_pos_emb_head_dim = check_bound(f, arg_int(a), bounds::hidden);
     else if (f == "--v-head-dim") s.v_head_dim = check_bound(f, arg_int(a), bounds::hidden);
+    else if (frameworks::megatron::take_rope_flag(a, m, s.rope)) {}
     else return false;
     return true;
 }
@@ -280,6 +283,7 @@ inline void finish_megatron_model(transformer_spec& m, const training_spec& t, c
                                                           : 4 * m.hidden;
     // a learned table keeps its size; for RoPE the value only bounds the sequence, and seq_len is the default (0)
     if (s.max_pos && !(m.position_embedding == position_embedding::rope && *s.max_pos == t.seq_len)) m.max_positions = *s.max_pos;
+    frameworks::megatron::finish_rope(m, s.rope, s.yarn, out);
 }
 
 /// The precision, in the flags' precedence: --fp8-format, then the options (frameworks/megatron/options.hpp), then

@@ -9,7 +9,9 @@
 
 #include "frenzy/frameworks/megatron/import.hpp"
 #include "frenzy/launch/launcher.hpp"
+#include "frenzy/model/presets.hpp"
 #include "frenzy/model/transformer.hpp"
+#include "frenzy/frameworks/megatron/rope.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"
 
 namespace frenzy::frameworks::megatron {
@@ -49,7 +51,8 @@ inline std::vector<std::string> model_arguments(const job_spec& j) {
     if (m.activation == activation::swiglu) a.push_back("--swiglu");
     if (m.activation == activation::squared_relu) a.push_back("--squared-relu");
     if (m.norm == norm_kind::rmsnorm) a.push_back("--normalization RMSNorm");
-    a.push_back(std::string("--position-embedding-type ") + (m.position_embedding == position_embedding::rope ? "rope" : "learned_absolute"));
+    a.push_back("--position-embedding-type " + position_embedding_type(m));
+    for (auto& r : rope_and_norm_args(m)) a.push_back(std::move(r));
     a.push_back("--max-position-embeddings " + n(m.max_positions > 0 ? m.max_positions : t.seq_len));
     if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
     if (!m.bias) a.push_back("--disable-bias-linear");
@@ -163,6 +166,34 @@ inline std::vector<std::string> arguments(const job_spec& j) {
     return a;
 }
 
+/// A fine-tune's starting weights: the published model (its Hugging Face repository, or a local snapshot), the
+/// Megatron-Bridge checkout that converts it, and where its Megatron checkpoint goes (run_arguments:
+/// --pretrained-checkpoint; conversion_step converts it once).
+inline std::string pretrained_settings(const transformer_spec& m) {
+    const auto repo = published_repository(m.name);
+    std::string s = "HF_MODEL=\"${HF_MODEL:" + (repo.empty() ? "?set HF_MODEL to the Hugging Face repository or local snapshot of "
+                                                               "the published weights to fine-tune"
+                                                             : "-" + std::string(repo)) +
+                    "}\"  # the weights to fine-tune: a Hugging Face repository or a local snapshot\n";
+    s += "MEGATRON_BRIDGE=\"${MEGATRON_BRIDGE:-$HOME/Megatron-Bridge}\"  # a Megatron-Bridge checkout: converts HF_MODEL once\n";
+    s += "PRETRAINED_CHECKPOINT=\"${PRETRAINED_CHECKPOINT:-$CHECKPOINT_DIR/pretrained}\"  # HF_MODEL in Megatron's format\n";
+    return s;
+}
+
+/// The first step of a fine-tune, skipped once done: HF_MODEL converted to a Megatron checkpoint by Megatron-Bridge's
+/// importer (NVIDIA-NeMo/Megatron-Bridge@067f987d scripts/conversion/README.md: convert.sh import, one CPU process,
+/// writing iter_0000000), and the tracker file by which Megatron-LM finds a checkpoint (Megatron-LM@d98e8a64
+/// megatron/training/checkpointing.py read_metadata: without it the run would start from random weights).
+inline std::string conversion_step() {
+    return "if [[ ! -f \"$PRETRAINED_CHECKPOINT/latest_checkpointed_iteration.txt\" ]]; then\n"
+           "    \"$MEGATRON_BRIDGE/scripts/conversion/convert.sh\" import --executor local --device cpu \\\n"
+           "        --hf-model \"$HF_MODEL\" --megatron-path \"$PRETRAINED_CHECKPOINT\" || exit 1\n"
+           "    [[ -d \"$PRETRAINED_CHECKPOINT/iter_0000000\" ]] || { echo \"launch.sbatch: the conversion wrote no "
+           "$PRETRAINED_CHECKPOINT/iter_0000000\" >&2; exit 1; }\n"
+           "    echo 0 > \"$PRETRAINED_CHECKPOINT/latest_checkpointed_iteration.txt\"\n"
+           "fi\n";
+}
+
 /// The settings block at the top of the batch script: what the arguments read as "$NAME" (the Megatron-LM
 /// checkout, data, tokenizer, checkpoints, learning-rate schedule), each with its default, given in the environment
 /// of sbatch or edited here. The data choice follows Megatron-LM's own
@@ -174,9 +205,7 @@ inline std::string settings(const job_spec& j) {
     s += "DATA_PATH=\"${DATA_PATH:-MOCK}\"  # a data prefix of Megatron's tools/preprocess_data.py, or MOCK (synthetic tokens)\n";
     s += "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-}\"  # the Hugging Face tokenizer DATA_PATH was made with (needed with DATA_PATH)\n";
     s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from\n";
-    if (j.training.finetune.pretrained())  // the fine-tune's starting weights (run_arguments: --pretrained-checkpoint)
-        s += "PRETRAINED_CHECKPOINT=\"${PRETRAINED_CHECKPOINT:?set PRETRAINED_CHECKPOINT to the Megatron checkpoint "
-             "(torch_dist) of the pretrained model to fine-tune}\"\n";
+    if (j.training.finetune.pretrained()) s += pretrained_settings(j.model);
     s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-1000}\"  # optimizer steps between checkpoints\n";
     s += "LR=\"${LR:-" + number_text(lr) + "}\" MIN_LR=\"${MIN_LR:-" + number_text(lr / 10) +
          "}\" LR_WARMUP_FRACTION=\"${LR_WARMUP_FRACTION:-0.01}\"  # cosine decay over the run\n";
@@ -239,6 +268,7 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     for (const auto& a : arguments(j)) s += array_line(a);
     for (const auto& a : run_arguments(j)) s += array_line(a);
     s += ")\n" + data_and_length(j);
+    if (j.training.finetune.pretrained()) s += conversion_step();
     if (uses_megatron_fsdp(j.parallel)) s += "unset CUDA_DEVICE_MAX_CONNECTIONS  # Megatron-FSDP refuses 1\n";
     else out.exports.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
     out.preamble = s;

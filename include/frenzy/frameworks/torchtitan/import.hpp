@@ -100,6 +100,10 @@ inline void torchtitan_assign(const std::string& key, const std::string& v, torc
         else if (v.rfind("FullAC.Config(", 0) == 0) p.recompute = recompute::full;
         else out.unknown.push_back("config." + key + " = " + v);
     } else if (key == "compile.enable") j.runtime.compile = as_bool();
+    // a fine-tune's starting weights: loaded while the checkpoint folder is empty (torchtitan@b5bcd76c
+    // components/checkpointer/base.py Config.initial_load_path), any value read as a full fine-tune
+    else if (key == "checkpoint.initial_load_path") j.training.finetune.method = v == "None" ? finetune_method::none : finetune_method::full;
+    else if (key == "hf_assets_path") out.ignored.push_back("config." + key + " = " + v);  // the tokenizer's folder
     else if (key.rfind("training.", 0) == 0 || key.rfind("comm.", 0) == 0 || key.rfind("debug.", 0) == 0 ||
              key.rfind("metrics.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 || key.rfind("profiler.", 0) == 0 ||
              key.rfind("validator.", 0) == 0 || key.rfind("optimizer.", 0) == 0 || key.rfind("lr_scheduler.", 0) == 0 ||

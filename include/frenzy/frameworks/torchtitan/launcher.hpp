@@ -12,6 +12,7 @@
 #include "frenzy/frameworks/torchtitan/import.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"
+#include "frenzy/model/presets.hpp"
 
 namespace frenzy::frameworks::torchtitan {
 
@@ -70,6 +71,9 @@ inline std::string base_recipe_for(const job_spec& j, const std::string& given) 
                            "this model (it has recipes for " + known + "); give the recipe MODULE:FUNCTION of one that does "
                            "(launch_options::base_config, --torchtitan-base), or launch with another framework");
     }
+    if (const auto d = published_difference(j.model, preset(j.model.name)); !d.empty())
+        throw config_error(d + ": torchtitan's recipe " + base + " builds the published model; give a recipe of your own "
+                           "(--torchtitan-base) for another");
     return base;
 }
 
@@ -148,6 +152,28 @@ inline std::string training_lines(const job_spec& j) {
     return s;
 }
 
+/// A full fine-tune starts from the published weights, a local Hugging Face snapshot (safetensors) named by
+/// $HF_MODEL_DIR, loaded once while the checkpoint folder is empty and converted by the model's state-dict adapter
+/// (torchtitan@b5bcd76c components/checkpointer/base.py Config: initial_load_path absolute, initial_load_in_hf
+/// needs initial_load_model_only; trainer.py: hf_assets_path holds the tokenizer and the adapter's config).
+inline std::string pretrained_lines(const transformer_spec& m) {
+    const auto repo = published_repository(m.name);
+    return "    # fine-tune: the published weights" + (repo.empty() ? std::string() : " (" + std::string(repo) + ")") +
+           ", a local snapshot given as $HF_MODEL_DIR\n"
+           "    config.hf_assets_path = os.environ[\"HF_MODEL_DIR\"]\n"
+           "    config.checkpoint.enable = True\n"
+           "    config.checkpoint.initial_load_path = os.environ[\"HF_MODEL_DIR\"]\n"
+           "    config.checkpoint.initial_load_in_hf = True\n"
+           "    config.checkpoint.initial_load_model_only = True\n";
+}
+
+/// The settings line of a fine-tune: the snapshot's absolute path, required (torchtitan loads no Hub id).
+inline std::string pretrained_setting(const transformer_spec& m) {
+    const auto repo = std::string(published_repository(m.name));
+    return "export HF_MODEL_DIR=\"${HF_MODEL_DIR:?set HF_MODEL_DIR to the absolute path of a local snapshot of the published "
+           "weights" + (repo.empty() ? std::string() : " (huggingface-cli download " + repo + " --local-dir DIR)") + "}\"\n";
+}
+
 /// torchtitan recipe module: a function returning Trainer.Config, derived from a base recipe (`base0`, or when it is
 /// empty torchtitan's own recipe for the model: base_recipe_for).
 inline std::string recipe(const job_spec& j, const std::string& base0) {
@@ -163,6 +189,7 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
     const bool mx = fp8 && j.runtime.fp8_recipe == fp8_recipe::mxfp8;
     const std::string converter = mx ? "MXFP8LinearConverter" : "Float8LinearConverter";
     if (fp8) s += "from torchtitan.components.quantization import " + converter + "\n";
+    if (j.training.finetune.pretrained()) s += "import os\n\n";
     s += "from torchtitan.trainer import Trainer\n";
     s += "from " + base.substr(0, colon) + " import " + base.substr(colon + 1) + " as base_recipe\n\n\n";
     s += "def frenzy_plan() -> Trainer.Config:\n";
@@ -176,6 +203,7 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
         s += "    config.model_spec = model_registry(config.model_spec.flavor, converters=[" + converter + ".Config(" +
              recipe_name + "model_compile_enabled=" + (j.runtime.compile ? "True" : "False") + ")])\n";
     }
+    if (j.training.finetune.pretrained()) s += pretrained_lines(j.model);
     s += "    return config\n";
     return s;
 }
@@ -184,6 +212,7 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     launcher_payload out;
     out.files.push_back({"frenzy_torchtitan.py", recipe(j, o.base_config)});
+    if (j.training.finetune.pretrained()) out.preamble = pretrained_setting(j.model);
     out.torchrun_target = o.run_command.empty() ? std::string("-m torchtitan.train --module frenzy_torchtitan --config frenzy_plan")
                                                 : o.run_command;
     return out;
@@ -201,6 +230,7 @@ inline constexpr launcher_traits launch_traits{
     .payload = payload,
     .config_example = "recipe.py",
     .import_file = import_file,
+    .methods = method_bits({finetune_method::none, finetune_method::full}),
 };
 
 }  // namespace frenzy::frameworks::torchtitan

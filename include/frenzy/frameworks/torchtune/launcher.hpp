@@ -34,6 +34,8 @@ inline builder_entry builder_of(const job_spec& j) {
         m.ffn_hidden != p.ffn_hidden || m.vocab != p.vocab)
         throw config_error("model \"" + printable(m.name, 80) + "\" is not the shape of the preset torchtune's " +
                            std::string(b->builder) + " builds (layers, hidden, heads, kv heads, ffn or vocabulary differ)");
+    if (const auto d = published_difference(m, p); !d.empty())
+        throw config_error(d + ": torchtune's " + std::string(b->builder) + " builds the published model only");
     if (j.training.finetune.method == finetune_method::qlora && !b->qlora)
         throw config_error("training.finetune.method=\"qlora\": torchtune.models." + std::string(b->family) +
                            " has no qlora_" + std::string(b->builder) + " builder (LoRA: method \"lora\")");
