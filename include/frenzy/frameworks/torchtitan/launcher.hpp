@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "frenzy/frameworks/torchtitan/import.hpp"
+#include "frenzy/io/file.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"
 #include "frenzy/model/presets.hpp"
