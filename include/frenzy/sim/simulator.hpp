@@ -122,7 +122,7 @@ public:
     }
 
     // cluster_backend
-    void launch(int id, const plan& p, const allocation& a) override {
+    void launch(int id, const job_spec&, const plan& p, const allocation& a) override {
         auto& j = jobs_[static_cast<std::size_t>(id)];
         j.cur = p;
         j.on_mixed = false;
@@ -130,7 +130,7 @@ public:
     }
     /// A pipeline over several types runs at the pace of its slowest stage group: its true speed is the prediction
     /// times the lowest true/predicted ratio of its types. The run is recorded on "type+type" (first group first).
-    void launch_mixed(int id, const mixed_plan& p, const allocation& a) override {
+    void launch_mixed(int id, const job_spec&, const mixed_plan& p, const allocation& a) override {
         auto& j = jobs_[static_cast<std::size_t>(id)];
         j.cur_mixed = p;
         j.on_mixed = true;
@@ -193,6 +193,7 @@ private:
     enum class phase { pending, waiting, running, done };
     struct job : sim_job_plans {
         const trace_job* row = nullptr;
+        job_spec spec;  // what its launches receive (to_job_spec of its row)
         phase ph = phase::pending;
         double ckpt_s = 3600;
         double progress = 0;  // checkpointed progress at the start of the current run
@@ -231,7 +232,8 @@ private:
             throw config_error("trace job " + trace[i].job_id + ": requested_type=\"" + trace[i].requested_type +
                                "\" is not a GPU type of the cluster (" + known + ")");
         }
-        const job_spec spec = to_job_spec(trace[i]);
+        j.spec = to_job_spec(trace[i]);
+        const job_spec& spec = j.spec;
         j.ckpt_s = opt.checkpoint_interval_s > 0 ? opt.checkpoint_interval_s : spec.training.checkpoint_interval_s;
         j.restart_s = opt.restart_s;
         if (opt.checkpoint_GBps > 0)
@@ -455,8 +457,8 @@ private:
                 continue;
             }
             launch_oom_ = s.oom;
-            if (s.mixed) orch_.start(s.job, *s.mixed, s.alloc);
-            else orch_.start(s.job, s.p, s.alloc);
+            if (s.mixed) orch_.start(s.job, j.spec, *s.mixed, s.alloc);
+            else orch_.start(s.job, j.spec, s.p, s.alloc);
             launch_oom_ = false;
         }
         return !d.start.empty();
