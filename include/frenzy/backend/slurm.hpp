@@ -237,9 +237,15 @@ public:
 
     /// sbatch pinned to the allocation's nodes and GRES (throws io_error if sbatch fails; the journal's intent
     /// stays recorded).
-    void launch(int id, const job_spec& job, const plan& p, const allocation& a) override { submit(id, job, p, nullptr, a); }
-    void launch_mixed(int id, const job_spec& job, const mixed_plan& p, const allocation& a) override {
-        submit(id, job, plan{}, &p, a);
+    void launch(int id, const job_spec& job, const plan& p, const allocation& a) override {
+        const std::string name = client_->options().job_prefix + "-" + std::to_string(id);
+        batch_request req{id, job.name, p, {}, client_->options().run_command, job};
+        for (const auto& c : a.components())
+            for (const auto& part : c.parts) req.nodes.push_back(inv_->nodes.at(static_cast<std::size_t>(part.node)).name);
+        const std::string tag = journal_ ? journal_->intent(id, a) : "frenzy:" + std::to_string(id);
+        const auto slurm_id = client_->sbatch(sbatch_placement_args(*inv_, a, name, tag, client_->options()), batch_script(req));
+        slurm_ids_[id] = slurm_id;
+        if (journal_) journal_->submitted(id, slurm_id);
     }
     void stop(int job) override {
         auto it = slurm_ids_.find(job);
@@ -256,18 +262,6 @@ public:
     }
 
 private:
-    void submit(int id, const job_spec& job, const plan& p, const mixed_plan* mixed, const allocation& a) {
-        const std::string name = client_->options().job_prefix + "-" + std::to_string(id);
-        batch_request req{id, job.name, p, {}, client_->options().run_command, job,
-                          mixed ? std::optional<mixed_plan>(*mixed) : std::nullopt};
-        for (const auto& c : a.components())
-            for (const auto& part : c.parts) req.nodes.push_back(inv_->nodes.at(static_cast<std::size_t>(part.node)).name);
-        const std::string tag = journal_ ? journal_->intent(id, a) : "frenzy:" + std::to_string(id);
-        const auto slurm_id = client_->sbatch(sbatch_placement_args(*inv_, a, name, tag, client_->options()), batch_script(req));
-        slurm_ids_[id] = slurm_id;
-        if (journal_) journal_->submitted(id, slurm_id);
-    }
-
     const slurm_api* client_;
     const slurm_inventory* inv_;
     submission_journal* journal_;

@@ -143,7 +143,7 @@ protected:
     }
 
     /// The backend's journal (submission_journal): before sbatch, the intent of job `id`'s next attempt on the
-    /// plan it was placed on (j.current or j.current_mixed) is made durable; its tag goes to Slurm. Should sbatch
+    /// plan it was placed on (j.current) is made durable; its tag goes to Slurm. Should sbatch
     /// then fail, the intent stays, and the next tick asks Slurm whether it took the job.
     std::string intent(int id, const allocation& a) override {
         auto& j = jobs_.at(id);
@@ -171,8 +171,7 @@ protected:
     bool hold_adopted(int id, const live_job& j, const allocation& a) {
         if (!j.placed()) return false;
         try {
-            if (j.current_mixed) orch_->adopt(id, *j.current_mixed, a);
-            else orch_->adopt(id, *j.current, a);
+            orch_->adopt(id, *j.current, a);
         } catch (const error&) {
             return false;
         }
@@ -428,8 +427,7 @@ protected:
             if (j.state != job_states::queued && held && j.placed()) {
                 v.running = true;
                 v.alloc = held;
-                v.current = j.current ? &*j.current : nullptr;
-                v.current_mixed = j.current_mixed ? &*j.current_mixed : nullptr;
+                v.current = j.current->mixed() ? nullptr : &*j.current;
                 v.predicted_end_s = j.started_s + opt_.policies.has.startup_s + j.est_time_s();
             } else if (j.state != job_states::queued) continue;
             views.push_back(v);
@@ -473,13 +471,8 @@ protected:
         }
         try {
             j.unplace();
-            if (s.mixed) {
-                j.current_mixed = *s.mixed;
-                orch_->start(s.job, j.spec, *s.mixed, s.alloc);
-            } else {
-                j.current = s.p;
-                orch_->start(s.job, j.spec, s.p, s.alloc);
-            }
+            j.current = s.mixed ? to_plan(*s.mixed) : s.p;
+            orch_->start(s.job, j.spec, *j.current, s.alloc);
             log_decision({{"decision", "start"}, {"job", s.job}, {"name", j.spec.name},
                           {"plan", s.mixed ? nlohmann::ordered_json(*s.mixed) : nlohmann::ordered_json(s.p)},
                           {"allocation", allocation_json(s.alloc, inv_)}, {"slurm_job", j.slurm_id}, {"alternatives", alternatives(j, s)},
