@@ -42,7 +42,7 @@ struct host_backend : frenzy::cluster_backend {
     double now = 0;
     std::map<int, double> end_at;  // job -> when the host's monitor will report it done
     std::map<int, double> runtime; // job -> seconds it runs once launched (from the chosen plan)
-    void launch(int job, const frenzy::plan& p, const frenzy::allocation& a) override {
+    void launch(int job, const frenzy::job_spec&, const frenzy::plan& p, const frenzy::allocation& a) override {
         std::printf("t=%6.0f  launch job %d on %d x %s over %d node(s), tp=%lld\n", now, job, a.gpus(), p.gpu.c_str(),
                     a.nodes(), static_cast<long long>(p.parallel.tp));
         end_at[job] = now + runtime[job];
@@ -140,8 +140,8 @@ int main() {
         for (const auto& s : d.start) {
             backend.runtime[s.job] = (1.0 - jobs[static_cast<std::size_t>(s.job)].progress) *
                                      jobs[static_cast<std::size_t>(s.job)].spec.training.total_tokens / s.p.tokens_per_s;
-            orch.start(s.job, s.p, s.alloc);
             auto& j = jobs[static_cast<std::size_t>(s.job)];
+            orch.start(s.job, j.spec, s.p, s.alloc);
             j.running = true;
             j.current = s.p;
             j.started = backend.now;

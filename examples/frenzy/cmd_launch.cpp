@@ -40,13 +40,13 @@ void print_plan(std::size_t n, const frenzy::launch_result& r) {
                                            q.vpp > 1 ? fmt::format(" vpp{}", q.vpp) : "", q.cp > 1 ? fmt::format(" cp{}", q.cp) : "",
                                            q.ep > 1 ? fmt::format(" ep{}", q.ep) : "", to_string(q.sharding), to_string(q.recompute),
                                            r.job.training.micro_batch);
-    if (!r.mixed) {
+    if (!r.plan.mixed()) {
         fmt::print("plan {}: {} x {} on {} node(s), {}\n", n, r.plan.gpus, r.plan.gpu, r.plan.nodes, layout);
         return;
     }
-    fmt::print("mixed plan {}: {}, a Slurm heterogeneous job of {} components\n", n, layout, r.mixed->groups.size());
-    for (std::size_t k = 0; k < r.mixed->groups.size(); ++k) {
-        const auto& g = r.mixed->groups[k];
+    fmt::print("mixed plan {}: {}, a Slurm heterogeneous job of {} components\n", n, layout, r.plan.groups.size());
+    for (std::size_t k = 0; k < r.plan.groups.size(); ++k) {
+        const auto& g = r.plan.groups[k];
         fmt::print("  component {}: {} x {} on {} node(s), stages {}-{} ({} layers)\n", k, g.gpus, g.gpu, g.nodes, g.first_stage,
                    g.first_stage + g.stages - 1, g.layers);
     }

@@ -724,10 +724,10 @@ inline void bind_launch_result(py::module_& m) {
         .def("to_dict", [](const launch_result& l) { return to_py(nlohmann::ordered_json(l)); },
              "The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written.")
         .def_property_readonly("plan", [](const launch_result& l) -> py::object {
-            return l.mixed ? py::none() : py::cast(l.plan);
+            return l.plan.mixed() ? py::none() : py::cast(l.plan);
         }, "The plan the files run (None with launch(mixed=True): see mixed_plan).")
         .def_property_readonly("mixed_plan", [](const launch_result& l) -> py::object {
-            return l.mixed ? to_py(nlohmann::ordered_json(*l.mixed)) : py::none();
+            return l.plan.mixed() ? to_py(nlohmann::ordered_json(l.plan)) : py::none();
         }, "With launch(mixed=True): the mixed plan the files run, as a dict (an element of PlanResult.mixed_plans); "
            "None otherwise.")
         .def_property_readonly("job", [](const launch_result& l) { return job{{l.job, true, {}}}; },
@@ -746,9 +746,9 @@ inline void bind_launch_result(py::module_& m) {
                     "to_dict()'s \"files\" then hold.")
         .def("__repr__", [](const launch_result& l) {
             std::string where = std::to_string(l.plan.gpus) + "x " + l.plan.gpu;
-            if (l.mixed) {
+            if (l.plan.mixed()) {
                 where.clear();
-                for (const auto& g : l.mixed->groups) where += (where.empty() ? "" : " + ") + std::to_string(g.gpus) + "x " + g.gpu;
+                for (const auto& g : l.plan.groups) where += (where.empty() ? "" : " + ") + std::to_string(g.gpus) + "x " + g.gpu;
             }
             return "<frenzy.Launch " + where + ", " + std::to_string(l.files.size()) + " files>";
         });

@@ -194,7 +194,7 @@ TEST_CASE("batch script of a mixed plan: torchrun on every node of both componen
     r.name = "qwen";
     r.nodes = {"t4-1", "v100-1"};
     r.spec = j;
-    r.mixed = m;
+    r.p = to_plan(m);
     const auto s = batch_script(r);
     CHECK(s.find("# frenzy job 4 (qwen): 4 x t4 + 8 x v100-32g on 2 node(s) t4-1,v100-1, tp=4 pp=3 dp=1 micro_batch=1\n") != std::string::npos);
     CHECK(s.find("export FRENZY_GPU='t4+v100-32g'\n") != std::string::npos);
@@ -204,7 +204,7 @@ TEST_CASE("batch script of a mixed plan: torchrun on every node of both componen
     CHECK(s.find("#SBATCH") == std::string::npos);  // the placement travels as sbatch options
     launch_options o;
     o.launcher = launcher::megatron;
-    const auto launched = mixed_launch_files(job_for_mixed_plan(j, m), m, o).front().content;
+    const auto launched = launch_files(job_for_plan(j, to_plan(m)), to_plan(m), o).front().content;
     auto args_of = [](const std::string& text) {
         const auto a = text.find("MEGATRON_ARGS=(");
         return a == std::string::npos ? std::string{} : text.substr(a, text.find(")\n", a) - a);

@@ -10,8 +10,8 @@ using namespace frenzy_test;
 namespace {
 struct recording_backend : cluster_backend {
     std::vector<std::string> calls;
-    void launch(int job, const plan& p, const allocation& a) override {
-        calls.push_back("launch " + std::to_string(job) + " " + p.gpu + " " + std::to_string(a.gpus()));
+    void launch(int job, const job_spec& spec, const plan& p, const allocation& a) override {
+        calls.push_back("launch " + std::to_string(job) + " " + spec.name + " " + p.gpu + " " + std::to_string(a.gpus()));
     }
     void stop(int job) override { calls.push_back("stop " + std::to_string(job)); }
 };
@@ -68,13 +68,18 @@ TEST_CASE("orchestrator: drives the backend and refuses plans that do not fit") 
     recording_backend be;
     orchestrator o(mk_cluster({{"a", "a100-80g", 4, 1}}), be);
     auto p = mk_plan("a100-80g", 2, 100);
-    o.start(1, p, {0, {{0, 2}}});
-    CHECK_THROWS_WITH(o.start(2, p, {0, {{0, 3}}}), Catch::Contains("allocation has 3"));
+    job_spec spec;
+    spec.name = "llama-7b";
+    o.start(1, spec, p, {0, {{0, 2}}});
+    CHECK_THROWS_WITH(o.start(2, spec, p, {0, {{0, 3}}}), Catch::Contains("allocation has 3"));
     plan big = p;
     big.required = bytes{90e9};  // what the fit rule compares (memory/fit.hpp)
     big.capacity = bytes{80e9};
-    CHECK_THROWS_WITH(o.start(2, big, {0, {{0, 2}}}), Catch::Contains("does not fit"));
+    CHECK_THROWS_WITH(o.start(2, spec, big, {0, {{0, 2}}}), Catch::Contains("does not fit"));
+    o.adopt(3, p, {0, {{0, 2}}});  // a job the backend already runs: held, not launched again
+    CHECK(o.state().free_gpus(0) == 0);
+    o.finished(3);
     o.stop(1);
-    CHECK(be.calls == std::vector<std::string>{"launch 1 a100-80g 2", "stop 1"});
+    CHECK(be.calls == std::vector<std::string>{"launch 1 llama-7b a100-80g 2", "stop 1"});
     CHECK(o.state().free_gpus(0) == 4);
 }

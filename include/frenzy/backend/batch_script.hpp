@@ -17,12 +17,11 @@ namespace frenzy {
 struct batch_request {
     int job = 0;                       ///< Frenzy job id
     std::string name;                  ///< the job spec's name
-    plan p;                            ///< the chosen plan (unused with `mixed`)
+    plan p;                            ///< the chosen plan; one with stage groups runs as a Slurm heterogeneous
+                                       ///< job with one component per group
     std::vector<std::string> nodes;    ///< Slurm node names it is pinned to (every component's, in order)
     std::string run_command;           ///< replaces srun + torchrun ("" = torchrun of the framework's script)
     std::optional<job_spec> spec;      ///< the job as submitted: its framework's configuration is written when given
-    std::optional<mixed_plan> mixed = {};  ///< set: the job runs this pipeline over several GPU types, a Slurm
-                                           ///< heterogeneous job with one component per stage group
 };
 
 namespace detail {
@@ -38,36 +37,33 @@ struct batch_plan_facts {
 
 inline batch_plan_facts plan_facts(const batch_request& r) {
     batch_plan_facts f;
-    if (!r.mixed) {
+    f.components = slurm_components(r.p);
+    f.par = &r.p.parallel;
+    f.micro_batch = r.p.micro_batch;
+    if (!r.p.mixed()) {
         f.where = std::to_string(r.p.gpus) + " x " + r.p.gpu + " on " + std::to_string(r.p.nodes) + " node(s)";
         f.gpu = r.p.gpu;
-        f.par = &r.p.parallel;
-        f.micro_batch = r.p.micro_batch;
-        f.components = slurm_components(r.p);
         return f;
     }
     int nodes = 0;
-    for (const auto& g : r.mixed->groups) {
+    for (const auto& g : r.p.groups) {
         f.where += (f.where.empty() ? "" : " + ") + std::to_string(g.gpus) + " x " + g.gpu;
         f.gpu += (f.gpu.empty() ? "" : "+") + g.gpu;
         nodes += g.nodes;
     }
-    f.components = slurm_components(*r.mixed);
     f.where += " on " + std::to_string(nodes) + " node(s)";
-    f.par = &r.mixed->parallel;
-    f.micro_batch = r.mixed->micro_batch;
     return f;
 }
 
-/// The framework's configuration of the job the plan runs, into `b` (job_for_plan / job_for_mixed_plan, as `frenzy
+/// The framework's configuration of the job the plan runs, into `b` (job_for_plan, as `frenzy
 /// launch` writes it); a job the launcher cannot express gets the generic start, with the reason noted.
 inline void add_framework_payload(batch_script_spec& b, const batch_request& r) {
     launch_options o;
-    o.launcher = launcher_for(r.mixed ? r.mixed->framework : r.p.framework);
+    o.launcher = launcher_for(r.p.framework);
     try {
-        const auto j = r.mixed ? job_for_mixed_plan(*r.spec, *r.mixed) : job_for_plan(*r.spec, r.p);
+        const auto j = job_for_plan(*r.spec, r.p);
         auto payload = launcher_payload_for(j, o);
-        for (auto& c : r.mixed ? mixed_plan_comments(j, *r.mixed, std::nullopt) : plan_comments(j, r.p, std::nullopt))
+        for (auto& c : plan_comments(j, r.p, std::nullopt))
             b.comments.push_back(std::move(c));
         b.inline_files = std::move(payload.files);
         for (auto& e : payload.exports) b.exports.push_back(std::move(e));

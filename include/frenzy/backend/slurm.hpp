@@ -2,7 +2,7 @@
 // The Slurm backend of the orchestrator: the live inventory from `sinfo --json` (typed GPU GRES mapped to catalog
 // GPU types by a configurable table), submission with `sbatch --parsable` pinned to the chosen nodes, following
 // jobs with `squeue --json`, cancelling with `scancel`. Every command runs with an argument vector (process.hpp),
-// never through a shell, with a timeout; every output is parsed by io/slurm_json.hpp.
+// never through a shell, with a timeout; every output is parsed by backend/slurm_json.hpp.
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -17,7 +17,7 @@
 #include "frenzy/backend/process.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/hw/cluster.hpp"
-#include "frenzy/io/slurm_json.hpp"
+#include "frenzy/backend/slurm_json.hpp"
 #include "frenzy/sched/cluster_state.hpp"
 
 namespace frenzy {
@@ -132,7 +132,7 @@ public:
     virtual void scancel(std::int64_t id) const = 0;
 };
 
-/// The Slurm commands, each run with an argument vector and parsed by io/slurm_json.hpp.
+/// The Slurm commands, each run with an argument vector and parsed by backend/slurm_json.hpp.
 class slurm_client : public slurm_api {
 public:
     explicit slurm_client(slurm_options o = {}) : opt_(std::move(o)) {}
@@ -217,39 +217,36 @@ inline std::vector<std::string> sbatch_placement_args(const slurm_inventory& inv
     return args;
 }
 
-/// One submission: the job as its host holds it (its spec, the chosen plan and allocation) and the tag its Slurm
-/// comment carries (the service finds its jobs in squeue by it).
-struct slurm_submission {
-    int job = 0;
-    const job_spec* spec = nullptr;  ///< the job's spec: its name heads the script and its framework's files are
-                                     ///< written; null = the generic start, named JOB_PREFIX-JOB
-    const plan& p;                   ///< the plan (unused with `mixed`)
-    const allocation& alloc;         ///< one component per stage group with `mixed`
-    std::string tag;                 ///< "" = "frenzy:JOB"
-    const mixed_plan* mixed = nullptr;  ///< set: a pipeline over several GPU types, one heterogeneous job
+/// What a host keeps of its submissions, around each sbatch: intent() before it (a durable record; it returns the
+/// tag the job's Slurm comment carries, by which the host finds the job in squeue), submitted() after it with the
+/// Slurm job id. Without one, a job is tagged "frenzy:JOB".
+class submission_journal {
+public:
+    virtual ~submission_journal() = default;
+    virtual std::string intent(int job, const allocation& a) = 0;
+    virtual void submitted(int job, std::int64_t slurm_id) = 0;
 };
 
-/// cluster_backend over Slurm. A host that holds the job spec submits through submit(), which returns the Slurm job
-/// id; the orchestrator's launch() submits the generic start (no spec). stop() scancels what either submitted.
+/// cluster_backend over Slurm: launch() submits the job with its spec (its name heads the script and its
+/// framework's files are written) as one sbatch pinned to the allocation, a mixed plan as one heterogeneous job;
+/// stop() scancels it.
 class slurm_backend : public cluster_backend {
 public:
-    slurm_backend(const slurm_api& client, const slurm_inventory& inv) : client_(&client), inv_(&inv) {}
+    slurm_backend(const slurm_api& client, const slurm_inventory& inv, submission_journal* journal = nullptr)
+        : client_(&client), inv_(&inv), journal_(journal) {}
 
-    /// sbatch pinned to the allocation's nodes and GRES; returns the Slurm job id (throws io_error if sbatch fails).
-    std::int64_t submit(const slurm_submission& s) {
-        const std::string name = client_->options().job_prefix + "-" + std::to_string(s.job);
-        batch_request req{s.job, s.spec ? s.spec->name : name, s.p, {}, client_->options().run_command,
-                          s.spec ? std::optional<job_spec>(*s.spec) : std::nullopt,
-                          s.mixed ? std::optional<mixed_plan>(*s.mixed) : std::nullopt};
-        for (const auto& c : s.alloc.components())
+    /// sbatch pinned to the allocation's nodes and GRES (throws io_error if sbatch fails; the journal's intent
+    /// stays recorded).
+    void launch(int id, const job_spec& job, const plan& p, const allocation& a) override {
+        const std::string name = client_->options().job_prefix + "-" + std::to_string(id);
+        batch_request req{id, job.name, p, {}, client_->options().run_command, job};
+        for (const auto& c : a.components())
             for (const auto& part : c.parts) req.nodes.push_back(inv_->nodes.at(static_cast<std::size_t>(part.node)).name);
-        const std::string tag = s.tag.empty() ? "frenzy:" + std::to_string(s.job) : s.tag;
-        const auto id = client_->sbatch(sbatch_placement_args(*inv_, s.alloc, name, tag, client_->options()), batch_script(req));
-        slurm_ids_[s.job] = id;
-        return id;
+        const std::string tag = journal_ ? journal_->intent(id, a) : "frenzy:" + std::to_string(id);
+        const auto slurm_id = client_->sbatch(sbatch_placement_args(*inv_, a, name, tag, client_->options()), batch_script(req));
+        slurm_ids_[id] = slurm_id;
+        if (journal_) journal_->submitted(id, slurm_id);
     }
-    void launch(int job, const plan& p, const allocation& a) override { submit({job, nullptr, p, a, {}}); }
-    void launch_mixed(int job, const mixed_plan& p, const allocation& a) override { submit({job, nullptr, plan{}, a, {}, &p}); }
     void stop(int job) override {
         auto it = slurm_ids_.find(job);
         if (it == slurm_ids_.end()) return;
@@ -267,6 +264,7 @@ public:
 private:
     const slurm_api* client_;
     const slurm_inventory* inv_;
+    submission_journal* journal_;
     std::map<int, std::int64_t> slurm_ids_;
 };
 

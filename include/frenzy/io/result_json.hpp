@@ -103,8 +103,13 @@ inline void to_json(nlohmann::ordered_json& out, const parallel_config& q) {
     out = nlohmann::ordered_json(to_json(q));
 }
 
-/// One element of `frenzy plan --json`'s `plans`.
+inline void to_json(nlohmann::ordered_json& out, const mixed_plan& p);  // below
+inline void from_json(const nlohmann::json& in, mixed_plan& p);
+
+/// One element of `frenzy plan --json`'s `plans`; a plan with stage groups is written as an element of its
+/// `mixed_plans`.
 inline void to_json(nlohmann::ordered_json& out, const plan& p) {
+    if (p.mixed()) return to_json(out, as_mixed(p));
     out = {{"gpu", p.gpu},
            {"gpus", p.gpus},
            {"nodes", p.nodes},
@@ -160,10 +165,15 @@ void read_budget(object_reader& r, const nlohmann::json& in, P& p) {
 }
 }  // namespace detail
 
-/// A plan back from the JSON to_json writes (the service's store keeps plans as this text): every key to_json
-/// writes, the budget keys (est_time_s, gpu_hours, billed_gpu_hours, cost) optional; unknown keys are errors.
-/// to_json -> from_json -> to_json gives the same text.
+/// A plan back from the JSON to_json writes (the service's store keeps plans as this text), of either form (one
+/// with `groups` is a pipeline over several types): every key to_json writes, the budget keys (est_time_s,
+/// gpu_hours, billed_gpu_hours, cost) optional; unknown keys are errors. to_json -> from_json -> to_json gives the
+/// same text.
 inline void from_json(const nlohmann::json& in, plan& p) {
+    if (in.is_object() && in.contains("groups")) {
+        p = to_plan(in.get<mixed_plan>());
+        return;
+    }
     detail::object_reader r(in, "plan");
     p = plan{};
     r.get("gpu", p.gpu);

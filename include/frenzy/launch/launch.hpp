@@ -86,11 +86,9 @@ struct slurm_component {
 };
 
 /// The Slurm components a plan runs on: one for a single-type plan (at least one node; its GPUs split evenly, else
-/// all on one), one per stage group of a mixed plan, in pipeline order.
+/// all on one), one per stage group of a pipeline over several types, in pipeline order.
 inline std::vector<slurm_component> slurm_components(const frenzy::plan& p) {
-    return {{p.gpu, std::max(p.nodes, 1), p.nodes > 0 ? p.gpus / p.nodes : p.gpus}};
-}
-inline std::vector<slurm_component> slurm_components(const mixed_plan& p) {
+    if (!p.mixed()) return {{p.gpu, std::max(p.nodes, 1), p.nodes > 0 ? p.gpus / p.nodes : p.gpus}};
     std::vector<slurm_component> out;
     for (const auto& g : p.groups) out.push_back({g.gpu, std::max(g.nodes, 1), g.gpus_per_node});
     return out;
@@ -216,33 +214,6 @@ inline std::string batch_script_text(const batch_script_spec& b) {
     return s + (het ? detail::het_torchrun_lines(b) : detail::torchrun_lines(b)) + background;
 }
 
-namespace detail {
-/// `j` with what a plan (one type or mixed) decided in place of its own: layout, framework, micro-batch,
-/// precision and the overlap flags the plan was predicted with.
-template <class P>
-job_spec with_plan_layout(job_spec j, const P& p) {
-    j.parallel = p.parallel;
-    j.runtime.framework = p.framework;
-    j.runtime.overlap_grad_reduce = p.overlap_grad_reduce;
-    j.runtime.tp_comm_overlap = p.tp_comm_overlap;
-    j.training.micro_batch = p.micro_batch;
-    j.training.precision = p.precision;
-    if (p.precision != precision::fp8_mixed) j.runtime.fp8_recipe.reset();  // a recipe of fp8 casts only
-    return j;
-}
-}  // namespace detail
-
-/// The job a plan runs: its layout, framework, micro-batch, precision (a marked alternative where the GPU type
-/// lacks the job's) and the overlap flags it was predicted with, in place of the job's own. The attention kernel
-/// stays the job's: "auto" runs in the framework what the planner resolved for the type (train/attention.hpp), except
-/// where that is the unfused kernel, which is written as such (Megatron --attention-backend unfused, MPT attn_impl
-/// torch): a file that names no kernel gets a flash one in frameworks that cannot choose by GPU.
-inline job_spec job_for_plan(job_spec j, const frenzy::plan& p) {
-    if (j.runtime.attention == attention_impl::automatic && p.attention == attention_impl::unfused)
-        j.runtime.attention = attention_impl::unfused;
-    return detail::with_plan_layout(std::move(j), p);
-}
-
 /// launch_options::run_command is the user's own command line, written as one line of the batch script: no control
 /// character (a newline would start another command) and its quotes closed (an open quote swallows the script's
 /// following lines), as bash reads single and double quotes and backslashes.
@@ -331,15 +302,10 @@ inline std::string prediction_comment(seconds step, double tokens_per_s, seconds
 
 }  // namespace detail
 
-/// The header comments after the first line: the layout and the prediction (with the time limit's margin when the
+/// The header comments after the first line: one line per stage group of a pipeline over several types (its
+/// component of the heterogeneous job), the layout and the prediction (with the time limit's margin when the
 /// script has one). Public: the Slurm backend's batch script writes the same lines.
 inline std::vector<std::string> plan_comments(const job_spec& j, const frenzy::plan& p, std::optional<double> time_margin) {
-    return {detail::layout_comment(j), detail::prediction_comment(p.step_time, p.tokens_per_s, p.est_time, time_margin)};
-}
-
-/// The header comments of a mixed plan: one line per stage group (its component of the heterogeneous job), the
-/// layout and the prediction.
-inline std::vector<std::string> mixed_plan_comments(const job_spec& j, const mixed_plan& p, std::optional<double> time_margin) {
     std::vector<std::string> out;
     for (std::size_t k = 0; k < p.groups.size(); ++k) {
         const auto& g = p.groups[k];
@@ -351,10 +317,6 @@ inline std::vector<std::string> mixed_plan_comments(const job_spec& j, const mix
     out.push_back(detail::prediction_comment(p.step_time, p.tokens_per_s, p.est_time, time_margin));
     return out;
 }
-
-/// The job a mixed plan runs: its layout with every stage's layer count (parallel.stage_layers), framework,
-/// micro-batch, the one precision its types all run and its overlap flags, in place of the job's own.
-inline job_spec job_for_mixed_plan(job_spec j, const mixed_plan& p) { return detail::with_plan_layout(std::move(j), p); }
 
 /// The #SBATCH lines of launch_options' Slurm settings (partition, account, qos, cpus per task, memory, requeue),
 /// each checked: names are Slurm words (letters, digits, '.', '_', '-'; a partition list also ','), memory a whole
@@ -454,12 +416,6 @@ inline std::vector<launch_file> script_files(const job_spec& j, const std::vecto
 
 }  // namespace detail
 
-/// The launch files for a job whose `parallel` is the plan's layout, on `p.nodes` nodes of `p.gpu`.
-inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
-    if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0)
-        throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
-    return detail::script_files(j, slurm_components(p), p.est_time.value, plan_comments(j, p, o.time_margin), o);
-}
 
 /// Throws config_error unless the launcher writes stage layouts of uneven layer counts (framework_rules::
 /// stage_layer_layout, Megatron-LM's --pipeline-model-parallel-layout), which a pipeline over several GPU types needs.
@@ -471,12 +427,10 @@ inline void check_launches_mixed(launcher l) {
                        "--pipeline-model-parallel-layout states (--framework megatron)");
 }
 
-/// The launch files of a mixed plan for `j` (job_for_mixed_plan): a Slurm heterogeneous job with one component per
-/// stage group, in pipeline order. Throws config_error when a group's GPUs are not its stages' ranks (stages x tp x
-/// cp x dp, on whole nodes) or its stages do not follow the previous group's.
-inline std::vector<launch_file> mixed_launch_files(const job_spec& j, const mixed_plan& p, const launch_options& o) {
-    check_launches_mixed(o.launcher);
-    if (p.groups.empty()) throw config_error("mixed plan: no stage groups");
+namespace detail {
+/// Throws config_error when a group of pipeline `p` over several types does not hold its stages' ranks (stages x
+/// tp x cp x dp of `j`, on whole nodes) or its stages do not follow the previous group's.
+inline void check_stage_groups(const job_spec& j, const frenzy::plan& p) {
     const auto& q = j.parallel;
     const std::int64_t per_stage = q.tp * q.cp * q.dp;
     std::int64_t next = 0;
@@ -495,35 +449,40 @@ inline std::vector<launch_file> mixed_launch_files(const job_spec& j, const mixe
     }
     if (next != q.pp)
         throw config_error("mixed plan: its groups hold " + std::to_string(next) + " stages, parallel.pp is " + std::to_string(q.pp));
-    return detail::script_files(j, slurm_components(p), p.est_time.value, mixed_plan_comments(j, p, o.time_margin), o);
+}
+}  // namespace detail
+
+/// The launch files for a job whose `parallel` is the plan's layout (job_for_plan): on `p.nodes` nodes of `p.gpu`,
+/// or a pipeline over several types as a Slurm heterogeneous job with one component per stage group, in pipeline
+/// order (config_error unless the launcher writes uneven stage layouts and the groups hold their stages' ranks).
+inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::plan& p, const launch_options& o) {
+    if (p.mixed()) {
+        check_launches_mixed(o.launcher);
+        detail::check_stage_groups(j, p);
+    } else if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0) {
+        throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
+    }
+    return detail::script_files(j, slurm_components(p), p.est_time.value, plan_comments(j, p, o.time_margin), o);
 }
 
 namespace detail {
 
 /// Plan `o.plan_index` of `r`, or config_error with the planner's reasons.
-inline launch_result launch_single(const job_spec& job, const plan_result& r, const launch_options& o) {
+inline frenzy::plan single_at(const plan_result& r, const launch_options& o) {
     if (o.plan_index >= r.plans.size()) {
         std::string why = "no plan " + std::to_string(o.plan_index + 1) + " (the planner found " + std::to_string(r.plans.size()) + ")";
         for (const auto& f : r.infeasible) why += "; " + f.gpu + ": " + f.reason;
         throw config_error(why);
     }
-    launch_result out;
-    out.plan = r.plans[o.plan_index];
-    out.job = job_for_plan(job, out.plan);
-    out.files = launch_files(out.job, out.plan, o);
-    return out;
+    return r.plans[o.plan_index];
 }
 
 /// Mixed plan `o.plan_index` of `r`, or config_error with the planner's reason there is none.
-inline launch_result launch_mixed(const job_spec& job, const plan_result& r, const launch_options& o) {
+inline frenzy::plan mixed_at(const plan_result& r, const launch_options& o) {
     if (o.plan_index >= r.mixed.size())
         throw config_error("no mixed plan " + std::to_string(o.plan_index + 1) + " (the planner found " +
                            std::to_string(r.mixed.size()) + (r.mixed_note.empty() ? ")" : "): " + r.mixed_note));
-    launch_result out;
-    out.mixed = r.mixed[o.plan_index];
-    out.job = job_for_mixed_plan(job, *out.mixed);
-    out.files = mixed_launch_files(out.job, *out.mixed, o);
-    return out;
+    return to_plan(r.mixed[o.plan_index]);
 }
 
 }  // namespace detail
@@ -537,7 +496,11 @@ inline launch_result launch(const job_spec& job, const cluster_spec& cluster, co
     opt.frameworks = launcher_frameworks(o.launcher);
     opt.mixed = opt.mixed || o.mixed;
     const auto r = planner{}.plan(job, cluster, opt);
-    return o.mixed ? detail::launch_mixed(job, r, o) : detail::launch_single(job, r, o);
+    launch_result out;
+    out.plan = o.mixed ? detail::mixed_at(r, o) : detail::single_at(r, o);
+    out.job = job_for_plan(job, out.plan);
+    out.files = launch_files(out.job, out.plan, o);
+    return out;
 }
 
 /// Writes the files into `dir` (created with its parents when missing) and returns the paths written, in the

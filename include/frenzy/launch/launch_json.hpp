@@ -20,8 +20,7 @@ namespace frenzy {
 /// written; [] when not written)}.
 inline void to_json(nlohmann::ordered_json& out, const launch_result& r) {
     out = nlohmann::ordered_json::object();
-    if (r.mixed) out["mixed_plan"] = *r.mixed;
-    else out["plan"] = r.plan;
+    out[r.plan.mixed() ? "mixed_plan" : "plan"] = r.plan;
     out["job"] = nlohmann::ordered_json(to_json(r.job));  // the job codec's keys, in its (sorted) order
     out["files"] = r.written;
 }

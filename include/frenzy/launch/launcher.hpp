@@ -167,8 +167,7 @@ struct launch_file {
 };
 
 struct launch_result {
-    frenzy::plan plan;          ///< the plan the files run (unset with `mixed`)
-    std::optional<mixed_plan> mixed;  ///< the mixed plan the files run (launch_options::mixed)
+    frenzy::plan plan;          ///< the plan the files run (with stage groups: launch_options::mixed)
     job_spec job;               ///< the job with the plan's layout (what the files describe)
     std::vector<launch_file> files;
     std::vector<std::string> written;  ///< paths write_launch_files wrote them to (empty until written)

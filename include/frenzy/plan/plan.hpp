@@ -1,6 +1,6 @@
 #pragma once
-// Plan values: a job on one GPU type with a parallel configuration, why a type is infeasible, and the parts of a
-// layout a job pins (the planner keeps them and searches the rest).
+// Plan values: a job on one GPU type, or a pipeline over several, with a parallel configuration; why a type is
+// infeasible; the parts of a layout a job pins (the planner keeps them and searches the rest); the job a plan runs.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -13,8 +13,29 @@
 
 namespace frenzy {
 
+/// Consecutive pipeline stages of a mixed plan on one GPU type (plan/mixed.hpp): `stages` stages of tp x dp x cp
+/// GPUs each, on whole nodes of the type. Memory figures are of its fullest stage on its own GPU; times of its
+/// slowest stage.
+struct stage_group {
+    std::string gpu;
+    int gpus = 0;
+    int nodes = 0;
+    int gpus_per_node = 0;
+    std::int64_t first_stage = 0;  ///< pipeline rank of its first stage
+    std::int64_t stages = 0;
+    std::int64_t layers = 0;       ///< transformer layers on its stages together
+    bytes peak_reserved{};         ///< the fullest of its stages
+    bytes required{};              ///< what the fit rule compared for that stage (memory/fit.hpp)
+    bytes capacity{};              ///< usable memory of one of its GPUs
+    double slot_s = 0;             ///< one micro-batch slot of its slowest stage, with the sends to the next type
+    double tail_s = 0;             ///< after the last micro-batch: exposed gradient sync, parameter gather, optimizer
+    bool operator==(const stage_group&) const = default;
+};
+
 /// One way to run a job: `gpus` GPUs of type `gpu` over `nodes` nodes with `parallel`, in `framework` and
-/// `precision`. Memory figures are per GPU; speed figures for the whole job.
+/// `precision`. Memory figures are per GPU; speed figures for the whole job. A pipeline over several GPU types is a
+/// plan with stage `groups` (to_plan of the mixed search's mixed_plan): then `gpu` joins the types with '+', `gpus`
+/// and `nodes` are the sums, and the memory figures are the groups' own.
 struct plan {
     std::string gpu;
     int gpus = 0;
@@ -51,26 +72,9 @@ struct plan {
     double gpu_hours = 0;      ///< GPUs used x est_time
     double billed_gpu_hours = 0;  ///< = gpu_hours, or whole nodes x est_time with whole-node billing
     std::optional<double> cost;   ///< billed_gpu_hours x price per GPU-hour, when a price is known
+    std::vector<stage_group> groups;  ///< a pipeline over several GPU types, in pipeline order; empty = one type
+    bool mixed() const { return !groups.empty(); }
     bool operator==(const plan&) const = default;
-};
-
-/// Consecutive pipeline stages of a mixed plan on one GPU type (plan/mixed.hpp): `stages` stages of tp x dp x cp
-/// GPUs each, on whole nodes of the type. Memory figures are of its fullest stage on its own GPU; times of its
-/// slowest stage.
-struct stage_group {
-    std::string gpu;
-    int gpus = 0;
-    int nodes = 0;
-    int gpus_per_node = 0;
-    std::int64_t first_stage = 0;  ///< pipeline rank of its first stage
-    std::int64_t stages = 0;
-    std::int64_t layers = 0;       ///< transformer layers on its stages together
-    bytes peak_reserved{};         ///< the fullest of its stages
-    bytes required{};              ///< what the fit rule compared for that stage (memory/fit.hpp)
-    bytes capacity{};              ///< usable memory of one of its GPUs
-    double slot_s = 0;             ///< one micro-batch slot of its slowest stage, with the sends to the next type
-    double tail_s = 0;             ///< after the last micro-batch: exposed gradient sync, parameter gather, optimizer
-    bool operator==(const stage_group&) const = default;
 };
 
 /// One job's pipeline over several GPU types: stage groups in pipeline order, the same tp, dp and cp on every stage,
@@ -100,6 +104,73 @@ struct mixed_plan {
     }
     bool operator==(const mixed_plan&) const = default;
 };
+
+/// A pipeline over several GPU types as the one plan type (plan::groups); as_mixed gives it back.
+inline plan to_plan(const mixed_plan& m) {
+    plan p;
+    for (const auto& g : m.groups) {
+        p.gpu += (p.gpu.empty() ? "" : "+") + g.gpu;
+        p.gpus += g.gpus;
+        p.nodes += g.nodes;
+    }
+    p.framework = m.framework;
+    p.precision = m.precision;
+    p.parallel = m.parallel;
+    p.micro_batch = m.micro_batch;
+    p.overlap_grad_reduce = m.overlap_grad_reduce;
+    p.tp_comm_overlap = m.tp_comm_overlap;
+    p.step_time = m.step_time;
+    p.tokens_per_s = m.tokens_per_s;
+    p.mfu = m.mfu;
+    p.rel_error_band = m.rel_error_band;
+    p.has_budget = m.has_budget;
+    p.est_time = m.est_time;
+    p.gpu_hours = m.gpu_hours;
+    p.billed_gpu_hours = m.billed_gpu_hours;
+    p.cost = m.cost;
+    p.groups = m.groups;
+    return p;
+}
+/// The mixed search's form of a plan with stage groups (to_plan's inverse).
+inline mixed_plan as_mixed(const plan& p) {
+    mixed_plan m;
+    m.groups = p.groups;
+    m.framework = p.framework;
+    m.precision = p.precision;
+    m.parallel = p.parallel;
+    m.micro_batch = p.micro_batch;
+    m.overlap_grad_reduce = p.overlap_grad_reduce;
+    m.tp_comm_overlap = p.tp_comm_overlap;
+    m.step_time = p.step_time;
+    m.tokens_per_s = p.tokens_per_s;
+    m.mfu = p.mfu;
+    m.rel_error_band = p.rel_error_band;
+    m.has_budget = p.has_budget;
+    m.est_time = p.est_time;
+    m.gpu_hours = p.gpu_hours;
+    m.billed_gpu_hours = p.billed_gpu_hours;
+    m.cost = p.cost;
+    return m;
+}
+
+/// The job a plan runs: its layout (a pipeline's with every stage's layer count, parallel.stage_layers),
+/// framework, micro-batch, precision (a marked alternative where the GPU type lacks the job's) and the overlap flags
+/// it was predicted with, in place of the job's own. The attention kernel stays the job's: "auto" runs in the
+/// framework what the planner resolved for the type (train/attention.hpp), except where that is the unfused kernel,
+/// which is written as such (Megatron --attention-backend unfused, MPT attn_impl torch): a file that names no kernel
+/// gets a flash one in frameworks that cannot choose by GPU.
+inline job_spec job_for_plan(job_spec j, const plan& p) {
+    if (j.runtime.attention == attention_impl::automatic && p.attention == attention_impl::unfused)
+        j.runtime.attention = attention_impl::unfused;
+    j.parallel = p.parallel;
+    j.runtime.framework = p.framework;
+    j.runtime.overlap_grad_reduce = p.overlap_grad_reduce;
+    j.runtime.tp_comm_overlap = p.tp_comm_overlap;
+    j.training.micro_batch = p.micro_batch;
+    j.training.precision = p.precision;
+    if (p.precision != precision::fp8_mixed) j.runtime.fp8_recipe.reset();  // a recipe of fp8 casts only
+    return j;
+}
 
 struct infeasible_type {
     std::string gpu;

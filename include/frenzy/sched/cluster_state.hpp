@@ -13,6 +13,7 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/plan/plan.hpp"
+#include "frenzy/train/job.hpp"
 
 namespace frenzy {
 
@@ -256,19 +257,14 @@ private:
     std::map<int, allocation> held_;
 };
 
-/// What actually runs jobs: the simulator, or a real cluster manager. `launch` starts a job on its allocation,
-/// `stop` ends it (preemption: the job checkpoints first).
+/// What actually runs jobs: the simulator, or a real cluster manager. `launch` starts job `id` (the job `job` as
+/// its host holds it) on plan `p` over its allocation (a pipeline over several GPU types, plan::groups, has one
+/// component of `a` per stage group; a backend that cannot run one throws frenzy::error), `stop` ends it
+/// (preemption: the job checkpoints first).
 class cluster_backend {
 public:
     virtual ~cluster_backend() = default;
-    virtual void launch(int job, const plan& p, const allocation& a) = 0;
-    /// A pipeline over several GPU types (plan/mixed.hpp), one component of `a` per stage group. A backend that
-    /// cannot run one says so (the default).
-    virtual void launch_mixed(int job, const mixed_plan& p, const allocation& a) {
-        (void)p;
-        (void)a;
-        throw error("orchestrator: job " + std::to_string(job) + " has a plan over several GPU types, which this backend cannot run");
-    }
+    virtual void launch(int id, const job_spec& job, const plan& p, const allocation& a) = 0;
     virtual void stop(int job) = 0;
 };
 
@@ -278,33 +274,23 @@ public:
     orchestrator(const cluster_spec& spec, cluster_backend& backend) : state_(spec), backend_(&backend) {}
 
     const cluster_state& state() const { return state_; }
-    /// Allocates and launches; throws frenzy::error (state unchanged) if it would break an invariant.
-    void start(int job, const plan& p, const allocation& a) {
+    /// Allocates and launches job `id` (its spec `job`); a pipeline over several GPU types has component k of `a`
+    /// hold stage group k, on its type, with its GPUs. Throws frenzy::error (state unchanged) if it would break an
+    /// invariant; an exception of the backend's launch leaves the GPUs held (the host releases them: finished).
+    void start(int id, const job_spec& job, const plan& p, const allocation& a) {
+        adopt(id, p, a);
+        backend_->launch(id, job, p, a);
+    }
+    /// Holds the GPUs of a job the backend already runs on `a` (found again after a host restarts), without a
+    /// launch; the same checks as start().
+    void adopt(int job, const plan& p, const allocation& a) {
+        if (p.mixed()) return adopt_groups(job, p, a);
         if (p.gpus != a.gpus())
             throw error("orchestrator: job " + std::to_string(job) + " plan needs " + std::to_string(p.gpus) +
                         " GPUs but allocation has " + std::to_string(a.gpus()));
         if (p.capacity.value > 0 && p.required > p.capacity)
             throw error("orchestrator: job " + std::to_string(job) + " plan on " + p.gpu + " does not fit in memory");
         state_.allocate(job, p.gpu, a);
-        backend_->launch(job, p, a);
-    }
-    /// Allocates and launches a pipeline over several GPU types: component k of `a` holds stage group k, on its
-    /// type, with its GPUs. Throws frenzy::error (state unchanged) if it would break an invariant.
-    void start(int job, const mixed_plan& p, const allocation& a) {
-        const auto comps = a.components();
-        std::vector<std::string_view> types;
-        for (std::size_t k = 0; k < p.groups.size(); ++k) {
-            const auto& g = p.groups[k];
-            if (k < comps.size() && g.gpus != comps[k].gpus())
-                throw error("orchestrator: job " + std::to_string(job) + " stage group " + std::to_string(k) + " needs " +
-                            std::to_string(g.gpus) + " x " + g.gpu + " but its allocation has " + std::to_string(comps[k].gpus()));
-            if (g.capacity.value > 0 && g.required > g.capacity)
-                throw error("orchestrator: job " + std::to_string(job) + " stage group " + std::to_string(k) + " on " + g.gpu +
-                            " does not fit in memory");
-            types.push_back(g.gpu);
-        }
-        state_.allocate(job, types, a);
-        backend_->launch_mixed(job, p, a);
     }
     /// Preempts a running job.
     void stop(int job) {
@@ -322,6 +308,22 @@ public:
     void node_recovered(int node) { state_.recover(node); }
 
 private:
+    void adopt_groups(int job, const plan& p, const allocation& a) {
+        const auto comps = a.components();
+        std::vector<std::string_view> types;
+        for (std::size_t k = 0; k < p.groups.size(); ++k) {
+            const auto& g = p.groups[k];
+            if (k < comps.size() && g.gpus != comps[k].gpus())
+                throw error("orchestrator: job " + std::to_string(job) + " stage group " + std::to_string(k) + " needs " +
+                            std::to_string(g.gpus) + " x " + g.gpu + " but its allocation has " + std::to_string(comps[k].gpus()));
+            if (g.capacity.value > 0 && g.required > g.capacity)
+                throw error("orchestrator: job " + std::to_string(job) + " stage group " + std::to_string(k) + " on " + g.gpu +
+                            " does not fit in memory");
+            types.push_back(g.gpu);
+        }
+        state_.allocate(job, types, a);
+    }
+
     cluster_state state_;
     cluster_backend* backend_;
 };

@@ -52,8 +52,7 @@ struct job_view {
     int oom_failures = 0;         ///< launches that ran out of memory (baselines that honour user requests)
     int launches = 0;
     // running jobs only:
-    const plan* current = nullptr;        ///< null while it runs a mixed plan (then current_mixed)
-    const mixed_plan* current_mixed = nullptr;
+    const plan* current = nullptr;        ///< its plan on one GPU type; null while it runs a pipeline over several
     const allocation* alloc = nullptr;
     double run_started_s = 0;     ///< when the current run was launched
     double predicted_end_s = 0;   ///< with the current plan (its measured speed once observed), start-up included

@@ -105,12 +105,10 @@ inline job_submission submission_from_json(const nlohmann::json& body, const gpu
 /// A plan as `frenzy plan --json` writes it (io/result_json.hpp), one element of its plans or mixed_plans; the store
 /// keeps this text.
 inline std::string plan_text(const plan& p) { return nlohmann::ordered_json(p).dump(); }
-inline std::string plan_text(const mixed_plan& p) { return nlohmann::ordered_json(p).dump(); }
-/// The plan of a stored row's text (P = plan or mixed_plan), or nullopt if the text is not one.
-template <class P = plan>
-inline std::optional<P> plan_from_text(const std::string& text) {
+/// The plan of a stored row's text (one GPU type or a pipeline over several), or nullopt if the text is not one.
+inline std::optional<plan> plan_from_text(const std::string& text) {
     try {
-        return nlohmann::json::parse(text).get<P>();
+        return nlohmann::json::parse(text).get<plan>();
     } catch (const std::exception&) {
         return std::nullopt;
     }

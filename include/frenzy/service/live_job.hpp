@@ -27,36 +27,30 @@ struct live_job {
     double submit_s = 0;
     int attempt = 0;
     std::int64_t slurm_id = 0;
-    std::optional<plan> current;               ///< the plan it runs (one GPU type) ...
-    std::optional<mixed_plan> current_mixed;   ///< ... or the pipeline over several
+    std::optional<plan> current;          ///< the plan it runs (one GPU type, or stage groups over several)
     double started_s = 0;
     bool cancel_requested = false;
     bool submit_timed = false;
 
-    bool placed() const { return current || current_mixed; }
-    void unplace() {
-        current.reset();
-        current_mixed.reset();
-    }
+    bool placed() const { return current.has_value(); }
+    void unplace() { current.reset(); }
     /// The stored text of the plan it runs (service/codecs.hpp plan_text).
-    std::string plan_text() const { return current_mixed ? frenzy::plan_text(*current_mixed) : frenzy::plan_text(*current); }
+    std::string plan_text() const { return frenzy::plan_text(*current); }
     /// Takes the plan of a stored row's text, one GPU type or several; false if the text is neither.
     bool place_from_text(const std::string& text) {
-        unplace();
-        if (auto m = plan_from_text<mixed_plan>(text)) current_mixed = std::move(m);
-        else current = plan_from_text<plan>(text);
+        current = plan_from_text(text);
         return placed();
     }
     /// The GPU types its stage groups run on, in pipeline order (one for a single-type plan).
     std::vector<std::string> gpu_types() const {
-        if (current) return {current->gpu};
+        if (!current) return {};
+        if (!current->mixed()) return {current->gpu};
         std::vector<std::string> t;
-        if (current_mixed)
-            for (const auto& g : current_mixed->groups) t.push_back(g.gpu);
+        for (const auto& g : current->groups) t.push_back(g.gpu);
         return t;
     }
     /// Predicted seconds of the plan it runs (0 = none).
-    double est_time_s() const { return current ? current->est_time.value : current_mixed ? current_mixed->est_time.value : 0.0; }
+    double est_time_s() const { return current ? current->est_time.value : 0.0; }
 };
 
 /// squeue's jobs by Slurm id and by our tag ("frenzy:ID:ATTEMPT" in the comment). A heterogeneous job is its first

@@ -40,7 +40,7 @@ struct engine_options {
     double tick_s = 1.0;
 };
 
-class serve_loop {
+class serve_loop : private submission_journal {
 public:
     serve_loop(const slurm_api& slurm, job_store& store, gres_map map, engine_options o = {}, gpu_catalog catalog = {})
         : slurm_(&slurm), store_(&store), map_(std::move(map)), opt_(std::move(o)), catalog_(std::move(catalog)),
@@ -62,9 +62,8 @@ public:
             for (const auto& s : inv_.skipped) why += "; " + s;
             throw config_error("the Slurm cluster has no node with a GPU GRES that maps to a catalog type" + why);
         }
-        backend_ = std::make_unique<slurm_backend>(*slurm_, inv_);
-        accounting_ = std::make_unique<accounting_backend>(*backend_);
-        orch_ = std::make_unique<orchestrator>(inv_.spec, *accounting_);
+        backend_ = std::make_unique<slurm_backend>(*slurm_, inv_, static_cast<submission_journal*>(this));
+        orch_ = std::make_unique<orchestrator>(inv_.spec, *backend_);
         reconcile_startup();
     }
 
@@ -125,19 +124,6 @@ public:
     std::string_view policy() const { return policy_.name(); }
 
 protected:
-    /// The orchestrator's backend: the orchestrator keeps the GPU accounting; the loop submits through
-    /// slurm_backend::submit itself (with the job's spec), so launching here is only the accounting.
-    class accounting_backend : public cluster_backend {
-    public:
-        explicit accounting_backend(slurm_backend& b) : b_(&b) {}
-        void launch(int, const plan&, const allocation&) override {}
-        void launch_mixed(int, const mixed_plan&, const allocation&) override {}
-        void stop(int job) override { b_->stop(job); }
-
-    private:
-        slurm_backend* b_;
-    };
-
     static any_scheduler make_policy(const engine_options& o, const std::map<int, int>& priority) {
         auto po = o.policies;
         po.has.expand_idle = false;  // restarting a Slurm job on more GPUs costs a requeue
@@ -156,17 +142,20 @@ protected:
         return allocation_from_text(text, types, inv_, orch_->state());
     }
 
-    /// Records the intent (durable before sbatch), submits the job with its spec on the plan it was placed on
-    /// (j.current or j.current_mixed), records the Slurm id. Throws if sbatch fails; the intent stays, and the next
-    /// tick asks Slurm whether it took the job.
-    void submit_job(int id, live_job& j, const allocation& a) {
+    /// The backend's journal (submission_journal): before sbatch, the intent of job `id`'s next attempt on the
+    /// plan it was placed on (j.current) is made durable; its tag goes to Slurm. Should sbatch
+    /// then fail, the intent stays, and the next tick asks Slurm whether it took the job.
+    std::string intent(int id, const allocation& a) override {
+        auto& j = jobs_.at(id);
         j.attempt += 1;
         store_->record_intent(id, j.attempt, j.plan_text(), allocation_json(a, inv_).dump(), unix_now());
         j.state = job_states::submitting;
         ++sbatch_calls_;
-        const plan none{};
-        const auto slurm_id = backend_->submit({id, &j.spec, j.current ? *j.current : none, a, slurm_tag(id, j.attempt),
-                                                j.current_mixed ? &*j.current_mixed : nullptr});
+        return slurm_tag(id, j.attempt);
+    }
+    /// ... and after it, the Slurm id.
+    void submitted(int id, std::int64_t slurm_id) override {
+        auto& j = jobs_.at(id);
         const double now = unix_now();
         store_->record_submitted(id, slurm_id, now);
         j.state = job_states::submitted;
@@ -182,8 +171,7 @@ protected:
     bool hold_adopted(int id, const live_job& j, const allocation& a) {
         if (!j.placed()) return false;
         try {
-            if (j.current_mixed) orch_->start(id, *j.current_mixed, a);
-            else orch_->start(id, *j.current, a);
+            orch_->adopt(id, *j.current, a);
         } catch (const error&) {
             return false;
         }
@@ -439,8 +427,7 @@ protected:
             if (j.state != job_states::queued && held && j.placed()) {
                 v.running = true;
                 v.alloc = held;
-                v.current = j.current ? &*j.current : nullptr;
-                v.current_mixed = j.current_mixed ? &*j.current_mixed : nullptr;
+                v.current = j.current->mixed() ? nullptr : &*j.current;
                 v.predicted_end_s = j.started_s + opt_.policies.has.startup_s + j.est_time_s();
             } else if (j.state != job_states::queued) continue;
             views.push_back(v);
@@ -471,8 +458,9 @@ protected:
         for (int id : gone) jobs_.erase(id);
     }
 
-    /// A start decision: the GPUs held in the accounting, then the submission; a failed sbatch is logged and left
-    /// to the next tick. A mixed plan is one Slurm heterogeneous job (slurm_backend::submit).
+    /// A start decision: the orchestrator holds the GPUs and launches the job through the Slurm backend (intent,
+    /// sbatch, Slurm id: intent() and submitted()); a failed sbatch is logged and left to the next tick. A mixed
+    /// plan is one Slurm heterogeneous job.
     void start_job(const start_decision& s) {
         auto it = jobs_.find(s.job);
         if (it == jobs_.end() || it->second.state != job_states::queued) return;  // restarts (expansion) are not used here
@@ -483,14 +471,8 @@ protected:
         }
         try {
             j.unplace();
-            if (s.mixed) {
-                orch_->start(s.job, *s.mixed, s.alloc);
-                j.current_mixed = *s.mixed;
-            } else {
-                orch_->start(s.job, s.p, s.alloc);
-                j.current = s.p;
-            }
-            submit_job(s.job, j, s.alloc);
+            j.current = s.mixed ? to_plan(*s.mixed) : s.p;
+            orch_->start(s.job, j.spec, *j.current, s.alloc);
             log_decision({{"decision", "start"}, {"job", s.job}, {"name", j.spec.name},
                           {"plan", s.mixed ? nlohmann::ordered_json(*s.mixed) : nlohmann::ordered_json(s.p)},
                           {"allocation", allocation_json(s.alloc, inv_)}, {"slurm_job", j.slurm_id}, {"alternatives", alternatives(j, s)},
@@ -553,7 +535,6 @@ protected:
     mutable std::mutex m_;
     slurm_inventory inv_;
     std::unique_ptr<slurm_backend> backend_;
-    std::unique_ptr<accounting_backend> accounting_;
     std::unique_ptr<orchestrator> orch_;
     std::map<int, int> priority_;
     any_scheduler policy_;

@@ -122,18 +122,14 @@ public:
     }
 
     // cluster_backend
-    void launch(int id, const plan& p, const allocation& a) override {
+    /// A pipeline over several types (plan::groups) runs at the pace of its slowest stage group: its true speed is
+    /// the prediction times the lowest true/predicted ratio of its types. The run is recorded on "type+type" (first
+    /// group first).
+    void launch(int id, const job_spec&, const plan& p, const allocation& a) override {
         auto& j = jobs_[static_cast<std::size_t>(id)];
         j.cur = p;
-        j.on_mixed = false;
-        begin_run(id, p.gpu, a, p.tokens_per_s, j.truth[static_cast<std::size_t>(a.type)]);
-    }
-    /// A pipeline over several types runs at the pace of its slowest stage group: its true speed is the prediction
-    /// times the lowest true/predicted ratio of its types. The run is recorded on "type+type" (first group first).
-    void launch_mixed(int id, const mixed_plan& p, const allocation& a) override {
-        auto& j = jobs_[static_cast<std::size_t>(id)];
-        j.cur_mixed = p;
-        j.on_mixed = true;
+        j.on_mixed = p.mixed();
+        if (!j.on_mixed) return begin_run(id, p.gpu, a, p.tokens_per_s, j.truth[static_cast<std::size_t>(a.type)]);
         std::string label;
         double truth = std::numeric_limits<double>::infinity();
         for (const auto& c : a.components()) {
@@ -193,6 +189,7 @@ private:
     enum class phase { pending, waiting, running, done };
     struct job : sim_job_plans {
         const trace_job* row = nullptr;
+        job_spec spec;  // what its launches receive (to_job_spec of its row)
         phase ph = phase::pending;
         double ckpt_s = 3600;
         double progress = 0;  // checkpointed progress at the start of the current run
@@ -201,8 +198,7 @@ private:
         int oom = 0;
         // current run
         plan cur;
-        mixed_plan cur_mixed;
-        bool on_mixed = false;  // runs cur_mixed (else cur)
+        bool on_mixed = false;  // cur is a pipeline over several types (cur.groups)
         allocation alloc;
         bool oom_run = false;
         double run_start = 0, compute_start = 0, rate = 0, pred_rate = 0;  // rate: true; pred_rate: predicted
@@ -231,7 +227,8 @@ private:
             throw config_error("trace job " + trace[i].job_id + ": requested_type=\"" + trace[i].requested_type +
                                "\" is not a GPU type of the cluster (" + known + ")");
         }
-        const job_spec spec = to_job_spec(trace[i]);
+        j.spec = to_job_spec(trace[i]);
+        const job_spec& spec = j.spec;
         j.ckpt_s = opt.checkpoint_interval_s > 0 ? opt.checkpoint_interval_s : spec.training.checkpoint_interval_s;
         j.restart_s = opt.restart_s;
         if (opt.checkpoint_GBps > 0)
@@ -416,7 +413,6 @@ private:
             v.launches = j.rec.launches;
             if (v.running) {
                 v.current = j.on_mixed ? nullptr : &j.cur;
-                v.current_mixed = j.on_mixed ? &j.cur_mixed : nullptr;
                 v.run_started_s = j.run_start;
                 v.alloc = &j.alloc;
                 // What a policy can know: the measured speed once observed, else the prediction.
@@ -455,8 +451,8 @@ private:
                 continue;
             }
             launch_oom_ = s.oom;
-            if (s.mixed) orch_.start(s.job, *s.mixed, s.alloc);
-            else orch_.start(s.job, s.p, s.alloc);
+            if (s.mixed) orch_.start(s.job, j.spec, to_plan(*s.mixed), s.alloc);
+            else orch_.start(s.job, j.spec, s.p, s.alloc);
             launch_oom_ = false;
         }
         return !d.start.empty();
@@ -487,9 +483,9 @@ private:
         const auto& types = orch_.state().types();
         if (!j.on_mixed) return h.next.empty() && types[static_cast<std::size_t>(h.type)] == j.cur.gpu && h.gpus() == j.cur.gpus;
         const auto comps = h.components();
-        if (comps.size() != j.cur_mixed.groups.size()) return false;
+        if (comps.size() != j.cur.groups.size()) return false;
         for (std::size_t k = 0; k < comps.size(); ++k)
-            if (types[static_cast<std::size_t>(comps[k].type)] != j.cur_mixed.groups[k].gpu || comps[k].gpus() != j.cur_mixed.groups[k].gpus)
+            if (types[static_cast<std::size_t>(comps[k].type)] != j.cur.groups[k].gpu || comps[k].gpus() != j.cur.groups[k].gpus)
                 return false;
         return true;
     }

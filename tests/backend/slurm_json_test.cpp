@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "frenzy/io/slurm_json.hpp"
+#include "frenzy/backend/slurm_json.hpp"
 #include "../slurm_data.hpp"
 
 namespace {
