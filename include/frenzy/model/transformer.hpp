@@ -185,6 +185,19 @@ inline void validate(const rope_spec& r) {
                            std::to_string(bounds::positions.max) + "]");
 }
 
+/// Checks the architecture's numbers that are not sizes: soft-capping, the norm epsilon, the rotary spec.
+inline void validate_numerics(const transformer_spec& m) {
+    if (!(m.final_logit_softcap >= 0))
+        throw config_error("model.final_logit_softcap=" + std::to_string(m.final_logit_softcap) + " must not be negative");
+    if (!within(m.attn_logit_softcap, bounds::softcap))
+        throw config_error("model.attn_logit_softcap=" + number_text(m.attn_logit_softcap) + " must be in [0, " +
+                           number_text(bounds::softcap.max) + "] (0 = none)");
+    if (!within(m.norm_eps, bounds::norm_eps))
+        throw config_error("model.norm_eps=" + number_text(m.norm_eps) + " must be in [" + number_text(bounds::norm_eps.min) +
+                           ", " + number_text(bounds::norm_eps.max) + "]");
+    validate(m.rope);
+}
+
 /// Checks the architecture alone (positive sizes, heads divisible by kv_heads, MoE consistency).
 inline void validate(const transformer_spec& m) {
     auto positive = [](const char* field, std::int64_t v) {
@@ -230,15 +243,7 @@ inline void validate(const transformer_spec& m) {
         throw config_error("model.norms_per_layer=" + std::to_string(m.norms_per_layer) + " must not be negative");
     if (m.sliding_window < 0 || m.global_layer_every < 0)
         throw config_error("model.sliding_window and model.global_layer_every must not be negative");
-    if (!(m.final_logit_softcap >= 0))
-        throw config_error("model.final_logit_softcap=" + std::to_string(m.final_logit_softcap) + " must not be negative");
-    if (!within(m.attn_logit_softcap, bounds::softcap))
-        throw config_error("model.attn_logit_softcap=" + number_text(m.attn_logit_softcap) + " must be in [0, " +
-                           number_text(bounds::softcap.max) + "] (0 = none)");
-    if (!within(m.norm_eps, bounds::norm_eps))
-        throw config_error("model.norm_eps=" + number_text(m.norm_eps) + " must be in [" + number_text(bounds::norm_eps.min) +
-                           ", " + number_text(bounds::norm_eps.max) + "]");
-    validate(m.rope);
+    validate_numerics(m);
     if (e.experts > 0) {
         if (e.top_k < 1 || e.top_k > e.experts)
             throw config_error("model.moe.top_k=" + std::to_string(e.top_k) + " must be in 1..model.moe.experts=" +

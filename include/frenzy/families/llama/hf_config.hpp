@@ -7,6 +7,18 @@
 
 namespace frenzy::families::llama {
 
+/// The rotary spec, norm epsilon and QK-norm, with the config classes' defaults where a file omits a key
+/// (transformers@008e5743 configuration_<type>.py, and MixtralConfig's rope_theta 1e6 of the 4.x releases):
+/// rms_norm_eps 1e-6 but Mixtral's and Phi-3's 1e-5; Qwen3's q_norm and k_norm (modeling_qwen3.py Qwen3Attention).
+inline void read_positions_and_norms(const hf_reader& r, const std::string& type, transformer_spec& s) {
+    const bool eps5 = type == "mixtral" || type == "phi3";
+    s.norm_eps = r.number({"rms_norm_eps"}, eps5 ? 1e-5 : 1e-6, bounds::norm_eps);
+    s.rope = hf_rope(r, type == "mixtral" ? 1e6 : 1e4);
+    // Phi-3 reads its older "su" and "yarn" rope types as longrope (configuration_phi3.py convert_rope_params_to_dict)
+    if (type == "phi3" && s.rope.scaling == rope_scaling_kind::yarn) s.rope.scaling = rope_scaling_kind::longrope;
+    s.qk_norm = type == "qwen3" || type == "qwen3_moe";
+}
+
 /// Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE (transformers modeling_llama.py and its copies).
 inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     transformer_spec s;
@@ -24,14 +36,7 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     s.position_embedding = position_embedding::rope;
     s.norm = norm_kind::rmsnorm;
     s.bias = false;
-    // The config classes' defaults where a file omits a key (transformers@008e5743 configuration_<type>.py, and
-    // MixtralConfig's rope_theta 1e6 of the 4.x releases): rms_norm_eps 1e-6 but Mixtral's and Phi-3's 1e-5.
-    const bool eps5 = type == "mixtral" || type == "phi3";
-    s.norm_eps = r.number({"rms_norm_eps"}, eps5 ? 1e-5 : 1e-6, bounds::norm_eps);
-    s.rope = hf_rope(r, type == "mixtral" ? 1e6 : 1e4);
-    // Phi-3 reads its older "su" and "yarn" rope types as longrope (configuration_phi3.py convert_rope_params_to_dict)
-    if (type == "phi3" && s.rope.scaling == rope_scaling_kind::yarn) s.rope.scaling = rope_scaling_kind::longrope;
-    s.qk_norm = type == "qwen3" || type == "qwen3_moe";  // modeling_qwen3.py Qwen3Attention q_norm, k_norm
+    read_positions_and_norms(r, type, s);
     if (type == "qwen2" || type == "qwen2_moe") {
         s.qkv_bias = true;  // modeling_qwen2.py: q/k/v_proj bias=True, o_proj and MLP bias=False
     } else if (type == "qwen3" || type == "qwen3_moe") {

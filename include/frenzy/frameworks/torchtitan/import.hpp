@@ -47,6 +47,16 @@ struct torchtitan_recipe_values {
     std::string reshard = "default", dtype = "float32", mp_param = "bfloat16";
 };
 
+/// A fine-tune's starting weights: loaded while the checkpoint folder is empty (torchtitan@b5bcd76c
+/// components/checkpointer/base.py Config.initial_load_path; any value is read as a full fine-tune), and
+/// hf_assets_path, the tokenizer's folder; false for another key.
+inline bool torchtitan_pretrained_key(const std::string& key, const std::string& v, job_spec& j, launcher_import& out) {
+    if (key == "checkpoint.initial_load_path") j.training.finetune.method = v == "None" ? finetune_method::none : finetune_method::full;
+    else if (key == "hf_assets_path") out.ignored.push_back("config." + key + " = " + v);
+    else return false;
+    return true;
+}
+
 /// One assignment `config.<key> = <v>` of a recipe into the job being built (`out.job`) and `r`.
 inline void torchtitan_assign(const std::string& key, const std::string& v, torchtitan_recipe_values& r, launcher_import& out) {
     auto& j = out.job;
@@ -100,10 +110,7 @@ inline void torchtitan_assign(const std::string& key, const std::string& v, torc
         else if (v.rfind("FullAC.Config(", 0) == 0) p.recompute = recompute::full;
         else out.unknown.push_back("config." + key + " = " + v);
     } else if (key == "compile.enable") j.runtime.compile = as_bool();
-    // a fine-tune's starting weights: loaded while the checkpoint folder is empty (torchtitan@b5bcd76c
-    // components/checkpointer/base.py Config.initial_load_path), any value read as a full fine-tune
-    else if (key == "checkpoint.initial_load_path") j.training.finetune.method = v == "None" ? finetune_method::none : finetune_method::full;
-    else if (key == "hf_assets_path") out.ignored.push_back("config." + key + " = " + v);  // the tokenizer's folder
+    else if (torchtitan_pretrained_key(key, v, j, out)) {}
     else if (key.rfind("training.", 0) == 0 || key.rfind("comm.", 0) == 0 || key.rfind("debug.", 0) == 0 ||
              key.rfind("metrics.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 || key.rfind("profiler.", 0) == 0 ||
              key.rfind("validator.", 0) == 0 || key.rfind("optimizer.", 0) == 0 || key.rfind("lr_scheduler.", 0) == 0 ||
