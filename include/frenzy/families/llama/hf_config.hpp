@@ -7,10 +7,12 @@
 
 namespace frenzy::families::llama {
 
-/// The rotary spec, norm epsilon and QK-norm, with the config classes' defaults where a file omits a key
+/// RoPE and RMSNorm: the rotary spec, norm epsilon and QK-norm, with the config classes' defaults where a file omits a key
 /// (transformers@008e5743 configuration_<type>.py, and MixtralConfig's rope_theta 1e6 of the 4.x releases):
 /// rms_norm_eps 1e-6 but Mixtral's and Phi-3's 1e-5; Qwen3's q_norm and k_norm (modeling_qwen3.py Qwen3Attention).
 inline void read_positions_and_norms(const hf_reader& r, const std::string& type, transformer_spec& s) {
+    s.position_embedding = position_embedding::rope;
+    s.norm = norm_kind::rmsnorm;
     const bool eps5 = type == "mixtral" || type == "phi3";
     s.norm_eps = r.number({"rms_norm_eps"}, eps5 ? 1e-5 : 1e-6, bounds::norm_eps);
     s.rope = hf_rope(r, type == "mixtral" ? 1e6 : 1e4);
@@ -33,8 +35,6 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     s.activation = hf_gated_activation(r);
     s.vocab = r.integer({"vocab_size"});
     s.tied_embeddings = r.boolean("tie_word_embeddings", false);
-    s.position_embedding = position_embedding::rope;
-    s.norm = norm_kind::rmsnorm;
     s.bias = false;
     read_positions_and_norms(r, type, s);
     if (type == "qwen2" || type == "qwen2_moe") {
