@@ -234,7 +234,8 @@ inline rope_spec hf_rope(const hf_reader& r, double default_theta, double defaul
     o.fraction = r.number({"partial_rotary_factor", "rotary_pct"}, default_fraction, bounds::fraction);
     if (!(o.fraction > 0)) r.fail("partial_rotary_factor=0 (model.rope.fraction) must be positive");
     if (!sc) return o;
-    const hf_reader s(*sc, r.source() + (scaling ? " rope_scaling" : " rope_parameters"));
+    const std::string where = r.source() + (scaling ? " rope_scaling" : " rope_parameters");  // hf_reader keeps a reference
+    const hf_reader s(*sc, where);
     const auto kind = s.string("rope_type", s.string("type", "default"));
     static constexpr std::pair<std::string_view, rope_scaling_kind> kinds[] = {
         {"default", rope_scaling_kind::none}, {"linear", rope_scaling_kind::linear}, {"dynamic", rope_scaling_kind::dynamic},

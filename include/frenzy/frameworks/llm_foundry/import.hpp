@@ -105,7 +105,7 @@ inline void foundry_rope_hf(const YAML::Node& c, const foundry_section& sec, rop
 
 /// model.attn_config into `s`; the attention kernel into the job's runtime.
 inline void foundry_attention(const YAML::Node& a, const foundry_section& sec, transformer_spec& s, launcher_import& out) {
-    const YAML::Node* hf_rope = nullptr;
+    std::optional<YAML::Node> hf_rope;  // a handle of its own: the loop's key-value pair ends with the loop
     std::string rope_impl = "dail";  // config_defaults.py
     for (const auto& kv : a) {
         const auto k = kv.first.Scalar();
@@ -120,7 +120,7 @@ inline void foundry_attention(const YAML::Node& a, const foundry_section& sec, t
             if (sec.flag(kv.second, k)) s.position_embedding = position_embedding::alibi;
         } else if (k == "attn_impl") out.job.runtime.attention = sec.text(kv.second, k) == "torch" ? attention_impl::unfused : attention_impl::flash;
         else if (k == "rope_theta") s.rope.theta = sec.real(kv.second, k, bounds::rope_theta);
-        else if (k == "rope_hf_config") hf_rope = &kv.second;
+        else if (k == "rope_hf_config") hf_rope.emplace(kv.second);
         else if (k == "rope_impl") rope_impl = sec.text(kv.second, k);
         else if (k == "qk_gn") s.qk_norm = sec.flag(kv.second, k);
         else if (k == "qk_ln" && sec.flag(kv.second, k))
