@@ -272,7 +272,7 @@ inline bool autocast_weight_copies(const job_spec& j, const framework_profile& f
 }
 
 inline bool uses_training_methods(const job_spec& j) {
-    return j.training.finetune.partial() || j.runtime.offload.any() ||
+    return j.training.finetune.partial() || j.runtime.offload.any() || j.runtime.paged_optimizer ||
            j.training.optimizer == optimizer_kind::adamw_8bit || j.training.precision == precision::fp8_mixed;
 }
 
@@ -315,12 +315,22 @@ inline parameter_split trainable_split(const job_spec& j, const stage_layout& l,
     return r;
 }
 
-/// bytes_per_param with the 8-bit optimizer's states.
+/// bytes_per_param with the 8-bit optimizer's states, and the paged optimizer's states moved to unified memory:
+/// bitsandbytes allocates state1/state2 through get_state_buffer (paged: cudaMallocManaged) and the 8-bit
+/// optimizers' absmax buffers with torch.zeros (bitsandbytes@95f9af3 bitsandbytes/optim/optimizer.py
+/// Optimizer2State.init_state), so 8-bit paging moves the two uint8 moments and 32-bit paging both fp32 moments
+/// (bitsandbytes keeps 32-bit states in fp32 whatever the parameters' dtype). Tensors under 1e5 elements stay
+/// unpaged (norms, biases: counted as paged here, a negligible share).
 inline state_bytes_per_param method_bytes_per_param(const job_spec& j, const framework_profile& f) {
     auto b = bytes_per_param(j, f);
     const bool pure = j.training.precision == precision::fp32 || j.training.precision == precision::bf16;
-    if (j.training.optimizer == optimizer_kind::adamw_8bit)
-        b.optimizer = (!pure && f.master == master_weights::separate ? 4.0 : 0.0) + adam8bit_state_bytes();
+    const double master = !pure && f.master == master_weights::separate ? 4.0 : 0.0;
+    const bool eight_bit = j.training.optimizer == optimizer_kind::adamw_8bit;
+    if (eight_bit) b.optimizer = master + adam8bit_state_bytes();
+    if (j.runtime.paged_optimizer) {
+        b.paged = eight_bit ? 2.0 : 8.0;
+        b.optimizer = master + (eight_bit ? adam8bit_state_bytes() - b.paged : 0.0);
+    }
     return b;
 }
 
@@ -350,6 +360,7 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     if (s == sharding::gradients && b.gathered_copy > 0) r.weights += bytes{b.gathered_copy * trainable};
     r.gradients = bytes{trainable * b.gradients * sh(s == sharding::gradients || s == sharding::full)};
     r.optimizer = bytes{trainable * b.optimizer * sh(s != sharding::none)};
+    r.paged = bytes{trainable * b.paged * sh(s != sharding::none)};
 
     detail::add_fp8_weight_state(j, l, r.weights);
 
