@@ -97,6 +97,16 @@ void print_advice(const frenzy::fit_advice& a, const std::string& gpu) {
                    a.planner.none_reason.empty() ? "" : ": " + a.planner.none_reason);
 }
 
+/// What each common readout would show at the peak (memory/device.hpp).
+void print_readouts(const frenzy::device_footprint& d) {
+    const auto g = [](frenzy::bytes b) { return frenzy_cli::gib(b.value); };
+    fmt::print("readouts at the peak: torch.cuda.max_memory_allocated {} GiB, max_memory_reserved {} GiB, nvidia-smi "
+               "about {} GiB (+ CUDA context {}, NCCL buffers {}{})\n",
+               g(d.allocated), g(d.reserved), g(d.device), g(d.cuda_context), g(d.nccl),
+               d.paged.value > 0 ? fmt::format(", paged states {} of {} resident", g(d.paged_resident), g(d.paged))
+                                 : std::string());
+}
+
 void print_estimate(const frenzy::estimate_result& e) {
     using namespace frenzy;
     const auto& j = e.job;
@@ -133,10 +143,14 @@ void print_estimate(const frenzy::estimate_result& e) {
                                        frenzy_cli::gib(host_memory_per_node(r, p.gpus(), e.gpu->gpus_per_node).value),
                                        host_buffer_factor)
                          : std::string());
+    if (r.paged.value > 0)
+        fmt::print("paged optimizer: {} GiB of states in CUDA unified memory, outside both peaks (the driver moves them "
+                   "to host memory when the device is full)\n", frenzy_cli::gib(r.paged.value));
     if (!e.gpu) return;
     const auto& f = *e.fit;
     fmt::print("{}: {} GiB usable of {} GiB ({:.0f}% kept free): {}\n", e.gpu->name, frenzy_cli::gib(f.capacity.value),
                frenzy_cli::gib(e.gpu->memory().value), 100 * e.margin, verdict_text(f, r.uncertainty));
+    print_readouts(device_readouts(r, *e.gpu));
     if (e.speed && e.speed->supported) {
         const auto& sp = *e.speed;
         fmt::print("predicted step time {:.3f} s, {:.0f} tokens/s for the job ({:.0f} per GPU), MFU {:.1f}%; +-{:.0f}% "
