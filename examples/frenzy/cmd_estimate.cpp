@@ -12,6 +12,7 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/measurements_csv.hpp"
 #include "frenzy/io/result_json.hpp"
+#include "frenzy/io/seq_lengths.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/plan/estimate.hpp"
 #include "frenzy/plan/nearest_fit.hpp"
@@ -22,7 +23,7 @@ namespace {
 
 struct estimate_args {
     frenzy_cli::job_args job;
-    std::string gpu, gpus, gpu_types, calibration;
+    std::string gpu, gpus, gpu_types, calibration, seq_lengths, batching = "pad";
     bool json = false, max_micro_batch = false;
     std::string html;
     double margin = frenzy::default_margin;
@@ -165,6 +166,31 @@ void print_estimate(const frenzy::estimate_result& e) {
         fmt::print("no step-time prediction: {}\n", e.speed->reason);
 }
 
+/// --seq-lengths FILE: the job over the dataset as it will be batched (plan/dataset_fit.hpp).
+std::optional<frenzy::dataset_fit> dataset_of(const estimate_args& a, const frenzy::job_spec& j, const frenzy::gpu_type* gpu) {
+    using namespace frenzy;
+    const auto b = parse_enum<batching>("--batching", a.batching);
+    if (a.seq_lengths.empty()) return std::nullopt;
+    if (!gpu) throw config_error("--seq-lengths needs --gpu TYPE or --gpus COUNTxTYPE");
+    return fit_dataset(j, read_seq_lengths(a.seq_lengths), b, *gpu, a.margin);
+}
+
+void print_dataset(const frenzy::dataset_fit& d, const frenzy::job_spec& j) {
+    using namespace frenzy;
+    const auto& e = d.longest_batch;
+    fmt::print("\ndataset: {} samples, tokens p50 {}, p95 {}, longest {}{}\n", d.samples, d.p50, d.p95, d.longest,
+               d.truncated > 0 ? fmt::format(" ({} cut to seq_len {})", d.truncated, j.training.seq_len) : std::string());
+    fmt::print("batching {}: the longest micro-batch is {} x {} tokens: peak reserved {} GiB, {}\n", to_string(d.batching),
+               j.training.micro_batch, d.longest_batch_length, frenzy_cli::gib(e.memory.peak_reserved.value),
+               e.fit->verdict == fit_verdict::does_not_fit ? "does not fit" : to_string(e.fit->verdict));
+    fmt::print("micro-batch {} fits padded lengths up to {} tokens; the largest micro-batch that fits the longest "
+               "batch: {} (with the band), {} at the central estimate\n",
+               j.training.micro_batch, d.fit_length, d.micro_batch.fits, d.micro_batch.tight);
+    if (d.steps_at_risk > 0)
+        fmt::print("steps at risk of running out of memory: {:.2f}%{}\n", 100 * d.steps_at_risk,
+                   d.batching == batching::sorted ? " at most" : "");
+}
+
 void run_estimate(const estimate_args& a) {
     using namespace frenzy;
     if (a.job.frameworks.size() > 1) throw config_error("estimate takes one --framework");
@@ -181,6 +207,8 @@ void run_estimate(const estimate_args& a) {
     if (gpu && e.fit->verdict == fit_verdict::does_not_fit) frenzy_cli::exit_code() = frenzy_cli::exit_does_not_fit;
     nlohmann::ordered_json out = e;
     if (limit) out["max_micro_batch"] = *limit;
+    const auto data = dataset_of(a, j, gpu);
+    if (data) out["dataset"] = *data;
     if (!a.html.empty()) frenzy_cli::write_html_report(out.dump(), "the estimate", a.html);
     if (a.json) {
         fmt::print("{}\n", out.dump(2));
@@ -190,6 +218,7 @@ void run_estimate(const estimate_args& a) {
     if (limit)
         fmt::print("largest micro-batch that fits this layout: {} with the band, {} at the central estimate (of 1-{})\n",
                    limit->fits, limit->tight, limit->tried);
+    if (data) print_dataset(*data, j);
     if (e.advice) print_advice(*e.advice, gpu->name);
 }
 
@@ -258,6 +287,12 @@ void frenzy_cli::add_estimate(CLI::App& app) {
     c->add_option("--calibration", a->calibration, "Calibration JSON from `frenzy calibrate` for the step time")
         ->check(CLI::ExistingFile);
     frenzy_cli::add_margin(c, a->margin);
+    c->add_option("--seq-lengths", a->seq_lengths, "With --gpu: token counts of the dataset's samples (CSV column or "
+                                                  "length,count histogram; or JSON Lines): the peak over the dataset as "
+                                                  "batched, the largest micro-batch that fits its longest batch, the "
+                                                  "share of steps at risk (--seq-len is the cutoff)");
+    c->add_option("--batching", a->batching, "How --seq-lengths samples are batched: pad (random order, padded to the "
+                                             "longest; default) | sorted (group_by_length) | pack (packed to --seq-len)");
     c->add_flag("--max-micro-batch", a->max_micro_batch, "With --gpu: also the largest micro-batch that fits this layout "
                                                         "(global batch kept; every divisor of global batch / dp tried)");
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));

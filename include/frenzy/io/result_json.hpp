@@ -15,6 +15,7 @@
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/memory/device.hpp"
 #include "frenzy/model/presets.hpp"
+#include "frenzy/plan/dataset_fit.hpp"
 #include "frenzy/plan/estimate.hpp"
 #include "frenzy/plan/fit_advice.hpp"
 #include "frenzy/plan/nearest_fit.hpp"
@@ -359,6 +360,17 @@ inline void to_json(nlohmann::ordered_json& out, const model_preset& p) {
 /// `frenzy estimate --max-micro-batch --json`'s `max_micro_batch`.
 inline void to_json(nlohmann::ordered_json& out, const micro_batch_limit& m) {
     out = {{"fits", m.fits}, {"tight", m.tight}, {"largest_tried", m.tried}};
+}
+
+/// `frenzy estimate --seq-lengths FILE --json`'s `dataset` (plan/dataset_fit.hpp).
+inline void to_json(nlohmann::ordered_json& out, const dataset_fit& d) {
+    const auto& e = d.longest_batch;
+    out = {{"batching", to_string(d.batching)}, {"samples", d.samples}, {"truncated", d.truncated},
+           {"p50_tokens", d.p50}, {"p95_tokens", d.p95}, {"longest_tokens", d.longest},
+           {"longest_batch_length", d.longest_batch_length},
+           {"longest_batch_peak_reserved_bytes", e.memory.peak_reserved.value},
+           {"longest_batch_verdict", to_string(e.fit->verdict)}, {"fit_length", d.fit_length},
+           {"max_micro_batch", d.micro_batch}, {"steps_at_risk", d.steps_at_risk}};
 }
 
 }  // namespace frenzy
