@@ -570,10 +570,9 @@ inline void bind_estimate_result(py::module_& m) {
                                "Optimizer states in CUDA unified memory (runtime.paged_optimizer): outside both peaks.")
         .def_property_readonly(
             "readouts",
-            [=](const estimate_result& r) {
-                return when_gpu(r, [](const estimate_result& x) {
-                    return to_py(nlohmann::ordered_json(frenzy::device_readouts(x.memory, *x.gpu)));
-                });
+            [](const estimate_result& r) -> py::object {
+                if (!r.gpu) return py::none();
+                return to_py(nlohmann::ordered_json(frenzy::device_readouts(r.memory, *r.gpu)));
             },
             "With a GPU: what torch.cuda.max_memory_allocated, max_memory_reserved and nvidia-smi would show at the "
             "peak, and the CUDA context, NCCL buffers and paged states (memory/device.hpp); None without one.")
