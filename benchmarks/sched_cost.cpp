@@ -32,7 +32,7 @@ struct bench_job {
     double tokens = 0;
     std::vector<int> types;  // cluster type index per plan, as the simulator hands them to policies
     std::vector<plan_rate> rates;  // rate_of each plan, likewise
-    std::vector<mixed_plan> mixed;  // pipelines over two types (every other waiting job)
+    std::vector<plan> mixed;        // pipelines over two types (every other waiting job)
     std::vector<int> mixed_types;   // cluster type index per group of each mixed plan, as the simulator hands them
 };
 
@@ -57,12 +57,12 @@ std::vector<plan> make_plans(std::mt19937_64& rng) {
 
 // Mixed plans over two of the types (the faster type first: it holds the embedding), half the GPUs on each, best
 // first: a little faster than the two types' GPUs would be apart at the same scaling efficiency.
-std::vector<mixed_plan> make_mixed_plans(std::mt19937_64& rng) {
-    std::vector<mixed_plan> ms;
+std::vector<plan> make_mixed_plans(std::mt19937_64& rng) {
+    std::vector<plan> ms;
     const double base = 1000.0 * static_cast<double>(1 + rng() % 8);
     const int a = static_cast<int>(rng() % 3), b = a + 1 + static_cast<int>(rng() % static_cast<unsigned>(3 - a));
     for (int g = 64, k = 4; g >= 16; g /= 2, --k) {
-        mixed_plan m;
+        plan m;
         for (int t : {a, b}) {
             stage_group grp;
             grp.gpu = kTypes[t];
@@ -76,6 +76,7 @@ std::vector<mixed_plan> make_mixed_plans(std::mt19937_64& rng) {
         m.parallel.dp = g / 4;
         m.parallel.pp = 2;
         m.tokens_per_s = base * (kSpeed[a] + kSpeed[b]) * (g / 2) * std::pow(0.93, k) * 1.05;
+        set_group_totals(m);
         ms.push_back(std::move(m));
     }
     return ms;
@@ -91,7 +92,7 @@ double has_decision_us(has_scheduler<>& has, const cluster_state& cs, const std:
         auto d = has.schedule({1000.0, &cs, views});
         us.push_back(detail::thread_cpu_us() - t0);
         started = d.start.size();
-        mixed_started = static_cast<std::size_t>(std::count_if(d.start.begin(), d.start.end(), [](const auto& s) { return s.mixed.has_value(); }));
+        mixed_started = static_cast<std::size_t>(std::count_if(d.start.begin(), d.start.end(), [](const auto& s) { return s.p.mixed(); }));
     }
     std::sort(us.begin(), us.end());
     return us[us.size() / 2];

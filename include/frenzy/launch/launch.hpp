@@ -482,7 +482,7 @@ inline frenzy::plan mixed_at(const plan_result& r, const launch_options& o) {
     if (o.plan_index >= r.mixed.size())
         throw config_error("no mixed plan " + std::to_string(o.plan_index + 1) + " (the planner found " +
                            std::to_string(r.mixed.size()) + (r.mixed_note.empty() ? ")" : "): " + r.mixed_note));
-    return to_plan(r.mixed[o.plan_index]);
+    return r.mixed[o.plan_index];
 }
 
 }  // namespace detail

@@ -104,7 +104,7 @@ public:
             if (j.mixed_plans) {
                 const int* types = mixed_types_of(j, i, cs);
                 for (const auto& m : *j.mixed_plans)
-                    best = std::min(best, mixed_run(j, m, std::exchange(types, types + m.groups.size()), 0.0) * m.gpus());
+                    best = std::min(best, mixed_run(j, m, std::exchange(types, types + m.groups.size()), 0.0) * m.gpus);
             }
             order_buf_.push_back({order_.key(j, best, c.now), i});
         }
@@ -249,7 +249,7 @@ public:
             // a larger size with the same tensor-parallel group (remembered: bounds the placement work).
             const int tp = static_cast<int>(cd.p->parallel.tp);
             if (known_bad(cd.type, cd.p->gpus, tp)) continue;
-            auto a = place_.place(cs, free_, {cd.type, cd.p->gpus, tp});
+            auto a = place_plan(cs, *cd.p, &cd.type);
             if (!a) {
                 if (tp >= 1 && (tp & (tp - 1)) == 0 && tp < (1 << (kTpSlots - 1))) {
                     auto& f = fail_min_[fail_slot(cd.type, tp)];
@@ -257,7 +257,6 @@ public:
                 }
                 continue;  // fragmented: try the next option
             }
-            detail::take(free_, *a);
             type_free_[t] -= cd.p->gpus;
             profile_[t].claim(c.now, run, cd.p->gpus);
             total_free -= cd.p->gpus;
@@ -278,7 +277,7 @@ public:
     /// Estimated seconds the rest of `j` takes on mixed plan `m`, launch cost `launch_s` included: its predicted
     /// speed, corrected (with learning on) by the lowest speed ratio of its types, since a pipeline moves at the pace
     /// of its slowest stage group. `types`: the cluster type of each of its groups (mixed_types_).
-    double mixed_run(const job_view& j, const mixed_plan& m, const int* types, double launch_s) const {
+    double mixed_run(const job_view& j, const plan& m, const int* types, double launch_s) const {
         double ratio = std::numeric_limits<double>::infinity();
         for (std::size_t k = 0; k < m.groups.size(); ++k) {
             const int t = types[k];
@@ -303,14 +302,14 @@ public:
             const int* mt = std::exchange(types, types + m.groups.size());  // this plan's groups' types
             const double run = mixed_run(j, m, mt, launch_s);
             if (!(c.now + run < single) || !mixed_candidate(c, m, mt, run, run - launch_s, share_div)) continue;
-            auto a = place_mixed(cs, m, mt);
+            auto a = place_plan(cs, m, mt);
             if (!a) continue;
             for (const auto& comp : a->components()) {
                 type_free_[static_cast<std::size_t>(comp.type)] -= comp.gpus();
                 profile_[static_cast<std::size_t>(comp.type)].claim(c.now, run, comp.gpus());
             }
-            total_free -= m.gpus();
-            d.start.push_back({j.id, plan{}, std::move(*a), false, m});
+            total_free -= m.gpus;
+            d.start.push_back({j.id, m, std::move(*a), false});
             started_[me] = 1;
             return true;
         }
@@ -322,7 +321,7 @@ public:
     /// group has free GPUs of its type for the whole run without delaying a reservation and stays within the share
     /// caps, and the plan is efficient (within 1 + efficiency_slack of that least) or uses idle GPUs (each group
     /// within the job's share of its type's free GPUs, and within 1 + idle_slack of that least).
-    bool mixed_candidate(const sched_context& c, const mixed_plan& m, const int* types, double run, double rem,
+    bool mixed_candidate(const sched_context& c, const plan& m, const int* types, double run, double rem,
                          std::size_t share_div) const {
         const cluster_state& cs = *c.cluster;
         double least = std::numeric_limits<double>::infinity();
@@ -340,18 +339,21 @@ public:
             if (ut < least_.size()) least = std::min(least, least_[ut]);
         }
         if (!std::isfinite(least)) return true;  // no one-type plan on either type: nothing to be efficient against
-        const double gs = rem * m.gpus();
+        const double gs = rem * m.gpus;
         const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least * (1 + 1e-12);
         const bool uses_idle = opt_.idle_slack > 0 && within_free_share && gs <= (1.0 + opt_.idle_slack) * least * (1 + 1e-12);
         return efficient || uses_idle;
     }
 
-    /// Places every stage group of `m` on nodes of its type (the placement policy, in free_; undone when one group
-    /// does not place): the first group's allocation with the later ones in `next`.
-    std::optional<allocation> place_mixed(const cluster_state& cs, const mixed_plan& m, const int* types) {
+    /// Places plan `m` by the placement policy and takes its GPUs from free_: a one-type plan's GPUs on nodes of
+    /// type types[0], a pipeline's every stage group on nodes of its type types[k] (undone when one group does not
+    /// place), the first group's allocation with the later ones in `next`.
+    std::optional<allocation> place_plan(const cluster_state& cs, const plan& m, const int* types) {
         std::optional<allocation> out;
-        for (std::size_t k = 0; k < m.groups.size(); ++k) {
-            auto a = place_.place(cs, free_, {types[k], m.groups[k].gpus, static_cast<int>(m.parallel.tp)});
+        const std::size_t parts = m.mixed() ? m.groups.size() : 1;
+        for (std::size_t k = 0; k < parts; ++k) {
+            const int gpus = m.mixed() ? m.groups[k].gpus : m.gpus;
+            auto a = place_.place(cs, free_, {types[k], gpus, static_cast<int>(m.parallel.tp)});
             if (!a) {
                 if (out) detail::give(free_, *out);
                 return std::nullopt;

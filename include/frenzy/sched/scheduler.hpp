@@ -38,9 +38,9 @@ struct job_view {
     int id = 0;
     double submit_s = 0;
     const std::vector<plan>* plans = nullptr;  ///< feasible plans, best first (never null for an active job)
-    /// Feasible pipelines over several GPU types (plan_options::mixed), best first; null or empty = none. A policy
-    /// that does not use them ignores them.
-    const std::vector<mixed_plan>* mixed_plans = nullptr;
+    /// Feasible pipelines over several GPU types (plans with stage groups; plan_options::mixed), best first; null or
+    /// empty = none. A policy that does not use them ignores them.
+    const std::vector<plan>* mixed_plans = nullptr;
     double total_tokens = 0;
     int requested_gpus = 0;                    ///< the user's request (0 = none)
     std::string_view requested_type;           ///< the user's request ("" = none)
@@ -135,10 +135,9 @@ struct sched_context {
 
 struct start_decision {
     int job = 0;
-    plan p;              ///< one of the job's plans; for a launch that will run out of memory, see `oom`
-    allocation alloc;    ///< one component per stage group with `mixed`
+    plan p;              ///< one of the job's plans or mixed plans; for a launch that will run out of memory, see `oom`
+    allocation alloc;    ///< one component per stage group when `p` has groups (plan::mixed)
     bool oom = false;    ///< the request does not fit in memory: the launch crashes after its start-up
-    std::optional<mixed_plan> mixed = {};  ///< set: the job runs this one of its mixed plans (`p` is unused)
 };
 struct reject_decision {
     int job = 0;

@@ -48,7 +48,7 @@ public:
         }
         plan_result pr;
         std::vector<plan> usable;
-        std::vector<mixed_plan> usable_mixed;
+        std::vector<plan> usable_mixed;
         try {
             pr = plan_submission(parsed_job, c, opt_.planning, usable, usable_mixed);
         } catch (const config_error& e) {
@@ -157,7 +157,7 @@ private:
 
     /// 201: the job is stored (durable before the answer) and queued for the loop.
     api_reply accept(const std::string& body, job_submission job, plan_result pr, std::vector<plan> usable,
-                     std::vector<mixed_plan> usable_mixed) {
+                     std::vector<plan> usable_mixed) {
         std::lock_guard lk(m_);
         const double now = unix_now();
         const auto id = store_->add_job(body, now);

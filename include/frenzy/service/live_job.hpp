@@ -21,7 +21,7 @@ struct live_job {
     job_limits limits;
     plan_result plans;                    ///< everything the planner found
     std::vector<plan> usable;             ///< within the limits, best first (what the policy chooses from)
-    std::vector<mixed_plan> usable_mixed; ///< pipelines over several GPU types within the limits (engine_options
+    std::vector<plan> usable_mixed;       ///< pipelines over several GPU types within the limits (engine_options
                                           ///< planning.mixed), best first
     std::string state;
     double submit_s = 0;
@@ -70,7 +70,7 @@ struct slurm_index {
 /// Plans posted job `pj` on `c` within its limits (allowed GPU types, GPU count); `usable` and `usable_mixed` get
 /// the plans that meet its deadline, best first. Pipelines over several types only with `o.mixed`.
 inline plan_result plan_submission(const job_submission& pj, cluster_spec c, plan_options o, std::vector<plan>& usable,
-                                   std::vector<mixed_plan>& usable_mixed) {
+                                   std::vector<plan>& usable_mixed) {
     if (!pj.limits.gpu_types.empty()) {
         std::vector<node_group> keep;
         for (const auto& g : c.nodes)

@@ -205,7 +205,7 @@ protected:
     live_job* load_row(const stored_job& row, double now) {
         job_submission pj;
         std::vector<plan> usable;
-        std::vector<mixed_plan> usable_mixed;
+        std::vector<plan> usable_mixed;
         plan_result pr;
         try {
             pj = submission_from_json(nlohmann::json::parse(row.spec), catalog_);
@@ -471,10 +471,10 @@ protected:
         }
         try {
             j.unplace();
-            j.current = s.mixed ? to_plan(*s.mixed) : s.p;
+            j.current = s.p;
             orch_->start(s.job, j.spec, *j.current, s.alloc);
             log_decision({{"decision", "start"}, {"job", s.job}, {"name", j.spec.name},
-                          {"plan", s.mixed ? nlohmann::ordered_json(*s.mixed) : nlohmann::ordered_json(s.p)},
+                          {"plan", nlohmann::ordered_json(s.p)},
                           {"allocation", allocation_json(s.alloc, inv_)}, {"slurm_job", j.slurm_id}, {"alternatives", alternatives(j, s)},
                           {"why", start_reason(s)}});
         } catch (const error& e) {
@@ -493,7 +493,7 @@ protected:
         nlohmann::ordered_json alts = nlohmann::ordered_json::array();
         for (const auto& p : j.usable) {
             if (alts.size() >= 5) break;
-            if (!s.mixed && p == s.p) continue;
+            if (p == s.p) continue;
             nlohmann::ordered_json alt{{"gpu", p.gpu}, {"gpus", p.gpus}, {"nodes", p.nodes}};
             if (p.has_budget) alt["est_time_s"] = p.est_time.value;  // absent without a token budget, as in plan --json
             alt["tokens_per_s"] = p.tokens_per_s;
@@ -504,7 +504,7 @@ protected:
 
     /// The decision log's "why" of a start: the policy's rule.
     std::string start_reason(const start_decision& s) const {
-        if (policy_.name() == "has" && s.mixed)
+        if (policy_.name() == "has" && s.p.mixed())
             return "HAS: no plan on one GPU type starts now; this pipeline over several types ends sooner than waiting for one";
         if (policy_.name() == "has") return "HAS: earliest predicted completion among the efficient plans that the free GPUs allow now";
         const auto* e = find_policy(policy_.name());

@@ -17,7 +17,7 @@ namespace frenzy {
 /// What a simulated job may run, and what policies see of its request.
 struct sim_job_plans {
     std::vector<plan> plans;        ///< feasible one-type plans, best first
-    std::vector<mixed_plan> mixed;  ///< pipelines over several types (plan_options::mixed), best first
+    std::vector<plan> mixed;        ///< pipelines over several types (plan::groups; plan_options::mixed), best first
     std::vector<int> plan_types;    ///< cluster type index of each plan
     std::vector<plan_rate> plan_rates;  ///< rate_of each plan (sched/scheduler.hpp)
     std::vector<int> mixed_types;   ///< cluster type index of each group of each mixed plan, in order
@@ -39,7 +39,7 @@ inline void set_up_mixed(sim_job_plans& j, const cluster_state& cs, const sim_op
             const int t = cs.type_index(g.gpu);
             ok = ok && t >= 0 && g.gpus >= 1 && g.gpus <= cs.total_gpus(t);
         }
-        if (ok && opt.sizes == size_regime::requested) ok = m.gpus() == j.eff_gpus;
+        if (ok && opt.sizes == size_regime::requested) ok = m.gpus == j.eff_gpus;
         if (ok) j.mixed.push_back(std::move(m));
     }
 }
