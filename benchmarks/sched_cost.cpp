@@ -1,7 +1,7 @@
 // Scheduling cost against cluster size: one HAS decision vs one Sia ILP solve on the same state, side by side.
 // Clusters of 64 .. 16384 GPUs (four GPU types, 8-GPU nodes), ~70% of GPUs busy with running jobs, and a few
 // hundred waiting jobs, each with plans on every type (1 .. 64 GPUs, decreasing scaling efficiency). HAS decides
-// the same state twice more with every other waiting job also carrying mixed plans (job_view::mixed_plans: pipelines
+// the same state twice more with every other waiting job also carrying mixed plans (job_view::plans ending in pipelines
 // over two types, 16 .. 64 GPUs, plan/mixed.hpp), the two variants alternating; their medians and ratio are printed.
 // Usage: bench_sched_cost [waiting_jobs=500] [sia_time_limit_s=10] [max_gpus=16384]
 // Times are CPU time of the deciding thread (detail::thread_cpu_us), as in `frenzy simulate`; Sia's solve likewise.
@@ -32,6 +32,7 @@ struct bench_job {
     double tokens = 0;
     std::vector<int> types;  // cluster type index per plan, as the simulator hands them to policies
     std::vector<plan_rate> rates;  // rate_of each plan, likewise
+    std::vector<plan> with_mixed;   // plans, then mixed: job_view::plans with the pipelines
     std::vector<plan> mixed;        // pipelines over two types (every other waiting job)
     std::vector<int> mixed_types;   // cluster type index per group of each mixed plan, as the simulator hands them
 };
@@ -177,7 +178,9 @@ int main(int argc, char** argv) {
             if (jobs[k].mixed.empty()) continue;
             for (const auto& m : jobs[k].mixed)
                 for (const auto& g : m.groups) jobs[k].mixed_types.push_back(cs.type_index(g.gpu));
-            with_mixed[k].mixed_plans = &jobs[k].mixed;
+            jobs[k].with_mixed = jobs[k].plans;
+            jobs[k].with_mixed.insert(jobs[k].with_mixed.end(), jobs[k].mixed.begin(), jobs[k].mixed.end());
+            with_mixed[k].plans = &jobs[k].with_mixed;
             with_mixed[k].mixed_types = jobs[k].mixed_types;
         }
         std::vector<double> plain_us, mixed_us;

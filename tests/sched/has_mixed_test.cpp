@@ -42,8 +42,11 @@ struct waiting_b {
     std::vector<plan> a_plans{mk_plan("a100-80g", 4, 1000)};
     std::vector<plan> b_plans{mk_plan("a100-80g", 8, 1000), mk_plan("v100-32g", 8, 300)};
     std::vector<plan> b_mixed;
+    std::vector<plan> b_all;  // b_plans then b_mixed: job_view::plans
     std::vector<job_view> views;
     explicit waiting_b(std::vector<plan> mixed) : b_mixed(std::move(mixed)) {
+        b_all = b_plans;
+        b_all.insert(b_all.end(), b_mixed.begin(), b_mixed.end());
         cs.allocate(0, "a100-80g", allocation{0, {{0, 4}}});
         job_view a;
         a.id = 0;
@@ -57,8 +60,7 @@ struct waiting_b {
         job_view b;
         b.id = 1;
         b.submit_s = 1;
-        b.plans = &b_plans;
-        b.mixed_plans = &b_mixed;
+        b.plans = &b_all;
         b.total_tokens = 1e7;
         views = {a, b};
     }

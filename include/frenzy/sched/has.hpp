@@ -93,7 +93,7 @@ public:
             const double work = (1.0 - j.progress) * j.total_tokens;  // rem() with one division per plan
             const double* ratio = ratios_.all(j);  // rem()'s ratio by type index + 1
             const plan_rate* ps = plan_rates(j).data();
-            const std::size_t n = j.plans->size();
+            const std::size_t n = pt.size();  // one_type()'s
             rem_buf_.resize(rem_at_[i] + n);
             double* out = rem_buf_.data() + rem_at_[i];
             for (std::size_t k = 0; k < n; ++k) {
@@ -101,9 +101,9 @@ public:
                 out[k] = r;
                 best = std::min(best, r * ps[k].gpus);
             }
-            if (j.mixed_plans) {
+            if (const auto pipelines = j.pipelines(); !pipelines.empty()) {
                 const int* types = mixed_types_of(j, i, cs);
-                for (const auto& m : *j.mixed_plans)
+                for (const auto& m : pipelines)
                     best = std::min(best, mixed_run(j, m, std::exchange(types, types + m.groups.size()), 0.0) * m.gpus);
             }
             order_buf_.push_back({order_.key(j, best, c.now), i});
@@ -162,7 +162,8 @@ public:
         const double* rj = rem_buf_.data() + rem_at_[idx];
         const plan_rate* pr = plan_rates(j).data();
         bool startable = false;
-        for (std::size_t k = 0; k < j.plans->size(); ++k) {
+        const std::span<const plan> one_type = j.one_type();
+        for (std::size_t k = 0; k < one_type.size(); ++k) {
             const auto& p = pr[k];
             const int t = pt[k];
             if (t < 0) continue;
@@ -182,7 +183,7 @@ public:
             if (opt_.equi_share > 0) cap = std::min(cap, opt_.equi_share * cs.total_gpus(ti) / static_cast<double>(c.jobs.size()));
             share_cap_[t] = std::max(static_cast<double>(min_gpus_[t]), cap);
         }
-        for (std::size_t k = 0; k < j.plans->size(); ++k) {
+        for (std::size_t k = 0; k < one_type.size(); ++k) {
             const int t = pt[k];
             if (t < 0) continue;
             const auto ut = static_cast<std::size_t>(t);
@@ -192,7 +193,7 @@ public:
             const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least_[ut] * (1 + 1e-12);
             const bool uses_idle = opt_.idle_slack > 0 && gpus <= idle_share_[ut] &&
                                    gs <= (1.0 + opt_.idle_slack) * least_[ut] * (1 + 1e-12);
-            if ((efficient || uses_idle) && gpus <= share_cap_[ut]) cands_.push_back({0.0, 0.0, &(*j.plans)[k], t, launch_s + r});
+            if ((efficient || uses_idle) && gpus <= share_cap_[ut]) cands_.push_back({0.0, 0.0, &one_type[k], t, launch_s + r});
         }
         return startable;
     }
@@ -294,11 +295,12 @@ public:
     /// docs/results.md "Mixed plans").
     bool start_mixed(const sched_context& c, const job_view& j, std::size_t me, sched_decisions& d, int& total_free, double single,
                      std::size_t share_div) {
-        if (!j.mixed_plans || j.mixed_plans->empty()) return false;
+        const std::span<const plan> pipelines = j.pipelines();
+        if (pipelines.empty()) return false;
         const cluster_state& cs = *c.cluster;
         const double launch_s = j.launches > 0 ? j.restart_s : opt_.startup_s;
         const int* types = mixed_types_at(j, static_cast<std::size_t>(&j - c.jobs.data()));
-        for (const auto& m : *j.mixed_plans) {
+        for (const auto& m : pipelines) {
             const int* mt = std::exchange(types, types + m.groups.size());  // this plan's groups' types
             const double run = mixed_run(j, m, mt, launch_s);
             if (!(c.now + run < single) || !mixed_candidate(c, m, mt, run, run - launch_s, share_div)) continue;
@@ -383,7 +385,7 @@ public:
     const int* mixed_types_of(const job_view& j, std::size_t i, const cluster_state& cs) {
         if (const int* view = view_mixed_types(j)) return view;
         mixed_at_[i] = mixed_types_.size();
-        for (const auto& m : *j.mixed_plans)
+        for (const auto& m : j.pipelines())
             for (const auto& g : m.groups) mixed_types_.push_back(cs.type_index(g.gpu));
         return mixed_types_.data() + mixed_at_[i];
     }
@@ -394,22 +396,24 @@ public:
     }
     static const int* view_mixed_types(const job_view& j) {
         std::size_t groups = 0;
-        for (const auto& m : *j.mixed_plans) groups += m.groups.size();
+        for (const auto& m : j.pipelines()) groups += m.groups.size();
         return j.mixed_types.size() == groups && groups > 0 ? j.mixed_types.data() : nullptr;
     }
 
     /// rate_of each of the job's plans: the view's (job_view::plan_rates), else read from the plans.
     std::span<const plan_rate> plan_rates(const job_view& j) {
-        if (j.plan_rates.size() == j.plans->size()) return j.plan_rates;
+        const std::span<const plan> one_type = j.one_type();
+        if (j.plan_rates.size() == one_type.size()) return j.plan_rates;
         prate_.clear();
-        for (const auto& p : *j.plans) prate_.push_back(rate_of(p));
+        for (const auto& p : one_type) prate_.push_back(rate_of(p));
         return prate_;
     }
     /// Cluster type index of each of the job's plans: the view's (job_view::plan_types), else looked up.
     std::span<const int> plan_types(const job_view& j, const cluster_state& cs) {
-        if (j.plan_types.size() == j.plans->size()) return j.plan_types;
+        const std::span<const plan> one_type = j.one_type();
+        if (j.plan_types.size() == one_type.size()) return j.plan_types;
         ptype_.clear();
-        for (const auto& p : *j.plans) ptype_.push_back(cs.type_index(p.gpu));
+        for (const auto& p : one_type) ptype_.push_back(cs.type_index(p.gpu));
         return ptype_;
     }
 
@@ -450,11 +454,11 @@ public:
         const double launch_s = w.launches > 0 ? w.restart_s : opt_.startup_s;
         const plan* best = nullptr;
         least_.assign(cs.types().size(), std::numeric_limits<double>::infinity());
-        for (const auto& p : *w.plans) {
+        for (const auto& p : w.one_type()) {
             const int t = cs.type_index(p.gpu);
             if (t >= 0) least_[static_cast<std::size_t>(t)] = std::min(least_[static_cast<std::size_t>(t)], ratios_.rem(w, p, t) * p.gpus);
         }
-        for (const auto& p : *w.plans) {
+        for (const auto& p : w.one_type()) {
             const int t = cs.type_index(p.gpu);
             if (t < 0 || ratios_.rem(w, p, t) * p.gpus > (1.0 + opt_.efficiency_slack) * least_[static_cast<std::size_t>(t)] * (1 + 1e-12)) continue;
             const double run = launch_s + ratios_.rem(w, p, t);
@@ -518,14 +522,14 @@ public:
             const double left = j->predicted_end_s - c.now;
             const int have = j->alloc->gpus();
             double least = std::numeric_limits<double>::infinity();
-            for (const auto& p : *j->plans)
+            for (const auto& p : j->one_type())
                 if (p.gpu == j->current->gpu) least = std::min(least, ratios_.rem(*j, p, t) * p.gpus);
             const double cap = std::min(opt_.max_share * cs.total_gpus(t),
                                         opt_.equi_share > 0 ? opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size())
                                                             : std::numeric_limits<double>::infinity());
             const plan* best = nullptr;
             double best_end = left * (1.0 - opt_.expand_gain);
-            for (const auto& p : *j->plans) {
+            for (const auto& p : j->one_type()) {
                 if (p.gpu != j->current->gpu || p.gpus <= have || p.gpus > have + type_free_[ut] || p.gpus > cap) continue;
                 if (ratios_.rem(*j, p, t) * p.gpus > (1.0 + opt_.idle_slack) * least * (1 + 1e-12)) continue;
                 const double end = j->restart_s + ratios_.rem(*j, p, t);

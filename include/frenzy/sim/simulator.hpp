@@ -394,7 +394,6 @@ private:
             v.id = static_cast<int>(i);
             v.submit_s = j.row->submit_s;
             v.plans = &j.plans;
-            v.mixed_plans = &j.mixed;
             v.total_tokens = j.row->total_tokens;
             v.requested_gpus = j.eff_gpus;
             v.requested_type = j.eff_type;
@@ -435,7 +434,7 @@ private:
         for (const auto& s : d.start) {
             auto& j = jobs_.at(static_cast<std::size_t>(s.job));
             if (j.ph != phase::waiting) throw error("simulator: policy started job " + j.rec.job_id + " which is not waiting");
-            if (s.p.mixed() && std::find(j.mixed.begin(), j.mixed.end(), s.p) == j.mixed.end())
+            if (s.p.mixed() && std::find(j.plans.begin(), j.plans.end(), s.p) == j.plans.end())
                 throw error("simulator: policy started job " + j.rec.job_id + " on a mixed plan that is not one of its own");
             if (!s.p.mixed() && !s.oom && std::find(j.plans.begin(), j.plans.end(), s.p) == j.plans.end()) {
                 // A policy may hold more GPUs than a plan uses (user-sized requests); the plan itself must be one
