@@ -61,9 +61,9 @@ struct job_view {
     /// ran, on that type (0 = never measured there). A running job is measured once it has computed for
     /// sim_options::measure_after_s; the value is kept after the run ends. Empty = nothing measured.
     std::span<const double> measured_ratio;
-    /// Cluster type index of each plan in *plans (a host's cache; empty = policies look the types up).
+    /// Cluster type index of each plan in one_type() (a host's cache; empty = policies look the types up).
     std::span<const int> plan_types;
-    /// rate_of each plan in *plans (a host's cache; empty = policies read the plans).
+    /// rate_of each plan in one_type() (a host's cache; empty = policies read the plans).
     std::span<const plan_rate> plan_rates;
     /// Cluster type index of each stage group of each plan in pipelines(), in order (a host's cache; empty =
     /// policies look the types up).
