@@ -32,9 +32,9 @@ struct bench_job {
     double tokens = 0;
     std::vector<int> types;  // cluster type index per plan, as the simulator hands them to policies
     std::vector<plan_rate> rates;  // rate_of each plan, likewise
-    std::vector<plan> with_mixed;   // plans, then mixed: job_view::plans with the pipelines
     std::vector<plan> mixed;        // pipelines over two types (every other waiting job)
     std::vector<int> mixed_types;   // cluster type index per group of each mixed plan, as the simulator hands them
+    std::vector<plan> with_mixed;   // plans, then mixed: job_view::plans with the pipelines
 };
 
 std::vector<plan> make_plans(std::mt19937_64& rng) {
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
         int busy = 0, id = 0;
         jobs.reserve(static_cast<std::size_t>(n + waiting));
         for (int attempt = 0; busy < want_busy && attempt < 100000; ++attempt) {
-            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}};
+            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}, {}};
             const plan& p = j.plans[rng() % j.plans.size()];
             const int t = cs.type_index(p.gpu);
             auto a = best_fit_placement{}.place(cs, cs.free_vector(), {t, p.gpus, static_cast<int>(p.parallel.tp)});
@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
         const int running = id;
         std::mt19937_64 mixed_rng(7);  // its own stream: the state without mixed plans is the one it always was
         for (int w = 0; w < waiting; ++w) {
-            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}});
+            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}, {}});
             if (w % 2 == 0) jobs.back().mixed = make_mixed_plans(mixed_rng);
             job_view v;
             v.id = id++;
