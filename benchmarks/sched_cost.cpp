@@ -1,7 +1,7 @@
 // Scheduling cost against cluster size: one HAS decision vs one Sia ILP solve on the same state, side by side.
 // Clusters of 64 .. 16384 GPUs (four GPU types, 8-GPU nodes), ~70% of GPUs busy with running jobs, and a few
 // hundred waiting jobs, each with plans on every type (1 .. 64 GPUs, decreasing scaling efficiency). HAS decides
-// the same state twice more with every other waiting job also carrying mixed plans (job_view::mixed_plans: pipelines
+// the same state twice more with every other waiting job also carrying mixed plans (job_view::plans ending in pipelines
 // over two types, 16 .. 64 GPUs, plan/mixed.hpp), the two variants alternating; their medians and ratio are printed.
 // Usage: bench_sched_cost [waiting_jobs=500] [sia_time_limit_s=10] [max_gpus=16384]
 // Times are CPU time of the deciding thread (detail::thread_cpu_us), as in `frenzy simulate`; Sia's solve likewise.
@@ -32,8 +32,9 @@ struct bench_job {
     double tokens = 0;
     std::vector<int> types;  // cluster type index per plan, as the simulator hands them to policies
     std::vector<plan_rate> rates;  // rate_of each plan, likewise
-    std::vector<mixed_plan> mixed;  // pipelines over two types (every other waiting job)
+    std::vector<plan> mixed;        // pipelines over two types (every other waiting job)
     std::vector<int> mixed_types;   // cluster type index per group of each mixed plan, as the simulator hands them
+    std::vector<plan> with_mixed;   // plans, then mixed: job_view::plans with the pipelines
 };
 
 std::vector<plan> make_plans(std::mt19937_64& rng) {
@@ -57,12 +58,12 @@ std::vector<plan> make_plans(std::mt19937_64& rng) {
 
 // Mixed plans over two of the types (the faster type first: it holds the embedding), half the GPUs on each, best
 // first: a little faster than the two types' GPUs would be apart at the same scaling efficiency.
-std::vector<mixed_plan> make_mixed_plans(std::mt19937_64& rng) {
-    std::vector<mixed_plan> ms;
+std::vector<plan> make_mixed_plans(std::mt19937_64& rng) {
+    std::vector<plan> ms;
     const double base = 1000.0 * static_cast<double>(1 + rng() % 8);
     const int a = static_cast<int>(rng() % 3), b = a + 1 + static_cast<int>(rng() % static_cast<unsigned>(3 - a));
     for (int g = 64, k = 4; g >= 16; g /= 2, --k) {
-        mixed_plan m;
+        plan m;
         for (int t : {a, b}) {
             stage_group grp;
             grp.gpu = kTypes[t];
@@ -76,6 +77,7 @@ std::vector<mixed_plan> make_mixed_plans(std::mt19937_64& rng) {
         m.parallel.dp = g / 4;
         m.parallel.pp = 2;
         m.tokens_per_s = base * (kSpeed[a] + kSpeed[b]) * (g / 2) * std::pow(0.93, k) * 1.05;
+        set_group_totals(m);
         ms.push_back(std::move(m));
     }
     return ms;
@@ -91,7 +93,7 @@ double has_decision_us(has_scheduler<>& has, const cluster_state& cs, const std:
         auto d = has.schedule({1000.0, &cs, views});
         us.push_back(detail::thread_cpu_us() - t0);
         started = d.start.size();
-        mixed_started = static_cast<std::size_t>(std::count_if(d.start.begin(), d.start.end(), [](const auto& s) { return s.mixed.has_value(); }));
+        mixed_started = static_cast<std::size_t>(std::count_if(d.start.begin(), d.start.end(), [](const auto& s) { return s.p.mixed(); }));
     }
     std::sort(us.begin(), us.end());
     return us[us.size() / 2];
@@ -118,7 +120,7 @@ int main(int argc, char** argv) {
         int busy = 0, id = 0;
         jobs.reserve(static_cast<std::size_t>(n + waiting));
         for (int attempt = 0; busy < want_busy && attempt < 100000; ++attempt) {
-            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}};
+            bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}, {}};
             const plan& p = j.plans[rng() % j.plans.size()];
             const int t = cs.type_index(p.gpu);
             auto a = best_fit_placement{}.place(cs, cs.free_vector(), {t, p.gpus, static_cast<int>(p.parallel.tp)});
@@ -137,7 +139,7 @@ int main(int argc, char** argv) {
         const int running = id;
         std::mt19937_64 mixed_rng(7);  // its own stream: the state without mixed plans is the one it always was
         for (int w = 0; w < waiting; ++w) {
-            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}});
+            jobs.push_back({make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}, {}});
             if (w % 2 == 0) jobs.back().mixed = make_mixed_plans(mixed_rng);
             job_view v;
             v.id = id++;
@@ -176,7 +178,9 @@ int main(int argc, char** argv) {
             if (jobs[k].mixed.empty()) continue;
             for (const auto& m : jobs[k].mixed)
                 for (const auto& g : m.groups) jobs[k].mixed_types.push_back(cs.type_index(g.gpu));
-            with_mixed[k].mixed_plans = &jobs[k].mixed;
+            jobs[k].with_mixed = jobs[k].plans;
+            jobs[k].with_mixed.insert(jobs[k].with_mixed.end(), jobs[k].mixed.begin(), jobs[k].mixed.end());
+            with_mixed[k].plans = &jobs[k].with_mixed;
             with_mixed[k].mixed_types = jobs[k].mixed_types;
         }
         std::vector<double> plain_us, mixed_us;

@@ -59,7 +59,7 @@ std::string layout(const frenzy::plan& p) {
 }
 
 /// "t4 x8 (1 stage, 6 layers) -> v100-32g x16 (2 stages, 34 layers)"
-std::string groups_text(const frenzy::mixed_plan& p) {
+std::string groups_text(const frenzy::plan& p) {
     std::string s;
     for (const auto& g : p.groups)
         s += fmt::format("{}{} x{} ({} stage{}, {} layers)", s.empty() ? "" : " -> ", g.gpu, g.gpus, g.stages,
@@ -67,30 +67,44 @@ std::string groups_text(const frenzy::mixed_plan& p) {
     return s;
 }
 
-/// The mixed plans (plan --mixed): one line each, then its stage groups.
-void print_mixed(const frenzy::plan_result& r, std::size_t shown, bool cost) {
+/// Row `i` (from 1) of a plan table: a one-type plan as a line of the plans table's columns; a pipeline over
+/// several types (plan::groups) as a line, then its stage groups. `cost`: prices are known.
+void print_plan_row(std::size_t i, const frenzy::plan& p, bool cost) {
     using namespace frenzy;
+    const auto& q = p.parallel;
+    if (p.mixed()) {
+        std::string split;
+        for (auto l : q.stage_layers) split += (split.empty() ? "" : " ") + std::to_string(l);
+        fmt::print("{:>3}  {:>4} GPUs  dp{} tp{} pp{}{}  {}  {}  mb {}  step {:.2f} s  {:.0f} tokens/s  +-{:.0f}%  MFU {:.0f}%  {}{}\n",
+                   i, p.gpus, q.dp, q.tp, q.pp, q.sequence_parallel ? " sp" : "", to_string(p.precision),
+                   to_string(q.recompute), p.micro_batch, p.step_time.value, p.tokens_per_s, 100 * p.rel_error_band,
+                   100 * p.mfu, duration(p), cost && p.cost && p.has_budget ? fmt::format("  {:.0f} $", *p.cost) : "");
+        fmt::print("     {}; layers per stage {}\n", groups_text(p), split);
+        for (const auto& g : p.groups)
+            fmt::print("     {:<10} {:>6}/{:<6} GiB need/cap, micro-batch slot {:.3f} s\n", g.gpu,
+                       frenzy_cli::gib(g.required.value), frenzy_cli::gib(g.capacity.value), g.slot_s);
+        return;
+    }
+    const std::string prec = std::string(to_string(p.precision)) + (p.precision_alternative ? "*" : "");
+    const std::string band = fmt::format("+-{:.0f}%{}", 100 * p.rel_error_band, uncalibrated(p) ? "~" : "");
+    const std::string mfu = fmt::format("{:.0f}%{}", 100 * p.mfu, above_ceiling(p) ? "!" : "");
+    fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>6}/{:<6}  {:>8.2f} {:>10.0f} {:>6} {:>5} {:>9} {:>10}{}\n",
+               i, p.gpu, p.gpus, p.nodes, to_string(p.framework), prec, layout(p), to_string(q.sharding),
+               to_string(q.recompute), p.micro_batch, frenzy_cli::gib(p.required.value), frenzy_cli::gib(p.capacity.value),
+               p.step_time.value, p.tokens_per_s, band, mfu, duration(p),
+               p.has_budget ? fmt::format("{:.0f}", p.billed_gpu_hours) : "-",
+               cost ? (p.cost && p.has_budget ? fmt::format(" {:>10.0f} $", *p.cost) : fmt::format(" {:>12}", "-")) : "");
+}
+
+/// The mixed plans (plan --mixed): one row each (print_plan_row), or why there are none.
+void print_mixed(const frenzy::plan_result& r, std::size_t shown, bool cost) {
     fmt::print("\nmixed plans (pipeline stages on two GPU types, Megatron-LM --pipeline-model-parallel-layout):\n");
     if (r.mixed.empty()) {
         fmt::print("  none: {}\n", r.mixed_note);
         return;
     }
     const auto n = std::min(shown, r.mixed.size());
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto& p = r.mixed[i];
-        const auto& q = p.parallel;
-        std::string split;
-        for (auto l : q.stage_layers) split += (split.empty() ? "" : " ") + std::to_string(l);
-        fmt::print("{:>3}  {:>4} GPUs  dp{} tp{} pp{}{}  {}  {}  mb {}  step {:.2f} s  {:.0f} tokens/s  +-{:.0f}%  MFU {:.0f}%  {}{}\n",
-                   i + 1, p.gpus(), q.dp, q.tp, q.pp, q.sequence_parallel ? " sp" : "", to_string(p.precision),
-                   to_string(q.recompute), p.micro_batch, p.step_time.value, p.tokens_per_s, 100 * p.rel_error_band,
-                   100 * p.mfu, duration_of(p.has_budget, p.est_time.value),
-                   cost && p.cost && p.has_budget ? fmt::format("  {:.0f} $", *p.cost) : "");
-        fmt::print("     {}; layers per stage {}\n", groups_text(p), split);
-        for (const auto& g : p.groups)
-            fmt::print("     {:<10} {:>6}/{:<6} GiB need/cap, micro-batch slot {:.3f} s\n", g.gpu,
-                       frenzy_cli::gib(g.required.value), frenzy_cli::gib(g.capacity.value), g.slot_s);
-    }
+    for (std::size_t i = 0; i < n; ++i) print_plan_row(i + 1, r.mixed[i], cost);
     if (n < r.mixed.size()) fmt::print("... {} more (--top N)\n", r.mixed.size() - n);
 }
 
@@ -112,18 +126,7 @@ void print_plans(const frenzy::parsed_job& parsed, const frenzy::plan_result& r,
     fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>13}  {:>8} {:>10} {:>6} {:>5} {:>9} {:>10}{}\n",
                "#", "gpu", "gpus", "nodes", "framework", "precision", "layout", "sharding", "recompute", "mb",
                "GiB need/cap", "step s", "tokens/s", "band", "MFU", "time", "GPU-hours", cost ? "        cost" : "");
-    for (std::size_t i = 0; i < shown; ++i) {
-        const auto& p = r.plans[i];
-        const std::string prec = std::string(to_string(p.precision)) + (p.precision_alternative ? "*" : "");
-        const std::string band = fmt::format("+-{:.0f}%{}", 100 * p.rel_error_band, uncalibrated(p) ? "~" : "");
-        const std::string mfu = fmt::format("{:.0f}%{}", 100 * p.mfu, above_ceiling(p) ? "!" : "");
-        fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>6}/{:<6}  {:>8.2f} {:>10.0f} {:>6} {:>5} {:>9} {:>10}{}\n",
-                   i + 1, p.gpu, p.gpus, p.nodes, to_string(p.framework), prec, layout(p), to_string(p.parallel.sharding),
-                   to_string(p.parallel.recompute), p.micro_batch, frenzy_cli::gib(p.required.value),
-                   frenzy_cli::gib(p.capacity.value), p.step_time.value, p.tokens_per_s, band, mfu, duration(p),
-                   p.has_budget ? fmt::format("{:.0f}", p.billed_gpu_hours) : "-",
-                   cost ? (p.cost && p.has_budget ? fmt::format(" {:>10.0f} $", *p.cost) : fmt::format(" {:>12}", "-")) : "");
-    }
+    for (std::size_t i = 0; i < shown; ++i) print_plan_row(i + 1, r.plans[i], cost);
     if (shown < r.plans.size()) fmt::print("... {} more (--top N)\n", r.plans.size() - shown);
     if (std::any_of(r.plans.begin(), r.plans.begin() + static_cast<std::ptrdiff_t>(shown),
                     [](const plan& p) { return p.precision_alternative; }))

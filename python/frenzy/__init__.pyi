@@ -160,9 +160,17 @@ def estimate(job: JobLike, gpu: GpuLike | None = None, margin: float = 0.05) -> 
     `margin` of the GPU's memory free) and the predicted step time."""
 
 class Plan:
-    """One way to run a job: a GPU type, a count and a parallel layout."""
+    """One way to run a job: a GPU type, a count and a parallel layout; or a pipeline over several GPU types (stage
+    `groups`, mixed True)."""
     def to_dict(self) -> JsonDict:
-        """One entry of the CLI's `frenzy plan --json` plans."""
+        """One entry of the CLI's `frenzy plan --json` plans (of its mixed_plans for a pipeline over several types)."""
+    @property
+    def mixed(self) -> bool:
+        """True for a pipeline over several GPU types (see groups)."""
+    @property
+    def groups(self) -> list[JsonDict]:
+        """The stage groups of a pipeline over several GPU types, in pipeline order, as dicts (the keys of `frenzy
+        plan --json`'s groups); [] for a plan on one type."""
     @property
     def gpu(self) -> str: ...
     @property
@@ -247,9 +255,9 @@ class PlanResult:
     @property
     def plans(self) -> list[Plan]: ...
     @property
-    def mixed_plans(self) -> list[JsonDict]:
-        """With plan(mixed=True): the pipelines over two GPU types, best first, as dicts (the keys of `frenzy plan
-        --json`'s mixed_plans); [] otherwise."""
+    def mixed_plans(self) -> list[Plan]:
+        """With plan(mixed=True): the pipelines over two GPU types, best first, as Plans with stage groups (to_dict
+        gives an element of `frenzy plan --json`'s mixed_plans); [] otherwise."""
     @property
     def best(self) -> Plan | None:
         """The best plan, or None when no GPU type can run the job."""
@@ -284,12 +292,8 @@ class Launch:
     def to_dict(self) -> JsonDict:
         """The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written."""
     @property
-    def plan(self) -> Plan | None:
-        """The plan the files run (None with launch(mixed=True): see mixed_plan)."""
-    @property
-    def mixed_plan(self) -> JsonDict | None:
-        """With launch(mixed=True): the mixed plan the files run, as a dict (an element of PlanResult.mixed_plans);
-        None otherwise."""
+    def plan(self) -> Plan:
+        """The plan the files run (with launch(mixed=True) a pipeline over two GPU types: Plan.mixed, Plan.groups)."""
     @property
     def job(self) -> Job:
         """The job with the plan's layout, micro-batch, framework and precision."""
@@ -321,7 +325,7 @@ def launch(
     """Plans `job` on `cluster` for `framework` (megatron | torchtitan | deepspeed | fsdp | llm-foundry | hf | torchtune), takes plan number `plan`
     (1 = the best) and makes its launch files; with `out_dir` also writes them there (`frenzy launch -o DIR`).
     `slurm`: partition, account, qos, cpus_per_task, mem, requeue_signal_s; `mixed`: take mixed plan number `plan`
-    (stages on two GPU types, Megatron-LM) as one Slurm heterogeneous job (Launch.mixed_plan).
+    (stages on two GPU types, Megatron-LM) as one Slurm heterogeneous job (Launch.plan.groups).
     Raises ConfigError when there is no such plan."""
 
 class Import:

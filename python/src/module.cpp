@@ -608,9 +608,14 @@ inline void bind_estimate(py::module_& m) {
 inline void bind_plan_class(py::module_& m) {
     using frenzy::plan;
     auto budget = [](const plan& p, double v) -> py::object { return p.has_budget ? py::cast(v) : py::none(); };
-    py::class_<plan>(m, "Plan", "One way to run a job: a GPU type, a count and a parallel layout.")
+    py::class_<plan>(m, "Plan", "One way to run a job: a GPU type, a count and a parallel layout; or a pipeline over "
+                                "several GPU types (stage `groups`, mixed True).")
         .def("to_dict", [](const plan& p) { return to_py(nlohmann::ordered_json(p)); },
-             "One entry of the CLI's `frenzy plan --json` plans.")
+             "One entry of the CLI's `frenzy plan --json` plans (of its mixed_plans for a pipeline over several types).")
+        .def_property_readonly("mixed", &plan::mixed, "True for a pipeline over several GPU types (see groups).")
+        .def_property_readonly("groups", [](const plan& p) { return to_py(nlohmann::ordered_json(p.groups)); },
+                               "The stage groups of a pipeline over several GPU types, in pipeline order, as dicts "
+                               "(the keys of `frenzy plan --json`'s groups); [] for a plan on one type.")
         .def_readonly("gpu", &plan::gpu)
         .def_readonly("gpus", &plan::gpus)
         .def_readonly("nodes", &plan::nodes)
@@ -669,13 +674,9 @@ inline void bind_plan_result(py::module_& m) {
                                "The job's parameters.")
         .def_property_readonly(
             "mixed_plans",
-            [](const plan_result& r) {
-                auto out = nlohmann::ordered_json::array();
-                for (const auto& p : r.result.mixed) out.push_back(p);
-                return to_py(out);
-            },
-            "With plan(mixed=True): the pipelines over two GPU types, best first, as dicts (the keys of `frenzy plan "
-            "--json`'s mixed_plans); [] otherwise.")
+            [](const plan_result& r) { return r.result.mixed; },
+            "With plan(mixed=True): the pipelines over two GPU types, best first, as Plans with stage groups (to_dict "
+            "gives an element of `frenzy plan --json`'s mixed_plans); [] otherwise.")
         .def_property_readonly("active_parameters", [](const plan_result& r) { return r.result.active_parameters; },
                                "Parameters one token passes through (a mixture of experts' routed top-k and shared "
                                "experts; the whole model otherwise).")
@@ -733,13 +734,9 @@ inline void bind_launch_result(py::module_& m) {
     py::class_<launch_result>(m, "Launch", "A plan turned into launch files (launch.sbatch and the framework's configuration).")
         .def("to_dict", [](const launch_result& l) { return to_py(nlohmann::ordered_json(l)); },
              "The CLI's `frenzy launch --json`: the plan, the job with the plan's layout and the files written.")
-        .def_property_readonly("plan", [](const launch_result& l) -> py::object {
-            return l.plan.mixed() ? py::none() : py::cast(l.plan);
-        }, "The plan the files run (None with launch(mixed=True): see mixed_plan).")
-        .def_property_readonly("mixed_plan", [](const launch_result& l) -> py::object {
-            return l.plan.mixed() ? to_py(nlohmann::ordered_json(l.plan)) : py::none();
-        }, "With launch(mixed=True): the mixed plan the files run, as a dict (an element of PlanResult.mixed_plans); "
-           "None otherwise.")
+        .def_property_readonly("plan", [](const launch_result& l) { return l.plan; },
+                               "The plan the files run (with launch(mixed=True) a pipeline over two GPU types: "
+                               "Plan.mixed, Plan.groups).")
         .def_property_readonly("job", [](const launch_result& l) { return job{{l.job, true, {}}}; },
                                "The job with the plan's layout, micro-batch, framework and precision.")
         .def_property_readonly("files", [](const launch_result& l) {
@@ -775,7 +772,7 @@ inline void bind_launch(py::module_& m) {
         "`gres` maps catalog names to Slurm GRES types; `time_margin` pads the predicted run time for --time; "
         "`slurm` takes partition, account, qos, cpus_per_task, mem and requeue_signal_s (seconds before the time limit at "
         "which the job requeues itself; 0 = never; default 300). `mixed`: take mixed plan number `plan` (pipeline "
-        "stages on two GPU types, Megatron-LM) and write it as one Slurm heterogeneous job (Launch.mixed_plan). "
+        "stages on two GPU types, Megatron-LM) and write it as one Slurm heterogeneous job (Launch.plan.groups). "
         "Raises ConfigError when there is no such plan (the planner's reasons in the message).";
     m.def("launch", &frenzy_py::launch, "job"_a, "cluster"_a, "framework"_a = std::string(frenzy::launcher::by_default.name()), "plan"_a = 1,
           "out_dir"_a = py::none(), "objective"_a = "time", "margin"_a = frenzy::default_margin,

@@ -216,8 +216,8 @@ def test_mixed_plan_is_one_heterogeneous_job(cli, cli_path, tmp_path):
     job = {"name": "het", "model": {"preset": "llama-2-13b"},
            "training": {"seq_len": 2048, "global_batch": 64, "total_tokens": 1e9}}
     got = frenzy.launch(job, "8xv100-32g,4xt4", framework="megatron", mixed=True, gres={"v100-32g": "v100"})
-    assert got.plan is None
-    assert [(g["gpu"], g["gpus"]) for g in got.mixed_plan["groups"]] == [("t4", 4), ("v100-32g", 8)]
+    assert got.plan.mixed
+    assert [(g["gpu"], g["gpus"]) for g in got.plan.groups] == [("t4", 4), ("v100-32g", 8)]
     script = got.files["launch.sbatch"]
     assert script.count("#SBATCH hetjob") == 1 and "#SBATCH --gres=gpu:v100:8" in script
     assert "--pipeline-model-parallel-layout" in script

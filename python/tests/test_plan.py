@@ -189,9 +189,11 @@ def test_mixed_plans_equal_cli_json(cli, root):
     expected = cli("plan", "--model", "llama-2-13b", "--cluster", c, "--total-tokens", "1e10", "--mixed", "--json")
     got = frenzy.plan({"model": {"preset": "llama-2-13b"}, "training": {"total_tokens": 1e10}}, c, mixed=True)
     assert got.to_dict() == expected
-    assert got.mixed_plans == expected["mixed_plans"]
+    assert [p.to_dict() for p in got.mixed_plans] == expected["mixed_plans"]
     assert got.mixed_plans, "three-type.json has pipelines over two types for a 13B job"
     for p in got.mixed_plans:
-        assert len({g["gpu"] for g in p["groups"]}) == 2
-        assert sum(p["parallel"]["stage_layers"]) == 40
+        assert p.mixed and len({g["gpu"] for g in p.groups}) == 2
+        assert sum(p.parallel["stage_layers"]) == 40
+        assert p.gpus == sum(g["gpus"] for g in p.groups) and p.gpu == "+".join(g["gpu"] for g in p.groups)
+    assert not got.plans[0].mixed and got.plans[0].groups == []
     assert frenzy.plan({"model": {"preset": "llama-2-13b"}}, c).mixed_plans == []

@@ -155,14 +155,15 @@ TEST_CASE("batch script with the job spec: the framework configuration frenzy la
 namespace {
 /// A pipeline of Qwen2.5-14B over 4 T4s (stage 0, 7 layers) then 8 V100s (stages 1-2, 21 and 20 layers), tp 4: the
 /// planner's plan for seq 4096 on the test cluster (frenzy plan --mixed), written out by hand.
-frenzy::mixed_plan t4_v100_plan() {
-    frenzy::mixed_plan m;
+frenzy::plan t4_v100_plan() {
+    frenzy::plan m;
     m.groups = {{.gpu = "t4", .gpus = 4, .nodes = 1, .gpus_per_node = 4, .first_stage = 0, .stages = 1, .layers = 7},
                 {.gpu = "v100-32g", .gpus = 8, .nodes = 1, .gpus_per_node = 8, .first_stage = 1, .stages = 2, .layers = 41}};
     m.framework = frenzy::framework::megatron;
     m.precision = frenzy::precision::fp16_mixed;
     m.parallel = {.dp = 1, .tp = 4, .pp = 3, .sequence_parallel = true, .stage_layers = {7, 21, 20}};
     m.micro_batch = 1;
+    frenzy::set_group_totals(m);
     return m;
 }
 }  // namespace
@@ -194,7 +195,7 @@ TEST_CASE("batch script of a mixed plan: torchrun on every node of both componen
     r.name = "qwen";
     r.nodes = {"t4-1", "v100-1"};
     r.spec = j;
-    r.p = to_plan(m);
+    r.p = m;
     const auto s = batch_script(r);
     CHECK(s.find("# frenzy job 4 (qwen): 4 x t4 + 8 x v100-32g on 2 node(s) t4-1,v100-1, tp=4 pp=3 dp=1 micro_batch=1\n") != std::string::npos);
     CHECK(s.find("export FRENZY_GPU='t4+v100-32g'\n") != std::string::npos);
@@ -204,7 +205,7 @@ TEST_CASE("batch script of a mixed plan: torchrun on every node of both componen
     CHECK(s.find("#SBATCH") == std::string::npos);  // the placement travels as sbatch options
     launch_options o;
     o.launcher = launcher::megatron;
-    const auto launched = launch_files(job_for_plan(j, to_plan(m)), to_plan(m), o).front().content;
+    const auto launched = launch_files(job_for_plan(j, m), m, o).front().content;
     auto args_of = [](const std::string& text) {
         const auto a = text.find("MEGATRON_ARGS=(");
         return a == std::string::npos ? std::string{} : text.substr(a, text.find(")\n", a) - a);

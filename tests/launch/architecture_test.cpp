@@ -61,6 +61,14 @@ transformer_spec megatron_builds(const transformer_spec& m) {
     return r;
 }
 
+/// The model spec read from the bundled config.json of `name` (tests/data/hf).
+transformer_spec arch_hf(const std::string& name) { return from_hf_config(arch_raw(name)); }
+
+/// llm-foundry's MPT model YAML for the test job of `m` (flash attention).
+std::string mpt_yaml(const transformer_spec& m) {
+    return frameworks::llm_foundry::model_yaml(arch_job(m), attention_impl::flash);
+}
+
 std::string arch_refusal(const transformer_spec& m) {
     try {
         (void)arch_args(m);
@@ -74,7 +82,7 @@ std::string arch_refusal(const transformer_spec& m) {
 
 TEST_CASE("config.json: rotary base and scaling, norm epsilon and QK-norm as published") {
     SECTION("Llama 3.1 8B: rope_theta 500000, llama3 scaling factor 8 (1, 4, 8192), rms_norm_eps 1e-5") {
-        const auto s = from_hf_config(arch_raw("llama-3.1-8b"));
+        const auto s = arch_hf("llama-3.1-8b");
         CHECK(s.rope.theta == 500000);
         CHECK(s.rope.scaling == rope_scaling_kind::llama3);
         CHECK(s.rope.factor == 8);
@@ -85,14 +93,14 @@ TEST_CASE("config.json: rotary base and scaling, norm epsilon and QK-norm as pub
         CHECK_FALSE(s.qk_norm);
     }
     SECTION("Qwen3 1.7B: rope_theta 1e6, rms_norm_eps 1e-6, q_norm/k_norm") {
-        const auto s = from_hf_config(arch_raw("qwen3-1.7b"));
+        const auto s = arch_hf("qwen3-1.7b");
         CHECK(s.rope.theta == 1e6);
         CHECK(s.rope.scaling == rope_scaling_kind::none);
         CHECK(s.norm_eps == 1e-6);
         CHECK(s.qk_norm);
     }
     SECTION("DeepSeek-V2-Lite: YaRN factor 40 over 4096 positions, mscale 0.707 (the older \"type\" key)") {
-        const auto s = from_hf_config(arch_raw("deepseek-v2-lite"));
+        const auto s = arch_hf("deepseek-v2-lite");
         CHECK(s.rope.scaling == rope_scaling_kind::yarn);
         CHECK(s.rope.factor == 40);
         CHECK(s.rope.original_max_positions == 4096);
@@ -102,19 +110,19 @@ TEST_CASE("config.json: rotary base and scaling, norm epsilon and QK-norm as pub
         CHECK(s.rope.mscale_all_dim == 0.707);
     }
     SECTION("GPT-NeoX 20B: rotary_pct 0.25 of each head, rotary_emb_base 10000") {
-        const auto s = from_hf_config(arch_raw("gpt-neox-20b"));
+        const auto s = arch_hf("gpt-neox-20b");
         CHECK(s.rope.fraction == 0.25);
         CHECK(s.rope.theta == 10000);
     }
     SECTION("Gemma 2: attention soft-capping 50; Gemma 3: QK-norm, a local base 10000 beside the global 1e6") {
-        CHECK(from_hf_config(arch_raw("gemma-2-9b")).attn_logit_softcap == 50);
-        const auto g3 = from_hf_config(arch_raw("gemma-3-1b-it"));
+        CHECK(arch_hf("gemma-2-9b").attn_logit_softcap == 50);
+        const auto g3 = arch_hf("gemma-3-1b-it");
         CHECK(g3.qk_norm);
         CHECK(g3.rope.theta == 1e6);
         CHECK(g3.rope.local_theta == 10000);
     }
     SECTION("Phi-3.5 mini: LongRoPE ('longrope' type) from its 4096-token original context") {
-        const auto s = from_hf_config(arch_raw("phi-3.5-mini-instruct"));
+        const auto s = arch_hf("phi-3.5-mini-instruct");
         CHECK(s.rope.scaling == rope_scaling_kind::longrope);
         CHECK(s.rope.original_max_positions == 4096);
     }
@@ -139,7 +147,7 @@ TEST_CASE("config.json: rotary base and scaling, norm epsilon and QK-norm as pub
         c.erase("rope_theta");
         c.erase("rope_scaling");
         c["rope_parameters"] = params;
-        CHECK(from_hf_config(c).rope == from_hf_config(arch_raw("llama-3.1-8b")).rope);
+        CHECK(from_hf_config(c).rope == arch_hf("llama-3.1-8b").rope);
     }
     SECTION("Gemma 3's text_config without vocab_size takes Gemma3TextConfig's 262208") {
         nlohmann::json c{{"model_type", "gemma3"}, {"text_config", arch_raw("gemma-3-1b-it")}};
@@ -236,21 +244,21 @@ TEST_CASE("Megatron-LM builds the published rotary base, scaling, norm epsilon a
 }
 
 TEST_CASE("llm-foundry's MPT: rope_theta, rope_hf_config (llama3), norm_eps and qk_gn as published, or a refusal") {
-    const auto yaml = frameworks::llm_foundry::model_yaml(arch_job(preset("llama-3.1-8b")), attention_impl::flash);
+    const auto yaml = mpt_yaml(preset("llama-3.1-8b"));
     CHECK_THAT(yaml, Contains("    rope: true\n    rope_theta: 500000\n    rope_impl: hf\n    rope_hf_config:\n      type: llama3\n"
                               "      factor: 8\n      low_freq_factor: 1\n      high_freq_factor: 4\n"
                               "      original_max_position_embeddings: 8192\n"));
-    const auto qwen3 = frameworks::llm_foundry::model_yaml(arch_job(preset("qwen3-1.7b")), attention_impl::flash);
+    const auto qwen3 = mpt_yaml(preset("qwen3-1.7b"));
     CHECK_THAT(qwen3, Contains("  norm_eps: 1e-06\n"));
     CHECK_THAT(qwen3, Contains("    qk_gn: true\n"));
     CHECK_THAT(qwen3, Contains("    rope_theta: 1000000\n"));
     // Llama 2: MPT's defaults are the published values
-    const auto llama2 = frameworks::llm_foundry::model_yaml(arch_job(preset("llama-2-7b")), attention_impl::flash);
+    const auto llama2 = mpt_yaml(preset("llama-2-7b"));
     CHECK(llama2.find("rope_theta") == std::string::npos);
     CHECK(llama2.find("norm_eps") == std::string::npos);
-    CHECK_THROWS_WITH(frameworks::llm_foundry::model_yaml(arch_job(preset("gpt-neox-20b")), attention_impl::flash),
+    CHECK_THROWS_WITH(mpt_yaml(preset("gpt-neox-20b")),
                       Contains("model.rope.fraction=0.25") && Contains("llm-foundry"));
-    CHECK_THROWS_WITH(frameworks::llm_foundry::model_yaml(arch_job(preset("phi-3.5-mini")), attention_impl::flash),
+    CHECK_THROWS_WITH(mpt_yaml(preset("phi-3.5-mini")),
                       Contains("model.rope.scaling=\"longrope\""));
 }
 

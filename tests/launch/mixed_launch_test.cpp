@@ -22,8 +22,8 @@ namespace mixed_launch {
 
 /// llama-2-13b (40 layers) over 2 nodes of 4 x T4 (stage 0, 6 layers) then 2 nodes of 8 x V100 (stages 1-2, 17 + 17),
 /// tp 4 x dp 2: every stage is 8 ranks.
-mixed_plan t4_v100_plan() {
-    mixed_plan p;
+plan t4_v100_plan() {
+    plan p;
     p.groups = {{.gpu = "t4", .gpus = 8, .nodes = 2, .gpus_per_node = 4, .first_stage = 0, .stages = 1, .layers = 6},
                 {.gpu = "v100-32g", .gpus = 16, .nodes = 2, .gpus_per_node = 8, .first_stage = 1, .stages = 2, .layers = 34}};
     p.precision = precision::fp16_mixed;
@@ -33,6 +33,7 @@ mixed_plan t4_v100_plan() {
     p.step_time = seconds{10};
     p.tokens_per_s = 1000;
     p.est_time = seconds{3600};
+    set_group_totals(p);
     return p;
 }
 
@@ -63,10 +64,10 @@ using namespace mixed_launch;
 
 TEST_CASE("launch of a mixed plan: one #SBATCH component per stage group, in pipeline order") {
     const auto p = t4_v100_plan();
-    const auto j = job_for_plan(job_13b(), to_plan(p));
+    const auto j = job_for_plan(job_13b(), p);
     CHECK(j.parallel.stage_layers == std::vector<std::int64_t>{6, 17, 17});
     CHECK(j.training.precision == precision::fp16_mixed);
-    const auto files = launch_files(j, to_plan(p), het_launch_options());
+    const auto files = launch_files(j, p, het_launch_options());
     REQUIRE(files.front().name == "launch.sbatch");
     const auto& script = files.front().content;
     // 3600 s x 1.2 = 72 minutes; the requeue signal acts on the whole job and is written once, in component 0
@@ -94,7 +95,7 @@ TEST_CASE("launch of a mixed plan: every rank of a stage is on the GPU type of t
     // stage s on ranks [s x tp x cp x dp, (s + 1) x tp x cp x dp). Read the per-node counts back from the script
     // and place every rank: stage 0's 8 ranks must be the T4 nodes' 4 + 4, stages 1-2's 16 the V100 nodes' 8 + 8.
     const auto p = t4_v100_plan();
-    const auto script = launch_files(job_for_plan(job_13b(), to_plan(p)), to_plan(p), het_launch_options()).front().content;
+    const auto script = launch_files(job_for_plan(job_13b(), p), p, het_launch_options()).front().content;
     std::smatch m;
     REQUIRE(std::regex_search(script, m, std::regex(R"(nprocs=\(([0-9 ]+)\))")));
     std::vector<int> per_node;
@@ -109,27 +110,27 @@ TEST_CASE("launch of a mixed plan: every rank of a stage is on the GPU type of t
             const auto& group = stage < 1 ? p.groups[0] : p.groups[1];
             CHECK(node_type[node] == group.gpu);
         }
-    CHECK(rank == p.gpus());
+    CHECK(rank == p.gpus);
 }
 
 TEST_CASE("launch of a mixed plan: a group that is not whole stages on whole nodes, or out of order, is refused") {
-    const auto j = job_for_plan(job_13b(), to_plan(t4_v100_plan()));
+    const auto j = job_for_plan(job_13b(), t4_v100_plan());
     auto p = t4_v100_plan();
     p.groups[0].gpus = 4;  // 4 GPUs cannot be one stage of tp 4 x dp 2
     p.groups[0].nodes = 1;
-    CHECK_THROWS_WITH(launch_files(j, to_plan(p), het_launch_options()),
+    CHECK_THROWS_WITH(launch_files(j, p, het_launch_options()),
                       Catch::Contains("mixed plan group 0 (t4): 4 GPUs are not its 1 stage(s) x tp x cp x dp = 8 ranks each"));
     p = t4_v100_plan();
     p.groups[1].nodes = 3;  // 16 GPUs are not 3 nodes of 8
-    CHECK_THROWS_WITH(launch_files(j, to_plan(p), het_launch_options()),
+    CHECK_THROWS_WITH(launch_files(j, p, het_launch_options()),
                       Catch::Contains("mixed plan group 1 (v100-32g): 16 GPUs are not 3 node(s) of 8"));
     p = t4_v100_plan();
     p.groups[1].first_stage = 2;
-    CHECK_THROWS_WITH(launch_files(j, to_plan(p), het_launch_options()),
+    CHECK_THROWS_WITH(launch_files(j, p, het_launch_options()),
                       Catch::Contains("mixed plan group 1 (v100-32g): its first stage is 2, not 1"));
     auto o = het_launch_options();
     o.launcher = launcher::torchtitan;
-    CHECK_THROWS_WITH(launch_files(j, to_plan(t4_v100_plan()), o),
+    CHECK_THROWS_WITH(launch_files(j, t4_v100_plan(), o),
                       Catch::Contains("launch_options::mixed: the torchtitan launcher cannot write a pipeline over several GPU types"));
 }
 
@@ -153,14 +154,13 @@ TEST_CASE("launch --mixed plans and writes the best mixed plan, and its JSON car
 }
 
 TEST_CASE("the one plan type: a mixed plan as plan::groups writes mixed_plan's JSON and reads it back") {
-    const auto m = t4_v100_plan();
-    const plan p = to_plan(m);
+    const plan p = t4_v100_plan();
     CHECK(p.mixed());
-    CHECK(p.gpus == m.gpus());
+    CHECK(p.gpus == 8 + 16);  // set_group_totals: the sums over the groups
+    CHECK(p.nodes == 2 + 2);
     CHECK(p.gpu == "t4+v100-32g");
-    CHECK(as_mixed(p) == m);
     const auto text = nlohmann::ordered_json(p).dump();
-    CHECK(text == nlohmann::ordered_json(m).dump());  // the store and plan --json keep today's mixed form
+    CHECK(text.rfind(R"({"gpus":24,"groups":[)", 0) == 0);  // the store and plan --json keep the mixed form
     const auto back = nlohmann::json::parse(text).get<plan>();  // the budget keys travel only with a budget
     CHECK(back.groups == p.groups);
     CHECK(back.parallel == p.parallel);

@@ -33,7 +33,7 @@ gpu_pool mixed_pool(const std::string& gpu, int per_node, int nodes) {
 }
 
 /// `job` as mixed plan `p` runs it: its precision, micro-batch and layout (the per-stage layers included).
-job_spec job_of_mixed(const job_spec& job, const mixed_plan& p) {
+job_spec job_of_mixed(const job_spec& job, const plan& p) {
     job_spec j = job;
     j.training.precision = p.precision;
     j.training.micro_batch = p.micro_batch;
@@ -208,7 +208,7 @@ TEST_CASE("plan --mixed on V100 + T4: a 13B job T4s cannot run alone gets pipeli
     const memory_estimator est;
     const auto pools = gpu_pools(c);
     for (const auto& p : r.mixed) {
-        INFO("mixed plan of " << p.gpus() << " GPUs, pp " << p.parallel.pp);
+        INFO("mixed plan of " << p.gpus << " GPUs, pp " << p.parallel.pp);
         CHECK(p.framework == framework::megatron);
         CHECK(p.precision == precision::fp16_mixed);  // the bf16 job on V100 and T4 (no bf16 tensor cores)
         REQUIRE(p.groups.size() == 2);
@@ -243,7 +243,7 @@ TEST_CASE("plan --mixed: the split is the balanced one within memory (one layer 
     const auto pools = gpu_pools(c);
     REQUIRE_FALSE(r.mixed.empty());
     for (const auto& p : r.mixed) {
-        INFO("mixed plan of " << p.gpus() << " GPUs, pp " << p.parallel.pp);
+        INFO("mixed plan of " << p.gpus << " GPUs, pp " << p.parallel.pp);
         job_spec j = job_of_mixed(job, p);
         const std::array<stage_group_shape, 2> shape{{{&pool_named(pools, p.groups[0].gpu), p.groups[0].stages},
                                                       {&pool_named(pools, p.groups[1].gpu), p.groups[1].stages}}};

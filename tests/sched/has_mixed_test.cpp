@@ -17,8 +17,8 @@ namespace has_mixed {
 cluster_spec two_types() { return mk_cluster({{"a100", "a100-80g", 8, 1}, {"v100", "v100-32g", 8, 1}}); }
 
 /// Stage group 0 on 4 A100s and group 1 on 4 V100s, at `tokens_per_s` for the whole job.
-mixed_plan a100_v100(double tokens_per_s) {
-    mixed_plan m;
+plan a100_v100(double tokens_per_s) {
+    plan m;
     m.groups.resize(2);
     m.groups[0].gpu = "a100-80g";
     m.groups[0].gpus = 4;
@@ -31,6 +31,7 @@ mixed_plan a100_v100(double tokens_per_s) {
     m.parallel.dp = 4;
     m.parallel.pp = 2;
     m.tokens_per_s = tokens_per_s;
+    set_group_totals(m);
     return m;
 }
 
@@ -40,9 +41,12 @@ struct waiting_b {
     cluster_state cs{two_types()};
     std::vector<plan> a_plans{mk_plan("a100-80g", 4, 1000)};
     std::vector<plan> b_plans{mk_plan("a100-80g", 8, 1000), mk_plan("v100-32g", 8, 300)};
-    std::vector<mixed_plan> b_mixed;
+    std::vector<plan> b_mixed;
+    std::vector<plan> b_all;  // b_plans then b_mixed: job_view::plans
     std::vector<job_view> views;
-    explicit waiting_b(std::vector<mixed_plan> mixed) : b_mixed(std::move(mixed)) {
+    explicit waiting_b(std::vector<plan> mixed) : b_mixed(std::move(mixed)) {
+        b_all = b_plans;
+        b_all.insert(b_all.end(), b_mixed.begin(), b_mixed.end());
         cs.allocate(0, "a100-80g", allocation{0, {{0, 4}}});
         job_view a;
         a.id = 0;
@@ -56,8 +60,7 @@ struct waiting_b {
         job_view b;
         b.id = 1;
         b.submit_s = 1;
-        b.plans = &b_plans;
-        b.mixed_plans = &b_mixed;
+        b.plans = &b_all;
         b.total_tokens = 1e7;
         views = {a, b};
     }
@@ -104,8 +107,8 @@ TEST_CASE("HAS starts a job on a mixed plan when that ends it before waiting for
     REQUIRE(d.start.size() == 1);
     const auto& st = d.start[0];
     CHECK(st.job == 1);
-    REQUIRE(st.mixed);
-    CHECK(*st.mixed == s.b_mixed[0]);
+    REQUIRE(st.p.mixed());
+    CHECK(st.p == s.b_mixed[0]);
     const auto comps = st.alloc.components();
     REQUIRE(comps.size() == 2);
     CHECK(comps[0].type == 0);  // group 0 on the A100 node's free 4
@@ -121,6 +124,7 @@ TEST_CASE("HAS keeps a job off its mixed plan when waiting for one type ends it 
     // a mixed plan wider than its types hold free now (8 A100s: 4 are A's) is not started either
     auto wide = has_mixed::a100_v100(900);
     wide.groups[0].gpus = 8;
+    set_group_totals(wide);
     has_mixed::waiting_b busy({wide});
     CHECK(busy.decide().start.empty());
     // when B's best one-type option starts now (A is gone: 8 x A100 end at 1 + 30 + 10,000), even a faster mixed
@@ -130,7 +134,7 @@ TEST_CASE("HAS keeps a job off its mixed plan when waiting for one type ends it 
     idle.views.erase(idle.views.begin());
     const auto d = idle.decide();
     REQUIRE(d.start.size() == 1);
-    CHECK_FALSE(d.start[0].mixed);
+    CHECK_FALSE(d.start[0].p.mixed());
     CHECK(d.start[0].p.gpu == "a100-80g");
     CHECK(d.start[0].p.gpus == 8);
 }

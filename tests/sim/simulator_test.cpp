@@ -167,7 +167,7 @@ TEST_CASE("simulator properties with mixed plans: HAS on random clusters of two 
             double fastest = 0;
             for (const auto& p : r.plans) fastest = std::max(fastest, p.tokens_per_s);
             if (fastest > 0) {
-                mixed_plan m;
+                plan m;
                 m.groups.resize(2);
                 m.groups[0].gpu = n0.gpu;
                 m.groups[0].gpus = n0.gpus_per_node;
@@ -175,6 +175,7 @@ TEST_CASE("simulator properties with mixed plans: HAS on random clusters of two 
                 m.groups[1].gpus = n1.gpus_per_node;
                 m.parallel.tp = 1;
                 m.tokens_per_s = 0.75 * fastest;
+                set_group_totals(m);
                 r.mixed.push_back(m);
             }
             return r;

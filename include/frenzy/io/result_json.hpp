@@ -115,13 +115,15 @@ inline void to_json(nlohmann::ordered_json& out, const parallel_config& q) {
     out = nlohmann::ordered_json(to_json(q));
 }
 
-inline void to_json(nlohmann::ordered_json& out, const mixed_plan& p);  // below
-inline void from_json(const nlohmann::json& in, mixed_plan& p);
+namespace detail {
+inline void pipeline_to_json(nlohmann::ordered_json& out, const plan& p);  // below
+inline void pipeline_from_json(const nlohmann::json& in, plan& p);
+}  // namespace detail
 
 /// One element of `frenzy plan --json`'s `plans`; a plan with stage groups is written as an element of its
-/// `mixed_plans`.
+/// `mixed_plans` (its groups, without the per-GPU keys of one type).
 inline void to_json(nlohmann::ordered_json& out, const plan& p) {
-    if (p.mixed()) return to_json(out, as_mixed(p));
+    if (p.mixed()) return detail::pipeline_to_json(out, p);
     out = {{"gpu", p.gpu},
            {"gpus", p.gpus},
            {"nodes", p.nodes},
@@ -152,9 +154,8 @@ inline void to_json(nlohmann::ordered_json& out, const plan& p) {
 }
 
 namespace detail {
-/// How a plan or mixed plan runs: framework, precision, layout, micro-batch, overlap flags.
-template <class P>
-void read_run_settings(object_reader& r, P& p) {
+/// How a plan runs: framework, precision, layout, micro-batch, overlap flags.
+inline void read_run_settings(object_reader& r, plan& p) {
     r.get("framework", p.framework);
     r.get("precision", p.precision);
     if (r.has("parallel")) p.parallel = parallel_from_json(r.raw("parallel"));
@@ -162,10 +163,9 @@ void read_run_settings(object_reader& r, P& p) {
     r.get("overlap_grad_reduce", p.overlap_grad_reduce);
     r.get("tp_comm_overlap", p.tp_comm_overlap);
 }
-/// The budget keys of a plan or mixed plan (est_time_s, gpu_hours, billed_gpu_hours, cost), each optional: a plan
+/// The budget keys of a plan (est_time_s, gpu_hours, billed_gpu_hours, cost), each optional: a plan
 /// without a token budget has none, one without a price no cost.
-template <class P>
-void read_budget(object_reader& r, const nlohmann::json& in, P& p) {
+inline void read_budget(object_reader& r, const nlohmann::json& in, plan& p) {
     p.has_budget = r.has("est_time_s") && !in.at("est_time_s").is_null();
     r.get("est_time_s", p.est_time.value);
     r.get("gpu_hours", p.gpu_hours);
@@ -182,10 +182,7 @@ void read_budget(object_reader& r, const nlohmann::json& in, P& p) {
 /// gpu_hours, billed_gpu_hours, cost) optional; unknown keys are errors. to_json -> from_json -> to_json gives the
 /// same text.
 inline void from_json(const nlohmann::json& in, plan& p) {
-    if (in.is_object() && in.contains("groups")) {
-        p = to_plan(in.get<mixed_plan>());
-        return;
-    }
+    if (in.is_object() && in.contains("groups")) return detail::pipeline_from_json(in, p);
     detail::object_reader r(in, "plan");
     p = plan{};
     r.get("gpu", p.gpu);
@@ -228,10 +225,11 @@ inline void to_json(nlohmann::ordered_json& out, const stage_group& g) {
            {"tail_s", g.tail_s}};
 }
 
-/// A plan over several GPU types (plan/plan.hpp mixed_plan); the budget keys as a single-type plan's.
-inline void to_json(nlohmann::ordered_json& out, const mixed_plan& p) {
+namespace detail {
+/// A plan over several GPU types (plan::groups); the budget keys as a single-type plan's.
+inline void pipeline_to_json(nlohmann::ordered_json& out, const plan& p) {
     out = nlohmann::ordered_json::object();
-    out["gpus"] = p.gpus();
+    out["gpus"] = p.gpus;
     out["groups"] = p.groups;
     out["framework"] = to_string(p.framework);
     out["precision"] = to_string(p.precision);
@@ -250,6 +248,7 @@ inline void to_json(nlohmann::ordered_json& out, const mixed_plan& p) {
         if (p.cost) out["cost"] = *p.cost;
     }
 }
+}  // namespace detail
 
 /// A stage group back from to_json's JSON; every key required, unknown keys are errors.
 inline void from_json(const nlohmann::json& in, stage_group& g) {
@@ -273,26 +272,30 @@ inline void from_json(const nlohmann::json& in, stage_group& g) {
     r.finish();
 }
 
-/// A mixed plan back from to_json's JSON (the service's store keeps the plan of a job that runs one as this text):
-/// the budget keys optional as a single-type plan's, unknown keys errors; to_json -> from_json -> to_json gives the
-/// same text. `gpus` must be the sum over the groups.
-inline void from_json(const nlohmann::json& in, mixed_plan& p) {
-    detail::object_reader r(in, "mixed_plan");
-    p = mixed_plan{};
+namespace detail {
+/// A plan over several GPU types back from pipeline_to_json's JSON (the service's store keeps the plan of a job
+/// that runs one as this text; errors name it `mixed_plan`, the key launch --json writes it under): the budget keys
+/// optional as a single-type plan's, unknown keys errors; to_json -> from_json -> to_json gives the same text.
+/// `gpus` must be the sum over the groups.
+inline void pipeline_from_json(const nlohmann::json& in, plan& p) {
+    object_reader r(in, "mixed_plan");
+    p = plan{};
     if (!r.has("groups") || !in.at("groups").is_array() || in.at("groups").empty())
         throw config_error("mixed_plan.groups must be a non-empty array of stage groups");
     for (const auto& g : r.raw("groups")) p.groups.push_back(g.get<stage_group>());
+    set_group_totals(p);
     int gpus = 0;
     r.get("gpus", gpus);
-    if (gpus != p.gpus()) throw config_error("mixed_plan.gpus=" + std::to_string(gpus) + " is not the sum over its groups, " + std::to_string(p.gpus()));
-    detail::read_run_settings(r, p);
+    if (gpus != p.gpus) throw config_error("mixed_plan.gpus=" + std::to_string(gpus) + " is not the sum over its groups, " + std::to_string(p.gpus));
+    read_run_settings(r, p);
     r.get("step_time_s", p.step_time.value);
     r.get("tokens_per_s", p.tokens_per_s);
     r.get("mfu", p.mfu);
     r.get("rel_error_band", p.rel_error_band);
-    detail::read_budget(r, in, p);
+    read_budget(r, in, p);
     r.finish();
 }
+}  // namespace detail
 
 /// `frenzy plan --json`: the first `top` plans (all when 0) and every infeasible type; with mixed plans asked for
 /// (plan_options::mixed), the first `top` of them and why there are none.

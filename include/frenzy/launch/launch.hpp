@@ -467,22 +467,17 @@ inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::pl
 
 namespace detail {
 
-/// Plan `o.plan_index` of `r`, or config_error with the planner's reasons.
-inline frenzy::plan single_at(const plan_result& r, const launch_options& o) {
-    if (o.plan_index >= r.plans.size()) {
-        std::string why = "no plan " + std::to_string(o.plan_index + 1) + " (the planner found " + std::to_string(r.plans.size()) + ")";
-        for (const auto& f : r.infeasible) why += "; " + f.gpu + ": " + f.reason;
-        throw config_error(why);
-    }
-    return r.plans[o.plan_index];
-}
-
-/// Mixed plan `o.plan_index` of `r`, or config_error with the planner's reason there is none.
-inline frenzy::plan mixed_at(const plan_result& r, const launch_options& o) {
-    if (o.plan_index >= r.mixed.size())
-        throw config_error("no mixed plan " + std::to_string(o.plan_index + 1) + " (the planner found " +
-                           std::to_string(r.mixed.size()) + (r.mixed_note.empty() ? ")" : "): " + r.mixed_note));
-    return to_plan(r.mixed[o.plan_index]);
+/// Plan `o.plan_index` of `r`'s ranking (of its mixed plans with launch_options::mixed), or config_error with the
+/// planner's reasons there is none: the infeasible types' for a plan on one type, mixed_note for a mixed one.
+inline frenzy::plan plan_at(const plan_result& r, const launch_options& o) {
+    const auto& ranked = o.mixed ? r.mixed : r.plans;
+    if (o.plan_index < ranked.size()) return ranked[o.plan_index];
+    std::string why = std::string(o.mixed ? "no mixed plan " : "no plan ") + std::to_string(o.plan_index + 1) +
+                      " (the planner found " + std::to_string(ranked.size());
+    if (o.mixed) throw config_error(why + (r.mixed_note.empty() ? ")" : "): " + r.mixed_note));
+    why += ")";
+    for (const auto& f : r.infeasible) why += "; " + f.gpu + ": " + f.reason;
+    throw config_error(why);
 }
 
 }  // namespace detail
@@ -497,7 +492,7 @@ inline launch_result launch(const job_spec& job, const cluster_spec& cluster, co
     opt.mixed = opt.mixed || o.mixed;
     const auto r = planner{}.plan(job, cluster, opt);
     launch_result out;
-    out.plan = o.mixed ? detail::mixed_at(r, o) : detail::single_at(r, o);
+    out.plan = detail::plan_at(r, o);
     out.job = job_for_plan(job, out.plan);
     out.files = launch_files(out.job, out.plan, o);
     return out;

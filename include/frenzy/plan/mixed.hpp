@@ -62,7 +62,7 @@ struct stage_group_shape {
 /// A mixed plan evaluated, or why not: bit k of `over` is set when a stage of group k does not fit its GPU (every
 /// group is checked), `why` says what failed.
 struct mixed_evaluation {
-    std::optional<mixed_plan> plan;
+    std::optional<frenzy::plan> plan;
     unsigned over = 0;
     std::string why;
 };
@@ -158,7 +158,7 @@ inline double neighbour_link_GBps(std::span<const stage_group_shape> shape, std:
 
 /// The step of a 1F1B pipeline over the groups (see the top of the file) and what follows from it: tokens/s, MFU
 /// against `peak` (every GPU's peak FLOP/s together), the time to the token budget, GPU-hours and cost.
-inline void set_mixed_totals(const job_spec& j, const plan_options& opt, double peak, mixed_plan& out) {
+inline void set_mixed_totals(const job_spec& j, const plan_options& opt, double peak, plan& out) {
     double max_slot = 0, sum_slots = 0, max_tail = 0;
     for (const auto& g : out.groups) {
         max_slot = std::max(max_slot, g.slot_s);
@@ -167,6 +167,7 @@ inline void set_mixed_totals(const job_spec& j, const plan_options& opt, double 
     }
     const double m = static_cast<double>(std::max<std::int64_t>(1, j.micro_batches()));
     const double step = (m - 1.0) * max_slot + sum_slots + max_tail;
+    set_group_totals(out);
     out.framework = j.runtime.framework;
     out.precision = j.training.precision;
     out.parallel = j.parallel;
@@ -206,7 +207,7 @@ mixed_evaluation evaluate_groups(const job_spec& j, std::span<const stage_group_
                                  const Jobs* jobs = nullptr) {
     mixed_evaluation ev;
     const auto f = forward_flops_per_token(j.model, j.training.seq_len);
-    mixed_plan out;
+    plan out;
     out.groups.reserve(shape.size());
     double peak = 0;
     std::int64_t first = 0;
@@ -278,7 +279,7 @@ mixed_evaluation evaluate_mixed(const job_spec& j, std::span<const stage_group_s
 /// What a mixed plan scores under the default objective (plan/objective.hpp selectable_objective, lower is
 /// better): time per token; GPU-hours per token, every type's GPUs (whole nodes with whole-node billing); cost per
 /// token at each type's price.
-inline double mixed_score(const mixed_plan& p, const plan_options& o) {
+inline double mixed_score(const plan& p, const plan_options& o) {
     const double per_token = p.tokens_per_s > 0 ? 1.0 / p.tokens_per_s : 1e300;
     if (o.objective != plan_objective::gpu_hours && o.objective != plan_objective::cost) return per_token;
     // the prices are looked up for the cost objective alone (the mixed search's speed bounds score often)

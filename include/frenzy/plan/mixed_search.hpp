@@ -155,14 +155,14 @@ public:
     }
 
     /// The plans kept, best first.
-    std::vector<mixed_plan> plans() {
-        std::vector<mixed_plan> out;
+    std::vector<plan> plans() {
+        std::vector<plan> out;
         for (auto& [k, v] : best_) out.push_back(std::move(v.second));
-        std::stable_sort(out.begin(), out.end(), [&](const mixed_plan& x, const mixed_plan& y) {
+        std::stable_sort(out.begin(), out.end(), [&](const plan& x, const plan& y) {
             const double sx = mixed_score(x, opt_) * (1.0 + band_weight * x.rel_error_band);
             const double sy = mixed_score(y, opt_) * (1.0 + band_weight * y.rel_error_band);
             if (sx != sy) return sx < sy;
-            return x.gpus() < y.gpus();
+            return x.gpus < y.gpus;
         });
         return out;
     }
@@ -430,12 +430,12 @@ private:
             try {
                 validate_point(j, inputs_checked_);
             } catch (const config_error&) {
-                return std::optional<mixed_plan>{};
+                return std::optional<plan>{};
             }
             ev.follow_point();
             return best_split(ev);
         };
-        std::optional<std::optional<mixed_plan>> frugal;  // taken when a level first fits nothing
+        std::optional<std::optional<plan>> frugal;  // taken when a level first fits nothing
         for (auto rc : ax.recomputes) {
             if (level_beaten(dp, sa, sb, rc, w)) return;  // no plan at this level or above can win
             auto first = rc == ax.recomputes.back() && frugal ? *frugal : at(rc, 0);
@@ -499,7 +499,7 @@ private:
         return (w.lo > lo && ev.group_over(w.lo, 0) == true) || (w.hi < hi && ev.group_over(w.hi, 1) == true);
     }
 
-    void keep(const gpu_pool& a, const gpu_pool& b, mixed_plan&& pl) {
+    void keep(const gpu_pool& a, const gpu_pool& b, plan&& pl) {
         const double s = mixed_score(pl, opt_);
         if (s >= bar_.of(a.gpu.name, b.gpu.name)) return;
         auto [it, fresh] = best_.try_emplace(key_of(a, b), s, pl);
@@ -527,7 +527,7 @@ private:
         return true;
     }
     double top_micro_batch_ = 1;  ///< the micro-batch the rates were taken at (the largest of the axes)
-    std::map<pair_key, std::pair<double, mixed_plan>> best_;
+    std::map<pair_key, std::pair<double, plan>> best_;
     std::array<std::vector<std::int64_t>, 2> counts_{};  ///< each group's stage counts at the tp and dp in hand
     double beat_ = 1e308;  ///< the score a plan of the pair in hand must beat: its bar, or its best plan so far
     double window_step_ = 0;  ///< the step at which the layout last bounded scores beat_ (0: none)
@@ -550,7 +550,7 @@ private:
         if (!r) r = micro_batch_rates(*rates_.j0, *rates_.ax, *rates_.a, *rates_.b, rates_.tp, rc);
         return *r;
     }
-    mixed_plan probe_;     ///< the speed bound's plan of the pair in hand (its types; the layout's GPUs)
+    plan probe_;     ///< the speed bound's plan of the pair in hand (its types; the layout's GPUs)
     /// The split searches' shared stages of each layout shape (tp, sa, sb): a group's stages read the layout's tp,
     /// its stage counts and the split, not dp, the types or the points (mixed_split.hpp split_stages).
     std::map<std::array<std::int64_t, 3>, typename split_evaluator<M, T>::shared> shapes_{};

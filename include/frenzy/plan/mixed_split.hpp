@@ -318,14 +318,14 @@ std::optional<std::int64_t> time_balanced(E& ev, std::int64_t lo, std::int64_t h
 /// The best split of the layers between `ev`'s two groups at its job's point: the time-balanced split moved to the
 /// nearest one both types' memory holds (see the top of the file).
 template <MemoryModel M, StagedStepTimeModel T>
-std::optional<mixed_plan> best_split(split_evaluator<M, T>& ev) {
+std::optional<plan> best_split(split_evaluator<M, T>& ev) {
     const auto [lo, hi] = ev.splits();  // layers on the first group
     if (lo > hi) return std::nullopt;
     const auto balanced = time_balanced(ev, lo, hi, ev.balanced_hint());
     if (!balanced) return std::nullopt;
     ev.set_balanced(*balanced);
     const std::int64_t l = *balanced;
-    std::optional<mixed_plan> best;
+    std::optional<plan> best;
     // the memory bits of `na` (0: it fits, and `best` keeps the faster); `deciding`: memory_bits'
     auto check = [&](std::int64_t na, std::optional<std::size_t> deciding = std::nullopt) {
         if (const unsigned bits = ev.memory_bits(na, deciding); bits != 0) return bits;

@@ -33,9 +33,12 @@ struct stage_group {
 };
 
 /// One way to run a job: `gpus` GPUs of type `gpu` over `nodes` nodes with `parallel`, in `framework` and
-/// `precision`. Memory figures are per GPU; speed figures for the whole job. A pipeline over several GPU types is a
-/// plan with stage `groups` (to_plan of the mixed search's mixed_plan): then `gpu` joins the types with '+', `gpus`
-/// and `nodes` are the sums, and the memory figures are the groups' own.
+/// `precision`. Memory figures are per GPU; speed figures for the whole job. A pipeline over several GPU types
+/// (plan/mixed.hpp) is a plan with stage `groups` in pipeline order, the same tp, dp and cp on every stage and the
+/// layers split unevenly (parallel.stage_layers): then `gpu` joins the types with '+', `gpus` and `nodes` are the
+/// sums (set_group_totals), `precision` is one every type runs, `mfu` is against every type's GPUs,
+/// `rel_error_band` the widest of its types', and the memory figures are the groups' own (the plan's stay 0).
+/// Megatron-LM runs it with --pipeline-model-parallel-layout.
 struct plan {
     std::string gpu;
     int gpus = 0;
@@ -77,80 +80,17 @@ struct plan {
     bool operator==(const plan&) const = default;
 };
 
-/// One job's pipeline over several GPU types: stage groups in pipeline order, the same tp, dp and cp on every stage,
-/// the layers split unevenly (parallel.stage_layers) so that the slowest stage is as fast as the memory of each
-/// type allows. Megatron-LM runs it with --pipeline-model-parallel-layout.
-struct mixed_plan {
-    std::vector<stage_group> groups;
-    frenzy::framework framework = framework::by_default;
-    frenzy::precision precision = precision::bf16_mixed;  ///< one every type runs (fp16-mixed with V100 or T4)
-    parallel_config parallel{};  ///< pp = all stages; stage_layers = the split
-    std::int64_t micro_batch = 1;
-    bool overlap_grad_reduce = false;
-    bool tp_comm_overlap = false;
-    seconds step_time{};
-    double tokens_per_s = 0;   ///< whole job
-    double mfu = 0;            ///< model FLOPs / (step time x sum over the types of GPUs x peak)
-    double rel_error_band = 0; ///< the widest band of its types' regimes (perf/error_band.hpp)
-    bool has_budget = false;
-    seconds est_time{};
-    double gpu_hours = 0;
-    double billed_gpu_hours = 0;
-    std::optional<double> cost;
-    int gpus() const {
-        int n = 0;
-        for (const auto& g : groups) n += g.gpus;
-        return n;
-    }
-    bool operator==(const mixed_plan&) const = default;
-};
-
-/// A pipeline over several GPU types as the one plan type (plan::groups); as_mixed gives it back.
-inline plan to_plan(const mixed_plan& m) {
-    plan p;
-    for (const auto& g : m.groups) {
+/// A pipeline's `gpu` (its groups' types joined with '+'), `gpus` and `nodes` (the sums over its groups), from
+/// its groups: what the mixed search and the JSON reader set once the groups are known.
+inline void set_group_totals(plan& p) {
+    p.gpu.clear();
+    p.gpus = 0;
+    p.nodes = 0;
+    for (const auto& g : p.groups) {
         p.gpu += (p.gpu.empty() ? "" : "+") + g.gpu;
         p.gpus += g.gpus;
         p.nodes += g.nodes;
     }
-    p.framework = m.framework;
-    p.precision = m.precision;
-    p.parallel = m.parallel;
-    p.micro_batch = m.micro_batch;
-    p.overlap_grad_reduce = m.overlap_grad_reduce;
-    p.tp_comm_overlap = m.tp_comm_overlap;
-    p.step_time = m.step_time;
-    p.tokens_per_s = m.tokens_per_s;
-    p.mfu = m.mfu;
-    p.rel_error_band = m.rel_error_band;
-    p.has_budget = m.has_budget;
-    p.est_time = m.est_time;
-    p.gpu_hours = m.gpu_hours;
-    p.billed_gpu_hours = m.billed_gpu_hours;
-    p.cost = m.cost;
-    p.groups = m.groups;
-    return p;
-}
-/// The mixed search's form of a plan with stage groups (to_plan's inverse).
-inline mixed_plan as_mixed(const plan& p) {
-    mixed_plan m;
-    m.groups = p.groups;
-    m.framework = p.framework;
-    m.precision = p.precision;
-    m.parallel = p.parallel;
-    m.micro_batch = p.micro_batch;
-    m.overlap_grad_reduce = p.overlap_grad_reduce;
-    m.tp_comm_overlap = p.tp_comm_overlap;
-    m.step_time = p.step_time;
-    m.tokens_per_s = p.tokens_per_s;
-    m.mfu = p.mfu;
-    m.rel_error_band = p.rel_error_band;
-    m.has_budget = p.has_budget;
-    m.est_time = p.est_time;
-    m.gpu_hours = p.gpu_hours;
-    m.billed_gpu_hours = p.billed_gpu_hours;
-    m.cost = p.cost;
-    return m;
 }
 
 /// The job a plan runs: its layout (a pipeline's with every stage's layer count, parallel.stage_layers),
@@ -184,8 +124,9 @@ struct plan_result {
     std::vector<infeasible_type> infeasible;
     double parameters = 0;         ///< the job's parameters (model/transformer.hpp total_parameters; 0 = not set)
     double active_parameters = 0;  ///< parameters one token passes through (a MoE's routed top-k; else = parameters)
-    /// Plans over several GPU types (plan_options::mixed), best first by the same objective; why there are none
-    std::vector<mixed_plan> mixed;
+    /// Plans over several GPU types (plan::groups; plan_options::mixed), best first by the same objective; why
+    /// there are none
+    std::vector<plan> mixed;
     std::string mixed_note;
 };
 

@@ -20,7 +20,7 @@ inline int user_gpus(const job_view& j) {
     int base = j.requested_gpus;
     if (base <= 0) {
         base = 1 << 30;
-        for (const auto& p : *j.plans) base = std::min(base, p.gpus);
+        for (const auto& p : j.one_type()) base = std::min(base, p.gpus);
     }
     for (int k = 0; k < j.oom_failures && base < (1 << 24); ++k) base *= 2;
     return base;
@@ -34,7 +34,7 @@ bool start_user_sized(const cluster_state& cs, std::vector<int>& free, std::vect
                       int t, int gpus, sched_decisions& d, const P& place = {}) {
     if (type_free[static_cast<std::size_t>(t)] < gpus) return false;
     const std::string& gpu = cs.types()[static_cast<std::size_t>(t)];
-    const plan* p = plan_for_request(*j.plans, gpu, gpus);
+    const plan* p = plan_for_request(j.one_type(), gpu, gpus);
     const int tp = p && gpus % p->parallel.tp == 0 ? static_cast<int>(p->parallel.tp) : 1;
     auto a = place.place(cs, free, {t, gpus, tp});
     if (!a) return false;

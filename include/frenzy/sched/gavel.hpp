@@ -96,7 +96,7 @@ private:
             for (; g <= maxcap; g *= 2) {
                 bool any = false;
                 for (int t = 0; t < ntypes; ++t) {
-                    row[static_cast<std::size_t>(t)] = g <= cs.total_gpus(t) ? plan_for_request(*j.plans, cs.types()[static_cast<std::size_t>(t)], g) : nullptr;
+                    row[static_cast<std::size_t>(t)] = g <= cs.total_gpus(t) ? plan_for_request(j.one_type(), cs.types()[static_cast<std::size_t>(t)], g) : nullptr;
                     any |= row[static_cast<std::size_t>(t)] != nullptr;
                 }
                 if (any || j.running) break;

@@ -93,7 +93,7 @@ public:
             const double work = (1.0 - j.progress) * j.total_tokens;  // rem() with one division per plan
             const double* ratio = ratios_.all(j);  // rem()'s ratio by type index + 1
             const plan_rate* ps = plan_rates(j).data();
-            const std::size_t n = j.plans->size();
+            const std::size_t n = pt.size();  // one_type()'s
             rem_buf_.resize(rem_at_[i] + n);
             double* out = rem_buf_.data() + rem_at_[i];
             for (std::size_t k = 0; k < n; ++k) {
@@ -101,10 +101,10 @@ public:
                 out[k] = r;
                 best = std::min(best, r * ps[k].gpus);
             }
-            if (j.mixed_plans) {
+            if (const auto pipelines = j.pipelines(); !pipelines.empty()) {
                 const int* types = mixed_types_of(j, i, cs);
-                for (const auto& m : *j.mixed_plans)
-                    best = std::min(best, mixed_run(j, m, std::exchange(types, types + m.groups.size()), 0.0) * m.gpus());
+                for (const auto& m : pipelines)
+                    best = std::min(best, mixed_run(j, m, std::exchange(types, types + m.groups.size()), 0.0) * m.gpus);
             }
             order_buf_.push_back({order_.key(j, best, c.now), i});
         }
@@ -162,7 +162,8 @@ public:
         const double* rj = rem_buf_.data() + rem_at_[idx];
         const plan_rate* pr = plan_rates(j).data();
         bool startable = false;
-        for (std::size_t k = 0; k < j.plans->size(); ++k) {
+        const std::span<const plan> one_type = j.one_type();
+        for (std::size_t k = 0; k < one_type.size(); ++k) {
             const auto& p = pr[k];
             const int t = pt[k];
             if (t < 0) continue;
@@ -182,7 +183,7 @@ public:
             if (opt_.equi_share > 0) cap = std::min(cap, opt_.equi_share * cs.total_gpus(ti) / static_cast<double>(c.jobs.size()));
             share_cap_[t] = std::max(static_cast<double>(min_gpus_[t]), cap);
         }
-        for (std::size_t k = 0; k < j.plans->size(); ++k) {
+        for (std::size_t k = 0; k < one_type.size(); ++k) {
             const int t = pt[k];
             if (t < 0) continue;
             const auto ut = static_cast<std::size_t>(t);
@@ -192,7 +193,7 @@ public:
             const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least_[ut] * (1 + 1e-12);
             const bool uses_idle = opt_.idle_slack > 0 && gpus <= idle_share_[ut] &&
                                    gs <= (1.0 + opt_.idle_slack) * least_[ut] * (1 + 1e-12);
-            if ((efficient || uses_idle) && gpus <= share_cap_[ut]) cands_.push_back({0.0, 0.0, &(*j.plans)[k], t, launch_s + r});
+            if ((efficient || uses_idle) && gpus <= share_cap_[ut]) cands_.push_back({0.0, 0.0, &one_type[k], t, launch_s + r});
         }
         return startable;
     }
@@ -249,7 +250,7 @@ public:
             // a larger size with the same tensor-parallel group (remembered: bounds the placement work).
             const int tp = static_cast<int>(cd.p->parallel.tp);
             if (known_bad(cd.type, cd.p->gpus, tp)) continue;
-            auto a = place_.place(cs, free_, {cd.type, cd.p->gpus, tp});
+            auto a = place_plan(cs, *cd.p, &cd.type);
             if (!a) {
                 if (tp >= 1 && (tp & (tp - 1)) == 0 && tp < (1 << (kTpSlots - 1))) {
                     auto& f = fail_min_[fail_slot(cd.type, tp)];
@@ -257,7 +258,6 @@ public:
                 }
                 continue;  // fragmented: try the next option
             }
-            detail::take(free_, *a);
             type_free_[t] -= cd.p->gpus;
             profile_[t].claim(c.now, run, cd.p->gpus);
             total_free -= cd.p->gpus;
@@ -278,7 +278,7 @@ public:
     /// Estimated seconds the rest of `j` takes on mixed plan `m`, launch cost `launch_s` included: its predicted
     /// speed, corrected (with learning on) by the lowest speed ratio of its types, since a pipeline moves at the pace
     /// of its slowest stage group. `types`: the cluster type of each of its groups (mixed_types_).
-    double mixed_run(const job_view& j, const mixed_plan& m, const int* types, double launch_s) const {
+    double mixed_run(const job_view& j, const plan& m, const int* types, double launch_s) const {
         double ratio = std::numeric_limits<double>::infinity();
         for (std::size_t k = 0; k < m.groups.size(); ++k) {
             const int t = types[k];
@@ -295,22 +295,23 @@ public:
     /// docs/results.md "Mixed plans").
     bool start_mixed(const sched_context& c, const job_view& j, std::size_t me, sched_decisions& d, int& total_free, double single,
                      std::size_t share_div) {
-        if (!j.mixed_plans || j.mixed_plans->empty()) return false;
+        const std::span<const plan> pipelines = j.pipelines();
+        if (pipelines.empty()) return false;
         const cluster_state& cs = *c.cluster;
         const double launch_s = j.launches > 0 ? j.restart_s : opt_.startup_s;
         const int* types = mixed_types_at(j, static_cast<std::size_t>(&j - c.jobs.data()));
-        for (const auto& m : *j.mixed_plans) {
+        for (const auto& m : pipelines) {
             const int* mt = std::exchange(types, types + m.groups.size());  // this plan's groups' types
             const double run = mixed_run(j, m, mt, launch_s);
             if (!(c.now + run < single) || !mixed_candidate(c, m, mt, run, run - launch_s, share_div)) continue;
-            auto a = place_mixed(cs, m, mt);
+            auto a = place_plan(cs, m, mt);
             if (!a) continue;
             for (const auto& comp : a->components()) {
                 type_free_[static_cast<std::size_t>(comp.type)] -= comp.gpus();
                 profile_[static_cast<std::size_t>(comp.type)].claim(c.now, run, comp.gpus());
             }
-            total_free -= m.gpus();
-            d.start.push_back({j.id, plan{}, std::move(*a), false, m});
+            total_free -= m.gpus;
+            d.start.push_back({j.id, m, std::move(*a), false});
             started_[me] = 1;
             return true;
         }
@@ -322,7 +323,7 @@ public:
     /// group has free GPUs of its type for the whole run without delaying a reservation and stays within the share
     /// caps, and the plan is efficient (within 1 + efficiency_slack of that least) or uses idle GPUs (each group
     /// within the job's share of its type's free GPUs, and within 1 + idle_slack of that least).
-    bool mixed_candidate(const sched_context& c, const mixed_plan& m, const int* types, double run, double rem,
+    bool mixed_candidate(const sched_context& c, const plan& m, const int* types, double run, double rem,
                          std::size_t share_div) const {
         const cluster_state& cs = *c.cluster;
         double least = std::numeric_limits<double>::infinity();
@@ -340,18 +341,21 @@ public:
             if (ut < least_.size()) least = std::min(least, least_[ut]);
         }
         if (!std::isfinite(least)) return true;  // no one-type plan on either type: nothing to be efficient against
-        const double gs = rem * m.gpus();
+        const double gs = rem * m.gpus;
         const bool efficient = gs <= (1.0 + opt_.efficiency_slack) * least * (1 + 1e-12);
         const bool uses_idle = opt_.idle_slack > 0 && within_free_share && gs <= (1.0 + opt_.idle_slack) * least * (1 + 1e-12);
         return efficient || uses_idle;
     }
 
-    /// Places every stage group of `m` on nodes of its type (the placement policy, in free_; undone when one group
-    /// does not place): the first group's allocation with the later ones in `next`.
-    std::optional<allocation> place_mixed(const cluster_state& cs, const mixed_plan& m, const int* types) {
+    /// Places plan `m` by the placement policy and takes its GPUs from free_: a one-type plan's GPUs on nodes of
+    /// type types[0], a pipeline's every stage group on nodes of its type types[k] (undone when one group does not
+    /// place), the first group's allocation with the later ones in `next`.
+    std::optional<allocation> place_plan(const cluster_state& cs, const plan& m, const int* types) {
         std::optional<allocation> out;
-        for (std::size_t k = 0; k < m.groups.size(); ++k) {
-            auto a = place_.place(cs, free_, {types[k], m.groups[k].gpus, static_cast<int>(m.parallel.tp)});
+        const std::size_t parts = m.mixed() ? m.groups.size() : 1;
+        for (std::size_t k = 0; k < parts; ++k) {
+            const int gpus = m.mixed() ? m.groups[k].gpus : m.gpus;
+            auto a = place_.place(cs, free_, {types[k], gpus, static_cast<int>(m.parallel.tp)});
             if (!a) {
                 if (out) detail::give(free_, *out);
                 return std::nullopt;
@@ -381,7 +385,7 @@ public:
     const int* mixed_types_of(const job_view& j, std::size_t i, const cluster_state& cs) {
         if (const int* view = view_mixed_types(j)) return view;
         mixed_at_[i] = mixed_types_.size();
-        for (const auto& m : *j.mixed_plans)
+        for (const auto& m : j.pipelines())
             for (const auto& g : m.groups) mixed_types_.push_back(cs.type_index(g.gpu));
         return mixed_types_.data() + mixed_at_[i];
     }
@@ -392,22 +396,24 @@ public:
     }
     static const int* view_mixed_types(const job_view& j) {
         std::size_t groups = 0;
-        for (const auto& m : *j.mixed_plans) groups += m.groups.size();
+        for (const auto& m : j.pipelines()) groups += m.groups.size();
         return j.mixed_types.size() == groups && groups > 0 ? j.mixed_types.data() : nullptr;
     }
 
     /// rate_of each of the job's plans: the view's (job_view::plan_rates), else read from the plans.
     std::span<const plan_rate> plan_rates(const job_view& j) {
-        if (j.plan_rates.size() == j.plans->size()) return j.plan_rates;
+        const std::span<const plan> one_type = j.one_type();
+        if (j.plan_rates.size() == one_type.size()) return j.plan_rates;
         prate_.clear();
-        for (const auto& p : *j.plans) prate_.push_back(rate_of(p));
+        for (const auto& p : one_type) prate_.push_back(rate_of(p));
         return prate_;
     }
     /// Cluster type index of each of the job's plans: the view's (job_view::plan_types), else looked up.
     std::span<const int> plan_types(const job_view& j, const cluster_state& cs) {
-        if (j.plan_types.size() == j.plans->size()) return j.plan_types;
+        const std::span<const plan> one_type = j.one_type();
+        if (j.plan_types.size() == one_type.size()) return j.plan_types;
         ptype_.clear();
-        for (const auto& p : *j.plans) ptype_.push_back(cs.type_index(p.gpu));
+        for (const auto& p : one_type) ptype_.push_back(cs.type_index(p.gpu));
         return ptype_;
     }
 
@@ -448,11 +454,11 @@ public:
         const double launch_s = w.launches > 0 ? w.restart_s : opt_.startup_s;
         const plan* best = nullptr;
         least_.assign(cs.types().size(), std::numeric_limits<double>::infinity());
-        for (const auto& p : *w.plans) {
+        for (const auto& p : w.one_type()) {
             const int t = cs.type_index(p.gpu);
             if (t >= 0) least_[static_cast<std::size_t>(t)] = std::min(least_[static_cast<std::size_t>(t)], ratios_.rem(w, p, t) * p.gpus);
         }
-        for (const auto& p : *w.plans) {
+        for (const auto& p : w.one_type()) {
             const int t = cs.type_index(p.gpu);
             if (t < 0 || ratios_.rem(w, p, t) * p.gpus > (1.0 + opt_.efficiency_slack) * least_[static_cast<std::size_t>(t)] * (1 + 1e-12)) continue;
             const double run = launch_s + ratios_.rem(w, p, t);
@@ -516,14 +522,14 @@ public:
             const double left = j->predicted_end_s - c.now;
             const int have = j->alloc->gpus();
             double least = std::numeric_limits<double>::infinity();
-            for (const auto& p : *j->plans)
+            for (const auto& p : j->one_type())
                 if (p.gpu == j->current->gpu) least = std::min(least, ratios_.rem(*j, p, t) * p.gpus);
             const double cap = std::min(opt_.max_share * cs.total_gpus(t),
                                         opt_.equi_share > 0 ? opt_.equi_share * cs.total_gpus(t) / static_cast<double>(c.jobs.size())
                                                             : std::numeric_limits<double>::infinity());
             const plan* best = nullptr;
             double best_end = left * (1.0 - opt_.expand_gain);
-            for (const auto& p : *j->plans) {
+            for (const auto& p : j->one_type()) {
                 if (p.gpu != j->current->gpu || p.gpus <= have || p.gpus > have + type_free_[ut] || p.gpus > cap) continue;
                 if (ratios_.rem(*j, p, t) * p.gpus > (1.0 + opt_.idle_slack) * least * (1 + 1e-12)) continue;
                 const double end = j->restart_s + ratios_.rem(*j, p, t);

@@ -37,10 +37,10 @@ inline plan_rate rate_of(const plan& p) { return {p.tokens_per_s, p.gpus, static
 struct job_view {
     int id = 0;
     double submit_s = 0;
-    const std::vector<plan>* plans = nullptr;  ///< feasible plans, best first (never null for an active job)
-    /// Feasible pipelines over several GPU types (plan_options::mixed), best first; null or empty = none. A policy
-    /// that does not use them ignores them.
-    const std::vector<mixed_plan>* mixed_plans = nullptr;
+    /// Feasible plans, best first (never null for an active job): those on one GPU type, then the pipelines over
+    /// several types (plans with stage groups, plan_options::mixed), best first among themselves. one_type() and
+    /// pipelines() are the two parts; a policy that does not run pipelines reads one_type().
+    const std::vector<plan>* plans = nullptr;
     double total_tokens = 0;
     int requested_gpus = 0;                    ///< the user's request (0 = none)
     std::string_view requested_type;           ///< the user's request ("" = none)
@@ -61,13 +61,27 @@ struct job_view {
     /// ran, on that type (0 = never measured there). A running job is measured once it has computed for
     /// sim_options::measure_after_s; the value is kept after the run ends. Empty = nothing measured.
     std::span<const double> measured_ratio;
-    /// Cluster type index of each plan in *plans (a host's cache; empty = policies look the types up).
+    /// Cluster type index of each plan in one_type() (a host's cache; empty = policies look the types up).
     std::span<const int> plan_types;
-    /// rate_of each plan in *plans (a host's cache; empty = policies read the plans).
+    /// rate_of each plan in one_type() (a host's cache; empty = policies read the plans).
     std::span<const plan_rate> plan_rates;
-    /// Cluster type index of each stage group of each plan in *mixed_plans, in order (a host's cache; empty =
+    /// Cluster type index of each stage group of each plan in pipelines(), in order (a host's cache; empty =
     /// policies look the types up).
     std::span<const int> mixed_types;
+
+    /// The plans on one GPU type: the leading part of *plans.
+    std::span<const plan> one_type() const { return {plans->data(), plans->size() - pipeline_count()}; }
+    /// The pipelines over several GPU types: the trailing part of *plans (empty when none).
+    std::span<const plan> pipelines() const {
+        const std::size_t n = pipeline_count();
+        return {plans->data() + (plans->size() - n), n};
+    }
+    /// How many plans at the end of *plans have stage groups (read from the end: a pipeline-free list costs one look).
+    std::size_t pipeline_count() const {
+        std::size_t n = 0;
+        while (n < plans->size() && (*plans)[plans->size() - 1 - n].mixed()) ++n;
+        return n;
+    }
 
     /// Seconds the rest of the job takes with plan `p` (start-up excluded), by the prediction.
     double remaining_s(const plan& p) const {
@@ -85,7 +99,7 @@ struct job_view {
 struct job_facts {
     int id = 0;
     double submit_s = 0;
-    const std::vector<plan>* plans = nullptr;  ///< the job's feasible plans, best first (the planner's answer)
+    const std::vector<plan>* plans = nullptr;  ///< the job's feasible plans, best first, as job_view::plans
     double total_tokens = 0;
     int requested_gpus = 0;                    ///< the user's request (0 = none)
     std::string_view requested_type;           ///< the user's request ("" = none)
@@ -135,10 +149,9 @@ struct sched_context {
 
 struct start_decision {
     int job = 0;
-    plan p;              ///< one of the job's plans; for a launch that will run out of memory, see `oom`
-    allocation alloc;    ///< one component per stage group with `mixed`
+    plan p;              ///< one of the job's plans or mixed plans; for a launch that will run out of memory, see `oom`
+    allocation alloc;    ///< one component per stage group when `p` has groups (plan::mixed)
     bool oom = false;    ///< the request does not fit in memory: the launch crashes after its start-up
-    std::optional<mixed_plan> mixed = {};  ///< set: the job runs this one of its mixed plans (`p` is unused)
 };
 struct reject_decision {
     int job = 0;
@@ -222,7 +235,7 @@ static_assert(Scheduler<any_scheduler>);
 
 /// Fastest plan of a job on GPU type `gpu` using at most `max_gpus` GPUs; null if none (the job does not fit in
 /// `max_gpus` GPUs of that type). Baselines that honour a user's GPU count use this.
-inline const plan* plan_for_request(const std::vector<plan>& plans, std::string_view gpu, int max_gpus) {
+inline const plan* plan_for_request(std::span<const plan> plans, std::string_view gpu, int max_gpus) {
     const plan* best = nullptr;
     for (const auto& p : plans)
         if (p.gpu == gpu && p.gpus <= max_gpus && (!best || p.tokens_per_s > best->tokens_per_s)) best = &p;
@@ -232,7 +245,7 @@ inline const plan* plan_for_request(const std::vector<plan>& plans, std::string_
 /// The GPU count a policy that does not size jobs itself uses when counts are free (sim size_regime::free): that
 /// of the fastest plan whose GPU-seconds stay within (1 + slack) of the least GPU-seconds of the job on that plan's
 /// type (scale out only while efficient; HAS's efficiency rule, has_options::efficiency_slack). 0 without plans.
-inline int efficient_size(const std::vector<plan>& plans, double slack = 0.25) {
+inline int efficient_size(std::span<const plan> plans, double slack = 0.25) {
     std::vector<std::pair<std::string_view, double>> least;  // per type: least GPUs / (tokens/s)
     for (const auto& p : plans) {
         if (!(p.tokens_per_s > 0)) continue;

@@ -176,21 +176,21 @@ private:
                 continue;
             }
             int min_feasible = std::numeric_limits<int>::max();
-            for (const auto& p : *j.plans) min_feasible = std::min(min_feasible, p.gpus);
+            for (const auto& p : j.one_type()) min_feasible = std::min(min_feasible, p.gpus);
             const double cap = opt_.growth > 0 ? std::max(opt_.growth * seen, static_cast<double>(min_feasible))
                                                : std::numeric_limits<double>::infinity();
             for (int t = 0; t < ntypes; ++t) {
                 const std::string& gpu = cs.types()[static_cast<std::size_t>(t)];
                 auto shapes = sia_config_shapes(cs.gpus_per_node(t), static_cast<int>(cs.nodes_of_type(t).size()));
                 // A count outside Sia's shapes (a user-sized request, --sizes requested) is offered as it is.
-                for (const auto& p : *j.plans)
+                for (const auto& p : j.one_type())
                     if (p.gpu == gpu && std::none_of(shapes.begin(), shapes.end(), [&](const auto& sh) { return sh.first == p.gpus; }) &&
                         (p.gpus < cs.gpus_per_node(t) || p.gpus % cs.gpus_per_node(t) == 0))
                         shapes.push_back({p.gpus, std::max(1, p.gpus / cs.gpus_per_node(t))});
                 for (auto [g, n] : shapes) {
                     if (g > std::max(opt_.max_gpus, min_feasible) || g > cap) continue;
                     const plan* best = nullptr;
-                    for (const auto& p : *j.plans)
+                    for (const auto& p : j.one_type())
                         if (p.gpu == gpu && p.gpus == g && (!best || p.tokens_per_s > best->tokens_per_s)) best = &p;
                     if (!best) continue;
                     if (j.running && j.alloc->type == t && j.alloc->gpus() == g) sj.current = static_cast<int>(sj.configs.size());

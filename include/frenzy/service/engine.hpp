@@ -48,18 +48,17 @@ public:
         }
         plan_result pr;
         std::vector<plan> usable;
-        std::vector<mixed_plan> usable_mixed;
         try {
-            pr = plan_submission(parsed_job, c, opt_.planning, usable, usable_mixed);
+            pr = plan_submission(parsed_job, c, opt_.planning, usable);
         } catch (const config_error& e) {
             return {400, {{"error", e.what()}}};
         }
-        if (usable.empty() && usable_mixed.empty()) return refuse(parsed_job, pr);
+        if (usable.empty()) return refuse(parsed_job, pr);
         // the name the job runs under is stored with it: a job posted without one keeps its model's name once it
         // has ended and only the store remembers it
         if (!j.contains("name") || !j["name"].is_string() || j["name"].get_ref<const std::string&>().empty())
             j["name"] = parsed_job.job.name;
-        return accept(j.dump(), std::move(parsed_job), std::move(pr), std::move(usable), std::move(usable_mixed));
+        return accept(j.dump(), std::move(parsed_job), std::move(pr), std::move(usable));
     }
 
     api_reply job(std::int64_t id) const {
@@ -156,8 +155,7 @@ private:
     }
 
     /// 201: the job is stored (durable before the answer) and queued for the loop.
-    api_reply accept(const std::string& body, job_submission job, plan_result pr, std::vector<plan> usable,
-                     std::vector<mixed_plan> usable_mixed) {
+    api_reply accept(const std::string& body, job_submission job, plan_result pr, std::vector<plan> usable) {
         std::lock_guard lk(m_);
         const double now = unix_now();
         const auto id = store_->add_job(body, now);
@@ -166,7 +164,6 @@ private:
         lj.limits = std::move(job.limits);
         lj.plans = std::move(pr);
         lj.usable = std::move(usable);
-        lj.usable_mixed = std::move(usable_mixed);
         lj.submit_s = now;
         lj.state = job_states::queued;
         priority_[static_cast<int>(id)] = lj.limits.priority;

@@ -20,9 +20,9 @@ struct live_job {
     job_spec spec;
     job_limits limits;
     plan_result plans;                    ///< everything the planner found
-    std::vector<plan> usable;             ///< within the limits, best first (what the policy chooses from)
-    std::vector<mixed_plan> usable_mixed; ///< pipelines over several GPU types within the limits (engine_options
-                                          ///< planning.mixed), best first
+    /// within the limits, best first (what the policy chooses from): the one-type plans, then the pipelines over
+    /// several GPU types (engine_options planning.mixed), as job_view::plans
+    std::vector<plan> usable;
     std::string state;
     double submit_s = 0;
     int attempt = 0;
@@ -67,10 +67,9 @@ struct slurm_index {
     }
 };
 
-/// Plans posted job `pj` on `c` within its limits (allowed GPU types, GPU count); `usable` and `usable_mixed` get
-/// the plans that meet its deadline, best first. Pipelines over several types only with `o.mixed`.
-inline plan_result plan_submission(const job_submission& pj, cluster_spec c, plan_options o, std::vector<plan>& usable,
-                                   std::vector<mixed_plan>& usable_mixed) {
+/// Plans posted job `pj` on `c` within its limits (allowed GPU types, GPU count); `usable` gets the plans that meet
+/// its deadline, best first, the one-type ones then the pipelines over several types (only with `o.mixed`).
+inline plan_result plan_submission(const job_submission& pj, cluster_spec c, plan_options o, std::vector<plan>& usable) {
     if (!pj.limits.gpu_types.empty()) {
         std::vector<node_group> keep;
         for (const auto& g : c.nodes)
@@ -89,7 +88,7 @@ inline plan_result plan_submission(const job_submission& pj, cluster_spec c, pla
     for (const auto& p : r.plans)
         if (in_time(p.est_time.value)) usable.push_back(p);
     for (const auto& m : r.mixed)
-        if (in_time(m.est_time.value)) usable_mixed.push_back(m);
+        if (in_time(m.est_time.value)) usable.push_back(m);
     return r;
 }
 

@@ -205,16 +205,15 @@ protected:
     live_job* load_row(const stored_job& row, double now) {
         job_submission pj;
         std::vector<plan> usable;
-        std::vector<mixed_plan> usable_mixed;
         plan_result pr;
         try {
             pj = submission_from_json(nlohmann::json::parse(row.spec), catalog_);
-            pr = plan_submission(pj, inv_.spec, opt_.planning, usable, usable_mixed);
+            pr = plan_submission(pj, inv_.spec, opt_.planning, usable);
         } catch (const std::exception& e) {
             store_->set_state(row.id, job_states::failed, now, std::string("cannot be planned after restart: ") + e.what(), e.what());
             return nullptr;
         }
-        if (usable.empty() && usable_mixed.empty()) {
+        if (usable.empty()) {
             store_->set_state(row.id, job_states::failed, now, "no plan on the cluster after restart", "no feasible plan");
             return nullptr;
         }
@@ -223,7 +222,6 @@ protected:
         lj.limits = std::move(pj.limits);
         lj.plans = std::move(pr);
         lj.usable = std::move(usable);
-        lj.usable_mixed = std::move(usable_mixed);
         lj.submit_s = row.submit_s;
         lj.attempt = row.attempt;
         lj.state = row.state;
@@ -418,7 +416,6 @@ protected:
             v.id = id;
             v.submit_s = j.submit_s;
             v.plans = &j.usable;
-            v.mixed_plans = &j.usable_mixed;
             v.total_tokens = j.spec.training.total_tokens > 0 ? j.spec.training.total_tokens
                                                               : static_cast<double>(j.spec.training.global_batch * j.spec.training.seq_len);
             v.queued_since_s = j.submit_s;
@@ -471,10 +468,10 @@ protected:
         }
         try {
             j.unplace();
-            j.current = s.mixed ? to_plan(*s.mixed) : s.p;
+            j.current = s.p;
             orch_->start(s.job, j.spec, *j.current, s.alloc);
             log_decision({{"decision", "start"}, {"job", s.job}, {"name", j.spec.name},
-                          {"plan", s.mixed ? nlohmann::ordered_json(*s.mixed) : nlohmann::ordered_json(s.p)},
+                          {"plan", nlohmann::ordered_json(s.p)},
                           {"allocation", allocation_json(s.alloc, inv_)}, {"slurm_job", j.slurm_id}, {"alternatives", alternatives(j, s)},
                           {"why", start_reason(s)}});
         } catch (const error& e) {
@@ -493,7 +490,7 @@ protected:
         nlohmann::ordered_json alts = nlohmann::ordered_json::array();
         for (const auto& p : j.usable) {
             if (alts.size() >= 5) break;
-            if (!s.mixed && p == s.p) continue;
+            if (p.mixed() || p == s.p) continue;
             nlohmann::ordered_json alt{{"gpu", p.gpu}, {"gpus", p.gpus}, {"nodes", p.nodes}};
             if (p.has_budget) alt["est_time_s"] = p.est_time.value;  // absent without a token budget, as in plan --json
             alt["tokens_per_s"] = p.tokens_per_s;
@@ -504,7 +501,7 @@ protected:
 
     /// The decision log's "why" of a start: the policy's rule.
     std::string start_reason(const start_decision& s) const {
-        if (policy_.name() == "has" && s.mixed)
+        if (policy_.name() == "has" && s.p.mixed())
             return "HAS: no plan on one GPU type starts now; this pipeline over several types ends sooner than waiting for one";
         if (policy_.name() == "has") return "HAS: earliest predicted completion among the efficient plans that the free GPUs allow now";
         const auto* e = find_policy(policy_.name());

@@ -16,11 +16,12 @@ namespace frenzy {
 
 /// What a simulated job may run, and what policies see of its request.
 struct sim_job_plans {
-    std::vector<plan> plans;        ///< feasible one-type plans, best first
-    std::vector<mixed_plan> mixed;  ///< pipelines over several types (plan_options::mixed), best first
-    std::vector<int> plan_types;    ///< cluster type index of each plan
-    std::vector<plan_rate> plan_rates;  ///< rate_of each plan (sched/scheduler.hpp)
-    std::vector<int> mixed_types;   ///< cluster type index of each group of each mixed plan, in order
+    /// feasible plans, best first: those on one type, then the pipelines over several (plan::groups;
+    /// plan_options::mixed), as job_view::plans
+    std::vector<plan> plans;
+    std::vector<int> plan_types;    ///< cluster type index of each one-type plan
+    std::vector<plan_rate> plan_rates;  ///< rate_of each one-type plan (sched/scheduler.hpp)
+    std::vector<int> mixed_types;   ///< cluster type index of each group of each pipeline, in order
     int eff_gpus = 0;               ///< the request policies see (regime-adjusted)
     std::string eff_type;
     std::string reject_reason;      ///< why it has no plan ("" = it has one)
@@ -39,8 +40,8 @@ inline void set_up_mixed(sim_job_plans& j, const cluster_state& cs, const sim_op
             const int t = cs.type_index(g.gpu);
             ok = ok && t >= 0 && g.gpus >= 1 && g.gpus <= cs.total_gpus(t);
         }
-        if (ok && opt.sizes == size_regime::requested) ok = m.gpus() == j.eff_gpus;
-        if (ok) j.mixed.push_back(std::move(m));
+        if (ok && opt.sizes == size_regime::requested) ok = m.gpus == j.eff_gpus;
+        if (ok) j.plans.push_back(std::move(m));  // after the one-type plans
     }
 }
 
@@ -91,9 +92,9 @@ inline void set_up_plans(sim_job_plans& j, const cluster_state& cs, const sim_op
         j.plan_rates.push_back(rate_of(p));
     }
     set_up_mixed(j, cs, opt, row, pr);
-    for (const auto& m : j.mixed)
+    for (const auto& m : j.plans)
         for (const auto& g : m.groups) j.mixed_types.push_back(cs.type_index(g.gpu));
-    if (j.plans.empty() && j.mixed.empty()) {
+    if (j.plans.empty()) {
         std::string r;
         for (const auto& x : pr.infeasible) r += (r.empty() ? "" : "; ") + x.gpu + ": " + x.reason;
         if (r.empty() || !why.empty()) r = why.empty() ? "no feasible plan on this cluster's GPU types" : why;

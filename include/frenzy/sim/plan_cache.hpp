@@ -11,13 +11,12 @@ namespace frenzy {
 
 namespace detail {
 /// A cached plan (one type or mixed) for a job of `total_tokens`: its time, GPU-hours and cost to that budget.
-template <class P>
-void rescale(P& p, int gpus, double total_tokens) {
+inline void rescale(plan& p, double total_tokens) {
     if (!(p.tokens_per_s > 0)) return;
     const double old = p.est_time.value;
     p.est_time = seconds{total_tokens / p.tokens_per_s};
     p.has_budget = total_tokens > 0;
-    p.gpu_hours = p.est_time.value * gpus / 3600.0;
+    p.gpu_hours = p.est_time.value * p.gpus / 3600.0;
     if (old > 0) p.billed_gpu_hours *= p.est_time.value / old;
     if (old > 0 && p.cost) *p.cost *= p.est_time.value / old;
 }
@@ -38,8 +37,8 @@ inline plan_provider cached_plan_provider(plan_provider inner) {
             it = cache->emplace(key, std::move(r)).first;
         }
         plan_result r = it->second;
-        for (auto& p : r.plans) detail::rescale(p, p.gpus, j.training.total_tokens);
-        for (auto& p : r.mixed) detail::rescale(p, p.gpus(), j.training.total_tokens);
+        for (auto* list : {&r.plans, &r.mixed})
+            for (auto& p : *list) detail::rescale(p, j.training.total_tokens);
         return r;
     };
 }

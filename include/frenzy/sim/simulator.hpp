@@ -394,7 +394,6 @@ private:
             v.id = static_cast<int>(i);
             v.submit_s = j.row->submit_s;
             v.plans = &j.plans;
-            v.mixed_plans = &j.mixed;
             v.total_tokens = j.row->total_tokens;
             v.requested_gpus = j.eff_gpus;
             v.requested_type = j.eff_type;
@@ -435,9 +434,9 @@ private:
         for (const auto& s : d.start) {
             auto& j = jobs_.at(static_cast<std::size_t>(s.job));
             if (j.ph != phase::waiting) throw error("simulator: policy started job " + j.rec.job_id + " which is not waiting");
-            if (s.mixed && std::find(j.mixed.begin(), j.mixed.end(), *s.mixed) == j.mixed.end())
+            if (s.p.mixed() && std::find(j.plans.begin(), j.plans.end(), s.p) == j.plans.end())
                 throw error("simulator: policy started job " + j.rec.job_id + " on a mixed plan that is not one of its own");
-            if (!s.mixed && !s.oom && std::find(j.plans.begin(), j.plans.end(), s.p) == j.plans.end()) {
+            if (!s.p.mixed() && !s.oom && std::find(j.plans.begin(), j.plans.end(), s.p) == j.plans.end()) {
                 // A policy may hold more GPUs than a plan uses (user-sized requests); the plan itself must be one
                 // of the job's feasible plans on that type.
                 bool ok = false;
@@ -451,8 +450,7 @@ private:
                 continue;
             }
             launch_oom_ = s.oom;
-            if (s.mixed) orch_.start(s.job, j.spec, to_plan(*s.mixed), s.alloc);
-            else orch_.start(s.job, j.spec, s.p, s.alloc);
+            orch_.start(s.job, j.spec, s.p, s.alloc);
             launch_oom_ = false;
         }
         return !d.start.empty();
