@@ -17,14 +17,16 @@ FRENZY_FUZZ_TARGET({
 #ifdef FRENZY_HAS_YAML
     const std::string text(input);
     const std::string dir = "tests/data/trainer_yaml";
-    frenzy::import_options given;
-    given.model = frenzy::preset("llama-3.2-1b");
-    given.world_size = 8;
+    const frenzy::import_options none{}, given = [] {
+        frenzy::import_options o;
+        o.model = frenzy::preset("llama-3.2-1b");
+        o.world_size = 8;
+        return o;
+    }();
     auto use = [](const frenzy::launcher_import& r) { frenzy::validate(r.job); };  // what estimate does next
-    for (const auto* o : {&given, static_cast<const frenzy::import_options*>(nullptr)}) {
-        const frenzy::import_options opt = o ? *o : frenzy::import_options{};
-        try { use(frenzy::axolotl_import_yaml(text, opt, dir)); } catch (const frenzy::error&) {}
-        try { use(frenzy::llamafactory_import_yaml(text, opt, dir)); } catch (const frenzy::error&) {}
+    for (const auto* o : {&given, &none}) {
+        try { use(frenzy::axolotl_import_yaml(text, *o, dir)); } catch (const frenzy::error&) {}
+        try { use(frenzy::llamafactory_import_yaml(text, *o, dir)); } catch (const frenzy::error&) {}
     }
 #else
     (void)input;

@@ -167,7 +167,9 @@ TEST_CASE("Trainer YAML importers refuse what they cannot model, naming the key,
     auto lf = [](const std::string& text) { return llamafactory_import_yaml(text, {}, dir); };
     const std::string base = "base_model: NousResearch/Llama-3.2-1B\n";
     CHECK_THROWS_WITH(ax(base + "load_in_8bit: true\nadapter: lora\n"), Contains("load_in_8bit") && Contains("8-bit"));
-    CHECK_THROWS_WITH(ax(base + "optimizer: lion_8bit\n"), Contains("optimizer") && Contains("lion_8bit"));
+    CHECK_THROWS_WITH(ax(base + "optimizer: lion_8bit\n"), Contains("optimizer=lion_8bit is not an optimizer Frenzy models"));
+    // torchao's 8-bit AdamW keeps its moments as bitsandbytes' does
+    CHECK(ax(base + "optimizer: adamw_torch_8bit\n").job.training.optimizer == optimizer_kind::adamw_8bit);
     CHECK_THROWS_WITH(ax(base + "adapter: lora\nlora_target_modules: [q_proj, lm_head]\n"), Contains("lm_head"));
     CHECK_THROWS_WITH(ax(base + "deepspeed: missing_zero3.json\n"), Contains("deepspeed") && Contains("not found"));
     CHECK_THROWS_WITH(ax(base + "micro_batch_size: many\n"), Contains("micro_batch_size"));

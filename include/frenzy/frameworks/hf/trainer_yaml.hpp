@@ -33,7 +33,7 @@ struct trainer_yaml {
     launcher_import& out;
 
     [[noreturn]] void fail(const std::string& key, const std::string& rule) const {
-        throw config_error(file + ": " + key + " " + rule);
+        throw config_error(file + ": " + key + (rule.rfind('=', 0) == 0 ? "" : " ") + rule);
     }
     std::string text(const YAML::Node& v, const std::string& key) const {
         if (!v.IsScalar()) fail(key, "must be a single value");
@@ -69,13 +69,16 @@ inline void trainer_optimizer(const trainer_yaml& y, const std::string& key, con
     auto& o = j.training.optimizer;
     if (name == "adamw_torch" || name == "adamw_torch_fused" || name == "adamw_apex_fused" || name == "adamw_hf") o = optimizer_kind::adamw;
     else if (name == "adamw_bnb_8bit" || name == "adamw_8bit") o = optimizer_kind::adamw_8bit;
+    // torchao's AdamW8bit (transformers adamw_torch_8bit, axolotl ao_adamw_8bit): both moments in 8 bits with a scale
+    // per block, as bitsandbytes keeps them
+    else if (name == "adamw_torch_8bit" || name == "ao_adamw_8bit") o = optimizer_kind::adamw_8bit;
     else if (name == "paged_adamw_8bit") o = optimizer_kind::adamw_8bit, j.runtime.paged_optimizer = true;
     else if (name == "paged_adamw_32bit" || name == "paged_adamw") o = optimizer_kind::adamw, j.runtime.paged_optimizer = true;
     else if (name == "adafactor") o = optimizer_kind::adafactor;
     else if (name == "sgd") o = optimizer_kind::sgd;
     else
         y.fail(key, "=" + printable(name) + " is not an optimizer Frenzy models (adamw_torch, adamw_torch_fused, adamw_apex_fused, "
-                    "adamw_bnb_8bit, adamw_8bit, paged_adamw_8bit, paged_adamw_32bit, adafactor, sgd)");
+                    "adamw_bnb_8bit, adamw_8bit, adamw_torch_8bit, ao_adamw_8bit, paged_adamw_8bit, paged_adamw_32bit, adafactor, sgd)");
 }
 
 /// The job's LoRA target bit of a PEFT module name (Llama-style names, which Llama, Mistral, Qwen and Gemma share;
