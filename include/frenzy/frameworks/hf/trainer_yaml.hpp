@@ -97,10 +97,11 @@ inline constexpr unsigned lora_all_linear = lora_q | lora_k | lora_v | lora_o | 
 /// naming the key for a module Frenzy does not adapt.
 inline unsigned trainer_lora_targets(const trainer_yaml& y, const std::string& key, const YAML::Node& v) {
     std::vector<std::string> names;
+    const std::string listed = v.IsSequence() ? std::string() : y.text(v, key);  // named: split's views point into it
     if (v.IsSequence())
         for (const auto& n : v) names.push_back(y.text(n, key));
     else
-        for (const auto piece : split(y.text(v, key), ',')) names.emplace_back(trim(piece));
+        for (const auto piece : split(listed, ',')) names.emplace_back(trim(piece));
     unsigned bits = 0;
     for (const auto& n : names) {
         const auto bit = trainer_lora_module(n);
@@ -176,10 +177,11 @@ inline void trainer_deepspeed(const trainer_yaml& y, const std::string& key, con
 /// sharding and parameter offload.
 inline void trainer_fsdp_words(const trainer_yaml& y, const std::string& key, const YAML::Node& v, job_spec& j) {
     std::vector<std::string> words;
+    const std::string listed = v.IsSequence() ? std::string() : y.text(v, key);  // named: split's views point into it
     if (v.IsSequence())
         for (const auto& n : v) words.push_back(y.text(n, key));
     else
-        for (const auto piece : split(y.text(v, key), ' '))
+        for (const auto piece : split(listed, ' '))
             if (!piece.empty()) words.emplace_back(piece);
     for (const auto& w : words) {
         if (w == "full_shard" || w == "hybrid_shard") j.parallel.sharding = sharding::full;
