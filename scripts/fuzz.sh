@@ -47,6 +47,7 @@ seeds_for() {  # seed inputs of a target
     fuzz_launcher_import) ls tests/data/launch/*.sh tests/data/launch/*.yaml tests/data/launch/golden/*/* tests/data/launch/hostile/* 2>/dev/null ;;
     fuzz_launch_writer) ls tests/data/launch/writer/* 2>/dev/null ;;
     fuzz_report) ls tests/data/report/*.json 2>/dev/null ;;
+    fuzz_trainer_yaml) ls tests/data/trainer_yaml/*.y*ml 2>/dev/null ;;
   esac
 }
 

@@ -256,6 +256,9 @@ struct job_args {
     std::vector<std::string> offload;  ///< --offload, repeatable or comma-separated: optimizer | params | activations
     std::int64_t lora_rank = 0, freeze_layers = -1;
     bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false, paged = false;
+    /// GPUs of `estimate --gpus`: the world size of an imported configuration that states per-device batches
+    /// (launcher_traits::per_device_batches); 0 = not given.
+    std::int64_t import_world_size = 0;
 };
 
 /// The job's source (file, launcher config, preset, Hugging Face config), batches, budget, precision, optimizer.
@@ -424,6 +427,7 @@ inline frenzy::job_spec import_from(const job_args& a) {
     if (a.seq_len > 0) o.training.seq_len = a.seq_len;
     for (auto [v, out] : {std::pair{a.tp, &o.layout.tp}, {a.pp, &o.layout.pp}, {a.cp, &o.layout.cp}, {a.ep, &o.layout.ep}})
         if (v > 0) *out = v;
+    if (find_launcher("--from", kind)->per_device_batches) o.world_size = a.dp > 0 ? a.dp : a.import_world_size;
     const auto r = import_launcher_file(kind, path, o);
     fmt::print(stderr, "imported {} from {}: {} argument(s) ignored as irrelevant to memory and speed, {} not understood or "
                "not modelled{}\n", r.job.name, a.from, r.ignored.size(), r.unknown.size(), r.unknown.empty() ? "" : ":");

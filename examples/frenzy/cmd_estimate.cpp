@@ -194,8 +194,10 @@ void print_dataset(const frenzy::dataset_fit& d, const frenzy::job_spec& j) {
 void run_estimate(const estimate_args& a) {
     using namespace frenzy;
     if (a.job.frameworks.size() > 1) throw config_error("estimate takes one --framework");
-    auto j = frenzy_cli::build_job(a.job).job;
     const gpu_catalog catalog = load_gpu_types(a.gpu_types);
+    auto args = a.job;  // an imported per-device configuration runs on the --gpus count (its world size)
+    if (!a.gpus.empty() && !a.job.from.empty()) args.import_world_size = cluster_from_gpu_list(a.gpus, catalog, "--gpus").total_gpus();
+    auto j = frenzy_cli::build_job(args).job;
     const gpu_type* gpu = resolve_gpu(a, catalog, j);
     validate(j);
     const step_time_model time =

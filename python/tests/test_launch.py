@@ -157,7 +157,7 @@ def test_launch_then_import_gives_the_same_job(tmp_path, framework, config):
 def test_import_bad_input(tmp_path):
     with pytest.raises(frenzy.ConfigError, match="does not describe the model"):
         frenzy.import_launcher("deepspeed", tmp_path / "ds_config.json")
-    with pytest.raises(frenzy.ConfigError, match="must be megatron, torchtitan, deepspeed, fsdp, llm-foundry, hf, torchtune or litgpt"):
+    with pytest.raises(frenzy.ConfigError, match="must be megatron, torchtitan, deepspeed, fsdp, llm-foundry, hf, torchtune, litgpt, axolotl or llamafactory"):
         frenzy.import_launcher("jax", tmp_path / "x", model="gpt2")
     with pytest.raises(frenzy.Error):
         frenzy.import_launcher("megatron", tmp_path / "missing.sh")

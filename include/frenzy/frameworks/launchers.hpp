@@ -8,10 +8,12 @@
 
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/named.hpp"
+#include "frenzy/frameworks/axolotl/launcher.hpp"
 #include "frenzy/frameworks/deepspeed/launcher.hpp"
 #include "frenzy/frameworks/fsdp/launcher.hpp"
 #include "frenzy/frameworks/hf/launcher.hpp"
 #include "frenzy/frameworks/litgpt/launcher.hpp"
+#include "frenzy/frameworks/llamafactory/launcher.hpp"
 #include "frenzy/frameworks/llm_foundry/launcher.hpp"
 #include "frenzy/frameworks/megatron/launcher.hpp"
 #include "frenzy/frameworks/torchtitan/launcher.hpp"
@@ -35,7 +37,8 @@ constexpr launcher::launcher() noexcept : t_(&by_default.traits()) {}
 /// Every launcher known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<launcher>& launcher_catalog() {
     static std::vector<launcher> all{launcher::megatron, launcher::torchtitan, launcher::deepspeed, launcher::fsdp,
-                                     launcher::llm_foundry, launcher::hf, launcher::torchtune, launcher::litgpt};
+                                     launcher::llm_foundry, launcher::hf, launcher::torchtune, launcher::litgpt,
+                                     launcher{frameworks::axolotl::launch_traits}, launcher{frameworks::llamafactory::launch_traits}};
     return all;
 }
 

@@ -12,10 +12,12 @@
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/named.hpp"
 #include "frenzy/frameworks/ddp/traits.hpp"
+#include "frenzy/frameworks/axolotl/traits.hpp"
 #include "frenzy/frameworks/deepspeed/traits.hpp"
 #include "frenzy/frameworks/fsdp/traits.hpp"
 #include "frenzy/frameworks/hf/traits.hpp"
 #include "frenzy/frameworks/litgpt/traits.hpp"
+#include "frenzy/frameworks/llamafactory/traits.hpp"
 #include "frenzy/frameworks/llm_foundry/traits.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"
 #include "frenzy/frameworks/torchtune/traits.hpp"
@@ -37,7 +39,8 @@ constexpr framework::framework() noexcept : t_(&by_default.traits()) {}
 /// Every framework known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<framework>& framework_catalog() {
     static std::vector<framework> all{framework::megatron, framework::deepspeed, framework::fsdp, framework::ddp,
-                                      framework::hf, framework::llm_foundry, framework::torchtune, framework::litgpt};
+                                      framework::hf, framework::llm_foundry, framework::torchtune, framework::litgpt,
+                                      framework{frameworks::axolotl::traits}, framework{frameworks::llamafactory::traits}};
     return all;
 }
 

@@ -256,6 +256,8 @@ inline void check_launcher_method(finetune_method m, launcher l) {
 inline launcher_payload launcher_payload_for(const job_spec& j, const launch_options& o) {
     validate(j);
     check_run_command(o.run_command);
+    if (!o.launcher->payload)
+        throw config_error("the " + std::string(to_string(o.launcher)) + " launcher only reads configurations (--from); it writes none");
     check_launcher_method(j.training.finetune.method, o.launcher);
     const auto& fws = launcher_frameworks(o.launcher);
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())

@@ -104,6 +104,9 @@ struct launcher_traits {
     /// The training.finetune.method values it writes (method_bits): training from scratch only by default; a
     /// launcher that loads pretrained weights names the fine-tunes it writes, and launch refuses the others.
     unsigned methods = method_bits({finetune_method::none});
+    /// Its configuration states per-device batches and no world size (a Trainer-based YAML): `estimate --gpus`
+    /// gives the import its GPU count as the world size (import_options::world_size).
+    bool per_device_batches = false;
 };
 
 /// Which launcher writes a job's files: a handle to its traits, compared by identity and written by name. The

@@ -11,6 +11,8 @@ source tree, for tests/launch: each flag or key `frenzy launch` writes must be i
   extract_framework_keys.py litgpt REPO_DIR > litgpt_keys.txt
   extract_framework_keys.py litgpt-models REPO_DIR > litgpt_models.txt
   extract_framework_keys.py accelerate REPO_DIR > accelerate_keys.txt
+  extract_framework_keys.py axolotl REPO_DIR > axolotl_keys.txt
+  extract_framework_keys.py llamafactory REPO_DIR > llamafactory_keys.txt
 
 Megatron-LM: literal '--flags' of megatron/training/arguments.py plus the flags ArgumentGroupFactory
 (megatron/training/argument_utils.py) derives from the config dataclasses named in arguments.py: `--name-with-dashes`;
@@ -430,6 +432,38 @@ def litgpt_models(root):
     return sorted(out)
 
 
+def class_body_fields(path):
+    """Field names (annotated assignments) of every class of a Python file, with those of its nested classes."""
+    out = set()
+    for node in ast.walk(parse(path)):
+        if isinstance(node, ast.ClassDef):
+            out.update(n.target.id for n in node.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
+    return out
+
+
+def axolotl(root):
+    """The keys of config.yml: the fields of every config model under src/axolotl/utils/schemas/ (AxolotlInputConfig
+    composes them; FSDPConfig's are fsdp_config's keys) and of the integrations' args.py models (liger_*, ...)."""
+    out = set()
+    for base in ("src/axolotl/utils/schemas", "src/axolotl/integrations"):
+        for dirpath, _, files in os.walk(os.path.join(root, base)):
+            for f in files:
+                if f.endswith(".py") and (base.endswith("schemas") or f == "args.py"):
+                    out |= class_body_fields(os.path.join(dirpath, f))
+    return sorted(out)
+
+
+def llamafactory(root):
+    """The keys of train.yaml that LLaMA-Factory defines: the fields of the argument dataclasses of
+    src/llamafactory/hparams/*.py (transformers' TrainingArguments fields are in hf_keys.txt)."""
+    out = set()
+    d = os.path.join(root, "src", "llamafactory", "hparams")
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".py"):
+            out |= class_body_fields(os.path.join(d, f))
+    return sorted(out)
+
+
 if __name__ == "__main__":
     which, root = sys.argv[1], sys.argv[2]
     if which == "llm-foundry":
@@ -439,6 +473,6 @@ if __name__ == "__main__":
     elif which in ("litgpt", "litgpt-models"):
         keys = (litgpt if which == "litgpt" else litgpt_models)(root)
     else:
-        keys = {"accelerate": accelerate, "megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan, "torchtune": torchtune}[which](root)
+        keys = {"axolotl": axolotl, "llamafactory": llamafactory, "accelerate": accelerate, "megatron": megatron, "deepspeed": deepspeed, "torchtitan": torchtitan, "torchtune": torchtune}[which](root)
     for k in keys:
         print(k)

@@ -99,6 +99,19 @@ inline precision hf_precision(bool bf16, bool fp16, const std::string& dtype) {
     return dtype == "torch.bfloat16" ? precision::bf16 : precision::fp32;
 }
 
+/// TrainingArguments' optim as the launcher writes it (launcher.hpp optim_of, reversed) into the job.
+inline void hf_optim(const std::string& optim, job_spec& j) {
+    auto& o = j.training.optimizer;
+    if (optim == "\"adamw_torch_fused\"") o = optimizer_kind::adamw;
+    else if (optim == "\"adamw_bnb_8bit\"") o = optimizer_kind::adamw_8bit;
+    else if (optim == "\"paged_adamw_8bit\"" || optim == "\"paged_adamw_32bit\"") {
+        o = optim == "\"paged_adamw_8bit\"" ? optimizer_kind::adamw_8bit : optimizer_kind::adamw;
+        j.runtime.paged_optimizer = true;
+    } else if (optim == "\"sgd\"") o = optimizer_kind::sgd;
+    else if (optim == "\"adafactor\"") o = optimizer_kind::adafactor;
+    else throw config_error("frenzy_hf_train.py: optim=" + printable(optim) + " is not one the hf launcher writes");
+}
+
 }  // namespace detail
 
 /// frenzy_hf_train.py -> job (Trainer under torchrun: dp = opt.world_size, nothing sharded).
@@ -121,16 +134,7 @@ inline launcher_import hf_import_script(const std::string& text, const import_op
     const auto flag = [&](const char* name) { return s.count(name) ? detail::hf_python_bool(s.at(name), name) : false; };
     const auto& dtype = detail::hf_setting(s, "dtype");
     t.precision = detail::hf_precision(flag("bf16"), flag("fp16"), adapters && flag("bf16") ? std::string("torch.float32") : dtype);
-    const auto& optim = detail::hf_setting(s, "optim");
-    if (optim == "\"adamw_torch_fused\"") t.optimizer = optimizer_kind::adamw;
-    else if (optim == "\"adamw_bnb_8bit\"") t.optimizer = optimizer_kind::adamw_8bit;
-    else if (optim == "\"paged_adamw_8bit\"" || optim == "\"paged_adamw_32bit\"") {
-        t.optimizer = optim == "\"paged_adamw_8bit\"" ? optimizer_kind::adamw_8bit : optimizer_kind::adamw;
-        out.job.runtime.paged_optimizer = true;
-    }
-    else if (optim == "\"sgd\"") t.optimizer = optimizer_kind::sgd;
-    else if (optim == "\"adafactor\"") t.optimizer = optimizer_kind::adafactor;
-    else throw config_error("frenzy_hf_train.py: optim=" + printable(optim) + " is not one the hf launcher writes");
+    detail::hf_optim(detail::hf_setting(s, "optim"), j);
     t.finetune.double_quant = detail::hf_python_bool(detail::hf_setting(s, "bnb_4bit_use_double_quant"), "bnb_4bit_use_double_quant");
     if (adapters) {
         t.finetune.method = qlora ? finetune_method::qlora : finetune_method::lora;

@@ -47,16 +47,18 @@ constexpr backend backend_of(sharding s) {
     return s == sharding::none ? backend::ddp : s == sharding::full ? backend::fsdp : backend::deepspeed;
 }
 
-inline std::string rejects_layout(const parallel_config& p, const training_spec& t) {
+/// The layouts Trainer runs, with `who` naming the framework in the message (the stacks over Trainer reuse it).
+inline std::string rejects_layout_of(std::string_view who, const parallel_config& p, const training_spec& t) {
     if (p.recompute == recompute::selective)
-        return "parallel.recompute=\"selective\" is not supported by " + std::string(field) +
+        return "parallel.recompute=\"selective\" is not supported by " + std::string(who) +
                " (gradient checkpointing recomputes whole decoder layers: parallel.recompute=\"full\")";
     if (backend_of(p.sharding) == backend::deepspeed && t.precision == precision::bf16)
         return "training.precision=\"bf16\" with parallel.sharding=\"" + std::string(to_string(p.sharding)) + "\" is not "
-               "supported by " + std::string(field) + " (accelerate's DeepSpeed back end runs bf16 with fp32 master weights, "
+               "supported by " + std::string(who) + " (accelerate's DeepSpeed back end runs bf16 with fp32 master weights, "
                "bf16-mixed; pure bf16 runs unsharded or on FSDP: parallel.sharding \"none\" or \"full\")";
-    return rejects_model_parallel(field, p);
+    return rejects_model_parallel(who, p);
 }
+inline std::string rejects_layout(const parallel_config& p, const training_spec& t) { return rejects_layout_of(field, p, t); }
 
 inline std::string rejects_offload(const offload_spec& o, sharding) {
     if (o.optimizer || o.parameters)

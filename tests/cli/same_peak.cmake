@@ -1,0 +1,22 @@
+# Runs two CLI command lines that print estimate --json and checks that their predicted peaks (allocated and
+# reserved bytes) are equal: an imported configuration gives the job its equivalent flags give.
+#   -DCMD1="prog|arg|..."  -DCMD2="prog|arg|..."
+foreach(i 1 2)
+  string(REPLACE "|" ";" cmd "${CMD${i}}")
+  execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "command ${i} exited ${rc}:\n${out}${err}")
+  endif()
+  foreach(key peak_allocated_bytes peak_reserved_bytes)
+    if(NOT out MATCHES "\"${key}\": ([0-9.e+]+)")
+      message(FATAL_ERROR "command ${i} printed no ${key}:\n${out}")
+    endif()
+    set(${key}_${i} "${CMAKE_MATCH_1}")
+  endforeach()
+endforeach()
+foreach(key peak_allocated_bytes peak_reserved_bytes)
+  if(NOT "${${key}_1}" STREQUAL "${${key}_2}")
+    message(FATAL_ERROR "${key}: ${${key}_1} (command 1) != ${${key}_2} (command 2)")
+  endif()
+  message(STATUS "${key}: ${${key}_1} both")
+endforeach()
