@@ -111,6 +111,11 @@ std::vector<std::string> layout_flags(const frenzy::job_spec& before, const fren
     number("--tp", p.tp, q.tp, r.job.tp);
     number("--pp", p.pp, q.pp, r.job.pp);
     number("--cp", p.cp, q.cp, r.job.cp);
+    number("--ep", p.ep, q.ep, r.job.ep);
+    number("--vpp", p.vpp, q.vpp, r.job.vpp);
+    if (p.schedule != q.schedule) f.push_back("--schedule " + (r.job.schedule = to_string(q.schedule)));
+    if (before.training.precision != after.training.precision)
+        f.push_back("--precision " + (r.job.precision = to_string(after.training.precision)));
     if (q.sequence_parallel && !p.sequence_parallel) f.push_back("--sp"), r.job.sp = true;
     number("--micro-batch", before.training.micro_batch, after.training.micro_batch, r.job.micro_batch);
     if (p.sharding != q.sharding) f.push_back("--sharding " + (r.job.sharding = to_string(q.sharding)));
@@ -120,21 +125,28 @@ std::vector<std::string> layout_flags(const frenzy::job_spec& before, const fren
     return f;
 }
 
-/// The flags that, added to this command (`a`), make `frenzy estimate` compute suggestion `after` instead of
-/// `before`: the changed layout, then what a re-run would otherwise derive differently (its global batch from
-/// micro-batch x dp, its default framework from the fine-tuning method and layout), found by re-building the job.
-std::string suggestion_flags(const estimate_args& a, const frenzy::gpu_catalog& catalog, const frenzy::job_spec& before,
-                             const frenzy::job_spec& after, const frenzy::gpu_type& g) {
+/// The flags that, given to this command (`a`), make `frenzy estimate` report `after`, which needs `required` bytes,
+/// instead of `before`: the changed layout, then what a re-run would otherwise derive differently (its global batch
+/// from micro-batch x dp, its default framework from the fine-tuning method and layout), found by re-building the
+/// job, whose estimate must then need `required`; nothing when it does not. A job imported from a launcher file is
+/// not re-built (the importer's notes would print again): its flags are unchecked, or nothing unless `unchecked`.
+std::optional<std::string> reproducing_flags(const estimate_args& a, const frenzy::gpu_catalog& catalog,
+                                             const frenzy::job_spec& before, const frenzy::job_spec& after,
+                                             const frenzy::gpu_type& g, double required, bool unchecked) {
     estimate_args r = a;
     auto f = layout_flags(before, after, g, r);
-    if (a.job.from.empty()) {  // an imported launcher states its batch and framework; the importer's notes not repeated
+    if (!a.job.from.empty() && !unchecked) return std::nullopt;
+    if (a.job.from.empty()) {
         try {
             const auto j = build(r, catalog).first.job;
             if (j.training.global_batch != after.training.global_batch)
-                f.push_back(fmt::format("--global-batch {}", after.training.global_batch));
+                f.push_back(fmt::format("--global-batch {}", r.job.global_batch = after.training.global_batch));
             if (j.runtime.framework != after.runtime.framework)
-                f.push_back("--framework " + std::string(frenzy::to_string(after.runtime.framework)));
+                f.push_back("--framework " + r.job.frameworks.emplace_back(frenzy::to_string(after.runtime.framework)));
+            const auto [parsed, gpu] = build(r, catalog);
+            if (frenzy::estimate(parsed.job, gpu, a.margin).fit->required.value != required) return std::nullopt;
         } catch (const frenzy::config_error&) {
+            return std::nullopt;
         }
     }
     std::string out;
@@ -168,23 +180,50 @@ std::string change_text(const frenzy::job_spec& before, const frenzy::job_spec& 
     return out;
 }
 
-/// What would make it fit: each single change with the flags that reproduce its figure (`flags`, one per change),
-/// then the planner's layouts on the same GPU type, and the global batch the planner was given.
+/// The flags of each piece of advice (reproducing_flags): one per single change, and the planner's two layouts.
+struct advice_flags {
+    std::vector<std::optional<std::string>> changes;
+    std::optional<std::string> same_gpus, fewest_gpus;
+};
+
+advice_flags flags_of(const estimate_args& a, const frenzy::gpu_catalog& catalog, const frenzy::estimate_result& e) {
+    advice_flags out;
+    if (!e.advice) return out;
+    for (const auto& s : e.advice->changes)
+        out.changes.push_back(reproducing_flags(a, catalog, e.job, s.job, *e.gpu, s.fit.required.value, true));
+    auto with_batch = e.job;  // the planner's layouts are for its global batch
+    with_batch.training.global_batch = e.advice->planner.global_batch;
+    auto of_plan = [&](const std::optional<frenzy::plan>& p) -> std::optional<std::string> {
+        if (!p) return std::nullopt;
+        return reproducing_flags(a, catalog, e.job, frenzy::job_for_plan(with_batch, *p), *e.gpu, p->required.value,
+                                 false);
+    };
+    out.same_gpus = of_plan(e.advice->planner.same_gpus);
+    out.fewest_gpus = of_plan(e.advice->planner.fewest_gpus);
+    return out;
+}
+
+/// ": --tp 2 --sp" after a piece of advice whose flags reproduce it.
+std::string flags_text(const std::optional<std::string>& f) { return f ? ": " + *f : ""; }
+
+/// What would make it fit: each single change with the flags that reproduce its figure, then the planner's layouts
+/// on the same GPU type (with theirs where flags can state them), and the global batch the planner searched with.
 void print_advice(const frenzy::fit_advice& a, const frenzy::job_spec& job, const std::string& gpu,
-                  const std::vector<std::string>& flags) {
+                  const advice_flags& flags) {
     const auto n = job.parallel.gpus();
     fmt::print("to make it fit on {} x {} (one change each; this command with its flags, which replace any of the same "
                "name, shows it):\n", n, gpu);
     for (std::size_t i = 0; i < a.changes.size(); ++i) {
         const auto& s = a.changes[i];
         const auto m = s.job.parallel.gpus();
-        fmt::print("  {}{}: needs {} GiB: {}\n", m != n ? fmt::format("on {} GPUs: ", m) : "", change_text(job, s.job),
-                   frenzy_cli::gib(s.fit.required.value), flags[i]);
+        fmt::print("  {}{}: needs {} GiB{}\n", m != n ? fmt::format("on {} GPUs: ", m) : "", change_text(job, s.job),
+                   frenzy_cli::gib(s.fit.required.value), flags.changes[i] ? flags_text(flags.changes[i]) : " (no flags state it)");
     }
     if (a.changes.empty()) fmt::print("  no single change of micro-batch, recompute, sharding, offload or layout\n");
     const auto& pl = a.planner;
-    if (pl.same_gpus) fmt::print("  the planner, same GPUs: {}\n", plan_line(*pl.same_gpus));
-    if (pl.fewest_gpus) fmt::print("  the planner, fewest GPUs: {}\n", plan_line(*pl.fewest_gpus));
+    if (pl.same_gpus) fmt::print("  the planner, same GPUs: {}{}\n", plan_line(*pl.same_gpus), flags_text(flags.same_gpus));
+    if (pl.fewest_gpus)
+        fmt::print("  the planner, fewest GPUs: {}{}\n", plan_line(*pl.fewest_gpus), flags_text(flags.fewest_gpus));
     if (!pl.fewest_gpus)
         fmt::print("  the planner finds no layout on up to {} {} GPUs{}\n", pl.max_gpus, gpu,
                    pl.none_reason.empty() ? "" : ": " + pl.none_reason);
@@ -259,14 +298,15 @@ void run_estimate(const estimate_args& a) {
     auto e = estimate(j, gpu, a.margin, memory_estimator{}, time);
     // without a stated global batch, one micro-batch per step (cli.hpp build_job) and the planner chooses its own
     e.advice = advise(e, advice_options{parsed.global_batch_stated});
-    std::vector<std::string> flags;
-    if (e.advice)
-        for (const auto& s : e.advice->changes) flags.push_back(suggestion_flags(a, catalog, e.job, s.job, *gpu));
+    const auto flags = flags_of(a, catalog, e);
     if (a.max_micro_batch && !gpu) throw config_error("--max-micro-batch needs --gpu TYPE or --gpus COUNTxTYPE");
     const auto limit = a.max_micro_batch ? std::optional(frenzy::max_micro_batch(j, *gpu, a.margin)) : std::nullopt;
     if (gpu && e.fit->verdict == fit_verdict::does_not_fit) frenzy_cli::exit_code() = frenzy_cli::exit_does_not_fit;
     nlohmann::ordered_json out = e;
-    for (std::size_t i = 0; i < flags.size(); ++i) out["nearest_fits"][i]["flags"] = flags[i];
+    for (std::size_t i = 0; i < flags.changes.size(); ++i)
+        if (flags.changes[i]) out["nearest_fits"][i]["flags"] = *flags.changes[i];
+    if (flags.same_gpus) out["planner_same_gpus"]["flags"] = *flags.same_gpus;
+    if (flags.fewest_gpus) out["planner_fewest_gpus"]["flags"] = *flags.fewest_gpus;
     if (limit) out["max_micro_batch"] = *limit;
     if (!a.html.empty()) frenzy_cli::write_html_report(out.dump(), "the estimate", a.html);
     if (a.json) {

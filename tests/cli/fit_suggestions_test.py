@@ -2,7 +2,7 @@
 """Every "to make it fit" suggestion of `frenzy estimate` is a change a user can make (issue 55): re-running the
 estimate with the original flags plus the flags the suggestion prints reports the suggestion's figure (to the printed
 precision; a flag replaces the command's own of the same name), its GPU count (the command's own unless the line says "on N GPUs") and FITS; `--json` carries the same
-flags and the same bytes. Cases: every `estimate` command of the README (its sh blocks and its quoted outputs), and
+flags and the same bytes. The planner's layouts that estimate prints with flags are re-run the same way. Cases: every `estimate` command of the README (its sh blocks and its quoted outputs), and
 the questions of issue 55 (Llama 70B, Qwen3-30B-A3B on 8 x A100 with FSDP, LoRA/QLoRA on a 24 GB card, a stated dp,
 a job file). The LoRA case also checks the planner hint against `frenzy plan` for the same job: estimate must not say
 the planner finds no layout when `plan` finds one, and its fewest-GPU plan is plan's.
@@ -29,6 +29,7 @@ EXTRA = [
 ]
 LINE = re.compile(r"^  (?:on (\d+) GPUs: )?(.+): needs ([0-9.]+) GiB: (--.*)$")
 FITS = re.compile(r"^[^ ]+: [0-9.]+ GiB usable of [0-9.]+ GiB .*: FITS \(needs ([0-9.]+) GiB with the", re.M)
+PLANNER = re.compile(r"^  the planner, (same|fewest) GPUs: (\d+) x \S+: .*\(needs ([0-9.]+) GiB\): (--.*)$", re.M)
 GPUS = re.compile(r"^parallel: (\d+) GPUs", re.M)
 failed = 0
 
@@ -72,19 +73,34 @@ def readme_cases(root):
     return list(dict.fromkeys(cases))
 
 
+def printed(text, data):
+    """(what, GPUs or None for the command's own, GiB as printed, flags, its --json object, a single change?) of every
+    piece of advice with flags: the single changes, then the planner's layouts."""
+    out = []
+    changes = [m for m in map(LINE.match, text.splitlines()) if m]
+    fits_json = data.get("nearest_fits", [])
+    if len(fits_json) != len(changes):
+        fail(f"{len(changes)} printed suggestions, {len(fits_json)} in --json")
+    for m, s in zip(changes, fits_json):
+        out.append((m.group(2), int(m.group(1)) if m.group(1) else None, m.group(3), m.group(4), s, True))
+    for m in PLANNER.finditer(text):
+        key = "planner_same_gpus" if m.group(1) == "same" else "planner_fewest_gpus"
+        out.append((f"the planner, {m.group(1)} GPUs", int(m.group(2)), m.group(3), m.group(4), data.get(key, {}), False))
+    return out
+
+
 def check_case(frenzy, root, case):
     """The suggestions of one command, each re-run: the number checked."""
     args = shlex.split(case)
     text = run(frenzy, root, args)
     own = int(GPUS.search(text).group(1))
-    lines = [m for m in map(LINE.match, text.splitlines()) if m]
     data = json.loads(run(frenzy, root, args + ["--json"]))
-    fits_json = data.get("nearest_fits", [])
-    if len(fits_json) != len(lines):
-        fail(f"{case}: {len(lines)} printed suggestions, {len(fits_json)} in --json")
-    for i, m in enumerate(lines):
-        gpus, what, need, flags = int(m.group(1) or own), m.group(2), m.group(3), m.group(4)
+    advice = printed(text, data)
+    for what, gpus, need, flags, s, change in advice:
         label = f"{case} + {flags} ({what})"
+        if change and gpus == own:
+            fail(f"{label}: says 'on {own} GPUs', the command's own count")
+        gpus = gpus or own
         again = run(frenzy, root, with_flags(args, flags))
         f = FITS.search(again)
         if not f:
@@ -93,18 +109,14 @@ def check_case(frenzy, root, case):
             fail(f"{label}: printed needs {need} GiB, the re-run says {f.group(1)} GiB")
         if int(GPUS.search(again).group(1)) != gpus:
             fail(f"{label}: printed {gpus} GPUs, the re-run uses {GPUS.search(again).group(1)}")
-        if m.group(1) and int(m.group(1)) == own:
-            fail(f"{label}: says 'on {own} GPUs', the command's own count")
-        if i < len(fits_json):
-            s = fits_json[i]
-            if s.get("flags") != flags:
-                fail(f"{label}: --json flags {s.get('flags')!r}, the table prints {flags!r}")
-            j = json.loads(run(frenzy, root, with_flags(args, flags) + ["--json"]))
-            if (j["required_bytes"], j["gpus"], j["verdict"]) != (s["required_bytes"], s["gpus"], "fits"):
-                fail(f"{label}: --json suggestion {s['required_bytes']} B on {s['gpus']} GPUs, the re-run "
-                     f"{j['required_bytes']} B on {j['gpus']} GPUs ({j['verdict']})")
+        if s.get("flags") != flags:
+            fail(f"{label}: --json flags {s.get('flags')!r}, the table prints {flags!r}")
+        j = json.loads(run(frenzy, root, with_flags(args, flags) + ["--json"]))
+        if (j["required_bytes"], j["gpus"], j["verdict"]) != (s.get("required_bytes"), s.get("gpus"), "fits"):
+            fail(f"{label}: --json says {s.get('required_bytes')} B on {s.get('gpus')} GPUs, the re-run "
+                 f"{j['required_bytes']} B on {j['gpus']} GPUs ({j['verdict']})")
         print(f"ok: {label}: {need} GiB on {gpus} GPUs")
-    return len(lines)
+    return len(advice)
 
 
 def check_lora_hint(frenzy, root):
