@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Every "to make it fit" suggestion of `frenzy estimate` is a change a user can make (issue 55): re-running the
-estimate with the original flags plus the flags the suggestion prints reports the suggestion's figure (to the printed
-precision; a flag replaces the command's own of the same name), its GPU count (the command's own unless the line says "on N GPUs") and FITS; `--json` carries the same
-flags and the same bytes. The planner's layouts that estimate prints with flags are re-run the same way. Cases: every `estimate` command of the README with a GPU (its sh blocks, its quoted outputs, its prose), and
-the questions of issue 55 (Llama 70B, Qwen3-30B-A3B on 8 x A100 with FSDP, LoRA/QLoRA on a 24 GB card, a stated dp,
-a job file). The LoRA case also checks the planner hint against `frenzy plan` for the same job: estimate must not say
-the planner finds no layout when `plan` finds one, and its fewest-GPU plan is plan's.
+estimate with the original flags plus the flags the suggestion prints (each replacing the command's own of the same
+name) reports the suggestion's figure to the printed precision, its GPU count (the command's own unless the line says
+"on N GPUs") and FITS; `--json` carries the same flags and the same bytes. The planner's layouts that estimate
+prints with flags are re-run the same way. Cases: every `estimate` command of the README with a GPU (its sh blocks,
+its quoted outputs, its prose), and the questions of issue 55 (Llama 70B, Qwen3-30B-A3B on 8 x A100 with FSDP,
+LoRA/QLoRA on a 24 GB card, a stated dp, a job file). The LoRA case also checks the planner hint against `frenzy
+plan` for the same job: estimate must not say the planner finds no layout when `plan` finds one, and its fewest-GPU
+plan is plan's.
 
 usage: fit_suggestions_test.py FRENZY REPO"""
 import json
