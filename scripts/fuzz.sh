@@ -43,6 +43,7 @@ seeds_for() {  # seed inputs of a target
     fuzz_hf_config) ls tests/data/hf/*.json 2>/dev/null ;;
     fuzz_measurements_csv) ls "$data"/memory/*.csv 2>/dev/null ;;
     fuzz_trace_csv) ls examples/traces/*.csv 2>/dev/null ;;
+    fuzz_seq_lengths) ls tests/data/seq_lengths/* 2>/dev/null ;;
     fuzz_launcher_import) ls tests/data/launch/*.sh tests/data/launch/*.yaml tests/data/launch/golden/*/* tests/data/launch/hostile/* 2>/dev/null ;;
     fuzz_launch_writer) ls tests/data/launch/writer/* 2>/dev/null ;;
     fuzz_report) ls tests/data/report/*.json 2>/dev/null ;;

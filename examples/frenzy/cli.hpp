@@ -255,7 +255,7 @@ struct job_args {
     std::string finetune, lora_targets, fp8_recipe;
     std::vector<std::string> offload;  ///< --offload, repeatable or comma-separated: optimizer | params | activations
     std::int64_t lora_rank = 0, freeze_layers = -1;
-    bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false;
+    bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false, paged = false;
 };
 
 /// The job's source (file, launcher config, preset, Hugging Face config), batches, budget, precision, optimizer.
@@ -332,6 +332,9 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
                                                          "(runtime.grad_reduce_bf16)");
     c->add_flag("--liger", a.liger, "Liger kernels, as transformers' use_liger_kernel applies them: RMSNorm, SwiGLU, "
                                    "RoPE and the fused linear cross-entropy (runtime.liger; --framework hf)");
+    c->add_flag("--paged-optimizer", a.paged, "bitsandbytes' paged optimizer (transformers optim=paged_adamw_8bit or "
+                                              "paged_adamw_32bit): states in CUDA unified memory, outside PyTorch's "
+                                              "allocator (runtime.paged_optimizer; with --optimizer adamw or adamw-8bit)");
     c->add_flag("--no-dropout", a.no_dropout, "No dropout masks (runtime.dropout false; Megatron's default is 0.1)");
 }
 
@@ -382,6 +385,7 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
     if (!a.fp8_recipe.empty()) j.runtime.fp8_recipe = parse_enum<fp8_recipe>("--fp8-recipe", a.fp8_recipe);
     if (a.grad_reduce_bf16) j.runtime.grad_reduce_bf16 = true;
     if (a.liger) j.runtime.liger = true;
+    if (a.paged) j.runtime.paged_optimizer = true;
     if (a.no_dropout) j.runtime.dropout = false;
 }
 

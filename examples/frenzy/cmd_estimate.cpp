@@ -12,6 +12,7 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/measurements_csv.hpp"
 #include "frenzy/io/result_json.hpp"
+#include "frenzy/io/seq_lengths.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/plan/estimate.hpp"
 #include "frenzy/plan/nearest_fit.hpp"
@@ -22,7 +23,7 @@ namespace {
 
 struct estimate_args {
     frenzy_cli::job_args job;
-    std::string gpu, gpus, gpu_types, calibration;
+    std::string gpu, gpus, gpu_types, calibration, seq_lengths, batching = "pad";
     bool json = false, max_micro_batch = false;
     std::string html;
     double margin = frenzy::default_margin;
@@ -232,6 +233,16 @@ void print_advice(const frenzy::fit_advice& a, const frenzy::job_spec& job, cons
                    pl.global_batch_chosen ? ", which `frenzy plan` chooses when none is given" : "");
 }
 
+/// What each common readout would show at the peak (memory/device.hpp).
+void print_readouts(const frenzy::device_footprint& d) {
+    const auto g = [](frenzy::bytes b) { return frenzy_cli::gib(b.value); };
+    fmt::print("readouts at the peak: torch.cuda.max_memory_allocated {} GiB, max_memory_reserved {} GiB, nvidia-smi "
+               "about {} GiB (+ CUDA context {}, NCCL buffers {}{})\n",
+               g(d.allocated), g(d.reserved), g(d.device), g(d.cuda_context), g(d.nccl),
+               d.paged.value > 0 ? fmt::format(", paged states {} of {} resident", g(d.paged_resident), g(d.paged))
+                                 : std::string());
+}
+
 void print_estimate(const frenzy::estimate_result& e) {
     using namespace frenzy;
     const auto& j = e.job;
@@ -268,10 +279,14 @@ void print_estimate(const frenzy::estimate_result& e) {
                                        frenzy_cli::gib(host_memory_per_node(r, p.gpus(), e.gpu->gpus_per_node).value),
                                        host_buffer_factor)
                          : std::string());
+    if (r.paged.value > 0)
+        fmt::print("paged optimizer: {} GiB of states in CUDA unified memory, outside both peaks (the driver moves them "
+                   "to host memory when the device is full)\n", frenzy_cli::gib(r.paged.value));
     if (!e.gpu) return;
     const auto& f = *e.fit;
     fmt::print("{}: {} GiB usable of {} GiB ({:.0f}% kept free): {}\n", e.gpu->name, frenzy_cli::gib(f.capacity.value),
                frenzy_cli::gib(e.gpu->memory().value), 100 * e.margin, verdict_text(f, r.uncertainty));
+    print_readouts(device_readouts(r, *e.gpu));
     if (e.speed && e.speed->supported) {
         const auto& sp = *e.speed;
         fmt::print("predicted step time {:.3f} s, {:.0f} tokens/s for the job ({:.0f} per GPU), MFU {:.1f}%; +-{:.0f}% "
@@ -284,6 +299,31 @@ void print_estimate(const frenzy::estimate_result& e) {
                        100 * sp.mfu, e.gpu->chip.empty() ? e.gpu->name : e.gpu->chip, 100 * sp.mfu_ceiling);
     } else if (e.speed)
         fmt::print("no step-time prediction: {}\n", e.speed->reason);
+}
+
+/// --seq-lengths FILE: the job over the dataset as it will be batched (plan/dataset_fit.hpp).
+std::optional<frenzy::dataset_fit> dataset_of(const estimate_args& a, const frenzy::job_spec& j, const frenzy::gpu_type* gpu) {
+    using namespace frenzy;
+    const auto b = parse_enum<batching>("--batching", a.batching);
+    if (a.seq_lengths.empty()) return std::nullopt;
+    if (!gpu) throw config_error("--seq-lengths needs --gpu TYPE or --gpus COUNTxTYPE");
+    return fit_dataset(j, read_seq_lengths(a.seq_lengths), b, *gpu, a.margin);
+}
+
+void print_dataset(const frenzy::dataset_fit& d, const frenzy::job_spec& j) {
+    using namespace frenzy;
+    const auto& e = d.longest_batch;
+    fmt::print("\ndataset: {} samples, tokens p50 {}, p95 {}, longest {}{}\n", d.samples, d.p50, d.p95, d.longest,
+               d.truncated > 0 ? fmt::format(" ({} cut to seq_len {})", d.truncated, j.training.seq_len) : std::string());
+    fmt::print("batching {}: the longest micro-batch is {} x {} tokens: peak reserved {} GiB, {}\n", to_string(d.batching),
+               j.training.micro_batch, d.longest_batch_length, frenzy_cli::gib(e.memory.peak_reserved.value),
+               e.fit->verdict == fit_verdict::does_not_fit ? "does not fit" : to_string(e.fit->verdict));
+    fmt::print("micro-batch {} fits padded lengths up to {} tokens; the largest micro-batch that fits the longest "
+               "batch: {} (with the band), {} at the central estimate\n",
+               j.training.micro_batch, d.fit_length, d.micro_batch.fits, d.micro_batch.tight);
+    if (d.steps_at_risk > 0)
+        fmt::print("steps at risk of running out of memory: {:.2f}%{}\n", 100 * d.steps_at_risk,
+                   d.batching == batching::sorted ? " at most" : "");
 }
 
 void run_estimate(const estimate_args& a) {
@@ -308,6 +348,8 @@ void run_estimate(const estimate_args& a) {
     if (flags.same_gpus) out["planner_same_gpus"]["flags"] = *flags.same_gpus;
     if (flags.fewest_gpus) out["planner_fewest_gpus"]["flags"] = *flags.fewest_gpus;
     if (limit) out["max_micro_batch"] = *limit;
+    const auto data = dataset_of(a, j, gpu);
+    if (data) out["dataset"] = *data;
     if (!a.html.empty()) frenzy_cli::write_html_report(out.dump(), "the estimate", a.html);
     if (a.json) {
         fmt::print("{}\n", out.dump(2));
@@ -317,6 +359,7 @@ void run_estimate(const estimate_args& a) {
     if (limit)
         fmt::print("largest micro-batch that fits this layout: {} with the band, {} at the central estimate (of 1-{})\n",
                    limit->fits, limit->tight, limit->tried);
+    if (data) print_dataset(*data, j);
     if (e.advice) print_advice(*e.advice, e.job, gpu->name, flags);
 }
 
@@ -385,6 +428,12 @@ void frenzy_cli::add_estimate(CLI::App& app) {
     c->add_option("--calibration", a->calibration, "Calibration JSON from `frenzy calibrate` for the step time")
         ->check(CLI::ExistingFile);
     frenzy_cli::add_margin(c, a->margin);
+    c->add_option("--seq-lengths", a->seq_lengths, "With --gpu: token counts of the dataset's samples (CSV column or "
+                                                  "length,count histogram; or JSON Lines): the peak over the dataset as "
+                                                  "batched, the largest micro-batch that fits its longest batch, the "
+                                                  "share of steps at risk (--seq-len is the cutoff)");
+    c->add_option("--batching", a->batching, "How --seq-lengths samples are batched: pad (random order, padded to the "
+                                             "longest; default) | sorted (group_by_length) | pack (packed to --seq-len)");
     c->add_flag("--max-micro-batch", a->max_micro_batch, "With --gpu: also the largest micro-batch that fits this layout "
                                                         "(global batch kept; every divisor of global batch / dp tried)");
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));

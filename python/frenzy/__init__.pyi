@@ -105,6 +105,13 @@ class Estimate:
     @property
     def stages(self) -> list[StageMemory]: ...
     @property
+    def paged_bytes(self) -> float:
+        """Optimizer states in CUDA unified memory (runtime.paged_optimizer): outside both peaks."""
+    @property
+    def readouts(self) -> JsonDict | None:
+        """With a GPU: what torch.cuda.max_memory_allocated, max_memory_reserved and nvidia-smi would show at the
+        peak, and the CUDA context, NCCL buffers and paged states (memory/device.hpp); None without one."""
+    @property
     def margin(self) -> float: ...
     @property
     def gpu(self) -> str | None: ...

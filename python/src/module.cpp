@@ -568,6 +568,17 @@ inline void bind_estimate_result(py::module_& m) {
                                "Validated upper relative error of the mechanisms the job uses (raises the fit check).")
         .def_property_readonly("bottleneck_stage", [](const estimate_result& r) { return r.memory.bottleneck_stage; })
         .def_property_readonly("stages", [](const estimate_result& r) { return r.memory.stages; })
+        .def_property_readonly("paged_bytes", [](const estimate_result& r) { return r.memory.paged.value; },
+                               "Optimizer states in CUDA unified memory (runtime.paged_optimizer): outside both peaks.")
+        .def_property_readonly(
+            "readouts",
+            [=](const estimate_result& r) {
+                return when_gpu(r, [](const estimate_result& x) {
+                    return to_py(nlohmann::ordered_json(frenzy::device_readouts(x.memory, *x.gpu)));
+                });
+            },
+            "With a GPU: what torch.cuda.max_memory_allocated, max_memory_reserved and nvidia-smi would show at the "
+            "peak, and the CUDA context, NCCL buffers and paged states (memory/device.hpp); None without one.")
         .def_readonly("margin", &estimate_result::margin)
         .def_property_readonly("gpu", [=](const estimate_result& r) { return when_gpu(r, [](auto& x) { return x.gpu->name; }); })
         .def("__repr__", [](const estimate_result& r) {

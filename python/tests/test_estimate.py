@@ -198,3 +198,19 @@ def test_to_dataframe_one_row_per_stage():
     assert list(df["stage"]) == [0, 1, 2, 3]
     assert list(df["peak_reserved_bytes"]) == [s["peak_reserved_bytes"] for s in stages]
     assert df["weights_bytes"].sum() == pytest.approx(sum(s["weights_bytes"] for s in stages), rel=1e-12)
+
+
+def test_readouts_and_paged_states():
+    """The readouts (memory/device.hpp) equal to_dict()'s; a paged 8-bit AdamW's moments are 2 bytes a parameter in
+    unified memory, outside both peaks (bitsandbytes get_state_buffer)."""
+    job = {"model": {"preset": "llama-3.2-3b"},
+           "training": {"seq_len": 1024, "micro_batch": 1, "global_batch": 8, "precision": "bf16",
+                        "optimizer": "adamw-8bit"},
+           "runtime": {"framework": "hf", "paged_optimizer": True}}
+    e = frenzy.estimate(job, "rtx-4090")
+    assert e.readouts == e.to_dict()["readouts"]
+    assert e.paged_bytes == pytest.approx(2 * e.parameters, rel=1e-9)
+    r = e.readouts
+    assert r["device_bytes"] == pytest.approx(r["reserved_bytes"] + r["cuda_context_bytes"] + r["nccl_bytes"]
+                                              + r["paged_resident_bytes"], rel=1e-12)
+    assert frenzy.estimate(job).readouts is None

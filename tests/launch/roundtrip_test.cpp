@@ -353,8 +353,14 @@ TEST_CASE("Hugging Face round trip: full, LoRA and QLoRA fine-tunes from frenzy_
     j.runtime.attention = attention_impl::unfused;  // attn_implementation="eager"
     j.training.optimizer = optimizer_kind::adamw_8bit;
     check_roundtrip(j, launcher::hf);
-    j.runtime.attention = attention_impl::automatic;
+    j.runtime.paged_optimizer = true;  // optim="paged_adamw_8bit", then "paged_adamw_32bit"
+    check_roundtrip(j, launcher::hf);
     j.training.optimizer = optimizer_kind::adamw;
+    check_roundtrip(j, launcher::hf);
+    CHECK(file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), "frenzy_hf_train.py").content.find(
+              "optim=\"paged_adamw_32bit\"") != std::string::npos);
+    j.runtime.paged_optimizer = false;
+    j.runtime.attention = attention_impl::automatic;
     j.runtime.liger = true;  // TrainingArguments(use_liger_kernel=True)
     check_roundtrip(j, launcher::hf);
     j.runtime.liger = false;

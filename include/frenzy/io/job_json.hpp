@@ -197,6 +197,7 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     r.get("fp8_param_gather", rt.fp8_param_gather);
     r.get("grad_reduce_bf16", rt.grad_reduce_bf16);
     r.get("liger", rt.liger);
+    r.get("paged_optimizer", rt.paged_optimizer);
     // stack options that default to the framework's profile: absent or null = unset
     for (auto [key, field] : {std::pair{"dropout", &rt.dropout}, std::pair{"rope_fp32", &rt.rope_fp32},
                               std::pair{"norm_fp32", &rt.norm_fp32}, std::pair{"kv_repeat", &rt.kv_repeat}}) {
@@ -389,6 +390,7 @@ inline nlohmann::json to_json(const runtime_spec& r) {
     if (r.loss) rt["loss"] = to_string(*r.loss);
     if (r.fp8_recipe) rt["fp8_recipe"] = to_string(*r.fp8_recipe);
     if (r.liger) rt["liger"] = true;  // absent: false
+    if (r.paged_optimizer) rt["paged_optimizer"] = true;  // absent: false
     return rt;
 }
 

@@ -13,7 +13,9 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/memory/fit.hpp"
+#include "frenzy/memory/device.hpp"
 #include "frenzy/model/presets.hpp"
+#include "frenzy/plan/dataset_fit.hpp"
 #include "frenzy/plan/estimate.hpp"
 #include "frenzy/plan/fit_advice.hpp"
 #include "frenzy/plan/nearest_fit.hpp"
@@ -44,6 +46,15 @@ inline void to_json(nlohmann::ordered_json& out, const memory_report& r) {
            {"bottleneck_stage", r.bottleneck_stage},
            {"stages", r.stages}};
     if (r.host_per_gpu.value > 0) out["host_bytes_per_gpu"] = r.host_per_gpu.value;  // offload only
+    if (r.paged.value > 0) out["paged_bytes"] = r.paged.value;  // runtime.paged_optimizer only
+}
+
+/// `estimate --json`'s `readouts` (memory/device.hpp): what each common readout would show at the peak.
+inline void to_json(nlohmann::ordered_json& out, const device_footprint& d) {
+    out = {{"allocated_bytes", d.allocated.value}, {"reserved_bytes", d.reserved.value},
+           {"cuda_context_bytes", d.cuda_context.value}, {"nccl_bytes", d.nccl.value},
+           {"paged_bytes", d.paged.value}, {"paged_resident_bytes", d.paged_resident.value},
+           {"device_bytes", d.device.value}};
 }
 
 inline void to_json(nlohmann::ordered_json& out, const fit_check& f) {
@@ -76,6 +87,7 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
         out["host_bytes_per_node"] = host_memory_per_node(e.memory, e.job.parallel.gpus(), e.gpu->gpus_per_node).value;
     nlohmann::ordered_json fit = *e.fit;
     for (auto it = fit.begin(); it != fit.end(); ++it) out[it.key()] = it.value();
+    out["readouts"] = device_readouts(e.memory, *e.gpu);
     if (e.speed && e.speed->supported) {  // absent when there is no prediction (docs/formats.md: no nulls)
         out["step_time_s"] = e.speed->step_time.value;
         out["tokens_per_s"] = e.speed->tokens_per_s;
@@ -351,6 +363,17 @@ inline void to_json(nlohmann::ordered_json& out, const model_preset& p) {
 /// `frenzy estimate --max-micro-batch --json`'s `max_micro_batch`.
 inline void to_json(nlohmann::ordered_json& out, const micro_batch_limit& m) {
     out = {{"fits", m.fits}, {"tight", m.tight}, {"largest_tried", m.tried}};
+}
+
+/// `frenzy estimate --seq-lengths FILE --json`'s `dataset` (plan/dataset_fit.hpp).
+inline void to_json(nlohmann::ordered_json& out, const dataset_fit& d) {
+    const auto& e = d.longest_batch;
+    out = {{"batching", to_string(d.batching)}, {"samples", d.samples}, {"truncated", d.truncated},
+           {"p50_tokens", d.p50}, {"p95_tokens", d.p95}, {"longest_tokens", d.longest},
+           {"longest_batch_length", d.longest_batch_length},
+           {"longest_batch_peak_reserved_bytes", e.memory.peak_reserved.value},
+           {"longest_batch_verdict", to_string(e.fit->verdict)}, {"fit_length", d.fit_length},
+           {"max_micro_batch", d.micro_batch}, {"steps_at_risk", d.steps_at_risk}};
 }
 
 }  // namespace frenzy

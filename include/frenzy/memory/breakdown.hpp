@@ -38,6 +38,11 @@ struct memory_report {
     /// Host memory the offload holds for one GPU: its stage's offloaded states (model_state_bytes::host), the
     /// largest stage's; 0 without runtime.offload. host_memory_per_node (memory/fit.hpp) makes a node's need of it.
     bytes host_per_gpu{};
+    /// Optimizer states in CUDA unified memory (runtime.paged_optimizer; model_state_bytes::paged), the largest
+    /// stage's: outside both peaks above, moved to host memory by the driver under pressure (memory/device.hpp).
+    bytes paged{};
+    /// NCCL's own buffers on one GPU (memory/device.hpp nccl_buffer_bytes): outside both peaks above.
+    bytes nccl{};
     const stage_memory& bottleneck() const { return stages.at(static_cast<std::size_t>(bottleneck_stage)); }
 };
 

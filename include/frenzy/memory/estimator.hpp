@@ -11,6 +11,7 @@
 #include "frenzy/memory/activations.hpp"
 #include "frenzy/memory/allocator.hpp"
 #include "frenzy/memory/breakdown.hpp"
+#include "frenzy/memory/device.hpp"
 #include "frenzy/memory/fit.hpp"
 #include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/memory/layout.hpp"
@@ -173,6 +174,7 @@ private:
         memory_report r;
         r.parameters = parameters;
         r.uncertainty = memory_uncertainty(j);
+        r.nccl = nccl_buffer_bytes(j);
         double best_reserved = 0;
         if (with_stages) r.stages.reserve(layouts.size());
         const auto t = terms_of(j, f);  // what every stage reads of the job alone, once
@@ -220,6 +222,7 @@ private:
             }
             best_reserved = std::max(best_reserved, reserved);
             r.host_per_gpu = std::max(r.host_per_gpu, ms.host);
+            r.paged = std::max(r.paged, ms.paged);
             if (with_stages) r.stages.push_back(st);
             r.peak_reserved = bytes{best_reserved};
             if (required_memory(r).value > stop_above) return r;

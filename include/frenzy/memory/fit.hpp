@@ -6,8 +6,10 @@
 // not peak allocated: an out-of-memory error happens when the allocator cannot reserve a new segment, so reserved is
 // what must fit. It is raised by the report's uncertainty (the validated upper error of the mechanisms the job uses)
 // so a plan stays clear of OOM by what the validation shows, and compared with (1 - margin) x the GPU's memory as
-// nvidia-smi reports it; the margin covers what PyTorch does not see (CUDA context, NCCL's own buffers, about
-// 0.5-2 GiB on 80 GiB cards) and the user's own headroom.
+// nvidia-smi reports it; the margin is the user's headroom and covers what PyTorch does not see, and is never
+// less than that: the CUDA context and NCCL's buffers (memory/device.hpp) are kept free whatever the margin. The
+// paged optimizer's unified-memory states do not count: the driver moves them to host memory before a cudaMalloc
+// fails.
 //
 // Three verdicts (docs/memory-model.md, "The fit rule"): `fits` when the peak raised by the band fits; `tight` when
 // the central estimate fits but the band does not (the run is expected to fit, with less room than the validated
@@ -28,6 +30,7 @@
 #include "frenzy/core/units.hpp"
 #include "frenzy/hw/gpu.hpp"
 #include "frenzy/memory/breakdown.hpp"
+#include "frenzy/memory/device.hpp"
 
 namespace frenzy {
 
@@ -47,7 +50,7 @@ struct fit_check {
     fit_verdict verdict = fit_verdict::does_not_fit;
     bytes required{};  ///< peak reserved x (1 + uncertainty)
     bytes central{};   ///< peak reserved: the central estimate
-    bytes capacity{};  ///< (1 - margin) x GPU memory
+    bytes capacity{};  ///< (1 - margin) x GPU memory, at most the memory less the CUDA context and NCCL buffers
     bytes allocated_required{};  ///< peak allocated x (1 + uncertainty): what must fit once the cache is released
     /// tight although the reserved peak exceeds the usable memory: the allocator will release its cache and retry
     bool cache_flushes = false;
@@ -90,7 +93,8 @@ inline bytes host_memory_per_node(const memory_report& r, std::int64_t job_gpus,
 /// The fit rule.
 inline fit_check check_fit(const memory_report& r, const gpu_type& g, double margin = default_margin) {
     fit_check f;
-    f.capacity = usable_memory(g, margin);
+    // the margin, or what the device holds outside the allocator where that is more (memory/device.hpp)
+    f.capacity = bytes{std::min(usable_memory(g, margin).value, g.memory().value - cuda_context_bytes - r.nccl.value)};
     f.required = required_memory(r);
     f.central = r.peak_reserved;
     f.allocated_required = bytes{r.peak_allocated.value * (1.0 + r.uncertainty)};

@@ -12,6 +12,7 @@
 #include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/memory/layout.hpp"
 #include "frenzy/memory/model_states.hpp"
+#include "frenzy/memory/overheads.hpp"
 #include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -272,7 +273,7 @@ inline bool autocast_weight_copies(const job_spec& j, const framework_profile& f
 }
 
 inline bool uses_training_methods(const job_spec& j) {
-    return j.training.finetune.partial() || j.runtime.offload.any() ||
+    return j.training.finetune.partial() || j.runtime.offload.any() || j.runtime.paged_optimizer ||
            j.training.optimizer == optimizer_kind::adamw_8bit || j.training.precision == precision::fp8_mixed;
 }
 
@@ -315,12 +316,22 @@ inline parameter_split trainable_split(const job_spec& j, const stage_layout& l,
     return r;
 }
 
-/// bytes_per_param with the 8-bit optimizer's states.
+/// bytes_per_param with the 8-bit optimizer's states, and the paged optimizer's states moved to unified memory:
+/// bitsandbytes allocates state1/state2 through get_state_buffer (paged: cudaMallocManaged) and the 8-bit
+/// optimizers' absmax buffers with torch.zeros (bitsandbytes@95f9af3 bitsandbytes/optim/optimizer.py
+/// Optimizer2State.init_state), so 8-bit paging moves the two uint8 moments and 32-bit paging both fp32 moments
+/// (bitsandbytes keeps 32-bit states in fp32 whatever the parameters' dtype). Tensors under 1e5 elements stay
+/// unpaged (norms, biases: counted as paged here, a negligible share).
 inline state_bytes_per_param method_bytes_per_param(const job_spec& j, const framework_profile& f) {
     auto b = bytes_per_param(j, f);
     const bool pure = j.training.precision == precision::fp32 || j.training.precision == precision::bf16;
-    if (j.training.optimizer == optimizer_kind::adamw_8bit)
-        b.optimizer = (!pure && f.master == master_weights::separate ? 4.0 : 0.0) + adam8bit_state_bytes();
+    const double master = !pure && f.master == master_weights::separate ? 4.0 : 0.0;
+    const bool eight_bit = j.training.optimizer == optimizer_kind::adamw_8bit;
+    if (eight_bit) b.optimizer = master + adam8bit_state_bytes();
+    if (j.runtime.paged_optimizer) {
+        b.paged = eight_bit ? 2.0 : 8.0;
+        b.optimizer = master + (eight_bit ? adam8bit_state_bytes() - b.paged : 0.0);
+    }
     return b;
 }
 
@@ -350,6 +361,7 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     if (s == sharding::gradients && b.gathered_copy > 0) r.weights += bytes{b.gathered_copy * trainable};
     r.gradients = bytes{trainable * b.gradients * sh(s == sharding::gradients || s == sharding::full)};
     r.optimizer = bytes{trainable * b.optimizer * sh(s != sharding::none)};
+    r.paged = bytes{trainable * b.paged * sh(s != sharding::none)};
 
     detail::add_fp8_weight_state(j, l, r.weights);
 
@@ -457,15 +469,44 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
     return r;
 }
 
+namespace detail {
+/// Full sharding of an adapter fine-tune gathers the frozen base in its stored form and reduce-scatters only the
+/// adapters' gradients: FSDP2 all-gathers each sharded parameter as stored (torch/distributed/fsdp/_fully_shard/
+/// _fsdp_param.py FSDPParam: the all-gather input is the local shard's data), so QLoRA's packed 4-bit weights
+/// travel and are gathered as 4-bit (bitsandbytes Params4bit with bnb_4bit_quant_storage; Answer.AI fsdp_qlora,
+/// torchtune's QLoRA under FSDP2) and LoRA's frozen base at the compute precision; frozen parameters have no
+/// gradient, so the unit's unsharded gradients are its adapters'. Returns the change against the default policy's
+/// units (framework_overheads), which gathers every parameter with the training bytes and a gradient for each.
+inline double adapter_gather_delta(const job_spec& j, const stage_layout& l, const framework_profile& f) {
+    if (l.layers <= 0) return 0;
+    const auto b = bytes_per_param(j, f);
+    const auto [layer, edge] = framework_overheads::gathered_units_of(j, l, f, b);
+    const auto split = trainable_split(j, l, f);
+    const double n = static_cast<double>(l.layers);
+    const double adapters = split.trainable / n, nf4 = split.frozen_nf4 / n;
+    const double stored = param_bytes(j.training.precision);
+    const double adapter_bytes = b.gathered_copy > 0 ? b.gathered_copy : b.weights;
+    const double nf4_bytes = nf4_bytes_per_param(j.training.finetune.double_quant);
+    const double params = layer.params + adapters;
+    const double weights = (layer.params - nf4) * stored + nf4 * nf4_bytes + adapters * adapter_bytes;
+    const gathered_unit method_layer{params, weights / params, adapters * b.gradients / params};
+    const gathered_unit method_edge{edge.params, stored, 0.0};
+    return gathered_unit_bytes(method_layer, method_edge, f.gathered_layers) -
+           gathered_unit_bytes(layer, edge, f.gathered_layers);
+}
+}  // namespace detail
+
 /// Temporaries added (or spared) by the methods: QLoRA dequantises one 4-bit weight to 16 bits per matmul
 /// (bitsandbytes MatMul4Bit: dequantize_4bit(B) in forward and backward); fp8 casts one weight (+ transpose) at a
 /// time under torchao, or keeps the gathered layers' fp8 caches under full sharding with Transformer Engine;
-/// DeepSpeed's gradient bucket (framework_overheads) holds trainable gradients only, so it shrinks with LoRA.
+/// DeepSpeed's gradient bucket (framework_overheads) holds trainable gradients only, so it shrinks with LoRA;
+/// full sharding of adapters gathers the stored base and the adapters' gradients (detail::adapter_gather_delta).
 inline double method_temporaries(const job_spec& j, const stage_layout& l, const framework_profile& f) {
     if (!uses_training_methods(j)) return 0;
     const bool moe = l.moe_layers > 0;
     double t = 0;
     if (j.training.finetune.method == finetune_method::qlora) t += 2.0 * detail::largest_linear(j, moe);
+    if (j.parallel.sharding == sharding::full && j.training.finetune.adapters()) t += detail::adapter_gather_delta(j, l, f);
     if (j.training.precision == precision::fp8_mixed) {
         if (fp8_style_of(j.runtime.framework) == fp8_style::torchao) t += 2.0 * detail::largest_linear(j, moe);
         else if (j.parallel.sharding == sharding::full)

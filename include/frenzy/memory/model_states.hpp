@@ -16,6 +16,8 @@ struct model_state_bytes {
     bytes weights{}, gradients{}, optimizer{};
     /// States the offload keeps in the host's pinned memory for this GPU (runtime.offload; 0 without it).
     bytes host{};
+    /// Optimizer states in CUDA unified memory (runtime.paged_optimizer): not in the caching allocator's figures.
+    bytes paged{};
     bool operator==(const model_state_bytes&) const = default;
 };
 
@@ -30,6 +32,7 @@ inline bool gradients_at_forward_peak(const job_spec& j, const framework_profile
 struct state_bytes_per_param {
     double weights = 0, gradients = 0, optimizer = 0;
     double gathered_copy = 0;  ///< 16-bit compute copy that exists only while a layer is gathered/cast
+    double paged = 0;          ///< optimizer state bytes in unified memory (runtime.paged_optimizer), beside `optimizer`
 };
 
 /// Bytes per parameter for a precision, optimizer and framework.

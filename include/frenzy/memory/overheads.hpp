@@ -4,6 +4,7 @@
 // bytes into peak reserved bytes is memory/allocator.hpp.
 #include <algorithm>
 #include <concepts>
+#include <utility>
 
 #include "frenzy/core/units.hpp"
 #include "frenzy/memory/activations.hpp"
@@ -13,6 +14,21 @@
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
+
+/// One unit FSDP/ZeRO-3 gathers: its parameters on this GPU before sharding and the bytes per parameter of its
+/// gathered weights and of its unsharded gradients.
+struct gathered_unit {
+    double params = 0, weight_bytes = 0, grad_bytes = 0;
+};
+
+/// Full sharding: the gathered weights of the current and prefetched units (`gathered_layers` of them) and the
+/// unsharded gradients of one unit before its reduce-scatter (FSDP: _FSDPState prefetch; DeepSpeed stage-3
+/// prefetch bucket), the larger of a layer and the embedding/output unit for each.
+inline double gathered_unit_bytes(const gathered_unit& layer, const gathered_unit& edge, double gathered_layers) {
+    const auto weights = [&](const gathered_unit& u) { return gathered_layers * u.weight_bytes * u.params; };
+    const auto with_grads = [&](const gathered_unit& u) { return (u.weight_bytes + u.grad_bytes) * u.params; };
+    return std::max(weights(layer), weights(edge)) + std::max(with_grads(layer), with_grads(edge));
+}
 
 /// Temporaries of the two phases whose peaks compete: forward/backward, and the optimizer step.
 struct overhead_bytes {
@@ -92,15 +108,23 @@ private:
                static_cast<double>(j.parallel.tp) * s_local * static_cast<double>(j.training.seq_len);
     }
 
-    /// Full sharding: 16-bit parameters of the gathered units (current + prefetched) and the unsharded gradients
-    /// of one unit before its reduce-scatter (FSDP: _FSDPState prefetch; DeepSpeed stage-3 prefetch bucket).
-    /// The largest unit is a layer or, when the embedding is its own unit, the embedding/output layer.
+public:
+    /// The units full sharding gathers on stage `l` with the job's bytes per parameter (16-bit compute copies
+    /// where the master is the parameter): a layer, and the embedding/output layer where it is its own unit.
+    static std::pair<gathered_unit, gathered_unit> gathered_units_of(const job_spec& j, const stage_layout& l,
+                                                                     const framework_profile& f,
+                                                                     const state_bytes_per_param& b) {
+        const double edge = edge_params(j, l, f);
+        const double per_layer = l.layers > 0 ? (l.params() - edge) / static_cast<double>(l.layers) : 0.0;
+        const double gathered = b.gathered_copy > 0 ? b.gathered_copy : b.weights;
+        return {{per_layer, gathered, b.gradients}, {edge, gathered, b.gradients}};
+    }
+
+private:
     static double gathered_units(const job_spec& j, const stage_layout& l, const framework_profile& f,
                                  const state_bytes_per_param& b) {
-        const double per_layer = l.layers > 0 ? (l.params() - edge_params(j, l, f)) / static_cast<double>(l.layers) : 0.0;
-        const double unit = std::max(per_layer, edge_params(j, l, f));
-        const double gathered = b.gathered_copy > 0 ? b.gathered_copy : b.weights;
-        return f.gathered_layers * gathered * unit + (gathered + b.gradients) * unit;
+        const auto [layer, edge] = gathered_units_of(j, l, f, b);
+        return gathered_unit_bytes(layer, edge, f.gathered_layers);
     }
 
     /// Optimizer step: torch.optim's foreach Adam/AdamW materialises sqrt(v) for the whole group, the size of one

@@ -83,6 +83,23 @@ inline void validate_finetune(const job_spec& j) {
                            field_text("model.layers", j.model.layers) + " (nothing would be trained)");
 }
 
+/// runtime.paged_optimizer: bitsandbytes has paged Adam/AdamW in 32 and 8 bits (bitsandbytes@95f9af3
+/// bitsandbytes/optim/adamw.py PagedAdamW, PagedAdamW8bit); the states stay on the GPU's unified memory, so not with
+/// runtime.offload.optimizer.
+inline void validate_paged_optimizer(const job_spec& j) {
+    if (!j.runtime.paged_optimizer) return;
+    const auto opt = j.training.optimizer;
+    if (!j.runtime.framework->rules.adamw_8bit)
+        throw config_error("runtime.paged_optimizer (bitsandbytes) is not supported by runtime.framework=\"" +
+                           std::string(to_string(j.runtime.framework)) + "\"");
+    if (opt != optimizer_kind::adam && opt != optimizer_kind::adamw && opt != optimizer_kind::adamw_8bit)
+        throw config_error("runtime.paged_optimizer needs training.optimizer=\"adam\", \"adamw\" or \"adamw-8bit\" "
+                           "(bitsandbytes' paged optimizers), not \"" + std::string(to_string(opt)) + "\"");
+    if (j.runtime.offload.optimizer)
+        throw config_error("runtime.paged_optimizer keeps the states in unified memory; it cannot be combined with "
+                           "runtime.offload.optimizer=true");
+}
+
 /// Offload rules of each framework (DeepSpeed runtime/zero/config.py: offload_optimizer needs ZeRO stage >= 1,
 /// offload_param stage 3; torch FSDP CPUOffload(offload_params=True) moves parameters, gradients and the optimizer
 /// step together; Megatron-Core --optimizer-cpu-offload needs --use-distributed-optimizer and has no parameter
@@ -102,6 +119,7 @@ inline void validate_offload(const job_spec& j) {
     if (j.training.optimizer == optimizer_kind::adamw_8bit && o.optimizer)
         throw config_error("training.optimizer=\"adamw-8bit\" runs on the GPU; it cannot be combined with "
                            "runtime.offload.optimizer=true");
+    validate_paged_optimizer(j);
 }
 
 namespace detail {

@@ -60,6 +60,12 @@ struct runtime_spec {
     /// SwiGLU saving its two inputs (ops/swiglu.py), RoPE saving cos/sin (ops/rope.py) and the fused linear
     /// cross-entropy (loss_style::liger_fused_linear). memory/framework_profile.hpp applies it.
     bool liger = false;
+    /// bitsandbytes' paged optimizer (PagedAdamW, PagedAdamW8bit; transformers optim="paged_adamw_8bit"): the state
+    /// tensors of 1e5 elements or more live in CUDA unified memory (bitsandbytes-foundation/bitsandbytes@95f9af3
+    /// bitsandbytes/optim/optimizer.py Optimizer8bit.get_state_buffer -> functional.py get_paged -> cudaMallocManaged),
+    /// outside PyTorch's caching allocator, and the driver moves their pages to host memory under pressure.
+    /// memory/methods.hpp method_model_states (model_state_bytes::paged) says what each readout sees.
+    bool paged_optimizer = false;
     bool operator==(const runtime_spec&) const = default;
 };
 

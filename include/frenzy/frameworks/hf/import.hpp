@@ -124,6 +124,10 @@ inline launcher_import hf_import_script(const std::string& text, const import_op
     const auto& optim = detail::hf_setting(s, "optim");
     if (optim == "\"adamw_torch_fused\"") t.optimizer = optimizer_kind::adamw;
     else if (optim == "\"adamw_bnb_8bit\"") t.optimizer = optimizer_kind::adamw_8bit;
+    else if (optim == "\"paged_adamw_8bit\"" || optim == "\"paged_adamw_32bit\"") {
+        t.optimizer = optim == "\"paged_adamw_8bit\"" ? optimizer_kind::adamw_8bit : optimizer_kind::adamw;
+        out.job.runtime.paged_optimizer = true;
+    }
     else if (optim == "\"sgd\"") t.optimizer = optimizer_kind::sgd;
     else if (optim == "\"adafactor\"") t.optimizer = optimizer_kind::adafactor;
     else throw config_error("frenzy_hf_train.py: optim=" + printable(optim) + " is not one the hf launcher writes");

@@ -49,8 +49,10 @@ inline precision_names precision_of(precision p, bool adapters = false, bool sha
                        "(Trainer's precisions: bf16-mixed, fp16-mixed, bf16, fp32)");
 }
 
-/// TrainingArguments' optimizer name (training_args.py OptimizerNames).
-inline const char* optim_of(optimizer_kind o) {
+/// TrainingArguments' optimizer name (training_args.py OptimizerNames; the paged ones are bitsandbytes'
+/// PagedAdamW/PagedAdamW8bit, runtime.paged_optimizer).
+inline const char* optim_of(optimizer_kind o, bool paged = false) {
+    if (paged) return o == optimizer_kind::adamw_8bit ? "paged_adamw_8bit" : "paged_adamw_32bit";
     switch (o) {
         case optimizer_kind::adam:
         case optimizer_kind::adamw: return "adamw_torch_fused";
@@ -132,7 +134,7 @@ inline std::string arguments_block(const job_spec& j) {
                     "    per_device_train_batch_size=MICRO_BATCH,\n    gradient_accumulation_steps=GRAD_ACCUM,\n"
                     "    max_steps=TRAIN_STEPS,\n    learning_rate=float(os.environ[\"LR\"]),\n"
                     "    lr_scheduler_type=\"cosine\",\n    warmup_steps=max(1, TRAIN_STEPS // 100),\n";
-    s += "    optim=\"" + std::string(optim_of(j.training.optimizer)) + "\",\n";
+    s += "    optim=\"" + std::string(optim_of(j.training.optimizer, j.runtime.paged_optimizer)) + "\",\n";
     if (*prec.flag) s += "    " + std::string(prec.flag) + "=True,\n";
     if (j.parallel.recompute == recompute::full && backend_of(j.parallel.sharding) != backend::fsdp)  // FSDP: accelerate's
         s += "    gradient_checkpointing=True,\n    gradient_checkpointing_kwargs={\"use_reentrant\": False},\n";
