@@ -86,16 +86,154 @@ std::string plan_line(const frenzy::plan& p) {
                        to_string(q.sharding), to_string(q.recompute), frenzy_cli::gib(p.required.value));
 }
 
-void print_advice(const frenzy::fit_advice& a, const std::string& gpu) {
-    fmt::print("to make it fit on {}:\n", gpu);
-    for (const auto& s : a.changes)
-        fmt::print("  {} {} (was {}): needs {} GiB\n", s.field, s.to, s.from, frenzy_cli::gib(s.fit.required.value));
-    if (a.changes.empty()) fmt::print("  no single change of micro-batch, recompute, sharding, offload or GPU count\n");
-    if (a.planner.same_gpus) fmt::print("  the planner, same GPUs: {}\n", plan_line(*a.planner.same_gpus));
-    if (a.planner.fewest_gpus) fmt::print("  the planner, fewest GPUs: {}\n", plan_line(*a.planner.fewest_gpus));
-    if (!a.planner.fewest_gpus)
-        fmt::print("  the planner finds no layout on up to 1024 {} GPUs{}\n", gpu,
-                   a.planner.none_reason.empty() ? "" : ": " + a.planner.none_reason);
+/// The job this command describes and the GPU type it names, as run_estimate builds them.
+std::pair<frenzy::parsed_job, const frenzy::gpu_type*> build(const estimate_args& a, const frenzy::gpu_catalog& catalog) {
+    auto args = a.job;  // an imported per-device configuration runs on the --gpus count (its world size)
+    if (!a.gpus.empty() && !a.job.from.empty())
+        args.import_world_size = cluster_from_gpu_list(a.gpus, catalog, "--gpus").total_gpus();
+    auto parsed = frenzy_cli::build_job(args);
+    const auto* gpu = resolve_gpu(a, catalog, parsed.job);
+    return {std::move(parsed), gpu};
+}
+
+/// The layout flags that turn `before` (this command's job) into `after` (a suggestion), set in `r` too: the GPU
+/// count through --gpus COUNTxTYPE when the command gave one (else through --dp), dp only where the command does not
+/// derive it from the count, sequence parallelism where the change turns it on.
+std::vector<std::string> layout_flags(const frenzy::job_spec& before, const frenzy::job_spec& after,
+                                      const frenzy::gpu_type& g, estimate_args& r) {
+    using frenzy::to_string;
+    std::vector<std::string> f;
+    const auto& p = before.parallel;
+    const auto& q = after.parallel;
+    auto number = [&f](const char* flag, std::int64_t was, std::int64_t now, std::int64_t& field) {
+        if (was == now) return;
+        f.push_back(fmt::format("{} {}", flag, now));
+        field = now;
+    };
+    if (!r.gpus.empty() && p.gpus() != q.gpus()) f.push_back("--gpus " + (r.gpus = fmt::format("{}x{}", q.gpus(), g.name)));
+    if (r.gpus.empty() || r.job.dp != 0) number("--dp", p.dp, q.dp, r.job.dp);
+    number("--tp", p.tp, q.tp, r.job.tp);
+    number("--pp", p.pp, q.pp, r.job.pp);
+    number("--cp", p.cp, q.cp, r.job.cp);
+    number("--ep", p.ep, q.ep, r.job.ep);
+    number("--vpp", p.vpp, q.vpp, r.job.vpp);
+    if (p.schedule != q.schedule) f.push_back("--schedule " + (r.job.schedule = to_string(q.schedule)));
+    if (before.training.precision != after.training.precision)
+        f.push_back("--precision " + (r.job.precision = to_string(after.training.precision)));
+    if (q.sequence_parallel && !p.sequence_parallel) f.push_back("--sp"), r.job.sp = true;
+    number("--micro-batch", before.training.micro_batch, after.training.micro_batch, r.job.micro_batch);
+    if (p.sharding != q.sharding) f.push_back("--sharding " + (r.job.sharding = to_string(q.sharding)));
+    if (p.recompute != q.recompute) f.push_back("--recompute " + (r.job.recompute = to_string(q.recompute)));
+    if (after.runtime.offload.optimizer && !before.runtime.offload.optimizer)
+        f.push_back("--offload optimizer"), r.job.offload.push_back("optimizer");
+    return f;
+}
+
+/// The flags that, given to this command (`a`), make `frenzy estimate` report `after`, which needs `required` bytes,
+/// instead of `before`: the changed layout, then what a re-run would otherwise derive differently (its global batch
+/// from micro-batch x dp, its default framework from the fine-tuning method and layout), found by re-building the
+/// job, whose estimate must then need `required`; nothing when it does not. A job imported from a launcher file is
+/// not re-built (the importer's notes would print again): its flags are unchecked, or nothing unless `unchecked`.
+std::optional<std::string> reproducing_flags(const estimate_args& a, const frenzy::gpu_catalog& catalog,
+                                             const frenzy::job_spec& before, const frenzy::job_spec& after,
+                                             const frenzy::gpu_type& g, double required, bool unchecked) {
+    estimate_args r = a;
+    auto f = layout_flags(before, after, g, r);
+    if (!a.job.from.empty() && !unchecked) return std::nullopt;
+    if (a.job.from.empty()) {
+        try {
+            const auto j = build(r, catalog).first.job;
+            if (j.training.global_batch != after.training.global_batch)
+                f.push_back(fmt::format("--global-batch {}", r.job.global_batch = after.training.global_batch));
+            if (j.runtime.framework != after.runtime.framework)
+                f.push_back("--framework " + r.job.frameworks.emplace_back(frenzy::to_string(after.runtime.framework)));
+            const auto [parsed, gpu] = build(r, catalog);
+            if (frenzy::estimate(parsed.job, gpu, a.margin).fit->required.value != required) return std::nullopt;
+        } catch (const frenzy::config_error&) {
+            return std::nullopt;
+        }
+    }
+    std::string out;
+    for (const auto& x : f) out += (out.empty() ? "" : " ") + x;
+    return out;
+}
+
+/// "tp 2 (was 1), dp 4 (was 8), sequence parallelism on": what a suggestion changes, in words.
+std::string change_text(const frenzy::job_spec& before, const frenzy::job_spec& after) {
+    using frenzy::to_string;
+    std::vector<std::string> parts;
+    auto number = [&parts](const char* name, std::int64_t was, std::int64_t now) {
+        if (was != now) parts.push_back(fmt::format("{} {} (was {})", name, now, was));
+    };
+    auto word = [&parts](const char* name, std::string_view was, std::string_view now) {
+        if (was != now) parts.push_back(fmt::format("{} {} (was {})", name, now, was));
+    };
+    const auto &p = before.parallel, &q = after.parallel;
+    number("micro-batch", before.training.micro_batch, after.training.micro_batch);
+    word("recompute", to_string(p.recompute), to_string(q.recompute));
+    word("sharding", to_string(p.sharding), to_string(q.sharding));
+    if (after.runtime.offload.optimizer && !before.runtime.offload.optimizer) parts.emplace_back("optimizer offload on");
+    number("tp", p.tp, q.tp);
+    number("pp", p.pp, q.pp);
+    number("cp", p.cp, q.cp);
+    number("dp", p.dp, q.dp);
+    if (q.sequence_parallel && !p.sequence_parallel) parts.emplace_back("sequence parallelism on");
+    number("global batch", before.training.global_batch, after.training.global_batch);
+    std::string out;
+    for (const auto& x : parts) out += (out.empty() ? "" : ", ") + x;
+    return out;
+}
+
+/// The flags of each piece of advice (reproducing_flags): one per single change, and the planner's two layouts.
+struct advice_flags {
+    std::vector<std::optional<std::string>> changes;
+    std::optional<std::string> same_gpus, fewest_gpus;
+};
+
+advice_flags flags_of(const estimate_args& a, const frenzy::gpu_catalog& catalog, const frenzy::estimate_result& e) {
+    advice_flags out;
+    if (!e.advice) return out;
+    for (const auto& s : e.advice->changes)
+        out.changes.push_back(reproducing_flags(a, catalog, e.job, s.job, *e.gpu, s.fit.required.value, true));
+    auto with_batch = e.job;  // the planner's layouts are for its global batch
+    with_batch.training.global_batch = e.advice->planner.global_batch;
+    auto of_plan = [&](const std::optional<frenzy::plan>& p) -> std::optional<std::string> {
+        if (!p) return std::nullopt;
+        return reproducing_flags(a, catalog, e.job, frenzy::job_for_plan(with_batch, *p), *e.gpu, p->required.value,
+                                 false);
+    };
+    out.same_gpus = of_plan(e.advice->planner.same_gpus);
+    out.fewest_gpus = of_plan(e.advice->planner.fewest_gpus);
+    return out;
+}
+
+/// ": --tp 2 --sp" after a piece of advice whose flags reproduce it.
+std::string flags_text(const std::optional<std::string>& f) { return f ? ": " + *f : ""; }
+
+/// What would make it fit: each single change with the flags that reproduce its figure, then the planner's layouts
+/// on the same GPU type (with theirs where flags can state them), and the global batch the planner searched with.
+void print_advice(const frenzy::fit_advice& a, const frenzy::job_spec& job, const std::string& gpu,
+                  const advice_flags& flags) {
+    const auto n = job.parallel.gpus();
+    fmt::print("to make it fit on {} x {} (one change each; this command with its flags, which replace any of the same "
+               "name, shows it):\n", n, gpu);
+    for (std::size_t i = 0; i < a.changes.size(); ++i) {
+        const auto& s = a.changes[i];
+        const auto m = s.job.parallel.gpus();
+        fmt::print("  {}{}: needs {} GiB{}\n", m != n ? fmt::format("on {} GPUs: ", m) : "", change_text(job, s.job),
+                   frenzy_cli::gib(s.fit.required.value), flags.changes[i] ? flags_text(flags.changes[i]) : " (no flags state it)");
+    }
+    if (a.changes.empty()) fmt::print("  no single change of micro-batch, recompute, sharding, offload or layout\n");
+    const auto& pl = a.planner;
+    if (pl.same_gpus) fmt::print("  the planner, same GPUs: {}{}\n", plan_line(*pl.same_gpus), flags_text(flags.same_gpus));
+    if (pl.fewest_gpus)
+        fmt::print("  the planner, fewest GPUs: {}{}\n", plan_line(*pl.fewest_gpus), flags_text(flags.fewest_gpus));
+    if (!pl.fewest_gpus)
+        fmt::print("  the planner finds no layout on up to {} {} GPUs{}\n", pl.max_gpus, gpu,
+                   pl.none_reason.empty() ? "" : ": " + pl.none_reason);
+    if (pl.global_batch != job.training.global_batch)
+        fmt::print("  (the planner searched with global batch {}{})\n", pl.global_batch,
+                   pl.global_batch_chosen ? ", which `frenzy plan` chooses when none is given" : "");
 }
 
 /// What each common readout would show at the peak (memory/device.hpp).
@@ -195,19 +333,23 @@ void run_estimate(const estimate_args& a) {
     using namespace frenzy;
     if (a.job.frameworks.size() > 1) throw config_error("estimate takes one --framework");
     const gpu_catalog catalog = load_gpu_types(a.gpu_types);
-    auto args = a.job;  // an imported per-device configuration runs on the --gpus count (its world size)
-    if (!a.gpus.empty() && !a.job.from.empty()) args.import_world_size = cluster_from_gpu_list(a.gpus, catalog, "--gpus").total_gpus();
-    auto j = frenzy_cli::build_job(args).job;
-    const gpu_type* gpu = resolve_gpu(a, catalog, j);
+    const auto [parsed, gpu] = build(a, catalog);
+    const auto& j = parsed.job;
     validate(j);
     const step_time_model time =
         a.calibration.empty() ? step_time_model{} : step_time_model{calibrated_compute{load_calibration(a.calibration)}};
     auto e = estimate(j, gpu, a.margin, memory_estimator{}, time);
-    e.advice = advise(e);
+    // without a stated global batch, one micro-batch per step (cli.hpp build_job) and the planner chooses its own
+    e.advice = advise(e, advice_options{parsed.global_batch_stated});
+    const auto flags = flags_of(a, catalog, e);
     if (a.max_micro_batch && !gpu) throw config_error("--max-micro-batch needs --gpu TYPE or --gpus COUNTxTYPE");
     const auto limit = a.max_micro_batch ? std::optional(frenzy::max_micro_batch(j, *gpu, a.margin)) : std::nullopt;
     if (gpu && e.fit->verdict == fit_verdict::does_not_fit) frenzy_cli::exit_code() = frenzy_cli::exit_does_not_fit;
     nlohmann::ordered_json out = e;
+    for (std::size_t i = 0; i < flags.changes.size(); ++i)
+        if (flags.changes[i]) out["nearest_fits"][i]["flags"] = *flags.changes[i];
+    if (flags.same_gpus) out["planner_same_gpus"]["flags"] = *flags.same_gpus;
+    if (flags.fewest_gpus) out["planner_fewest_gpus"]["flags"] = *flags.fewest_gpus;
     if (limit) out["max_micro_batch"] = *limit;
     const auto data = dataset_of(a, j, gpu);
     if (data) out["dataset"] = *data;
@@ -221,7 +363,7 @@ void run_estimate(const estimate_args& a) {
         fmt::print("largest micro-batch that fits this layout: {} with the band, {} at the central estimate (of 1-{})\n",
                    limit->fits, limit->tight, limit->tried);
     if (data) print_dataset(*data, j);
-    if (e.advice) print_advice(*e.advice, gpu->name);
+    if (e.advice) print_advice(*e.advice, e.job, gpu->name, flags);
 }
 
 struct validate_args {

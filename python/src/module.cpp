@@ -151,12 +151,14 @@ inline frenzy::estimate_result estimate_core(const frenzy::job_spec& job, const 
 
 inline frenzy::estimate_result estimate(job_arg job_in, gpu_arg gpu_in, double margin) {
     std::optional<frenzy::parsed_job> parsed;  // a Job is used in place, anything else parsed
-    const frenzy::job_spec& j = py::isinstance<job>(job_in) ? job_in.cast<const job&>().parsed.job
-                                                             : parsed.emplace(to_job(job_in)).job;
+    const frenzy::parsed_job& pj = py::isinstance<job>(job_in) ? job_in.cast<const job&>().parsed
+                                                                : parsed.emplace(to_job(job_in));
+    const frenzy::job_spec& j = pj.job;
     if (gpu_in.is_none()) return estimate_core(j, nullptr, margin);
     const auto gpu = to_gpu(gpu_in);
     auto e = estimate_core(j, &gpu, margin);
-    e.advice = frenzy::advise(e);  // what would make it fit, as `frenzy estimate` reports it
+    // what would make it fit, as `frenzy estimate` reports it (an unstated global batch is the planner's to choose)
+    e.advice = frenzy::advise(e, frenzy::advice_options{pj.global_batch_stated});
     return e;
 }
 

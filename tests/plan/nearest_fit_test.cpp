@@ -142,3 +142,86 @@ TEST_CASE("planner alternatives: a layout on the same GPU type with at most the 
     // sharded they need more than one 38 GiB-usable GPU, so the fewest is at least 4.
     CHECK(a.fewest_gpus->gpus >= 4);
 }
+
+namespace {
+/// The README's first question: Llama 3.1 8B at 8192, micro-batch 1, global batch 8, sharded optimizer, selective
+/// recompute, Megatron-LM on 8 GPUs.
+job_spec readme_8b_on_8() {
+    job_spec j;
+    j.model = preset("llama-3.1-8b");
+    j.training.seq_len = 8192;
+    j.training.micro_batch = 1;
+    j.training.global_batch = 8;
+    j.parallel.dp = 8;
+    j.parallel.sharding = sharding::optimizer;
+    j.parallel.recompute = recompute::selective;
+    j.runtime.framework = framework::megatron;
+    return j;
+}
+}  // namespace
+
+TEST_CASE("nearest fits keep the GPU count: more tp takes dp down by as much and turns Megatron's SP on") {
+    const auto g = gpu_catalog{}.at("h100-80g");
+    const auto j = readme_8b_on_8();
+    REQUIRE_FALSE(check_fit(memory_estimator{}.estimate(j), g).fits);
+    for (const bool stated : {true, false}) {
+        const auto s = nearest_fits(j, g, default_margin, memory_estimator{}, advice_options{stated});
+        REQUIRE_FALSE(s.empty());
+        const fit_suggestion* tp = nullptr;
+        for (const auto& x : s) {
+            INFO(x.field << " " << x.from << " -> " << x.to);
+            CHECK(x.job.parallel.gpus() == 8);  // something fits on 8, so no suggestion uses more
+            CHECK(x.fit == check_fit(memory_estimator{}.estimate(x.job), g));
+            if (x.field == "parallel.tp") tp = &x;
+        }
+        REQUIRE(tp);
+        CHECK(tp->job.parallel.tp == 2);
+        CHECK(tp->job.parallel.dp == 4);
+        CHECK(tp->job.parallel.sequence_parallel);
+        // a stated global batch is kept (2 micro-batches per step); an unstated one stays micro-batch x dp
+        CHECK(tp->job.training.global_batch == (stated ? 8 : 4));
+    }
+}
+
+TEST_CASE("nearest fits: more GPUs only when nothing fits on the job's own, and then the count says so") {
+    const auto g = gpu_catalog{}.at("a100-80g");
+    job_spec j;  // Qwen3-30B-A3B, FSDP full sharding, 8 x A100: no single change fits on 8 (issue 55)
+    j.model = preset("qwen3-30b-a3b");
+    j.training.seq_len = 4096;
+    j.training.global_batch = 8;
+    j.parallel.dp = 8;
+    j.parallel.sharding = sharding::full;
+    j.runtime.framework = framework::fsdp;
+    const auto s = nearest_fits(j, g, default_margin, memory_estimator{}, advice_options{false});
+    REQUIRE(s.size() == 1);
+    CHECK(s.front().job.parallel.gpus() > 8);
+    CHECK(s.front().fit.fits);
+    auto on_8 = j;  // tp 2 on the same 8 GPUs (dp 4), the change once offered with 72.73 GiB for 16 GPUs
+    on_8.parallel.tp = 2;
+    on_8.parallel.dp = 4;
+    on_8.training.global_batch = 4;
+    CHECK_FALSE(check_fit(memory_estimator{}.estimate(on_8), g).fits);
+}
+
+TEST_CASE("planner alternatives: an unstated global batch is the planner's to choose, as in frenzy plan") {
+    const auto g = gpu_catalog{}.at("rtx-4090");
+    job_spec j;  // LoRA of Llama 3.1 8B at 4096 on one 24 GB card: one micro-batch per step pins dp to 1
+    j.model = preset("llama-3.1-8b");
+    j.training.seq_len = 4096;
+    j.training.global_batch = 1;
+    j.training.finetune.method = finetune_method::lora;
+    j.runtime.framework = default_framework(j.training, j.parallel);
+    REQUIRE_FALSE(check_fit(memory_estimator{}.estimate(j), g).fits);
+    const auto pinned = planner_alternatives(j, g, default_margin, 64);
+    CHECK(pinned.global_batch == 1);
+    CHECK_FALSE(pinned.global_batch_chosen);
+    const auto free = planner_alternatives(j, g, default_margin, 64, advice_options{false});
+    CHECK(free.global_batch_chosen);
+    CHECK(free.global_batch == default_global_batch(j));
+    REQUIRE(free.fewest_gpus);
+    CHECK(free.fewest_gpus->gpus == 2);  // `frenzy plan --gpus 8xrtx-4090` starts at 2 GPUs
+    CHECK(free.none_reason.empty());
+    CHECK(free.max_gpus == 64);
+    // pinned to one sequence per step the planner has only tp and pp, and finds less or nothing
+    CHECK((!pinned.fewest_gpus || pinned.fewest_gpus->gpus >= free.fewest_gpus->gpus));
+}

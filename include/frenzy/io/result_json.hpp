@@ -107,6 +107,9 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
         if (e.advice->planner.same_gpus) out["planner_same_gpus"] = *e.advice->planner.same_gpus;
         if (e.advice->planner.fewest_gpus) out["planner_fewest_gpus"] = *e.advice->planner.fewest_gpus;
         if (!e.advice->planner.none_reason.empty()) out["planner_none_reason"] = e.advice->planner.none_reason;
+        out["planner_global_batch"] = e.advice->planner.global_batch;  // chosen by the planner unless the job states it
+        out["planner_global_batch_chosen"] = e.advice->planner.global_batch_chosen;
+        out["planner_max_gpus"] = e.advice->planner.max_gpus;
     }
 }
 
