@@ -310,7 +310,9 @@ std::optional<frenzy::dataset_fit> dataset_of(const estimate_args& a, const fren
     const auto b = parse_enum<batching>("--batching", a.batching);
     if (a.seq_lengths.empty()) return std::nullopt;
     if (!gpu) throw config_error("--seq-lengths needs --gpu TYPE or --gpus COUNTxTYPE");
-    return fit_dataset(j, read_seq_lengths(a.seq_lengths), b, *gpu, a.margin);
+    // errors name the option with the file (io/seq_lengths.hpp adds the line and the field)
+    const auto lengths = parse_seq_lengths(read_file_limited(a.seq_lengths), "--seq-lengths " + printable(a.seq_lengths, 200));
+    return fit_dataset(j, lengths, b, *gpu, a.margin);
 }
 
 void print_dataset(const frenzy::dataset_fit& d, const frenzy::job_spec& j) {
@@ -434,7 +436,8 @@ void frenzy_cli::add_estimate(CLI::App& app) {
     c->add_option("--seq-lengths", a->seq_lengths, "With --gpu: token counts of the dataset's samples (CSV column or "
                                                   "length,count histogram; or JSON Lines): the peak over the dataset as "
                                                   "batched, the largest micro-batch that fits its longest batch, the "
-                                                  "share of steps at risk (--seq-len is the cutoff)");
+                                                  "share of steps at risk (--seq-len is the cutoff)")
+        ->check(CLI::ExistingFile);
     c->add_option("--batching", a->batching, "How --seq-lengths samples are batched: pad (random order, padded to the "
                                              "longest; default) | sorted (group_by_length) | pack (packed to --seq-len)");
     c->add_flag("--max-micro-batch", a->max_micro_batch, "With --gpu: also the largest micro-batch that fits this layout "

@@ -105,8 +105,10 @@ def test_gpu_as_dict_overrides_a_catalog_type():
     # The fit rule (memory/fit.hpp) compares required = reserved x (1 + uncertainty) with (1 - margin) x memory.
     # With no margin, the same A100 with its memory 1 MiB below the required bytes cannot hold the job; 1 MiB above
     # it can. Memory is the only field overridden: the step time, from the A100's other fields, stays the same.
+    # Even with no margin the device keeps its CUDA context and NCCL's buffers (memory/device.hpp) free.
     full = frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=0.0)
-    need_mib = full.required_bytes / 2**20
+    outside_mib = (full.readouts["cuda_context_bytes"] + full.readouts["nccl_bytes"]) / 2**20
+    need_mib = full.required_bytes / 2**20 + outside_mib
     assert full.required_bytes == full.peak_reserved_bytes * (1 + full.uncertainty)
     small = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": need_mib - 1}, margin=0.0)
     large = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": need_mib + 1}, margin=0.0)
@@ -137,8 +139,9 @@ def test_three_verdicts():
     full = frenzy.estimate(DENSE_PP, gpu="a100-80g", margin=0.0)
     assert full.verdict == "fits" and full.central_bytes == full.peak_reserved_bytes
     assert full.allocated_required_bytes == pytest.approx(full.peak_allocated_bytes * (1 + full.uncertainty))
-    need_mib, central_mib = full.required_bytes / 2**20, full.central_bytes / 2**20
-    alloc_mib = full.allocated_required_bytes / 2**20
+    outside_mib = (full.readouts["cuda_context_bytes"] + full.readouts["nccl_bytes"]) / 2**20  # kept free: device.hpp
+    need_mib, central_mib = full.required_bytes / 2**20 + outside_mib, full.central_bytes / 2**20 + outside_mib
+    alloc_mib = full.allocated_required_bytes / 2**20 + outside_mib
     tight = frenzy.estimate(DENSE_PP, gpu={"name": "a100-80g", "memory_mib": need_mib - 1}, margin=0.0)
     assert tight.verdict == "tight" and not tight.fits and not tight.cache_flushes
     if alloc_mib < central_mib - 2:
