@@ -126,7 +126,7 @@ TEST_CASE("which GPUs run a recipe: blockwise from Hopper, mxfp8 on Blackwell on
 
 TEST_CASE("runtime.fp8_recipe errors name the field, and the job JSON reads and writes it") {
     auto j = fp8_llama8b(framework::megatron, fp8_recipe::rowwise);
-    CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.fp8_recipe=\"rowwise\" needs runtime.framework=\"fsdp\" or \"ddp\" or \"hf\" or \"torchtune\" or \"litgpt\" (got \"megatron\")"));
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.fp8_recipe=\"rowwise\" needs runtime.framework=\"fsdp\" or \"ddp\" or \"hf\" or \"torchtune\" or \"litgpt\" or \"axolotl\" or \"llamafactory\" (got \"megatron\")"));
     j = fp8_llama8b(framework::fsdp, fp8_recipe::blockwise);
     CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.fp8_recipe=\"blockwise\" needs runtime.framework=\"megatron\""));
     j = fp8_llama8b(framework::megatron, fp8_recipe::mxfp8);

@@ -30,7 +30,7 @@ length_histogram lengths() { return parse_seq_lengths("tokens,count\n512,90\n600
 
 }  // namespace dataset_fit_test
 
-TEST_CASE("--seq-lengths: CSV columns, histograms and JSON Lines give the same lengths") {
+TEST_CASE("seq-lengths file: CSV columns, histograms and JSON Lines give the same lengths") {
     const auto column = parse_seq_lengths("300\n100\n300\n", "a.csv");
     REQUIRE(column.bins.size() == 2);
     CHECK(column.bins[0] == std::pair<std::int64_t, std::int64_t>{100, 1});
@@ -43,7 +43,7 @@ TEST_CASE("--seq-lengths: CSV columns, histograms and JSON Lines give the same l
     CHECK(column.at_most(200) == 1);
 }
 
-TEST_CASE("--seq-lengths: errors name the file, the line and the field") {
+TEST_CASE("seq-lengths file: errors name the file, the line and the field") {
     CHECK_THROWS_WITH(parse_seq_lengths("tokens\n12\nx\n", "s.csv"), Contains("s.csv:3") && Contains("token count"));
     CHECK_THROWS_WITH(parse_seq_lengths("tokens\n0\n", "s.csv"), Contains("s.csv:2"));
     CHECK_THROWS_WITH(parse_seq_lengths("name,x\n1,2\n", "s.csv"), Contains("no token-count column"));
