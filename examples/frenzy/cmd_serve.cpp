@@ -4,9 +4,11 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <regex>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -60,61 +62,121 @@ struct serve_args {
     bool slurm = false, mixed = false;
     std::string state, listen = "127.0.0.1:8470", token_file, gres_map, run_command, partition, decision_log, output_dir;
     std::string policy = "has";
-    double tick_s = 1.0, slurm_timeout_s = 20;
+    double tick_s = 1.0, slurm_timeout_s = 20, slurm_wait_s = 0;
     std::size_t max_body = frenzy::bounds::request_bytes;
 };
 
-void run_serve(const serve_args& a) {
-    if (!a.slurm) throw frenzy::config_error("--slurm is required (Slurm is the only backend of frenzy serve)");
-    if (a.state.empty()) throw frenzy::config_error("--state PATH is required (the SQLite job store)");
-    if (!(a.tick_s > 0)) throw frenzy::config_error("--tick must be positive");
-    const auto policy = frenzy::checked_policy_name(a.policy, "--policy", false);  // the registry's names, no "all"
+/// Starts the engine, asking Slurm again every second until it answers, a signal arrives or `limit_s` passes (0 = no
+/// limit). The log is rate-limited: a line when the reason changes and one a minute while it stays the same.
+template <class Note>
+void wait_for_slurm(frenzy::serve_engine& eng, double limit_s, const std::string& host, int port, Note note) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string last;
+    auto last_print = t0;
+    for (;;) {
+        try {
+            eng.start();
+            return;
+        } catch (const frenzy::io_error& e) {
+            const auto now = std::chrono::steady_clock::now();
+            const double waited = std::chrono::duration<double>(now - t0).count();
+            if (g_stop || (limit_s > 0 && waited >= limit_s)) throw;
+            note(e.what());
+            if (e.what() != last || now - last_print >= std::chrono::seconds(60)) {
+                fmt::print(stderr, "frenzy serve: waiting for Slurm ({:.0f} s so far; http://{}:{} answers 503 meanwhile): {}\n",
+                           waited, host, port, e.what());
+                last = e.what();
+                last_print = now;
+            }
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+        }
+    }
+}
+
+/// --listen and --token-file, checked: a non-loopback address needs a token.
+frenzy::http_options http_options_of(const serve_args& a) {
     auto [host, port] = frenzy::parse_listen(a.listen, "--listen");
-    frenzy::http_options ho{host, port, {}, a.max_body};
+    frenzy::http_options ho{host, port, {}, a.max_body, {}};
     if (!a.token_file.empty()) ho.token = read_token(a.token_file);
     if (!frenzy::is_loopback(host) && ho.token.empty())
         throw frenzy::config_error("--listen=" + a.listen + " is not a loopback address: binding there requires --token-file");
-    frenzy::gpu_catalog catalog;
-    frenzy::gres_map map;
-    if (!a.gres_map.empty())
-        map = a.gres_map.find('=') != std::string::npos ? frenzy::gres_map::parse(a.gres_map, catalog, "--gres-map") : frenzy::gres_map::load(a.gres_map, catalog, "--gres-map");
+    return ho;
+}
+
+frenzy::slurm_options slurm_options_of(const serve_args& a) {
     frenzy::slurm_options so;
     so.timeout_s = a.slurm_timeout_s;
     so.partition = a.partition;
     so.run_command = a.run_command;
     so.output_dir = a.output_dir;
-    frenzy::slurm_client client(so);
-    frenzy::job_store store(a.state);
+    return so;
+}
+
+frenzy::engine_options engine_options_of(const serve_args& a) {
     frenzy::engine_options eo;
     eo.tick_s = a.tick_s;
-    eo.policy = policy;
+    eo.policy = frenzy::checked_policy_name(a.policy, "--policy", false);  // the registry's names, no "all"
     eo.planning.mixed = a.mixed;
     eo.decision_log = a.decision_log.empty() ? a.state + ".decisions.jsonl" : a.decision_log;
+    return eo;
+}
+
+void run_serve(const serve_args& a) {
+    if (!a.slurm) throw frenzy::config_error("--slurm is required (Slurm is the only backend of frenzy serve)");
+    if (a.state.empty()) throw frenzy::config_error("--state PATH is required (the SQLite job store)");
+    if (!(a.tick_s > 0)) throw frenzy::config_error("--tick must be positive");
+    if (!(a.slurm_wait_s >= 0 && a.slurm_wait_s <= 1e9))
+        throw frenzy::config_error("--slurm-wait=" + std::to_string(a.slurm_wait_s) + " must be 0..1e9 seconds (0: no limit)");
+    const auto eo = engine_options_of(a);
+    auto ho = http_options_of(a);
+    const std::string host = ho.host;
+    const int port = ho.port;
+    frenzy::gpu_catalog catalog;
+    frenzy::gres_map map;
+    if (!a.gres_map.empty())
+        map = a.gres_map.find('=') != std::string::npos ? frenzy::gres_map::parse(a.gres_map, catalog, "--gres-map") : frenzy::gres_map::load(a.gres_map, catalog, "--gres-map");
+    frenzy::slurm_client client(slurm_options_of(a));
+    frenzy::job_store store(a.state);
     frenzy::serve_engine eng(client, store, map, eo, catalog);
-    // Slurm may still be starting: retry the inventory for a while.
-    for (int attempt = 0;; ++attempt) {
-        try {
-            eng.start();
-            break;
-        } catch (const frenzy::io_error& e) {
-            if (attempt >= 30 || g_stop) throw;
-            fmt::print(stderr, "frenzy serve: waiting for Slurm: {}\n", e.what());
-            std::this_thread::sleep_for(std::chrono::seconds(1));
-        }
-    }
-    const auto& inv = eng.inventory();
-    for (const auto& s : inv.skipped) fmt::print(stderr, "frenzy serve: skipping node {}\n", s);
+    // The port is bound first: while Slurm does not answer (not started yet, or not installed), the live page is
+    // served and the API answers 503 with the reason, so the service can be looked at before Slurm runs.
+    std::mutex wait_mu;
+    std::string wait_reason = "waiting for Slurm: not asked yet";
+    std::atomic<bool> ready{false};
+    ho.waiting = [&]() -> std::string {
+        if (ready) return "";
+        std::lock_guard lk(wait_mu);
+        return wait_reason;
+    };
     httplib::Server svr;
     frenzy::install_routes(svr, eng, ho);
     g_server = &svr;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     if (!svr.bind_to_port(host.c_str(), port)) throw frenzy::config_error("--listen=" + a.listen + ": cannot bind (in use or not a local address)");
+    std::thread http([&svr] { svr.listen_after_bind(); });
+    const auto stop_http = [&] {
+        svr.stop();
+        http.join();
+        g_server = nullptr;
+    };
+    try {
+        wait_for_slurm(eng, a.slurm_wait_s, host, port, [&](const std::string& why) {
+            std::lock_guard lk(wait_mu);
+            wait_reason = "waiting for Slurm: " + why;
+        });
+    } catch (...) {
+        stop_http();
+        throw;
+    }
+    ready = true;
+    const auto& inv = eng.inventory();
+    for (const auto& s : inv.skipped) fmt::print(stderr, "frenzy serve: skipping node {}\n", s);
     std::thread loop([&eng] { eng.run(g_stop); });
     fmt::print("frenzy serve: {} nodes ({} GPUs), listening on http://{}:{}, state {}\n", inv.spec.nodes.size(), inv.spec.total_gpus(),
                host, port, a.state);
     std::fflush(stdout);
-    svr.listen_after_bind();
+    http.join();  // until a signal stops the server
     g_stop = true;
     loop.join();
     g_server = nullptr;
@@ -200,6 +262,9 @@ void frenzy_cli::add_serve(CLI::App& app) {
     c->add_option("--output-dir", a->output_dir, "Directory for the jobs' stdout (default /dev/null)");
     c->add_option("--tick", a->tick_s, "Seconds between polls of Slurm")->capture_default_str();
     c->add_option("--slurm-timeout", a->slurm_timeout_s, "Seconds a Slurm command may take")->capture_default_str();
+    c->add_option("--slurm-wait", a->slurm_wait_s,
+                  "Seconds to wait for Slurm to answer at start, serving the live page and answering 503 meanwhile "
+                  "(0: until stopped)")->capture_default_str();
     c->add_option("--max-body", a->max_body, "Largest request body in bytes")->capture_default_str();
     c->callback([a] { run_serve(*a); });
 

@@ -7,6 +7,7 @@
 // no data, and reads everything it shows from the endpoints above with the token.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,9 @@ struct http_options {
     int port = 8470;
     std::string token;                 ///< "" = no token
     std::size_t max_body = 1 << 20;    ///< bytes
+    /// While it returns a reason (the engine has not started: Slurm does not answer yet), every route but the live
+    /// page answers 503 with it, and /healthz says so; the engine is not touched. Unset: always ready.
+    std::function<std::string()> waiting;
 };
 
 /// "127.0.0.1:8470" -> host, port. Throws config_error naming `field`.
@@ -76,14 +80,25 @@ inline std::optional<std::int64_t> path_id(const std::string& s) {
 inline void install_routes(httplib::Server& svr, serve_engine& eng, const http_options& o) {
     svr.set_payload_max_length(o.max_body);
     const std::string token = o.token;
-    svr.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
-        if (token.empty() || (req.path == "/" && req.method == "GET")) return httplib::Server::HandlerResponse::Unhandled;
-        const auto h = req.get_header_value("Authorization");
-        const std::string_view pre = "Bearer ";
-        if (h.size() > pre.size() && h.compare(0, pre.size(), pre) == 0 && detail::same_token(std::string_view(h).substr(pre.size()), token))
-            return httplib::Server::HandlerResponse::Unhandled;
-        detail::reply(res, {401, {{"error", "missing or wrong bearer token (Authorization: Bearer TOKEN)"}}});
-        return httplib::Server::HandlerResponse::Handled;
+    svr.set_pre_routing_handler([token, waiting = o.waiting](const httplib::Request& req, httplib::Response& res) {
+        const bool page = req.path == "/" && req.method == "GET";
+        if (!token.empty() && !page) {
+            const auto h = req.get_header_value("Authorization");
+            const std::string_view pre = "Bearer ";
+            if (!(h.size() > pre.size() && h.compare(0, pre.size(), pre) == 0 &&
+                  detail::same_token(std::string_view(h).substr(pre.size()), token))) {
+                detail::reply(res, {401, {{"error", "missing or wrong bearer token (Authorization: Bearer TOKEN)"}}});
+                return httplib::Server::HandlerResponse::Handled;
+            }
+        }
+        if (!page && waiting) {
+            if (auto why = waiting(); !why.empty()) {
+                if (req.path == "/healthz") res.status = 503, res.set_content(why + "\n", "text/plain");
+                else detail::reply(res, {503, {{"error", why}}});
+                return httplib::Server::HandlerResponse::Handled;
+            }
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
     });
     svr.Post("/v1/jobs", [&eng](const httplib::Request& req, httplib::Response& res) { detail::reply(res, eng.submit(req.body)); });
     svr.Get("/v1/jobs", [&eng](const httplib::Request&, httplib::Response& res) { detail::reply(res, eng.list()); });
