@@ -47,6 +47,8 @@ bool uncalibrated(const frenzy::plan& p) {
 }
 /// The plan's MFU exceeds the best measured for its class (perf/mfu_ceiling.hpp).
 bool above_ceiling(const frenzy::plan& p) { return p.mfu_ceiling > 0 && p.mfu > p.mfu_ceiling; }
+/// The plan's speed was capped at that ceiling (plan::uncapped_tokens_per_s).
+bool capped(const frenzy::plan& p) { return p.uncapped_tokens_per_s > 0; }
 
 std::string layout(const frenzy::plan& p) {
     const auto& q = p.parallel;
@@ -87,7 +89,7 @@ void print_plan_row(std::size_t i, const frenzy::plan& p, bool cost) {
     }
     const std::string prec = std::string(to_string(p.precision)) + (p.precision_alternative ? "*" : "");
     const std::string band = fmt::format("+-{:.0f}%{}", 100 * p.rel_error_band, uncalibrated(p) ? "~" : "");
-    const std::string mfu = fmt::format("{:.0f}%{}", 100 * p.mfu, above_ceiling(p) ? "!" : "");
+    const std::string mfu = fmt::format("{:.0f}%{}", 100 * p.mfu, above_ceiling(p) ? "!" : capped(p) ? "^" : "");
     fmt::print("{:>3}  {:<10} {:>5} {:>5}  {:<9} {:<11} {:<20} {:<9} {:<9} {:>3}  {:>6}/{:<6}  {:>8.2f} {:>10.0f} {:>6} {:>5} {:>9} {:>10}{}\n",
                i, p.gpu, p.gpus, p.nodes, to_string(p.framework), prec, layout(p), to_string(q.sharding),
                to_string(q.recompute), p.micro_batch, frenzy_cli::gib(p.required.value), frenzy_cli::gib(p.capacity.value),
@@ -112,10 +114,10 @@ void print_plans(const frenzy::parsed_job& parsed, const frenzy::plan_result& r,
                  const frenzy::plan_options& opt, std::size_t shown, const std::string& objective) {
     using namespace frenzy;
     const auto& j = parsed.job;
-    fmt::print("job {}: {}, seq {}, global batch {}{}, {}, {}; objective {}\n", j.name,
+    fmt::print("job {}: {}, seq {}, global batch {}{}, {}{}, {}; objective {}\n", j.name,
                frenzy_cli::parameters_text(r.parameters, r.active_parameters), j.training.seq_len, j.training.global_batch,
                parsed.global_batch_chosen ? " (not given: DeepSeek LLM's batch-size law for the budget; --global-batch N sets it)" : "",
-               frenzy_cli::precision_text(j),
+               frenzy_cli::precision_text(j), frenzy_cli::finetune_text(j),
                j.training.total_tokens > 0 ? fmt::format("{:.3g} tokens", j.training.total_tokens)
                                            : "no token budget (time and GPU-hours not known)",
                objective);
@@ -138,6 +140,9 @@ void print_plans(const frenzy::parsed_job& parsed, const frenzy::plan_result& r,
         fmt::print("~ no measured run on this GPU type's chip: its speed rests on datasheet peaks alone\n");
     if (std::any_of(first, last, above_ceiling))
         fmt::print("! MFU above the best measured for the chip, precision and model size (data/throughput/): optimistic\n");
+    if (std::any_of(first, last, capped))
+        fmt::print("^ speed, time and cost capped at the best MFU measured for the chip, precision and model size "
+                   "(data/throughput/); the model's own figure is uncapped_tokens_per_s in --json\n");
     const auto per = summarize_by_type(r);
     if (!per.empty()) fmt::print("\nper GPU type (best type first):\n");
     for (const auto& t : per)
@@ -150,7 +155,7 @@ void print_plans(const frenzy::parsed_job& parsed, const frenzy::plan_result& r,
 
 void run_plan(const plan_args& a) {
     using namespace frenzy;
-    auto parsed = frenzy_cli::build_job(a.job);
+    auto parsed = frenzy_cli::build_job(frenzy_cli::with_import_world_size(a.job, a.cluster));
     parsed.choose_global_batch();
     const auto cluster = frenzy_cli::build_cluster(a.cluster);
     plan_options opt;
@@ -164,11 +169,7 @@ void run_plan(const plan_args& a) {
     opt.constraints = parsed.stated;
     opt.mixed = a.mixed;
     for (const auto& f : a.job.frameworks) opt.frameworks.push_back(parse_enum<framework>("--framework", f));
-    opt.price_per_gpu_hour = prices_from_text(a.prices, cluster.catalog, "--price");
-    const price_wording flags{"--objective cost", [](const std::string& type) {  // the planner's check, in the flags' words
-                                  return "--price " + type + "=USD_PER_HOUR, or --price example";
-                              }};
-    check_prices(opt, gpu_pools(cluster), flags);
+    frenzy_cli::apply_prices(opt, a.prices, cluster);
     step_time_model time;
     if (!a.calibration.empty()) time = step_time_model(calibrated_compute{load_calibration(a.calibration)});
     const planner::with_time_model<step_time_model> planner(memory_estimator{}, time);
@@ -183,7 +184,12 @@ void run_plan(const plan_args& a) {
         print_plans(parsed, r, stats, opt, shown, a.objective);
     if (!a.json && a.mixed)
         print_mixed(r, a.top > 0 ? static_cast<std::size_t>(a.top) : 10, !opt.price_per_gpu_hour.empty());
-    if (r.plans.empty() && r.mixed.empty()) frenzy_cli::exit_code() = 1;
+    // no plan: exit 1, or 2 when the job itself breaks a rule on every type (a bad input, docs/cli.md)
+    if (r.plans.empty() && r.mixed.empty())
+        frenzy_cli::exit_code() = !r.infeasible.empty() && std::all_of(r.infeasible.begin(), r.infeasible.end(),
+                                                                       [](const auto& t) { return t.job_invalid(); })
+                                      ? 2
+                                      : 1;
 }
 
 }  // namespace
@@ -196,8 +202,7 @@ void frenzy_cli::add_plan(CLI::App& app) {
     frenzy_cli::add_job_options(c, a->job);
     frenzy_cli::add_cluster_options(c, a->cluster);
     c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time; ties go to the faster plan)");
-    c->add_option("--price", a->prices, "Price per GPU-hour, TYPE=USD (repeatable), or `example` for the built-in example "
-                                        "prices (docs/formats.md); needed for --objective cost");
+    frenzy_cli::add_price_option(c, a->prices);
     c->add_flag("--whole-nodes", a->whole_nodes, "Bill whole nodes: 5 GPUs of an 8-GPU node cost 8");
     c->add_flag("--pin-precision", a->pin_precision, "Never offer another precision on types that lack the job's");
     c->add_option("--top", a->top, "Show the N best plans (default 10 in the table, all in --json)")->check(frenzy_cli::whole_number(frenzy::bounds::shown));

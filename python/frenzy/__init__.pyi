@@ -214,6 +214,9 @@ class Plan:
     def mfu_ceiling(self) -> float:
         """Best MFU measured for the plan's class (0: none measured)."""
     @property
+    def uncapped_tokens_per_s(self) -> float:
+        """The model's own tokens/s where the plan's speed, time, cost and rank were capped at mfu_ceiling (0: not capped)."""
+    @property
     def rel_error_band(self) -> float:
         """Relative error band of the plan's speed."""
     @property

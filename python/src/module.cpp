@@ -640,6 +640,8 @@ inline void bind_plan_class(py::module_& m) {
         .def_readonly("tokens_per_s", &plan::tokens_per_s)
         .def_readonly("mfu", &plan::mfu)
         .def_readonly("mfu_ceiling", &plan::mfu_ceiling, "best MFU measured for the plan's class (0: none measured)")
+        .def_readonly("uncapped_tokens_per_s", &plan::uncapped_tokens_per_s,
+                      "the model's own tokens/s where the plan's speed was capped at mfu_ceiling (0: not capped)")
         .def_readonly("rel_error_band", &plan::rel_error_band, "relative error band of the plan's speed")
         .def_readonly("error_regime", &plan::error_regime, "the regime the band comes from")
         .def_property_readonly("attention", [](const plan& p) { return std::string(frenzy::to_string(p.attention)); },

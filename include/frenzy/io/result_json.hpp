@@ -149,6 +149,7 @@ inline void to_json(nlohmann::ordered_json& out, const plan& p) {
            {"rel_error_band", p.rel_error_band},
            {"error_regime", p.error_regime},
            {"attention", to_string(p.attention)}};
+    if (p.uncapped_tokens_per_s > 0) out["uncapped_tokens_per_s"] = p.uncapped_tokens_per_s;  // capped at mfu_ceiling
     if (!p.has_budget) return;  // without a token budget there is no time, GPU-hours or cost: the keys are absent
     out["est_time_s"] = p.est_time.value;
     out["gpu_hours"] = p.gpu_hours;
@@ -205,6 +206,7 @@ inline void from_json(const nlohmann::json& in, plan& p) {
     r.get("rel_error_band", p.rel_error_band);
     r.get("error_regime", p.error_regime);
     r.get("attention", p.attention);
+    r.get("uncapped_tokens_per_s", p.uncapped_tokens_per_s);
     detail::read_budget(r, in, p);
     r.finish();
 }

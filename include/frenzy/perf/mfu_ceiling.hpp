@@ -5,12 +5,14 @@
 // supports it. The table is derived from the measured rows of data/throughput/ in the model's own MFU convention
 // (perf/flops.hpp: measured tokens/s x model FLOPs per token / (GPUs x dense peak)) by mfu_ceilings_of;
 // tests/perf/mfu_ceiling_test.cpp recomputes it from the data and checks the shipped table below.
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "frenzy/hw/gpu.hpp"
+#include "frenzy/perf/flops.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -68,6 +70,19 @@ inline double mfu_ceiling(const job_spec& j, const gpu_type& g,
     for (const auto& e : table)
         if (e.chip == ceiling_chip(g) && e.scaled == scaled && e.size == size) return e.mfu;
     return 0;
+}
+
+/// Most tokens per second one GPU of type `g` may be credited with for `j` (issue 55): the best measured MFU of its
+/// class x the peak of its precision / the model FLOPs of a token (perf/flops.hpp model_flops_per_token, the MFU
+/// convention of the table); infinity where no run of the class was measured. A planner caps time, cost and rank
+/// at it, so the plans the model flatters most (MFU 62-70% on A100 against a measured best near 55%) are not ranked
+/// first on a speed nothing measured supports.
+inline double mfu_capped_tokens_per_s_per_gpu(const job_spec& j, const gpu_type& g,
+                                              const std::vector<mfu_ceiling_entry>& table = shipped_mfu_ceilings()) {
+    const double ceiling = mfu_ceiling(j, g, table);
+    const double per_token = model_flops_per_token(j.model, j.training.seq_len);
+    if (!(ceiling > 0) || !(per_token > 0)) return std::numeric_limits<double>::infinity();
+    return ceiling * g.peak_flops(j.training.precision) / per_token;
 }
 
 }  // namespace frenzy

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "frenzy/core/units.hpp"
@@ -65,6 +66,9 @@ struct plan {
     /// the best MFU measured on the GPU's chip for the precision class and model size (perf/mfu_ceiling.hpp); 0 = no
     /// measured run of that class
     double mfu_ceiling = 0;
+    /// The model's own speed where it was above mfu_ceiling and the plan's tokens_per_s, step_time, time, cost and rank
+    /// were capped at the ceiling (perf/mfu_ceiling.hpp mfu_capped_tokens_per_s_per_gpu); 0 = not capped.
+    double uncapped_tokens_per_s = 0;
     /// relative error band of the speed figures (perf/error_band.hpp) and the regime it was taken from
     double rel_error_band = 0;
     std::string error_regime;
@@ -112,10 +116,15 @@ inline job_spec job_for_plan(job_spec j, const plan& p) {
     return j;
 }
 
+/// How infeasible_reason (plan/feasibility.hpp) begins when the job breaks a rule whatever the layout: the input is
+/// wrong, not the cluster too small (the CLI exits 2 for it, as for any other bad input).
+inline constexpr std::string_view invalid_job_prefix = "the job is invalid on every layout tried: ";
+
 struct infeasible_type {
     std::string gpu;
     std::string reason;
     bool operator==(const infeasible_type&) const = default;
+    bool job_invalid() const { return reason.starts_with(invalid_job_prefix); }
 };
 
 /// All feasible plans, best first by the chosen objective, and the types that cannot run the job.

@@ -25,8 +25,10 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -186,6 +188,9 @@ private:
         std::vector<layout_point> hints{};
         detail::scores_by_count bar{}, best_scores{}, found_scores{};  ///< bar; best_plans' storage
         gpu_facts facts{};  ///< the current pool's (plan_pool; gpu null outside its search or without `prepare`)
+        /// the most tokens/s a GPU of the current pool is credited with (mfu_capped_tokens_per_s_per_gpu of the job
+        /// in the pool's precision); infinity where nothing of its class was measured
+        double capped_per_gpu = std::numeric_limits<double>::infinity();
         step_breakdown parts{};  ///< step_parts' answer where it is not a table entry
     };
     /// Takes the step-time model's facts of the pool's type and topology for the pool's search (plan_pool), where it
@@ -277,6 +282,7 @@ private:
         cx.memory.host_memory_GiB = pool.host_memory_GiB;  // the offload's host side (memory/fit.hpp)
         cx.memory.gpus_per_node = pool.gpus_per_node;
         prepare_facts(pool, cx);
+        cx.capped_per_gpu = mfu_capped_tokens_per_s_per_gpu(*job0, g);
         const auto& layouts = layouts_of(*job0, pool, ax, avail, opt, cx);
         search_hints(*job0, pool, ax, avail, opt, cx);
         search_pool(*job0, pool, ax, opt, layouts, best, cx);
@@ -407,14 +413,19 @@ private:
             cx.memory.fits(c.job, g, opt, &rep);
             if (!c.speed) prepare_stage(c.job, g, topo, forward_flops_per_token(c.job.model, c.job.training.seq_len), cx);
             const step_estimate speed = c.speed ? *c.speed : predict(c.job, g, topo, cx);  // as consider would have
-            frenzy::plan pl = detail::make_plan(c.job, g, pool.gpus_per_node, speed.step_time.value, speed.tokens_per_s, opt);
+            // c.tokens_per_s: the speed consider ranked, below predict's where capped at the measured MFU ceiling
+            const bool capped = c.tokens_per_s < speed.tokens_per_s;
+            frenzy::plan pl = detail::make_plan(c.job, g, pool.gpus_per_node,
+                                                capped ? c.job.tokens_per_step() / c.tokens_per_s : speed.step_time.value,
+                                                capped ? c.tokens_per_s : speed.tokens_per_s, opt);
+            if (capped) pl.uncapped_tokens_per_s = speed.tokens_per_s;
             const auto fit = check_fit(rep, g, opt.margin);
             pl.precision_alternative = pl.precision != job.training.precision;
             pl.peak_allocated = rep.peak_allocated;
             pl.peak_reserved = rep.peak_reserved;
             pl.required = fit.required;
             pl.capacity = fit.capacity;
-            pl.mfu = speed.mfu;
+            pl.mfu = capped ? speed.mfu * (c.tokens_per_s / speed.tokens_per_s) : speed.mfu;  // the ceiling where capped
             pl.mfu_ceiling = speed.mfu_ceiling;
             pl.rel_error_band = speed.rel_error_band;
             pl.error_regime = std::string(speed.error_regime);
@@ -527,6 +538,13 @@ private:
         }
     }
 
+    /// Caps a speed at the pool's measured MFU ceiling (search_context::capped_per_gpu): time, cost and rank then
+    /// count what measured runs support, never more. Slower only, so the speed bound (beaten) stays a bound.
+    static void capped_speed(const job_spec& j, double& step, double& tokens_per_s, const search_context& cx) {
+        const double most = cx.capped_per_gpu * static_cast<double>(j.parallel.gpus());
+        if (tokens_per_s > most) tokens_per_s = most, step = j.tokens_per_step() / most;
+    }
+
     /// Keeps `j` as the best plan of its GPU count when it beats the one kept (ties: the faster). Scored from the
     /// step's parts where the model gives them alone (predict's step time and tokens/s, bit for bit); predict's
     /// extras are computed for the plans the search ends with only (add_plans), not for every best replaced later.
@@ -536,7 +554,7 @@ private:
         std::optional<step_estimate> speed;
         double step = 0, tokens_per_s = 0;
         if (has_step_parts(cx)) step = step_parts(j, g, topo, cx).total;
-        if (step > 0) {  // else predict says why not, or what a zero step gives
+        if (step > 0 && std::isfinite(step)) {  // else predict says why not, or what a zero or endless step gives
             tokens_per_s = j.tokens_per_step() / step;
         } else {
             speed = predict(j, g, topo, cx);
@@ -544,6 +562,7 @@ private:
             step = speed->step_time.value;
             tokens_per_s = speed->tokens_per_s;
         }
+        capped_speed(j, step, tokens_per_s, cx);
         const double s = score_of(j, g, topo.gpus_per_node, step, tokens_per_s, opt, cx);
         const auto n = j.parallel.gpus();
         const double* kept = best.scores.find(n);
