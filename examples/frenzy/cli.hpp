@@ -25,6 +25,8 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/memory/fit.hpp"
+#include "frenzy/io/prices.hpp"
+#include "frenzy/plan/options.hpp"
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/train/fp8_recipe.hpp"
 
@@ -48,7 +50,8 @@ void add_report(CLI::App& app);     ///< report (cmd_report.cpp)
 void add_completion(CLI::App& app); ///< completion bash|zsh|fish (cmd_completion.cpp); added last: it lists the others
 
 /// Writes the HTML report of a `--json` document (estimate, plan, simulate --runs) to `path` (cmd_report.cpp).
-void write_html_report(const std::string& json_text, const std::string& source, const std::string& path);
+void write_html_report(const std::string& json_text, const std::string& source, const std::string& path,
+                       const std::string& field = "--html");
 /// `--html FILE` of estimate, plan and simulate.
 inline CLI::Option* add_html_option(CLI::App* c, std::string& path) {
     return c->add_option("--html", path, "Also write a self-contained HTML report (charts and tables; opens offline) to "
@@ -100,6 +103,21 @@ inline std::string precision_text(const frenzy::job_spec& j) {
     std::string t(frenzy::to_string(j.training.precision));
     if (j.training.precision == frenzy::precision::fp8_mixed) t += fmt::format(" ({} scaling)", frenzy::to_string(frenzy::fp8_recipe_of(j)));
     return t;
+}
+
+/// What the job trains, as the header lines say it (issue 55: LoRA/QLoRA went unnamed): "" for pretraining,
+/// ", LoRA r16 on q,k,v,o", ", QLoRA r64 on q,k,v,o,gate,up,down", ", full fine-tune", ", 8 layers frozen".
+inline std::string finetune_text(const frenzy::job_spec& j) {
+    const auto& f = j.training.finetune;
+    using m = frenzy::finetune_method;
+    if (f.adapters()) {
+        std::string t;
+        for (const auto& [bit, name] : frenzy::lora_target_names)
+            if (f.targets & bit) t += (t.empty() ? "" : ",") + std::string(name);
+        return fmt::format(", {} r{} on {}", f.method == m::qlora ? "QLoRA" : "LoRA", f.rank, t);
+    }
+    if (f.frozen_layers > 0) return fmt::format(", fine-tune with {} layers frozen", f.frozen_layers);
+    return f.method == m::full ? ", full fine-tune" : "";
 }
 
 /// Human-readable bytes in GiB with two decimals.
@@ -221,6 +239,22 @@ inline CLI::Option* add_duration(CLI::App* c, const std::string& name, double& s
     // use-after-free (`simulate --startup 0` crashed with SIGSEGV; found by tests/regress/cli_sweep.sh).
     o->each([&seconds, name, text](const std::string& v) { seconds = frenzy::parse_duration(v, name.substr(name.rfind(',') + 1)); });
     return o;
+}
+
+/// --price: prices per GPU-hour for --objective cost, the same in plan and launch.
+inline CLI::Option* add_price_option(CLI::App* c, std::vector<std::string>& prices) {
+    return c->add_option("--price", prices, "Price per GPU-hour, TYPE=USD (repeatable), or `example` for the built-in "
+                                            "example prices (docs/formats.md); needed for --objective cost");
+}
+
+/// The prices --price gives, checked against the cluster's types as the planner would (plan/options.hpp
+/// check_prices), in the flags' words.
+inline void apply_prices(frenzy::plan_options& opt, const std::vector<std::string>& prices, const frenzy::cluster_spec& cluster) {
+    opt.price_per_gpu_hour = frenzy::prices_from_text(prices, cluster.catalog, "--price");
+    const frenzy::price_wording flags{"--objective cost", [](const std::string& type) {
+                                          return "--price " + type + "=USD_PER_HOUR, or --price example";
+                                      }};
+    frenzy::check_prices(opt, frenzy::gpu_pools(cluster), flags);
 }
 
 /// --margin: the fraction of GPU memory kept free, the same in every subcommand.
@@ -525,6 +559,15 @@ inline frenzy::cluster_spec build_cluster(const cluster_args& a) {
     auto c = load_cluster(a.file);
     if (!a.gpu_types.empty()) c.catalog = load_gpu_types(a.gpu_types, c.catalog);
     return c;
+}
+
+/// `--from KIND:FILE` with `--gpus LIST` (plan, launch): a configuration that states per-device batches runs on the
+/// GPUs the list gives, so its global batch and token budget are those of that world size (issue 57: they were a
+/// single GPU's). A cluster file names no one world size: the import's own note then says dp 1 is assumed.
+inline job_args with_import_world_size(job_args job, const cluster_args& cluster) {
+    if (!job.from.empty() && !cluster.gpus.empty() && job.import_world_size == 0)
+        job.import_world_size = build_cluster(cluster).total_gpus();
+    return job;
 }
 
 }  // namespace frenzy_cli

@@ -132,8 +132,7 @@ void run_calibrate(const calibrate_args& a) {
         }
     }
     if (!a.out.empty()) {
-        std::ofstream f(a.out);
-        if (!f) throw io_error("-o/--out: cannot write " + printable(a.out, 200));
+        auto f = open_output(a.out, "-o/--out", std::ios::out);
         f << to_json(fit).dump(2) << "\n";
         fmt::print("wrote {} (use with `frenzy plan --calibration {}`)\n", printable(a.out, 200), printable(a.out, 200));  // no raw bytes on stdout
     }

@@ -1,12 +1,18 @@
 // `frenzy completion bash|zsh|fish`: a shell completion script made from the CLI's own subcommands and options,
 // so it never lists an option that does not exist or misses one that does.
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "cli.hpp"
+#include "frenzy/core/precision.hpp"
+#include "frenzy/frameworks/registry.hpp"
+#include "frenzy/hw/gpu.hpp"
+#include "frenzy/model/presets.hpp"
+#include "frenzy/sched/policy_registry.hpp"
 
 namespace {
 
@@ -22,6 +28,20 @@ std::string option_words(const CLI::App& sub) {
     return out;
 }
 
+/// The values an option takes, where the CLI knows them all (issue 55: --model, --gpu and --framework completed
+/// nothing): the model presets, the GPU catalog, the frameworks, the precisions and the scheduling policies.
+std::vector<std::pair<std::string, std::string>> option_values() {
+    std::string models, gpus, precisions;
+    for (const auto& p : frenzy::model_presets()) models += (models.empty() ? "" : " ") + p.spec.name;
+    for (const auto& g : frenzy::gpu_catalog{}.types()) gpus += (gpus.empty() ? "" : " ") + g.name;
+    for (const auto& [v, name] : frenzy::enum_names<frenzy::precision>::table)
+        precisions += (precisions.empty() ? "" : " ") + std::string(name);
+    std::string policies;
+    for (const auto& n : frenzy::policy_names()) policies += (policies.empty() ? "" : " ") + n;
+    return {{"--model", models}, {"--gpu", gpus}, {"--framework", frenzy::framework_names(" ")},
+            {"--precision", precisions}, {"--policy", policies}};
+}
+
 std::string sub_words(const CLI::App& app) {
     std::string out;
     for (const auto* s : app.get_subcommands({})) out += (out.empty() ? "" : " ") + s->get_name();
@@ -32,6 +52,9 @@ std::string sub_words(const CLI::App& app) {
 /// into it (`trace synth`); then an option-like word completes that subcommand's options, any other word its
 /// subcommands, or files.
 std::string bash_script(const CLI::App& app) {
+    std::string values;
+    for (const auto& [opt, words] : option_values())
+        values += fmt::format("    {}) COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return ;;\n", opt, words);
     std::string cases;
     for (const auto* s : app.get_subcommands({})) {
         cases += fmt::format("      {}) opts=\"{}\"; subs=\"{}\" ;;\n", s->get_name(), option_words(*s), sub_words(*s));
@@ -49,6 +72,8 @@ _frenzy() {{
 {0}      *) opts=""; subs="" ;;
     esac
   done
+  case "${{COMP_WORDS[COMP_CWORD-1]}}" in
+{2}  esac
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [ -n "$subs" ]; then
@@ -59,7 +84,7 @@ _frenzy() {{
 }}
 complete -o filenames -o bashdefault -F _frenzy frenzy
 )",
-                       cases, sub_words(app));
+                       cases, sub_words(app), values);
 }
 
 std::string fish_script(const CLI::App& app) {
@@ -74,13 +99,18 @@ std::string fish_script(const CLI::App& app) {
         }
         return "'" + q + "'";
     };
+    const auto values = option_values();
     for (const auto* s : app.get_subcommands({})) {
         out += fmt::format("complete -c frenzy -n __fish_use_subcommand -a {} -d {}\n", s->get_name(), quoted(s->get_description()));
         for (const auto* o : s->get_options())
-            for (const auto& l : o->get_lnames())
-                if (l != "help")
-                    out += fmt::format("complete -c frenzy -n '__fish_seen_subcommand_from {}' -l {} -d {}\n", s->get_name(), l,
-                                       quoted(o->get_description()));
+            for (const auto& l : o->get_lnames()) {
+                if (l == "help") continue;
+                std::string takes;  // -x -a 'WORDS': the option's values where the CLI knows them
+                for (const auto& [opt, words] : values)
+                    if (opt == "--" + l) takes = " -x -a " + quoted(words);
+                out += fmt::format("complete -c frenzy -n '__fish_seen_subcommand_from {}' -l {}{} -d {}\n", s->get_name(), l,
+                                   takes, quoted(o->get_description()));
+            }
         for (const auto* n : s->get_subcommands({}))
             out += fmt::format("complete -c frenzy -n '__fish_seen_subcommand_from {}' -a {} -d {}\n", s->get_name(),
                                n->get_name(), quoted(n->get_description()));

@@ -1,6 +1,8 @@
 // `frenzy estimate`: per-GPU memory of one job and parallel configuration (MARP), optionally on a GPU type;
 // `frenzy validate`: MARP against a table of measured runs.
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -251,15 +253,18 @@ void print_estimate(const frenzy::estimate_result& e) {
     const auto& j = e.job;
     const auto& r = e.memory;
     const auto& p = j.parallel;
-    fmt::print("job {}: {} ({}), seq {}, micro-batch {}, global batch {}, {}, {}\n", j.name, j.model.name,
+    fmt::print("job {}: {} ({}), seq {}, micro-batch {}, global batch {}, {}, {}{}\n", j.name, j.model.name,
                frenzy_cli::parameters_text(r.parameters, j.model.is_moe() ? active_parameters(j.model, j.training.seq_len) : 0),
                j.training.seq_len, j.training.micro_batch,
-               j.training.global_batch, frenzy_cli::precision_text(j), to_string(j.training.optimizer));
+               j.training.global_batch, frenzy_cli::precision_text(j), to_string(j.training.optimizer),
+               frenzy_cli::finetune_text(j));
     fmt::print("parallel: {} GPUs = dp {} x tp {} x pp {} x cp {} (vpp {}, ep {}, sp {}), sharding {}, recompute {}, "
                "schedule {}, {} / {} attention\n",
                p.gpus(), p.dp, p.tp, p.pp, p.cp, p.vpp, p.ep, p.sequence_parallel ? "on" : "off", to_string(p.sharding),
                to_string(p.recompute), to_string(p.schedule), to_string(j.runtime.framework),
                to_string(j.runtime.attention));
+    // said first (issue 55: it came after the whole table): the memory below is still the job as given
+    if (e.gpu && e.speed && !e.speed->supported) fmt::print("no step-time prediction: {}\n", e.speed->reason);
     fmt::print("\nper-GPU memory by pipeline stage (GiB):\n");
     fmt::print("{:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>9}\n", "stage", "weights", "grads", "optim", "activations",
                "temp", "peak", "in-flight");
@@ -300,8 +305,7 @@ void print_estimate(const frenzy::estimate_result& e) {
             fmt::print("note: MFU {:.1f}% is above the best measured on {} for this precision and model size ({:.1f}%, "
                        "data/throughput/): treat the speed as optimistic\n",
                        100 * sp.mfu, e.gpu->chip.empty() ? e.gpu->name : e.gpu->chip, 100 * sp.mfu_ceiling);
-    } else if (e.speed)
-        fmt::print("no step-time prediction: {}\n", e.speed->reason);
+    }
 }
 
 /// --seq-lengths FILE: the job over the dataset as it will be batched (plan/dataset_fit.hpp).
@@ -370,35 +374,70 @@ void run_estimate(const estimate_args& a) {
 
 struct validate_args {
     std::vector<std::string> data;
-    bool json = false, markdown = false;
+    bool json = false, markdown = false, summary = false;
     double tolerance = 0;
 };
+
+/// One table x framework of `validate --summary`: how many rows, their mean and worst error, and how many the fit
+/// rule covers: measured <= predicted x (1 + the estimate's uncertainty), what `fits` compares with the GPU's memory.
+struct validation_group {
+    std::string table, framework;
+    int rows = 0, covered = 0;
+    double sum_abs = 0, worst = 0;
+};
+
+void print_validation_summary(const std::vector<validation_group>& groups, bool markdown) {
+    if (markdown) fmt::print("| table | framework | rows | mean abs error | worst | covered by its band |\n|---|---|---|---|---|---|\n");
+    else fmt::print("{:<28} {:<14} {:>5} {:>9} {:>8} {:>12}\n", "table", "framework", "rows", "mean |e|", "worst", "covered");
+    for (const auto& g : groups) {
+        const double mae = g.sum_abs / g.rows;
+        if (markdown)
+            fmt::print("| {} | {} | {} | {:.1f}% | {:+.1f}% | {} of {} |\n", g.table, g.framework, g.rows, 100 * mae,
+                       100 * g.worst, g.covered, g.rows);
+        else
+            fmt::print("{:<28.28} {:<14.14} {:>5} {:>8.1f}% {:>+7.1f}% {:>7} of {}\n", g.table, g.framework, g.rows, 100 * mae,
+                       100 * g.worst, g.covered, g.rows);
+    }
+}
 
 /// MARP against measurement tables: one row per measured run, predicted with the metric and stage the row states.
 void run_validate(const validate_args& a) {
     using namespace frenzy;
     if (!(a.tolerance >= 0 && a.tolerance < 10))
         throw config_error("--tolerance=" + std::to_string(a.tolerance) + " must be a relative error in [0, 10)");
-    std::vector<std::string> skipped;
+    std::vector<std::string> skipped, table_of;  // table_of[i]: the file of rows[i]
     std::vector<memory_measurement> rows;
     for (const auto& path : a.data) {
         auto part = read_memory_measurements(path, &skipped);
         if (part.empty()) throw config_error(path + ": no measured rows");
         rows.insert(rows.end(), part.begin(), part.end());
+        table_of.resize(rows.size(), std::filesystem::path(path).filename().string());
     }
+    std::vector<validation_group> groups;
     const memory_estimator est;
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     double sum = 0, worst = 0, worst_signed = 0;
-    if (a.markdown)
+    if (a.summary) {
+    } else if (a.markdown)
         fmt::print("| id | run | metric | measured GiB | predicted GiB | error |\n|---|---|---|---|---|---|\n");
     else if (!a.json)
         fmt::print("{:<5} {:<9} {:<40} {:>10} {:>10} {:>8}\n", "id", "metric", "run", "measured", "predicted", "error");
-    for (const auto& m : rows) {
-        const double pred = compared_prediction(est.estimate(m.job), m);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& m = rows[i];
+        const auto report = est.estimate(m.job);
+        const double pred = compared_prediction(report, m);
         const double err = pred / m.measured.value - 1.0;
         sum += std::fabs(err);
         if (std::fabs(err) > worst) worst = std::fabs(err), worst_signed = err;
         const char* metric = to_string(m.metric);
+        const std::string fw(to_string(m.job.runtime.framework));
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.table == table_of[i] && x.framework == fw; });
+        if (g == groups.end()) g = groups.insert(groups.end(), validation_group{table_of[i], fw});
+        ++g->rows;
+        g->sum_abs += std::fabs(err);
+        g->covered += m.measured.value <= pred * (1 + report.uncertainty);
+        if (std::fabs(err) > std::fabs(g->worst)) g->worst = err;
+        if (a.summary && !a.json) continue;
         if (a.json)
             out.push_back({{"id", m.id}, {"run", m.label}, {"metric", metric}, {"measured_bytes", m.measured.value},
                            {"predicted_bytes", pred}, {"error", err}});
@@ -410,6 +449,7 @@ void run_validate(const validate_args& a) {
                        frenzy_cli::gib(m.measured.value), frenzy_cli::gib(pred), 100 * err);
     }
     const double mae = sum / static_cast<double>(rows.size());
+    if (a.summary && !a.json) print_validation_summary(groups, a.markdown);
     if (a.json)
         fmt::print("{}\n", nlohmann::ordered_json{{"rows", out}, {"mean_abs_error", mae}, {"max_abs_error", worst},
                                                   {"skipped", skipped}}.dump(2));
@@ -455,7 +495,10 @@ void frenzy_cli::add_validate(CLI::App& app) {
     c->add_option("--data", a->data, "CSV of measured runs (repeatable)")->required()->check(CLI::ExistingFile);
     c->add_option("--tolerance", a->tolerance, "Exit 1 when any row's relative error exceeds this (e.g. 0.12)")
         ->check(frenzy_cli::finite_number(frenzy::bounds::relative_error));
-    c->add_flag("--json", a->json, "Machine-readable output");
-    c->add_flag("--markdown", a->markdown, "A Markdown table (what the README shows)");
+    auto* json = c->add_flag("--json", a->json, "Machine-readable output");
+    c->add_flag("--markdown", a->markdown, "A Markdown table (what the README shows)")->excludes(json);  // issue 57
+    c->add_flag("--summary", a->summary, "One line per table and framework instead of per row: rows, mean absolute "
+                                         "error, worst, rows whose measured peak is within predicted x (1 + uncertainty), as the fit rule "
+                                         "compares");
     c->callback([a] { run_validate(*a); });
 }

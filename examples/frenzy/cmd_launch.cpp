@@ -22,7 +22,7 @@ struct launch_args {
     frenzy_cli::job_args job;
     frenzy_cli::cluster_args cluster;
     std::string out, run_command, objective = "time";
-    std::vector<std::string> gres;
+    std::vector<std::string> gres, prices;
     std::size_t plan = 1;
     double margin = frenzy::default_margin;
     double time_margin = 0.2;
@@ -58,7 +58,7 @@ void run_launch(launch_args a) {
     launch_options o;
     o.launcher = parse_enum<launcher>("--framework", a.job.frameworks.front());
     a.job.frameworks.clear();  // the launcher, not a plan framework: launch() plans with the launcher's frameworks
-    auto parsed = frenzy_cli::build_job(a.job);
+    auto parsed = frenzy_cli::build_job(frenzy_cli::with_import_world_size(a.job, a.cluster));
     parsed.choose_global_batch();
     const auto cluster = frenzy_cli::build_cluster(a.cluster);
     if (a.plan < 1) throw config_error("--plan=0: plans are numbered from 1");
@@ -83,6 +83,7 @@ void run_launch(launch_args a) {
     o.planning.objective = parse_enum<plan_objective>("--objective", a.objective);
     o.planning.margin = a.margin;
     o.planning.constraints = parsed.stated;
+    frenzy_cli::apply_prices(o.planning, a.prices, cluster);  // --objective cost ranks by them (issue 57: it never ran)
     auto r = launch(parsed.job, cluster, o);
     try {
         r.written = write_launch_files(r.files, a.out);
@@ -156,7 +157,8 @@ void frenzy_cli::add_launch(CLI::App& app) {
                 "Take mixed plan N (plan --mixed: pipeline stages on two GPU types) and write it as a Slurm heterogeneous "
                 "job, one component per type (Megatron-LM only)");
     c->add_option("-o,--out", a->out, "Output directory (created)")->required();
-    c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time)");
+    c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time; cost needs --price)");
+    frenzy_cli::add_price_option(c, a->prices);
     c->add_option("--gres-map", a->gres, "Catalog name to Slurm GRES type, NAME=GRES (repeatable; default the catalog name)")->delimiter(',');
     c->add_option("--run-command", a->run_command, "Script (and arguments) torchrun starts (default: the framework's)");
     c->add_option("--time-margin", a->time_margin, "Slurm --time = predicted run time x (1 + this) (default 0.2)")->check(CLI::NonNegativeNumber);

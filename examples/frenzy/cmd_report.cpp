@@ -23,7 +23,8 @@ struct report_args {
 
 }  // namespace
 
-void frenzy_cli::write_html_report(const std::string& json_text, const std::string& source, const std::string& path) {
+void frenzy_cli::write_html_report(const std::string& json_text, const std::string& source, const std::string& path,
+                                   const std::string& field) {
     using namespace frenzy;
     const nlohmann::json doc = parse_json_text(json_text, source);  // strict: depth, duplicate keys (io/json_reader.hpp)
     report::page page;
@@ -36,8 +37,7 @@ void frenzy_cli::write_html_report(const std::string& json_text, const std::stri
         throw config_error(printable(source, 200) + ": " + e.what());
     }
     const auto html = report::to_html(page, report::load_web_assets(report::web_dir(FRENZY_WEB_DIR)));
-    std::ofstream f(path, std::ios::binary);
-    if (!f) throw io_error("cannot write the HTML report " + printable(path, 200));
+    auto f = open_output(path, field);  // io/file.hpp: no FIFO (it would block)
     f << html;
     if (!f.flush()) throw io_error("cannot write the HTML report " + printable(path, 200));
 }
@@ -65,7 +65,7 @@ void frenzy_cli::add_report(CLI::App& app) {
         } else {
             text = frenzy::read_file_limited(a->input);
         }
-        frenzy_cli::write_html_report(text, a->input == "-" ? "standard input" : a->input, a->out);
+        frenzy_cli::write_html_report(text, a->input == "-" ? "standard input" : a->input, a->out, "-o/--out");
         fmt::print(stderr, "wrote {}\n", frenzy::printable(a->out, 200));
     });
 }

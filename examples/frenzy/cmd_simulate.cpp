@@ -118,8 +118,7 @@ frenzy::sim_result run_policy(const std::string& name, const simulate_args& a, c
 
 /// -o/--out: one row per job and policy, one header.
 void write_jobs_file(const std::string& path, const std::vector<frenzy::sim_result>& results) {
-    std::ofstream f(path);
-    if (!f) throw frenzy::io_error("cannot write " + path);
+    auto f = frenzy::open_output(path, "-o/--out", std::ios::out);
     for (std::size_t i = 0; i < results.size(); ++i) {
         std::ostringstream s;
         frenzy::write_jobs_csv(s, results[i]);
@@ -256,7 +255,7 @@ void frenzy_cli::add_simulate(CLI::App& app) {
     c->add_flag("--has-no-expand", a->has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
     frenzy_cli::add_duration(c, "--has-aging", a->has_aging_s, "HAS: a job that waited this long counts as half its size (default 4h)");
     c->add_option("--speed-error", a->speed_error, "Sigma of the log-normal true/predicted speed factor per job x GPU type "
-                                                   "(seeded by --seed; default 0: speeds are the predictions)")->check(frenzy_cli::finite_number(frenzy::bounds::speed_sigma));
+                                                   "(seeded by --seed; default 0: speeds are the predictions), the factor kept within 1/10..10")->check(frenzy_cli::finite_number(frenzy::bounds::speed_sigma));
     c->add_option("--sizes", a->sizes, "GPU counts: native (each policy as built) | requested (every policy runs the trace's "
                                        "request) | free (every policy chooses) (default native)");
     c->add_option("--ckpt-GBps", a->ckpt_GBps, "Storage bandwidth, GB/s: each restart also saves and loads the job's checkpoint "

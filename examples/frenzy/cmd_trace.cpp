@@ -30,8 +30,7 @@ void run_synth(const synth_args& a) {
     if (a.out.empty()) {
         write_trace(std::cout, jobs);
     } else {
-        std::ofstream f(a.out);
-        if (!f) throw io_error("cannot write " + a.out);
+        auto f = open_output(a.out, "-o/--out", std::ios::out);
         write_trace(f, jobs);
     }
     fmt::print(stderr, "{} jobs over {:.1f} h of arrivals (load x{}); {} rows dropped (more GPUs than any type has); "

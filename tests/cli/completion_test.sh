@@ -31,6 +31,13 @@ expect "frenzy plan --model gpt2 --gp" --gpus
 expect "frenzy trace s" synth
 expect "frenzy trace synth --jo" --jobs
 expect "frenzy plan --job examples/jobs/plan-llama-2-7" examples/jobs/plan-llama-2-7b.json
+# option values the CLI knows (issue 55): presets, GPU types, frameworks, precisions, policies
+expect "frenzy estimate --model llama-3.1-8" llama-3.1-8b
+expect "frenzy estimate --gpu h100" h100-80g
+expect "frenzy plan --framework megat" megatron
+expect "frenzy estimate --precision fp8" fp8-mixed
+expect "frenzy simulate --policy tir" tiresias
+expect "frenzy estimate --model gpt2 --gpu " a100-80g estimate
 # every subcommand of --help is offered
 for sub in $("$F" --help | awk '/^Subcommands:/{on=1; next} on && !NF {on=0} on && /^  [a-z]/ {print $1}'); do expect "frenzy " "$sub"; done
 zsh_script="$("$F" completion zsh)"
@@ -41,6 +48,9 @@ fish_script="$("$F" completion fish)"
 if [[ "$fish_script" == *"-a estimate"* && "$fish_script" == *"__fish_seen_subcommand_from estimate' -l model"* ]]; then
   passed=$((passed + 1)); echo "ok   fish: subcommands and their options"
 else failed=$((failed + 1)); echo "FAIL fish script"; fi
+if [[ "$fish_script" == *"__fish_seen_subcommand_from estimate' -l model -x -a '"*" llama-3.1-8b "* ]]; then
+  passed=$((passed + 1)); echo "ok   fish: --model completes the presets"
+else failed=$((failed + 1)); echo "FAIL fish: --model values"; fi
 "$F" completion tcsh >/dev/null 2>&1 && { failed=$((failed + 1)); echo "FAIL: tcsh accepted"; } || { passed=$((passed + 1)); echo "ok   tcsh refused"; }
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -78,6 +78,12 @@ TEST_CASE("error values are printable and bounded") {
     CHECK(printable("a\x80z") == "a\\x80z");
     CHECK(printable("\xC0\xAF") == "\\xC0\\xAF");
     CHECK(printable("tab\there") == "tab\\x09here");
+    // C1 controls (U+0080-U+009F, valid UTF-8) are escaped too (issue 57: names carried them raw into scripts);
+    // U+00A0 and above stay
+    CHECK(printable("a\xC2\x85z") == "a\\xC2\\x85z");
+    CHECK(printable("\xC2\x9F\xC2\xA0") == "\\xC2\\x9F\xC2\xA0");
+    CHECK(!valid_utf8("job\xC2\x85name"));
+    CHECK_THROWS_WITH(check_label("name", "job\xC2\x85x"), Catch::Matchers::Contains("name=job\\xC2\\x85x must be"));
     CHECK(printable("caf\xC3\xA9") == "caf\xC3\xA9");  // valid 2-byte UTF-8 kept
     CHECK(printable(std::string(1000, 'x')).size() == 83);  // 80 characters + "..."
     CHECK(valid_utf8("\xE2\x82\xAC"));

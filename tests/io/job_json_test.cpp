@@ -137,6 +137,11 @@ TEST_CASE("every part of a job has one ADL codec pair: nlohmann::json j = x and 
 
 TEST_CASE("unknown fields, bad values and rule violations name the field") {
     CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"seqlen": 4}})"), Contains("training.seqlen"));
+    // a typo is answered with the field it is closest to (issue 55: `globl_batch` had no hint)
+    CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"globl_batch": 4}})"),
+               Contains("training.globl_batch is not a known field (did you mean \"global_batch\"?)"));
+    CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"seqlen": 4}})"),
+               Contains("(did you mean \"seq_len\"?)"));
     CHECK_THAT(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "parallel": {"sharding": "zero3"}})"),
                Contains("parallel.sharding=\"zero3\"") && Contains("full"));
     CHECK_THAT(error_of(R"({"model": {"preset": "no-such-model"}})"), Contains("model.preset=\"no-such-model\""));

@@ -157,7 +157,7 @@ check must 2 '--min-duration: "nan" is not a finite number' -- trace synth --clu
 check must 2 '--precision: an empty value is not allowed' -- estimate --model gpt2 --precision ''
 check must 2 '--gpu: an empty value is not allowed' -- estimate --model gpt2 --gpu ''
 check must 2 '--time-margin: "nan" is not a finite number' -- launch --model gpt2 --framework megatron --cluster "$tmp/cluster.json" -o "$tmp/l28" --time-margin nan
-check must 1 'the job is invalid on every layout tried: .*fp8' -- plan --model llama-3.1-8b --cluster "$tmp/cluster.json" --fp8-param-gather
+check must 2 'the job is invalid on every layout tried: .*fp8' -- plan --model llama-3.1-8b --cluster "$tmp/cluster.json" --fp8-param-gather  # a bad input: 2 (issue 57)
 check must 0 'wrote' -- launch --model gpt2 --framework megatron --cluster "$tmp/cluster.json" -o "$tmp/l28" --total-tokens 1e18
 if grep -q '^# time limit capped at Slurm.s largest, 24855-00:00:00' "$tmp/l28/launch.sbatch" &&
    grep -q '^#SBATCH --time=24855-00:00:00$' "$tmp/l28/launch.sbatch"; then
@@ -165,6 +165,32 @@ if grep -q '^# time limit capped at Slurm.s largest, 24855-00:00:00' "$tmp/l28/l
 else
   echo "FAIL   launch --total-tokens 1e18: no capped --time"; grep -E '^#' "$tmp/l28/launch.sbatch" | head -12 | sed 's/^/       | /'; fails=$((fails + 1))
 fi
+
+# Issue 57: launch --objective cost could never run (no --price); validate --markdown --json printed Markdown; a
+# JSON typo got no hint (issue 55).
+check must 2 '--objective cost.*--price a100-80g=USD_PER_HOUR' -- launch --model gpt2 --framework megatron --cluster "$tmp/cluster.json" -o "$tmp/l57" --objective cost
+check must 0 'wrote' -- launch --model gpt2 --framework megatron --cluster "$tmp/cluster.json" -o "$tmp/l57" --objective cost --price example
+check must 2 '--markdown excludes --json|--json excludes --markdown' -- validate --data "$tmp/good.csv" --markdown --json
+echo "{$gpt2, \"training\": {\"globl_batch\": 8}}" > "$tmp/typo.json"
+check must 2 'training.globl_batch is not a known field \(did you mean "global_batch"\?\)' -- estimate --job "$tmp/typo.json"
+# a bandwidth of 1e-300 GB/s gave step_time_s null and a run time of 0 s: no speed, said why, and no plan
+echo '{"nodes": [{"gpu": "x", "count": 8}], "gpu_types": [{"name": "x", "memory_mib": 81920, "bf16_tflops": 100, "mem_bw_GBps": 1e-300, "link_GBps": 1e-300}]}' > "$tmp/tinybw.json"
+check must 0 'no step-time prediction: the predicted step time is inf s' -- estimate --model gpt2 --gpu-types "$tmp/tinybw.json" --gpu x
+check must 1 'x' -- plan --model gpt2 --cluster "$tmp/tinybw.json" --json
+if "$F" plan --model gpt2 --cluster "$tmp/tinybw.json" --json 2>/dev/null | grep -q null; then
+  echo "FAIL   plan --json with a 1e-300 GB/s bandwidth prints null"; fails=$((fails + 1))
+else
+  echo "ok     plan --json with a 1e-300 GB/s bandwidth: no null"; passes=$((passes + 1))
+fi
+# outputs on a FIFO blocked for ever (inputs refused FIFOs already): refused, naming the option
+mkfifo "$tmp/fifo"
+check must 1 '--html=.*fifo is not a regular file' -- estimate --model gpt2 --html "$tmp/fifo"
+check must 1 '-o/--out=.*fifo is not a regular file' -- simulate --cluster "$tmp/cluster.json" --trace "$tmp/trace28.csv" --quiet -o "$tmp/fifo"
+# --from with per-device batches and --gpus: the global batch of the GPUs given (2 x 2 accumulation x 8 = 32), not
+# of one GPU (issue 57: plan read torchtune's per-device batch as the global one)
+check must 0 'global batch 32' -- plan --from "axolotl:$S/tests/data/trainer_yaml/axolotl_lora_1b.yml" --gpus 8xa100-80g
+# the simulator at its documented largest speed error: bounded (7 million Tiresias rounds for these 30 jobs before)
+check must 0 'tiresias' -- simulate --cluster "$S/examples/clusters/three-type.json" --trace "$S/examples/traces/small.csv" --policy tiresias --speed-error 5
 
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

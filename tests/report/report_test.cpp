@@ -105,6 +105,40 @@ TEST_CASE("report: the plan frontier keeps the plans no other beats on both axes
     CHECK(std::string(detail::axes_of(costed).y_key) == "gpu_hours");
     nlohmann::json no_budget = {{{"step_time_s", 2.0}, {"gpus", 8}}};
     CHECK(std::string(detail::axes_of(no_budget).x_key) == "step_time_s");
+    // issue 55: the heading says what is plotted ("Time against cost" titled GPU-hours and step time too), costs
+    // carry their unit, and GPU counts tick in whole GPUs
+    CHECK(std::string(detail::axes_of(no_budget).section) == "Step time against GPUs");
+    CHECK(std::string(detail::axes_of(costed).section) == "Time against GPU-hours");
+    costed[0]["cost"] = 10.0;
+    CHECK(std::string(detail::axes_of(costed).section) == "Time against cost");
+    CHECK(std::string(detail::axes_of(costed).y_title) == "cost (USD)");
+    no_budget[0]["parallel"] = {{"dp", 8}};
+    const auto spec = detail::plan_chart(no_budget, detail::axes_of(no_budget));
+    CHECK(spec.at("layer")[1].at("encoding").at("y").at("axis").at("tickMinStep") == 1);
+}
+
+TEST_CASE("report: the plan table keeps the CLI's markers and plan --mixed's pipelines are shown (issue 55)") {
+    const nlohmann::json plan = {{"gpu", "a100-80g"}, {"gpus", 8}, {"parallel", {{"dp", 8}}}, {"precision", "bf16-mixed"},
+                                 {"precision_alternative", true}, {"mfu", 0.62}, {"mfu_ceiling", 0.55},
+                                 {"rel_error_band", 0.12}, {"step_time_s", 1.0}, {"tokens_per_s", 1000.0}};
+    const auto t = detail::plan_table(nlohmann::json::array({plan}));
+    REQUIRE(t.rows.size() == 1);
+    CHECK(t.rows[0][4] == "bf16-mixed *");                          // the type's alternative precision
+    CHECK(t.rows[0][9] == "62.0% ! (best measured 55.0%)");         // above the measured ceiling
+    CHECK(t.rows[0][10] == "\u00b112%");                            // its error band
+    CHECK(t.header.back() == "cost (USD)");
+    nlohmann::json pipe = plan;
+    pipe.erase("gpu");
+    pipe["gpus"] = 12;
+    pipe["groups"] = {{{"gpu", "a100-80g"}, {"gpus", 8}, {"stages", 2}, {"layers", 24}},
+                      {{"gpu", "v100-32g"}, {"gpus", 4}, {"stages", 2}, {"layers", 8}}};
+    const nlohmann::json doc = {{"plans", nlohmann::json::array({plan})}, {"infeasible", nlohmann::json::array()},
+                                {"mixed_plans", nlohmann::json::array({pipe})}};
+    const auto page = plan_page(doc);
+    REQUIRE(page.sections.size() == 2);
+    CHECK(page.sections[1].heading == "Pipelines over several GPU types");
+    CHECK(page.sections[1].table.rows[0][1] ==
+          "8 x a100-80g (2 stages, 24 layers) -> 4 x v100-32g (2 stages, 8 layers)");
 }
 
 TEST_CASE("report: a whole-number field the document cannot hold is an error naming it, not a cast") {

@@ -49,3 +49,19 @@ TEST_CASE("the law against published batches: within the factor its extrapolatio
     CHECK(b == 2048);
     CHECK(b / 1024.0 <= 2.0);
 }
+
+TEST_CASE("a fine-tune's default global batch is a fine-tuning recipe's, not the pretraining law's (issue 55)") {
+    // LoRA on Llama 3.1 8B at 4096 without a budget: the law gave 1024 sequences (4M tokens a step, a pretraining
+    // batch); fine-tunes take 128 (LitGPT's LoRA recipe, alpaca-lora), whatever the budget
+    auto j = unbatched("llama-3.1-8b", 4096, 0);
+    CHECK(default_global_batch(j) == 1024);
+    j.training.finetune.method = finetune_method::lora;
+    CHECK(default_global_batch(j) == 128);
+    j.training.finetune.method = finetune_method::full;
+    j.training.total_tokens = 1e12;
+    CHECK(default_global_batch(j) == 128);
+    // still a multiple of the micro-batch: 3 -> 126
+    auto q = unbatched("llama-3.1-8b", 4096, 0, 3);
+    q.training.finetune.method = finetune_method::qlora;
+    CHECK(default_global_batch(q) == 126);
+}

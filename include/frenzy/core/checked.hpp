@@ -20,8 +20,8 @@
 
 namespace frenzy {
 
-/// Printable, bounded form of untrusted text: invalid UTF-8 bytes and control characters become \xNN escapes and
-/// the result is cut after `max_chars` characters ("..." appended), so an error message never carries raw bytes or
+/// Printable, bounded form of untrusted text: invalid UTF-8 bytes and control characters (C0, DEL and C1) become
+/// \xNN escapes and the result is cut after `max_chars` characters ("..." appended), so an error message never carries raw bytes or
 /// megabytes of input.
 inline std::string printable(std::string_view s, std::size_t max_chars = 80) {
     std::string out;
@@ -37,13 +37,16 @@ inline std::string printable(std::string_view s, std::size_t max_chars = 80) {
         std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
         bool ok = n > 0 && i + n <= s.size();
         for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+        bool c1 = false;    // U+0080-U+009F: the C1 control characters (NEL ends a line for some readers)
         if (ok && n > 1) {  // reject overlong forms, surrogates and code points past U+10FFFF
             std::uint32_t cp = c & (0x7F >> n);
             for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
             ok = !(n == 2 && cp < 0x80) && !(n == 3 && cp < 0x800) && !(n == 4 && cp < 0x10000) &&
                  !(cp >= 0xD800 && cp <= 0xDFFF) && cp <= 0x10FFFF;
+            c1 = ok && n == 2 && cp <= 0x9F;
         }
-        if (!ok) { hex(c); ++i; }
+        if (c1) { hex(c); hex(static_cast<unsigned char>(s[i + 1])); i += 2; }
+        else if (!ok) { hex(c); ++i; }
         else if (n == 1 && (c < 0x20 || c == 0x7F)) { hex(c); ++i; }
         else { out.append(s.substr(i, n)); i += n; }
         ++shown;

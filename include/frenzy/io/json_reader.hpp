@@ -16,6 +16,7 @@
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/enum_names.hpp"
 #include "frenzy/core/error.hpp"
+#include "frenzy/core/suggest.hpp"
 #include "frenzy/io/file.hpp"
 
 namespace frenzy {
@@ -263,10 +264,13 @@ public:
             throw field_error(field(key), json_value_text(v), "has more than " + std::to_string(max_size) + " elements");
         return &v;
     }
-    /// Throws for any field that was not read.
+    /// Throws for any field that was not read, naming the closest field this object has (a typo such as
+    /// `globl_batch`).
     void finish() const {
         for (auto it = j_.begin(); it != j_.end(); ++it)
-            if (!seen_.contains(it.key())) throw config_error(field(it.key().c_str()) + " is not a known field");
+            if (!seen_.contains(it.key()))
+                throw config_error(field(it.key().c_str()) + " is not a known field" +
+                                   did_you_mean(it.key(), std::vector<std::string>(seen_.begin(), seen_.end())));
     }
 
 private:

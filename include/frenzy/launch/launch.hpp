@@ -31,6 +31,7 @@
 
 #include "frenzy/core/error.hpp"
 #include "frenzy/hw/cluster.hpp"
+#include "frenzy/io/file.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/frameworks/launchers.hpp"
 #include "frenzy/train/job.hpp"
@@ -509,6 +510,7 @@ inline std::vector<std::string> write_launch_files(const std::vector<launch_file
     std::vector<std::string> paths;
     for (const auto& f : files) {
         const std::string path = (std::filesystem::path(dir) / f.name).string();
+        check_output_path(path, "launch output directory " + dir + ": " + f.name);  // io/file.hpp: no FIFO
         std::ofstream out(path, std::ios::binary);
         if (!out) throw io_error("launch output directory " + dir + ": cannot write " + path);
         out << f.content;

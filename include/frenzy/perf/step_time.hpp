@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/core/units.hpp"
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/hw/gpu.hpp"
@@ -174,6 +175,12 @@ public:
         }
         auto& b = r.parts;
         fill_parts(j, g, topo, stage, peak, b);
+        if (!(std::isfinite(b.total) && b.total > 0)) {  // issue 57: a bandwidth of 1e-300 GB/s gave null in --json
+            r.supported = false;
+            r.reason = "the predicted step time is " + number_text(b.total) + " s, not a finite positive time: a "
+                       "bandwidth or peak of " + g.name + " is too small";
+            return r;
+        }
         const std::int64_t gpus = p.gpus();
         r.step_time = seconds{b.total};
         r.flops = step_flops(j);

@@ -80,7 +80,10 @@ inline std::optional<job_spec> job_for_type(const job_spec& job, const gpu_type&
     }
     job_spec j = job_on(job, g);
     j.training.precision = *alt;
-    if (*alt != precision::fp8_mixed) j.runtime.fp8_recipe.reset();  // a recipe of fp8 casts only
+    // what only the job's own precision allows goes with it (train/job.hpp validate): the fp8 recipe and the fp8
+    // parameter gather with fp8, the bf16 gradient reduction with bf16 parameters
+    if (*alt != precision::fp8_mixed) j.runtime.fp8_recipe.reset(), j.runtime.fp8_param_gather = false;
+    if (*alt != precision::fp8_mixed && *alt != precision::bf16_mixed) j.runtime.grad_reduce_bf16 = false;
     return j;
 }
 
@@ -320,7 +323,7 @@ std::string infeasible_reason(const job_spec& job0, const gpu_pool& pool, std::i
                     }
                 }
     if (need == 0 && tried > 0 && invalid == tried)  // the input breaks a rule, whatever the layout: name the rule
-        return "the job is invalid on every layout tried: " + rule;
+        return std::string(invalid_job_prefix) + rule;
     if (need == 0 && tried == 0 && !refused.empty())  // the framework refuses every frugal layout: say why
         return "the framework refuses every layout tried: " + refused;
     // an offload job on nodes that state their host memory: the host side is part of "fits"

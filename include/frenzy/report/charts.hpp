@@ -221,14 +221,16 @@ struct plan_axes {
     double x_scale;
     const char* y_key;
     const char* y_title;
+    const char* section;  ///< the chart's heading: what it plots, never "cost" without prices
 };
 inline plan_axes axes_of(const nlohmann::json& plans) {
     const auto all = [&](const char* key) {
         return !plans.empty() && std::all_of(plans.begin(), plans.end(), [&](const nlohmann::json& p) { return has_number(p, key); });
     };
-    if (!all("est_time_s")) return {"step_time_s", "step time (s)", 1.0, "gpus", "GPUs"};
-    if (all("cost")) return {"est_time_s", "time to the token budget (hours)", 1.0 / 3600, "cost", "cost"};
-    return {"est_time_s", "time to the token budget (hours)", 1.0 / 3600, "gpu_hours", "GPU-hours"};
+    if (!all("est_time_s")) return {"step_time_s", "step time (s)", 1.0, "gpus", "GPUs", "Step time against GPUs"};
+    if (all("cost"))
+        return {"est_time_s", "time to the token budget (hours)", 1.0 / 3600, "cost", "cost (USD)", "Time against cost"};
+    return {"est_time_s", "time to the token budget (hours)", 1.0 / 3600, "gpu_hours", "GPU-hours", "Time against GPU-hours"};
 }
 
 /// Indices of the plans no other plan beats on both axes (lower is better on each), by increasing x.
@@ -274,7 +276,8 @@ inline nlohmann::json plan_chart(const nlohmann::json& plans, const plan_axes& a
     for (auto i : front) line.push_back({{"x", xy[i].first}, {"y", xy[i].second}});
     auto spec = base_spec(640, 380);
     const nlohmann::json x = {{"field", "x"}, {"type", "quantitative"}, {"title", ax.x_title}, {"scale", {{"zero", false}}}};
-    const nlohmann::json y = {{"field", "y"}, {"type", "quantitative"}, {"title", ax.y_title}, {"scale", {{"zero", false}}}};
+    nlohmann::json y = {{"field", "y"}, {"type", "quantitative"}, {"title", ax.y_title}, {"scale", {{"zero", false}}}};
+    if (std::string_view(ax.y_key) == "gpus") y["axis"] = {{"tickMinStep", 1}, {"format", "d"}};  // whole GPUs only
     spec["layer"] = nlohmann::json::array(
         {{{"name", "frontier"},
           {"data", {{"values", line}}},
@@ -294,16 +297,44 @@ inline nlohmann::json plan_chart(const nlohmann::json& plans, const plan_axes& a
     return spec;
 }
 
+/// The CLI table's markers (examples/frenzy/cmd_plan.cpp): MFU with "!" above the best measured for its class
+/// (perf/mfu_ceiling.hpp), the speed's error band, the precision with "*" when it is the type's alternative.
+inline std::string mfu_text(const nlohmann::json& p) {
+    const double m = num(p, "mfu"), ceiling = num(p, "mfu_ceiling");
+    return fixed(100 * m, 1) + "%" + (ceiling > 0 && m > ceiling ? " ! (best measured " + fixed(100 * ceiling, 1) + "%)" : "");
+}
+inline std::string band_text(const nlohmann::json& p) {
+    return has_number(p, "rel_error_band") && num(p, "rel_error_band") > 0 ? "±" + fixed(100 * num(p, "rel_error_band"), 0) + "%" : "-";
+}
+
 inline table plan_table(const nlohmann::json& plans) {
     table t{{"#", "GPU", "GPUs", "layout", "precision", "framework", "memory (required / usable)", "step", "tokens/s",
-             "MFU", "time to budget", "GPU-hours", "cost"}, {}};
+             "MFU", "speed band", "time to budget", "GPU-hours", "cost (USD)"}, {}};
     for (std::size_t i = 0; i < plans.size(); ++i) {
         const auto& p = plans[i];
         t.rows.push_back({std::to_string(i + 1), text(p, "gpu"), std::to_string(detail::count(p, "gpus", 0)), layout_text(p),
-                          text(p, "precision"), text(p, "framework"),
+                          text(p, "precision") + (p.value("precision_alternative", false) ? " *" : ""), text(p, "framework"),
                           fixed(num(p, "required_bytes") / gib, 1) + " / " + fixed(num(p, "capacity_bytes") / gib, 1) + " GiB",
-                          duration_text(num(p, "step_time_s")), fixed(num(p, "tokens_per_s"), 0),
-                          fixed(100 * num(p, "mfu"), 1) + "%",
+                          duration_text(num(p, "step_time_s")), fixed(num(p, "tokens_per_s"), 0), mfu_text(p), band_text(p),
+                          has_number(p, "est_time_s") ? duration_text(num(p, "est_time_s")) : "-",
+                          has_number(p, "gpu_hours") ? fixed(num(p, "gpu_hours"), 0) : "-",
+                          has_number(p, "cost") ? fixed(num(p, "cost"), 2) : "-"});
+    }
+    return t;
+}
+
+/// `plan --mixed`: the pipelines over several GPU types, their stage groups in pipeline order.
+inline table mixed_table(const nlohmann::json& mixed) {
+    table t{{"#", "stage groups (pipeline order)", "GPUs", "layout", "step", "tokens/s", "MFU", "time to budget",
+             "GPU-hours", "cost (USD)"}, {}};
+    for (std::size_t i = 0; i < mixed.size(); ++i) {
+        const auto& p = mixed[i];
+        std::string groups;
+        for (const auto& g : p.at("groups"))
+            groups += (groups.empty() ? "" : " -> ") + std::to_string(count(g, "gpus", 0)) + " x " + text(g, "gpu") + " (" +
+                      std::to_string(count(g, "stages", 0)) + " stages, " + std::to_string(count(g, "layers", 0)) + " layers)";
+        t.rows.push_back({std::to_string(i + 1), groups, std::to_string(count(p, "gpus", 0)), layout_text(p),
+                          duration_text(num(p, "step_time_s")), fixed(num(p, "tokens_per_s"), 0), mfu_text(p),
                           has_number(p, "est_time_s") ? duration_text(num(p, "est_time_s")) : "-",
                           has_number(p, "gpu_hours") ? fixed(num(p, "gpu_hours"), 0) : "-",
                           has_number(p, "cost") ? fixed(num(p, "cost"), 2) : "-"});
@@ -325,12 +356,19 @@ inline page plan_page(const nlohmann::json& doc) {
     p.source = doc;
     if (!plans.empty()) {
         const auto ax = detail::axes_of(plans);
-        p.sections.push_back({"Time against cost",
+        p.sections.push_back({ax.section,
                               std::string("Each point is a feasible plan, coloured by GPU type; the dashed line joins "
                                           "the plans that no other plan beats on both ") + ax.x_title + " and " +
                                   ax.y_title + " (the frontier).",
                               "plans", detail::plan_chart(plans, ax), detail::plan_table(plans)});
     }
+    if (doc.contains("mixed_plans") && doc.at("mixed_plans").is_array() && !doc.at("mixed_plans").empty())
+        p.sections.push_back({"Pipelines over several GPU types",
+                              "Plans whose pipeline stages run on different GPU types (plan --mixed; Megatron-LM), the layers "
+                              "split by each type's speed and memory, best first by the same objective.",
+                              {}, nullptr, detail::mixed_table(doc.at("mixed_plans"))});
+    else if (doc.contains("mixed_note") && doc.at("mixed_note").is_string())
+        p.sections.push_back({"Pipelines over several GPU types", detail::text(doc, "mixed_note"), {}, nullptr, {}});
     if (!infeasible.empty()) {
         section s{"GPU types without a plan", "Why no layout of the job fits or runs on them.", {}, nullptr, {{"GPU", "reason"}, {}}};
         for (const auto& i : infeasible) s.table.rows.push_back({detail::text(i, "gpu"), detail::text(i, "reason")});

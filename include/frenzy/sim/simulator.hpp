@@ -239,7 +239,8 @@ private:
         j.measured.assign(ntypes_, 0.0);
         for (std::size_t t = 0; t < ntypes_; ++t) {
             const double z = normal_sample();
-            if (opt.speed_error > 0) j.truth[t] = std::exp(opt.speed_error * z);
+            if (opt.speed_error > 0)
+                j.truth[t] = std::clamp(std::exp(opt.speed_error * z), 1 / max_speed_factor, max_speed_factor);
         }
         set_up_plans(j, orch_.state(), opt_, trace[i], plans(spec));
     }

@@ -13,6 +13,11 @@
 // non-embedding FLOPs up to 3e20; 6ND is the usual stand-in, and beyond that range the law is an extrapolation: it
 // gives 7.7M tokens for 8B parameters on 1T tokens and 67M for 405B on 15T, against 4M (Llama 2 7B) and 4-16M
 // (Llama 3 405B) published, so it is a default to start from, stated as such, never a fitted row.
+//
+// A fine-tune is not a pretraining run: the law (fitted on pretraining compute) gave a LoRA job without a budget
+// 1024 sequences of 4096 tokens. Fine-tunes default to 128 sequences, the global batch of LitGPT's LoRA and full
+// fine-tuning recipes (Lightning-AI/litgpt@01fe959 litgpt/finetune/lora.py TrainArgs(global_batch_size=128,
+// micro_batch_size=4), on Alpaca) and of alpaca-lora (tloen/alpaca-lora finetune.py batch_size=128).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -34,10 +39,14 @@ inline double training_flops(const job_spec& j) {
     return 6.0 * n * d;
 }
 
-/// The global batch, in sequences, for a job that states neither it nor dp: B_opt / seq_len rounded down to a power
-/// of two, at least one micro-batch, a multiple of the micro-batch, and within bounds::global_batch.
+/// The global batch, in sequences, for a job that states neither it nor dp: B_opt / seq_len (a fine-tune: 128)
+/// rounded down to a power of two, at least one micro-batch, a multiple of the micro-batch, and within bounds::global_batch.
+inline constexpr std::int64_t finetune_global_batch = 128;
+
 inline std::int64_t default_global_batch(const job_spec& j) {
-    const double sequences = deepseek_batch_tokens(training_flops(j)) / static_cast<double>(std::max<std::int64_t>(1, j.training.seq_len));
+    const double sequences = j.training.finetune.pretrained()
+                                 ? static_cast<double>(finetune_global_batch)
+                                 : deepseek_batch_tokens(training_flops(j)) / static_cast<double>(std::max<std::int64_t>(1, j.training.seq_len));
     std::int64_t b = 1;
     while (b * 2 <= bounds::global_batch.max && static_cast<double>(b * 2) <= sequences) b *= 2;
     const std::int64_t mb = std::max<std::int64_t>(1, j.training.micro_batch);
