@@ -349,6 +349,9 @@ inline void validate_loss(const job_spec& j) {
     if (l == loss_style::liger_fused_linear)
         throw config_error("runtime.loss=\"liger\" is not a setting: runtime.liger=true turns on Liger's fused linear "
                            "cross-entropy with its other kernels (transformers' use_liger_kernel)");
+    if (l == loss_style::unsloth_fused)
+        throw config_error("runtime.loss=\"unsloth-fused\" is not a setting: runtime.framework=\"unsloth\" runs Unsloth's "
+                           "fused cross-entropy");
     const bool megatron_loss = j.runtime.framework->memory.loss == loss_style::fused_vocab_parallel;
     const auto named = [&] { return "runtime.loss=\"" + std::string(to_string(l)) + "\""; };
     if (l == loss_style::dtensor_loss_parallel)
