@@ -252,10 +252,11 @@ struct job_args {
     double total_tokens = -1;
     bool sp = false;
     // Fine-tuning, offload and Megatron memory options (training.finetune, runtime.offload, runtime.*).
-    std::string finetune, lora_targets, fp8_recipe;
+    std::string finetune, lora_targets, fp8_recipe, ft_objective;
     std::vector<std::string> offload;  ///< --offload, repeatable or comma-separated: optimizer | params | activations
     std::int64_t lora_rank = 0, freeze_layers = -1;
     bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false, paged = false;
+    bool precompute_ref = false;
     /// GPUs of `estimate --gpus`: the world size of an imported configuration that states per-device batches
     /// (launcher_traits::per_device_batches); 0 = not given.
     std::int64_t import_world_size = 0;
@@ -323,6 +324,10 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
     c->add_option("--freeze-layers", a.freeze_layers, "Freeze the first N layers and the embedding (training.finetune."
                                                      "frozen_layers; N < model layers; implies --finetune freeze when no method is given)")
         ->check(whole_number(frenzy::bounds::frozen_layers));
+    c->add_option("--finetune-objective", a.ft_objective, "sft | dpo (training.finetune.objective; default sft): dpo is TRL's DPOTrainer, "
+                                             "chosen and rejected in one forward and a reference model");
+    c->add_flag("--precompute-ref-log-probs", a.precompute_ref, "DPO: reference log-probs computed before training, no "
+                                                                "reference model held (training.finetune.precompute_ref_log_probs)");
     c->add_option("--offload", a.offload, "CPU offload: optimizer | params | activations (runtime.offload; repeatable or "
                                          "comma-separated; params needs optimizer)")
         ->delimiter(',');
@@ -376,6 +381,8 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
         }
         ft.targets = bits;
     }
+    if (!a.ft_objective.empty()) ft.objective = parse_enum<finetune_objective>("--finetune-objective", a.ft_objective);
+    if (a.precompute_ref) ft.precompute_ref_log_probs = true;
     if (a.freeze_layers >= 0) ft.frozen_layers = a.freeze_layers;
     if (a.freeze_layers > 0 && ft.method == finetune_method::none) ft.method = finetune_method::freeze;  // a fine-tune
     for (const auto& o : a.offload) {

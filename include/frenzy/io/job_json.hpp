@@ -115,6 +115,8 @@ inline finetune_spec finetune_from_json(const nlohmann::json& j) {
     r.get("dropout", f.dropout);
     r.get("qlora_saves_inputs", f.qlora_saves_inputs);
     r.get("double_quant", f.double_quant);
+    r.get("objective", f.objective);
+    r.get("precompute_ref_log_probs", f.precompute_ref_log_probs);
     if (r.has("target_modules") && !r.raw("target_modules").is_null()) {
         const auto& a = r.raw("target_modules");
         if (!a.is_array()) throw config_error("training.finetune.target_modules=" + a.dump() + " must be an array of names");
@@ -138,9 +140,13 @@ inline nlohmann::json to_json(const finetune_spec& f) {
     nlohmann::json targets = nlohmann::json::array();
     for (const auto& [b, n] : lora_target_names)
         if (f.targets & b) targets.push_back(n);
-    return {{"method", to_string(f.method)}, {"rank", f.rank}, {"alpha", f.alpha}, {"target_modules", targets},
-            {"frozen_layers", f.frozen_layers}, {"dropout", f.dropout}, {"qlora_saves_inputs", f.qlora_saves_inputs},
-            {"double_quant", f.double_quant}};
+    nlohmann::json out{{"method", to_string(f.method)}, {"rank", f.rank}, {"alpha", f.alpha}, {"target_modules", targets},
+                       {"frozen_layers", f.frozen_layers}, {"dropout", f.dropout}, {"qlora_saves_inputs", f.qlora_saves_inputs},
+                       {"double_quant", f.double_quant}};
+    // written where set (absent: the defaults), so jobs without them read back as before
+    if (f.dpo()) out["objective"] = to_string(f.objective);
+    if (f.precompute_ref_log_probs) out["precompute_ref_log_probs"] = true;
+    return out;
 }
 
 inline training_spec training_from_json(const nlohmann::json& j) {

@@ -13,6 +13,7 @@
 #include "frenzy/memory/layout.hpp"
 #include "frenzy/memory/model_states.hpp"
 #include "frenzy/memory/overheads.hpp"
+#include "frenzy/memory/preference.hpp"
 #include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -273,7 +274,7 @@ inline bool autocast_weight_copies(const job_spec& j, const framework_profile& f
 }
 
 inline bool uses_training_methods(const job_spec& j) {
-    return j.training.finetune.partial() || j.runtime.offload.any() || j.runtime.paged_optimizer ||
+    return j.training.finetune.partial() || j.training.finetune.dpo() || j.runtime.offload.any() || j.runtime.paged_optimizer ||
            j.training.optimizer == optimizer_kind::adamw_8bit || j.training.precision == precision::fp8_mixed;
 }
 
@@ -364,6 +365,10 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     r.paged = bytes{trainable * b.paged * sh(s != sharding::none)};
 
     detail::add_fp8_weight_state(j, l, r.weights);
+    // DPO's reference model of a full or partial fine-tune: a second copy of the weights, frozen, loaded as the policy
+    // (trl@f2cd5771 dpo_trainer.py create_model_from_path(ref_model_path, **model_init_kwargs)) at the compute
+    // precision, and sharded as the policy under full sharding (prepare_deepspeed / prepare_fsdp).
+    if (j.training.finetune.reference_copy()) r.weights += bytes{all * frozen_bytes * sh(s == sharding::full)};
 
     // Offload (DeepSpeed ZeRO-Offload stage_1_and_2.py cpu_offload: fp32 master, Adam states and the reduced
     // gradient partitions live in pinned host memory; FSDP CPUOffload: parameters and gradients on the host;
@@ -459,6 +464,13 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
     if (autocast && l.last) edges += 2.0 * static_cast<double>(framework_vocab(j, f) * m.hidden) / static_cast<double>(j.parallel.tp);
     const double layers_after = live_dense * per_dense + live_moe * per_moe;
     activation_bytes r = a;
+    // DPO's reference forward (no_grad, after the policy's) holds its 16-bit logits while the policy's activations
+    // are stored (dpo_trainer.py _compute_loss: ref_outputs.logits -> selective_log_softmax); `j`'s micro-batch is
+    // already the chosen + rejected pair (dpo_pair_job). With Liger the reference runs through the fused linear DPO
+    // loss (dpo_trainer.py _compute_loss_liger: hidden states, no logits).
+    if (ft.dpo() && !ft.precompute_ref_log_probs && l.last && f.loss != loss_style::liger_fused_linear)
+        r.transient = bytes{std::max(r.transient.value, detail::activation_element_bytes(j.training.precision) * local_tokens(j) *
+                                                            static_cast<double>(framework_vocab(j, f)) / static_cast<double>(j.parallel.tp))};
     if (j.runtime.offload.activations) {
         const double kept = std::min(2.0, live_dense + live_moe);
         const double per = std::max(live_dense > 0 ? per_dense : 0.0, live_moe > 0 ? per_moe : 0.0);
@@ -532,6 +544,7 @@ inline double method_uncertainty(const job_spec& j) {
     if (!ft.adapters() && ft.frozen_layers > 0) u += 0.05;
     if (j.training.optimizer == optimizer_kind::adamw_8bit) u += 0.05;
     if (j.runtime.offload.any()) u += 0.05;
+    if (ft.dpo()) u += 0.05;  // no measured DPO row
     return u;
 }
 

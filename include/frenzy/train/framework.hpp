@@ -256,6 +256,8 @@ struct framework_rules {
     /// The framework of a LoRA or QLoRA job that names none, when it accepts the job's layout (train/job.hpp
     /// default_framework); else the catalog's default.
     bool adapters_by_default = false;
+    /// training.finetune.objective "dpo": TRL's DPOTrainer runs on it (a transformers Trainer subclass)
+    bool dpo = false;
 };
 
 /// Why a data-parallel-only framework (`field` names it, e.g. runtime.framework="ddp") cannot run `p`'s tensor,

@@ -73,11 +73,19 @@ inline void validate(const training_spec& t) {
                            std::string(to_string(f.method)) + " freezes the whole base model)");
     if (f.method == finetune_method::freeze && f.frozen_layers == 0)
         throw config_error("training.finetune.method=\"freeze\" needs training.finetune.frozen_layers>0");
+    if (f.dpo() && f.method == finetune_method::none)
+        throw config_error("training.finetune.objective=\"dpo\" needs a pretrained model (training.finetune.method "
+                           "\"full\", \"freeze\", \"lora\" or \"qlora\", not \"none\")");
+    if (f.precompute_ref_log_probs && !f.dpo())
+        throw config_error("training.finetune.precompute_ref_log_probs=true needs training.finetune.objective=\"dpo\"");
 }
 
 /// Fine-tuning rules that need the model (checked with or without a parallel layout).
 inline void validate_finetune(const job_spec& j) {
     const auto& ft = j.training.finetune;
+    if (ft.dpo() && !j.runtime.framework->rules.dpo)
+        throw config_error("training.finetune.objective=\"dpo\" needs runtime.framework=\"" + frameworks_with(&framework_rules::dpo) +
+                           "\" (got \"" + std::string(to_string(j.runtime.framework)) + "\"): TRL's DPOTrainer runs on transformers' Trainer");
     if (ft.frozen_layers >= j.model.layers)
         throw config_error(field_text("training.finetune.frozen_layers", ft.frozen_layers) + " must be less than " +
                            field_text("model.layers", j.model.layers) + " (nothing would be trained)");

@@ -59,7 +59,7 @@ inline constexpr framework_traits traits{
     .memory = profile(),
     .perf = hf::traits.perf,
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload, .liger_kernels = false,
-              .fp8_recipes = 0},
+              .fp8_recipes = 0, .dpo = true},
 };
 
 }  // namespace frenzy::frameworks::unsloth
