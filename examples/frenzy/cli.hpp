@@ -256,7 +256,7 @@ struct job_args {
     std::vector<std::string> offload;  ///< --offload, repeatable or comma-separated: optimizer | params | activations
     std::int64_t lora_rank = 0, freeze_layers = -1;
     bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false, paged = false;
-    bool precompute_ref = false;
+    bool precompute_ref = false, load_in_8bit = false;
     /// GPUs of `estimate --gpus`: the world size of an imported configuration that states per-device batches
     /// (launcher_traits::per_device_batches); 0 = not given.
     std::int64_t import_world_size = 0;
@@ -324,6 +324,8 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
     c->add_option("--freeze-layers", a.freeze_layers, "Freeze the first N layers and the embedding (training.finetune."
                                                      "frozen_layers; N < model layers; implies --finetune freeze when no method is given)")
         ->check(whole_number(frenzy::bounds::frozen_layers));
+    c->add_flag("--load-in-8bit", a.load_in_8bit, "LoRA over bitsandbytes LLM.int8 base linears (BitsAndBytesConfig(load_in_8bit"
+                                                  "=True); training.finetune.load_in_8bit; with --finetune lora)");
     c->add_option("--finetune-objective", a.ft_objective, "sft | dpo (training.finetune.objective; default sft): dpo is TRL's DPOTrainer, "
                                              "chosen and rejected in one forward and a reference model");
     c->add_flag("--precompute-ref-log-probs", a.precompute_ref, "DPO: reference log-probs computed before training, no "
@@ -383,6 +385,7 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
     }
     if (!a.ft_objective.empty()) ft.objective = parse_enum<finetune_objective>("--finetune-objective", a.ft_objective);
     if (a.precompute_ref) ft.precompute_ref_log_probs = true;
+    if (a.load_in_8bit) ft.load_in_8bit = true;
     if (a.freeze_layers >= 0) ft.frozen_layers = a.freeze_layers;
     if (a.freeze_layers > 0 && ft.method == finetune_method::none) ft.method = finetune_method::freeze;  // a fine-tune
     for (const auto& o : a.offload) {

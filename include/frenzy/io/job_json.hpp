@@ -115,6 +115,7 @@ inline finetune_spec finetune_from_json(const nlohmann::json& j) {
     r.get("dropout", f.dropout);
     r.get("qlora_saves_inputs", f.qlora_saves_inputs);
     r.get("double_quant", f.double_quant);
+    r.get("load_in_8bit", f.load_in_8bit);
     r.get("objective", f.objective);
     r.get("precompute_ref_log_probs", f.precompute_ref_log_probs);
     if (r.has("target_modules") && !r.raw("target_modules").is_null()) {
@@ -144,6 +145,7 @@ inline nlohmann::json to_json(const finetune_spec& f) {
                        {"frozen_layers", f.frozen_layers}, {"dropout", f.dropout}, {"qlora_saves_inputs", f.qlora_saves_inputs},
                        {"double_quant", f.double_quant}};
     // written where set (absent: the defaults), so jobs without them read back as before
+    if (f.load_in_8bit) out["load_in_8bit"] = true;
     if (f.dpo()) out["objective"] = to_string(f.objective);
     if (f.precompute_ref_log_probs) out["precompute_ref_log_probs"] = true;
     return out;

@@ -107,6 +107,18 @@ inline double linear_weights(const job_spec& j, bool moe) {
     return w / static_cast<double>(j.parallel.tp);
 }
 
+/// Output rows of the linears of one layer on one GPU (bitsandbytes int8 keeps an fp32 scale per row).
+inline double linear_rows(const job_spec& j, bool moe) {
+    int n = 0;
+    const auto ls = layer_linears(j, moe, n);
+    double rows = 0;
+    for (int i = 0; i < n; ++i) {
+        const auto& l = ls[static_cast<std::size_t>(i)];
+        rows += l.copies * (l.row_parallel ? l.out : l.out / static_cast<double>(j.parallel.tp));
+    }
+    return rows;
+}
+
 /// Largest single linear weight on a GPU (elements): the working set of a dequantised or fp8-cast weight.
 inline double largest_linear(const job_spec& j, bool moe) {
     int n = 0;
@@ -192,8 +204,9 @@ inline double lora_activation_delta(const job_spec& j, const framework_profile& 
     const auto prec = j.training.precision;
     const bool cast = f.lora_adapter_cast && (prec == precision::bf16_mixed || prec == precision::fp16_mixed);
     const unsigned shared = cast ? 0u : tg;  // adapted linears whose input stays saved, shared with their adapters
-    // Old bitsandbytes (< 0.43.2) saved every 4-bit linear's input anyway: nothing is spared then.
-    if (!(ft.method == finetune_method::qlora && ft.qlora_saves_inputs)) {
+    // Old bitsandbytes (< 0.43.2) saved every 4-bit linear's input anyway, and MatMul8bitLt keeps its input A for any
+    // input gradient (autograd/_functions.py@95f9af3: ctx.tensors = (CAt, subA, A)): nothing is spared then.
+    if (!(ft.method == finetune_method::qlora && ft.qlora_saves_inputs) && !ft.load_in_8bit) {
         if (!(shared & (lora_q | lora_k | lora_v))) d -= e * sb * h * rep;            // QKV input (norm output)
         if (!(shared & lora_o)) d -= e * sb * static_cast<double>(m.q_width()) / t;   // output-projection input
         const unsigned fc1 = is_gated(m.activation) ? (lora_gate | lora_up) : lora_up;
@@ -286,6 +299,7 @@ inline bool uses_training_methods(const job_spec& j) {
 /// 16 bits, frozen in NF4 (QLoRA linears).
 struct parameter_split {
     double trainable = 0, frozen = 0, frozen_nf4 = 0;
+    double frozen_int8 = 0, int8_rows = 0;  ///< LLM.int8 linears (load_in_8bit) and their output rows
 };
 inline parameter_split trainable_split(const job_spec& j, const stage_layout& l, const framework_profile& f) {
     const auto& ft = j.training.finetune;
@@ -301,6 +315,11 @@ inline parameter_split trainable_split(const job_spec& j, const stage_layout& l,
             // bitsandbytes replaces every nn.Linear of the layers; embeddings, norms and lm_head stay 16-bit.
             r.frozen_nf4 = dense * detail::linear_weights(j, false) + (moe > 0 ? moe * detail::linear_weights(j, true) : 0.0);
             r.frozen -= r.frozen_nf4;
+        }
+        if (ft.load_in_8bit) {  // bitsandbytes Linear8bitLt replaces the same linears (the layers' nn.Linear)
+            r.frozen_int8 = dense * detail::linear_weights(j, false) + (moe > 0 ? moe * detail::linear_weights(j, true) : 0.0);
+            r.int8_rows = dense * detail::linear_rows(j, false) + (moe > 0 ? moe * detail::linear_rows(j, true) : 0.0);
+            r.frozen -= r.frozen_int8;
         }
     } else if (ft.frozen_layers > 0) {
         const auto fl = detail::leading_layers_on_stage(j, l, f, ft.frozen_layers);
@@ -359,6 +378,9 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     model_state_bytes r;
     r.weights = bytes{(frozen * frozen_bytes + frozen_nf4 * nf4_bytes_per_param(j.training.finetune.double_quant) + trainable * b.weights) *
                       sh(s == sharding::full)};
+    // LLM.int8: the int8 weight (CB) and an fp32 scale per output row (SCB) (bitsandbytes@95f9af3 nn/modules.py
+    // Int8Params._quantize: int8_vectorwise_quant returns int8 CB and float32 row stats).
+    r.weights += bytes{split.frozen_int8 + 4.0 * split.int8_rows};
     if (s == sharding::gradients && b.gathered_copy > 0) r.weights += bytes{b.gathered_copy * trainable};
     r.gradients = bytes{trainable * b.gradients * sh(s == sharding::gradients || s == sharding::full)};
     r.optimizer = bytes{trainable * b.optimizer * sh(s != sharding::none)};
@@ -518,6 +540,8 @@ inline double method_temporaries(const job_spec& j, const stage_layout& l, const
     const bool moe = l.moe_layers > 0;
     double t = 0;
     if (j.training.finetune.method == finetune_method::qlora) t += 2.0 * detail::largest_linear(j, moe);
+    // MatMul8bitLt.backward dequantises the weight for the input's gradient (CB.to(dtype_A, copy=True)).
+    if (j.training.finetune.load_in_8bit) t += 2.0 * detail::largest_linear(j, moe);
     if (j.parallel.sharding == sharding::full && j.training.finetune.adapters()) t += detail::adapter_gather_delta(j, l, f);
     if (j.training.precision == precision::fp8_mixed) {
         if (fp8_style_of(j.runtime.framework) == fp8_style::torchao) t += 2.0 * detail::largest_linear(j, moe);
@@ -544,7 +568,8 @@ inline double method_uncertainty(const job_spec& j) {
     if (!ft.adapters() && ft.frozen_layers > 0) u += 0.05;
     if (j.training.optimizer == optimizer_kind::adamw_8bit) u += 0.05;
     if (j.runtime.offload.any()) u += 0.05;
-    if (ft.dpo()) u += 0.05;  // no measured DPO row
+    if (ft.dpo()) u += 0.05;           // no measured DPO row
+    if (ft.load_in_8bit) u += 0.03;    // no measured int8 row: LoRA's band again
     return u;
 }
 

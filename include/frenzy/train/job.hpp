@@ -73,6 +73,9 @@ inline void validate(const training_spec& t) {
                            std::string(to_string(f.method)) + " freezes the whole base model)");
     if (f.method == finetune_method::freeze && f.frozen_layers == 0)
         throw config_error("training.finetune.method=\"freeze\" needs training.finetune.frozen_layers>0");
+    if (f.load_in_8bit && f.method != finetune_method::lora)
+        throw config_error("training.finetune.load_in_8bit=true needs method \"lora\" (got \"" + std::string(to_string(f.method)) +
+                           "\"): int8 weights train adapters only, and qlora's base is 4-bit");
     if (f.dpo() && f.method == finetune_method::none)
         throw config_error("training.finetune.objective=\"dpo\" needs a pretrained model (training.finetune.method "
                            "\"full\", \"freeze\", \"lora\" or \"qlora\", not \"none\")");
@@ -83,6 +86,10 @@ inline void validate(const training_spec& t) {
 /// Fine-tuning rules that need the model (checked with or without a parallel layout).
 inline void validate_finetune(const job_spec& j) {
     const auto& ft = j.training.finetune;
+    if (ft.load_in_8bit && j.parallel.sharding != sharding::none)
+        throw config_error("training.finetune.load_in_8bit=true with parallel.sharding=\"" + std::string(to_string(j.parallel.sharding)) +
+                           "\" is not modelled (bitsandbytes' Int8Params keep their row scales beside the weight: "
+                           "parallel.sharding \"none\")");
     if (ft.dpo() && !j.runtime.framework->rules.dpo)
         throw config_error("training.finetune.objective=\"dpo\" needs runtime.framework=\"" + frameworks_with(&framework_rules::dpo) +
                            "\" (got \"" + std::string(to_string(j.runtime.framework)) + "\"): TRL's DPOTrainer runs on transformers' Trainer");

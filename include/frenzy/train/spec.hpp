@@ -118,6 +118,9 @@ struct finetune_spec {
     /// MatMul4Bit: ctx.tensors = (A, B); removed by PR #1270, commit 9e75374, 2024-07-16).
     bool qlora_saves_inputs = false;
     bool double_quant = true;  ///< QLoRA: absmax quantised again (bnb_4bit_use_double_quant / compress_statistics)
+    /// LoRA over a base whose layer linears are bitsandbytes LLM.int8 (transformers BitsAndBytesConfig(load_in_8bit=
+    /// True): Int8Params, an int8 weight and an fp32 scale per output row; memory/methods.hpp).
+    bool load_in_8bit = false;
     finetune_objective objective = finetune_objective::sft;
     /// DPO: the reference log-probabilities computed once before training (DPOConfig.precompute_ref_log_probs), so
     /// no reference model is held while training.

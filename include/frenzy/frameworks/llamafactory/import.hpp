@@ -119,13 +119,13 @@ inline bool llamafactory_training_key(const trainer_yaml& y, const std::string& 
 /// finetuning_type and the quantization into the job's fine-tuning method.
 inline void llamafactory_method(const trainer_yaml& y, const llamafactory_settings& s, job_spec& j) {
     auto& ft = j.training.finetune;
-    if (s.quantization_bit == 8)
-        y.fail("quantization_bit", "=8 (bitsandbytes int8 base weights) is not modelled by Frenzy (no 8-bit weight mechanism); "
-                                   "quantization_bit 4 (QLoRA) or 16-bit LoRA are");
-    if (s.quantization_bit != 0 && s.quantization_bit != 4)
-        y.fail("quantization_bit", "=" + std::to_string(s.quantization_bit) + " is not modelled (4: bitsandbytes QLoRA)");
+    if (s.quantization_bit != 0 && s.quantization_bit != 4 && s.quantization_bit != 8)
+        y.fail("quantization_bit", "=" + std::to_string(s.quantization_bit) +
+                                   " is not modelled (4: bitsandbytes QLoRA, 8: bitsandbytes LLM.int8)");
     if (s.method == "lora") {
         ft.method = s.quantization_bit == 4 ? finetune_method::qlora : finetune_method::lora;
+        // quantization_bit 8: BitsAndBytesConfig(load_in_8bit=True) (model/model_utils/quantization.py)
+        ft.load_in_8bit = s.quantization_bit == 8;
         ft.double_quant = s.double_quant;
         ft.rank = s.rank;
         ft.alpha = s.alpha.value_or(2.0 * static_cast<double>(s.rank));  // finetuning_args.py: lora_rank * 2
