@@ -217,18 +217,23 @@ TEST_CASE("every key the Trainer YAML importers read is one the projects define 
     }
 }
 
-TEST_CASE("Trainer YAML importers read int8 bases (issue 51)") {
+TEST_CASE("Trainer YAML importers read int8 bases and modules trained beside the adapters (issue 51)") {
     auto ax = [](const std::string& text) { return axolotl_import_yaml(text, {}, dir); };
     auto lf = [](const std::string& text) { return llamafactory_import_yaml(text, {}, dir); };
     const std::string base = "base_model: NousResearch/Llama-3.2-1B\nadapter: lora\n";
-    // axolotl: load_in_8bit with adapter lora -> LoRA over LLM.int8 linears
-    const auto a = ax(base + "load_in_8bit: true\n").job;
+    // axolotl: load_in_8bit with adapter lora -> LoRA over LLM.int8 linears; lora_modules_to_save as a list
+    const auto a = ax(base + "load_in_8bit: true\nlora_modules_to_save: [embed_tokens, lm_head]\n").job;
     CHECK(a.training.finetune.method == finetune_method::lora);
     CHECK(a.training.finetune.load_in_8bit);
+    CHECK(a.training.finetune.modules_to_save == (save_embed_tokens | save_lm_head));
     CHECK_THROWS_WITH(ax(base + "load_in_8bit: true\nload_in_4bit: true\n"), Contains("load_in_8bit") && Contains("4-bit"));
-    // LLaMA-Factory: quantization_bit 8
-    const auto l = lf("model_name_or_path: Qwen/Qwen3-4B\nquantization_bit: 8\n").job;
+    CHECK_THROWS_WITH(ax(base + "lora_modules_to_save: [wte]\n"), Contains("lora_modules_to_save") && Contains("wte"));
+    // LLaMA-Factory: quantization_bit 8 and additional_target as a comma-separated string
+    const auto l = lf("model_name_or_path: Qwen/Qwen3-4B\nquantization_bit: 8\nadditional_target: lm_head\n").job;
     CHECK(l.training.finetune.load_in_8bit);
+    CHECK(l.training.finetune.modules_to_save == save_lm_head);
+    CHECK_THROWS_WITH(lf("model_name_or_path: Qwen/Qwen3-4B\nfinetuning_type: full\nadditional_target: lm_head\n"),
+                      Contains("additional_target"));
 }
 
 #endif

@@ -1,5 +1,5 @@
-// LoRA over an int8 base (bitsandbytes LLM.int8, training.finetune.load_in_8bit) against hand derivations from the
-// library's code.
+// LoRA over an int8 base (bitsandbytes LLM.int8, training.finetune.load_in_8bit) and PEFT's modules_to_save
+// (training.finetune.modules_to_save) against hand derivations from the libraries' code.
 #include <catch2/catch.hpp>
 
 #include "frenzy/io/job_json.hpp"
@@ -50,7 +50,7 @@ TEST_CASE("load_in_8bit: 1 byte a linear weight and an fp32 scale per output row
     CHECK(peft_base_stored(j) - peft_base_stored(l16) == Approx(32 * 2.0 * 2048 * (3 * 4096 + 11008)));
 }
 
-TEST_CASE("load_in_8bit is refused where it does not apply, naming the field") {
+TEST_CASE("load_in_8bit and modules_to_save are refused where they do not apply, naming the field") {
     auto j = peft_base_job();
     j.training.finetune.method = finetune_method::qlora;
     j.training.finetune.load_in_8bit = true;
@@ -61,12 +61,44 @@ TEST_CASE("load_in_8bit is refused where it does not apply, naming the field") {
     j.training.global_batch = 2;
     j.parallel.sharding = sharding::full;
     CHECK_THROWS_WITH(validate(j), Catch::Contains("training.finetune.load_in_8bit=true with parallel.sharding=\"full\""));
+    j = peft_base_job();
+    j.training.finetune = {.method = finetune_method::full, .modules_to_save = save_lm_head};
+    CHECK_THROWS_WITH(validate(j), Catch::Contains("training.finetune.modules_to_save needs method \"lora\" or \"qlora\""));
+    CHECK_THROWS_WITH(finetune_from_json(nlohmann::json::parse(R"({"method": "lora", "modules_to_save": ["wte"]})")),
+                      Catch::Contains("training.finetune.modules_to_save: \"wte\" is not one of: embed_tokens | lm_head"));
     // JSON round trip; a job without them writes neither field.
     j = peft_base_job();
     j.training.finetune.load_in_8bit = true;
+    j.training.finetune.modules_to_save = save_embed_tokens | save_lm_head;
     const auto js = to_json(j.training.finetune);
-    CHECK(js["load_in_8bit"] == true);
+    CHECK(js["modules_to_save"] == nlohmann::json::array({"embed_tokens", "lm_head"}));
     CHECK(finetune_from_json(js) == j.training.finetune);
     const auto plain = to_json(peft_base_job().training.finetune);
     CHECK(!plain.contains("load_in_8bit"));
+    CHECK(!plain.contains("modules_to_save"));
+}
+
+TEST_CASE("modules_to_save: whole trainable copies of the embedding and the LM head beside the frozen originals") {
+    // peft@5d602fd utils/other.py ModulesToSaveWrapper: modules_to_save[adapter] = deepcopy(original_module), trained;
+    // the original stays frozen. Each copy is V x h = 32000 x 4096 = 131,072,000 parameters at hf's trainable bytes:
+    // fp32 weight (4 B), fp32 gradient (4 B), AdamW's two fp32 moments (8 B).
+    auto j = peft_base_job();
+    const auto lora = peft_base_states(j);
+    j.training.finetune.modules_to_save = save_embed_tokens | save_lm_head;
+    validate(j);
+    const auto both = peft_base_states(j);
+    const double copy = 32000.0 * 4096;
+    CHECK(both.weights.value - lora.weights.value == Approx(2 * copy * 4));
+    CHECK(both.gradients.value - lora.gradients.value == Approx(2 * copy * 4));
+    CHECK(both.optimizer.value - lora.optimizer.value == Approx(2 * copy * 8));
+    // The LM head alone: one copy; and Liger's fused loss then saves its grad_weight (V x h x 4 B) as for a full fine-tune.
+    j.training.finetune.modules_to_save = save_lm_head;
+    CHECK(peft_base_states(j).weights.value - lora.weights.value == Approx(copy * 4));
+    CHECK(detail::lm_head_trained(j));
+    j.runtime.liger = true;
+    auto frozen_head = j;
+    frozen_head.training.finetune.modules_to_save = 0;
+    const auto f = profile_of(j);
+    CHECK(detail::last_stage_activations(j, f).first - detail::last_stage_activations(frozen_head, f).first ==
+          Approx(copy * 4));
 }

@@ -133,6 +133,18 @@ inline finetune_spec finetune_from_json(const nlohmann::json& j) {
             f.targets |= bit;
         }
     }
+    if (r.has("modules_to_save") && !r.raw("modules_to_save").is_null()) {
+        const auto& a = r.raw("modules_to_save");
+        if (!a.is_array()) throw config_error("training.finetune.modules_to_save=" + a.dump() + " must be an array of names");
+        for (const auto& e : a) {
+            unsigned bit = 0;
+            for (const auto& [b, n] : module_to_save_names)
+                if (e.is_string() && n == e.get<std::string>()) bit = b;
+            if (bit == 0)
+                throw config_error("training.finetune.modules_to_save: " + e.dump() + " is not one of: embed_tokens | lm_head");
+            f.modules_to_save |= bit;
+        }
+    }
     r.finish();
     return f;
 }
@@ -146,6 +158,11 @@ inline nlohmann::json to_json(const finetune_spec& f) {
                        {"double_quant", f.double_quant}};
     // written where set (absent: the defaults), so jobs without them read back as before
     if (f.load_in_8bit) out["load_in_8bit"] = true;
+    if (f.modules_to_save != 0) {
+        auto& m = out["modules_to_save"] = nlohmann::json::array();
+        for (const auto& [b, n] : module_to_save_names)
+            if (f.modules_to_save & b) m.push_back(n);
+    }
     if (f.dpo()) out["objective"] = to_string(f.objective);
     if (f.precompute_ref_log_probs) out["precompute_ref_log_probs"] = true;
     return out;

@@ -320,11 +320,12 @@ inline double saved_per_layer(const job_spec& j, const stage_layout& l, const la
 }
 
 namespace detail {
-/// Whether the LM head's weight gets a gradient: not under adapters, nor when tied to an embedding frozen with the
-/// leading layers.
+/// Whether the LM head's weight gets a gradient: not under adapters (unless PEFT's modules_to_save copies it), nor
+/// when tied to an embedding frozen with the leading layers.
 inline bool lm_head_trained(const job_spec& j) {
     const auto& ft = j.training.finetune;
-    return !ft.adapters() && !(ft.frozen_layers > 0 && j.model.tied_embeddings);
+    if (ft.adapters()) return (ft.modules_to_save & save_lm_head) != 0;
+    return !(ft.frozen_layers > 0 && j.model.tied_embeddings);
 }
 
 /// Bytes per logit element the loss keeps for backward (`saved`) and holds briefly on top of them (`transient`), by

@@ -300,6 +300,7 @@ inline bool uses_training_methods(const job_spec& j) {
 struct parameter_split {
     double trainable = 0, frozen = 0, frozen_nf4 = 0;
     double frozen_int8 = 0, int8_rows = 0;  ///< LLM.int8 linears (load_in_8bit) and their output rows
+    double saved_copies = 0;  ///< of `trainable`: modules_to_save's whole copies (embedding, LM head)
 };
 inline parameter_split trainable_split(const job_spec& j, const stage_layout& l, const framework_profile& f) {
     const auto& ft = j.training.finetune;
@@ -316,6 +317,13 @@ inline parameter_split trainable_split(const job_spec& j, const stage_layout& l,
             r.frozen_nf4 = dense * detail::linear_weights(j, false) + (moe > 0 ? moe * detail::linear_weights(j, true) : 0.0);
             r.frozen -= r.frozen_nf4;
         }
+        // modules_to_save: a trainable deep copy of each module beside its frozen original (peft@5d602fd
+        // src/peft/utils/other.py ModulesToSaveWrapper.update: modules_to_save[adapter] = deepcopy(original_module)),
+        // V x h each, on the stage holding the embedding / the LM head.
+        const double vh = static_cast<double>(framework_vocab(j, f) * j.model.hidden) / static_cast<double>(p.tp);
+        r.saved_copies = ((ft.modules_to_save & save_embed_tokens) && l.first ? vh : 0.0) +
+                         ((ft.modules_to_save & save_lm_head) && l.last ? vh : 0.0);
+        r.trainable += r.saved_copies;
         if (ft.load_in_8bit) {  // bitsandbytes Linear8bitLt replaces the same linears (the layers' nn.Linear)
             r.frozen_int8 = dense * detail::linear_weights(j, false) + (moe > 0 ? moe * detail::linear_weights(j, true) : 0.0);
             r.int8_rows = dense * detail::linear_rows(j, false) + (moe > 0 ? moe * detail::linear_rows(j, true) : 0.0);
@@ -517,7 +525,7 @@ inline double adapter_gather_delta(const job_spec& j, const stage_layout& l, con
     const auto [layer, edge] = framework_overheads::gathered_units_of(j, l, f, b);
     const auto split = trainable_split(j, l, f);
     const double n = static_cast<double>(l.layers);
-    const double adapters = split.trainable / n, nf4 = split.frozen_nf4 / n;
+    const double adapters = (split.trainable - split.saved_copies) / n, nf4 = split.frozen_nf4 / n;
     const double stored = param_bytes(j.training.precision);
     const double adapter_bytes = b.gathered_copy > 0 ? b.gathered_copy : b.weights;
     const double nf4_bytes = nf4_bytes_per_param(j.training.finetune.double_quant);

@@ -76,6 +76,9 @@ inline void validate(const training_spec& t) {
     if (f.load_in_8bit && f.method != finetune_method::lora)
         throw config_error("training.finetune.load_in_8bit=true needs method \"lora\" (got \"" + std::string(to_string(f.method)) +
                            "\"): int8 weights train adapters only, and qlora's base is 4-bit");
+    if (f.modules_to_save != 0 && !f.adapters())
+        throw config_error("training.finetune.modules_to_save needs method \"lora\" or \"qlora\" (got \"" +
+                           std::string(to_string(f.method)) + "\"): the other methods train those modules in place");
     if (f.dpo() && f.method == finetune_method::none)
         throw config_error("training.finetune.objective=\"dpo\" needs a pretrained model (training.finetune.method "
                            "\"full\", \"freeze\", \"lora\" or \"qlora\", not \"none\")");

@@ -107,6 +107,12 @@ enum lora_target : unsigned { lora_q = 1, lora_k = 2, lora_v = 4, lora_o = 8, lo
 inline constexpr std::array<std::pair<unsigned, std::string_view>, 7> lora_target_names{{
     {lora_q, "q"}, {lora_k, "k"}, {lora_v, "v"}, {lora_o, "o"}, {lora_gate, "gate"}, {lora_up, "up"}, {lora_down, "down"}}};
 
+/// Modules an adapter fine-tune trains whole beside the adapters (PEFT LoraConfig.modules_to_save, axolotl
+/// lora_modules_to_save; bit flags, names as transformers' Llama-style models call them).
+enum module_to_save : unsigned { save_embed_tokens = 1, save_lm_head = 2 };
+inline constexpr std::array<std::pair<unsigned, std::string_view>, 2> module_to_save_names{{
+    {save_embed_tokens, "embed_tokens"}, {save_lm_head, "lm_head"}}};
+
 struct finetune_spec {
     finetune_method method = finetune_method::none;
     std::int64_t rank = 16;
@@ -121,6 +127,9 @@ struct finetune_spec {
     /// LoRA over a base whose layer linears are bitsandbytes LLM.int8 (transformers BitsAndBytesConfig(load_in_8bit=
     /// True): Int8Params, an int8 weight and an fp32 scale per output row; memory/methods.hpp).
     bool load_in_8bit = false;
+    /// module_to_save bits: full trainable copies beside the frozen originals (peft@5d602fd utils/other.py
+    /// ModulesToSaveWrapper); adapter methods only.
+    unsigned modules_to_save = 0;
     finetune_objective objective = finetune_objective::sft;
     /// DPO: the reference log-probabilities computed once before training (DPOConfig.precompute_ref_log_probs), so
     /// no reference model is held while training.

@@ -25,7 +25,7 @@ struct axolotl_settings {
     bool targets_given = false, target_linear = false, liger_plugin = false, liger_flce = false, sharded = false;
     std::int64_t rank = 8, accumulation = 1;  // PEFT LoraConfig r=8 when lora_r is None
     std::optional<double> alpha;
-    unsigned targets = 0;
+    unsigned targets = 0, modules_to_save = 0;
 };
 
 /// A key that moves memory in a way Frenzy does not model, when set: listed, never dropped silently.
@@ -47,7 +47,9 @@ inline bool axolotl_adapter_key(const trainer_yaml& y, const std::string& k, con
     else if (k == "lora_target_modules") {
         if (!trainer_yaml::unset(v)) s.targets |= trainer_lora_targets(y, k, v), s.targets_given = true;
     } else if (k == "lora_target_linear") s.target_linear = !trainer_yaml::unset(v) && y.flag(v, k);
-    else if (k == "lora_modules_to_save") axolotl_not_modelled(y, k, v, "fully trained embedding / LM head beside the adapters");
+    else if (k == "lora_modules_to_save") {
+        if (!trainer_yaml::unset(v)) s.modules_to_save = trainer_modules_to_save(y, k, v);
+    }
     else if (k == "peft_use_dora") axolotl_not_modelled(y, k, v, "DoRA's magnitude vectors and their activations");
     else if (k == "peft_layers_to_transform") axolotl_not_modelled(y, k, v, "adapters on some layers only: counted on every layer");
     else if (k == "lora_target_parameters") axolotl_not_modelled(y, k, v, "LoRA on expert parameters");
@@ -189,6 +191,7 @@ inline void axolotl_method(const trainer_yaml& y, const axolotl_settings& s, job
     if (s.adapter.empty()) {
         if (s.load_in_4bit) y.fail("load_in_4bit", "=true needs adapter: qlora (4-bit weights cannot be fully fine-tuned)");
         if (s.load_in_8bit) y.fail("load_in_8bit", "=true needs adapter: lora (8-bit weights cannot be fully fine-tuned)");
+        if (s.modules_to_save != 0) y.fail("lora_modules_to_save", "needs adapter: lora or qlora (a full fine-tune trains them in place)");
         ft.method = finetune_method::full;
         return;
     }
@@ -200,6 +203,7 @@ inline void axolotl_method(const trainer_yaml& y, const axolotl_settings& s, job
         y.fail("load_in_8bit", "=true with " + std::string(s.load_in_4bit ? "load_in_4bit" : "adapter: qlora") +
                                    ": the base is either 8-bit (adapter: lora) or 4-bit (QLoRA)");
     ft.load_in_8bit = s.load_in_8bit;
+    ft.modules_to_save = s.modules_to_save;
     if (ft.method == finetune_method::qlora) ft.double_quant = true;  // loaders/model.py: bnb_4bit_use_double_quant True
     ft.rank = s.rank;
     ft.alpha = s.alpha.value_or(8.0);  // PEFT LoraConfig lora_alpha=8 when None
