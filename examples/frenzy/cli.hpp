@@ -20,6 +20,7 @@
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/suggest.hpp"
+#include "frenzy/core/text.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/duration.hpp"
 #include "frenzy/io/job_json.hpp"
@@ -286,10 +287,11 @@ struct job_args {
     double total_tokens = -1;
     bool sp = false;
     // Fine-tuning, offload and Megatron memory options (training.finetune, runtime.offload, runtime.*).
-    std::string finetune, lora_targets, fp8_recipe;
+    std::string finetune, lora_targets, fp8_recipe, ft_objective, modules_to_save;
     std::vector<std::string> offload;  ///< --offload, repeatable or comma-separated: optimizer | params | activations
     std::int64_t lora_rank = 0, freeze_layers = -1;
     bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false, paged = false;
+    bool precompute_ref = false, load_in_8bit = false;
     /// GPUs of `estimate --gpus`: the world size of an imported configuration that states per-device batches
     /// (launcher_traits::per_device_batches); 0 = not given.
     std::int64_t import_world_size = 0;
@@ -357,6 +359,15 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
     c->add_option("--freeze-layers", a.freeze_layers, "Freeze the first N layers and the embedding (training.finetune."
                                                      "frozen_layers; N < model layers; implies --finetune freeze when no method is given)")
         ->check(whole_number(frenzy::bounds::frozen_layers));
+    c->add_flag("--load-in-8bit", a.load_in_8bit, "LoRA over bitsandbytes LLM.int8 base linears (BitsAndBytesConfig(load_in_8bit"
+                                                  "=True); training.finetune.load_in_8bit; with --finetune lora)");
+    c->add_option("--modules-to-save", a.modules_to_save, "Modules trained whole beside the adapters, comma-separated: "
+                                                          "embed_tokens,lm_head (PEFT modules_to_save; training.finetune."
+                                                          "modules_to_save; with --finetune lora or qlora)");
+    c->add_option("--finetune-objective", a.ft_objective, "sft | dpo (training.finetune.objective; default sft): dpo is TRL's DPOTrainer, "
+                                             "chosen and rejected in one forward and a reference model");
+    c->add_flag("--precompute-ref-log-probs", a.precompute_ref, "DPO: reference log-probs computed before training, no "
+                                                                "reference model held (training.finetune.precompute_ref_log_probs)");
     c->add_option("--offload", a.offload, "CPU offload: optimizer | params | activations (runtime.offload; repeatable or "
                                          "comma-separated; params needs optimizer)")
         ->delimiter(',');
@@ -409,6 +420,17 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
             start = end + 1;
         }
         ft.targets = bits;
+    }
+    if (!a.ft_objective.empty()) ft.objective = parse_enum<finetune_objective>("--finetune-objective", a.ft_objective);
+    if (a.precompute_ref) ft.precompute_ref_log_probs = true;
+    if (a.load_in_8bit) ft.load_in_8bit = true;
+    for (const auto piece : a.modules_to_save.empty() ? std::vector<std::string_view>{} : split(a.modules_to_save, ',')) {
+        unsigned bit = 0;
+        for (const auto& [b, n] : module_to_save_names)
+            if (n == piece) bit = b;
+        if (bit == 0)
+            throw config_error("--modules-to-save: \"" + std::string(piece) + "\" is not one of: embed_tokens | lm_head");
+        ft.modules_to_save |= bit;
     }
     if (a.freeze_layers >= 0) ft.frozen_layers = a.freeze_layers;
     if (a.freeze_layers > 0 && ft.method == finetune_method::none) ft.method = finetune_method::freeze;  // a fine-tune

@@ -40,7 +40,7 @@ TEST_CASE("a framework added with one call is found by name wherever frameworks 
     frenzy_test::toy::register_toy();
     const auto toy = find_framework("runtime.framework", "toy");
     CHECK(toy.name() == "toy");
-    CHECK(framework_names() == "megatron | deepspeed | fsdp | ddp | hf | llm-foundry | torchtune | litgpt | axolotl | llamafactory | toy");  // the built-ins first, then the added
+    CHECK(framework_names() == "megatron | deepspeed | fsdp | ddp | hf | llm-foundry | torchtune | litgpt | axolotl | llamafactory | unsloth | toy");  // the built-ins first, then the added
     CHECK(launcher_names() == "megatron | torchtitan | deepspeed | fsdp | llm-foundry | hf | torchtune | litgpt | axolotl | llamafactory | toy");
     CHECK(launcher_for(toy) == find_launcher("--framework", "toy"));
     // a job spec naming it: the JSON reader and writer go through the catalog

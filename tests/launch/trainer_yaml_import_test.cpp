@@ -166,7 +166,9 @@ TEST_CASE("Trainer YAML importers refuse what they cannot model, naming the key,
     auto ax = [](const std::string& text) { return axolotl_import_yaml(text, {}, dir); };
     auto lf = [](const std::string& text) { return llamafactory_import_yaml(text, {}, dir); };
     const std::string base = "base_model: NousResearch/Llama-3.2-1B\n";
-    CHECK_THROWS_WITH(ax(base + "load_in_8bit: true\nadapter: lora\n"), Contains("load_in_8bit") && Contains("8-bit"));
+    // int8 bases are read now (issue 51); a full fine-tune of int8 weights is still refused, naming the key
+    CHECK(ax(base + "load_in_8bit: true\nadapter: lora\n").job.training.finetune.load_in_8bit);
+    CHECK_THROWS_WITH(ax(base + "load_in_8bit: true\n"), Contains("load_in_8bit") && Contains("8-bit"));
     CHECK_THROWS_WITH(ax(base + "optimizer: lion_8bit\n"), Contains("optimizer=lion_8bit is not an optimizer Frenzy models"));
     // torchao's 8-bit AdamW keeps its moments as bitsandbytes' does
     CHECK(ax(base + "optimizer: adamw_torch_8bit\n").job.training.optimizer == optimizer_kind::adamw_8bit);
@@ -179,7 +181,8 @@ TEST_CASE("Trainer YAML importers refuse what they cannot model, naming the key,
     CHECK_THROWS_WITH(ax("- a\n- b\n"), Contains("mapping"));
     CHECK_THROWS_WITH(ax(base + "sequence_len: 1\nsequence_len: 2\n"), Contains("sequence_len"));
     const std::string model = "model_name_or_path: Qwen/Qwen3-4B\n";
-    CHECK_THROWS_WITH(lf(model + "quantization_bit: 8\n"), Contains("quantization_bit") && Contains("8-bit"));
+    CHECK(lf(model + "quantization_bit: 8\n").job.training.finetune.load_in_8bit);
+    CHECK_THROWS_WITH(lf(model + "quantization_bit: 8\nfinetuning_type: full\n"), Contains("quantization_bit") && Contains("lora"));
     CHECK_THROWS_WITH(lf(model + "optim: adamw_torch_4bit\n"), Contains("optim") && Contains("adamw_torch_4bit"));
     CHECK_THROWS_WITH(lf(model + "use_galore: true\n"), Contains("use_galore"));
     CHECK_THROWS_WITH(lf(model + "flash_attn: fa9\n"), Contains("flash_attn"));
@@ -212,6 +215,25 @@ TEST_CASE("every key the Trainer YAML importers read is one the projects define 
         INFO(k);
         CHECK(lf.count(k) + hf.count("TrainingArguments." + k) >= 1);
     }
+}
+
+TEST_CASE("Trainer YAML importers read int8 bases and modules trained beside the adapters (issue 51)") {
+    auto ax = [](const std::string& text) { return axolotl_import_yaml(text, {}, dir); };
+    auto lf = [](const std::string& text) { return llamafactory_import_yaml(text, {}, dir); };
+    const std::string base = "base_model: NousResearch/Llama-3.2-1B\nadapter: lora\n";
+    // axolotl: load_in_8bit with adapter lora -> LoRA over LLM.int8 linears; lora_modules_to_save as a list
+    const auto a = ax(base + "load_in_8bit: true\nlora_modules_to_save: [embed_tokens, lm_head]\n").job;
+    CHECK(a.training.finetune.method == finetune_method::lora);
+    CHECK(a.training.finetune.load_in_8bit);
+    CHECK(a.training.finetune.modules_to_save == (save_embed_tokens | save_lm_head));
+    CHECK_THROWS_WITH(ax(base + "load_in_8bit: true\nload_in_4bit: true\n"), Contains("load_in_8bit") && Contains("4-bit"));
+    CHECK_THROWS_WITH(ax(base + "lora_modules_to_save: [wte]\n"), Contains("lora_modules_to_save") && Contains("wte"));
+    // LLaMA-Factory: quantization_bit 8 and additional_target as a comma-separated string
+    const auto l = lf("model_name_or_path: Qwen/Qwen3-4B\nquantization_bit: 8\nadditional_target: lm_head\n").job;
+    CHECK(l.training.finetune.load_in_8bit);
+    CHECK(l.training.finetune.modules_to_save == save_lm_head);
+    CHECK_THROWS_WITH(lf("model_name_or_path: Qwen/Qwen3-4B\nfinetuning_type: full\nadditional_target: lm_head\n"),
+                      Contains("additional_target"));
 }
 
 #endif

@@ -21,6 +21,7 @@
 #include "frenzy/frameworks/llm_foundry/traits.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"
 #include "frenzy/frameworks/torchtune/traits.hpp"
+#include "frenzy/frameworks/unsloth/traits.hpp"
 #include "frenzy/train/framework.hpp"
 
 namespace frenzy {
@@ -40,7 +41,8 @@ constexpr framework::framework() noexcept : t_(&by_default.traits()) {}
 inline std::vector<framework>& framework_catalog() {
     static std::vector<framework> all{framework::megatron, framework::deepspeed, framework::fsdp, framework::ddp,
                                       framework::hf, framework::llm_foundry, framework::torchtune, framework::litgpt,
-                                      framework{frameworks::axolotl::traits}, framework{frameworks::llamafactory::traits}};
+                                      framework{frameworks::axolotl::traits}, framework{frameworks::llamafactory::traits},
+                                      framework{frameworks::unsloth::traits}};
     return all;
 }
 

@@ -115,6 +115,9 @@ inline finetune_spec finetune_from_json(const nlohmann::json& j) {
     r.get("dropout", f.dropout);
     r.get("qlora_saves_inputs", f.qlora_saves_inputs);
     r.get("double_quant", f.double_quant);
+    r.get("load_in_8bit", f.load_in_8bit);
+    r.get("objective", f.objective);
+    r.get("precompute_ref_log_probs", f.precompute_ref_log_probs);
     if (r.has("target_modules") && !r.raw("target_modules").is_null()) {
         const auto& a = r.raw("target_modules");
         if (!a.is_array()) throw config_error("training.finetune.target_modules=" + a.dump() + " must be an array of names");
@@ -130,6 +133,18 @@ inline finetune_spec finetune_from_json(const nlohmann::json& j) {
             f.targets |= bit;
         }
     }
+    if (r.has("modules_to_save") && !r.raw("modules_to_save").is_null()) {
+        const auto& a = r.raw("modules_to_save");
+        if (!a.is_array()) throw config_error("training.finetune.modules_to_save=" + a.dump() + " must be an array of names");
+        for (const auto& e : a) {
+            unsigned bit = 0;
+            for (const auto& [b, n] : module_to_save_names)
+                if (e.is_string() && n == e.get<std::string>()) bit = b;
+            if (bit == 0)
+                throw config_error("training.finetune.modules_to_save: " + e.dump() + " is not one of: embed_tokens | lm_head");
+            f.modules_to_save |= bit;
+        }
+    }
     r.finish();
     return f;
 }
@@ -138,9 +153,19 @@ inline nlohmann::json to_json(const finetune_spec& f) {
     nlohmann::json targets = nlohmann::json::array();
     for (const auto& [b, n] : lora_target_names)
         if (f.targets & b) targets.push_back(n);
-    return {{"method", to_string(f.method)}, {"rank", f.rank}, {"alpha", f.alpha}, {"target_modules", targets},
-            {"frozen_layers", f.frozen_layers}, {"dropout", f.dropout}, {"qlora_saves_inputs", f.qlora_saves_inputs},
-            {"double_quant", f.double_quant}};
+    nlohmann::json out{{"method", to_string(f.method)}, {"rank", f.rank}, {"alpha", f.alpha}, {"target_modules", targets},
+                       {"frozen_layers", f.frozen_layers}, {"dropout", f.dropout}, {"qlora_saves_inputs", f.qlora_saves_inputs},
+                       {"double_quant", f.double_quant}};
+    // written where set (absent: the defaults), so jobs without them read back as before
+    if (f.load_in_8bit) out["load_in_8bit"] = true;
+    if (f.modules_to_save != 0) {
+        auto& m = out["modules_to_save"] = nlohmann::json::array();
+        for (const auto& [b, n] : module_to_save_names)
+            if (f.modules_to_save & b) m.push_back(n);
+    }
+    if (f.dpo()) out["objective"] = to_string(f.objective);
+    if (f.precompute_ref_log_probs) out["precompute_ref_log_probs"] = true;
+    return out;
 }
 
 inline training_spec training_from_json(const nlohmann::json& j) {

@@ -252,6 +252,16 @@ inline void check_launcher_method(finetune_method m, launcher l) {
                        std::string(l.name()) + " launcher; " + what + " is written by: " + (by.empty() ? "none" : by));
 }
 
+/// config_error naming the fine-tuning field no launcher writes yet: DPO, int8 base weights, modules_to_save are
+/// estimated (memory/methods.hpp), but every launcher writes an SFT script with a 16-bit or 4-bit base and adapters
+/// only, which would run something else than what was estimated.
+inline void check_launcher_finetune_fields(const finetune_spec& f) {
+    const char* field = f.dpo() ? "objective=\"dpo\"" : f.load_in_8bit ? "load_in_8bit=true" : f.modules_to_save ? "modules_to_save" : nullptr;
+    if (field)
+        throw config_error("training.finetune." + std::string(field) + " is estimated but not written by any launcher "
+                           "(the launchers write supervised fine-tunes with 16-bit or 4-bit bases and adapters only)");
+}
+
 /// What the job's launcher adds to the batch script (launcher_traits::payload), after checking that the launcher can
 /// run the job (config_error naming the field when not).
 inline launcher_payload launcher_payload_for(const job_spec& j, const launch_options& o) {
@@ -260,6 +270,7 @@ inline launcher_payload launcher_payload_for(const job_spec& j, const launch_opt
     if (!o.launcher->payload)
         throw config_error("the " + std::string(to_string(o.launcher)) + " launcher only reads configurations (--from); it writes none");
     check_launcher_method(j.training.finetune.method, o.launcher);
+    check_launcher_finetune_fields(j.training.finetune);
     const auto& fws = launcher_frameworks(o.launcher);
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())
         throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched by the " +

@@ -100,6 +100,9 @@ struct layer_activation_bytes {
     double selective = 0;  ///< what selective recompute keeps (framework-specific, see selective_kind)
     double full = 0;       ///< full recompute: only the layer input
     double largest = 0;    ///< the largest single saved tensor (working-set estimate for its gradient)
+    /// Full recompute: checkpointed inputs that stay on the GPU when the framework offloads the others (0 = all
+    /// stay; framework_profile::offloaded_checkpoints).
+    double resident_inputs = 0;
 };
 
 namespace detail {
@@ -264,6 +267,9 @@ inline layer_activation_bytes layer_activations(const job_spec& j, const framewo
     r.none = ln1_in + qkv_in + q_out + k_out + v_out + kv_repeated + core + lse + attn_out + attn_mask + ln2_in + mlp +
              mlp_mask + eager;
     r.full = e * sb * h * rep;  // the checkpointed layer input
+    // Unsloth offloads every checkpointed input of more than 2 MiB (MINIMUM_SIZE, the whole b x s x h tensor) but the
+    // last layer's, through two GPU staging buffers of one input each: 3 inputs' worth stay.
+    if (f.offloaded_checkpoints && e * sb * h > 2.0 * MiB) r.resident_inputs = 3;
     r.largest = std::max({mlp_largest, scores * e, q_out});
     switch (f.selective) {
         case selective_kind::core_attention:  // recompute softmax, dropout and attention over V (Korthikanti sec. 5)
@@ -303,7 +309,8 @@ inline double saved_per_layer(const job_spec& j, const stage_layout& l, const la
         case recompute::selective: return x.selective;
         case recompute::full: {
             const double layers = static_cast<double>(std::max<std::int64_t>(1, l.layers));
-            return full_recompute_kept_share(j, l, c) * x.none + c.inputs / layers * x.full;
+            const double inputs = x.resident_inputs > 0 ? std::min(c.inputs, x.resident_inputs) : c.inputs;
+            return full_recompute_kept_share(j, l, c) * x.none + inputs / layers * x.full;
         }
     }
     return x.none;
@@ -313,6 +320,14 @@ inline double saved_per_layer(const job_spec& j, const stage_layout& l, const la
 }
 
 namespace detail {
+/// Whether the LM head's weight gets a gradient: not under adapters (unless PEFT's modules_to_save copies it), nor
+/// when tied to an embedding frozen with the leading layers.
+inline bool lm_head_trained(const job_spec& j) {
+    const auto& ft = j.training.finetune;
+    if (ft.adapters()) return (ft.modules_to_save & save_lm_head) != 0;
+    return !(ft.frozen_layers > 0 && j.model.tied_embeddings);
+}
+
 /// Bytes per logit element the loss keeps for backward (`saved`) and holds briefly on top of them (`transient`), by
 /// implementation; `chunks` = runtime.loss_chunks (torchtune CEWithChunkedOutputLoss upcasts chunk by chunk).
 struct loss_bytes {
@@ -331,8 +346,9 @@ inline loss_bytes loss_bytes_per_logit(loss_style style, double chunks) {
         // flash-attn xentropy: the 16-bit logits saved (the fp32 log-sum-exp per row is negligible), the 16-bit
         // gradient allocated in backward.
         case loss_style::fused_cross_entropy: return {2.0, 2.0};
-        // no full logits: its bytes are not per logit (liger_loss_bytes)
-        case loss_style::liger_fused_linear: return {0.0, 0.0};
+        // no full logits: its bytes are not per logit (liger_loss_bytes, unsloth_loss_bytes)
+        case loss_style::liger_fused_linear:
+        case loss_style::unsloth_fused: return {0.0, 0.0};
     }
     return {4.0, 2.0};
 }
@@ -350,14 +366,29 @@ inline std::pair<double, double> liger_loss_bytes(const job_spec& j, const frame
     const double e = activation_element_bytes(j.training.precision);
     const double v = static_cast<double>(framework_vocab(j, f));
     const double h = static_cast<double>(j.model.hidden);
-    const auto& ft = j.training.finetune;
-    const bool head_trained = !ft.adapters() && !(ft.frozen_layers > 0 && j.model.tied_embeddings);
+    const bool head_trained = lm_head_trained(j);
     const double weight_bytes = bytes_per_param(j, f).weights;
     const double inc_factor = std::ceil(v / h);
     const double chunk = std::bit_ceil(static_cast<std::uint64_t>(std::ceil(tokens / inc_factor)));
     double transient = chunk * v * e;
     if (head_trained && weight_bytes < 4.0) transient += v * h * (e + 4.0);
     return {head_trained ? v * h * weight_bytes : 0.0, transient};
+}
+
+/// Unsloth's fused cross-entropy (loss_style::unsloth_fused), per micro-batch: `saved` beyond the head's input
+/// (grad_inputs takes its place) is grad_lm_head = zeros_like(weight) where the head is trained; `transient` is one
+/// chunk's logits at the fp32 size get_chunk_size budgets for: n chunks, 1 or the multiple of 4 at or above
+/// tokens x V x 4 B / target, target taken at its 4 GiB cap (the largest chunks: Unsloth takes half the free memory
+/// when that is less; the compiled chunk step is assumed to hold no more than that budget, which the code does not
+/// state), torch.chunk's chunks holding ceil(tokens / n) rows.
+inline std::pair<double, double> unsloth_loss_bytes(const job_spec& j, const framework_profile& f, double tokens,
+                                                    bool head_trained) {
+    const double v = static_cast<double>(framework_vocab(j, f));
+    const double h = static_cast<double>(j.model.hidden);
+    const double exact = tokens * v * 4.0 / (4.0 * GiB);
+    const double n = exact <= 1.0 ? 1.0 : 4.0 * std::ceil(exact / 4.0);
+    const double chunk = std::ceil(tokens / n);
+    return {head_trained ? v * h * bytes_per_param(j, f).weights : 0.0, chunk * v * 4.0};
 }
 
 /// What the last stage holds beyond its layers, per micro-batch: the final norm's input and output (the LM head's
@@ -378,8 +409,10 @@ inline std::pair<double, double> last_stage_activations(const job_spec& j, const
     // An eager final RMSNorm also keeps the fp32 copy of its input (framework_profile::eager_final_norm).
     const double final_norm_fp32 =
         f.eager_final_norm && f.rmsnorm_fp32_copy && j.model.norm == norm_kind::rmsnorm ? 4.0 * sb * h * rep : 0.0;
-    if (f.loss == loss_style::liger_fused_linear) {  // data parallel only (hf): tp = 1
-        const auto [grad_weight, transient] = liger_loss_bytes(j, f, sb);
+    if (f.loss == loss_style::liger_fused_linear || f.loss == loss_style::unsloth_fused) {  // data parallel only: tp = 1
+        const auto [grad_weight, transient] = f.loss == loss_style::liger_fused_linear
+                                                  ? liger_loss_bytes(j, f, sb)
+                                                  : unsloth_loss_bytes(j, f, sb, lm_head_trained(j));
         return {e * sb * h * rep + final_norm_fp32 + head_in + grad_weight, transient};
     }
     // Chunks of f.loss_chunk_tokens tokens (LitGPT): ceil(seq_len / chunk) of them, or runtime.loss_chunks if more.

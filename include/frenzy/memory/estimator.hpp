@@ -167,10 +167,17 @@ private:
         m.vocab = framework_vocab(j, f);
         return total_parameters(m, j.training.seq_len);
     }
+    /// walk_stages for `j`, or for its chosen + rejected pair under DPO (dpo_pair_job: twice the sequences).
     memory_report estimate_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts,
                                   double parameters, bool with_stages,
                                   double stop_above = std::numeric_limits<double>::infinity(),
                                   std::span<const std::uint32_t> walk = {}) const {
+        if (j.training.finetune.dpo()) return walk_stages(dpo_pair_job(j), f, layouts, parameters, with_stages, stop_above, walk);
+        return walk_stages(j, f, layouts, parameters, with_stages, stop_above, walk);
+    }
+    memory_report walk_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts,
+                              double parameters, bool with_stages, double stop_above,
+                              std::span<const std::uint32_t> walk) const {
         memory_report r;
         r.parameters = parameters;
         r.uncertainty = memory_uncertainty(j);

@@ -34,6 +34,9 @@ inline framework_profile profile_of(const job_spec& j) {
         if (f.loss == loss_style::upcast_log_softmax) f.loss = loss_style::dtensor_loss_parallel;
         if (j.parallel.sequence_parallel) f.saves_gathered_inputs = true;
     }
+    // TRL's DPO forward passes no labels, so Unsloth's model returns the full logits for selective_log_softmax
+    // (unsloth/models/llama.py@015bdef: the fused loss needs labels) and the loss is the logits path.
+    if (j.training.finetune.dpo() && f.loss == loss_style::unsloth_fused) f.loss = loss_style::upcast_log_softmax;
     if (j.runtime.optimizer == optimizer_impl::fused) f.foreach_optimizer = false;
     if (j.runtime.optimizer == optimizer_impl::foreach) f.foreach_optimizer = true;
     if (j.runtime.optimizer == optimizer_impl::in_backward) {

@@ -13,6 +13,7 @@
 #include "frenzy/memory/layout.hpp"
 #include "frenzy/memory/model_states.hpp"
 #include "frenzy/memory/overheads.hpp"
+#include "frenzy/memory/preference.hpp"
 #include "frenzy/train/fp8_recipe.hpp"
 #include "frenzy/train/job.hpp"
 
@@ -106,6 +107,18 @@ inline double linear_weights(const job_spec& j, bool moe) {
     return w / static_cast<double>(j.parallel.tp);
 }
 
+/// Output rows of the linears of one layer on one GPU (bitsandbytes int8 keeps an fp32 scale per row).
+inline double linear_rows(const job_spec& j, bool moe) {
+    int n = 0;
+    const auto ls = layer_linears(j, moe, n);
+    double rows = 0;
+    for (int i = 0; i < n; ++i) {
+        const auto& l = ls[static_cast<std::size_t>(i)];
+        rows += l.copies * (l.row_parallel ? l.out : l.out / static_cast<double>(j.parallel.tp));
+    }
+    return rows;
+}
+
 /// Largest single linear weight on a GPU (elements): the working set of a dequantised or fp8-cast weight.
 inline double largest_linear(const job_spec& j, bool moe) {
     int n = 0;
@@ -191,8 +204,9 @@ inline double lora_activation_delta(const job_spec& j, const framework_profile& 
     const auto prec = j.training.precision;
     const bool cast = f.lora_adapter_cast && (prec == precision::bf16_mixed || prec == precision::fp16_mixed);
     const unsigned shared = cast ? 0u : tg;  // adapted linears whose input stays saved, shared with their adapters
-    // Old bitsandbytes (< 0.43.2) saved every 4-bit linear's input anyway: nothing is spared then.
-    if (!(ft.method == finetune_method::qlora && ft.qlora_saves_inputs)) {
+    // Old bitsandbytes (< 0.43.2) saved every 4-bit linear's input anyway, and MatMul8bitLt keeps its input A for any
+    // input gradient (autograd/_functions.py@95f9af3: ctx.tensors = (CAt, subA, A)): nothing is spared then.
+    if (!(ft.method == finetune_method::qlora && ft.qlora_saves_inputs) && !ft.load_in_8bit) {
         if (!(shared & (lora_q | lora_k | lora_v))) d -= e * sb * h * rep;            // QKV input (norm output)
         if (!(shared & lora_o)) d -= e * sb * static_cast<double>(m.q_width()) / t;   // output-projection input
         const unsigned fc1 = is_gated(m.activation) ? (lora_gate | lora_up) : lora_up;
@@ -273,7 +287,7 @@ inline bool autocast_weight_copies(const job_spec& j, const framework_profile& f
 }
 
 inline bool uses_training_methods(const job_spec& j) {
-    return j.training.finetune.partial() || j.runtime.offload.any() || j.runtime.paged_optimizer ||
+    return j.training.finetune.partial() || j.training.finetune.dpo() || j.runtime.offload.any() || j.runtime.paged_optimizer ||
            j.training.optimizer == optimizer_kind::adamw_8bit || j.training.precision == precision::fp8_mixed;
 }
 
@@ -285,6 +299,8 @@ inline bool uses_training_methods(const job_spec& j) {
 /// 16 bits, frozen in NF4 (QLoRA linears).
 struct parameter_split {
     double trainable = 0, frozen = 0, frozen_nf4 = 0;
+    double frozen_int8 = 0, int8_rows = 0;  ///< LLM.int8 linears (load_in_8bit) and their output rows
+    double saved_copies = 0;  ///< of `trainable`: modules_to_save's whole copies (embedding, LM head)
 };
 inline parameter_split trainable_split(const job_spec& j, const stage_layout& l, const framework_profile& f) {
     const auto& ft = j.training.finetune;
@@ -300,6 +316,18 @@ inline parameter_split trainable_split(const job_spec& j, const stage_layout& l,
             // bitsandbytes replaces every nn.Linear of the layers; embeddings, norms and lm_head stay 16-bit.
             r.frozen_nf4 = dense * detail::linear_weights(j, false) + (moe > 0 ? moe * detail::linear_weights(j, true) : 0.0);
             r.frozen -= r.frozen_nf4;
+        }
+        // modules_to_save: a trainable deep copy of each module beside its frozen original (peft@5d602fd
+        // src/peft/utils/other.py ModulesToSaveWrapper.update: modules_to_save[adapter] = deepcopy(original_module)),
+        // V x h each, on the stage holding the embedding / the LM head.
+        const double vh = static_cast<double>(framework_vocab(j, f) * j.model.hidden) / static_cast<double>(p.tp);
+        r.saved_copies = ((ft.modules_to_save & save_embed_tokens) && l.first ? vh : 0.0) +
+                         ((ft.modules_to_save & save_lm_head) && l.last ? vh : 0.0);
+        r.trainable += r.saved_copies;
+        if (ft.load_in_8bit) {  // bitsandbytes Linear8bitLt replaces the same linears (the layers' nn.Linear)
+            r.frozen_int8 = dense * detail::linear_weights(j, false) + (moe > 0 ? moe * detail::linear_weights(j, true) : 0.0);
+            r.int8_rows = dense * detail::linear_rows(j, false) + (moe > 0 ? moe * detail::linear_rows(j, true) : 0.0);
+            r.frozen -= r.frozen_int8;
         }
     } else if (ft.frozen_layers > 0) {
         const auto fl = detail::leading_layers_on_stage(j, l, f, ft.frozen_layers);
@@ -358,12 +386,19 @@ inline model_state_bytes method_model_states(const job_spec& j, const stage_layo
     model_state_bytes r;
     r.weights = bytes{(frozen * frozen_bytes + frozen_nf4 * nf4_bytes_per_param(j.training.finetune.double_quant) + trainable * b.weights) *
                       sh(s == sharding::full)};
+    // LLM.int8: the int8 weight (CB) and an fp32 scale per output row (SCB) (bitsandbytes@95f9af3 nn/modules.py
+    // Int8Params._quantize: int8_vectorwise_quant returns int8 CB and float32 row stats).
+    r.weights += bytes{split.frozen_int8 + 4.0 * split.int8_rows};
     if (s == sharding::gradients && b.gathered_copy > 0) r.weights += bytes{b.gathered_copy * trainable};
     r.gradients = bytes{trainable * b.gradients * sh(s == sharding::gradients || s == sharding::full)};
     r.optimizer = bytes{trainable * b.optimizer * sh(s != sharding::none)};
     r.paged = bytes{trainable * b.paged * sh(s != sharding::none)};
 
     detail::add_fp8_weight_state(j, l, r.weights);
+    // DPO's reference model of a full or partial fine-tune: a second copy of the weights, frozen, loaded as the policy
+    // (trl@f2cd5771 dpo_trainer.py create_model_from_path(ref_model_path, **model_init_kwargs)) at the compute
+    // precision, and sharded as the policy under full sharding (prepare_deepspeed / prepare_fsdp).
+    if (j.training.finetune.reference_copy()) r.weights += bytes{all * frozen_bytes * sh(s == sharding::full)};
 
     // Offload (DeepSpeed ZeRO-Offload stage_1_and_2.py cpu_offload: fp32 master, Adam states and the reduced
     // gradient partitions live in pinned host memory; FSDP CPUOffload: parameters and gradients on the host;
@@ -459,6 +494,13 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
     if (autocast && l.last) edges += 2.0 * static_cast<double>(framework_vocab(j, f) * m.hidden) / static_cast<double>(j.parallel.tp);
     const double layers_after = live_dense * per_dense + live_moe * per_moe;
     activation_bytes r = a;
+    // DPO's reference forward (no_grad, after the policy's) holds its 16-bit logits while the policy's activations
+    // are stored (dpo_trainer.py _compute_loss: ref_outputs.logits -> selective_log_softmax); `j`'s micro-batch is
+    // already the chosen + rejected pair (dpo_pair_job). With Liger the reference runs through the fused linear DPO
+    // loss (dpo_trainer.py _compute_loss_liger: hidden states, no logits).
+    if (ft.dpo() && !ft.precompute_ref_log_probs && l.last && f.loss != loss_style::liger_fused_linear)
+        r.transient = bytes{std::max(r.transient.value, detail::activation_element_bytes(j.training.precision) * local_tokens(j) *
+                                                            static_cast<double>(framework_vocab(j, f)) / static_cast<double>(j.parallel.tp))};
     if (j.runtime.offload.activations) {
         const double kept = std::min(2.0, live_dense + live_moe);
         const double per = std::max(live_dense > 0 ? per_dense : 0.0, live_moe > 0 ? per_moe : 0.0);
@@ -483,7 +525,7 @@ inline double adapter_gather_delta(const job_spec& j, const stage_layout& l, con
     const auto [layer, edge] = framework_overheads::gathered_units_of(j, l, f, b);
     const auto split = trainable_split(j, l, f);
     const double n = static_cast<double>(l.layers);
-    const double adapters = split.trainable / n, nf4 = split.frozen_nf4 / n;
+    const double adapters = (split.trainable - split.saved_copies) / n, nf4 = split.frozen_nf4 / n;
     const double stored = param_bytes(j.training.precision);
     const double adapter_bytes = b.gathered_copy > 0 ? b.gathered_copy : b.weights;
     const double nf4_bytes = nf4_bytes_per_param(j.training.finetune.double_quant);
@@ -506,6 +548,8 @@ inline double method_temporaries(const job_spec& j, const stage_layout& l, const
     const bool moe = l.moe_layers > 0;
     double t = 0;
     if (j.training.finetune.method == finetune_method::qlora) t += 2.0 * detail::largest_linear(j, moe);
+    // MatMul8bitLt.backward dequantises the weight for the input's gradient (CB.to(dtype_A, copy=True)).
+    if (j.training.finetune.load_in_8bit) t += 2.0 * detail::largest_linear(j, moe);
     if (j.parallel.sharding == sharding::full && j.training.finetune.adapters()) t += detail::adapter_gather_delta(j, l, f);
     if (j.training.precision == precision::fp8_mixed) {
         if (fp8_style_of(j.runtime.framework) == fp8_style::torchao) t += 2.0 * detail::largest_linear(j, moe);
@@ -532,6 +576,8 @@ inline double method_uncertainty(const job_spec& j) {
     if (!ft.adapters() && ft.frozen_layers > 0) u += 0.05;
     if (j.training.optimizer == optimizer_kind::adamw_8bit) u += 0.05;
     if (j.runtime.offload.any()) u += 0.05;
+    if (ft.dpo()) u += 0.05;           // no measured DPO row
+    if (ft.load_in_8bit) u += 0.03;    // no measured int8 row: LoRA's band again
     return u;
 }
 

@@ -44,13 +44,20 @@ enum class loss_style {
     /// zeros_like(weight)). Not a runtime.loss setting of its own: runtime.liger turns it on with Liger's other
     /// kernels, as transformers' use_liger_kernel does.
     liger_fused_linear,
+    /// Unsloth's chunked fused cross-entropy (unslothai/unsloth-zoo@ce232d6 unsloth_zoo/fused_losses/
+    /// cross_entropy_loss.py UnslothFusedLoss, called by unslothai/unsloth@015bdef unsloth/models/llama.py): the head
+    /// and the loss run chunk by chunk in forward, each chunk's gradients computed there (torch.func.grad_and_value),
+    /// so no full logits exist; grad_inputs = empty_like(hidden_states) and, for a trained head, grad_lm_head =
+    /// zeros_like(weight) are saved for backward. The chunk count makes one chunk's fp32 logits fit target_gb =
+    /// min(half the free memory, 4 GiB) (get_chunk_size). Not a runtime.loss setting: the unsloth framework's loss.
+    unsloth_fused,
 };
 /// runtime.loss spellings ("loss-parallel" is what "upcast" becomes under DTensor tensor parallelism).
 template <> struct enum_names<loss_style> {
-    static constexpr std::array<std::pair<loss_style, std::string_view>, 5> table{{
+    static constexpr std::array<std::pair<loss_style, std::string_view>, 6> table{{
         {loss_style::fused_vocab_parallel, "vocab-parallel"}, {loss_style::upcast_log_softmax, "upcast"},
         {loss_style::dtensor_loss_parallel, "loss-parallel"}, {loss_style::fused_cross_entropy, "fused"},
-        {loss_style::liger_fused_linear, "liger"}}};
+        {loss_style::liger_fused_linear, "liger"}, {loss_style::unsloth_fused, "unsloth-fused"}}};
 };
 
 /// What "selective" recompute keeps.
@@ -181,6 +188,11 @@ struct framework_profile {
     /// runtime.loss_chunks says (0 = as runtime.loss_chunks). LitGPT: finetune/lora.py model(input_ids,
     /// lm_head_chunk_size=128) and litgpt/utils.py chunked_cross_entropy(chunk_size=128) (Lightning-AI/litgpt@26857050).
     std::int64_t loss_chunk_tokens = 0;
+    /// Full recompute moves each checkpointed layer input to pinned host memory and back in backward, except the
+    /// last layer's and inputs of 2 MiB or less (Unsloth's use_gradient_checkpointing="unsloth":
+    /// unslothai/unsloth-zoo@ce232d6 unsloth_zoo/gradient_checkpointing.py UnslothCheckpointFunction, LAST_GC_INDEX,
+    /// MINIMUM_SIZE); two GPU staging buffers of one input each (GPU_BUFFERS, GPU_BUFFERS_B) stay allocated.
+    bool offloaded_checkpoints = false;
     fp8_style fp8 = fp8_style::transformer_engine;
 };
 
@@ -244,6 +256,8 @@ struct framework_rules {
     /// The framework of a LoRA or QLoRA job that names none, when it accepts the job's layout (train/job.hpp
     /// default_framework); else the catalog's default.
     bool adapters_by_default = false;
+    /// training.finetune.objective "dpo": TRL's DPOTrainer runs on it (a transformers Trainer subclass)
+    bool dpo = false;
 };
 
 /// Why a data-parallel-only framework (`field` names it, e.g. runtime.framework="ddp") cannot run `p`'s tensor,

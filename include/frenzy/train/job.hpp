@@ -73,11 +73,29 @@ inline void validate(const training_spec& t) {
                            std::string(to_string(f.method)) + " freezes the whole base model)");
     if (f.method == finetune_method::freeze && f.frozen_layers == 0)
         throw config_error("training.finetune.method=\"freeze\" needs training.finetune.frozen_layers>0");
+    if (f.load_in_8bit && f.method != finetune_method::lora)
+        throw config_error("training.finetune.load_in_8bit=true needs method \"lora\" (got \"" + std::string(to_string(f.method)) +
+                           "\"): int8 weights train adapters only, and qlora's base is 4-bit");
+    if (f.modules_to_save != 0 && !f.adapters())
+        throw config_error("training.finetune.modules_to_save needs method \"lora\" or \"qlora\" (got \"" +
+                           std::string(to_string(f.method)) + "\"): the other methods train those modules in place");
+    if (f.dpo() && f.method == finetune_method::none)
+        throw config_error("training.finetune.objective=\"dpo\" needs a pretrained model (training.finetune.method "
+                           "\"full\", \"freeze\", \"lora\" or \"qlora\", not \"none\")");
+    if (f.precompute_ref_log_probs && !f.dpo())
+        throw config_error("training.finetune.precompute_ref_log_probs=true needs training.finetune.objective=\"dpo\"");
 }
 
 /// Fine-tuning rules that need the model (checked with or without a parallel layout).
 inline void validate_finetune(const job_spec& j) {
     const auto& ft = j.training.finetune;
+    if (ft.load_in_8bit && j.parallel.sharding != sharding::none)
+        throw config_error("training.finetune.load_in_8bit=true with parallel.sharding=\"" + std::string(to_string(j.parallel.sharding)) +
+                           "\" is not modelled (bitsandbytes' Int8Params keep their row scales beside the weight: "
+                           "parallel.sharding \"none\")");
+    if (ft.dpo() && !j.runtime.framework->rules.dpo)
+        throw config_error("training.finetune.objective=\"dpo\" needs runtime.framework=\"" + frameworks_with(&framework_rules::dpo) +
+                           "\" (got \"" + std::string(to_string(j.runtime.framework)) + "\"): TRL's DPOTrainer runs on transformers' Trainer");
     if (ft.frozen_layers >= j.model.layers)
         throw config_error(field_text("training.finetune.frozen_layers", ft.frozen_layers) + " must be less than " +
                            field_text("model.layers", j.model.layers) + " (nothing would be trained)");
@@ -349,6 +367,9 @@ inline void validate_loss(const job_spec& j) {
     if (l == loss_style::liger_fused_linear)
         throw config_error("runtime.loss=\"liger\" is not a setting: runtime.liger=true turns on Liger's fused linear "
                            "cross-entropy with its other kernels (transformers' use_liger_kernel)");
+    if (l == loss_style::unsloth_fused)
+        throw config_error("runtime.loss=\"unsloth-fused\" is not a setting: runtime.framework=\"unsloth\" runs Unsloth's "
+                           "fused cross-entropy");
     const bool megatron_loss = j.runtime.framework->memory.loss == loss_style::fused_vocab_parallel;
     const auto named = [&] { return "runtime.loss=\"" + std::string(to_string(l)) + "\""; };
     if (l == loss_style::dtensor_loss_parallel)

@@ -92,11 +92,26 @@ template <> struct enum_names<finetune_method> {
         {finetune_method::lora, "lora"}, {finetune_method::qlora, "qlora"}}};
 };
 
+/// What the fine-tune optimises (training.finetune.objective): sft, the next-token loss over each sequence; dpo,
+/// TRL's DPOTrainer (huggingface/trl@f2cd5771 trl/trainer/dpo_trainer.py): each pair's chosen and rejected sequences
+/// in one forward (twice the micro-batch's sequences) against a reference model's log-probabilities.
+enum class finetune_objective { sft, dpo };
+template <> struct enum_names<finetune_objective> {
+    static constexpr std::array<std::pair<finetune_objective, std::string_view>, 2> table{{
+        {finetune_objective::sft, "sft"}, {finetune_objective::dpo, "dpo"}}};
+};
+
 /// Linear layers of a transformer layer that LoRA can target (bit flags; names as PEFT/torchtune recipes
 /// abbreviate q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj).
 enum lora_target : unsigned { lora_q = 1, lora_k = 2, lora_v = 4, lora_o = 8, lora_gate = 16, lora_up = 32, lora_down = 64 };
 inline constexpr std::array<std::pair<unsigned, std::string_view>, 7> lora_target_names{{
     {lora_q, "q"}, {lora_k, "k"}, {lora_v, "v"}, {lora_o, "o"}, {lora_gate, "gate"}, {lora_up, "up"}, {lora_down, "down"}}};
+
+/// Modules an adapter fine-tune trains whole beside the adapters (PEFT LoraConfig.modules_to_save, axolotl
+/// lora_modules_to_save; bit flags, names as transformers' Llama-style models call them).
+enum module_to_save : unsigned { save_embed_tokens = 1, save_lm_head = 2 };
+inline constexpr std::array<std::pair<unsigned, std::string_view>, 2> module_to_save_names{{
+    {save_embed_tokens, "embed_tokens"}, {save_lm_head, "lm_head"}}};
 
 struct finetune_spec {
     finetune_method method = finetune_method::none;
@@ -109,7 +124,21 @@ struct finetune_spec {
     /// MatMul4Bit: ctx.tensors = (A, B); removed by PR #1270, commit 9e75374, 2024-07-16).
     bool qlora_saves_inputs = false;
     bool double_quant = true;  ///< QLoRA: absmax quantised again (bnb_4bit_use_double_quant / compress_statistics)
+    /// LoRA over a base whose layer linears are bitsandbytes LLM.int8 (transformers BitsAndBytesConfig(load_in_8bit=
+    /// True): Int8Params, an int8 weight and an fp32 scale per output row; memory/methods.hpp).
+    bool load_in_8bit = false;
+    /// module_to_save bits: full trainable copies beside the frozen originals (peft@5d602fd utils/other.py
+    /// ModulesToSaveWrapper); adapter methods only.
+    unsigned modules_to_save = 0;
+    finetune_objective objective = finetune_objective::sft;
+    /// DPO: the reference log-probabilities computed once before training (DPOConfig.precompute_ref_log_probs), so
+    /// no reference model is held while training.
+    bool precompute_ref_log_probs = false;
     bool operator==(const finetune_spec&) const = default;
+    bool dpo() const { return objective == finetune_objective::dpo; }
+    /// DPO of a full or partial fine-tune holds a second, frozen copy of the weights as its reference (an adapter
+    /// fine-tune's reference is the same base with the adapters disabled: dpo_trainer.py use_adapter).
+    bool reference_copy() const { return dpo() && !precompute_ref_log_probs && !adapters(); }
     bool adapters() const { return method == finetune_method::lora || method == finetune_method::qlora; }
     /// A fine-tune: the job starts from pretrained weights (launch loads them).
     bool pretrained() const { return method != finetune_method::none; }

@@ -21,11 +21,11 @@ namespace detail {
 /// What the keys say before they become the job (defaults as the config models state them).
 struct axolotl_settings {
     std::string base_model, adapter, bf16 = "auto";  // LoraConfig.adapter None = full fine-tune; bf16 "auto"
-    bool load_in_4bit = false, fp16 = false, bfloat16 = false, float16 = false, gradient_checkpointing = false;
+    bool load_in_4bit = false, load_in_8bit = false, fp16 = false, bfloat16 = false, float16 = false, gradient_checkpointing = false;
     bool targets_given = false, target_linear = false, liger_plugin = false, liger_flce = false, sharded = false;
     std::int64_t rank = 8, accumulation = 1;  // PEFT LoraConfig r=8 when lora_r is None
     std::optional<double> alpha;
-    unsigned targets = 0;
+    unsigned targets = 0, modules_to_save = 0;
 };
 
 /// A key that moves memory in a way Frenzy does not model, when set: listed, never dropped silently.
@@ -39,18 +39,17 @@ inline void axolotl_not_modelled(const trainer_yaml& y, const std::string& key, 
 inline bool axolotl_adapter_key(const trainer_yaml& y, const std::string& k, const YAML::Node& v, axolotl_settings& s) {
     if (k == "adapter") s.adapter = trainer_yaml::unset(v) ? "" : y.text(v, k);
     else if (k == "load_in_4bit") s.load_in_4bit = !trainer_yaml::unset(v) && y.flag(v, k);
-    else if (k == "load_in_8bit") {
-        if (!trainer_yaml::unset(v) && y.flag(v, k))
-            y.fail(k, "=true (bitsandbytes int8 base weights) is not modelled by Frenzy (no 8-bit weight mechanism); "
-                      "load_in_4bit (QLoRA) or 16-bit LoRA are");
-    } else if (k == "lora_r") s.rank = trainer_yaml::unset(v) ? 8 : y.number(v, k, bounds::lora_rank);
+    else if (k == "load_in_8bit") s.load_in_8bit = !trainer_yaml::unset(v) && y.flag(v, k);
+    else if (k == "lora_r") s.rank = trainer_yaml::unset(v) ? 8 : y.number(v, k, bounds::lora_rank);
     else if (k == "lora_alpha") {
         if (!trainer_yaml::unset(v)) s.alpha = y.real(v, k, real_bound{0, 1e6});
     } else if (k == "lora_dropout") y.out.job.training.finetune.dropout = trainer_yaml::unset(v) ? 0.0 : y.real(v, k, real_bound{0, 1});
     else if (k == "lora_target_modules") {
         if (!trainer_yaml::unset(v)) s.targets |= trainer_lora_targets(y, k, v), s.targets_given = true;
     } else if (k == "lora_target_linear") s.target_linear = !trainer_yaml::unset(v) && y.flag(v, k);
-    else if (k == "lora_modules_to_save") axolotl_not_modelled(y, k, v, "fully trained embedding / LM head beside the adapters");
+    else if (k == "lora_modules_to_save") {
+        if (!trainer_yaml::unset(v)) s.modules_to_save = trainer_modules_to_save(y, k, v);
+    }
     else if (k == "peft_use_dora") axolotl_not_modelled(y, k, v, "DoRA's magnitude vectors and their activations");
     else if (k == "peft_layers_to_transform") axolotl_not_modelled(y, k, v, "adapters on some layers only: counted on every layer");
     else if (k == "lora_target_parameters") axolotl_not_modelled(y, k, v, "LoRA on expert parameters");
@@ -191,12 +190,20 @@ inline void axolotl_method(const trainer_yaml& y, const axolotl_settings& s, job
     auto& ft = j.training.finetune;
     if (s.adapter.empty()) {
         if (s.load_in_4bit) y.fail("load_in_4bit", "=true needs adapter: qlora (4-bit weights cannot be fully fine-tuned)");
+        if (s.load_in_8bit) y.fail("load_in_8bit", "=true needs adapter: lora (8-bit weights cannot be fully fine-tuned)");
+        if (s.modules_to_save != 0) y.fail("lora_modules_to_save", "needs adapter: lora or qlora (a full fine-tune trains them in place)");
         ft.method = finetune_method::full;
         return;
     }
     if (s.adapter != "lora" && s.adapter != "qlora")
         y.fail("adapter", "=" + printable(s.adapter) + " is not modelled (lora or qlora; none for a full fine-tune)");
     ft.method = s.adapter == "qlora" || s.load_in_4bit ? finetune_method::qlora : finetune_method::lora;
+    // load_in_8bit: transformers' BitsAndBytesConfig(load_in_8bit=True) (src/axolotl/loaders/model.py), LoRA only
+    if (s.load_in_8bit && ft.method == finetune_method::qlora)
+        y.fail("load_in_8bit", "=true with " + std::string(s.load_in_4bit ? "load_in_4bit" : "adapter: qlora") +
+                                   ": the base is either 8-bit (adapter: lora) or 4-bit (QLoRA)");
+    ft.load_in_8bit = s.load_in_8bit;
+    ft.modules_to_save = s.modules_to_save;
     if (ft.method == finetune_method::qlora) ft.double_quant = true;  // loaders/model.py: bnb_4bit_use_double_quant True
     ft.rank = s.rank;
     ft.alpha = s.alpha.value_or(8.0);  // PEFT LoraConfig lora_alpha=8 when None

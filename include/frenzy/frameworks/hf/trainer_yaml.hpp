@@ -114,6 +114,26 @@ inline unsigned trainer_lora_targets(const trainer_yaml& y, const std::string& k
     return bits;
 }
 
+/// A modules_to_save list (axolotl lora_modules_to_save, LLaMA-Factory additional_target: a list or a comma-separated
+/// string) as module_to_save bits; fails on a module Frenzy does not count (embed_tokens and lm_head are).
+inline unsigned trainer_modules_to_save(const trainer_yaml& y, const std::string& key, const YAML::Node& v) {
+    std::vector<std::string> names;
+    const std::string listed = v.IsSequence() ? std::string() : y.text(v, key);  // named: split's views point into it
+    if (v.IsSequence())
+        for (const auto& n : v) names.push_back(y.text(n, key));
+    else
+        for (const auto piece : split(listed, ',')) names.emplace_back(trim(piece));
+    unsigned bits = 0;
+    for (const auto& n : names) {
+        unsigned bit = 0;
+        for (const auto& [b, name] : module_to_save_names)
+            if (name == n) bit = b;
+        if (bit == 0) y.fail(key, "names " + printable(n) + ", a module Frenzy does not count as trained whole (embed_tokens, lm_head)");
+        bits |= bit;
+    }
+    return bits;
+}
+
 /// The preset a Hugging Face model name stands for: a preset's published repository, or the repository's name as
 /// presets spell it, less trailing "-instruct", "-hf", "-2507"... words and a leading "meta-" (fine-tunes of a
 /// base model share its architecture); nullopt when none matches.

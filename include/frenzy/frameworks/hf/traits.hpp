@@ -102,7 +102,8 @@ inline constexpr framework_traits traits{
                .lora_adapter_cast = true, .eager_logit_softcap = true, .fp8 = fp8_style::torchao},
     .layout_memory = layout_memory,
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload, .liger_kernels = true,
-              .fp8_recipes = torchao_fp8_recipes, .fp8_default = fp8_recipe::rowwise, .adapters_by_default = true},
+              .fp8_recipes = torchao_fp8_recipes, .fp8_default = fp8_recipe::rowwise, .adapters_by_default = true,
+              .dpo = true},
 };
 
 }  // namespace frenzy::frameworks::hf

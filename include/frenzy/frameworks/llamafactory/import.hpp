@@ -28,6 +28,7 @@ struct llamafactory_settings {
     std::optional<double> alpha;
     bool bf16 = false, fp16 = false, pure_bf16 = false, gradient_checkpointing = true, from_scratch = false;
     bool double_quant = true, sharded = false;
+    unsigned modules_to_save = 0;  ///< additional_target (PEFT modules_to_save)
 };
 
 /// A key that moves memory in a way Frenzy does not model, when set to anything but false/none.
@@ -76,7 +77,9 @@ inline bool llamafactory_method_key(const trainer_yaml& y, const std::string& k,
     else if (k == "lora_target") s.lora_target = y.text(v, k);
     else if (k == "freeze_trainable_layers") s.trainable_layers = y.number(v, k, int_bound{-bounds::layers.max, bounds::layers.max});
     else if (k == "pure_bf16") s.pure_bf16 = y.flag(v, k);
-    else if (k == "additional_target") llamafactory_not_modelled(y, k, v, "fully trained modules beside the adapters");
+    else if (k == "additional_target") {
+        if (!trainer_yaml::unset(v)) s.modules_to_save = trainer_modules_to_save(y, k, v);
+    }
     else if (k == "use_dora") llamafactory_not_modelled(y, k, v, "DoRA's magnitude vectors and their activations");
     else if (k == "freeze_extra_modules") llamafactory_not_modelled(y, k, v, "extra trainable modules");
     else if (k == "freeze_trainable_modules") {
@@ -119,13 +122,14 @@ inline bool llamafactory_training_key(const trainer_yaml& y, const std::string& 
 /// finetuning_type and the quantization into the job's fine-tuning method.
 inline void llamafactory_method(const trainer_yaml& y, const llamafactory_settings& s, job_spec& j) {
     auto& ft = j.training.finetune;
-    if (s.quantization_bit == 8)
-        y.fail("quantization_bit", "=8 (bitsandbytes int8 base weights) is not modelled by Frenzy (no 8-bit weight mechanism); "
-                                   "quantization_bit 4 (QLoRA) or 16-bit LoRA are");
-    if (s.quantization_bit != 0 && s.quantization_bit != 4)
-        y.fail("quantization_bit", "=" + std::to_string(s.quantization_bit) + " is not modelled (4: bitsandbytes QLoRA)");
+    if (s.quantization_bit != 0 && s.quantization_bit != 4 && s.quantization_bit != 8)
+        y.fail("quantization_bit", "=" + std::to_string(s.quantization_bit) +
+                                   " is not modelled (4: bitsandbytes QLoRA, 8: bitsandbytes LLM.int8)");
     if (s.method == "lora") {
         ft.method = s.quantization_bit == 4 ? finetune_method::qlora : finetune_method::lora;
+        // quantization_bit 8: BitsAndBytesConfig(load_in_8bit=True) (model/model_utils/quantization.py)
+        ft.load_in_8bit = s.quantization_bit == 8;
+        ft.modules_to_save = s.modules_to_save;
         ft.double_quant = s.double_quant;
         ft.rank = s.rank;
         ft.alpha = s.alpha.value_or(2.0 * static_cast<double>(s.rank));  // finetuning_args.py: lora_rank * 2
@@ -133,6 +137,7 @@ inline void llamafactory_method(const trainer_yaml& y, const llamafactory_settin
         return;
     }
     if (s.quantization_bit != 0) y.fail("quantization_bit", "needs finetuning_type lora (quantized weights train adapters only)");
+    if (s.modules_to_save != 0) y.fail("additional_target", "needs finetuning_type lora (the other types train those modules in place)");
     if (s.method == "full") ft.method = s.from_scratch ? finetune_method::none : finetune_method::full;
     else if (s.method == "freeze") {
         const auto n = s.trainable_layers < 0 ? -s.trainable_layers : s.trainable_layers;

@@ -29,7 +29,7 @@ inline constexpr framework_traits traits{
     .layout_memory = hf::traits.layout_memory,
     .perf = hf::traits.perf,
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload, .liger_kernels = true,
-              .fp8_recipes = hf::traits.rules.fp8_recipes, .fp8_default = hf::traits.rules.fp8_default},
+              .fp8_recipes = hf::traits.rules.fp8_recipes, .fp8_default = hf::traits.rules.fp8_default, .dpo = true},
 };
 
 }  // namespace frenzy::frameworks::llamafactory
