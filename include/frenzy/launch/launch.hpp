@@ -33,6 +33,7 @@
 #include "frenzy/hw/cluster.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/frameworks/launchers.hpp"
+#include "frenzy/train/attention.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -484,6 +485,18 @@ inline frenzy::plan plan_at(const plan_result& r, const launch_options& o) {
 
 }  // namespace detail
 
+namespace detail {
+/// A pipeline over several types runs one attention backend on every stage (Megatron-LM's --attention-backend is
+/// global): "auto" becomes the unfused kernel where any group's type runs that one (a V100 beside A100s), as the launch
+/// on that type alone writes it (job_for_plan). Types the catalog lacks are left to the framework.
+inline void settle_mixed_attention(job_spec& j, const frenzy::plan& p, const gpu_catalog& catalog) {
+    if (!p.mixed() || j.runtime.attention != attention_impl::automatic) return;
+    for (const auto& g : p.groups)
+        if (const auto* t = catalog.find(g.gpu); t && attention_on(j, *t) == attention_impl::unfused)
+            j.runtime.attention = attention_impl::unfused;
+}
+}  // namespace detail
+
 /// Plans `job` on `cluster` for the launcher's frameworks, takes plan `plan_index` of the ranking (of the mixed plans
 /// with launch_options::mixed) and writes its files. Throws config_error when there is no such plan (the planner's
 /// infeasibility reasons in the message).
@@ -496,6 +509,7 @@ inline launch_result launch(const job_spec& job, const cluster_spec& cluster, co
     launch_result out;
     out.plan = detail::plan_at(r, o);
     out.job = job_for_plan(job, out.plan);
+    detail::settle_mixed_attention(out.job, out.plan, cluster.catalog);
     out.files = launch_files(out.job, out.plan, o);
     return out;
 }
