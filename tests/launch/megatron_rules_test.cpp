@@ -327,4 +327,27 @@ TEST_CASE("Megatron rules: a fine-tune converts the published weights once with 
     CHECK(out.find("set HF_MODEL") != std::string::npos);
 }
 
+TEST_CASE("Megatron rules: rotary models train without dropout as published; GPT-2-style models keep Megatron's 0.1 (issue 53)") {
+    // what pretrain_gpt.py receives, run by bash: Megatron-LM's default is 0.1 (arguments.py), the published Llama,
+    // Mixtral, Qwen and DeepSeek configs and Megatron-LM's own Llama/Mixtral examples train with 0.0
+    for (const auto& [name, ep] : {std::pair{"llama-3.1-8b", 1}, {"mixtral-8x7b", 8}, {"qwen2.5-7b", 1}, {"deepseek-v2-lite", 8}}) {
+        INFO(name);
+        const auto [rc, out] = run_script(script_of(job(name, parallel_config{.dp = 8, .ep = ep, .sharding = sharding::optimizer})), "");
+        REQUIRE(rc == 0);
+        CHECK(value_after(out, "--hidden-dropout") == "0");
+        CHECK(value_after(out, "--attention-dropout") == "0");
+    }
+    auto g = job("gpt3-1.3b", parallel_config{.dp = 8, .sharding = sharding::optimizer});
+    auto [rc, out] = run_script(script_of(g), "");
+    REQUIRE(rc == 0);
+    CHECK(value_after(out, "--hidden-dropout").empty());  // Megatron's 0.1, as GPT-3 trained
+    g.runtime.dropout = false;                            // stated: written
+    std::tie(rc, out) = run_script(script_of(g), "");
+    CHECK(value_after(out, "--hidden-dropout") == "0");
+    auto l = job("llama-3.1-8b", parallel_config{.dp = 8, .sharding = sharding::optimizer});
+    l.runtime.dropout = true;  // asked for: Megatron's default
+    std::tie(rc, out) = run_script(script_of(l), "");
+    CHECK(value_after(out, "--hidden-dropout").empty());
+}
+
 }  // namespace megatron_rules

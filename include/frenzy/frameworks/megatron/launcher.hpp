@@ -113,6 +113,15 @@ inline std::vector<std::string> training_arguments(const job_spec& j) {
     return a;
 }
 
+/// Dropout off as the job states it (runtime.dropout false) or, unstated, as the published model trained: rotary
+/// models (Llama, Mistral/Mixtral, Qwen, DeepSeek, Gemma, GPT-NeoX: attention and hidden dropout 0.0 in their
+/// config.json, and in Megatron-LM@d98e8a64 examples/llama/train_llama3_8b_h100_fp8.sh and
+/// examples/mixtral/train_mixtral_8x7b_distributed.sh) train without; learned-position GPT-2/GPT-3/OPT keep Megatron's
+/// 0.1. The plan of an unstated one keeps Megatron's masks in its memory (an over-estimate, never a shortfall).
+inline bool trains_without_dropout(const job_spec& j) {
+    return j.runtime.dropout ? !*j.runtime.dropout : j.model.position_embedding == position_embedding::rope;
+}
+
 /// Megatron-LM's parallelism and runtime arguments: the layout, sharding, recompute, overlaps, offload.
 inline std::vector<std::string> parallel_arguments(const job_spec& j) {
     const auto& p = j.parallel;
@@ -148,7 +157,7 @@ inline std::vector<std::string> parallel_arguments(const job_spec& j) {
     if (j.runtime.fp8_recipe) a.push_back("--fp8-recipe " + std::string(to_string(*j.runtime.fp8_recipe)));  // unset: delayed
     if (j.runtime.fp8_param_gather) a.push_back("--fp8-param-gather");    // memory/model_states.hpp: fp8 gather copies
     if (j.runtime.grad_reduce_bf16) a.push_back("--grad-reduce-in-bf16");  // bf16 main_grad buffers
-    if (j.runtime.dropout == false) a.insert(a.end(), {"--hidden-dropout 0", "--attention-dropout 0"});  // no masks kept
+    if (trains_without_dropout(j)) a.insert(a.end(), {"--hidden-dropout 0", "--attention-dropout 0"});  // no masks kept
     if (j.runtime.offload.optimizer) a.push_back("--optimizer-cpu-offload");  // needs the distributed optimizer (HybridDeviceOptimizer)
     if (j.runtime.offload.parameters || j.runtime.offload.activations)
         throw config_error("runtime.offload: parameter/activation offload has no Megatron-LM argument (optimizer offload does)");
