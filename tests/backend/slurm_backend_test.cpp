@@ -137,6 +137,7 @@ TEST_CASE("batch script with the job spec: the framework configuration frenzy la
         const auto s = batch_script({5, "llama", p, {}, "", j});
         launch_options o;
         o.launcher = launcher::deepspeed;
+        o.run_command = "\"${FRENZY_TRAIN_SCRIPT:-train.py}\"";  // the user's script, as the backend's generic start names it
         const auto files = launch_files(job_for_plan(j, p), p, o);
         REQUIRE(files.size() == 2);
         CHECK(s.find("cat > \"$LAUNCH_DIR/ds_config.json\" <<'FRENZY_EOF'\n" + files[1].content + "FRENZY_EOF\n") !=

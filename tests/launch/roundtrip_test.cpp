@@ -83,6 +83,7 @@ launch_options opts(launcher l, std::size_t n = 0) {
     launch_options o;
     o.launcher = l;
     o.plan_index = n;
+    if (l->needs_run_command) o.run_command = "train.py";  // the user's script: ds_config.json and fsdp_settings.json configure it (needs_run_command)
     return o;
 }
 

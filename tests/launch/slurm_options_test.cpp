@@ -53,6 +53,7 @@ std::string script(const launch_options& o, double run_s = 3600) {
 launch_options fsdp_options() {
     launch_options o;
     o.launcher = launcher::fsdp;
+    o.run_command = "train.py";  // the user's script, which fsdp_settings.json configures
     return o;
 }
 

@@ -260,6 +260,11 @@ inline launcher_payload launcher_payload_for(const job_spec& j, const launch_opt
     if (!o.launcher->payload)
         throw config_error("the " + std::string(to_string(o.launcher)) + " launcher only reads configurations (--from); it writes none");
     check_launcher_method(j.training.finetune.method, o.launcher);
+    if (o.launcher->needs_run_command && o.run_command.empty())
+        throw config_error("launch_options::run_command=\"\": the " + std::string(to_string(o.launcher)) + " launcher writes the "
+                           "configuration of your own training script, not a script; name it "
+                           "with --run-command 'train.py ARGS' (the script and its arguments torchrun starts), or launch with "
+                           "--framework hf, which writes its training script (Trainer, with DeepSpeed or FSDP through accelerate)");
     const auto& fws = launcher_frameworks(o.launcher);
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())
         throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched by the " +

@@ -104,6 +104,9 @@ struct launcher_traits {
     /// The training.finetune.method values it writes (method_bits): training from scratch only by default; a
     /// launcher that loads pretrained weights names the fine-tunes it writes, and launch refuses the others.
     unsigned methods = method_bits({finetune_method::none});
+    /// Its files configure the user's own training script (ds_config.json, fsdp_settings.json), which
+    /// launch_options::run_command must name: launch refuses without one rather than start a script that does not exist.
+    bool needs_run_command = false;
     /// Its configuration states per-device batches and no world size (a Trainer-based YAML): `estimate --gpus`
     /// gives the import its GPU count as the world size (import_options::world_size).
     bool per_device_batches = false;
