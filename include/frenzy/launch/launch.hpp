@@ -470,7 +470,9 @@ inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::pl
     } else if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0) {
         throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
     }
-    return detail::script_files(j, slurm_components(p), p.est_time.value, plan_comments(j, p, o.time_margin), o);
+    auto with_step = o;  // the launchers' checkpoint interval is a time over the predicted step (save_interval_steps)
+    with_step.step_time_s = p.step_time.value;
+    return detail::script_files(j, slurm_components(p), p.est_time.value, plan_comments(j, p, o.time_margin), with_step);
 }
 
 namespace detail {

@@ -207,7 +207,7 @@ inline std::string conversion_step() {
 /// checkout, data, tokenizer, checkpoints, learning-rate schedule), each with its default, given in the environment
 /// of sbatch or edited here. The data choice follows Megatron-LM's own
 /// examples/megatron_fsdp/train_llama3_8b_fsdp_h100_fp8.sh (@d98e8a64): MOCK = --mock-data with NullTokenizer.
-inline std::string settings(const job_spec& j) {
+inline std::string settings(const job_spec& j, const launch_options& o) {
     const double lr = default_learning_rate(total_parameters(j.model, j.training.seq_len));
     std::string s = "# Settings: give them in sbatch's environment (LR=1e-4 sbatch launch.sbatch) or edit them here.\n";
     s += "MEGATRON_LM=\"${MEGATRON_LM:-$HOME/Megatron-LM}\"  # a Megatron-LM checkout: its pretrain_gpt.py runs\n";
@@ -215,7 +215,8 @@ inline std::string settings(const job_spec& j) {
     s += "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-}\"  # the Hugging Face tokenizer DATA_PATH was made with (needed with DATA_PATH)\n";
     s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from\n";
     if (j.training.finetune.pretrained()) s += pretrained_settings(j.model);
-    s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-1000}\"  # optimizer steps between checkpoints\n";
+    s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-" + std::to_string(save_interval_steps(j, o)) + "}\"  # optimizer steps between checkpoints" +
+         save_interval_note(j, o) + "\n";
     s += "LR=\"${LR:-" + number_text(lr) + "}\" MIN_LR=\"${MIN_LR:-" + number_text(lr / 10) +
          "}\" LR_WARMUP_FRACTION=\"${LR_WARMUP_FRACTION:-0.01}\"  # cosine decay over the run\n";
     if (j.training.total_tokens <= 0)
@@ -273,7 +274,7 @@ inline std::string array_line(const std::string& a) {
 /// (arguments.py validate_args): set for the one, unset for the other, as Megatron's examples do.
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     launcher_payload out;
-    std::string s = settings(j) + "\nMEGATRON_ARGS=(\n";
+    std::string s = settings(j, o) + "\nMEGATRON_ARGS=(\n";
     for (const auto& a : arguments(j)) s += array_line(a);
     for (const auto& a : run_arguments(j)) s += array_line(a);
     s += ")\n" + data_and_length(j);
