@@ -280,14 +280,18 @@ TEST_CASE("torchtitan fine-tune: the published weights from a local Hugging Face
     const auto fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::torchtitan));
     const auto recipe = file(fs, "frenzy_torchtitan.py").content;
     // torchtitan@b5bcd76c checkpointer/base.py: initial_load_in_hf needs initial_load_model_only and a local path
-    CHECK(recipe.find("    config.checkpoint.enable = True\n    config.checkpoint.initial_load_path = os.environ[\"HF_MODEL_DIR\"]\n"
+    // (checkpointing is on in every recipe: its settings lines, issue 53 item 4)
+    CHECK(recipe.find("    config.checkpoint.enable = True\n") != std::string::npos);
+    CHECK(recipe.find("    config.checkpoint.initial_load_path = os.environ[\"HF_MODEL_DIR\"]\n"
                       "    config.checkpoint.initial_load_in_hf = True\n    config.checkpoint.initial_load_model_only = True\n") !=
           std::string::npos);
-    CHECK(recipe.find("    config.hf_assets_path = os.environ[\"HF_MODEL_DIR\"]\n") != std::string::npos);
+    // the tokenizer: TOKENIZER_DIR, the snapshot's unless given
+    CHECK(recipe.find("    config.hf_assets_path = os.environ[\"TOKENIZER_DIR\"]\n") != std::string::npos);
     CHECK(recipe.find("import os\n") != std::string::npos);
     const auto script = file(fs, "launch.sbatch").content;
     CHECK(script.find("export HF_MODEL_DIR=\"${HF_MODEL_DIR:?set HF_MODEL_DIR to the absolute path of a local snapshot of the "
                       "published weights (huggingface-cli download meta-llama/Llama-3.1-8B --local-dir DIR)}\"") != std::string::npos);
+    CHECK(script.find("export TOKENIZER_DIR=\"${TOKENIZER_DIR:-$HF_MODEL_DIR}\"") != std::string::npos);
     // a run from scratch loads nothing
     j.training.finetune.method = finetune_method::none;
     const auto scratch = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::torchtitan)), "frenzy_torchtitan.py").content;
