@@ -130,3 +130,42 @@ TEST_CASE("torchtitan: the batch script's settings reach the recipe: data, token
     CHECK(c["folder"] == "/ck");
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("llm-foundry: a published model is built by transformers from its repository, with its own tokenizer; MPT keeps MPT's (issue 53)") {
+    // what train.py receives (torchrun stubbed), and the model block it reads from train.yaml with the overrides
+    // applied as OmegaConf does (variables.* substituted): hf_causal_lm of meta-llama/Llama-3.1-8B, not an MPT of
+    // its shape with GPT-NeoX's tokenizer (llm-foundry@8c8dd48f models/hf/hf_base.py BaseHuggingFaceModel)
+    for (const auto& [name, repo, tokenizer] : {std::tuple{"llama-3.1-8b", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B"},
+                                                {"mpt-7b", "", "EleutherAI/gpt-neox-20b"}}) {
+        INFO(name);
+        const auto j = run_job(name, framework::llm_foundry, parallel_config{.dp = 8, .sharding = sharding::full});
+        launch_options o;
+        o.launcher = launcher::llm_foundry;
+        const auto fs = launch_files(j, run_plan(j, 3.0), o);
+        const auto dir = std::filesystem::temp_directory_path() / ("frenzy_run_foundry_" + std::to_string(::getpid()));
+        const auto [rc, out] = launch_shell::run_launch_files(fs, "LAUNCH_DIR=" + dir.string() + " DATA_LOCAL=/d", dir);
+        INFO(out);
+        REQUIRE(rc == 0);
+        CHECK(out.rfind("/home/u/llm-foundry/scripts/train/train.py\n" + (dir / "train.yaml").string() + "\n", 0) == 0);
+        CHECK(launch_shell::printed_value(out, "variables.tokenizer_name=") == tokenizer);
+        CHECK(launch_shell::printed_value(out, "variables.model_name=") == repo);
+        CHECK(launch_shell::printed_value(out, "variables.save_interval=") == "600ba");  // 1800 s / 3 s
+        // train.yaml's model block as train.py builds it: PyYAML, ${variables.x} substituted from the overrides
+        if (launch_shell::run("python3 -c 'import yaml' 2>/dev/null").first != 0) {
+            std::filesystem::remove_all(dir);
+            continue;
+        }
+        std::ofstream(dir / "model.py") << "import sys, yaml\n"
+                                           "c = yaml.safe_load(open(sys.argv[1]))\n"
+                                           "v = dict(a.split('=', 1) for a in sys.argv[2:])\n"
+                                           "m = c['model']\n"
+                                           "print(m['name'], v.get('variables.model_name', '-') if m.get('pretrained_model_name_or_path') == "
+                                           "'${variables.model_name}' else '-', m.get('pretrained'), c['tokenizer']['name'])\n";
+        const auto [prc, pout] = launch_shell::run("cd '" + dir.string() + "' && python3 model.py train.yaml variables.model_name=" +
+                                                   launch_shell::printed_value(out, "variables.model_name=") + " 2>&1");
+        std::filesystem::remove_all(dir);
+        CHECK(prc == 0);
+        CHECK(pout == (std::string(repo).empty() ? "mpt_causal_lm - None ${variables.tokenizer_name}\n"
+                                                 : "hf_causal_lm " + std::string(repo) + " False ${variables.tokenizer_name}\n"));
+    }
+}

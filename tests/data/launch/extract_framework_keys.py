@@ -298,7 +298,9 @@ def llm_foundry(root, composer_root):
     out = set(class_fields(root, "llmfoundry.utils.config_utils", "TrainConfig"))
     sections = {
         "model": init_args(root, "llmfoundry.models.mpt.configuration_mpt", "MPTConfig") +
-        init_args(root, "llmfoundry.models.mpt.modeling_mpt", "ComposerMPTCausalLM") + ["name"],
+        init_args(root, "llmfoundry.models.mpt.modeling_mpt", "ComposerMPTCausalLM") + ["name"] +
+        # hf_causal_lm (models/__init__.py registers ComposerHFCausalLM): BaseHuggingFaceModel's arguments
+        init_args(root, "llmfoundry.models.hf.hf_base", "BaseHuggingFaceModel"),
         "model.attn_config": dict_keys(root, "llmfoundry.models.utils.config_defaults", "attn_config_defaults") +
         init_args(root, "llmfoundry.models.layers.attention", "GroupedQueryAttention"),
         "model.ffn_config": init_args(root, "llmfoundry.models.layers.ffn", func_name="build_mptglu") + ["ffn_type"],
