@@ -359,14 +359,19 @@ TEST_CASE("Megatron rules: checkpoints by time, about every 30 min at the predic
     REQUIRE(rc == 0);
     CHECK(value_after(out, "--save-interval") == "450");
     launch_options every10;
-    every10.checkpoint_every_s = 600;  // --checkpoint-every 600
-    std::tie(rc, out) = run_script(launch_files(j, p, every10).front().content, "SAVE_INTERVAL=");
+    every10.checkpoint_every_s = 600;  // --checkpoint-every 600: on one node a checkpoint (8B x 16 bytes at 1 GB/s,
+    std::tie(rc, out) = run_script(launch_files(j, p, every10).front().content, "SAVE_INTERVAL=");  // 128 s) bounds it
+    CHECK(value_after(out, "--save-interval") == std::to_string(static_cast<long long>(10 * checkpoint_write_s(j) / 4)));
+    auto wide = job("llama-3.1-8b", parallel_config{.dp = 32, .sharding = sharding::optimizer});  // 4 nodes write it in 32 s
+    auto wp = plan_of(wide);
+    wp.step_time = seconds{4};
+    std::tie(rc, out) = run_script(launch_files(wide, wp, every10).front().content, "");
     CHECK(value_after(out, "--save-interval") == "150");
-    std::tie(rc, out) = run_script(launch_files(j, p, every10).front().content, "SAVE_INTERVAL=77");  // the setting wins
+    std::tie(rc, out) = run_script(launch_files(wide, wp, every10).front().content, "SAVE_INTERVAL=77");  // the setting wins
     CHECK(value_after(out, "--save-interval") == "77");
     // 405B on 8 nodes: a checkpoint of 16 bytes a parameter at 1 GB/s a node takes ~810 s, so the interval is at
     // least ten of those (saving at most a tenth of the run), not 30 min
-    auto big = job("llama-3.1-405b", parallel_config{.dp = 2, .tp = 8, .pp = 4, .sequence_parallel = true, .sharding = sharding::optimizer});
+    auto big = job("llama-3.1-405b", parallel_config{.dp = 4, .tp = 8, .pp = 2, .sequence_parallel = true, .sharding = sharding::optimizer});
     auto bp = plan_of(big);
     bp.step_time = seconds{10};
     const double write_s = checkpoint_write_s(big);
