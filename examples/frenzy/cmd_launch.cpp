@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "frenzy/backend/slurm.hpp"
 #include "frenzy/io/cluster_json.hpp"
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/frameworks/launchers.hpp"
@@ -26,7 +27,8 @@ struct launch_args {
     std::size_t plan = 1;
     double margin = frenzy::default_margin;
     double time_margin = 0.2;
-    std::string torchtitan_base;
+    std::string torchtitan_base, max_time;
+    double checkpoint_every = 1800;
     frenzy::launch_options slurm;  // its Slurm fields: partition, account, qos, cpus per task, memory, requeue signal
     bool json = false, mixed = false;
 };
@@ -73,6 +75,10 @@ void run_launch(launch_args a) {
     o.cpus_per_task = a.slurm.cpus_per_task;
     o.mem = a.slurm.mem;
     o.requeue_signal_s = a.slurm.requeue_signal_s;
+    o.checkpoint_every_s = a.checkpoint_every;
+    // --max-time: a Slurm time, or "sinfo": the partition's MaxTime as sinfo reports it (the shortest of a list)
+    o.max_time_s = a.max_time == "sinfo" ? slurm_client{}.partition_max_time_s(a.slurm.partition)
+                                         : slurm_time_seconds(a.max_time, "--max-time");
     for (const auto& g : a.gres) {
         const auto eq = g.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == g.size())
@@ -171,6 +177,12 @@ void frenzy_cli::add_launch(CLI::App& app) {
     c->add_option("--requeue-signal", a->slurm.requeue_signal_s,
                   "Seconds before the time limit at which the job requeues itself, to resume from its checkpoint; 0 = never "
                   "(default 300)");
+    c->add_option("--max-time", a->max_time,
+                  "The partition's longest --time (Slurm's format: 2-00:00:00, 48:00:00, ...; \"sinfo\" reads it for "
+                  "--partition): a longer run's limit is capped at it and the run resumes over requeued jobs");
+    c->add_option("--checkpoint-every", a->checkpoint_every,
+                  "Seconds of training between checkpoints: the save interval in steps at the predicted step time "
+                  "(default 1800)")->check(CLI::PositiveNumber);
     frenzy_cli::add_margin(c, a->margin);
     c->add_flag("--json", a->json, "Print the plan, the job and the files written as JSON");
     c->callback([a] { run_launch(*a); });

@@ -2,7 +2,10 @@
 // sinfo output, the sbatch placement options and the batch script.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -137,6 +140,7 @@ TEST_CASE("batch script with the job spec: the framework configuration frenzy la
         const auto s = batch_script({5, "llama", p, {}, "", j});
         launch_options o;
         o.launcher = launcher::deepspeed;
+        o.run_command = "\"${FRENZY_TRAIN_SCRIPT:-train.py}\"";  // the user's script, as the backend's generic start names it
         const auto files = launch_files(job_for_plan(j, p), p, o);
         REQUIRE(files.size() == 2);
         CHECK(s.find("cat > \"$LAUNCH_DIR/ds_config.json\" <<'FRENZY_EOF'\n" + files[1].content + "FRENZY_EOF\n") !=
@@ -219,4 +223,20 @@ TEST_CASE("batch script of a mixed plan: torchrun on every node of both componen
     const auto t = batch_script(r);
     CHECK(t.find("\nsleep 1\n") != std::string::npos);
     CHECK(t.find("torchrun") == std::string::npos);
+}
+
+TEST_CASE("a partition's MaxTime from sinfo (launch --max-time sinfo): the shortest limit listed, infinite as none") {
+    CHECK(frenzy::parse_sinfo_time_limits("2-00:00:00\n4:00:00\ninfinite\n") == 4 * 3600);
+    CHECK(frenzy::parse_sinfo_time_limits("infinite\n") == 0);
+    CHECK_THROWS_WITH(frenzy::parse_sinfo_time_limits("soon\n"), Catch::Contains("sinfo --format=%l") && Catch::Contains("soon"));
+    // the command run: sinfo of its bin_dir with the partition, its output parsed (a stub sinfo checks the arguments)
+    const auto dir = std::filesystem::temp_directory_path() / ("frenzy_sinfo_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "sinfo") << "#!/bin/sh\n[ \"$*\" = \"--noheader --format=%l --partition=gpu\" ] || exit 9\necho 1-12:00:00\n";
+    std::filesystem::permissions(dir / "sinfo", std::filesystem::perms::owner_all);
+    frenzy::slurm_options o;
+    o.bin_dir = dir.string();
+    CHECK(frenzy::slurm_client(o).partition_max_time_s("gpu") == 36 * 3600);
+    CHECK_THROWS(frenzy::slurm_client(o).partition_max_time_s("other"));  // sinfo failed: an io_error naming it
+    std::filesystem::remove_all(dir);
 }

@@ -48,7 +48,8 @@ run plan_fsdp_gpus plan --job "$E/jobs/llama-3.1-8b-fsdp.json" --gpus 8xa100-80g
 run plan_cost plan --model gpt3-125m --global-batch 64 --total-tokens 1e9 --gpus 16xa100-80g --price example --objective cost --whole-nodes --json
 # launch: every launcher, its --json and every file it writes (run in $T, so the paths are relative)
 for fw in megatron torchtitan deepspeed fsdp; do
-    run "launch_$fw" launch --model llama-3.1-8b --seq-len 4096 --global-batch 64 --total-tokens 1e9 --gpus 16xh100-80g --framework "$fw" -o "launch_$fw" --json
+    script=(); case $fw in deepspeed|fsdp) script=(--run-command train.py);; esac  # they configure the user's script
+    run "launch_$fw" launch --model llama-3.1-8b --seq-len 4096 --global-batch 64 --total-tokens 1e9 --gpus 16xh100-80g --framework "$fw" "${script[@]}" -o "launch_$fw" --json
     for f in "$T/launch_$fw"/*; do
         [ -f "$f" ] || continue
         n=$((n + 1)); g="launch_${fw}_file_$(basename "$f" | tr . _)"

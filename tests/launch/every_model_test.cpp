@@ -52,6 +52,7 @@ TEST_CASE("every preset and bundled config.json: estimate, plan and launch answe
         for (const auto l : {launcher::megatron, launcher::fsdp}) {
             launch_options o;
             o.launcher = l;
+            if (l->needs_run_command) o.run_command = "train.py";  // the user's script, which builds any model
             try {
                 const auto r = launch(j, c, o);
                 CHECK(r.files.size() >= 1);

@@ -327,4 +327,62 @@ TEST_CASE("Megatron rules: a fine-tune converts the published weights once with 
     CHECK(out.find("set HF_MODEL") != std::string::npos);
 }
 
+TEST_CASE("Megatron rules: rotary models train without dropout as published; GPT-2-style models keep Megatron's 0.1 (issue 53)") {
+    // what pretrain_gpt.py receives, run by bash: Megatron-LM's default is 0.1 (arguments.py), the published Llama,
+    // Mixtral, Qwen and DeepSeek configs and Megatron-LM's own Llama/Mixtral examples train with 0.0
+    for (const auto& [name, ep] : {std::pair{"llama-3.1-8b", 1}, {"mixtral-8x7b", 8}, {"qwen2.5-7b", 1}, {"deepseek-v2-lite", 8}}) {
+        INFO(name);
+        const auto [rc, out] = run_script(script_of(job(name, parallel_config{.dp = 8, .ep = ep, .sharding = sharding::optimizer})), "");
+        REQUIRE(rc == 0);
+        CHECK(value_after(out, "--hidden-dropout") == "0");
+        CHECK(value_after(out, "--attention-dropout") == "0");
+    }
+    auto g = job("gpt3-1.3b", parallel_config{.dp = 8, .sharding = sharding::optimizer});
+    auto [rc, out] = run_script(script_of(g), "");
+    REQUIRE(rc == 0);
+    CHECK(value_after(out, "--hidden-dropout").empty());  // Megatron's 0.1, as GPT-3 trained
+    g.runtime.dropout = false;                            // stated: written
+    std::tie(rc, out) = run_script(script_of(g), "");
+    CHECK(value_after(out, "--hidden-dropout") == "0");
+    auto l = job("llama-3.1-8b", parallel_config{.dp = 8, .sharding = sharding::optimizer});
+    l.runtime.dropout = true;  // asked for: Megatron's default
+    std::tie(rc, out) = run_script(script_of(l), "");
+    CHECK(value_after(out, "--hidden-dropout").empty());
+}
+
+TEST_CASE("Megatron rules: checkpoints by time, about every 30 min at the predicted step, never more often than saving allows (issue 53)") {
+    // a fixed 1000 steps was hours of work lost per requeue; the interval is 1800 s over the predicted step time
+    auto j = job("llama-3.1-8b", parallel_config{.dp = 8, .sharding = sharding::optimizer});
+    auto p = plan_of(j);
+    p.step_time = seconds{4};
+    auto [rc, out] = run_script(launch_files(j, p, launch_options{}).front().content, "");
+    REQUIRE(rc == 0);
+    CHECK(value_after(out, "--save-interval") == "450");
+    launch_options every10;
+    every10.checkpoint_every_s = 600;  // --checkpoint-every 600: on one node a checkpoint (8B x 16 bytes at 1 GB/s,
+    std::tie(rc, out) = run_script(launch_files(j, p, every10).front().content, "SAVE_INTERVAL=");  // 128 s) bounds it
+    CHECK(value_after(out, "--save-interval") == std::to_string(static_cast<long long>(10 * checkpoint_write_s(j) / 4)));
+    auto wide = job("llama-3.1-8b", parallel_config{.dp = 32, .sharding = sharding::optimizer});  // 4 nodes write it in 32 s
+    auto wp = plan_of(wide);
+    wp.step_time = seconds{4};
+    std::tie(rc, out) = run_script(launch_files(wide, wp, every10).front().content, "");
+    CHECK(value_after(out, "--save-interval") == "150");
+    std::tie(rc, out) = run_script(launch_files(wide, wp, every10).front().content, "SAVE_INTERVAL=77");  // the setting wins
+    CHECK(value_after(out, "--save-interval") == "77");
+    // 405B on 8 nodes: a checkpoint of 16 bytes a parameter at 1 GB/s a node takes ~810 s, so the interval is at
+    // least ten of those (saving at most a tenth of the run), not 30 min
+    auto big = job("llama-3.1-405b", parallel_config{.dp = 4, .tp = 8, .pp = 2, .sequence_parallel = true, .sharding = sharding::optimizer});
+    auto bp = plan_of(big);
+    bp.step_time = seconds{10};
+    const double write_s = checkpoint_write_s(big);
+    CHECK(write_s == Approx(16.0 * total_parameters(big.model, big.training.seq_len) / 8e9));
+    CHECK(write_s > 180);
+    std::tie(rc, out) = run_script(launch_files(big, bp, launch_options{}).front().content, "");
+    REQUIRE(rc == 0);
+    CHECK(value_after(out, "--save-interval") == std::to_string(static_cast<long long>(std::floor(10 * write_s / 10))));
+    // no predicted step time: 1000 steps, as before
+    std::tie(rc, out) = run_script(script_of(j), "");
+    CHECK(value_after(out, "--save-interval") == "1000");
+}
+
 }  // namespace megatron_rules

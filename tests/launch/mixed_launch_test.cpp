@@ -167,3 +167,22 @@ TEST_CASE("the one plan type: a mixed plan as plan::groups writes mixed_plan's J
     CHECK(nlohmann::ordered_json(back).dump() == text);
     CHECK(job_for_plan(job_13b(), p).parallel.stage_layers == std::vector<std::int64_t>{6, 17, 17});
 }
+
+TEST_CASE("launch --mixed over A100 + V100: the batch script runs unfused attention, as a V100-only launch does (issue 53)") {
+    cluster_spec c;
+    c.nodes = {{"v100", "v100-32g", 8, 1}, {"a100", "a100-40g", 8, 1}};
+    validate(c);
+    auto o = het_launch_options();
+    o.mixed = true;
+    const auto r = launch(job_13b(), c, o);
+    REQUIRE(r.plan.mixed());
+    REQUIRE(r.plan.gpu.find("v100-32g") != std::string::npos);
+    CHECK(r.job.runtime.attention == attention_impl::unfused);  // Megatron-LM's --attention-backend is one for all stages
+    const auto& script = r.files.front().content;
+    CHECK(script.find("    --attention-backend unfused\n") != std::string::npos);
+    // the V100-only launch writes the same flag (job_for_plan: the type's resolved kernel)
+    c.nodes = {{"v100", "v100-32g", 8, 2}};
+    o.mixed = false;
+    const auto v = launch(job_13b(), c, o);
+    CHECK(v.files.front().content.find("    --attention-backend unfused\n") != std::string::npos);
+}

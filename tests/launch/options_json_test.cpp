@@ -58,7 +58,9 @@ TEST_CASE("launch options from JSON: each bad value refused naming its key, in P
     CHECK(launch_options_error({{"gres", {{"a100-80g", ""}}}}) == "gres[\"a100-80g\"] must not be empty");
     CHECK_THAT(launch_options_error({{"gres", {{"warp-drive", "x"}}}}), Contains("warp-drive"));
     CHECK(launch_options_error({{"slurm", {{"queue", "gpu"}}}}) ==
-          "slurm[\"queue\"] is not a setting (partition, account, qos, cpus_per_task, mem, requeue_signal_s)");
+          "slurm[\"queue\"] is not a setting (partition, account, qos, cpus_per_task, mem, requeue_signal_s, max_time_s)");
+    CHECK(launch_options_error({{"slurm", {{"max_time_s", "2-00:00:00"}}}}) == "slurm[\"max_time_s\"]=\"2-00:00:00\" must be a number");
+    CHECK_THAT(launch_options_error({{"checkpoint_every_s", -5}}), Contains("checkpoint_every_s"));
     CHECK(launch_options_error({{"slurm", {{"cpus_per_task", "many"}}}}) == "slurm[\"cpus_per_task\"]=\"many\" must be a number");
     CHECK(launch_options_error({{"slurm", {{"requeue_signal_s", true}}}}) == "slurm[\"requeue_signal_s\"]=true must be a number");
     CHECK_THAT(launch_options_error({{"framework", "jax"}}), Contains("framework=\"jax\" is not one of"));
@@ -79,6 +81,8 @@ TEST_CASE("launch options to JSON and back: the same options") {
     o.cpus_per_task = 8;
     o.mem = "0";
     o.requeue_signal_s = 0;
+    o.max_time_s = 2 * 86400;
+    o.checkpoint_every_s = 900;
     o.planning.objective = plan_objective::gpu_hours;
     o.planning.max_gpus = 32;
     const json j = o;
@@ -96,6 +100,8 @@ TEST_CASE("launch options to JSON and back: the same options") {
     CHECK(back.cpus_per_task == o.cpus_per_task);
     CHECK(back.mem == o.mem);
     CHECK(back.requeue_signal_s == o.requeue_signal_s);
+    CHECK(back.max_time_s == o.max_time_s);
+    CHECK(back.checkpoint_every_s == o.checkpoint_every_s);
     CHECK(back.planning.objective == o.planning.objective);
     CHECK(back.planning.max_gpus == o.planning.max_gpus);
 }

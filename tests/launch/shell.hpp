@@ -63,4 +63,36 @@ inline std::vector<std::string> yaml_key_paths(const std::string& text, const st
     return out;
 }
 
+/// Runs what `frenzy launch` wrote as Slurm would, in `dir` (created; the files written into it): launch.sbatch by
+/// bash with Slurm's variables (one node, job 7, submitted from /sub unless `env` says otherwise), scontrol stubbed
+/// (one host), srun stubbed to run its command once, and the programs the launchers start stubbed to print what they
+/// were given, one argument a line: torchrun and `tune run` without their own --options, `accelerate launch` and
+/// python as called. `env` goes before bash ("NAME=value ..."). Exit status and output (stderr too).
+/// `extra` defines more stubs (bash functions, exported), or replaces these.
+template <class Files>
+std::pair<int, std::string> run_launch_files(const Files& files, const std::string& env, const std::filesystem::path& dir,
+                                             const std::string& extra = "") {
+    std::filesystem::create_directories(dir);
+    for (const auto& f : files) std::ofstream(dir / f.name, std::ios::binary) << f.content;
+    const std::string stubs =
+        "scontrol() { echo node1; }; srun() { while [[ $1 == --* ]]; do shift; done; \"$@\"; }; "
+        "torchrun() { while [[ $1 == --* ]]; do shift 2; done; printf \"%s\\n\" \"$@\"; }; "
+        "tune() { shift; while [[ $1 == --* ]]; do shift 2; done; printf \"%s\\n\" \"$@\"; }; "
+        "accelerate() { printf \"%s\\n\" accelerate \"$@\"; }; python() { printf \"%s\\n\" python \"$@\"; }; " + extra +
+        "export -f scontrol srun torchrun tune accelerate python; ";
+    return run("cd '" + dir.string() + "' && env -i PATH=\"$PATH\" HOME=/home/u SLURM_JOB_NODELIST=node1 SLURM_JOB_ID=7 "
+               "SLURM_SUBMIT_DIR=/sub " + env + " bash -c '" + stubs + "bash launch.sbatch' 2>&1");
+}
+
+/// The value after `flag` in the printed arguments of run_launch_files ("" when absent), or the value of a
+/// `key=value` argument when `flag` ends with '='.
+inline std::string printed_value(const std::string& printed, const std::string& flag) {
+    std::istringstream in(printed);
+    for (std::string l; std::getline(in, l);) {
+        if (!flag.empty() && flag.back() == '=' && l.rfind(flag, 0) == 0) return l.substr(flag.size());
+        if (l == flag) return std::getline(in, l) ? l : "";
+    }
+    return "";
+}
+
 }  // namespace launch_shell

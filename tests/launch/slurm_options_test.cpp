@@ -53,6 +53,7 @@ std::string script(const launch_options& o, double run_s = 3600) {
 launch_options fsdp_options() {
     launch_options o;
     o.launcher = launcher::fsdp;
+    o.run_command = "train.py";  // the user's script, which fsdp_settings.json configures
     return o;
 }
 
@@ -133,3 +134,34 @@ TEST_CASE("Slurm requeue: on USR1 the script requeues its own job (bash, scontro
 }
 
 }  // namespace slurm_options
+
+TEST_CASE("Slurm time values as sinfo and sbatch write them read back as seconds (launch --max-time)") {
+    for (const auto& [text, s] : {std::pair{"30", 1800.0}, {"30:15", 1815.0}, {"48:00:00", 172800.0}, {"2-00:00:00", 172800.0},
+                                  {"1-12", 129600.0}, {"1-12:30", 131400.0}, {"UNLIMITED", 0.0}, {"infinite", 0.0}, {"", 0.0}}) {
+        INFO(text);
+        CHECK(slurm_time_seconds(text, "--max-time") == s);
+    }
+    for (const auto* bad : {"2 days", "1-", "-5", "1:2:3:4", "12:xx", "1-2-3"}) {
+        INFO(bad);
+        CHECK_THROWS_WITH(slurm_time_seconds(bad, "--max-time"), Catch::StartsWith("--max-time=\""));
+    }
+}
+
+TEST_CASE("--max-time: a time limit past the partition's MaxTime is capped at it, with a note, never left for sbatch to refuse (issue 53)") {
+    auto o = slurm_options::fsdp_options();
+    o.max_time_s = 3600;  // the run needs 3600 s x 1.2
+    const auto s = slurm_options::script(o);
+    CHECK(s.find("#SBATCH --time=01:00:00\n") != std::string::npos);
+    CHECK(s.find("# time limit capped at the partition's MaxTime, 01:00:00 (the run needs 01:12:00): it requeues itself") !=
+          std::string::npos);
+    CHECK(s.find("#SBATCH --requeue\n") != std::string::npos);
+    o.max_time_s = 2 * 86400;  // room enough: the predicted limit, no note
+    const auto roomy = slurm_options::script(o);
+    CHECK(roomy.find("#SBATCH --time=01:12:00\n") != std::string::npos);
+    CHECK(roomy.find("MaxTime") == std::string::npos);
+    // without a requeue a capped run would stop unfinished: refused, naming both settings
+    o.max_time_s = 3600;
+    o.requeue_signal_s = 0;
+    CHECK_THROWS_WITH(slurm_options::script(o), Catch::Contains("MaxTime 01:00:00") && Catch::Contains("--max-time") &&
+                                     Catch::Contains("--requeue-signal 0"));
+}

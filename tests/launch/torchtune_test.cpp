@@ -99,7 +99,7 @@ TEST_CASE("every torchtune key written is one its recipes read or its configs sp
             if (m == finetune_method::qlora && !b.qlora) continue;
             for (const auto& p : {fsdp16, parallel_config{.dp = 1}}) {
                 auto j = tune_job(std::string(b.preset), m, p);
-                const auto text = frameworks::torchtune::config_yaml(j);
+                const auto text = frameworks::torchtune::config_yaml(j, {});
                 for (const auto& k : launch_shell::yaml_key_paths(text)) {
                     INFO(k);
                     CHECK(keys.count(k) == 1);
@@ -120,7 +120,7 @@ TEST_CASE("every torchtune key written is one its recipes read or its configs sp
     j.training.global_batch = 16;  // optimizer_in_bwd needs gradient_accumulation_steps 1
     j.training.total_tokens = 16.0 * 2048 * 300;
     j.runtime.optimizer = optimizer_impl::in_backward;
-    auto text = frameworks::torchtune::config_yaml(j);
+    auto text = frameworks::torchtune::config_yaml(j, {});
     for (const auto& k : launch_shell::yaml_key_paths(text)) CHECK(keys.count(k) == 1);
     for (const char* line : {"dtype: fp32\n", "fsdp_reshard_after_forward: False\n", "fsdp_cpu_offload: True\n",
                              "enable_activation_offloading: True\n", "compile: True\n", "optimizer_in_bwd: True\n",
@@ -129,7 +129,7 @@ TEST_CASE("every torchtune key written is one its recipes read or its configs sp
         CHECK(text.find(line) != std::string::npos);
     j = tune_job("mistral-7b", finetune_method::lora, fsdp16);
     j.training.optimizer = optimizer_kind::adamw_8bit;
-    text = frameworks::torchtune::config_yaml(j);
+    text = frameworks::torchtune::config_yaml(j, {});
     for (const auto& k : launch_shell::yaml_key_paths(text)) CHECK(keys.count(k) == 1);
     CHECK(text.find("lora_attn_modules: ['q_proj', 'k_proj', 'v_proj', 'output_proj']\n  apply_lora_to_mlp: True\n") != std::string::npos);
 }
@@ -237,4 +237,28 @@ TEST_CASE("torchtune: hostile job and model names never become code") {
     auto o = tune_opts();
     o.run_command = "my_recipe.py\nrm -rf x";
     CHECK_THROWS_WITH(launch_files(j, tune_plan(j, 8), o), Contains("control character"));
+}
+
+TEST_CASE("torchtune: a requeued run resumes from the newest checkpoint, saved about every 30 min (issue 53)") {
+    // launch.sbatch run by bash with tune stubbed: what the recipe receives. torchtune@bd2a0fc7's checkpointer loads
+    // the newest step_N of output_dir when resume_from_checkpoint is True and fails when there is none.
+    const auto j = tune_job("llama-3.1-8b", finetune_method::full, fsdp16);
+    const auto fs = launch_files(j, tune_plan(j, 8), tune_opts());
+    // 1800 s over the predicted 2.5 s step; a checkpoint of 8B x 16 bytes from 2 nodes at 1 GB/s each (64 s) is far less
+    CHECK(named(fs, "torchtune.yaml").content.find("\nsave_every_n_steps: 720\n") != std::string::npos);
+    const auto dir = std::filesystem::temp_directory_path() / ("frenzy_tune_" + std::to_string(::getpid()));
+    const std::string env = "MODEL_DIR=/m CHECKPOINT_FILES=[a.safetensors] TOKENIZER=/t/tokenizer.model DATA=text "
+                            "OUTPUT_DIR=" + (dir / "out").string();
+    auto [rc, out] = run_launch_files(fs, env, dir);
+    INFO(out);
+    REQUIRE(rc == 0);
+    CHECK(out.rfind("full_finetune_distributed\n--config\n", 0) == 0);
+    CHECK(printed_value(out, "resume_from_checkpoint=") == "False");  // the first run: nothing saved yet
+    CHECK(printed_value(out, "checkpointer.checkpoint_dir=") == "/m");
+    std::filesystem::create_directories(dir / "out/step_720");
+    std::ofstream(dir / "out/step_720/recipe_state.pt") << "x";
+    std::tie(rc, out) = run_launch_files(fs, env, dir);
+    CHECK(rc == 0);
+    CHECK(printed_value(out, "resume_from_checkpoint=") == "True");  // requeued: the recipe resumes from step_720
+    std::filesystem::remove_all(dir);
 }

@@ -60,6 +60,7 @@ inline batch_plan_facts plan_facts(const batch_request& r) {
 inline void add_framework_payload(batch_script_spec& b, const batch_request& r) {
     launch_options o;
     o.launcher = launcher_for(r.p.framework);
+    if (o.launcher->needs_run_command) o.run_command = "\"${FRENZY_TRAIN_SCRIPT:-train.py}\"";  // the user's script, as the generic start
     try {
         const auto j = job_for_plan(*r.spec, r.p);
         auto payload = launcher_payload_for(j, o);

@@ -118,6 +118,26 @@ struct slurm_options {
     std::string bin_dir;            ///< directory of the Slurm commands ("" = PATH)
 };
 
+/// The time limits `sinfo --noheader --format=%l` prints (one partition a line, Slurm's time format, "infinite" for
+/// none): the shortest in seconds, which every partition listed allows; 0 when none is limited (launch_options::
+/// max_time_s). io_error naming the command for a line that is not a time.
+inline double parse_sinfo_time_limits(std::string_view text, std::string_view command = "sinfo --format=%l") {
+    double shortest = 0;
+    std::istringstream in{std::string(text)};
+    for (std::string line; std::getline(in, line);) {
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+        if (line.empty()) continue;
+        double s = 0;
+        try {
+            s = slurm_time_seconds(line, "time limit");
+        } catch (const config_error& e) {
+            throw io_error(std::string(command) + ": " + e.what());
+        }
+        if (s > 0 && (shortest == 0 || s < shortest)) shortest = s;
+    }
+    return shortest;
+}
+
 /// What the backend needs of Slurm; slurm_client runs the real commands, tests may substitute a fake.
 /// Every call throws frenzy::io_error when Slurm cannot be reached or answers something unparsable.
 class slurm_api {
@@ -156,6 +176,12 @@ public:
         return parse_sbatch_parsable(r.out);
     }
     void scancel(std::int64_t id) const override { checked({"scancel", std::to_string(id)}); }
+    /// The partition's MaxTime in seconds (0 = unlimited); "" = the partitions sinfo lists by default, the shortest.
+    double partition_max_time_s(const std::string& partition) const {
+        std::vector<std::string> argv{"sinfo", "--noheader", "--format=%l"};
+        if (!partition.empty()) argv.push_back("--partition=" + partition);
+        return parse_sinfo_time_limits(checked(std::move(argv)).out);
+    }
     bool ping() const {
         auto r = run({"scontrol", "ping"});
         return r.ok() && r.out.find("is UP") != std::string::npos;

@@ -34,6 +34,7 @@
 #include "frenzy/io/file.hpp"
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/frameworks/launchers.hpp"
+#include "frenzy/train/attention.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -75,6 +76,37 @@ inline std::string slurm_time(double seconds) {
     if (d > 0) std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:00", d, h, m);
     else std::snprintf(buf, sizeof buf, "%02lld:%02lld:00", h, m);
     return buf;
+}
+
+/// Seconds of a Slurm time value as sinfo and scontrol print a partition's MaxTime and sbatch --time reads it
+/// (SchedMD/slurm src/common/parse_time.c time_str2mins: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS);
+/// "UNLIMITED", "infinite" and "" are 0 (no limit). config_error naming `field` otherwise.
+inline double slurm_time_seconds(const std::string& v, const std::string& field) {
+    if (v.empty() || v == "UNLIMITED" || v == "infinite" || v == "INFINITE") return 0;
+    const auto bad = [&] { return config_error(field + "=\"" + printable(v, 40) + "\" is not a Slurm time (MM, HH:MM:SS, D-HH:MM:SS, ...)"); };
+    long long parts[4] = {0, 0, 0, 0};  // days, then up to three ':' fields
+    std::string_view rest(v);
+    bool days = false;
+    if (const auto dash = rest.find('-'); dash != std::string_view::npos) {
+        const auto r = std::from_chars(rest.data(), rest.data() + dash, parts[0]);
+        if (r.ec != std::errc{} || r.ptr != rest.data() + dash || dash == 0) throw bad();
+        rest.remove_prefix(dash + 1);
+        days = true;
+    }
+    int n = 0;
+    for (std::size_t start = 0; n < 3; ++n) {
+        const auto colon = rest.find(':', start);
+        const auto end = colon == std::string_view::npos ? rest.size() : colon;
+        const auto r = std::from_chars(rest.data() + start, rest.data() + end, parts[1 + n]);
+        if (end == start || r.ec != std::errc{} || r.ptr != rest.data() + end) throw bad();
+        if (colon == std::string_view::npos) { ++n; break; }
+        start = colon + 1;
+        if (n == 2) throw bad();
+    }
+    // with days the fields are hours[:minutes[:seconds]]; without, minutes[:seconds] or hours:minutes:seconds
+    const long long h = days || n == 3 ? parts[1] : 0, m = days ? parts[2] : n == 3 ? parts[2] : parts[1],
+                    sec = days ? parts[3] : n == 3 ? parts[3] : n == 2 ? parts[2] : 0;
+    return static_cast<double>(((parts[0] * 24 + h) * 60 + m) * 60 + sec);
 }
 
 /// Nodes of one GPU type that a job's script runs on: the whole allocation of a single-type plan, or one component of
@@ -271,6 +303,11 @@ inline launcher_payload launcher_payload_for(const job_spec& j, const launch_opt
         throw config_error("the " + std::string(to_string(o.launcher)) + " launcher only reads configurations (--from); it writes none");
     check_launcher_method(j.training.finetune.method, o.launcher);
     check_launcher_finetune_fields(j.training.finetune);
+    if (o.launcher->needs_run_command && o.run_command.empty())
+        throw config_error("launch_options::run_command=\"\": the " + std::string(to_string(o.launcher)) + " launcher writes the "
+                           "configuration of your own training script, not a script; name it "
+                           "with --run-command 'train.py ARGS' (the script and its arguments torchrun starts), or launch with "
+                           "--framework hf, which writes its training script (Trainer, with DeepSpeed or FSDP through accelerate)");
     const auto& fws = launcher_frameworks(o.launcher);
     if (std::find(fws.begin(), fws.end(), j.runtime.framework) == fws.end())
         throw config_error("runtime.framework=\"" + std::string(to_string(j.runtime.framework)) + "\" cannot be launched by the " +
@@ -399,6 +436,7 @@ inline std::vector<launch_file> script_files(const job_spec& j, const std::vecto
     check_bound("launch_options.time_margin", o.time_margin, bounds::rate);
     check_bound("launch_options.default_time_s", o.default_time_s, bounds::seconds);
     const double est = est_s > 0 ? est_s * (1 + o.time_margin) : o.default_time_s;
+    check_bound("launch_options.max_time_s", o.max_time_s, bounds::seconds);
     std::string where;
     for (const auto& c : parts) where += (where.empty() ? "" : " + ") + std::to_string(c.nodes * c.gpus_per_node) + " x " + c.gpu;
     batch_script_spec b;
@@ -409,8 +447,18 @@ inline std::vector<launch_file> script_files(const job_spec& j, const std::vecto
         b.comments.push_back("time limit capped at Slurm's largest, " + slurm_time(slurm_max_time_s) + " (the run needs " +
                              number_text(std::ceil(est / 86400)) + " days; Slurm reads --time as an int of seconds): "
                              "checkpoint and resubmit");
-    const double limit = std::min(std::ceil(std::max(est, 600.0) / 60) * 60, slurm_max_time_s);  // what slurm_time writes
-    b.directives = component_directives(j, parts, slurm_time(std::max(est, 600.0)), slurm_option_directives(o, limit), o);
+    double asked = std::max(est, 600.0);
+    if (o.max_time_s > 0 && asked > o.max_time_s) {  // the partition's MaxTime: capped, the run resumes over requeues
+        if (o.requeue_signal_s == 0)
+            throw config_error("the run needs a time limit of " + slurm_time(asked) + ", more than the partition's MaxTime " +
+                               slurm_time(o.max_time_s) + " (launch_options::max_time_s, --max-time), and the job does not "
+                               "requeue itself (--requeue-signal 0): it would stop unfinished");
+        asked = std::floor(o.max_time_s / 60) * 60;
+        b.comments.push_back("time limit capped at the partition's MaxTime, " + slurm_time(asked) + " (the run needs " +
+                             slurm_time(std::max(est, 600.0)) + "): it requeues itself and resumes from its last checkpoint");
+    }
+    const double limit = std::min(std::ceil(asked / 60) * 60, slurm_max_time_s);  // what slurm_time writes
+    b.directives = component_directives(j, parts, slurm_time(asked), slurm_option_directives(o, limit), o);
     b.requeue_signal_s = o.requeue_signal_s;
     b.exports = std::move(payload.exports);
     b.preamble = payload.preamble;
@@ -476,7 +524,9 @@ inline std::vector<launch_file> launch_files(const job_spec& j, const frenzy::pl
     } else if (p.nodes < 1 || p.gpus < 1 || p.gpus % p.nodes != 0) {
         throw config_error("plan: " + std::to_string(p.gpus) + " GPUs do not split evenly over " + std::to_string(p.nodes) + " nodes");
     }
-    return detail::script_files(j, slurm_components(p), p.est_time.value, plan_comments(j, p, o.time_margin), o);
+    auto with_step = o;  // the launchers' checkpoint interval is a time over the predicted step (save_interval_steps)
+    with_step.step_time_s = p.step_time.value;
+    return detail::script_files(j, slurm_components(p), p.est_time.value, plan_comments(j, p, o.time_margin), with_step);
 }
 
 namespace detail {
@@ -496,6 +546,18 @@ inline frenzy::plan plan_at(const plan_result& r, const launch_options& o) {
 
 }  // namespace detail
 
+namespace detail {
+/// A pipeline over several types runs one attention backend on every stage (Megatron-LM's --attention-backend is
+/// global): "auto" becomes the unfused kernel where any group's type runs that one (a V100 beside A100s), as the launch
+/// on that type alone writes it (job_for_plan). Types the catalog lacks are left to the framework.
+inline void settle_mixed_attention(job_spec& j, const frenzy::plan& p, const gpu_catalog& catalog) {
+    if (!p.mixed() || j.runtime.attention != attention_impl::automatic) return;
+    for (const auto& g : p.groups)
+        if (const auto* t = catalog.find(g.gpu); t && attention_on(j, *t) == attention_impl::unfused)
+            j.runtime.attention = attention_impl::unfused;
+}
+}  // namespace detail
+
 /// Plans `job` on `cluster` for the launcher's frameworks, takes plan `plan_index` of the ranking (of the mixed plans
 /// with launch_options::mixed) and writes its files. Throws config_error when there is no such plan (the planner's
 /// infeasibility reasons in the message).
@@ -508,6 +570,7 @@ inline launch_result launch(const job_spec& job, const cluster_spec& cluster, co
     launch_result out;
     out.plan = detail::plan_at(r, o);
     out.job = job_for_plan(job, out.plan);
+    detail::settle_mixed_attention(out.job, out.plan, cluster.catalog);
     out.files = launch_files(out.job, out.plan, o);
     return out;
 }

@@ -41,9 +41,10 @@ inline void set_slurm_option(launch_options& o, const std::string& key, const nl
     else if (key == "mem") o.mem = text();
     else if (key == "cpus_per_task" && v.is_number_integer()) o.cpus_per_task = v.get<int>();
     else if (key == "requeue_signal_s" && v.is_number()) o.requeue_signal_s = v.get<double>();
-    else if (key == "cpus_per_task" || key == "requeue_signal_s")
+    else if (key == "max_time_s" && v.is_number()) o.max_time_s = v.get<double>();  // launch_files checks its bounds
+    else if (key == "cpus_per_task" || key == "requeue_signal_s" || key == "max_time_s")
         throw config_error(at + "=" + value_text(w, at, v) + " must be a number");
-    else throw config_error(at + " is not a setting (partition, account, qos, cpus_per_task, mem, requeue_signal_s)");
+    else throw config_error(at + " is not a setting (partition, account, qos, cpus_per_task, mem, requeue_signal_s, max_time_s)");
 }
 
 /// Sets the launch_options field `key` names from `v` (GRES types against `catalog`); false where it is none.
@@ -62,6 +63,10 @@ inline bool set_launch_option(launch_options& o, const std::string& key, const n
         if (!(o.time_margin >= 0) || !std::isfinite(o.time_margin))
             throw config_error("time_margin=" + std::to_string(o.time_margin) + " must be a finite fraction >= 0");
     } else if (key == "torchtitan_base") o.base_config = option_string(v, key);
+    else if (key == "checkpoint_every_s") {
+        o.checkpoint_every_s = option_number(v, key);
+        check_bound("checkpoint_every_s", o.checkpoint_every_s, bounds::seconds);
+    }
     else if (key == "gres") {
         if (!v.is_object()) throw config_error("gres=" + v.dump() + " must be a dict {catalog type: GRES type}");
         for (auto it = v.begin(); it != v.end(); ++it) {
@@ -80,8 +85,8 @@ inline bool set_launch_option(launch_options& o, const std::string& key, const n
 }  // namespace detail
 
 /// launch_options from a JSON object of Python's frenzy.launch keywords (docs/formats.md "Options"): framework,
-/// plan (numbered from 1), mixed, gres, run_command, time_margin, torchtitan_base, slurm {partition, account, qos,
-/// cpus_per_task, mem, requeue_signal_s}, and any plan option (io/options_json.hpp), which sets `planning`. Omitted
+/// plan (numbered from 1), mixed, gres, run_command, time_margin, torchtitan_base, checkpoint_every_s, slurm {partition,
+/// account, qos, cpus_per_task, mem, requeue_signal_s, max_time_s}, and any plan option (io/options_json.hpp), which sets `planning`. Omitted
 /// keys keep their defaults; an unknown key or a bad value is a config_error that names it. launch_files checks the
 /// Slurm settings' shapes. `w` writes the values of bad prices and Slurm settings (io/options_json.hpp value_writer).
 inline launch_options launch_options_from_json(const nlohmann::json& j, const gpu_catalog& catalog = {},
@@ -93,7 +98,7 @@ inline launch_options launch_options_from_json(const nlohmann::json& j, const gp
         if (!detail::set_launch_option(o, it.key(), it.value(), catalog, w) &&
             !set_plan_option(o.planning, it.key(), it.value(), catalog, w))
             throw config_error("launch option \"" + it.key() + "\" is not one of: framework, plan, mixed, gres, run_command, "
-                               "time_margin, torchtitan_base, slurm, " + std::string(plan_option_keys));
+                               "time_margin, torchtitan_base, checkpoint_every_s, slurm, " + std::string(plan_option_keys));
     return o;
 }
 
@@ -107,8 +112,9 @@ inline void to_json(nlohmann::json& out, const launch_options& o) {
     out["run_command"] = o.run_command;
     out["time_margin"] = o.time_margin;
     out["torchtitan_base"] = o.base_config;
-    out["slurm"] = {{"partition", o.partition}, {"account", o.account}, {"qos", o.qos},
-                    {"cpus_per_task", o.cpus_per_task}, {"mem", o.mem}, {"requeue_signal_s", o.requeue_signal_s}};
+    out["checkpoint_every_s"] = o.checkpoint_every_s;
+    out["slurm"] = {{"partition", o.partition}, {"account", o.account}, {"qos", o.qos}, {"cpus_per_task", o.cpus_per_task},
+                    {"mem", o.mem}, {"requeue_signal_s", o.requeue_signal_s}, {"max_time_s", o.max_time_s}};
 }
 /// nlohmann's ADL reader: launch_options_from_json against the built-in catalog.
 inline void from_json(const nlohmann::json& in, launch_options& o) { o = launch_options_from_json(in); }

@@ -16,6 +16,7 @@
 
 #include "frenzy/core/error.hpp"
 #include "frenzy/io/launcher_import.hpp"
+#include "frenzy/model/transformer.hpp"
 #include "frenzy/plan/plan.hpp"
 // GCC 12 reports a false -Wrestrict in std::string operator+ inlined into planner.hpp's infeasible_reason when
 // launch() instantiates the planner at -O2 (GCC bug 105329); silenced for that header only.
@@ -104,6 +105,9 @@ struct launcher_traits {
     /// The training.finetune.method values it writes (method_bits): training from scratch only by default; a
     /// launcher that loads pretrained weights names the fine-tunes it writes, and launch refuses the others.
     unsigned methods = method_bits({finetune_method::none});
+    /// Its files configure the user's own training script (ds_config.json, fsdp_settings.json), which
+    /// launch_options::run_command must name: launch refuses without one rather than start a script that does not exist.
+    bool needs_run_command = false;
     /// Its configuration states per-device batches and no world size (a Trainer-based YAML): `estimate --gpus`
     /// gives the import its GPU count as the world size (import_options::world_size).
     bool per_device_batches = false;
@@ -160,6 +164,14 @@ struct launch_options {
     /// > 0: #SBATCH --requeue --signal=B:USR1@this; the script requeues itself on that signal, so a run longer than
     /// its time limit resumes from its last checkpoint when it starts again. 0 = no requeue.
     double requeue_signal_s = 300;
+    /// The longest --time the partition allows (sinfo's MaxTime; 0 = not known): a longer time limit is capped at it
+    /// with a note in the script (the run then resumes over several requeued jobs), never left for sbatch to refuse.
+    double max_time_s = 0;
+    /// Seconds of training between checkpoints: each launcher's save interval is this over the plan's predicted step
+    /// time (save_interval_steps), and at least ten checkpoint writes long (checkpoint_write_s).
+    double checkpoint_every_s = 1800;
+    /// The plan's predicted step time in seconds (launch_files sets it from the plan; 0 = unknown: 1000 steps).
+    double step_time_s = 0;
     plan_options planning{};                          ///< frameworks are set from the launcher
 };
 
@@ -179,6 +191,36 @@ struct launch_result {
 /// A letter or digit (ASCII), or one of `extra`: the characters a Slurm word or a Python identifier may hold.
 inline bool word_char(char c, std::string_view extra) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || extra.find(c) != std::string_view::npos;
+}
+
+/// A node's sustained checkpoint write to a parallel file system, GB/s: an assumption stated in docs/launch.md, not a
+/// measurement.
+inline constexpr double checkpoint_write_GBps = 1.0;
+
+/// Seconds one checkpoint of `j` takes to write: its trainable parameters with their fp32 master copy and two Adam
+/// moments (16 bytes each; adapters are taken as 1% of the model, the frozen base is not saved), written by its
+/// nodes (its GPUs in nodes of 8) at checkpoint_write_GBps each.
+inline double checkpoint_write_s(const job_spec& j) {
+    const double all = total_parameters(j.model, j.training.seq_len);
+    const double params = j.training.finetune.adapters() ? 0.01 * all : all;
+    const double nodes = std::ceil(static_cast<double>(j.parallel.gpus()) / 8);
+    return 16.0 * params / (checkpoint_write_GBps * 1e9 * std::max(nodes, 1.0));
+}
+
+/// Optimizer steps between checkpoints: launch_options::checkpoint_every_s of training at the plan's predicted step
+/// time, and at least ten checkpoint writes' worth (saving costs at most a tenth of the run), whole steps, at least
+/// one; 1000 where the step time is unknown.
+inline std::int64_t save_interval_steps(const job_spec& j, const launch_options& o) {
+    if (!(o.step_time_s > 0) || !(o.checkpoint_every_s > 0)) return 1000;
+    const double every = std::max(o.checkpoint_every_s, 10 * checkpoint_write_s(j));
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(every / o.step_time_s)));
+}
+
+/// The comment after a settings line of save_interval_steps: what the interval is in time ("" when not known).
+inline std::string save_interval_note(const job_spec& j, const launch_options& o) {
+    if (!(o.step_time_s > 0) || !(o.checkpoint_every_s > 0)) return "";
+    const double minutes = static_cast<double>(save_interval_steps(j, o)) * o.step_time_s / 60;
+    return ": about every " + std::to_string(std::max(1LL, std::llround(minutes))) + " min at the predicted step time";
 }
 
 /// Optimizer steps of the job's token budget (0 without one).

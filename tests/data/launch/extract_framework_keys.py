@@ -236,6 +236,18 @@ def torchtitan(root):
                     for b in inner.body:
                         if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name):
                             out.add("activation_checkpoint." + b.target.id)
+    # the recipe's top-level fields (Trainer.Config, torchtitan/trainer.py), its checkpoint section
+    # (BaseCheckpointManager.Config, components/checkpointer/base.py) and its data loader's (GrainDataLoader.Config,
+    # components/data/loader.py): the settings block of frenzy_torchtitan.py sets these
+    for rel, cls, prefix in (("torchtitan/trainer.py", "Trainer", ""),
+                             ("torchtitan/components/checkpointer/base.py", "BaseCheckpointManager", "checkpoint."),
+                             ("torchtitan/components/data/loader.py", "GrainDataLoader", "dataloader.")):
+        for node in parse(os.path.join(root, rel)).body:
+            if isinstance(node, ast.ClassDef) and node.name == cls:
+                for inner in node.body:
+                    if isinstance(inner, ast.ClassDef) and inner.name == "Config":
+                        out.update(prefix + b.target.id for b in inner.body
+                                   if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name))
     base_fields = []  # QuantizationConverter.Config fields every converter inherits
     for node in parse(os.path.join(root, "torchtitan/components/quantization/__init__.py")).body:
         if isinstance(node, ast.ClassDef) and node.name == "QuantizationConverter":
@@ -286,7 +298,9 @@ def llm_foundry(root, composer_root):
     out = set(class_fields(root, "llmfoundry.utils.config_utils", "TrainConfig"))
     sections = {
         "model": init_args(root, "llmfoundry.models.mpt.configuration_mpt", "MPTConfig") +
-        init_args(root, "llmfoundry.models.mpt.modeling_mpt", "ComposerMPTCausalLM") + ["name"],
+        init_args(root, "llmfoundry.models.mpt.modeling_mpt", "ComposerMPTCausalLM") + ["name"] +
+        # hf_causal_lm (models/__init__.py registers ComposerHFCausalLM): BaseHuggingFaceModel's arguments
+        init_args(root, "llmfoundry.models.hf.hf_base", "BaseHuggingFaceModel"),
         "model.attn_config": dict_keys(root, "llmfoundry.models.utils.config_defaults", "attn_config_defaults") +
         init_args(root, "llmfoundry.models.layers.attention", "GroupedQueryAttention"),
         "model.ffn_config": init_args(root, "llmfoundry.models.layers.ffn", func_name="build_mptglu") + ["ffn_type"],

@@ -39,11 +39,11 @@ inline nlohmann::ordered_json config(const job_spec& j) {
     return c;
 }
 
-/// ds_config.json and the training script started with it.
+/// ds_config.json and the user's training script (launch_options::run_command) started with it.
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     launcher_payload out;
     out.files.push_back({"ds_config.json", config(j).dump(2) + "\n"});
-    out.torchrun_target = (o.run_command.empty() ? std::string("train.py") : o.run_command) +
+    out.torchrun_target = o.run_command +  // the user's script, required (launcher_traits::needs_run_command)
                           " --deepspeed --deepspeed_config \"$LAUNCH_DIR/ds_config.json\"";
     return out;
 }
@@ -59,6 +59,7 @@ inline constexpr launcher_traits launch_traits{
     .payload = payload,
     .config_example = "ds_config.json",
     .import_file = import_file,
+    .needs_run_command = true,
 };
 
 }  // namespace frenzy::frameworks::deepspeed

@@ -51,11 +51,11 @@ inline nlohmann::ordered_json settings(const job_spec& j) {
     return c;
 }
 
-/// fsdp_settings.json and the training script started with it.
+/// fsdp_settings.json and the user's training script (launch_options::run_command) started with it.
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     launcher_payload out;
     out.files.push_back({"fsdp_settings.json", settings(j).dump(2) + "\n"});
-    out.torchrun_target = (o.run_command.empty() ? std::string("train.py") : o.run_command) +
+    out.torchrun_target = o.run_command +  // the user's script, required (launcher_traits::needs_run_command)
                           " --settings \"$LAUNCH_DIR/fsdp_settings.json\"";
     return out;
 }
@@ -71,6 +71,7 @@ inline constexpr launcher_traits launch_traits{
     .payload = payload,
     .config_example = "settings.json",
     .import_file = import_file,
+    .needs_run_command = true,
 };
 
 }  // namespace frenzy::frameworks::fsdp

@@ -139,7 +139,7 @@ inline std::string arguments_block(const job_spec& j) {
     if (j.parallel.recompute == recompute::full && backend_of(j.parallel.sharding) != backend::fsdp)  // FSDP: accelerate's
         s += "    gradient_checkpointing=True,\n    gradient_checkpointing_kwargs={\"use_reentrant\": False},\n";
     if (j.runtime.liger) s += "    use_liger_kernel=True,\n";  // runtime.liger: the kernels the estimate counted
-    s += "    logging_steps=10,\n    save_steps=1000,\n    save_total_limit=2,\n    report_to=\"none\",\n"
+    s += "    logging_steps=10,\n    save_steps=int(os.environ[\"SAVE_STEPS\"]),\n    save_total_limit=2,\n    report_to=\"none\",\n"
          "    ddp_find_unused_parameters=False,\n    seed=17,\n)\n";
     return s;
 }
@@ -153,7 +153,7 @@ inline std::string train_script(const job_spec& j, attention_impl attn) {
                           "# transformers' Trainer. launch.sbatch sets the environment.\n";
     s += "import os\nimport sys\n\nimport torch\nfrom datasets import load_dataset\n"
                     "from transformers import (AutoConfig, AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig,\n"
-                    "                          DataCollatorForLanguageModeling, Trainer, TrainingArguments)\n"
+                    "                          Trainer, TrainingArguments)\n"
                     "from transformers.trainer_utils import get_last_checkpoint\n";
     if (j.training.finetune.adapters()) s += "from peft import LoraConfig, get_peft_model\n";
     s += "\nMODEL = os.environ[\"MODEL\"]\nDATA = os.environ[\"DATA\"]\n";
@@ -162,8 +162,7 @@ inline std::string train_script(const job_spec& j, attention_impl attn) {
          "config = AutoConfig.from_pretrained(MODEL)\nconfig = getattr(config, \"text_config\", None) or config\n"
          "for key, planned in PLANNED.items():\n    got = getattr(config, key, None)\n    if got != planned:\n"
          "        sys.exit(f\"frenzy: {MODEL} has {key}={got}; the plan is for {planned}: plan again for this model\")\n";
-    s += "\ntokenizer = AutoTokenizer.from_pretrained(MODEL)\nif tokenizer.pad_token is None:  # the collator pads (every sequence is "
-         "SEQ_LEN long)\n    tokenizer.pad_token = tokenizer.eos_token\n";
+    s += "\ntokenizer = AutoTokenizer.from_pretrained(MODEL)\n";
     s += load_block(j, attn);
     s += "\n# DATA: a .json/.jsonl/.parquet/.txt file or folder with a \"text\" column, or a dataset on the Hub.\n"
          "kind = {\".json\": \"json\", \".jsonl\": \"json\", \".parquet\": \"parquet\", \".txt\": \"text\"}.get(os.path.splitext(DATA)[1])\n"
@@ -173,7 +172,11 @@ inline std::string train_script(const job_spec& j, attention_impl attn) {
          "    n = len(ids) // SEQ_LEN * SEQ_LEN\n"
          "    return {\"input_ids\": [ids[i:i + SEQ_LEN] for i in range(0, n, SEQ_LEN)]}\n\n\n"
          "train = raw.map(pack, batched=True, remove_columns=raw.column_names)\n"
-         "collate = DataCollatorForLanguageModeling(tokenizer, mlm=False)\n\n";
+         // packed sequences need no padding; DataCollatorForLanguageModeling would mask every label equal to the pad
+         // token, which a tokenizer without one gets as EOS: documents would never learn to end
+         "\n\ndef collate(examples):  # every sequence is SEQ_LEN tokens: no padding, every token (EOS too) a label\n"
+         "    ids = torch.tensor([e[\"input_ids\"] for e in examples])\n"
+         "    return {\"input_ids\": ids, \"labels\": ids.clone()}\n\n\n";
     s += arguments_block(j);
     s += "trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=collate)\n"
          "last = get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir) else None\n"
@@ -182,7 +185,7 @@ inline std::string train_script(const job_spec& j, attention_impl attn) {
 }
 
 /// The settings block of the batch script: the environment frenzy_hf_train.py reads.
-inline std::string settings(const job_spec& j) {
+inline std::string settings(const job_spec& j, const launch_options& o) {
     std::string s = "# Settings: give them in sbatch's environment (LR=2e-4 sbatch launch.sbatch) or edit them here.\n";
     s += j.training.finetune.pretrained()
              ? "export MODEL=\"${MODEL:?set MODEL to the pretrained model (a Hugging Face repository or folder) of the planned shape}\"\n"
@@ -190,6 +193,8 @@ inline std::string settings(const job_spec& j) {
                "model (its weights are not loaded)}\"\n";
     s += "export DATA=\"${DATA:?set DATA to the training text (.json/.jsonl/.parquet/.txt with a text column, or a Hub dataset)}\"\n";
     s += "export CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from\n";
+    s += "export SAVE_STEPS=\"${SAVE_STEPS:-" + std::to_string(save_interval_steps(j, o)) + "}\"  # optimizer steps between checkpoints" +
+         save_interval_note(j, o) + "\n";
     const auto& ft = j.training.finetune;  // from scratch: GPT-3's rate for the model's size (launch/launcher.hpp)
     const std::string lr = !ft.pretrained() ? number_text(default_learning_rate(total_parameters(j.model, j.training.seq_len)))
                                             : ft.adapters() ? "2e-4" : "2e-5";
@@ -249,7 +254,7 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
         out.node_lines = accelerate_lines;
         out.node_config = "accelerate_config.yaml";
     }
-    out.preamble = settings(j);
+    out.preamble = settings(j, o);
     out.torchrun_target = o.run_command.empty() ? std::string("\"$LAUNCH_DIR/frenzy_hf_train.py\"") : o.run_command;
     return out;
 }

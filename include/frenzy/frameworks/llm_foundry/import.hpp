@@ -19,6 +19,7 @@
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/io/launcher_yaml.hpp"
 #include "frenzy/frameworks/registry.hpp"
+#include "frenzy/model/presets.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -193,9 +194,41 @@ inline transformer_spec foundry_given_model(const transformer_spec& file, const 
     return given;
 }
 
-/// The model block (an MPT with MPTConfig's defaults), or the model given beside the file when it agrees.
+/// An hf_causal_lm model block (llm-foundry@8c8dd48f models/hf/hf_base.py BaseHuggingFaceModel): transformers'
+/// implementation of pretrained_model_name_or_path's config, the preset published there, or the model given beside
+/// the file when it has that preset's shape; its attention from attn_implementation.
+inline transformer_spec foundry_hf_model(const YAML::Node& m, const YAML::Node& vars, const transformer_spec& given, launcher_import& out) {
+    const foundry_section sec{vars, "model."};
+    if (!m["pretrained_model_name_or_path"])
+        throw config_error("llm-foundry train.yaml: model.pretrained_model_name_or_path is missing (hf_causal_lm builds that model)");
+    const auto repo = sec.text(m["pretrained_model_name_or_path"], "pretrained_model_name_or_path");
+    const transformer_spec* published = nullptr;
+    for (const auto& p : model_presets())
+        if (published_repository(p.spec.name) == repo) published = &p.spec;
+    if (!published && given.layers <= 0)
+        throw config_error("llm-foundry train.yaml: model.pretrained_model_name_or_path=" + printable(repo) + " is no preset's "
+                           "published repository: give the model beside the file (--model or --hf-config)");
+    for (const auto& kv : m) {
+        const auto k = kv.first.Scalar();
+        if (k == "attn_implementation") {
+            const auto a = sec.text(kv.second, k);
+            if (a != "flash_attention_2" && a != "eager")
+                throw config_error("llm-foundry train.yaml: model.attn_implementation=" + printable(a) + " must be flash_attention_2 or eager");
+            out.job.runtime.attention = a == "eager" ? attention_impl::unfused : attention_impl::flash;
+        } else if (k == "pretrained" && sec.flag(kv.second, k)) {
+            throw config_error("llm-foundry train.yaml: model.pretrained=true (a fine-tune of the published weights) is not read");
+        } else if (k != "name" && k != "pretrained_model_name_or_path" && k != "pretrained" && k != "init_device") {
+            out.unknown.push_back("model." + k);
+        }
+    }
+    if (!published) return given;
+    return given.layers > 0 ? foundry_given_model(*published, given) : *published;
+}
+
+/// The model block (an MPT with MPTConfig's defaults, or hf_causal_lm), or the model given beside the file when it agrees.
 inline transformer_spec foundry_model(const YAML::Node& m, const YAML::Node& vars, const transformer_spec& given, launcher_import& out) {
-    if (!m || !m.IsMap()) throw config_error("llm-foundry train.yaml: model is missing (an mpt_causal_lm block)");
+    if (!m || !m.IsMap()) throw config_error("llm-foundry train.yaml: model is missing (an mpt_causal_lm or hf_causal_lm block)");
+    if (m["name"] && foundry_scalar(m["name"], vars, "model.name") == "hf_causal_lm") return foundry_hf_model(m, vars, given, out);
     transformer_spec s;
     s.name = "mpt";
     s.tied_embeddings = true;  // MPTConfig: learned positions, LayerNorm, biases, tied embeddings by default

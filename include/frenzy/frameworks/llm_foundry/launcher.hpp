@@ -1,7 +1,9 @@
 #pragma once
 // The llm-foundry launcher: train.yaml for llm-foundry's scripts/train/train.py, every top-level key a field of its
-// TrainConfig (mosaicml/llm-foundry@8c8dd48f llmfoundry/utils/config_utils.py), the model an MPT of the planned
-// shape (llmfoundry/models/mpt/configuration_mpt.py MPTConfig, models/utils/config_defaults.py), fsdp_config with
+// TrainConfig (mosaicml/llm-foundry@8c8dd48f llmfoundry/utils/config_utils.py), the model a published one as
+// transformers builds it from its repository's config.json, with its own tokenizer (hf_causal_lm,
+// models/hf/hf_base.py), else an MPT of the planned shape (llmfoundry/models/mpt/configuration_mpt.py MPTConfig,
+// models/utils/config_defaults.py), fsdp_config with
 // Composer's FSDPConfig fields (mosaicml/composer@6405188 composer/utils/parallelism.py). Every key written is in
 // tests/data/launch/llm_foundry_keys.txt, read from that code by tests/data/launch/extract_framework_keys.py.
 // The run's settings (checkout, data, tokenizer, checkpoints, learning rate) are shell variables of the batch
@@ -16,8 +18,12 @@
 #endif
 #include "frenzy/launch/launcher.hpp"
 #include "frenzy/memory/framework_profile.hpp"
+#include "frenzy/model/presets.hpp"
 
 namespace frenzy::frameworks::llm_foundry {
+
+/// MPT's tokenizer (mosaicml/mpt-7b tokenizer_config.json: GPT-NeoX-20B's).
+inline constexpr const char* mpt_tokenizer = "EleutherAI/gpt-neox-20b";
 
 /// MPT's name for the job's MLP: mptmlp with its activation, or mptglu for the gated ones (layers/ffn.py
 /// build_mptmlp / build_mptglu; the activation by torch.nn.functional name, resolve_ffn_act_fn).
@@ -59,6 +65,28 @@ inline std::string rope_yaml(const rope_spec& r) {
     else if (r.original_max_positions > 0)
         s += "      original_max_position_embeddings: " + std::to_string(r.original_max_positions) + "\n";
     return s;
+}
+
+/// The Hugging Face repository whose config.json llm-foundry builds the job's model from (hf_causal_lm:
+/// transformers' own implementation, and the model's own tokenizer), or "" where the model is not a published one as
+/// published (an MPT of its shape is written then, as for MPT itself).
+inline std::string hf_repository_of(const transformer_spec& m) {
+    if (m.name.rfind("mpt", 0) == 0) return "";
+    const auto repo = published_repository(m.name);
+    if (repo.empty() || !published_difference(m, preset(m.name)).empty()) return "";
+    return std::string(repo);
+}
+
+/// hf_causal_lm of the published model (llm-foundry@8c8dd48f models/hf/hf_base.py BaseHuggingFaceModel): its
+/// config.json's architecture with fresh weights (pretrained false), built on the meta device for FSDP to initialise
+/// (hf_base.py: meta with pretrained false), flash-attention 2 or eager attention.
+inline std::string hf_model_yaml(const job_spec& j, attention_impl attn) {
+    if (j.model.is_moe()) throw config_error("model.moe: frenzy launch writes no MoE for llm-foundry (its memory model is of dense FFNs)");
+    if (j.training.precision == precision::fp8_mixed)  // Composer's amp_fp8 is te.fp8_autocast: Transformer Engine layers only
+        throw config_error("training.precision=\"fp8-mixed\": llm-foundry's amp_fp8 runs Transformer Engine layers, which "
+                           "hf_causal_lm (transformers' " + j.model.name + ") has none of");
+    return "model:\n  name: hf_causal_lm\n  pretrained_model_name_or_path: ${variables.model_name}\n  pretrained: false\n"
+           "  init_device: meta\n  attn_implementation: " + std::string(attn == attention_impl::unfused ? "eager" : "flash_attention_2") + "\n";
 }
 
 /// The MPT architecture keys of the job's model; what MPT cannot express is refused, naming the field.
@@ -116,10 +144,13 @@ inline std::string train_yaml(const job_spec& j, attention_impl attn) {
     std::string s = "# Written by frenzy launch for llm-foundry's scripts/train/train.py (TrainConfig of\n"
                     "# mosaicml/llm-foundry@8c8dd48f llmfoundry/utils/config_utils.py). The variables are set by\n"
                     "# launch.sbatch from its settings block; edit them there.\n";
-    s += "variables:\n  data_local: ./data\n  tokenizer_name: EleutherAI/gpt-neox-20b\n  save_folder: ./checkpoints\n"
-         "  lr: 1.0e-4\n  max_duration: " + (steps > 0 ? std::to_string(steps) + "ba" : std::string("1ba")) + "\n";
+    const auto repo = hf_repository_of(j.model);
+    s += "variables:\n  data_local: ./data\n  tokenizer_name: " + (repo.empty() ? std::string(mpt_tokenizer) : repo) + "\n";
+    if (!repo.empty()) s += "  model_name: " + repo + "\n";
+    s += "  save_folder: ./checkpoints\n  save_interval: 1000ba\n  lr: 1.0e-4\n  max_duration: " +
+         (steps > 0 ? std::to_string(steps) + "ba" : std::string("1ba")) + "\n";
     s += "max_seq_len: " + std::to_string(t.seq_len) + "\nseed: 17\nprecision: " + composer_precision + "\n";
-    s += model_yaml(j, attn);
+    s += repo.empty() ? model_yaml(j, attn) : hf_model_yaml(j, attn);
     s += "tokenizer:\n  name: ${variables.tokenizer_name}\n  kwargs:\n    model_max_length: " + std::to_string(t.seq_len) + "\n";
     s += "train_loader:\n  name: text\n  dataset:\n    local: ${variables.data_local}\n    split: train\n    shuffle: true\n"
          "    max_seq_len: " + std::to_string(t.seq_len) + "\n    shuffle_seed: 17\n  drop_last: true\n  num_workers: 8\n";
@@ -132,19 +163,29 @@ inline std::string train_yaml(const job_spec& j, attention_impl attn) {
     s += "fsdp_config:\n  sharding_strategy: " + std::string(strategy) + "\n  mixed_precision: " + mixed +
          "\n  activation_checkpointing: " + std::string(p.recompute == recompute::full ? "true" : "false") +
          "\n  activation_checkpointing_reentrant: false\n  activation_cpu_offload: false\n  limit_all_gathers: true\n";
-    s += "save_folder: ${variables.save_folder}\nsave_interval: 1000ba\nautoresume: true\n";
+    s += "save_folder: ${variables.save_folder}\nsave_interval: ${variables.save_interval}\nautoresume: true\n";
     s += "progress_bar: false\nlog_to_console: true\nconsole_log_interval: 10ba\n";
     return s;
 }
 
 /// The settings block of the batch script and the OmegaConf overrides that carry them to train.py.
-inline std::string settings(const job_spec& j) {
+inline std::string settings(const job_spec& j, const launch_options& o) {
     std::string s = "# Settings: give them in sbatch's environment (LR=1e-4 sbatch launch.sbatch) or edit them here.\n";
     s += "LLM_FOUNDRY=\"${LLM_FOUNDRY:-$HOME/llm-foundry}\"  # an llm-foundry checkout: its scripts/train/train.py runs\n";
     s += "DATA_LOCAL=\"${DATA_LOCAL:?set DATA_LOCAL to a streaming dataset (llm-foundry scripts/data_prep/convert_dataset_hf.py)}\"\n";
-    s += "TOKENIZER=\"${TOKENIZER:-EleutherAI/gpt-neox-20b}\"  # the tokenizer DATA_LOCAL was made with (vocabulary " +
-         std::to_string(j.model.vocab) + ")\n";
+    const auto repo = hf_repository_of(j.model);
+    if (!repo.empty())
+        s += "MODEL_NAME=\"${MODEL_NAME:-" + repo + "}\"  # hf_causal_lm builds its config.json's model (its weights are not loaded)\n";
+    // the model's own tokenizer; an MPT of another vocabulary than GPT-NeoX's (MPT's) has none to default to
+    const bool neox = j.model.vocab >= 50277 && j.model.vocab <= 50432;
+    const std::string tokenizer = !repo.empty() ? repo : neox ? std::string(mpt_tokenizer) : "";
+    s += "TOKENIZER=\"${TOKENIZER:" + (tokenizer.empty() ? "?set TOKENIZER to the Hugging Face tokenizer of the model (vocabulary " +
+                                                                  std::to_string(j.model.vocab) + ")"
+                                                            : "-" + tokenizer) +
+         "}\"  # the tokenizer DATA_LOCAL was made with (vocabulary " + std::to_string(j.model.vocab) + ")\n";
     s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from (autoresume)\n";
+    s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-" + std::to_string(save_interval_steps(j, o)) + "}\"  # optimizer steps (batches) between "
+         "checkpoints" + save_interval_note(j, o) + "\n";
     s += "LR=\"${LR:-1.0e-4}\"\n";
     if (train_steps(j) <= 0)
         s += "TRAIN_BATCHES=\"${TRAIN_BATCHES:?the job has no token budget: set TRAIN_BATCHES (optimizer steps)}\"\n";
@@ -155,9 +196,10 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     if (j.runtime.offload.any()) throw config_error("runtime.offload: Composer refuses FSDP CPU offload");
     launcher_payload out;
     out.files.push_back({"train.yaml", train_yaml(j, j.runtime.attention)});
-    out.preamble = settings(j);
+    out.preamble = settings(j, o);
     std::string overrides = " variables.data_local=\"$DATA_LOCAL\" variables.tokenizer_name=\"$TOKENIZER\""
-                            " variables.save_folder=\"$CHECKPOINT_DIR\" variables.lr=\"$LR\"";
+                            " variables.save_folder=\"$CHECKPOINT_DIR\" variables.save_interval=\"${SAVE_INTERVAL}ba\" variables.lr=\"$LR\"";
+    if (!hf_repository_of(j.model).empty()) overrides += " variables.model_name=\"$MODEL_NAME\"";
     if (train_steps(j) <= 0) overrides += " variables.max_duration=\"${TRAIN_BATCHES}ba\"";
     out.torchrun_target = (o.run_command.empty() ? std::string("\"$LLM_FOUNDRY/scripts/train/train.py\"") : o.run_command) +
                           " \"$LAUNCH_DIR/train.yaml\"" + overrides;
@@ -177,7 +219,8 @@ inline launcher_import import_file(const std::string& path, const import_options
 
 inline constexpr launcher_traits launch_traits{
     .name = "llm-foundry",
-    .summary = "torchrun of llm-foundry's scripts/train/train.py with train.yaml (an MPT of the planned shape, FSDP1)",
+    .summary = "torchrun of llm-foundry's scripts/train/train.py with train.yaml (the published model as hf_causal_lm, "
+               "else an MPT of the planned shape; FSDP1)",
     .runs = {&traits},
     .payload = payload,
     .describes_model = true,

@@ -113,6 +113,15 @@ inline std::vector<std::string> training_arguments(const job_spec& j) {
     return a;
 }
 
+/// Dropout off as the job states it (runtime.dropout false) or, unstated, as the published model trained: rotary
+/// models (Llama, Mistral/Mixtral, Qwen, DeepSeek, Gemma, GPT-NeoX: attention and hidden dropout 0.0 in their
+/// config.json, and in Megatron-LM@d98e8a64 examples/llama/train_llama3_8b_h100_fp8.sh and
+/// examples/mixtral/train_mixtral_8x7b_distributed.sh) train without; learned-position GPT-2/GPT-3/OPT keep Megatron's
+/// 0.1. The plan of an unstated one keeps Megatron's masks in its memory (an over-estimate, never a shortfall).
+inline bool trains_without_dropout(const job_spec& j) {
+    return j.runtime.dropout ? !*j.runtime.dropout : j.model.position_embedding == position_embedding::rope;
+}
+
 /// Megatron-LM's parallelism and runtime arguments: the layout, sharding, recompute, overlaps, offload.
 inline std::vector<std::string> parallel_arguments(const job_spec& j) {
     const auto& p = j.parallel;
@@ -148,7 +157,7 @@ inline std::vector<std::string> parallel_arguments(const job_spec& j) {
     if (j.runtime.fp8_recipe) a.push_back("--fp8-recipe " + std::string(to_string(*j.runtime.fp8_recipe)));  // unset: delayed
     if (j.runtime.fp8_param_gather) a.push_back("--fp8-param-gather");    // memory/model_states.hpp: fp8 gather copies
     if (j.runtime.grad_reduce_bf16) a.push_back("--grad-reduce-in-bf16");  // bf16 main_grad buffers
-    if (j.runtime.dropout == false) a.insert(a.end(), {"--hidden-dropout 0", "--attention-dropout 0"});  // no masks kept
+    if (trains_without_dropout(j)) a.insert(a.end(), {"--hidden-dropout 0", "--attention-dropout 0"});  // no masks kept
     if (j.runtime.offload.optimizer) a.push_back("--optimizer-cpu-offload");  // needs the distributed optimizer (HybridDeviceOptimizer)
     if (j.runtime.offload.parameters || j.runtime.offload.activations)
         throw config_error("runtime.offload: parameter/activation offload has no Megatron-LM argument (optimizer offload does)");
@@ -198,7 +207,7 @@ inline std::string conversion_step() {
 /// checkout, data, tokenizer, checkpoints, learning-rate schedule), each with its default, given in the environment
 /// of sbatch or edited here. The data choice follows Megatron-LM's own
 /// examples/megatron_fsdp/train_llama3_8b_fsdp_h100_fp8.sh (@d98e8a64): MOCK = --mock-data with NullTokenizer.
-inline std::string settings(const job_spec& j) {
+inline std::string settings(const job_spec& j, const launch_options& o) {
     const double lr = default_learning_rate(total_parameters(j.model, j.training.seq_len));
     std::string s = "# Settings: give them in sbatch's environment (LR=1e-4 sbatch launch.sbatch) or edit them here.\n";
     s += "MEGATRON_LM=\"${MEGATRON_LM:-$HOME/Megatron-LM}\"  # a Megatron-LM checkout: its pretrain_gpt.py runs\n";
@@ -206,7 +215,8 @@ inline std::string settings(const job_spec& j) {
     s += "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-}\"  # the Hugging Face tokenizer DATA_PATH was made with (needed with DATA_PATH)\n";
     s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from\n";
     if (j.training.finetune.pretrained()) s += pretrained_settings(j.model);
-    s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-1000}\"  # optimizer steps between checkpoints\n";
+    s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-" + std::to_string(save_interval_steps(j, o)) + "}\"  # optimizer steps between checkpoints" +
+         save_interval_note(j, o) + "\n";
     s += "LR=\"${LR:-" + number_text(lr) + "}\" MIN_LR=\"${MIN_LR:-" + number_text(lr / 10) +
          "}\" LR_WARMUP_FRACTION=\"${LR_WARMUP_FRACTION:-0.01}\"  # cosine decay over the run\n";
     if (j.training.total_tokens <= 0)
@@ -264,7 +274,7 @@ inline std::string array_line(const std::string& a) {
 /// (arguments.py validate_args): set for the one, unset for the other, as Megatron's examples do.
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     launcher_payload out;
-    std::string s = settings(j) + "\nMEGATRON_ARGS=(\n";
+    std::string s = settings(j, o) + "\nMEGATRON_ARGS=(\n";
     for (const auto& a : arguments(j)) s += array_line(a);
     for (const auto& a : run_arguments(j)) s += array_line(a);
     s += ")\n" + data_and_length(j);

@@ -114,7 +114,7 @@ inline void torchtitan_assign(const std::string& key, const std::string& v, torc
     else if (key.rfind("training.", 0) == 0 || key.rfind("comm.", 0) == 0 || key.rfind("debug.", 0) == 0 ||
              key.rfind("metrics.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 || key.rfind("profiler.", 0) == 0 ||
              key.rfind("validator.", 0) == 0 || key.rfind("optimizer.", 0) == 0 || key.rfind("lr_scheduler.", 0) == 0 ||
-             key.rfind("dataloader.", 0) == 0)
+             key.rfind("dataloader.", 0) == 0 || key == "dump_folder")
         out.ignored.push_back("config." + key + " = " + v);
     else out.unknown.push_back("config." + key + " = " + v);
 }

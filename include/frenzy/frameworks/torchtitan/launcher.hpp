@@ -160,9 +160,7 @@ inline std::string training_lines(const job_spec& j) {
 inline std::string pretrained_lines(const transformer_spec& m) {
     const auto repo = published_repository(m.name);
     return "    # fine-tune: the published weights" + (repo.empty() ? std::string() : " (" + std::string(repo) + ")") +
-           ", a local snapshot given as $HF_MODEL_DIR\n"
-           "    config.hf_assets_path = os.environ[\"HF_MODEL_DIR\"]\n"
-           "    config.checkpoint.enable = True\n"
+           ", a local snapshot given as $HF_MODEL_DIR (its tokenizer too)\n"
            "    config.checkpoint.initial_load_path = os.environ[\"HF_MODEL_DIR\"]\n"
            "    config.checkpoint.initial_load_in_hf = True\n"
            "    config.checkpoint.initial_load_model_only = True\n";
@@ -173,6 +171,56 @@ inline std::string pretrained_setting(const transformer_spec& m) {
     const auto repo = std::string(published_repository(m.name));
     return "export HF_MODEL_DIR=\"${HF_MODEL_DIR:?set HF_MODEL_DIR to the absolute path of a local snapshot of the published "
            "weights" + (repo.empty() ? std::string() : " (huggingface-cli download " + repo + " --local-dir DIR)") + "}\"\n";
+}
+
+/// The settings block of the batch script, which the recipe reads (settings_lines): the data, the tokenizer, the
+/// output and checkpoint folders and the save interval, each with its default or a stop naming it. Without them the
+/// recipe would keep its base's: C4 streamed from the Hub, a tokenizer folder relative to the submit directory and
+/// checkpointing off, so that a requeued run started over (torchtitan@b5bcd76c models/llama3/config_registry.py
+/// llama3_8b, components/checkpointer/base.py Config.enable False).
+inline std::string settings(const job_spec& j, const launch_options& o) {
+    std::string s = "# Settings: give them in sbatch's environment (DATA=/data/shard-*.jsonl sbatch launch.sbatch) or edit them "
+                    "here; frenzy_torchtitan.py reads them.\n";
+    s += "export DATA=\"${DATA:-c4}\"  # a dataset of torchtitan's DATASETS (c4: allenai/c4 streamed from the Hub), or local "
+         "JSON-lines files (a path or glob) with a \"text\" column\n";
+    const auto repo = std::string(published_repository(j.model.name));
+    if (j.training.finetune.pretrained()) {
+        s += pretrained_setting(j.model);
+        s += "export TOKENIZER_DIR=\"${TOKENIZER_DIR:-$HF_MODEL_DIR}\"  # the model's Hugging Face tokenizer files\n";
+    } else {
+        s += "export TOKENIZER_DIR=\"${TOKENIZER_DIR:?set TOKENIZER_DIR to the absolute path of the model's Hugging Face tokenizer "
+             "files (torchtitan's scripts/download_hf_assets.py --repo_id " + (repo.empty() ? std::string("REPO") : repo) +
+             " --assets tokenizer --local_dir DIR)}\"\n";
+    }
+    s += "export OUTPUT_DIR=\"${OUTPUT_DIR:-$LAUNCH_DIR/outputs}\"  # torchtitan's dump folder: logs and traces\n";
+    s += "export CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to; a requeued run resumes from its newest step\n";
+    s += "export SAVE_INTERVAL=\"${SAVE_INTERVAL:-" + std::to_string(save_interval_steps(j, o)) + "}\"  # optimizer steps between "
+         "checkpoints" + save_interval_note(j, o) + "\n";
+    return s;
+}
+
+/// The recipe's lines that read the settings block (settings): torchtitan resumes from the newest step in
+/// checkpoint.folder (an absolute folder is kept as it is: torchtitan/tools/filesystem.py join).
+inline std::string settings_lines() {
+    return "    # the settings of launch.sbatch\n"
+           "    config.hf_assets_path = os.environ[\"TOKENIZER_DIR\"]\n"
+           "    config.dump_folder = os.environ[\"OUTPUT_DIR\"]\n"
+           "    config.dataloader.dataset = dataclasses.replace(config.dataloader.dataset, dataset=frenzy_dataset(os.environ[\"DATA\"]))\n"
+           "    config.checkpoint.enable = True\n"
+           "    config.checkpoint.folder = os.environ[\"CHECKPOINT_DIR\"]\n"
+           "    config.checkpoint.interval = int(os.environ[\"SAVE_INTERVAL\"])\n";
+}
+
+/// The recipe's dataset of $DATA: one of torchtitan's DATASETS by name, else local JSON-lines files read as C4's are
+/// (its text processor and filters; hf_datasets/text_datasets.py, components/data/sources.py
+/// HuggingFaceRandomAccessSource: load_dataset("json", data_files=...)).
+inline std::string dataset_function() {
+    return "def frenzy_dataset(data: str):\n"
+           "    \"\"\"$DATA: a dataset of torchtitan's DATASETS by name, or local JSON-lines files with a \"text\" column.\"\"\"\n"
+           "    if data in DATASETS:\n"
+           "        return DATASETS[data]\n"
+           "    return dataclasses.replace(DATASETS[\"c4\"], source=HuggingFaceRandomAccessSource.Config(\n"
+           "        path=\"json\", split=\"train\", load_dataset_kwargs={\"data_files\": data}))\n\n\n";
 }
 
 /// torchtitan recipe module: a function returning Trainer.Config, derived from a base recipe (`base0`, or when it is
@@ -186,13 +234,16 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
     s += "# torchtitan recipe written by `frenzy launch` for job \"" + j.name + "\".\n";
     s += "# Run: torchrun ... -m torchtitan.train --module frenzy_torchtitan --config frenzy_plan\n";
     s += "# Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.\n";
+    s += "import dataclasses\nimport os\n\n";
+    s += "from torchtitan.components.data.sources import HuggingFaceRandomAccessSource\n";
     s += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
     const bool mx = fp8 && j.runtime.fp8_recipe == fp8_recipe::mxfp8;
     const std::string converter = mx ? "MXFP8LinearConverter" : "Float8LinearConverter";
     if (fp8) s += "from torchtitan.components.quantization import " + converter + "\n";
-    if (j.training.finetune.pretrained()) s += "import os\n\n";
     s += "from torchtitan.trainer import Trainer\n";
+    s += "from torchtitan.hf_datasets.text_datasets import DATASETS\n";
     s += "from " + base.substr(0, colon) + " import " + base.substr(colon + 1) + " as base_recipe\n\n\n";
+    s += dataset_function();
     s += "def frenzy_plan() -> Trainer.Config:\n";
     s += "    config = base_recipe()  # the model: " + j.model.name + "\n";
     s += parallelism_lines(j) + training_lines(j);
@@ -204,6 +255,7 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
         s += "    config.model_spec = model_registry(config.model_spec.flavor, converters=[" + converter + ".Config(" +
              recipe_name + "model_compile_enabled=" + (j.runtime.compile ? "True" : "False") + ")])\n";
     }
+    s += settings_lines();
     if (j.training.finetune.pretrained()) s += pretrained_lines(j.model);
     s += "    return config\n";
     return s;
@@ -213,7 +265,7 @@ inline std::string recipe(const job_spec& j, const std::string& base0) {
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     launcher_payload out;
     out.files.push_back({"frenzy_torchtitan.py", recipe(j, o.base_config)});
-    if (j.training.finetune.pretrained()) out.preamble = pretrained_setting(j.model);
+    out.preamble = settings(j, o);
     out.torchrun_target = o.run_command.empty() ? std::string("-m torchtitan.train --module frenzy_torchtitan --config frenzy_plan")
                                                 : o.run_command;
     return out;

@@ -117,7 +117,7 @@ inline std::string memory_keys(const job_spec& j) {
 }
 
 /// torchtune.yaml: the recipe config of the job (paths come from the batch script's overrides).
-inline std::string config_yaml(const job_spec& j) {
+inline std::string config_yaml(const job_spec& j, const launch_options& o) {
     const auto b = builder_of(j);
     const auto& t = j.training;
     const auto ga = t.global_batch / (t.micro_batch * j.parallel.dp);
@@ -132,7 +132,9 @@ inline std::string config_yaml(const job_spec& j) {
     s += "checkpointer:\n  _component_: torchtune.training.FullModelHFCheckpointer\n  checkpoint_dir: ./model\n"
          "  checkpoint_files: [model.safetensors]\n  recipe_checkpoint: null\n  output_dir: ${output_dir}\n  model_type: " +
          std::string(b.model_type) + "\n";
-    s += "resume_from_checkpoint: False\n";
+    // the first run starts from MODEL_DIR; a requeued one resumes (launch.sbatch passes resume_from_checkpoint=True once
+    // OUTPUT_DIR holds a step_N with recipe_state.pt, which the recipes write every save_every_n_steps)
+    s += "resume_from_checkpoint: False\nsave_every_n_steps: " + std::to_string(save_interval_steps(j, o)) + "\n";
     s += "dataset:\n  _component_: torchtune.datasets.text_completion_dataset\n  source: text\n  column: text\n"
          "  split: train\n  packed: True\n";
     s += "seed: 17\nshuffle: True\n";
@@ -158,6 +160,10 @@ inline std::string settings(const job_spec& j) {
     if (b.merges) s += "TOKENIZER_MERGES=\"${TOKENIZER_MERGES:?set TOKENIZER_MERGES to the tokenizer's merges.txt}\"\n";
     s += "DATA=\"${DATA:?set DATA to a Hugging Face dataset (load_dataset source) with a text column}\"\n";
     s += "OUTPUT_DIR=\"${OUTPUT_DIR:-$LAUNCH_DIR/output}\"\n";
+    // torchtune@bd2a0fc7 training/checkpointing/_checkpointer.py: should_load_recipe_state loads the newest step_N or
+    // epoch_N of output_dir (get_most_recent_checkpoint) and fails where there is none: True only once one is saved
+    s += "RESUME=False  # a requeued run resumes from the newest checkpoint the recipe saved in OUTPUT_DIR\n"
+         "if compgen -G \"$OUTPUT_DIR/*_*/recipe_state.pt\" > /dev/null; then RESUME=True; fi\n";
     s += "LR=\"${LR:-" + std::string(j.training.finetune.adapters() ? "3e-4" : "2e-5") + "}\"\n";
     if (train_steps(j) <= 0)
         s += "TRAIN_STEPS=\"${TRAIN_STEPS:?the job has no token budget: set TRAIN_STEPS (optimizer steps)}\"\n";
@@ -172,12 +178,12 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
                            "runs one GPU with its single-device recipes, which shard nothing (parallel.sharding \"none\")");
     const auto b = builder_of(j);
     launcher_payload out;
-    out.files.push_back({"torchtune.yaml", config_yaml(j)});
+    out.files.push_back({"torchtune.yaml", config_yaml(j, o)});
     out.preamble = settings(j);
     std::string target = (o.run_command.empty() ? recipe_of(j) : o.run_command) + " --config \"$LAUNCH_DIR/torchtune.yaml\"" +
                          " output_dir=\"$OUTPUT_DIR\" checkpointer.checkpoint_dir=\"$MODEL_DIR\""
                          " checkpointer.checkpoint_files=\"$CHECKPOINT_FILES\" tokenizer.path=\"$TOKENIZER\""
-                         " dataset.source=\"$DATA\" optimizer.lr=\"$LR\"";
+                         " dataset.source=\"$DATA\" optimizer.lr=\"$LR\" resume_from_checkpoint=\"$RESUME\"";
     if (b.merges) target += " tokenizer.merges_file=\"$TOKENIZER_MERGES\"";
     if (train_steps(j) <= 0) target += " max_steps_per_epoch=\"$TRAIN_STEPS\"";
     if (j.parallel.gpus() > 1) {

@@ -6,7 +6,7 @@ import sys
 import torch
 from datasets import load_dataset
 from transformers import (AutoConfig, AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig,
-                          DataCollatorForLanguageModeling, Trainer, TrainingArguments)
+                          Trainer, TrainingArguments)
 from transformers.trainer_utils import get_last_checkpoint
 from peft import LoraConfig, get_peft_model
 
@@ -30,8 +30,6 @@ for key, planned in PLANNED.items():
         sys.exit(f"frenzy: {MODEL} has {key}={got}; the plan is for {planned}: plan again for this model")
 
 tokenizer = AutoTokenizer.from_pretrained(MODEL)
-if tokenizer.pad_token is None:  # the collator pads (every sequence is SEQ_LEN long)
-    tokenizer.pad_token = tokenizer.eos_token
 quantization = None
 if QLORA:
     quantization = BitsAndBytesConfig(
@@ -66,7 +64,12 @@ def pack(batch):  # concatenate the texts and cut them into SEQ_LEN-token sequen
 
 
 train = raw.map(pack, batched=True, remove_columns=raw.column_names)
-collate = DataCollatorForLanguageModeling(tokenizer, mlm=False)
+
+
+def collate(examples):  # every sequence is SEQ_LEN tokens: no padding, every token (EOS too) a label
+    ids = torch.tensor([e["input_ids"] for e in examples])
+    return {"input_ids": ids, "labels": ids.clone()}
+
 
 args = TrainingArguments(
     output_dir=os.environ["CHECKPOINT_DIR"],
@@ -81,7 +84,7 @@ args = TrainingArguments(
     gradient_checkpointing=True,
     gradient_checkpointing_kwargs={"use_reentrant": False},
     logging_steps=10,
-    save_steps=1000,
+    save_steps=int(os.environ["SAVE_STEPS"]),
     save_total_limit=2,
     report_to="none",
     ddp_find_unused_parameters=False,

@@ -1,9 +1,22 @@
 # torchtitan recipe written by `frenzy launch` for job "llama-3.1-8b-job".
 # Run: torchrun ... -m torchtitan.train --module frenzy_torchtitan --config frenzy_plan
 # Fields as pytorch/torchtitan@b5bcd76c torchtitan/config/configs.py and trainer.py define them.
+import dataclasses
+import os
+
+from torchtitan.components.data.sources import HuggingFaceRandomAccessSource
 from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC
 from torchtitan.trainer import Trainer
+from torchtitan.hf_datasets.text_datasets import DATASETS
 from torchtitan.models.llama3.config_registry import llama3_8b as base_recipe
+
+
+def frenzy_dataset(data: str):
+    """$DATA: a dataset of torchtitan's DATASETS by name, or local JSON-lines files with a "text" column."""
+    if data in DATASETS:
+        return DATASETS[data]
+    return dataclasses.replace(DATASETS["c4"], source=HuggingFaceRandomAccessSource.Config(
+        path="json", split="train", load_dataset_kwargs={"data_files": data}))
 
 
 def frenzy_plan() -> Trainer.Config:
@@ -22,4 +35,11 @@ def frenzy_plan() -> Trainer.Config:
     config.training.mixed_precision_param = "bfloat16"
     config.activation_checkpoint = FullAC.Config()
     config.compile.enable = False
+    # the settings of launch.sbatch
+    config.hf_assets_path = os.environ["TOKENIZER_DIR"]
+    config.dump_folder = os.environ["OUTPUT_DIR"]
+    config.dataloader.dataset = dataclasses.replace(config.dataloader.dataset, dataset=frenzy_dataset(os.environ["DATA"]))
+    config.checkpoint.enable = True
+    config.checkpoint.folder = os.environ["CHECKPOINT_DIR"]
+    config.checkpoint.interval = int(os.environ["SAVE_INTERVAL"])
     return config
