@@ -1,5 +1,6 @@
 // Prices per GPU-hour (io/prices.hpp): the one reader behind the CLI's --price and Python's prices=, its forms
 // and its errors; and the GPU-type file reader the CLI's --gpu-types uses (io/cluster_json.hpp).
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -87,5 +88,33 @@ TEST_CASE("load_gpu_types: an array or {\"gpu_types\": [...]}, upserted into the
         f << R"([{"name": "x", "memory_mib": -1}])";
     }
     CHECK_THROWS_WITH(load_gpu_types(path), Contains(path + ": gpu_types[0].memory_mib=-1"));
+    std::remove(path.c_str());
+}
+
+TEST_CASE("load_gpu_types: a power cap is a field of a GPU type entry, read and written back") {
+    const std::string path = "frenzy_prices_test_power_cap.json";
+    {
+        std::ofstream f(path);  // torchao's power-limited B200 fleet, at a cap of 750 W; a card of no known TDP
+        f << R"([{"name": "b200", "power_limit_w": 750}, {"name": "b300", "power_limit_w": 900, "tdp_w": 1100}])";
+    }
+    const auto cat = load_gpu_types(path);
+    const auto& b200 = cat.at("b200");
+    CHECK(b200.power_limit_w == 750);
+    CHECK(b200.tdp_w == 1000);  // the catalog's
+    CHECK(b200.peak_flops(precision::bf16_mixed) == Approx(std::cbrt(0.75) * 2250e12));
+    CHECK(cat.at("b300").clock_scale() == Approx(std::cbrt(900.0 / 1100)));
+    // written as `frenzy gpus --json` writes it and read back: the same type (the cap is applied once, at use)
+    const auto back = gpu_type_from_json(to_json(b200), "gpu_types[0]", gpu_catalog{});
+    CHECK(back == b200);
+    {
+        std::ofstream f(path);  // the catalog has no board power for b300: a cap alone cannot be scaled
+        f << R"([{"name": "b300", "power_limit_w": 900}])";
+    }
+    CHECK_THROWS_WITH(load_gpu_types(path), Contains("power_limit_w=900") && Contains("needs tdp_w"));
+    {
+        std::ofstream f(path);
+        f << R"([{"name": "b200", "power_limit_w": -5}])";
+    }
+    CHECK_THROWS_WITH(load_gpu_types(path), Contains("power_limit_w"));
     std::remove(path.c_str());
 }

@@ -132,6 +132,7 @@ inline constexpr int_bound node_count{1, 1'000'000};
 inline constexpr int_bound chunks{1, 1 << 16};             ///< runtime.loss_chunks
 inline constexpr real_bound memory_mib{1e-3, 1 << 24};     ///< per GPU; 16 TiB
 inline constexpr real_bound tflops{0, 1e6};                ///< dense peak per GPU
+inline constexpr real_bound watts{0, 1e5};                 ///< a GPU's board power or power cap (0 = not stated)
 inline constexpr real_bound host_memory_GiB{0, 1e7};        ///< GiB of host memory per node (0 = not stated)
 inline constexpr real_bound bandwidth_GBps{0, 1e6};        ///< GB/s: HBM, intra- and inter-node links
 inline constexpr real_bound price{0, 1e6};                 ///< dollars per GPU-hour

@@ -50,7 +50,13 @@ inline gpu_type gpu_type_from_json(const nlohmann::json& j, const std::string& p
     r.renamed("link_gbps", "link_GBps", detail::gigabytes_per_second);
     r.get("link_GBps", t.link_GBps, b::bandwidth_GBps);
     r.get("gpus_per_node", t.gpus_per_node, b::gpus_per_node);
+    // a power-limited fleet: its cap, and the board power its peaks are quoted at (hw/gpu.hpp clock_scale)
+    r.get("tdp_w", t.tdp_w, b::watts);
+    r.get("power_limit_w", t.power_limit_w, b::watts);
     r.finish();
+    if (t.power_limit_w > 0 && !(t.tdp_w > 0))
+        throw field_error(r.field("power_limit_w"), number_text(t.power_limit_w),
+                          "needs tdp_w, the board power its peaks are quoted at (the catalog has none for " + name + ")");
     try {
         gpu_catalog::validate(t);
     } catch (const config_error& e) {
@@ -220,7 +226,7 @@ inline nlohmann::json to_json(const gpu_type& t) {
     return {{"name", t.name}, {"product", t.product}, {"memory_mib", t.memory_mib}, {"bf16_tflops", t.bf16_tflops},
             {"fp16_tflops", t.fp16_tflops}, {"fp32_tflops", t.fp32_tflops}, {"fp8_tflops", t.fp8_tflops}, {"fp4_tflops", t.fp4_tflops}, {"chip", t.chip},
             {"mem_bw_GBps", t.mem_bw_GBps}, {"link", t.link}, {"link_GBps", t.link_GBps},
-            {"gpus_per_node", t.gpus_per_node}};
+            {"gpus_per_node", t.gpus_per_node}, {"tdp_w", t.tdp_w}, {"power_limit_w", t.power_limit_w}};
 }
 
 }  // namespace frenzy

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ inline std::string gpu_name_from_text(const std::string& text, const gpu_catalog
     if (contains(t, "a100")) return contains(t, "80") ? "a100-80g" : "a100-40g";  // DGX-A100 (2020) = 40 GB
     if (contains(t, "v100")) return contains(t, "16") ? "v100-16g" : "v100-32g";
     if (contains(t, "3090")) return "rtx-3090";
+    if (contains(t, "4090")) return "rtx-4090";
+    if (contains(t, "l40s")) return "l40s";
+    for (const char* n : {"gb300", "gb200", "b300", "b200", "mi355x", "mi325x", "mi300x"})  // GB before B: "gb200" holds "b200"
+        if (contains(t, n) && cat.find(n)) return n;
     throw config_error("gpu_type=\"" + printable(text) + "\" is not a catalog name and not recognised");
 }
 inline precision precision_from_text(const std::string& text) {
@@ -110,9 +115,24 @@ inline double number_from_text(const std::string& cell, const std::string& model
             return v;
     return std::nan("");
 }
+/// The fp8 recipe named in a table's free text (the column `fp8_recipe`): MXFP8, rowwise, tensorwise (per-tensor
+/// current scaling), blockwise, delayed; empty or naming none: the framework's default.
+inline std::optional<fp8_recipe> fp8_recipe_from_text(const std::string& text) {
+    const auto t = lower(text);
+    if (contains(t, "mxfp8")) return fp8_recipe::mxfp8;
+    if (contains(t, "rowwise")) return fp8_recipe::rowwise;
+    if (contains(t, "tensorwise") || contains(t, "current scaling")) return fp8_recipe::tensorwise;
+    if (contains(t, "blockwise")) return fp8_recipe::blockwise;
+    if (contains(t, "delayed")) return fp8_recipe::delayed;
+    return std::nullopt;
+}
 /// Short label of a row's source, the unit of leave-one-source-out validation.
 inline std::string source_group(const std::string& source, const std::string& gpu) {
     const auto t = lower(source);
+    // wild_2026-12.csv: one group per publication and GPU (its tables are per GPU)
+    if (contains(t, "pytorch/ao")) return (contains(t, "moe_training") ? "torchao MoE " : "torchao ") + gpu;
+    if (contains(t, "training_results_v")) return "MLPerf " + gpu;
+    if (contains(t, "llmq")) return "llmq " + gpu;
     if (contains(t, "llm-foundry")) return contains(gpu, "h100") ? "llm-foundry H100" : "llm-foundry A100";
     if (contains(t, "tables.tex")) return "Megatron-LM 2020";
     if (contains(t, "cases_april2021") || contains(t, "sc'21")) return "Megatron-LM SC'21";
@@ -178,8 +198,9 @@ inline csv_columns read_throughput_header(std::istream& in, const std::string& n
 }
 
 /// A row the calibration cannot use: nothing measured, the batch not given (Korthikanti et al. 2022's recalled
-/// baseline rows), or fine-tuning on packed sequences (NeMo's SFT rows: attention runs per packed sample, which a job
-/// spec cannot express). Errors are prefixed with `where`.
+/// baseline rows), fine-tuning on packed sequences (NeMo's SFT rows: attention runs per packed sample, which a job
+/// spec cannot express), or a row whose `model_gap` names what the model cannot express yet (wild_2026-12.csv).
+/// Errors are prefixed with `where`.
 inline bool throughput_row_unusable(const throughput_row& r, const std::string& where) {
     bool no_measure = false;
     try {
@@ -187,7 +208,8 @@ inline bool throughput_row_unusable(const throughput_row& r, const std::string& 
     } catch (const config_error& e) {
         throw config_error(where + ": " + e.what());
     }
-    return no_measure || trim(r.get("micro_batch")).empty() || contains(lower(r.get("model")), "packed");
+    return no_measure || trim(r.get("micro_batch")).empty() || contains(lower(r.get("model")), "packed") ||
+           !trim(r.get("model_gap")).empty();
 }
 
 /// The model columns (shape and MLP; the position embedding and biases have no effect on FLOPs).
@@ -205,6 +227,11 @@ inline void read_throughput_model(const throughput_row& r, const std::string& id
                                                     : activation::gelu;
     m.position_embedding = position_embedding::rope;  // no effect on FLOPs
     m.bias = false;
+    // optional MoE columns (wild_2026-12.csv): routed experts, top-k, expert width, shared experts
+    m.moe.experts = r.to_int("moe_experts", r.opt_num("moe_experts", 0));
+    m.moe.top_k = r.to_int("moe_top_k", r.opt_num("moe_top_k", 0));
+    m.moe.expert_ffn_hidden = r.to_int("moe_expert_ffn_hidden", r.opt_num("moe_expert_ffn_hidden", 0));
+    m.moe.shared_experts = r.to_int("moe_shared_experts", r.opt_num("moe_shared_experts", 0));
 }
 
 /// The training and layout columns (batch, precision, degrees, sharding, recompute, sequence parallelism).
@@ -248,6 +275,15 @@ inline void read_throughput_runtime(const throughput_row& r, job_spec& job) {
     job.runtime.fp8_param_gather = (nemo && job.training.precision == precision::fp8_mixed &&
                                     job.parallel.sharding != sharding::none) || contains(opts, "fp8-param-gather");
     job.runtime.attention = attention_from_text(r.get("attention_impl"));
+    job.runtime.compile = contains(opts, "torch.compile");
+    // LLMQ's --lmhead-chunks=N: the logits and their loss computed N token chunks at a time (memory only)
+    if (const auto k = opts.find("lmhead-chunks="); k != std::string::npos)
+        job.runtime.loss_chunks = r.to_int("other_opts", number_from_text(opts.substr(k + 14), "", "other_opts"));
+    // Megatron --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split
+    job.parallel.embedding_stage = contains(opts, "account-for-embedding-in-pipeline-split");
+    job.parallel.loss_stage = contains(opts, "account-for-loss-in-pipeline-split");
+    if (job.training.precision == precision::fp8_mixed || job.training.precision == precision::fp4_mixed)
+        job.runtime.fp8_recipe = fp8_recipe_from_text(r.get("fp8_recipe"));
 }
 
 /// The sample of a usable row: GPU, job, topology, measured rate and step time, source group; the job validated.
@@ -272,9 +308,10 @@ inline void read_throughput_sample(const throughput_row& r, const gpu_catalog& c
 /// Reads throughput samples from CSV text with the columns of measured_calibration.csv. Required columns:
 /// gpu_type, num_layers, hidden, heads, ffn_hidden, vocab, seq_len, micro_batch, global_batch_seqs, dp, tp, pp,
 /// tokens_per_s_per_gpu; optional: row_id, framework, interconnect, kv_heads, mlp_type, vpp, cp, sharding,
-/// recompute, sequence_parallel, precision, attention_impl, step_time_s, source. Lines starting with '#' are comments.
-/// Rows without a measured tokens/s or a micro-batch size, and fine-tuning rows on packed sequences, are skipped
-/// (their ids go to `skipped`).
+/// recompute, sequence_parallel, precision, attention_impl, step_time_s, source, fp8_recipe, moe_experts, moe_top_k,
+/// moe_expert_ffn_hidden, moe_shared_experts, model_gap. Lines starting with '#' are comments. Rows without a
+/// measured tokens/s or a micro-batch size, fine-tuning rows on packed sequences and rows with a `model_gap` are
+/// skipped (their ids go to `skipped`).
 inline std::vector<throughput_sample> read_throughput_csv(std::istream& in, const std::string& name = "csv",
                                                           const gpu_catalog& cat = gpu_catalog{},
                                                           std::vector<std::string>* skipped = nullptr) {
