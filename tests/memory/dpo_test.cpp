@@ -79,7 +79,7 @@ TEST_CASE("dpo: b pairs are one forward of 2b sequences, and the reference's log
     CHECK(profile_of(j).loss == loss_style::upcast_log_softmax);
 }
 
-TEST_CASE("dpo: refused where TRL does not run it, naming the field; written back only when set") {
+TEST_CASE("dpo: refused where TRL does not run it, naming the field, and written back only when set") {
     auto j = dpo_job(finetune_method::full);
     j.runtime.framework = framework::megatron;
     CHECK_THROWS_WITH(validate(j), Catch::Contains("training.finetune.objective=\"dpo\" needs runtime.framework=\"hf\""));
