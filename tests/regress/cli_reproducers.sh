@@ -166,5 +166,22 @@ else
   echo "FAIL   launch --total-tokens 1e18: no capped --time"; grep -E '^#' "$tmp/l28/launch.sbatch" | head -12 | sed 's/^/       | /'; fails=$((fails + 1))
 fi
 
+# issue 57 item 2: a config.json without its shape keys was filled from one model's defaults (a 40-48-layer model);
+# layer_types of any length or entries was ignored. Now refused naming the key.
+for t in llama4 cohere falcon deepseek_v3 gpt_oss; do
+  echo "{\"model_type\": \"$t\"}" > "$tmp/bare_$t.json"
+  check must 2 'missing required key "num_hidden_layers"' -- estimate --hf-config "$tmp/bare_$t.json"
+done
+python3 - "$S/tests/data/hf" "$tmp" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+g = json.load(open(f"{src}/gemma-3-1b-it.json")); g["layer_types"] = ["sliding_attention"] * 5
+json.dump(g, open(f"{out}/gemma3_short_types.json", "w"))
+q = json.load(open(f"{src}/qwen3-1.7b.json")); q["layer_types"] = ["full_attention"] * 27 + ["global"]
+json.dump(q, open(f"{out}/qwen3_bad_types.json", "w"))
+PY
+check must 2 'layer_types=.*must be a list of num_hidden_layers=26 entries' -- estimate --hf-config "$tmp/gemma3_short_types.json"
+check must 2 'layer_types\[27\]="global" is not one of' -- estimate --hf-config "$tmp/qwen3_bad_types.json"
+
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
