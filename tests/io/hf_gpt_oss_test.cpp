@@ -160,7 +160,7 @@ TEST_CASE("a config without its shape keys is refused naming the key, not filled
     CHECK(from_hf_config(g).vocab == 262208);
 }
 
-TEST_CASE("DeepSeek's router as published: V3 sigmoid, expert bias, 8 groups of which 4, scale 2.5; V2 by its keys") {
+TEST_CASE("DeepSeek router as published: V3 sigmoid, expert bias, 8 groups of which 4, scale 2.5, V2 by its keys") {
     const auto v3 = from_hf_config(fixture("deepseek-v3-defaults"));
     CHECK(v3.moe.score == router_score::sigmoid);
     CHECK(v3.moe.expert_bias);
