@@ -309,8 +309,8 @@ TEST_CASE("model families of 2024-2026: fields read from their config.json") {
         CHECK(s.final_logit_softcap == 0);
         CHECK(s.kv() == 1);
         // 26 x (1152 x (1024 + 512) + 1024 x 1152 + 3 x 1152 x 6912 + 4 x 1152) + 262144 x 1152 + 1152
-        // = 999,872,640 (Google: "Gemma 3 1B"; q_norm/k_norm, 26 x 2 x 256 weights, not counted).
-        CHECK(total_parameters(s) == 26.0 * (1152.0 * 1536 + 1024.0 * 1152 + 3.0 * 1152 * 6912 + 4 * 1152) +
+        // + q_norm/k_norm 26 x 2 x 256 = 999,885,952 (Google: "Gemma 3 1B").
+        CHECK(total_parameters(s) == 26.0 * (1152.0 * 1536 + 1024.0 * 1152 + 3.0 * 1152 * 6912 + 4 * 1152 + 2 * 256) +
                                          262144.0 * 1152 + 1152);
         CHECK(total_parameters(s) == Approx(1.0e9).epsilon(0.02));  // nominal "1B"
     }
@@ -359,9 +359,9 @@ TEST_CASE("model families of 2024-2026: fields read from their config.json") {
 TEST_CASE("families without a stored config.json: transformers' defaults are the flagship model") {
     // Sources: huggingface/transformers configuration_deepseek_v3.py@0fc683d (defaults = DeepSeek-V3),
     // configuration_falcon.py@5fd8eda (defaults = Falcon-7B), configuration_llama4.py@b17cfe4 (defaults =
-    // Llama-4-Scout-17B-16E text model).
+    // Llama-4-Scout-17B-16E text model), written out in tests/data/hf/*-defaults.json (an empty config is refused).
     SECTION("DeepSeek-V3: 671B total, 37B active (DeepSeek-V3 report), within 1%") {
-        const auto s = from_hf_config({{"model_type", "deepseek_v3"}});
+        const auto s = from_hf_config(raw("deepseek-v3-defaults"));
         // but for the rotary spec: DeepseekV3Config's rope_scaling default is None, where the published model (and
         // the preset) runs YaRN factor 40 (DeepSeek-V3 report sec. 4.3)
         CHECK(s.rope.scaling == rope_scaling_kind::none);
@@ -369,11 +369,14 @@ TEST_CASE("families without a stored config.json: transformers' defaults are the
         CHECK(s.moe_layers() == 58);
         CHECK(total_parameters(s) == Approx(671e9).epsilon(0.01));
         CHECK(active_parameters(s) == Approx(37e9).epsilon(0.02));  // "37B": two significant digits
-        auto n = nlohmann::json{{"model_type", "deepseek_v3"}, {"q_lora_rank", nullptr}};
+        auto n = raw("deepseek-v3-defaults");
+        n.erase("q_lora_rank");
+        CHECK(from_hf_config(n).mla.q_lora_rank == 1536);  // the class default
+        n["q_lora_rank"] = nullptr;
         CHECK(from_hf_config(n).mla.q_lora_rank == 0);
     }
     SECTION("Falcon-7B: parallel attention, one LayerNorm, multi-query; 7B nominal within 2%") {
-        const auto s = from_hf_config({{"model_type", "falcon"}});
+        const auto s = from_hf_config(raw("falcon-7b-defaults"));
         CHECK(s.parallel_attention);
         CHECK(s.layer_norm_count() == 1);
         CHECK(s.kv() == 1);
@@ -381,23 +384,25 @@ TEST_CASE("families without a stored config.json: transformers' defaults are the
         // 32 x (4544 x 4672 + 4544^2 + 2 x 4544 x 18176 + 2 x 4544) + 65024 x 4544 + 2 x 4544 = 6,921,720,704
         CHECK(total_parameters(s) == 6921720704.0);
         CHECK(total_parameters(s) == Approx(7e9).epsilon(0.02));
-        const auto f40 = from_hf_config({{"model_type", "falcon"}, {"new_decoder_architecture", true},
-                                         {"num_kv_heads", 8}, {"hidden_size", 8192}, {"num_attention_heads", 128},
-                                         {"num_hidden_layers", 60}});
+        auto c40 = raw("falcon-7b-defaults");
+        c40.update({{"new_decoder_architecture", true}, {"num_kv_heads", 8}, {"hidden_size", 8192},
+                    {"num_attention_heads", 128}, {"num_hidden_layers", 60}});
+        const auto f40 = from_hf_config(c40);
         CHECK(f40.kv() == 8);
         CHECK(f40.layer_norm_count() == 2);  // ln_attn + ln_mlp
         // Falcon-40B (tiiuae: "40B"): 41.8B from these shapes, within 5% of the nominal two-digit name.
         CHECK(total_parameters(f40) == Approx(40e9).epsilon(0.05));
     }
     SECTION("Llama 4 Scout: 16 experts top-1 + shared expert in every layer; Maverick interleaves dense layers") {
-        const auto s = from_hf_config({{"model_type", "llama4"}, {"text_config", nlohmann::json::object()}});
+        const auto s = from_hf_config(raw("llama-4-scout-defaults"));
         CHECK(s.moe.experts == 16);
         CHECK(s.moe_layers() == 48);
         // Meta: 109B total with the vision encoder, 17B active; the text model alone is 1-2% smaller.
         CHECK(total_parameters(s) == Approx(109e9).epsilon(0.02));
         CHECK(active_parameters(s) == Approx(17e9).epsilon(0.02));
-        const auto m = from_hf_config({{"model_type", "llama4_text"}, {"num_local_experts", 128},
-                                       {"interleave_moe_layer_step", 2}});
+        auto mc = raw("llama-4-scout-defaults")["text_config"];
+        mc.update({{"num_local_experts", 128}, {"interleave_moe_layer_step", 2}});
+        const auto m = from_hf_config(mc);
         CHECK(m.moe_layers() == 24);
         CHECK(m.is_moe_layer(1));
         CHECK_FALSE(m.is_moe_layer(0));

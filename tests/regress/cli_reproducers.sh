@@ -191,6 +191,22 @@ check must 1 '-o/--out=.*fifo is not a regular file' -- simulate --cluster "$tmp
 check must 0 'global batch 32' -- plan --from "axolotl:$S/tests/data/trainer_yaml/axolotl_lora_1b.yml" --gpus 8xa100-80g
 # the simulator at its documented largest speed error: bounded (7 million Tiresias rounds for these 30 jobs before)
 check must 0 'tiresias' -- simulate --cluster "$S/examples/clusters/three-type.json" --trace "$S/examples/traces/small.csv" --policy tiresias --speed-error 5
+# issue 57 item 2: a config.json without its shape keys was filled from one model's defaults (a 40-48-layer model);
+# layer_types of any length or entries was ignored. Now refused naming the key.
+for t in llama4 cohere falcon deepseek_v3 gpt_oss; do
+  echo "{\"model_type\": \"$t\"}" > "$tmp/bare_$t.json"
+  check must 2 'missing required key "num_hidden_layers"' -- estimate --hf-config "$tmp/bare_$t.json"
+done
+python3 - "$S/tests/data/hf" "$tmp" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+g = json.load(open(f"{src}/gemma-3-1b-it.json")); g["layer_types"] = ["sliding_attention"] * 5
+json.dump(g, open(f"{out}/gemma3_short_types.json", "w"))
+q = json.load(open(f"{src}/qwen3-1.7b.json")); q["layer_types"] = ["full_attention"] * 27 + ["global"]
+json.dump(q, open(f"{out}/qwen3_bad_types.json", "w"))
+PY
+check must 2 'layer_types=.*must be a list of num_hidden_layers=26 entries' -- estimate --hf-config "$tmp/gemma3_short_types.json"
+check must 2 'layer_types\[27\]="global" is not one of' -- estimate --hf-config "$tmp/qwen3_bad_types.json"
 
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

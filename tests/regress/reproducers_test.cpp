@@ -235,3 +235,30 @@ TEST_CASE("issue 13: the Philly loader refuses devices and directories (it opene
     CHECK_THAT(frenzy_error_of([] { load_philly("/dev/zero"); }), Contains("/dev/zero is not a regular file"));
     CHECK_THAT(frenzy_error_of([] { load_philly("/"); }), Contains("/ is a directory"));
 }
+
+TEST_CASE("issue 57 item 2: a config.json without its shape keys is refused naming the key (was a 40-48-layer model)") {
+    for (const char* type : {"llama4", "llama4_text", "cohere", "cohere2", "falcon", "deepseek_v3", "gpt_oss"}) {
+        INFO(type);
+        const auto e = frenzy_error_of([&] { (void)from_hf_config({{"model_type", type}}, "bare.json"); });
+        CHECK_THAT(e, Contains("bare.json") && Contains("missing required key \"num_hidden_layers\"") && Contains("(model.layers)"));
+    }
+}
+
+TEST_CASE("issue 57 item 2: layer_types of the wrong length or with unknown entries is refused (was ignored)") {
+    const auto read = [](const char* file) {
+        return frenzy::read_json_file(std::string(FRENZY_SOURCE_DIR) + "/tests/data/hf/" + file);
+    };
+    auto g = read("gemma-3-1b-it.json");
+    g["layer_types"] = nlohmann::json::array({"sliding_attention", "full_attention"});
+    CHECK_THAT(frenzy_error_of([&] { (void)from_hf_config(g, "g.json"); }),
+               Contains("g.json: layer_types=") && Contains("must be a list of num_hidden_layers=26 entries"));
+    auto q = read("qwen3-1.7b.json");
+    q["layer_types"] = nlohmann::json::array();
+    for (int i = 0; i < 28; ++i) q["layer_types"].push_back(i == 5 ? "mamba" : "full_attention");
+    CHECK_THAT(frenzy_error_of([&] { (void)from_hf_config(q, "q.json"); }),
+               Contains("q.json: layer_types[5]=\"mamba\" is not one of \"full_attention\" | \"sliding_attention\""));
+    auto o = read("gpt-oss-20b.json");
+    o["layer_types"] = nlohmann::json::array();
+    for (int i = 0; i < 24; ++i) o["layer_types"].push_back(i < 12 ? "sliding_attention" : "full_attention");
+    CHECK_THAT(frenzy_error_of([&] { (void)from_hf_config(o, "o.json"); }), Contains("is not every k-th layer full_attention"));
+}

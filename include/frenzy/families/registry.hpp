@@ -13,6 +13,7 @@
 #include "frenzy/families/gemma/hf_config.hpp"
 #include "frenzy/families/gpt2/hf_config.hpp"
 #include "frenzy/families/gpt_neox/hf_config.hpp"
+#include "frenzy/families/gpt_oss/hf_config.hpp"
 #include "frenzy/families/llama/hf_config.hpp"
 #include "frenzy/families/llama4/hf_config.hpp"
 #include "frenzy/families/olmo2/hf_config.hpp"
@@ -20,10 +21,10 @@
 
 namespace frenzy {
 
-inline constexpr std::array<const model_family*, 11> model_families{
+inline constexpr std::array<const model_family*, 12> model_families{
     &families::llama::family,  &families::gemma::family, &families::olmo2::family, &families::deepseek::family,
     &families::falcon::family, &families::llama4::family, &families::cohere::family, &families::gpt2::family,
-    &families::opt::family,    &families::gpt_neox::family, &families::bloom::family,
+    &families::opt::family,    &families::gpt_neox::family, &families::bloom::family, &families::gpt_oss::family,
 };
 
 /// A config.json model_type and the family that reads it.

@@ -2,6 +2,7 @@
 // Reading a Hugging Face config.json: typed look-ups whose errors name the file, the key and the spec field it sets
 // (hf_reader), and the activation and normalisation helpers every model family's reader shares. Each family's
 // reader lives in include/frenzy/families/<family>/hf_config.hpp; io/hf_config.hpp dispatches to them.
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
@@ -23,7 +24,7 @@ namespace frenzy {
 namespace detail {
 
 /// Which transformer_spec field each config.json key sets, so that errors name both.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 36> hf_key_fields{{
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 41> hf_key_fields{{
     {"num_hidden_layers", "model.layers"}, {"n_layer", "model.layers"},
     {"hidden_size", "model.hidden"}, {"n_embd", "model.hidden"}, {"n_embed", "model.hidden"},
     {"num_attention_heads", "model.heads"}, {"n_head", "model.heads"},
@@ -39,6 +40,8 @@ inline constexpr std::array<std::pair<std::string_view, std::string_view>, 36> h
     {"moe_intermediate_size", "model.moe.expert_ffn_hidden"}, {"n_shared_experts", "model.moe.shared_experts"},
     {"shared_expert_intermediate_size", "model.moe.shared_experts"}, {"first_k_dense_replace", "model.moe.dense_layers"},
     {"interleave_moe_layer_step", "model.moe.layer_step"}, {"q_lora_rank", "model.mla.q_lora_rank"},
+    {"experts_per_token", "model.moe.top_k"}, {"n_group", "model.moe.groups"}, {"topk_group", "model.moe.group_top_k"},
+    {"routed_scaling_factor", "model.moe.topk_scaling"}, {"swiglu_limit", "model.swiglu_limit"},
     {"kv_lora_rank", "model.mla.kv_lora_rank"}, {"qk_nope_head_dim", "model.mla.qk_nope_head_dim"},
     {"qk_rope_head_dim", "model.mla.qk_rope_head_dim"}, {"v_head_dim", "model.mla.v_head_dim"},
 }};
@@ -64,7 +67,8 @@ inline int_bound hf_int_bound(std::string_view key) {
         {"vocab_size", vocab},
         {"max_position_embeddings", positions}, {"n_positions", positions},
         {"num_local_experts", experts}, {"num_experts", experts}, {"n_routed_experts", experts},
-        {"num_experts_per_tok", experts}, {"n_shared_experts", experts},
+        {"num_experts_per_tok", experts}, {"n_shared_experts", experts}, {"experts_per_token", experts},
+        {"n_group", experts}, {"topk_group", experts},
         {"moe_intermediate_size", {0, ffn_hidden.max}},
         {"shared_expert_intermediate_size", {0, ffn_hidden.max * 16}},
         {"first_k_dense_replace", {0, layers.max}}, {"interleave_moe_layer_step", {1, layers.max}},
@@ -255,6 +259,33 @@ inline rope_spec hf_rope(const hf_reader& r, double default_theta, double defaul
     o.mscale_all_dim = s.number({"mscale_all_dim"}, 0, {0, bounds::rope_factor.max});
     o.original_max_positions = s.integer({"original_max_position_embeddings"}, r.integer({"original_max_position_embeddings"}, 0));
     return o;
+}
+
+/// The sliding-window layer pattern of a config.json's `layer_types` (transformers configuration_utils.py
+/// layer_type_validation): one entry a layer (`layers` of them), each one of `allowed`; Frenzy represents "every k-th
+/// layer attends fully, the others through the window" (layer i full when (i + 1) % k == 0), k returned, 0 = no full
+/// layer, 1 = every layer full. Absent or null: `fallback`. Any other list is refused naming the key.
+inline std::int64_t hf_layer_types(const hf_reader& r, std::int64_t layers, std::initializer_list<std::string_view> allowed,
+                                   std::int64_t fallback) {
+    const auto* t = r.find({"layer_types"});
+    if (!t) return fallback;
+    if (!t->is_array() || static_cast<std::int64_t>(t->size()) != layers)
+        r.fail("layer_types=" + json_value_text(*t) + " must be a list of num_hidden_layers=" + std::to_string(layers) + " entries");
+    std::string names;
+    for (const auto a : allowed) names += (names.empty() ? "\"" : " | \"") + std::string(a) + "\"";
+    std::int64_t every = 0;
+    for (std::size_t i = 0; i < t->size(); ++i) {
+        const auto& v = (*t)[i];
+        bool ok = v.is_string();
+        if (ok) ok = std::find(allowed.begin(), allowed.end(), v.get<std::string>()) != allowed.end();
+        if (!ok) r.fail("layer_types[" + std::to_string(i) + "]=" + json_value_text(v) + " is not one of " + names);
+        if (every == 0 && v == "full_attention") every = static_cast<std::int64_t>(i) + 1;
+    }
+    for (std::size_t i = 0; i < t->size(); ++i)
+        if (((*t)[i] == "full_attention") != (every > 0 && (static_cast<std::int64_t>(i) + 1) % every == 0))
+            r.fail("layer_types=" + json_value_text(*t) + " is not every k-th layer full_attention and the others "
+                   "sliding_attention (the only pattern Frenzy represents: model.global_layer_every)");
+    return every;
 }
 
 /// kv_heads == heads and head_dim == hidden / heads are stored as 0 ("derive"), as the presets do.

@@ -59,6 +59,8 @@ inline void read_model_fields(detail::object_reader& r, transformer_spec& m) {
     r.get("attn_logit_softcap", m.attn_logit_softcap);
     r.get("norm_eps", m.norm_eps);
     r.get("qk_norm", m.qk_norm);
+    r.get("attention_sinks", m.attention_sinks);
+    r.get("swiglu_limit", m.swiglu_limit);
     if (r.has("rope") && !r.raw("rope").is_null()) read_rope_fields(r.raw("rope"), r.field("rope"), m.rope);
     if (r.has("mla") && !r.raw("mla").is_null()) {
         detail::object_reader a(r.raw("mla"), r.field("mla"));
@@ -79,6 +81,11 @@ inline void read_model_fields(detail::object_reader& r, transformer_spec& m) {
         e.get("layer_step", m.moe.layer_step);
         e.get("capacity_factor", m.moe.capacity_factor);
         e.get("pad_to_capacity", m.moe.pad_to_capacity);
+        e.get("score", m.moe.score);
+        e.get("expert_bias", m.moe.expert_bias);
+        e.get("groups", m.moe.groups);
+        e.get("group_top_k", m.moe.group_top_k);
+        e.get("topk_scaling", m.moe.topk_scaling);
         e.finish();
     }
 }
@@ -373,6 +380,15 @@ inline nlohmann::json to_json(const transformer_spec& m) {
         j["moe"]["capacity_factor"] = m.moe.capacity_factor;
         j["moe"]["pad_to_capacity"] = m.moe.pad_to_capacity;
     }
+    if (m.is_moe() && m.moe.custom_router()) {  // written only when set: outputs of other models stay as they were
+        j["moe"]["score"] = to_string(m.moe.score);
+        j["moe"]["expert_bias"] = m.moe.expert_bias;
+        j["moe"]["groups"] = m.moe.groups;
+        j["moe"]["group_top_k"] = m.moe.group_top_k;
+        j["moe"]["topk_scaling"] = m.moe.topk_scaling;
+    }
+    if (m.attention_sinks) j["attention_sinks"] = true;
+    if (m.swiglu_limit > 0) j["swiglu_limit"] = m.swiglu_limit;
     if (m.is_mla())
         j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank}, {"kv_lora_rank", m.mla.kv_lora_rank},
                     {"qk_nope_head_dim", m.mla.qk_nope_head_dim}, {"qk_rope_head_dim", m.mla.qk_rope_head_dim},

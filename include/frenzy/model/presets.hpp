@@ -111,7 +111,7 @@ inline transformer_spec phi_rope(transformer_spec s, double fraction) {
 }
 
 /// Qwen3: the LLaMA block with a 128-wide head (heads x 128 may differ from hidden), RMSNorm q_norm/k_norm per head
-/// (2 x 128 weights a layer, not counted), rope_theta 1e6, rms_norm_eps 1e-6, no biases (transformers
+/// (2 x 128 weights a layer, counted), rope_theta 1e6, rms_norm_eps 1e-6, no biases (transformers
 /// modeling_qwen3.py, modeling_qwen3_moe.py; Qwen/Qwen3-* config.json).
 inline transformer_spec qwen3_style(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
                                     std::int64_t kv_heads, std::int64_t ffn, bool tied) {
@@ -175,15 +175,55 @@ inline transformer_spec falcon_style(const char* name, std::int64_t layers, std:
             .parallel_attention = true};
 }
 
-/// Gemma 3 1B (google/gemma-3-1b-it config.json, tests/data/hf/gemma-3-1b-it.json).
-inline transformer_spec gemma3_1b() {
-    auto s = gemma_style("gemma-3-1b", 26, 1152, 4, 1, 256, 6912, 262144, 1);
+/// Gemma 3 (Gemma3TextConfig; modeling_gemma3.py): four norms a layer, 5 sliding-window layers to 1 global, per-head
+/// QK-norm, global base 1e6 and local 1e4, no soft-capping; the 4B-27B models stretch the global base linearly by 8
+/// (google/gemma-3-*-pt config.json rope_scaling) and their text_config takes Gemma3TextConfig's vocab_size 262208.
+inline transformer_spec gemma3(const char* name, std::int64_t layers, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads,
+                               std::int64_t head_dim, std::int64_t ffn, std::int64_t vocab, std::int64_t window, double linear) {
+    auto s = gemma_style(name, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, 1);
     s.norms_per_layer = 4;
-    s.sliding_window = 512;
+    s.sliding_window = window;
     s.global_layer_every = 6;
     s.qk_norm = true;
     s.rope.theta = 1e6;
     s.rope.local_theta = 1e4;
+    if (linear > 0) {
+        s.rope.scaling = rope_scaling_kind::linear;
+        s.rope.factor = linear;
+    }
+    return s;
+}
+
+/// Gemma 3 1B (google/gemma-3-1b-it config.json, tests/data/hf/gemma-3-1b-it.json).
+inline transformer_spec gemma3_1b() { return gemma3("gemma-3-1b", 26, 1152, 4, 1, 256, 6912, 262144, 512, 0); }
+
+/// Llama 4 text model (meta-llama/Llama-4-*-17B-*E config.json text_config; modeling_llama4.py): 48 layers of 5120,
+/// 40 heads of 128 over 8 kv heads, one shared and `experts` routed experts of 8192 (top-1, sigmoid) in every
+/// `step`-th layer, dense layers of 16384, rope_theta 500000, rms_norm_eps 1e-5. Its chunked attention and NoPE
+/// layers are not represented.
+inline transformer_spec llama4_text(const char* name, std::int64_t experts, std::int64_t step, bool qk_norm) {
+    auto s = with_rope(llama_style(name, 48, 5120, 40, 8, 16384, 202048), 500000, 1e-5, qk_norm);
+    s.moe = {.experts = experts, .top_k = 1, .expert_ffn_hidden = 8192, .shared_experts = 1, .layer_step = step,
+             .score = router_score::sigmoid};
+    return s;
+}
+
+/// gpt-oss (GptOssConfig, configuration_gpt_oss.py@828a27fd; tests/data/hf/gpt-oss-*.json): every layer MoE of
+/// `experts` experts of 2880 (top-4, router and experts with biases, clamped SwiGLU), 64 query heads of 64 over 8 kv
+/// heads with biases and sinks, sliding window 128 on every other layer, YaRN factor 32 over 4096 positions on base
+/// 150000, untied 201088 vocabulary.
+inline transformer_spec gpt_oss(const char* name, std::int64_t layers, std::int64_t experts) {
+    transformer_spec s{.name = name, .layers = layers, .hidden = 2880, .heads = 64, .kv_heads = 8, .head_dim = 64,
+                       .ffn_hidden = 2880, .activation = activation::swiglu, .vocab = 201088, .tied_embeddings = false,
+                       .position_embedding = position_embedding::rope, .norm = norm_kind::rmsnorm, .bias = true};
+    s.moe = {.experts = experts, .top_k = 4};  // experts of ffn_hidden
+    s.sliding_window = 128;
+    s.global_layer_every = 2;
+    s.rope = {.theta = 150000, .scaling = rope_scaling_kind::yarn, .factor = 32, .original_max_positions = 4096,
+              .beta_fast = 32, .beta_slow = 1};
+    s.norm_eps = 1e-5;
+    s.attention_sinks = true;
+    s.swiglu_limit = 7;
     return s;
 }
 
@@ -271,10 +311,25 @@ inline const std::vector<model_preset>& preset_table() {
         // Gemma 3: four norms a layer, 5 sliding-window layers (512) to 1 global, QK-norm, global base 1e6 and
         // local 1e4, no soft-capping (tests/data/hf/gemma-3-1b-it.json)
         {gemma3_1b(), 1.0e9, "google/gemma-3-1b-it config.json; Google: Gemma 3 1B (nominal)"},
+        // Gemma 3 4B-27B language models: Gemma 3 technical report (arXiv:2503.19786) Table 1, embedding + non-embedding
+        // parameters (the 417M SigLIP vision encoder left out): 675M + 3,209M, 1,012M + 10,759M, 1,416M + 25,600M.
+        {gemma3("gemma-3-4b", 34, 2560, 8, 4, 256, 10240, 262208, 1024, 8), 3.884e9, "google/gemma-3-4b-pt text_config; Gemma 3 report Table 1: 3,884M"},
+        {gemma3("gemma-3-12b", 48, 3840, 16, 8, 256, 15360, 262208, 1024, 8), 11.771e9, "google/gemma-3-12b-pt text_config; Gemma 3 report Table 1: 11,771M"},
+        {gemma3("gemma-3-27b", 62, 5376, 32, 16, 128, 21504, 262208, 1024, 8), 27.016e9, "google/gemma-3-27b-pt text_config; Gemma 3 report Table 1: 27,016M"},
+        // Llama 4 (Meta: Scout 109B total, Maverick 400B total, 17B active each, with the vision encoder; the text
+        // model alone is 1-2% smaller). Scout: llama3 rope scaling factor 8 and QK-norm; Maverick: neither, and MoE
+        // on every other layer.
+        {[] { auto s = llama3_rope(llama4_text("llama-4-scout-17b-16e", 16, 1, true), 8); s.qk_norm = true; return s; }(),
+         109e9, "meta-llama/Llama-4-Scout-17B-16E config.json text_config; Meta: 109B total, 17B active"},
+        {llama4_text("llama-4-maverick-17b-128e", 128, 2, false), 400e9,
+         "meta-llama/Llama-4-Maverick-17B-128E config.json text_config; Meta: 400B total, 17B active"},
+        // OpenAI gpt-oss: model card (arXiv:2508.10925) Table 1: 20.91B total, 3.61B active; 116.83B total, 5.13B active.
+        {gpt_oss("gpt-oss-20b", 24, 32), 20.91e9, "openai/gpt-oss-20b config.json; gpt-oss model card: 20.91B total, 3.61B active"},
+        {gpt_oss("gpt-oss-120b", 36, 128), 116.83e9, "openai/gpt-oss-120b config.json; gpt-oss model card: 116.83B total, 5.13B active"},
         // Microsoft Phi-3.5 / Phi-4 mini: the LLaMA block with fused qkv and gate_up projections.
         {phi_rope(llama_style("phi-3.5-mini", 32, 3072, 32, 32, 8192, 32064), 1.0), 3.82e9, "microsoft/Phi-3.5-mini-instruct config.json; model card 3.8B, model page 3.82B"},
         {phi_rope(llama_style("phi-4-mini", 32, 3072, 24, 8, 8192, 200064, true), 0.75), 3.84e9, "microsoft/Phi-4-mini-instruct config.json (tied); model page 3.84B"},
-        // Qwen3 (q_norm/k_norm, 2 x 128 weights a layer, not counted).
+        // Qwen3 (q_norm/k_norm, 2 x 128 weights a layer).
         {with_rope(llama_style("qwen3-1.7b", 28, 2048, 16, 8, 6144, 151936, true), 1e6, 1e-6, true), 1.7e9, "Qwen/Qwen3-1.7B config.json (head_dim 128); model card 1.7B"},
         // Qwen3 dense and MoE (Qwen3 technical report, arXiv:2505.09388, Tables 1-2: layers, heads Q/KV, tied
         // embeddings, experts 128 / 8 activated; widths and MLPs of the released configs). MoE: no shared expert.
@@ -287,7 +342,7 @@ inline const std::vector<model_preset>& preset_table() {
          30.5e9, "Qwen3 report Table 2; model card 30.5B total, 3.3B activated"},
         {with_moe(qwen3_style("qwen3-235b-a22b", 94, 4096, 64, 4, 12288, false), {.experts = 128, .top_k = 8, .expert_ffn_hidden = 1536}),
          235e9, "Qwen3 report Table 2; model card 235B total, 22B activated"},
-        // OLMo 2 (q_norm/k_norm of 8192 weights a layer, 0.004%, not counted).
+        // OLMo 2 (q_norm/k_norm over all heads, 8192 weights a layer, counted as 2 x 128 per-head ones: 0.004% under).
         {with_rope(llama_style("olmo-2-7b", 32, 4096, 32, 32, 11008, 100352), 500000, 1e-6, true), 7.3e9, "allenai/OLMo-2-1124-7B config.json; model page 7.3B"},
         // DeepSeek-V2-Lite: MLA without q compression, 1 dense layer, 2 shared + 64 routed experts of 1408, top-6.
         {deepseek_rope(deepseek_style("deepseek-v2-lite", 27, 2048, 16, 10944, 102400,
@@ -297,7 +352,8 @@ inline const std::vector<model_preset>& preset_table() {
         // DeepSeek-V3 (without the multi-token-prediction module): 3 dense layers, 1 shared + 256 routed of 2048, top-8.
         {deepseek_rope(deepseek_style("deepseek-v3", 61, 7168, 128, 18432, 129280,
                         {.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128},
-                        {.experts = 256, .top_k = 8, .expert_ffn_hidden = 2048, .shared_experts = 1, .dense_layers = 3}), 1.0),
+                        {.experts = 256, .top_k = 8, .expert_ffn_hidden = 2048, .shared_experts = 1, .dense_layers = 3,
+                         .score = router_score::sigmoid, .expert_bias = true, .groups = 8, .group_top_k = 4, .topk_scaling = 2.5}), 1.0),
          671e9, "transformers DeepseekV3Config defaults (configuration_deepseek_v3.py@0fc683d); DeepSeek-AI 2024 (V3 report): 671B total, 37B active"},
         // TII Falcon.
         {falcon_style("falcon-7b", 32, 4544, 71, 65024), 7e9, "transformers FalconConfig defaults (configuration_falcon.py@5fd8eda) = tiiuae/falcon-7b; TII: 7B (nominal)"},
@@ -348,7 +404,11 @@ inline std::string_view published_repository(std::string_view preset_name) {
         {"deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite"}, {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
         {"gemma-2b", "google/gemma-2b"}, {"gemma-2-9b", "google/gemma-2-9b"}, {"gemma-3-1b", "google/gemma-3-1b-pt"},
         {"olmo-2-7b", "allenai/OLMo-2-1124-7B"}, {"phi-3.5-mini", "microsoft/Phi-3.5-mini-instruct"},
-        {"phi-4-mini", "microsoft/Phi-4-mini-instruct"},
+        {"phi-4-mini", "microsoft/Phi-4-mini-instruct"}, {"gemma-3-4b", "google/gemma-3-4b-pt"},
+        {"gemma-3-12b", "google/gemma-3-12b-pt"}, {"gemma-3-27b", "google/gemma-3-27b-pt"},
+        {"llama-4-scout-17b-16e", "meta-llama/Llama-4-Scout-17B-16E"},
+        {"llama-4-maverick-17b-128e", "meta-llama/Llama-4-Maverick-17B-128E"},
+        {"gpt-oss-20b", "openai/gpt-oss-20b"}, {"gpt-oss-120b", "openai/gpt-oss-120b"},
     };
     for (const auto& [n, r] : repos)
         if (n == preset_name) return r;

@@ -17,6 +17,9 @@ enum class norm_kind { layernorm, rmsnorm };
 /// How the rotary frequencies are stretched past the pretraining context (transformers modeling_rope_utils.py
 /// ROPE_INIT_FUNCTIONS: default, linear, dynamic, yarn, longrope, llama3).
 enum class rope_scaling_kind { none, linear, dynamic, yarn, longrope, llama3 };
+/// The MoE router's score function of its logits (Megatron --moe-router-score-function; DeepSeek-V3 and Llama 4:
+/// sigmoid, the others softmax).
+enum class router_score { softmax, sigmoid };
 
 template <> struct enum_names<activation> {
     static constexpr std::array<std::pair<activation, std::string_view>, 5> table{{
@@ -36,6 +39,11 @@ template <> struct enum_names<rope_scaling_kind> {
     static constexpr std::array<std::pair<rope_scaling_kind, std::string_view>, 6> table{{
         {rope_scaling_kind::none, "none"}, {rope_scaling_kind::linear, "linear"}, {rope_scaling_kind::dynamic, "dynamic"},
         {rope_scaling_kind::yarn, "yarn"}, {rope_scaling_kind::longrope, "longrope"}, {rope_scaling_kind::llama3, "llama3"}}};
+};
+
+template <> struct enum_names<router_score> {
+    static constexpr std::array<std::pair<router_score, std::string_view>, 2> table{{
+        {router_score::softmax, "softmax"}, {router_score::sigmoid, "sigmoid"}}};
 };
 
 /// Gated MLPs (SwiGLU; GeGLU: Gemma's gelu(gate) x up, Shazeer 2020) have two input projections (gate and up).
@@ -58,7 +66,23 @@ struct moe_spec {
     /// Megatron --moe-pad-expert-input-to-capacity (needs a capacity factor): every expert receives exactly its
     /// capacity, padded (token_dispatcher.py drop_and_pad: num_tokens_per_local_expert = capacity x tp x ep).
     bool pad_to_capacity = false;
+    /// Routing as published; moves no memory or FLOPs, but a launch must build it (a fine-tune of published weights
+    /// routes as they were trained). The score function; DeepSeek-V3's aux-loss-free balancing (a per-expert bias added
+    /// to the scores for the top-k choice only, updated from the load, not by gradients: arXiv:2408.15664; Megatron
+    /// --moe-router-enable-expert-bias); grouped top-k (experts in `groups` groups, the top-k taken among the
+    /// `group_top_k` best groups: DeepSeek-V3 n_group 8, topk_group 4); the routed weights' scale (routed_scaling_factor
+    /// 2.5; Megatron --moe-router-topk-scaling-factor). 0 = not set.
+    router_score score = router_score::softmax;
+    bool expert_bias = false;
+    std::int64_t groups = 0;
+    std::int64_t group_top_k = 0;
+    double topk_scaling = 0;
     bool operator==(const moe_spec&) const = default;
+
+    /// Any routing field away from its default (softmax, no expert bias, no groups, no scaling).
+    bool custom_router() const {
+        return score != router_score::softmax || expert_bias || groups != 0 || group_top_k != 0 || topk_scaling != 0;
+    }
 
     /// Tokens a GPU's experts receive relative to balanced routing (top_k copies of each token spread evenly),
     /// given the routing's own imbalance: padded to capacity, exactly the capacity factor; with dropping, the
@@ -131,6 +155,12 @@ struct transformer_spec {
     rope_spec rope{};                   ///< read only with position_embedding rope
     double norm_eps = 1e-5;             ///< every LayerNorm/RMSNorm's epsilon (Megatron --norm-epsilon default)
     bool qk_norm = false;               ///< a norm on each head's queries and keys (Qwen3, OLMo 2, Gemma 3)
+    /// A learned logit per head that joins every softmax of the attention scores (gpt-oss `sinks`, Xiao et al. 2023:
+    /// `heads` parameters a layer; Megatron --softmax-type learnable).
+    bool attention_sinks = false;
+    /// gpt-oss's clamped SwiGLU (modeling_gpt_oss.py GptOssExperts: gate clamped to <= limit, up to [-limit, limit],
+    /// (up + 1) x gate x sigmoid(1.702 gate)); 0 = the plain SwiGLU. Same parameters and FLOPs as SwiGLU.
+    double swiglu_limit = 0;
 
     bool operator==(const transformer_spec&) const = default;
 
@@ -192,11 +222,31 @@ inline void validate_numerics(const transformer_spec& m) {
     if (!within(m.attn_logit_softcap, bounds::softcap))
         throw config_error("model.attn_logit_softcap=" + number_text(m.attn_logit_softcap) + " must be in [0, " +
                            number_text(bounds::softcap.max) + "] (0 = none)");
+    if (!within(m.swiglu_limit, bounds::softcap) || (m.swiglu_limit > 0 && m.activation != activation::swiglu))
+        throw config_error("model.swiglu_limit=" + number_text(m.swiglu_limit) + " must be in [0, " + number_text(bounds::softcap.max) +
+                           "] (0 = none) and needs model.activation=\"swiglu\"");
     if (!within(m.norm_eps, bounds::norm_eps))
         throw config_error("model.norm_eps=" + number_text(m.norm_eps) + " must be in [" + number_text(bounds::norm_eps.min) +
                            ", " + number_text(bounds::norm_eps.max) + "]");
     validate(m.rope);
 }
+
+/// Checks the routing of an MoE model: groups divide the experts, group_top_k picks at most all groups, and each group
+/// holds top_k / group_top_k experts to choose from (Megatron transformer_config.py group-limited routing asserts).
+inline void validate_router(const moe_spec& e) {
+    if (e.groups < 0 || e.group_top_k < 0 || e.groups > e.experts)
+        throw config_error("model.moe.groups=" + std::to_string(e.groups) + " and model.moe.group_top_k=" + std::to_string(e.group_top_k) +
+                           " must be in 0..model.moe.experts=" + std::to_string(e.experts));
+    if (e.groups > 0 && e.experts % e.groups != 0)
+        throw config_error("model.moe.groups=" + std::to_string(e.groups) + " does not divide model.moe.experts=" + std::to_string(e.experts));
+    if ((e.group_top_k > 0) != (e.groups > 0) || e.group_top_k > e.groups)
+        throw config_error("model.moe.group_top_k=" + std::to_string(e.group_top_k) + " must be in 1..model.moe.groups=" +
+                           std::to_string(e.groups) + " with groups, and 0 without");
+    if (!(e.topk_scaling == 0 || within(e.topk_scaling, {1e-6, 1e6})))
+        throw config_error("model.moe.topk_scaling=" + number_text(e.topk_scaling) + " must be 0 (none) or in [1e-06, 1e+06]");
+}
+
+inline void validate_moe_layers(const transformer_spec& m);
 
 /// Checks the architecture alone (positive sizes, heads divisible by kv_heads, MoE consistency).
 inline void validate(const transformer_spec& m) {
@@ -244,6 +294,12 @@ inline void validate(const transformer_spec& m) {
     if (m.sliding_window < 0 || m.global_layer_every < 0)
         throw config_error("model.sliding_window and model.global_layer_every must not be negative");
     validate_numerics(m);
+    validate_moe_layers(m);
+}
+
+/// Checks the MoE part against the layers: top_k among the experts, MoE layers left after the dense ones, the router.
+inline void validate_moe_layers(const transformer_spec& m) {
+    const auto& e = m.moe;
     if (e.experts > 0) {
         if (e.top_k < 1 || e.top_k > e.experts)
             throw config_error("model.moe.top_k=" + std::to_string(e.top_k) + " must be in 1..model.moe.experts=" +
@@ -254,8 +310,11 @@ inline void validate(const transformer_spec& m) {
         if (m.moe_layers() == 0)
             throw config_error("model.moe.layer_step=" + std::to_string(e.layer_step) + " leaves no MoE layer among model.layers=" +
                                std::to_string(m.layers) + " after model.moe.dense_layers=" + std::to_string(e.dense_layers));
-    } else if (e.top_k != 0 || e.shared_experts != 0 || e.dense_layers != 0 || e.capacity_factor != 0 || e.pad_to_capacity) {
-        throw config_error("model.moe.experts=0 but top_k/shared_experts/dense_layers/capacity_factor/pad_to_capacity are set");
+        validate_router(e);
+    } else if (e.top_k != 0 || e.shared_experts != 0 || e.dense_layers != 0 || e.capacity_factor != 0 || e.pad_to_capacity ||
+               e.custom_router()) {
+        throw config_error("model.moe.experts=0 but top_k/shared_experts/dense_layers/capacity_factor/pad_to_capacity/"
+                           "score/expert_bias/groups/group_top_k/topk_scaling are set");
     }
 }
 
@@ -270,6 +329,15 @@ inline std::string published_difference(const transformer_spec& m, const transfo
     if (m.norm_eps != published.norm_eps) return diff("norm_eps", m.norm_eps, published.norm_eps);
     if (m.qk_norm != published.qk_norm) return diff("qk_norm", m.qk_norm, published.qk_norm);
     if (m.attn_logit_softcap != published.attn_logit_softcap) return diff("attn_logit_softcap", m.attn_logit_softcap, published.attn_logit_softcap);
+    if (m.attention_sinks != published.attention_sinks) return diff("attention_sinks", m.attention_sinks, published.attention_sinks);
+    if (m.swiglu_limit != published.swiglu_limit) return diff("swiglu_limit", m.swiglu_limit, published.swiglu_limit);
+    const auto &e = m.moe, &pe = published.moe;
+    if (e.score != pe.score)
+        return "model.moe.score=\"" + std::string(to_string(e.score)) + "\" (the published model's: \"" + std::string(to_string(pe.score)) + "\")";
+    if (e.expert_bias != pe.expert_bias) return diff("moe.expert_bias", e.expert_bias, pe.expert_bias);
+    if (e.groups != pe.groups) return diff("moe.groups", static_cast<double>(e.groups), static_cast<double>(pe.groups));
+    if (e.group_top_k != pe.group_top_k) return diff("moe.group_top_k", static_cast<double>(e.group_top_k), static_cast<double>(pe.group_top_k));
+    if (e.topk_scaling != pe.topk_scaling) return diff("moe.topk_scaling", e.topk_scaling, pe.topk_scaling);
     if (m.position_embedding != position_embedding::rope || r == p) return "";
     if (r.theta != p.theta) return diff("rope.theta", r.theta, p.theta);
     if (r.fraction != p.fraction) return diff("rope.fraction", r.fraction, p.fraction);
@@ -293,7 +361,7 @@ struct parameter_counts {
     double expert = 0;         ///< one routed expert's MLP
     double shared_expert = 0;  ///< all shared experts of one MoE layer together
     double router = 0;         ///< per MoE layer
-    double layer_norms = 0;    ///< per layer (two norms)
+    double layer_norms = 0;    ///< per layer (two norms, + the QK norms)
     double word_embedding = 0; ///< vocab x hidden
     double position_embedding = 0;
     double output_layer = 0;   ///< untied LM head (0 when tied)
@@ -314,6 +382,12 @@ inline parameter_counts count_parameters(const transformer_spec& m, std::int64_t
     const double kv = static_cast<double>(m.kv() * m.hdim());
     const bool qkvb = m.bias || m.qkv_bias;
     c.attention = h * (q + 2 * kv) + q * h + (qkvb ? q + 2 * kv : 0.0) + (m.bias ? h : 0.0);
+    // Per-head q_norm and k_norm of head_dim each (modeling_qwen3.py / modeling_gemma3.py; Megatron --qk-layernorm
+    // builds them of hidden_size_per_attention_head). OLMo 2's span all heads and Llama 4's have no weights: within
+    // 0.01% either way.
+    const double qk_norms = m.qk_norm ? 2.0 * static_cast<double>(m.hdim()) * (m.norm == norm_kind::layernorm ? 2 : 1) : 0.0;
+    const double sinks = m.attention_sinks ? static_cast<double>(m.heads) : 0.0;  // gpt-oss self_attn.sinks
+    c.attention += sinks;
     if (m.is_mla()) {  // modeling_deepseek_v2.py DeepseekV2Attention: q_a/q_b (or q_proj), kv_a_proj_with_mqa, kv_b_proj, o_proj
         const auto& a = m.mla;
         const double heads = static_cast<double>(m.heads);
@@ -322,7 +396,7 @@ inline parameter_counts count_parameters(const transformer_spec& m, std::int64_t
         const double qproj = a.q_lora_rank > 0 ? h * ql + ql + ql * heads * qk : h * heads * qk;  // + q_a_layernorm
         c.attention = qproj + h * (kl + static_cast<double>(a.qk_rope_head_dim)) + kl /* kv_a_layernorm */ +
                       kl * heads * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim) +
-                      heads * static_cast<double>(a.v_head_dim) * h + (m.bias ? h : 0.0);
+                      heads * static_cast<double>(a.v_head_dim) * h + (m.bias ? h : 0.0) + sinks;
     }
     auto mlp = [&](double f) {
         const double in = is_gated(m.activation) ? 2 * f : f;
@@ -330,11 +404,12 @@ inline parameter_counts count_parameters(const transformer_spec& m, std::int64_t
     };
     c.dense_mlp = mlp(static_cast<double>(m.ffn_hidden));
     const double norm = m.norm == norm_kind::layernorm ? 2 * h : h;
-    c.layer_norms = static_cast<double>(m.layer_norm_count()) * norm;
+    c.layer_norms = static_cast<double>(m.layer_norm_count()) * norm + qk_norms;
     if (m.is_moe()) {
         c.expert = mlp(static_cast<double>(m.expert_ffn()));
         c.shared_expert = static_cast<double>(m.moe.shared_experts) * c.expert;
-        c.router = h * static_cast<double>(m.moe.experts);
+        // the router's bias follows the linear layers' (Megatron router.py: add_bias_linear; gpt-oss router bias=True)
+        c.router = (h + (m.bias ? 1.0 : 0.0)) * static_cast<double>(m.moe.experts);
     }
     c.word_embedding = static_cast<double>(vocab) * h;
     c.position_embedding = m.position_embedding == position_embedding::learned ? static_cast<double>(positions) * h : 0.0;

@@ -15,17 +15,18 @@ namespace frenzy::families::cohere {
 /// the LM head by default; the logits are scaled by logit_scale (no parameters). Command R+'s use_qk_norm adds a
 /// per-head LayerNorm of q and k (heads x head_dim weights a layer, < 0.01%: not counted). Cohere2 alternates
 /// sliding-window layers (sliding_window default 4096) with a global one every sliding_window_pattern (default 4)
-/// layers, or as layer_types lists them.
+/// layers, or as layer_types lists them. The shape keys (layers, widths, heads, vocabulary) are required: CohereConfig's
+/// defaults are one size (Command R) and no published file omits them (issue 57).
 inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     transformer_spec s;
-    s.layers = r.integer({"num_hidden_layers"}, 40);
-    s.hidden = r.integer({"hidden_size"}, 8192);
-    s.heads = r.integer({"num_attention_heads"}, 64);
+    s.layers = r.integer({"num_hidden_layers"});
+    s.hidden = r.integer({"hidden_size"});
+    s.heads = r.integer({"num_attention_heads"});
     s.kv_heads = r.integer({"num_key_value_heads"}, s.heads);
     if (s.kv_heads < 1) r.fail("num_key_value_heads=" + std::to_string(s.kv_heads) + " (model.kv_heads) must be at least 1");
-    s.ffn_hidden = r.integer({"intermediate_size"}, 22528);
+    s.ffn_hidden = r.integer({"intermediate_size"});
     s.activation = hf_gated_activation(r);
-    s.vocab = r.integer({"vocab_size"}, 256000);
+    s.vocab = r.integer({"vocab_size"});
     s.tied_embeddings = r.boolean("tie_word_embeddings", true);
     s.position_embedding = position_embedding::rope;
     s.norm = norm_kind::layernorm;
@@ -38,16 +39,7 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     if (type == "cohere2") {
         s.sliding_window = r.integer({"sliding_window"}, 4096);
         s.global_layer_every = r.integer({"sliding_window_pattern"}, 4);
-        if (const auto* types = r.find({"layer_types"}); types && types->is_array() && !types->empty()) {
-            // the first full_attention layer's position + 1 is the period of the default pattern
-            std::int64_t every = 0;
-            for (std::size_t i = 0; i < types->size(); ++i)
-                if ((*types)[i] == "full_attention") {
-                    every = static_cast<std::int64_t>(i) + 1;
-                    break;
-                }
-            s.global_layer_every = every;  // 0: no layer attends globally
-        }
+        s.global_layer_every = hf_layer_types(r, s.layers, {"sliding_attention", "full_attention"}, s.global_layer_every);
     }
     return s;
 }

@@ -11,8 +11,8 @@ namespace frenzy::families::gemma {
 /// default, so heads x head_dim may differ from hidden), tied embeddings by default, RMSNorm. Gemma 2 and 3 have four
 /// norms a layer (input, post-attention, pre- and post-feedforward), sliding-window layers alternating with global
 /// ones (Gemma 2: every other layer, sliding_window default 4096; Gemma 3: sliding_window_pattern default 6) and
-/// Gemma 2 soft-caps the final logits (final_logit_softcapping default 30). Gemma 3's q_norm/k_norm (2 x head_dim
-/// weights a layer, < 0.01% of the model) are not counted.
+/// Gemma 2 soft-caps the final logits (final_logit_softcapping default 30). Gemma 3's q_norm/k_norm are per head
+/// (2 x head_dim weights a layer, counted with qk_norm).
 inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     transformer_spec s;
     const bool v2 = type == "gemma2", v3 = type == "gemma3_text";
@@ -37,6 +37,8 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
         s.norms_per_layer = 4;
         s.sliding_window = r.integer({"sliding_window"}, 4096);
         s.global_layer_every = v2 ? 2 : r.integer({"sliding_window_pattern"}, 6);
+        // layer_types (transformers >= 4.53 writes it) overrides the pattern; checked against num_hidden_layers
+        s.global_layer_every = hf_layer_types(r, s.layers, {"sliding_attention", "full_attention"}, s.global_layer_every);
         if (const auto* cap = r.find({"final_logit_softcapping"}); v2 || cap) {
             if (!cap) s.final_logit_softcap = 30.0;
             else if (cap->is_number() && within(cap->get<double>(), bounds::softcap))

@@ -21,6 +21,16 @@ inline void read_positions_and_norms(const hf_reader& r, const std::string& type
     s.qk_norm = type == "qwen3" || type == "qwen3_moe";
 }
 
+/// Qwen3's layer_types (configuration_qwen3.py: "sliding_attention" or "full_attention" a layer, default all full; a
+/// sliding layer uses sliding_window only with use_sliding_window, default false): checked, and the window kept
+/// where it applies.
+inline void read_qwen3_layer_types(const hf_reader& r, transformer_spec& s) {
+    const auto every = hf_layer_types(r, s.layers, {"full_attention", "sliding_attention"}, 1);
+    if (every == 1 || !r.boolean("use_sliding_window", false)) return;
+    s.sliding_window = r.integer({"sliding_window"}, 4096);
+    s.global_layer_every = every;
+}
+
 /// Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE (transformers modeling_llama.py and its copies).
 inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
     transformer_spec s;
@@ -41,8 +51,9 @@ inline transformer_spec read_hf(const hf_reader& r, const std::string& type) {
         s.qkv_bias = true;  // modeling_qwen2.py: q/k/v_proj bias=True, o_proj and MLP bias=False
     } else if (type == "qwen3" || type == "qwen3_moe") {
         // modeling_qwen3.py: attention_bias (default false) on q/k/v/o; q_norm/k_norm of head_dim (2 x head_dim
-        // weights a layer, < 0.01%) not counted.
+        // weights a layer) counted with qk_norm.
         s.qkv_bias = r.boolean("attention_bias", false);
+        read_qwen3_layer_types(r, s);
     } else if (type == "phi3") {
         // modeling_phi3.py: fused qkv_proj (q + 2 kv outputs) and gate_up_proj (2 x intermediate), no biases:
         // the same parameters as separate projections.

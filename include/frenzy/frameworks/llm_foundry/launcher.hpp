@@ -95,6 +95,8 @@ inline std::string model_yaml(const job_spec& j, attention_impl attn) {
     if (m.is_moe()) throw config_error("model.moe: llm-foundry's MoE FFNs need MegaBlocks (ffn_type mb_moe), which frenzy launch does not write");
     if (m.is_mla()) throw config_error("model.mla: MPT has no multi-head latent attention");
     if (m.parallel_attention) throw config_error("model.parallel_attention: MPT blocks run attention and MLP one after the other");
+    if (m.attention_sinks) throw config_error("model.attention_sinks: MPT's attention has no learned sink logits");
+    if (m.swiglu_limit > 0) throw config_error("model.swiglu_limit: MPT's mptglu has no clamped SwiGLU (gpt-oss)");
     const auto ffn = ffn_of(m);
     std::string s = "model:\n  name: mpt_causal_lm\n  init_device: meta\n";
     s += "  d_model: " + std::to_string(m.hidden) + "\n  n_heads: " + std::to_string(m.heads) +

@@ -16,6 +16,7 @@
 
 #include "frenzy/core/checked.hpp"
 #include "frenzy/frameworks/megatron/rope.hpp"
+#include "frenzy/frameworks/megatron/routing.hpp"
 #include "frenzy/io/file.hpp"
 #include "frenzy/io/json_reader.hpp"
 #include "frenzy/io/launcher_import.hpp"
@@ -63,7 +64,7 @@ inline bool megatron_irrelevant(const std::string& f) {
         "--bias-swiglu-fusion", "--no-bias-swiglu-fusion", "--masked-softmax-fusion", "--no-masked-softmax-fusion",
         "--no-gradient-accumulation-fusion", "--use-distributed-optimizer-overlap", "--train-iters-per-epoch",
         "--moe-router-load-balancing-type", "--moe-aux-loss-coeff",
-        "--moe-router-dtype", "--moe-z-loss-coeff", "--moe-router-score-function", "--moe-router-pre-softmax",
+        "--moe-router-dtype", "--moe-z-loss-coeff", "--moe-router-pre-softmax",
         "--moe-token-drop-policy"};
     static const std::vector<std::string> prefixes{"--log-", "--wandb-", "--tensorboard-", "--eval-", "--save-",
                                                     "--load-", "--ckpt-", "--no-load-", "--no-save-", "--data-",
@@ -93,7 +94,7 @@ inline bool megatron_switch(const std::string& f) {
         "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--fp8-param-gather",
         "--grad-reduce-in-bf16", "--tp-comm-overlap", "--overlap-grad-reduce", "--optimizer-cpu-offload",
         "--use-megatron-fsdp", "--cross-entropy-loss-fusion", "--overlap-param-gather", "--multi-latent-attention",
-        "--mock-data", "--use-rope-scaling", "--qk-layernorm"};
+        "--mock-data", "--use-rope-scaling", "--qk-layernorm", "--moe-router-enable-expert-bias", "--quick-geglu"};
     return std::find(names.begin(), names.end(), f) != names.end();
 }
 
@@ -128,6 +129,7 @@ struct megatron_pending {
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos;
     bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, mla = false, yarn = false;
     frameworks::megatron::rope_flags rope;  ///< frameworks/megatron/rope.hpp
+    frameworks::megatron::routing_flags routing;  ///< frameworks/megatron/routing.hpp
     std::optional<std::string> fp8_recipe;  ///< --fp8-recipe (TransformerConfig default "delayed")
     // multi-latent attention: arguments.py _add_mla_args defaults (read only with --multi-latent-attention)
     std::int64_t kv_lora_rank = 32, qk_head_dim = 128, qk_pos_emb_head_dim = 64, v_head_dim = 128;
@@ -187,6 +189,7 @@ inline bool take_megatron_model_flag(const cli_argument& a, transformer_spec& m,
     else if (f == "--qk-pos-emb-head-dim") s.qk_pos_emb_head_dim = check_bound(f, arg_int(a), bounds::hidden);
     else if (f == "--v-head-dim") s.v_head_dim = check_bound(f, arg_int(a), bounds::hidden);
     else if (frameworks::megatron::take_rope_flag(a, m, s.rope)) {}
+    else if (frameworks::megatron::take_routing_flag(a, m, s.routing, out)) {}
     else return false;
     return true;
 }
@@ -284,6 +287,7 @@ inline void finish_megatron_model(transformer_spec& m, const training_spec& t, c
     // a learned table keeps its size; for RoPE the value only bounds the sequence, and seq_len is the default (0)
     if (s.max_pos && !(m.position_embedding == position_embedding::rope && *s.max_pos == t.seq_len)) m.max_positions = *s.max_pos;
     frameworks::megatron::finish_rope(m, s.rope, s.yarn, out);
+    frameworks::megatron::finish_routing(m, s.routing, out);
 }
 
 /// The precision, in the flags' precedence: --fp8-format, then the options (frameworks/megatron/options.hpp), then

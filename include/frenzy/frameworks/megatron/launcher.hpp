@@ -12,6 +12,7 @@
 #include "frenzy/model/presets.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/frameworks/megatron/rope.hpp"
+#include "frenzy/frameworks/megatron/routing.hpp"
 #include "frenzy/frameworks/megatron/traits.hpp"
 
 namespace frenzy::frameworks::megatron {
@@ -48,11 +49,12 @@ inline std::vector<std::string> model_arguments(const job_spec& j) {
         a.push_back("--group-query-attention");
         a.push_back("--num-query-groups " + n(m.kv()));
     }
-    if (m.activation == activation::swiglu) a.push_back("--swiglu");
+    if (m.activation == activation::swiglu && m.swiglu_limit == 0) a.push_back("--swiglu");  // else --quick-geglu (routing.hpp)
     if (m.activation == activation::squared_relu) a.push_back("--squared-relu");
     if (m.norm == norm_kind::rmsnorm) a.push_back("--normalization RMSNorm");
     a.push_back("--position-embedding-type " + position_embedding_type(m));
     for (auto& r : rope_and_norm_args(m)) a.push_back(std::move(r));
+    for (auto& r : attention_variant_args(m)) a.push_back(std::move(r));
     a.push_back("--max-position-embeddings " + n(m.max_positions > 0 ? m.max_positions : t.seq_len));
     if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
     if (!m.bias) a.push_back("--disable-bias-linear");
@@ -71,6 +73,7 @@ inline std::vector<std::string> model_arguments(const job_spec& j) {
             a.push_back("--moe-expert-capacity-factor " + std::string(cf, end));
         }
         if (m.moe.pad_to_capacity) a.push_back("--moe-pad-expert-input-to-capacity");
+        for (auto& r : router_args(m)) a.push_back(std::move(r));
     }
     return a;
 }
