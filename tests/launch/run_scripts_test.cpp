@@ -131,7 +131,7 @@ TEST_CASE("torchtitan: the batch script's settings reach the recipe: data, token
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("llm-foundry: a published model is built by transformers from its repository, with its own tokenizer; MPT keeps MPT's (issue 53)") {
+TEST_CASE("llm-foundry: a published model is built by transformers from its repository, with its own tokenizer, MPT keeps MPT's (issue 53)") {
     // what train.py receives (torchrun stubbed), and the model block it reads from train.yaml with the overrides
     // applied as OmegaConf does (variables.* substituted): hf_causal_lm of meta-llama/Llama-3.1-8B, not an MPT of
     // its shape with GPT-NeoX's tokenizer (llm-foundry@8c8dd48f models/hf/hf_base.py BaseHuggingFaceModel)
