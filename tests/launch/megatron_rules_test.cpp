@@ -327,7 +327,7 @@ TEST_CASE("Megatron rules: a fine-tune converts the published weights once with 
     CHECK(out.find("set HF_MODEL") != std::string::npos);
 }
 
-TEST_CASE("Megatron rules: rotary models train without dropout as published; GPT-2-style models keep Megatron's 0.1 (issue 53)") {
+TEST_CASE("Megatron rules: rotary models train without dropout as published, GPT-2-style models keep Megatron's 0.1 (issue 53)") {
     // what pretrain_gpt.py receives, run by bash: Megatron-LM's default is 0.1 (arguments.py), the published Llama,
     // Mixtral, Qwen and DeepSeek configs and Megatron-LM's own Llama/Mixtral examples train with 0.0
     for (const auto& [name, ep] : {std::pair{"llama-3.1-8b", 1}, {"mixtral-8x7b", 8}, {"qwen2.5-7b", 1}, {"deepseek-v2-lite", 8}}) {

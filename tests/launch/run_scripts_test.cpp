@@ -131,7 +131,7 @@ TEST_CASE("torchtitan: the batch script's settings reach the recipe: data, token
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("llm-foundry: a published model is built by transformers from its repository, with its own tokenizer; MPT keeps MPT's (issue 53)") {
+TEST_CASE("llm-foundry: a published model is built by transformers from its repository, with its own tokenizer, MPT keeps MPT's (issue 53)") {
     // what train.py receives (torchrun stubbed), and the model block it reads from train.yaml with the overrides
     // applied as OmegaConf does (variables.* substituted): hf_causal_lm of meta-llama/Llama-3.1-8B, not an MPT of
     // its shape with GPT-NeoX's tokenizer (llm-foundry@8c8dd48f models/hf/hf_base.py BaseHuggingFaceModel)
@@ -168,4 +168,37 @@ TEST_CASE("llm-foundry: a published model is built by transformers from its repo
         CHECK(pout == (std::string(repo).empty() ? "mpt_causal_lm - None ${variables.tokenizer_name}\n"
                                                  : "hf_causal_lm " + std::string(repo) + " False ${variables.tokenizer_name}\n"));
     }
+}
+
+TEST_CASE("hf and LitGPT: the batch scripts start what they wrote, with the settings they name, and save about every 30 min (issue 53)") {
+    const auto dir = std::filesystem::temp_directory_path() / ("frenzy_run_hf_" + std::to_string(::getpid()));
+    // accelerate launch is exec'd by bash -c on every node: a stub program on PATH that prints its arguments
+    std::filesystem::create_directories(dir / "bin");
+    std::ofstream(dir / "bin/accelerate") << "#!/bin/sh\nprintf '%s\\n' accelerate \"$@\"\n";
+    std::filesystem::permissions(dir / "bin/accelerate", std::filesystem::perms::owner_all);
+    const std::string env = "LAUNCH_DIR=" + dir.string() + " MODEL=/m DATA=/d.jsonl PATH=" + (dir / "bin").string() + ":/usr/bin:/bin";
+    launch_options o;
+    o.launcher = launcher::hf;
+    auto j = run_job("llama-3.1-8b", framework::hf, parallel_config{.dp = 8});
+    j.training.finetune.method = finetune_method::full;
+    auto [rc, out] = launch_shell::run_launch_files(launch_files(j, run_plan(j, 3.0), o), env, dir);
+    INFO(out);
+    REQUIRE(rc == 0);
+    CHECK(out == (dir / "frenzy_hf_train.py").string() + "\n");  // DDP: torchrun starts the script it wrote
+    j.parallel.sharding = sharding::full;                         // FSDP2 through accelerate, on every node
+    std::tie(rc, out) = launch_shell::run_launch_files(launch_files(j, run_plan(j, 3.0), o), env, dir);
+    REQUIRE(rc == 0);
+    CHECK(out.rfind("accelerate\nlaunch\n--config_file\n" + (dir / "accelerate_config.yaml").string() + "\n", 0) == 0);
+    CHECK(out.find("\n" + (dir / "frenzy_hf_train.py").string() + "\n") != std::string::npos);
+    // LitGPT: -m litgpt COMMAND --config litgpt.yaml, the devices per node; train.save_interval 600 (1800 s / 3 s)
+    launch_options l;
+    l.launcher = launcher::litgpt;
+    auto lj = run_job("llama-3.1-8b", framework::litgpt, parallel_config{.dp = 8, .sharding = sharding::full, .recompute = recompute::full});
+    lj.training.finetune.method = finetune_method::full;
+    const auto fs = launch_files(lj, run_plan(lj, 3.0), l);
+    std::tie(rc, out) = launch_shell::run_launch_files(fs, env + " SLURM_JOB_NUM_NODES=1", dir);
+    REQUIRE(rc == 0);
+    CHECK(out.rfind("-m\nlitgpt\nfinetune_full\n--config\n" + (dir / "litgpt.yaml").string() + "\n--devices\n8\n--num_nodes\n1\n", 0) == 0);
+    CHECK(fs.back().content.find("\n  save_interval: 600\n") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }

@@ -147,7 +147,7 @@ TEST_CASE("Slurm time values as sinfo and sbatch write them read back as seconds
     }
 }
 
-TEST_CASE("--max-time: a time limit past the partition's MaxTime is capped at it, with a note, never left for sbatch to refuse (issue 53)") {
+TEST_CASE("launch --max-time: a time limit past the partition's MaxTime is capped at it, with a note, never left for sbatch to refuse (issue 53)") {
     auto o = slurm_options::fsdp_options();
     o.max_time_s = 3600;  // the run needs 3600 s x 1.2
     const auto s = slurm_options::script(o);

@@ -255,6 +255,16 @@ TEST_CASE("torchtune: a requeued run resumes from the newest checkpoint, saved a
     CHECK(out.rfind("full_finetune_distributed\n--config\n", 0) == 0);
     CHECK(printed_value(out, "resume_from_checkpoint=") == "False");  // the first run: nothing saved yet
     CHECK(printed_value(out, "checkpointer.checkpoint_dir=") == "/m");
+    // every override the recipe receives is a key torchtune's recipes read or its configs spell (torchtune_keys.txt)
+    const auto keys = torchtune_keys();
+    int overrides = 0;
+    for (const auto& line : lines_of(out))
+        if (const auto eq = line.find('='); eq != std::string::npos && line.rfind("--", 0) != 0) {
+            INFO(line);
+            CHECK(keys.count(line.substr(0, eq)) == 1);
+            ++overrides;
+        }
+    CHECK(overrides == 7);  // output_dir, checkpointer x2, tokenizer.path, dataset.source, optimizer.lr, resume
     std::filesystem::create_directories(dir / "out/step_720");
     std::ofstream(dir / "out/step_720/recipe_state.pt") << "x";
     std::tie(rc, out) = run_launch_files(fs, env, dir);

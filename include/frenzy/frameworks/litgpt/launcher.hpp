@@ -83,7 +83,7 @@ inline std::string lora_yaml(const job_spec& j, const litgpt_model& m) {
 }
 
 /// litgpt.yaml: the command's arguments for the job (see the header).
-inline std::string config_yaml(const job_spec& j) {
+inline std::string config_yaml(const job_spec& j, const launch_options& o = {}) {
     const auto& t = j.training;
     const auto& m = model_of(j);
     if (t.finetune.adapters() && std::llround(t.finetune.alpha) != t.finetune.alpha)
@@ -101,6 +101,8 @@ inline std::string config_yaml(const job_spec& j) {
     s += "optimizer: " + std::string(optimizer_name(t.optimizer)) + "\n";
     s += "train:\n  global_batch_size: " + std::to_string(t.global_batch) + "\n  micro_batch_size: " +
          std::to_string(t.micro_batch) + "\n  max_seq_length: " + std::to_string(t.seq_len) + "\n";
+    // optimizer steps between checkpoints (TrainArgs.save_interval, default 1000): about 30 min (save_interval_steps)
+    s += "  save_interval: " + std::to_string(save_interval_steps(j, o)) + "\n";
     const auto steps = train_steps(j);
     if (pretraining(t) && t.total_tokens > 0) {
         if (std::nearbyint(t.total_tokens) != t.total_tokens)
@@ -129,7 +131,7 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
         throw config_error("runtime.compile: LitGPT's " + std::string(command_of(j)) + " does not compile the model "
                            "(finetune/lora.py, finetune/full.py@26857050)");
     launcher_payload out;
-    out.files.push_back({"litgpt.yaml", config_yaml(j)});
+    out.files.push_back({"litgpt.yaml", config_yaml(j, o)});
     out.preamble = settings(j);
     std::string args = std::string(" ") + command_of(j) + " --config \"$LAUNCH_DIR/litgpt.yaml\" --devices \"$DEVICES\" --num_nodes \"$NUM_NODES\"";
     if (pretraining(j.training) && j.training.total_tokens <= 0) args += " --train.max_tokens \"$TRAIN_TOKENS\"";
