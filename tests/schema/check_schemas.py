@@ -115,6 +115,8 @@ def main():
         model = ["--model", "llama-3.2-1b"] if fw in ("hf", "litgpt") else ["--model", "llama-3.1-8b", "--global-batch", "256"]
         if fw in ("hf", "torchtune"):  # they fine-tune a pretrained model (docs/launch.md): a full fine-tune
             model += ["--finetune", "full"]
+        if fw in ("deepspeed", "fsdp"):  # they configure the user's own script, which --run-command names (issue 53)
+            model += ["--run-command", "train.py"]
         out = os.path.join(tmp.name, "launch-" + fw)
         launched[fw] = out
         check("launch", run("launch", *model, "--gpus", "8xh100-80g", "--total-tokens", "1T", "--framework", fw,
@@ -127,7 +129,7 @@ def main():
                         "--json"), "launch of a MoE on megatron")
     check("launch", run("launch", "--job", os.path.join(repo, "examples", "jobs", "plan-llama-3.1-8b.json"), "--cluster",
                         os.path.join(repo, "examples", "clusters", "three-type.json"), "--framework", "deepspeed",
-                        "--plan", "2", "--out", os.path.join(tmp.name, "launch-job"), "--json"),
+                        "--run-command", "train.py", "--plan", "2", "--out", os.path.join(tmp.name, "launch-job"), "--json"),
           "launch plan-llama-3.1-8b.json on three-type.json, plan 2")
     back = {"megatron": ("launch.sbatch", []), "torchtitan": ("frenzy_torchtitan.py", ["--model", "llama-3.1-8b"]),
             "deepspeed": ("ds_config.json", ["--model", "llama-3.1-8b", "--seq-len", "2048"]),
@@ -224,7 +226,7 @@ def main():
     refused("fsdp-settings", dict(settings, mixed_precision={"param_dtype": "float8"}), "an unknown param_dtype",
             *import_fsdp)
     check("fsdp-settings", dict(settings, zero_stage=3), "a key launch does not write", valid=False)
-    launch = run("launch", "--model", "gpt2", "--gpus", "8xa100-80g", "--framework", "fsdp", "--out",
+    launch = run("launch", "--model", "gpt2", "--gpus", "8xa100-80g", "--framework", "fsdp", "--run-command", "train.py", "--out",
                  os.path.join(tmp.name, "launch-gpt2"), "--json")
     check("launch", launch, "launch gpt2 without a token budget")
     check("launch", dict(launch, files=[{"name": "launch.sbatch"}]), "files as objects", valid=False)
