@@ -33,7 +33,8 @@ std::string option_words(const CLI::App& sub) {
 std::vector<std::pair<std::string, std::string>> option_values() {
     std::string models, gpus, precisions;
     for (const auto& p : frenzy::model_presets()) models += (models.empty() ? "" : " ") + p.spec.name;
-    for (const auto& g : frenzy::gpu_catalog{}.types()) gpus += (gpus.empty() ? "" : " ") + g.name;
+    const frenzy::gpu_catalog catalog;  // named: types() is a view into it (a temporary's died before the loop)
+    for (const auto& g : catalog.types()) gpus += (gpus.empty() ? "" : " ") + g.name;
     for (const auto& [v, name] : frenzy::enum_names<frenzy::precision>::table)
         precisions += (precisions.empty() ? "" : " ") + std::string(name);
     std::string policies;
