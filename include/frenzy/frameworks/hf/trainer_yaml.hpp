@@ -93,15 +93,21 @@ inline unsigned trainer_lora_module(std::string_view name) {
 }
 inline constexpr unsigned lora_all_linear = lora_q | lora_k | lora_v | lora_o | lora_gate | lora_up | lora_down;
 
-/// The module names of a key (a YAML list, or one name / a comma-separated list) as target bits; config_error
-/// naming the key for a module Frenzy does not adapt.
-inline unsigned trainer_lora_targets(const trainer_yaml& y, const std::string& key, const YAML::Node& v) {
+/// The names a key lists: a YAML list, or one name / a comma-separated string.
+inline std::vector<std::string> trainer_names(const trainer_yaml& y, const std::string& key, const YAML::Node& v) {
     std::vector<std::string> names;
     const std::string listed = v.IsSequence() ? std::string() : y.text(v, key);  // named: split's views point into it
     if (v.IsSequence())
         for (const auto& n : v) names.push_back(y.text(n, key));
     else
         for (const auto piece : split(listed, ',')) names.emplace_back(trim(piece));
+    return names;
+}
+
+/// The module names of a key (a YAML list, or one name / a comma-separated list) as target bits; config_error
+/// naming the key for a module Frenzy does not adapt.
+inline unsigned trainer_lora_targets(const trainer_yaml& y, const std::string& key, const YAML::Node& v) {
+    const auto names = trainer_names(y, key, v);
     unsigned bits = 0;
     for (const auto& n : names) {
         const auto bit = trainer_lora_module(n);
@@ -117,12 +123,7 @@ inline unsigned trainer_lora_targets(const trainer_yaml& y, const std::string& k
 /// A modules_to_save list (axolotl lora_modules_to_save, LLaMA-Factory additional_target: a list or a comma-separated
 /// string) as module_to_save bits; fails on a module Frenzy does not count (embed_tokens and lm_head are).
 inline unsigned trainer_modules_to_save(const trainer_yaml& y, const std::string& key, const YAML::Node& v) {
-    std::vector<std::string> names;
-    const std::string listed = v.IsSequence() ? std::string() : y.text(v, key);  // named: split's views point into it
-    if (v.IsSequence())
-        for (const auto& n : v) names.push_back(y.text(n, key));
-    else
-        for (const auto piece : split(listed, ',')) names.emplace_back(trim(piece));
+    const auto names = trainer_names(y, key, v);
     unsigned bits = 0;
     for (const auto& n : names) {
         unsigned bit = 0;
