@@ -8,7 +8,10 @@ vertical slice: its traits.hpp (memory, step-time and validation facts as data) 
 options.hpp (its flag language, which the traits point to for measurement tables: it reads into train/job_spec.hpp)
 and the catalog of traits, frameworks/registry.hpp (train/job.hpp reads it); its import.hpp (the reader of its
 configurations) and launcher.hpp (launch files written and read back), and the catalog of launchers
-frameworks/launchers.hpp, stand on the launch floor, above io, so no io reader includes a framework's."""
+frameworks/launchers.hpp, stand on the launch floor, above io, so no io reader includes a framework's.
+
+backend/ holds what Frenzy knows of Slurm: its batch-script format, backend/slurm_script.hpp, stands on the launch
+floor (launch files are written in it); the backends that submit and read Slurm's answers stand above launch."""
 import os
 import re
 import sys
@@ -22,6 +25,8 @@ def rank_of(rel: str) -> int | None:
     parts = rel.split("/")
     if parts[0] == "frameworks":
         return RANK["train"] if parts[-1] in ("traits.hpp", "options.hpp", "registry.hpp") else RANK["launch"]
+    if parts == ["backend", "slurm_script.hpp"]:  # Slurm's script format: the launch files are written in it
+        return RANK["launch"]
     if parts[0] == "families":  # a model family's Hugging Face reader: io's floor
         return RANK["io"]
     return RANK.get(parts[0])

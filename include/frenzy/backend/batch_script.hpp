@@ -1,8 +1,8 @@
 #pragma once
 // The batch script a Slurm job of `frenzy serve` runs, written by the launch generator `frenzy launch` uses
-// (launch/launch.hpp batch_script_text, launcher_payload_for): the same torchrun start and the same framework
-// configuration, with the placement passed as sbatch options instead of #SBATCH lines (slurm.hpp) and the plan in
-// the environment.
+// (backend/slurm_script.hpp batch_script_text, launch/launch.hpp launcher_payload_for): the same torchrun start and
+// the same framework configuration, with the placement passed as sbatch options instead of #SBATCH lines (slurm.hpp)
+// and the plan in the environment.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
