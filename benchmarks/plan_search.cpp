@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     std::printf("%-15s %8s %8s %10s %12s %10s %10s %8s %8s\n", "framework", "ms", "cpu ms", "layouts", "configs", "mem est", "time est", "plans", "types");
     double megatron_cpu = 0;
     for (int row = 0; row < 4; ++row) {
-        const framework fw = row == 1 ? framework::deepspeed : row == 2 ? framework::fsdp : framework::megatron;
+        const framework fw = row == 1 ? frameworks::deepspeed::handle : row == 2 ? frameworks::fsdp::handle : frameworks::megatron::handle;
         const bool mixed = row == 3;
         const std::string name = std::string(to_string(fw)) + (mixed ? "+mixed" : "");
         if (!only.empty() && only != name) continue;

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     b.training.seq_len = 65536;
     b.training.global_batch = 32;
     b.parallel = {.dp = 4, .cp = 8, .sharding = sharding::full};
-    b.runtime.framework = framework::fsdp;
+    b.runtime.framework = frameworks::fsdp::handle;
     const step_time_model model;
     const auto& g = cat.at("h100-80g");
     double sink = 0;

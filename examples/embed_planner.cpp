@@ -27,7 +27,7 @@ int main() {
     job.model = preset("llama-3.1-8b");
     job.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 256, .precision = precision::bf16_mixed,
                     .optimizer = optimizer_kind::adamw, .total_tokens = 5e10};
-    job.runtime.framework = framework::megatron;
+    job.runtime.framework = frameworks::megatron::handle;
 
     cluster_spec cluster;
     cluster.nodes = {{"a100", "a100-80g", 8, 4}, {"h100", "h100-80g", 8, 2}, {"l40s", "l40s", 8, 4}};

@@ -27,7 +27,7 @@ int main() {
     job.model = preset("llama-3.1-8b");
     job.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 8};
     job.parallel = {.dp = 8, .sharding = sharding::full};
-    job.runtime.framework = framework::fsdp;
+    job.runtime.framework = frameworks::fsdp::handle;
 
     const auto standard = memory_estimator{}.estimate(job);
     const auto offloaded = memory_estimator::with_activations<saved_on_cpu>{}.estimate(job);  // one policy swapped

@@ -24,7 +24,7 @@ int main() {
     job.model = preset("llama-3.1-8b");
     job.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 8};
     job.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::selective};
-    job.runtime.framework = framework::fsdp;
+    job.runtime.framework = frameworks::fsdp::handle;
 
     const auto cached = memory_estimator{}.estimate(job);
     const auto uncached = uncached_estimator{}.estimate(job);

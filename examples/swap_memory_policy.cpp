@@ -26,7 +26,7 @@ int main() {
     job_spec job;
     job.model = preset("llama-3.1-8b");
     job.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 32, .total_tokens = 1e9};
-    job.runtime.framework = framework::deepspeed;
+    job.runtime.framework = frameworks::deepspeed::handle;
     const auto cluster = cluster_from_gpu_list("2xa100-80g");
 
     const auto standard = planner{}.plan(job, cluster);

@@ -30,7 +30,7 @@ int main() {
     job.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64};
     job.parallel = {.dp = 8, .tp = 2, .sequence_parallel = true, .sharding = sharding::optimizer,
                     .recompute = recompute::selective};
-    job.runtime.framework = framework::megatron;
+    job.runtime.framework = frameworks::megatron::handle;
 
     const auto standard = memory_estimator{}.estimate(job);
     const auto buffered = memory_estimator::with_overheads<with_side_buffer>{}.estimate(job);  // one policy swapped

@@ -25,7 +25,7 @@ int main() {
     job_spec job;
     job.model = preset("llama-3.1-70b");
     job.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 256, .total_tokens = 1e10};
-    job.runtime.framework = framework::megatron;
+    job.runtime.framework = frameworks::megatron::handle;
     const auto cluster = cluster_from_gpu_list("64xh100-80g");
 
     const auto standard = planner{}.plan(job, cluster);

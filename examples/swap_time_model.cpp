@@ -30,7 +30,7 @@ int main() {
     job_spec job;
     job.model = preset("llama-3.1-8b");
     job.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64, .total_tokens = 1e10};
-    job.runtime.framework = framework::megatron;
+    job.runtime.framework = frameworks::megatron::handle;
     const auto cluster = cluster_from_gpu_list("16xa100-80g,8xh100-80g");
 
     const auto standard = planner{}.plan(job, cluster);

@@ -123,10 +123,10 @@ TEST_CASE("batch script with the job spec: the framework configuration frenzy la
         return a == std::string::npos ? std::string{} : s.substr(a, s.find(to, a) - a);
     };
     SECTION("Megatron: the same MEGATRON_ARGS as launch.sbatch, with the plan's layout") {
-        p.framework = framework::megatron;
+        p.framework = frameworks::megatron::handle;
         const auto s = batch_script({5, "llama", p, {}, "", j});
         launch_options o;
-        o.launcher = launcher::megatron;
+        o.launcher = frameworks::megatron::launcher_handle;
         const auto launched = launch_files(job_for_plan(j, p), p, o).front().content;
         const auto args = between(s, "MEGATRON_ARGS=(", ")\n");
         CHECK(args.find("--tensor-model-parallel-size 2\n") != std::string::npos);
@@ -136,10 +136,10 @@ TEST_CASE("batch script with the job spec: the framework configuration frenzy la
         CHECK(s.find("export CUDA_DEVICE_MAX_CONNECTIONS=1\n") != std::string::npos);  // tp 2, not Megatron-FSDP
     }
     SECTION("DeepSpeed: ds_config.json written by the script itself, byte for byte launch's") {
-        p.framework = framework::deepspeed;
+        p.framework = frameworks::deepspeed::handle;
         const auto s = batch_script({5, "llama", p, {}, "", j});
         launch_options o;
-        o.launcher = launcher::deepspeed;
+        o.launcher = frameworks::deepspeed::launcher_handle;
         o.run_command = "\"${FRENZY_TRAIN_SCRIPT:-train.py}\"";  // the user's script, as the backend's generic start names it
         const auto files = launch_files(job_for_plan(j, p), p, o);
         REQUIRE(files.size() == 2);
@@ -148,7 +148,7 @@ TEST_CASE("batch script with the job spec: the framework configuration frenzy la
         CHECK(s.find("LAUNCH_DIR=\"${LAUNCH_DIR:-${TMPDIR:-/tmp}/frenzy-job-$SLURM_JOB_ID}\"") != std::string::npos);
     }
     SECTION("a job the launcher cannot express keeps the generic start and says why") {
-        p.framework = framework::megatron;
+        p.framework = frameworks::megatron::handle;
         j.runtime.compile = true;  // launch.hpp: "runtime.compile=true has no Megatron-LM argument"
         const auto s = batch_script({5, "llama", p, {}, "", j});
         CHECK(s.find("# no megatron configuration written: runtime.compile=true has no Megatron-LM argument") != std::string::npos);
@@ -163,7 +163,7 @@ frenzy::plan t4_v100_plan() {
     frenzy::plan m;
     m.groups = {{.gpu = "t4", .gpus = 4, .nodes = 1, .gpus_per_node = 4, .first_stage = 0, .stages = 1, .layers = 7},
                 {.gpu = "v100-32g", .gpus = 8, .nodes = 1, .gpus_per_node = 8, .first_stage = 1, .stages = 2, .layers = 41}};
-    m.framework = frenzy::framework::megatron;
+    m.framework = frenzy::frameworks::megatron::handle;
     m.precision = frenzy::precision::fp16_mixed;
     m.parallel = {.dp = 1, .tp = 4, .pp = 3, .sequence_parallel = true, .stage_layers = {7, 21, 20}};
     m.micro_batch = 1;
@@ -192,7 +192,7 @@ TEST_CASE("batch script of a mixed plan: torchrun on every node of both componen
     j.name = "qwen";
     j.model = preset("qwen2.5-14b");
     j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 8, .precision = precision::fp16_mixed, .total_tokens = 1e6};
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     const auto m = t4_v100_plan();
     batch_request r;
     r.job = 4;
@@ -208,7 +208,7 @@ TEST_CASE("batch script of a mixed plan: torchrun on every node of both componen
     CHECK(s.find("srun --het-group=0,1 \\\n    bash -c 'nprocs=(4 8); exec torchrun --nnodes 2 ") != std::string::npos);
     CHECK(s.find("#SBATCH") == std::string::npos);  // the placement travels as sbatch options
     launch_options o;
-    o.launcher = launcher::megatron;
+    o.launcher = frameworks::megatron::launcher_handle;
     const auto launched = launch_files(job_for_plan(j, m), m, o).front().content;
     auto args_of = [](const std::string& text) {
         const auto a = text.find("MEGATRON_ARGS=(");

@@ -62,7 +62,7 @@ TEST_CASE("the added framework's rules and memory facts are the ones validate an
     // toy keeps dropout masks where fsdp (otherwise the same profile) does not: 2 x 1-byte masks of s x h per layer
     // (attention output and MLP output; memory/activations.hpp), here on every layer of the 8B model at micro-batch 1
     auto f = j;
-    f.runtime.framework = framework::fsdp;
+    f.runtime.framework = frameworks::fsdp::handle;
     const memory_estimator e;
     const double toy_act = e.estimate(j).stages.front().breakdown.activations.value;
     const double fsdp_act = e.estimate(f).stages.front().breakdown.activations.value;
@@ -116,5 +116,5 @@ TEST_CASE("a measurement table's rows that name the added framework are read as 
     REQUIRE(rows.size() == 2);
     CHECK(rows[0].job.runtime.framework.name() == "toy");  // its table word
     CHECK(rows[0].job.parallel.sharding == sharding::full);
-    CHECK(rows[1].job.runtime.framework == framework::ddp);  // a row naming none: the framework whose rows those are
+    CHECK(rows[1].job.runtime.framework == frameworks::ddp::handle);  // a row naming none: the framework whose rows those are
 }

@@ -80,7 +80,7 @@ TEST_CASE("a power cap scales the clocks and so the peaks by the cube root of po
     j.model = preset("llama-3.1-8b");
     j.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 8, .precision = precision::bf16_mixed};
     j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::selective};
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     auto capped = cat.at("b200");
     capped.power_limit_w = 750;
     const double full = predict_step(j, cat.at("b200"), 8, 0).tokens_per_s;

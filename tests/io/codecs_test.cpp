@@ -107,7 +107,7 @@ std::vector<plan> codec_mixed_plans() {
         job_spec j;
         j.model = preset(model);
         j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 8, .precision = precision::fp16_mixed, .total_tokens = 1e6};
-        j.runtime.framework = framework::megatron;
+        j.runtime.framework = frameworks::megatron::handle;
         plan_options o;
         o.mixed = true;
         o.price_per_gpu_hour = example_prices();

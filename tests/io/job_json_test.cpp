@@ -42,7 +42,7 @@ TEST_CASE("DESIGN.md's job example parses with every field") {
     CHECK(j.job.model.activation == activation::swiglu);
     CHECK(j.job.training.total_tokens == 2.0e10);
     CHECK(j.job.parallel.sharding == sharding::full);
-    CHECK(j.job.runtime.framework == framework::fsdp);
+    CHECK(j.job.runtime.framework == frameworks::fsdp::handle);
     // The explicit model equals the preset's architecture but for the rotary spec, which the example leaves at
     // the default base 10000 (the published Llama 3.1 has 500000 with llama3 scaling: model.rope).
     auto m = j.job.model;
@@ -60,7 +60,7 @@ TEST_CASE("defaults, presets and overrides") {
     CHECK(j.job.training.precision == precision::bf16_mixed);
     CHECK(j.job.training.optimizer == optimizer_kind::adamw);
     CHECK(j.job.parallel == parallel_config{});
-    CHECK(j.job.runtime.framework == framework::megatron);
+    CHECK(j.job.runtime.framework == frameworks::megatron::handle);
     CHECK(j.job.runtime.attention == attention_impl::automatic);  // the kernel the framework runs on the GPU type
 }
 
@@ -68,18 +68,18 @@ TEST_CASE("a LoRA or QLoRA job that names no framework is the Hugging Face stack
     const auto parse = [](const char* text) { return job_from_json(nlohmann::json::parse(text)); };
     auto j = parse(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"finetune": {"method": "lora"}}})");
     CHECK_FALSE(j.framework_stated);
-    CHECK(j.job.runtime.framework == framework::hf);
+    CHECK(j.job.runtime.framework == frameworks::hf::handle);
     j = parse(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"finetune": {"method": "qlora"}}, "parallel": {"dp": 4}})");
-    CHECK(j.job.runtime.framework == framework::hf);
+    CHECK(j.job.runtime.framework == frameworks::hf::handle);
     // tensor parallelism: Trainer runs data parallel only, so the default stays Megatron-LM
     j = parse(R"({"model": {"preset": "llama-3.1-8b"}, "training": {"finetune": {"method": "lora"}}, "parallel": {"tp": 2}})");
-    CHECK(j.job.runtime.framework == framework::megatron);
+    CHECK(j.job.runtime.framework == frameworks::megatron::handle);
     // full fine-tunes and a stated framework are left alone
     CHECK(parse(R"({"model": {"preset": "gpt2"}, "training": {"finetune": {"method": "full"}}})").job.runtime.framework ==
-          framework::megatron);
+          frameworks::megatron::handle);
     j = parse(R"({"model": {"preset": "gpt2"}, "training": {"finetune": {"method": "lora"}}, "runtime": {"framework": "fsdp"}})");
     CHECK(j.framework_stated);
-    CHECK(j.job.runtime.framework == framework::fsdp);
+    CHECK(j.job.runtime.framework == frameworks::fsdp::handle);
 }
 
 TEST_CASE("round trip through to_json") {

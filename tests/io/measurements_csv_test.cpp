@@ -35,7 +35,7 @@ TEST_CASE("columns map onto the job, the metric and the stage") {
     CHECK(m.job.parallel.pp == 2);
     CHECK(m.job.parallel.sharding == sharding::optimizer);
     CHECK(m.job.parallel.recompute == recompute::full);
-    CHECK(m.job.runtime.framework == framework::megatron);
+    CHECK(m.job.runtime.framework == frameworks::megatron::handle);
     CHECK(m.job.runtime.attention == attention_impl::unfused);  // "TE" names no kernel; the notes say unfused
     CHECK(m.metric == memory_metric::allocated);
     CHECK(m.last_stage_only);
@@ -100,7 +100,7 @@ TEST_CASE("training methods in other_flags: QLoRA with lora_rank, 8-bit AdamW, w
     CHECK(rows[0].job.training.finetune.method == finetune_method::qlora);
     CHECK(rows[0].job.training.finetune.rank == 32);
     // the framework cell names torchtune, whose only 16-bit training is pure bf16 (`dtype: bf16`): the "bf16" cell is it
-    CHECK(rows[0].job.runtime.framework == framework::torchtune);
+    CHECK(rows[0].job.runtime.framework == frameworks::torchtune::handle);
     CHECK(rows[0].job.training.precision == precision::bf16);
     CHECK(rows[1].job.training.optimizer == optimizer_kind::adamw_8bit);
     // no method named: none (the memory of a run from scratch, which is a full fine-tune's)

@@ -34,8 +34,8 @@ TEST_CASE("plan options from JSON: every key of frenzy.plan's keywords, omitted 
     CHECK(o.max_gpus == 64);
     CHECK(o.price_per_gpu_hour == std::map<std::string, double>{{"a100-80g", 2.5}});
     REQUIRE(o.frameworks.size() == 2);
-    CHECK(o.frameworks[0] == framework::megatron);
-    CHECK(o.frameworks[1] == framework::fsdp);
+    CHECK(o.frameworks[0] == frameworks::megatron::handle);
+    CHECK(o.frameworks[1] == frameworks::fsdp::handle);
     CHECK(o.allow_tp_across_nodes);
     CHECK(o.whole_node_billing);
     CHECK(o.pin_precision);
@@ -72,7 +72,7 @@ TEST_CASE("plan options to JSON and back: the same options") {
     o.margin = 0.07;
     o.max_gpus = 128;
     o.price_per_gpu_hour = {{"h100-80g", 3.0}, {"a100-80g", 1.75}};
-    o.frameworks = {framework::deepspeed};
+    o.frameworks = {frameworks::deepspeed::handle};
     o.whole_node_billing = true;
     o.mixed = true;
     o.framework_overlap = false;

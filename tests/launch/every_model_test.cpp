@@ -49,7 +49,7 @@ TEST_CASE("every preset and bundled config.json: estimate, plan and launch answe
         }
         // plan and launch: Megatron-LM where it can build the architecture, else the FSDP launcher (the user's
         // own script, which builds any model)
-        for (const auto l : {launcher::megatron, launcher::fsdp}) {
+        for (const auto l : {frameworks::megatron::launcher_handle, frameworks::fsdp::launcher_handle}) {
             launch_options o;
             o.launcher = l;
             if (l->needs_run_command) o.run_command = "train.py";  // the user's script, which builds any model

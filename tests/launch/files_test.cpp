@@ -111,37 +111,37 @@ struct golden_case {
 std::vector<golden_case> golden_cases() {
     using P = parallel_config;
     return {
-        {"megatron_dense_tp_sp_pp_vpp", launcher::megatron,
-         job("llama-3.1-8b", 4096, 256, framework::megatron,
+        {"megatron_dense_tp_sp_pp_vpp", frameworks::megatron::launcher_handle,
+         job("llama-3.1-8b", 4096, 256, frameworks::megatron::handle,
              P{.dp = 4, .tp = 2, .pp = 4, .vpp = 2, .sequence_parallel = true, .sharding = sharding::optimizer,
                .recompute = recompute::selective, .schedule = pipeline_schedule::interleaved})},
-        {"megatron_moe_ep_cp_fullrecompute", launcher::megatron,
-         job("mixtral-8x7b", 8192, 64, framework::megatron,
+        {"megatron_moe_ep_cp_fullrecompute", frameworks::megatron::launcher_handle,
+         job("mixtral-8x7b", 8192, 64, frameworks::megatron::handle,
              P{.dp = 8, .tp = 2, .cp = 2, .ep = 8, .sequence_parallel = true, .recompute = recompute::full})},
-        {"megatron_dense_dp_only", launcher::megatron, job("gpt3-1.3b", 2048, 64, framework::megatron, P{.dp = 8}, 2)},
-        {"torchtitan_fsdp", launcher::torchtitan,
-         job("llama-3.1-8b", 8192, 64, framework::fsdp, P{.dp = 16, .sharding = sharding::full, .recompute = recompute::full}, 2)},
-        {"torchtitan_tp_pp", launcher::torchtitan,
-         job("llama-3.1-70b", 8192, 64, framework::fsdp,
+        {"megatron_dense_dp_only", frameworks::megatron::launcher_handle, job("gpt3-1.3b", 2048, 64, frameworks::megatron::handle, P{.dp = 8}, 2)},
+        {"torchtitan_fsdp", frameworks::torchtitan::launcher_handle,
+         job("llama-3.1-8b", 8192, 64, frameworks::fsdp::handle, P{.dp = 16, .sharding = sharding::full, .recompute = recompute::full}, 2)},
+        {"torchtitan_tp_pp", frameworks::torchtitan::launcher_handle,
+         job("llama-3.1-70b", 8192, 64, frameworks::fsdp::handle,
              P{.dp = 4, .tp = 4, .pp = 2, .sequence_parallel = true, .sharding = sharding::full})},
-        {"deepspeed_zero3", launcher::deepspeed,
-         job("llama-2-7b", 4096, 128, framework::deepspeed, P{.dp = 16, .sharding = sharding::full, .recompute = recompute::full}, 2)},
-        {"deepspeed_moe_zero1", launcher::deepspeed,
-         job("mixtral-8x7b", 4096, 64, framework::deepspeed, P{.dp = 8, .pp = 2, .ep = 8, .sharding = sharding::optimizer})},
-        {"fsdp_shard_grad_op", launcher::fsdp,
-         job("qwen2.5-7b", 4096, 64, framework::fsdp, P{.dp = 16, .sharding = sharding::gradients, .recompute = recompute::selective})},
-        {"ddp", launcher::fsdp, job("gpt2", 1024, 64, framework::ddp, P{.dp = 8}, 8)},
-        {"llm_foundry_mpt", launcher::llm_foundry,
-         job("mpt-7b", 2048, 512, framework::llm_foundry, P{.dp = 8, .sharding = sharding::full, .recompute = recompute::full}, 8)},
-        {"llm_foundry_llama_gqa", launcher::llm_foundry,
-         job("llama-3.1-8b", 8192, 64, framework::llm_foundry, P{.dp = 16, .sharding = sharding::full})},
-        {"hf_lora", launcher::hf, finetune(job("llama-3.1-8b", 4096, 64, framework::hf, P{.dp = 8, .recompute = recompute::full}, 2),
+        {"deepspeed_zero3", frameworks::deepspeed::launcher_handle,
+         job("llama-2-7b", 4096, 128, frameworks::deepspeed::handle, P{.dp = 16, .sharding = sharding::full, .recompute = recompute::full}, 2)},
+        {"deepspeed_moe_zero1", frameworks::deepspeed::launcher_handle,
+         job("mixtral-8x7b", 4096, 64, frameworks::deepspeed::handle, P{.dp = 8, .pp = 2, .ep = 8, .sharding = sharding::optimizer})},
+        {"fsdp_shard_grad_op", frameworks::fsdp::launcher_handle,
+         job("qwen2.5-7b", 4096, 64, frameworks::fsdp::handle, P{.dp = 16, .sharding = sharding::gradients, .recompute = recompute::selective})},
+        {"ddp", frameworks::fsdp::launcher_handle, job("gpt2", 1024, 64, frameworks::ddp::handle, P{.dp = 8}, 8)},
+        {"llm_foundry_mpt", frameworks::llm_foundry::launcher_handle,
+         job("mpt-7b", 2048, 512, frameworks::llm_foundry::handle, P{.dp = 8, .sharding = sharding::full, .recompute = recompute::full}, 8)},
+        {"llm_foundry_llama_gqa", frameworks::llm_foundry::launcher_handle,
+         job("llama-3.1-8b", 8192, 64, frameworks::llm_foundry::handle, P{.dp = 16, .sharding = sharding::full})},
+        {"hf_lora", frameworks::hf::launcher_handle, finetune(job("llama-3.1-8b", 4096, 64, frameworks::hf::handle, P{.dp = 8, .recompute = recompute::full}, 2),
                                            finetune_method::lora)},
-        {"hf_qlora", launcher::hf, finetune(job("qwen2.5-7b", 2048, 32, framework::hf, P{.dp = 8}, 4), finetune_method::qlora)},
+        {"hf_qlora", frameworks::hf::launcher_handle, finetune(job("qwen2.5-7b", 2048, 32, frameworks::hf::handle, P{.dp = 8}, 4), finetune_method::qlora)},
         // sharded hf jobs: accelerate_config.yaml and `accelerate launch` on every node (FSDP2; DeepSpeed ZeRO-2)
-        {"hf_fsdp_lora", launcher::hf, finetune(job("llama-3.1-70b", 4096, 64, framework::hf,
+        {"hf_fsdp_lora", frameworks::hf::launcher_handle, finetune(job("llama-3.1-70b", 4096, 64, frameworks::hf::handle,
                                                     P{.dp = 16, .sharding = sharding::full, .recompute = recompute::full}), finetune_method::lora)},
-        {"hf_zero2_full", launcher::hf, finetune(job("llama-3.1-8b", 4096, 64, framework::hf,
+        {"hf_zero2_full", frameworks::hf::launcher_handle, finetune(job("llama-3.1-8b", 4096, 64, frameworks::hf::handle,
                                                      P{.dp = 16, .sharding = sharding::gradients, .recompute = recompute::full}, 2),
                                                  finetune_method::full)},
     };
@@ -170,27 +170,27 @@ TEST_CASE("every Megatron-LM flag written is defined by Megatron-LM's arguments.
     using P = parallel_config;
     std::vector<job_spec> jobs;
     for (const auto& c : golden_cases())
-        if (c.l == launcher::megatron) jobs.push_back(c.j);
+        if (c.l == frameworks::megatron::launcher_handle) jobs.push_back(c.j);
     // the branches the golden cases leave out: fp8, pure bf16 (Megatron-FSDP), optimizer offload, MLA, fp16,
     // unfused attention, squared ReLU, QKV bias,
     // shared experts and dense leading layers, SGD
-    auto a = job("deepseek-moe-16b", 2048, 32, framework::megatron, P{.dp = 4, .pp = 2, .ep = 4, .recompute = recompute::full});
+    auto a = job("deepseek-moe-16b", 2048, 32, frameworks::megatron::handle, P{.dp = 4, .pp = 2, .ep = 4, .recompute = recompute::full});
     a.training.precision = precision::fp8_mixed;
     a.runtime.attention = attention_impl::unfused;
     a.runtime.overlap_grad_reduce = true;
     a.runtime.tp_comm_overlap = true;
     jobs.push_back(a);
-    auto b = job("qwen2.5-7b", 2048, 32, framework::megatron, P{.dp = 8, .sharding = sharding::full});
+    auto b = job("qwen2.5-7b", 2048, 32, frameworks::megatron::handle, P{.dp = 8, .sharding = sharding::full});
     b.training.precision = precision::bf16;  // Megatron-FSDP's bf16 main parameters
     jobs.push_back(b);
-    auto b2 = job("qwen2.5-7b", 2048, 32, framework::megatron, P{.dp = 8, .sharding = sharding::optimizer});
+    auto b2 = job("qwen2.5-7b", 2048, 32, frameworks::megatron::handle, P{.dp = 8, .sharding = sharding::optimizer});
     b2.runtime.offload.optimizer = true;
     jobs.push_back(b2);
-    jobs.push_back(job("deepseek-v3", 4096, 64, framework::megatron, P{.dp = 8, .ep = 8, .sharding = sharding::optimizer}));  // MLA
-    auto f4 = job("llama-3.1-8b", 2048, 32, framework::megatron, P{.dp = 8});
+    jobs.push_back(job("deepseek-v3", 4096, 64, frameworks::megatron::handle, P{.dp = 8, .ep = 8, .sharding = sharding::optimizer}));  // MLA
+    auto f4 = job("llama-3.1-8b", 2048, 32, frameworks::megatron::handle, P{.dp = 8});
     f4.training.precision = precision::fp4_mixed;
     jobs.push_back(f4);
-    auto c = job("gpt2", 1024, 32, framework::megatron, P{.dp = 4});
+    auto c = job("gpt2", 1024, 32, frameworks::megatron::handle, P{.dp = 4});
     c.training.precision = precision::fp16_mixed;
     c.model.activation = activation::squared_relu;
     c.training.optimizer = optimizer_kind::sgd;
@@ -210,7 +210,7 @@ TEST_CASE("every Megatron-LM flag written is defined by Megatron-LM's arguments.
 TEST_CASE("every DeepSpeed key written is defined by DeepSpeed's config code") {
     const auto keys = key_list("deepspeed_keys.txt");
     for (const auto& c : golden_cases()) {
-        if (c.l != launcher::deepspeed) continue;
+        if (c.l != frameworks::deepspeed::launcher_handle) continue;
         auto j = c.j;
         for (auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::fp32}) {
             j.training.precision = pr;
@@ -236,7 +236,7 @@ TEST_CASE("every torchtitan field written is a field of torchtitan's config data
     const auto fields = key_list("torchtitan_fields.txt");
     static const std::regex assign(R"(^\s*config\.([\w.]+)\s*=\s*(.+)$)");
     for (const auto& c : golden_cases()) {
-        if (c.l != launcher::torchtitan) continue;
+        if (c.l != frameworks::torchtitan::launcher_handle) continue;
         for (auto [pr, rc, recipe] : {std::tuple{precision::bf16_mixed, recompute::none, std::optional<fp8_recipe>{}},
                                       {precision::fp8_mixed, recompute::selective, std::optional<fp8_recipe>{}},
                                       {precision::fp8_mixed, recompute::none, std::optional{fp8_recipe::rowwise}},
@@ -289,7 +289,7 @@ TEST_CASE("FSDP settings use torch.distributed.fsdp's own names for the sharding
     }
     REQUIRE(names.size() == 11);
     for (const auto& c : golden_cases()) {
-        if (c.l != launcher::fsdp) continue;
+        if (c.l != frameworks::fsdp::launcher_handle) continue;
         for (auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::bf16, precision::fp32}) {
             auto j = c.j;
             j.training.precision = pr;
@@ -307,7 +307,7 @@ TEST_CASE("FSDP settings use torch.distributed.fsdp's own names for the sharding
 TEST_CASE("every llm-foundry key written is one train.py accepts: TrainConfig, MPTConfig, Composer's FSDPConfig") {
     const auto keys = key_list("llm_foundry_keys.txt");
     for (const auto& c : golden_cases()) {
-        if (c.l != launcher::llm_foundry) continue;
+        if (c.l != frameworks::llm_foundry::launcher_handle) continue;
         for (auto [pr, rc] : {std::pair{precision::bf16_mixed, recompute::none}, {precision::fp8_mixed, recompute::full},
                               {precision::bf16, recompute::full}, {precision::fp32, recompute::none}}) {
             auto j = c.j;
@@ -350,17 +350,17 @@ TEST_CASE("every llm-foundry key written is one train.py accepts: TrainConfig, M
 }
 
 TEST_CASE("llm-foundry launches: what MPT cannot build and what Composer refuses are named") {
-    auto j = job("mixtral-8x7b", 4096, 64, framework::llm_foundry, parallel_config{.dp = 8, .sharding = sharding::full});
+    auto j = job("mixtral-8x7b", 4096, 64, frameworks::llm_foundry::handle, parallel_config{.dp = 8, .sharding = sharding::full});
     CHECK_THROWS_WITH(frameworks::llm_foundry::train_yaml(j, attention_impl::flash), Catch::Contains("model.moe"));
-    j = job("mpt-7b", 2048, 64, framework::llm_foundry, parallel_config{.dp = 8});
+    j = job("mpt-7b", 2048, 64, frameworks::llm_foundry::handle, parallel_config{.dp = 8});
     j.model.activation = activation::squared_relu;
     CHECK_THROWS_WITH(frameworks::llm_foundry::train_yaml(j, attention_impl::flash), Catch::Contains("model.activation=\"squared-relu\""));
-    j = job("mpt-7b", 2048, 64, framework::llm_foundry, parallel_config{.dp = 4, .tp = 2});
+    j = job("mpt-7b", 2048, 64, frameworks::llm_foundry::handle, parallel_config{.dp = 4, .tp = 2});
     CHECK_THROWS_WITH(validate(j), Catch::Contains("data parallel only"));
     // no token budget: the batch script stops until TRAIN_BATCHES is given, and hands it to train.py
-    j = job("mpt-7b", 2048, 64, framework::llm_foundry, parallel_config{.dp = 8, .sharding = sharding::full});
+    j = job("mpt-7b", 2048, 64, frameworks::llm_foundry::handle, parallel_config{.dp = 8, .sharding = sharding::full});
     j.training.total_tokens = 0;
-    const auto p = frameworks::llm_foundry::payload(j, opts(launcher::llm_foundry));
+    const auto p = frameworks::llm_foundry::payload(j, opts(frameworks::llm_foundry::launcher_handle));
     CHECK(p.preamble.find("TRAIN_BATCHES=\"${TRAIN_BATCHES:?") != std::string::npos);
     CHECK(p.torchrun_target.find("variables.max_duration=\"${TRAIN_BATCHES}ba\"") != std::string::npos);
     CHECK(p.torchrun_target.rfind("\"$LLM_FOUNDRY/scripts/train/train.py\" \"$LAUNCH_DIR/train.yaml\"", 0) == 0);
@@ -373,7 +373,7 @@ TEST_CASE("runtime.liger is written as TrainingArguments(use_liger_kernel=True),
     j.model = preset("llama-3.1-8b");
     j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 8};
     j.parallel = {.dp = 8, .recompute = recompute::full};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     CHECK(frameworks::hf::train_script(j, attention_impl::flash).find("use_liger_kernel") == std::string::npos);
     j.runtime.liger = true;
     validate(j);
@@ -384,7 +384,7 @@ TEST_CASE("runtime.liger is written as TrainingArguments(use_liger_kernel=True),
 TEST_CASE("every keyword frenzy_hf_train.py passes is one of TrainingArguments, LoraConfig, BitsAndBytesConfig") {
     const auto keys = key_list("hf_keys.txt");
     for (const auto& c : golden_cases()) {
-        if (c.l != launcher::hf) continue;
+        if (c.l != frameworks::hf::launcher_handle) continue;
         for (auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::bf16, precision::fp32}) {
             auto j = c.j;
             j.training.precision = pr;
@@ -431,10 +431,10 @@ TEST_CASE("every key accelerate_config.yaml holds is one accelerate reads, and s
     for (const auto sh : {sharding::optimizer, sharding::gradients, sharding::full})
         for (const auto pr : {precision::bf16_mixed, precision::fp16_mixed, precision::fp32})
             for (const bool lora : {false, true}) {
-                auto j = job("llama-3.1-8b", 4096, 64, framework::hf, parallel_config{.dp = 16, .sharding = sh, .recompute = recompute::full});
+                auto j = job("llama-3.1-8b", 4096, 64, frameworks::hf::handle, parallel_config{.dp = 16, .sharding = sh, .recompute = recompute::full});
                 j.training.precision = pr;
                 j = finetune(j, lora ? finetune_method::lora : finetune_method::full);
-                const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::hf));
+                const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle));
                 std::string section;
                 for (const auto& line : launch_shell::lines_of(file(fs, "accelerate_config.yaml").content)) {
                     if (line.empty() || line[0] == '#') continue;
@@ -515,9 +515,9 @@ TEST_CASE("accelerate_config.yaml: each of accelerate's, DeepSpeed's and Trainer
 }
 
 TEST_CASE("a sharded hf launch: accelerate launch on every node, its machine rank from SLURM_NODEID, DDP unchanged") {
-    auto j = finetune(job("llama-3.1-70b", 4096, 64, framework::hf, parallel_config{.dp = 16, .sharding = sharding::full}),
+    auto j = finetune(job("llama-3.1-70b", 4096, 64, frameworks::hf::handle, parallel_config{.dp = 16, .sharding = sharding::full}),
                       finetune_method::lora);
-    const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::hf));
+    const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle));
     REQUIRE(fs.size() == 3);  // launch.sbatch, frenzy_hf_train.py, accelerate_config.yaml
     const auto& sbatch = file(fs, "launch.sbatch").content;
     CHECK(sbatch.find("srun --nodes=2 --ntasks-per-node=1 \\\n    bash -c 'exec accelerate launch --config_file \"$1\" "
@@ -531,33 +531,33 @@ TEST_CASE("a sharded hf launch: accelerate launch on every node, its machine ran
     CHECK(yaml.find("num_processes: 16\n") != std::string::npos);
     // QLoRA under a sharded back end stores the 4-bit weights as bf16 (accelerate fsdp2_prepare_model's requirement)
     j.training.finetune.method = finetune_method::qlora;
-    CHECK(file(launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::hf)), "frenzy_hf_train.py").content.find(
+    CHECK(file(launch_files(j, fixed_plan(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle)), "frenzy_hf_train.py").content.find(
               "bnb_4bit_quant_storage=torch.bfloat16,") != std::string::npos);
     // DDP: torchrun as before, no accelerate config
     j.parallel.sharding = sharding::none;
-    const auto ddp = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::hf));
+    const auto ddp = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle));
     CHECK(ddp.size() == 2);
     CHECK(file(ddp, "launch.sbatch").content.find("    torchrun --nnodes 2") != std::string::npos);
     CHECK(file(ddp, "frenzy_hf_train.py").content.find("bnb_4bit_quant_storage") == std::string::npos);
 }
 
 TEST_CASE("hf launches: fine-tunes are written, what Trainer cannot run is named, the other launchers refuse fine-tunes") {
-    auto j = finetune(job("llama-3.1-8b", 4096, 64, framework::hf, parallel_config{.dp = 8}), finetune_method::lora);
-    const auto p = frameworks::hf::payload(j, opts(launcher::hf));
+    auto j = finetune(job("llama-3.1-8b", 4096, 64, frameworks::hf::handle, parallel_config{.dp = 8}), finetune_method::lora);
+    const auto p = frameworks::hf::payload(j, opts(frameworks::hf::launcher_handle));
     CHECK(p.torchrun_target == "\"$LAUNCH_DIR/frenzy_hf_train.py\"");
     CHECK(p.preamble.find("export TRAIN_STEPS=\"${TRAIN_STEPS:-1000}\"") != std::string::npos);  // 64 x 4096 x 1000 tokens
     CHECK(p.files.at(0).content.find("    r=16,\n    lora_alpha=32.0,\n") != std::string::npos);
     CHECK(p.files.at(0).content.find("target_modules=[\"q_proj\", \"k_proj\", \"v_proj\", \"o_proj\"]") != std::string::npos);
     j.training.total_tokens = 0;
-    CHECK(frameworks::hf::payload(j, opts(launcher::hf)).preamble.find("TRAIN_STEPS:?") != std::string::npos);
+    CHECK(frameworks::hf::payload(j, opts(frameworks::hf::launcher_handle)).preamble.find("TRAIN_STEPS:?") != std::string::npos);
     j.training.precision = precision::fp8_mixed;
-    CHECK_THROWS_WITH(frameworks::hf::payload(j, opts(launcher::hf)), Catch::Contains("training.precision=\"fp8-mixed\""));
-    j = job("llama-3.1-8b", 4096, 64, framework::hf, parallel_config{.dp = 8});
+    CHECK_THROWS_WITH(frameworks::hf::payload(j, opts(frameworks::hf::launcher_handle)), Catch::Contains("training.precision=\"fp8-mixed\""));
+    j = job("llama-3.1-8b", 4096, 64, frameworks::hf::handle, parallel_config{.dp = 8});
     j.training.finetune.frozen_layers = 4;
-    CHECK_THROWS_WITH(frameworks::hf::payload(j, opts(launcher::hf)), Catch::Contains("training.finetune.frozen_layers"));
+    CHECK_THROWS_WITH(frameworks::hf::payload(j, opts(frameworks::hf::launcher_handle)), Catch::Contains("training.finetune.frozen_layers"));
     // a fine-tune planned for Megatron-LM is refused with the launcher that writes one
-    auto m = finetune(job("llama-3.1-8b", 4096, 64, framework::megatron, parallel_config{.dp = 8}), finetune_method::lora);
-    CHECK_THROWS_WITH(launch_files(m, fixed_plan(m, "h100-80g", 8), opts(launcher::megatron)),
+    auto m = finetune(job("llama-3.1-8b", 4096, 64, frameworks::megatron::handle, parallel_config{.dp = 8}), finetune_method::lora);
+    CHECK_THROWS_WITH(launch_files(m, fixed_plan(m, "h100-80g", 8), opts(frameworks::megatron::launcher_handle)),
                       Catch::Contains("training.finetune") && Catch::Contains("hf"));
 }
 
@@ -579,8 +579,8 @@ TEST_CASE("golden launch files") {
 }
 
 TEST_CASE("sbatch header: nodes, one task per node, typed GRES, time from the prediction plus margin") {
-    const auto j = job("llama-3.1-8b", 4096, 256, framework::megatron, parallel_config{.dp = 8, .tp = 2, .sequence_parallel = true});
-    const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::megatron));
+    const auto j = job("llama-3.1-8b", 4096, 256, frameworks::megatron::handle, parallel_config{.dp = 8, .tp = 2, .sequence_parallel = true});
+    const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(frameworks::megatron::launcher_handle));
     const auto& s = file(fs, "launch.sbatch").content;
     CHECK(s.find("#SBATCH --nodes=2\n") != std::string::npos);             // 16 GPUs / 8 per node
     CHECK(s.find("#SBATCH --ntasks-per-node=1\n") != std::string::npos);
@@ -592,20 +592,20 @@ TEST_CASE("sbatch header: nodes, one task per node, typed GRES, time from the pr
     // 30 h x 1.2 = 36 h = 1 day 12 h
     auto p = fixed_plan(j, "h100-80g", 8);
     p.est_time = seconds{30 * 3600};
-    CHECK(file(launch_files(j, p, opts(launcher::megatron)), "launch.sbatch").content.find("#SBATCH --time=1-12:00:00\n") != std::string::npos);
+    CHECK(file(launch_files(j, p, opts(frameworks::megatron::launcher_handle)), "launch.sbatch").content.find("#SBATCH --time=1-12:00:00\n") != std::string::npos);
 }
 
 TEST_CASE("launchers refuse what their configuration cannot say, naming the field") {
-    auto j = job("llama-3.1-8b", 4096, 64, framework::fsdp, parallel_config{.dp = 8, .sharding = sharding::full});
+    auto j = job("llama-3.1-8b", 4096, 64, frameworks::fsdp::handle, parallel_config{.dp = 8, .sharding = sharding::full});
     j.training.precision = precision::fp16_mixed;
-    CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::torchtitan)), Catch::Contains("training.precision"));
-    auto d = job("llama-3.1-8b", 4096, 64, framework::deepspeed, parallel_config{.dp = 8});
+    CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), opts(frameworks::torchtitan::launcher_handle)), Catch::Contains("training.precision"));
+    auto d = job("llama-3.1-8b", 4096, 64, frameworks::deepspeed::handle, parallel_config{.dp = 8});
     d.training.precision = precision::fp8_mixed;
-    CHECK_THROWS_WITH(launch_files(d, fixed_plan(d, "h100-80g", 8), opts(launcher::deepspeed)), Catch::Contains("fp8-mixed"));
+    CHECK_THROWS_WITH(launch_files(d, fixed_plan(d, "h100-80g", 8), opts(frameworks::deepspeed::launcher_handle)), Catch::Contains("fp8-mixed"));
     // a plan for one framework cannot be written for another launcher
-    CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::megatron)), Catch::Contains("runtime.framework"));
-    auto b = job("bloom-560m", 2048, 64, framework::megatron, parallel_config{.dp = 8});
-    CHECK_THROWS_WITH(launch_files(b, fixed_plan(b, "h100-80g", 8), opts(launcher::megatron)), Catch::Contains("model."));
+    CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), opts(frameworks::megatron::launcher_handle)), Catch::Contains("runtime.framework"));
+    auto b = job("bloom-560m", 2048, 64, frameworks::megatron::handle, parallel_config{.dp = 8});
+    CHECK_THROWS_WITH(launch_files(b, fixed_plan(b, "h100-80g", 8), opts(frameworks::megatron::launcher_handle)), Catch::Contains("model."));
 }
 
 TEST_CASE("import of Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh") {
@@ -704,14 +704,14 @@ TEST_CASE("torchtitan base recipe: torchtitan's own for the presets it builds, a
     CHECK(frameworks::torchtitan::base_for(preset("deepseek-v3")) == "torchtitan.models.deepseek_v3.config_registry:deepseek_v3_671b");
     CHECK(frameworks::torchtitan::base_for(preset("qwen2.5-7b")).empty());
     // a model torchtitan cannot build is refused, naming the field and the way out (never llama3_8b in its place)
-    auto j = job("qwen2.5-7b", 4096, 64, framework::fsdp, parallel_config{.dp = 8, .sharding = sharding::full});
+    auto j = job("qwen2.5-7b", 4096, 64, frameworks::fsdp::handle, parallel_config{.dp = 8, .sharding = sharding::full});
     CHECK_THROWS_WITH(frameworks::torchtitan::recipe(j, ""), Catch::Contains("model.name=\"qwen2.5-7b\"") && Catch::Contains("--torchtitan-base"));
     CHECK(frameworks::torchtitan::recipe(j, "my.recipes:qwen7b").find("from my.recipes import qwen7b as base_recipe") != std::string::npos);
     CHECK_THROWS_WITH(frameworks::torchtitan::recipe(j, "no_colon"), Catch::Contains("MODULE:FUNCTION"));
 }
 
 TEST_CASE("torchtitan expert parallelism: expert_parallel_degree within dp_shard x cp x tp, experts not tensor-parallel") {
-    auto j = job("deepseek-v2-lite", 4096, 64, framework::fsdp, parallel_config{.dp = 8, .ep = 8, .sharding = sharding::full});
+    auto j = job("deepseek-v2-lite", 4096, 64, frameworks::fsdp::handle, parallel_config{.dp = 8, .ep = 8, .sharding = sharding::full});
     const auto text = frameworks::torchtitan::recipe(j, "");
     CHECK(text.find("    config.parallelism.expert_parallel_degree = 8\n") != std::string::npos);
     CHECK(text.find("deepseek_v3_16b as base_recipe") != std::string::npos);
@@ -738,7 +738,7 @@ TEST_CASE("the generated sbatch scripts are valid bash, and bash expands MEGATRO
         const auto path = data_dir + "/golden/" + c.name + "/launch.sbatch";
         INFO(path);
         CHECK(run("bash -n '" + path + "' 2>&1").first == 0);
-        if (c.l != launcher::megatron) continue;
+        if (c.l != frameworks::megatron::launcher_handle) continue;
         // real bash on the settings, the array and the data block (the lines from "# Settings" to the data block's
         // "fi"), printing the array; the reader keeps a variable it does not know as its text, so bash is given
         // HOME and LAUNCH_DIR as their own names
@@ -836,8 +836,8 @@ TEST_CASE("hostile names never become code: control characters are refused, othe
     const std::string printable_hostile = "a\"b'c $(touch PWNED) `touch PWNED`; touch PWNED # \\ \xc3\xbcn\xc3\xaf";
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("frenzy-hostile-" + std::to_string(getpid()));
     struct one { launcher l; framework fw; };
-    for (const auto& [l, fw] : {one{launcher::megatron, framework::megatron}, one{launcher::torchtitan, framework::fsdp},
-                                one{launcher::deepspeed, framework::deepspeed}, one{launcher::fsdp, framework::fsdp}}) {
+    for (const auto& [l, fw] : {one{frameworks::megatron::launcher_handle, frameworks::megatron::handle}, one{frameworks::torchtitan::launcher_handle, frameworks::fsdp::handle},
+                                one{frameworks::deepspeed::launcher_handle, frameworks::deepspeed::handle}, one{frameworks::fsdp::launcher_handle, frameworks::fsdp::handle}}) {
         INFO(to_string(l));
         const auto j = job("llama-3.1-8b", 4096, 64, fw, parallel_config{.dp = 8});
         const auto p = fixed_plan(j, "h100-80g", 8);
@@ -854,7 +854,7 @@ TEST_CASE("hostile names never become code: control characters are refused, othe
         auto h = j;
         h.name = h.model.name = printable_hostile;
         auto o = opts(l);  // torchtitan builds no model of that name: its base recipe is given
-        if (l == launcher::torchtitan) o.base_config = "torchtitan.models.llama3.config_registry:llama3_8b";
+        if (l == frameworks::torchtitan::launcher_handle) o.base_config = "torchtitan.models.llama3.config_registry:llama3_8b";
         const auto files = launch_files(h, p, o);
         std::filesystem::remove_all(dir);
         const auto paths = write_launch_files(files, dir.string());
@@ -874,11 +874,11 @@ TEST_CASE("hostile names never become code: control characters are refused, othe
     }
     std::filesystem::remove_all(dir);
     // the other texts written into code: the GRES type and the torchtitan base recipe
-    const auto j = job("llama-3.1-8b", 4096, 64, framework::fsdp, parallel_config{.dp = 8});
-    auto o = opts(launcher::fsdp);
+    const auto j = job("llama-3.1-8b", 4096, 64, frameworks::fsdp::handle, parallel_config{.dp = 8});
+    auto o = opts(frameworks::fsdp::launcher_handle);
     o.gres_names["h100-80g"] = "h100:8\n#SBATCH --wrap=id";
     CHECK_THROWS_WITH(launch_files(j, fixed_plan(j, "h100-80g", 8), o), Catch::StartsWith("launch_options::gres_names[h100-80g]="));
-    auto t = opts(launcher::torchtitan);
+    auto t = opts(frameworks::torchtitan::launcher_handle);
     for (const std::string bad : {"a.b:c\nimport os", "a.b:c; import os", "1a:b", "a..b:c", "a.b:", ":c", "a.b"}) {
         t.base_config = bad;
         INFO(bad);
@@ -892,8 +892,8 @@ TEST_CASE("hostile names never become code: control characters are refused, othe
 TEST_CASE("DeepSpeed and FSDP launches need the user's training script: refused without --run-command, run with it (issue 53)") {
     // Their files configure a script Frenzy does not write: a launch that started a "train.py" that is not there would
     // fail on the cluster, after the queue. Refused by name; with the script named, bash runs it with the settings.
-    for (const auto& [l, fw, config] : {std::tuple{launcher::deepspeed, framework::deepspeed, "ds_config.json"},
-                                        std::tuple{launcher::fsdp, framework::fsdp, "fsdp_settings.json"}}) {
+    for (const auto& [l, fw, config] : {std::tuple{frameworks::deepspeed::launcher_handle, frameworks::deepspeed::handle, "ds_config.json"},
+                                        std::tuple{frameworks::fsdp::launcher_handle, frameworks::fsdp::handle, "fsdp_settings.json"}}) {
         INFO(to_string(l));
         const auto j = job("llama-3.1-8b", 4096, 64, fw, parallel_config{.dp = 8, .sharding = sharding::full});
         launch_options o;
@@ -908,7 +908,7 @@ TEST_CASE("DeepSpeed and FSDP launches need the user's training script: refused 
         std::filesystem::remove_all(dir);
         INFO(out);
         REQUIRE(rc == 0);
-        const std::string settings = std::string(l == launcher::deepspeed ? "--deepspeed_config" : "--settings");
+        const std::string settings = std::string(l == frameworks::deepspeed::launcher_handle ? "--deepspeed_config" : "--settings");
         CHECK(out.rfind("my_train.py\n--data\n/d\n", 0) == 0);  // torchrun starts the user's script with its arguments
         CHECK(launch_shell::printed_value(out, settings) == "/sub/" + std::string(config));
     }
@@ -918,9 +918,9 @@ TEST_CASE("hf: frenzy_hf_train.py trains on every token, EOS included: no pad to
     // DataCollatorForLanguageModeling masks the labels equal to the pad token; with pad = EOS every document end was
     // masked and the model never learned to stop. Packed sequences need no padding: labels are the inputs, whole.
     REQUIRE(run("command -v python3 >/dev/null").first == 0);
-    auto j = job("llama-3.1-8b", 4096, 64, framework::hf, parallel_config{.dp = 8});
+    auto j = job("llama-3.1-8b", 4096, 64, frameworks::hf::handle, parallel_config{.dp = 8});
     j.training.finetune.method = finetune_method::full;
-    const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(launcher::hf));
+    const auto fs = launch_files(j, fixed_plan(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle));
     const auto& script = file(fs, "frenzy_hf_train.py").content;
     CHECK(script.find("pad_token = tokenizer.eos_token") == std::string::npos);
     CHECK(script.find("DataCollatorForLanguageModeling") == std::string::npos);

@@ -168,9 +168,9 @@ TEST_CASE("litgpt launcher: hostile job and model names never reach litgpt.yaml 
     // The YAML holds numbers, booleans and names of frameworks/litgpt/traits.hpp only; the job name reaches the
     // batch script as launch.hpp writes every launcher's (a comment and one --job-name word).
     const std::string& hostile = hostile_name;
-    auto [j, p] = hostile_lora(framework::litgpt, precision::bf16, 1, 1);
+    auto [j, p] = hostile_lora(frameworks::litgpt::handle, precision::bf16, 1, 1);
     launch_options o;
-    o.launcher = launcher::litgpt;
+    o.launcher = frameworks::litgpt::launcher_handle;
     const auto files = launch_files(j, p, o);
     REQUIRE(files.size() == 2);
     CHECK(files[1].content.find("PWNED") == std::string::npos);  // litgpt.yaml: nothing of the name
@@ -201,9 +201,9 @@ TEST_CASE("hf launcher, sharded: hostile names never reach accelerate_config.yam
     // name reaches the batch script as a comment and one --job-name word; the model's name is not written (MODEL is
     // the batch script's environment). Written to disk: bash -n, Python's parser and PyYAML read them.
     const std::string hostile = hostile_name + "\nrm -rf x";
-    auto [j, p] = hostile_lora(framework::hf, precision::bf16_mixed, 16, 2);
+    auto [j, p] = hostile_lora(frameworks::hf::handle, precision::bf16_mixed, 16, 2);
     launch_options o;
-    o.launcher = launcher::hf;
+    o.launcher = frameworks::hf::launcher_handle;
     const auto dir = std::filesystem::temp_directory_path() / "frenzy_hf_hostile";
     for (const auto sh : {sharding::gradients, sharding::full}) {
         j.parallel = {.dp = 16, .sharding = sh};

@@ -42,7 +42,7 @@ job_spec litgpt_job(const std::string& model, std::int64_t dp, bool lora) {
     job_spec j;
     j.name = "litgpt-" + model;
     j.model = preset(model);
-    j.runtime.framework = framework::litgpt;
+    j.runtime.framework = frameworks::litgpt::handle;
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 64, .precision = precision::bf16,
                   .total_tokens = 64.0 * 2048 * 100};
     if (lora) j.training.finetune = {.method = finetune_method::lora, .rank = 16, .alpha = 32, .targets = lora_q | lora_k | lora_v | lora_o, .dropout = 0.05};
@@ -63,7 +63,7 @@ plan litgpt_plan_of(const job_spec& j) {
 
 launch_options litgpt_launch_options() {
     launch_options o;
-    o.launcher = launcher::litgpt;
+    o.launcher = frameworks::litgpt::launcher_handle;
     return o;
 }
 
@@ -144,7 +144,7 @@ TEST_CASE("litgpt launcher: what LitGPT has no config or setting for is refused 
     j.training.optimizer = optimizer_kind::adafactor;
     CHECK_THROWS_WITH(frameworks::litgpt::config_yaml(j), Contains("training.optimizer=\"adafactor\""));
     j = litgpt_job("llama-3.1-8b", 8, true);
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.parallel = {.dp = 8};
     CHECK_THROWS_WITH(launch_files(j, litgpt_plan_of(j), litgpt_launch_options()), Contains("runtime.framework=\"hf\" cannot be launched by the litgpt launcher"));
     // the values written: QLoRA's quantization, precision, the token budget as optimizer steps (100) or tokens

@@ -57,7 +57,7 @@ job_spec job(const std::string& preset_name, parallel_config p, precision pr = p
     j.training.global_batch = 256;
     j.training.precision = pr;
     j.training.total_tokens = 256.0 * 4096 * 100;
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     j.parallel = p;
     return j;
 }
@@ -177,7 +177,7 @@ TEST_CASE("Megatron rules: pure bf16 is Megatron-FSDP's (bf16 main parameters), 
     cluster_spec c;
     c.nodes.push_back({"h100", "h100-80g", 8, 2, 0});
     plan_options o;
-    o.frameworks = {framework::megatron};
+    o.frameworks = {frameworks::megatron::handle};
     auto pj = job("llama-3.1-8b", {}, precision::bf16);
     const auto r = planner{}.plan(pj, c, o);
     REQUIRE(!r.plans.empty());
@@ -205,9 +205,9 @@ TEST_CASE("Megatron rules: CUDA_DEVICE_MAX_CONNECTIONS is 1 with tensor parallel
     CHECK(tp.find("--ckpt-format") == std::string::npos);                     // the default torch_dist
     // torchtitan's FSDP2 overlaps its collectives on their own streams: nothing forces one connection
     auto t = job("llama-3.1-8b", parallel_config{.dp = 8, .sharding = sharding::full});
-    t.runtime.framework = framework::fsdp;
+    t.runtime.framework = frameworks::fsdp::handle;
     launch_options o;
-    o.launcher = launcher::torchtitan;
+    o.launcher = frameworks::torchtitan::launcher_handle;
     CHECK(launch_files(t, plan_of(t), o).front().content.find("CUDA_DEVICE_MAX_CONNECTIONS") == std::string::npos);
 }
 

@@ -129,7 +129,7 @@ TEST_CASE("launch of a mixed plan: a group that is not whole stages on whole nod
     CHECK_THROWS_WITH(launch_files(j, p, het_launch_options()),
                       Catch::Contains("mixed plan group 1 (v100-32g): its first stage is 2, not 1"));
     auto o = het_launch_options();
-    o.launcher = launcher::torchtitan;
+    o.launcher = frameworks::torchtitan::launcher_handle;
     CHECK_THROWS_WITH(launch_files(j, t4_v100_plan(), o),
                       Catch::Contains("launch_options::mixed: the torchtitan launcher cannot write a pipeline over several GPU types"));
 }

@@ -30,7 +30,7 @@ TEST_CASE("launch options from JSON: every keyword of frenzy.launch, the Slurm s
         {"slurm", {{"partition", "gpu"}, {"account", "proj"}, {"qos", "high"}, {"cpus_per_task", 16}, {"mem", "500G"},
                    {"requeue_signal_s", 120}}},
         {"objective", "gpu-hours"}, {"margin", 0.1}});
-    CHECK(o.launcher == launcher::deepspeed);
+    CHECK(o.launcher == frameworks::deepspeed::launcher_handle);
     CHECK(o.plan_index == 2);
     CHECK(o.mixed);
     CHECK(o.gres_names == std::map<std::string, std::string>{{"a100-80g", "a100"}});
@@ -46,7 +46,7 @@ TEST_CASE("launch options from JSON: every keyword of frenzy.launch, the Slurm s
     CHECK(o.planning.objective == plan_objective::gpu_hours);
     CHECK(o.planning.margin == 0.1);
     const auto d = launch_options_from_json(json::object());
-    CHECK(d.launcher == launcher::megatron);
+    CHECK(d.launcher == frameworks::megatron::launcher_handle);
     CHECK(d.plan_index == 0);
     CHECK(d.time_margin == 0.2);
     CHECK(d.requeue_signal_s == 300);
@@ -70,7 +70,7 @@ TEST_CASE("launch options from JSON: each bad value refused naming its key, in P
 
 TEST_CASE("launch options to JSON and back: the same options") {
     launch_options o;
-    o.launcher = launcher::fsdp;
+    o.launcher = frameworks::fsdp::launcher_handle;
     o.plan_index = 4;
     o.gres_names = {{"h100-80g", "h100"}};
     o.run_command = "python x.py";

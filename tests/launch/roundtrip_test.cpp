@@ -39,9 +39,9 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
     o.training.seq_len = j.training.seq_len;  // what a DeepSpeed user states besides ds_config
     o.training.total_tokens = j.training.total_tokens;
     o.training.optimizer = j.training.optimizer;
-    if (l == launcher::megatron) return megatron_import_text(file(fs, "launch.sbatch").content, o);
-    if (l == launcher::torchtitan) return torchtitan_import_text(file(fs, "frenzy_torchtitan.py").content, o);
-    if (l == launcher::hf) {
+    if (l == frameworks::megatron::launcher_handle) return megatron_import_text(file(fs, "launch.sbatch").content, o);
+    if (l == frameworks::torchtitan::launcher_handle) return torchtitan_import_text(file(fs, "frenzy_torchtitan.py").content, o);
+    if (l == frameworks::hf::launcher_handle) {
         o.world_size = j.parallel.gpus();  // torchrun's, and the budget (TRAIN_STEPS) and model: beside the script
         const auto& script = file(fs, "frenzy_hf_train.py").content;
         for (const auto& f : fs)  // a sharded job: accelerate_config.yaml beside the script
@@ -49,17 +49,17 @@ launcher_import reimport(const job_spec& j, launcher l, const std::vector<launch
                 return frameworks::hf::hf_import_accelerate(script, frameworks::hf::read_accelerate_config(f.content), o);
         return hf_import_script(script, o);
     }
-    if (l == launcher::deepspeed) return deepspeed_import_json(nlohmann::json::parse(file(fs, "ds_config.json").content), o);
+    if (l == frameworks::deepspeed::launcher_handle) return deepspeed_import_json(nlohmann::json::parse(file(fs, "ds_config.json").content), o);
 #ifdef FRENZY_HAS_YAML
-    if (l == launcher::llm_foundry) {
+    if (l == frameworks::llm_foundry::launcher_handle) {
         o.world_size = j.parallel.gpus();  // train.yaml does not say it: --world-size beside the file
         return llm_foundry_import_yaml(file(fs, "train.yaml").content, o);
     }
-    if (l == launcher::torchtune) {
+    if (l == frameworks::torchtune::launcher_handle) {
         o.world_size = j.parallel.gpus();  // tune run's --nnodes x --nproc-per-node, beside the file
         return torchtune_import_yaml(file(fs, "torchtune.yaml").content, o);
     }
-    if (l == launcher::litgpt) {
+    if (l == frameworks::litgpt::launcher_handle) {
         import_options named;  // litgpt.yaml alone: the model, the world size and the budget are in it
         named.name = j.name;
         return litgpt_import_yaml(file(fs, "litgpt.yaml").content, named);
@@ -104,7 +104,7 @@ void check_roundtrip(const job_spec& j0, launcher l) {
     // Megatron-LM trains a rotary model without dropout, as published, where the job leaves it unstated (issue 53):
     // its files say --hidden-dropout 0 --attention-dropout 0, which reads back as runtime.dropout false
     auto j = j0;
-    if (l == launcher::megatron && frameworks::megatron::trains_without_dropout(j0)) j.runtime.dropout = false;
+    if (l == frameworks::megatron::launcher_handle && frameworks::megatron::trains_without_dropout(j0)) j.runtime.dropout = false;
     INFO("differences (JSON patch from the job to the import): " << nlohmann::json::diff(to_json(j), to_json(r.job)).dump());
     CHECK(r.unknown.empty());
     CHECK(r.job.model == j.model);
@@ -124,39 +124,39 @@ TEST_CASE("Megatron round trip: dense with tp+sp+pp+vpp, distributed optimizer, 
     j.training.micro_batch = 1;
     j.parallel = {.dp = 4, .tp = 2, .pp = 4, .vpp = 2, .sequence_parallel = true, .sharding = sharding::optimizer,
                   .recompute = recompute::full, .schedule = pipeline_schedule::interleaved};
-    check_roundtrip(j, launcher::megatron);
+    check_roundtrip(j, frameworks::megatron::launcher_handle);
 }
 
 TEST_CASE("Megatron round trip: a full fine-tune loads --pretrained-checkpoint, a run from scratch does not") {
     auto j = base_job("llama-3.1-8b", 4096, 256);
     j.parallel = {.dp = 8, .tp = 2, .sequence_parallel = true, .sharding = sharding::optimizer};
     j.training.finetune.method = finetune_method::full;
-    check_roundtrip(j, launcher::megatron);
-    const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::megatron)), "launch.sbatch").content;
+    check_roundtrip(j, frameworks::megatron::launcher_handle);
+    const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::megatron::launcher_handle)), "launch.sbatch").content;
     CHECK(script.find("    --pretrained-checkpoint \"$PRETRAINED_CHECKPOINT\"\n") != std::string::npos);
     // converted from the published weights once (megatron_rules_test runs the conversion step with the tool stubbed)
     CHECK(script.find("PRETRAINED_CHECKPOINT=\"${PRETRAINED_CHECKPOINT:-$CHECKPOINT_DIR/pretrained}\"") != std::string::npos);
     CHECK(script.find("HF_MODEL=\"${HF_MODEL:-meta-llama/Llama-3.1-8B}\"") != std::string::npos);
     j.training.finetune.method = finetune_method::none;
-    const auto scratch = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::megatron)), "launch.sbatch").content;
+    const auto scratch = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::megatron::launcher_handle)), "launch.sbatch").content;
     CHECK(scratch.find("PRETRAINED_CHECKPOINT") == std::string::npos);
-    check_roundtrip(j, launcher::megatron);
+    check_roundtrip(j, frameworks::megatron::launcher_handle);
 }
 
 TEST_CASE("a fine-tune method a launcher does not write is refused naming the field and the launchers that do") {
     using Catch::Matchers::Contains;
     auto j = base_job("llama-3.1-8b", 4096, 256);
     j.parallel = {.dp = 8, .sharding = sharding::full};
-    j.runtime.framework = framework::deepspeed;
+    j.runtime.framework = frameworks::deepspeed::handle;
     j.training.finetune.method = finetune_method::full;
-    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::deepspeed)),
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::deepspeed::launcher_handle)),
                       Contains("training.finetune.method=\"full\" is not written by the deepspeed launcher") &&
                           Contains("written by: megatron, torchtitan, hf, torchtune, litgpt"));
-    j.runtime.framework = framework::torchtune;  // torchtune's recipes fine-tune a checkpoint
+    j.runtime.framework = frameworks::torchtune::handle;  // torchtune's recipes fine-tune a checkpoint
     j.training.precision = precision::bf16;
     j.parallel = {.dp = 8, .sharding = sharding::full};
     j.training.finetune.method = finetune_method::none;
-    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::torchtune)),
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::torchtune::launcher_handle)),
                       Contains("training.finetune.method=\"none\" is not written by the torchtune launcher") &&
                           Contains("a run from scratch (no pretrained weights) is written by: megatron, torchtitan, deepspeed, "
                                    "fsdp, llm-foundry, hf, litgpt"));
@@ -168,7 +168,7 @@ TEST_CASE("Megatron round trip: MoE with ep, cp, selective recompute, fp8, no sh
     j.runtime.overlap_grad_reduce = true;
     j.runtime.tp_comm_overlap = true;
     j.parallel = {.dp = 8, .tp = 2, .pp = 1, .cp = 2, .ep = 8, .sequence_parallel = true, .recompute = recompute::selective};
-    check_roundtrip(j, launcher::megatron);
+    check_roundtrip(j, frameworks::megatron::launcher_handle);
 }
 
 TEST_CASE("Megatron round trip: the memory flags of Megatron's fp8 example (fp8 param gather, bf16 grad reduce, no dropout)") {
@@ -178,12 +178,12 @@ TEST_CASE("Megatron round trip: the memory flags of Megatron's fp8 example (fp8 
     auto j = base_job("llama-3.1-8b", 8192, 128);
     j.training.precision = precision::fp8_mixed;
     j.training.micro_batch = 1;
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     j.runtime.fp8_param_gather = true;
     j.runtime.grad_reduce_bf16 = true;
     j.runtime.dropout = false;
     j.parallel = {.dp = 8, .sharding = sharding::optimizer, .recompute = recompute::selective};
-    check_roundtrip(j, launcher::megatron);
+    check_roundtrip(j, frameworks::megatron::launcher_handle);
 }
 
 TEST_CASE("Megatron and torchtitan round trips: the fp8 recipe (--fp8-recipe, the torchao converters)") {
@@ -194,18 +194,18 @@ TEST_CASE("Megatron and torchtitan round trips: the fp8 recipe (--fp8-recipe, th
     j.parallel = {.dp = 8, .sharding = sharding::optimizer};
     for (auto r : {fp8_recipe::delayed, fp8_recipe::tensorwise, fp8_recipe::blockwise, fp8_recipe::mxfp8}) {
         j.runtime.fp8_recipe = r;
-        check_roundtrip(j, launcher::megatron);
-        const auto script = file(launch_files(j, plan_for(j, "b200", 8), opts(launcher::megatron)), "launch.sbatch").content;
+        check_roundtrip(j, frameworks::megatron::launcher_handle);
+        const auto script = file(launch_files(j, plan_for(j, "b200", 8), opts(frameworks::megatron::launcher_handle)), "launch.sbatch").content;
         CHECK(script.find("    --fp8-recipe " + std::string(to_string(r)) + "\n") != std::string::npos);
     }
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     j.parallel = {.dp = 8, .sharding = sharding::full};
     for (auto r : {std::optional<fp8_recipe>{}, std::optional{fp8_recipe::rowwise}, std::optional{fp8_recipe::mxfp8}}) {
         j.runtime.fp8_recipe = r;
-        check_roundtrip(j, launcher::torchtitan);
+        check_roundtrip(j, frameworks::torchtitan::launcher_handle);
     }
     j.runtime.fp8_recipe = fp8_recipe::tensorwise;  // torchao spells it, torchtitan's converters do not
-    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::torchtitan)),
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::torchtitan::launcher_handle)),
                       Catch::Contains("runtime.fp8_recipe=\"tensorwise\": torchtitan's converters run"));
 }
 
@@ -213,10 +213,10 @@ TEST_CASE("Megatron round trip: DeepSeek-style MoE (shared experts, dense leadin
     auto j = base_job("deepseek-moe-16b", 2048, 32);
     j.training.precision = precision::fp16_mixed;
     j.parallel = {.dp = 4, .tp = 1, .pp = 2, .ep = 4};
-    check_roundtrip(j, launcher::megatron);
+    check_roundtrip(j, frameworks::megatron::launcher_handle);
     auto g = base_job("gpt3-1.3b", 2048, 64);  // learned positions, tied embeddings, biases
     g.parallel = {.dp = 8};
-    check_roundtrip(g, launcher::megatron);
+    check_roundtrip(g, frameworks::megatron::launcher_handle);
 }
 
 TEST_CASE("Megatron round trip: MoE kernel, dispatcher, expert tensor parallelism and capacity, uneven pipeline splits") {
@@ -228,17 +228,17 @@ TEST_CASE("Megatron round trip: MoE kernel, dispatcher, expert tensor parallelis
     j.model.moe.pad_to_capacity = true;
     j.parallel = {.dp = 8, .tp = 2, .pp = 1, .ep = 4, .sequence_parallel = true, .etp = 1,
                   .dispatcher = moe_dispatcher::alltoall, .grouped_gemm = true};
-    check_roundtrip(j, launcher::megatron);
+    check_roundtrip(j, frameworks::megatron::launcher_handle);
     j.model.moe.capacity_factor = 1.1;  // a factor with no short binary form reads back as the same double
     j.model.moe.pad_to_capacity = false;
-    check_roundtrip(j, launcher::megatron);
+    check_roundtrip(j, frameworks::megatron::launcher_handle);
     auto u = base_job("llama-3.1-8b", 4096, 64);
     u.parallel = {.dp = 2, .pp = 4, .first_stage_layers = 5, .last_stage_layers = 9};
-    check_roundtrip(u, launcher::megatron);
+    check_roundtrip(u, frameworks::megatron::launcher_handle);
     // The embedding and the loss each count as a layer in the split: 32 + 1 + 1 = 34 over pp 2 (over pp 4 Megatron
     // refuses it, as validate() does: this case asked for that and, its name holding a ';', never ran until now)
     u.parallel = {.dp = 4, .pp = 2, .embedding_stage = true, .loss_stage = true};
-    check_roundtrip(u, launcher::megatron);
+    check_roundtrip(u, frameworks::megatron::launcher_handle);
 }
 
 TEST_CASE("Megatron round trip: a layer count per stage (--pipeline-model-parallel-layout), as a mixed plan runs") {
@@ -247,37 +247,37 @@ TEST_CASE("Megatron round trip: a layer count per stage (--pipeline-model-parall
     j.training.micro_batch = 1;
     j.parallel = {.dp = 2, .tp = 4, .pp = 3, .sequence_parallel = true, .sharding = sharding::optimizer,
                   .recompute = recompute::selective, .stage_layers = {6, 17, 17}};
-    check_roundtrip(j, launcher::megatron);
-    const auto fs = launch_files(j, plan_for(j, "v100-32g", 8), opts(launcher::megatron));
+    check_roundtrip(j, frameworks::megatron::launcher_handle);
+    const auto fs = launch_files(j, plan_for(j, "v100-32g", 8), opts(frameworks::megatron::launcher_handle));
     CHECK_THAT(file(fs, "launch.sbatch").content, Catch::Contains("--pipeline-model-parallel-layout 'Et*6|t*17|t*17L'"));
 }
 
 TEST_CASE("torchtitan round trip: FSDP full sharding, tp+sp, pp, compile, fp8, recompute levels") {
     auto j = base_job("llama-3.1-8b", 8192, 64);
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     j.training.micro_batch = 2;
     j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::none};
-    check_roundtrip(j, launcher::torchtitan);
+    check_roundtrip(j, frameworks::torchtitan::launcher_handle);
     j.parallel = {.dp = 4, .tp = 2, .pp = 2, .sequence_parallel = true, .sharding = sharding::full, .recompute = recompute::full};
     j.training.micro_batch = 1;
     j.runtime.compile = true;
     j.training.precision = precision::fp8_mixed;
-    check_roundtrip(j, launcher::torchtitan);
+    check_roundtrip(j, frameworks::torchtitan::launcher_handle);
     j.parallel = {.dp = 8, .sharding = sharding::gradients, .recompute = recompute::selective};
     j.training.precision = precision::bf16;
     j.runtime.compile = false;
-    check_roundtrip(j, launcher::torchtitan);
+    check_roundtrip(j, frameworks::torchtitan::launcher_handle);
     j.parallel = {.dp = 8, .sharding = sharding::none};  // replicate only (DDP-style)
-    check_roundtrip(j, launcher::torchtitan);
+    check_roundtrip(j, frameworks::torchtitan::launcher_handle);
 }
 
 TEST_CASE("torchtitan fine-tune: the published weights from a local Hugging Face snapshot, loaded once (issue 53)") {
     auto j = base_job("llama-3.1-8b", 8192, 64);
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::selective};
     j.training.finetune.method = finetune_method::full;
-    check_roundtrip(j, launcher::torchtitan);
-    const auto fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::torchtitan));
+    check_roundtrip(j, frameworks::torchtitan::launcher_handle);
+    const auto fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::torchtitan::launcher_handle));
     const auto recipe = file(fs, "frenzy_torchtitan.py").content;
     // torchtitan@b5bcd76c checkpointer/base.py: initial_load_in_hf needs initial_load_model_only and a local path
     // (checkpointing is on in every recipe: its settings lines, issue 53 item 4)
@@ -294,58 +294,58 @@ TEST_CASE("torchtitan fine-tune: the published weights from a local Hugging Face
     CHECK(script.find("export TOKENIZER_DIR=\"${TOKENIZER_DIR:-$HF_MODEL_DIR}\"") != std::string::npos);
     // a run from scratch loads nothing
     j.training.finetune.method = finetune_method::none;
-    const auto scratch = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::torchtitan)), "frenzy_torchtitan.py").content;
+    const auto scratch = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::torchtitan::launcher_handle)), "frenzy_torchtitan.py").content;
     CHECK(scratch.find("initial_load") == std::string::npos);
 }
 
 TEST_CASE("DeepSpeed round trip: ZeRO stages 0-3, full recompute, fp16 and bf16") {
     auto j = base_job("llama-2-7b", 4096, 128);
-    j.runtime.framework = framework::deepspeed;
+    j.runtime.framework = frameworks::deepspeed::handle;
     for (auto sh : {sharding::none, sharding::optimizer, sharding::gradients, sharding::full}) {
         j.parallel = {.dp = 16, .sharding = sh, .recompute = sh == sharding::full ? recompute::full : recompute::none};
         j.training.micro_batch = 2;
-        check_roundtrip(j, launcher::deepspeed);
+        check_roundtrip(j, frameworks::deepspeed::launcher_handle);
     }
     j.training.precision = precision::fp16_mixed;
     j.runtime.offload.optimizer = true;  // ZeRO-Offload (zero_optimization.offload_optimizer)
     j.parallel = {.dp = 8, .tp = 2, .pp = 2, .sharding = sharding::optimizer};  // tp/pp from the training script (import_options.layout)
     j.training.micro_batch = 1;
-    check_roundtrip(j, launcher::deepspeed);
+    check_roundtrip(j, frameworks::deepspeed::launcher_handle);
 }
 
 TEST_CASE("FSDP/DDP round trip") {
     auto j = base_job("qwen2.5-1.5b", 2048, 64);
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::selective};
-    check_roundtrip(j, launcher::fsdp);
+    check_roundtrip(j, frameworks::fsdp::launcher_handle);
     j.parallel = {.dp = 8, .sharding = sharding::gradients};
-    check_roundtrip(j, launcher::fsdp);
+    check_roundtrip(j, frameworks::fsdp::launcher_handle);
     // tensor, pipeline and context parallelism inside the world: a dp 8 x tp 2 plan reads back as dp 8 x tp 2, not dp 16
     j.parallel = {.dp = 8, .tp = 2, .sequence_parallel = true, .sharding = sharding::full};
-    check_roundtrip(j, launcher::fsdp);
+    check_roundtrip(j, frameworks::fsdp::launcher_handle);
     j.parallel = {.dp = 4, .tp = 2, .pp = 2, .cp = 2, .sharding = sharding::full};
-    check_roundtrip(j, launcher::fsdp);
+    check_roundtrip(j, frameworks::fsdp::launcher_handle);
     for (auto pr : {precision::bf16, precision::fp32, precision::fp16_mixed}) {  // pure bf16 model, no mixed precision
         j.training.precision = pr;
-        check_roundtrip(j, launcher::fsdp);
+        check_roundtrip(j, frameworks::fsdp::launcher_handle);
     }
     j.training.precision = precision::bf16_mixed;
-    j.runtime.framework = framework::ddp;
+    j.runtime.framework = frameworks::ddp::handle;
     j.parallel = {.dp = 16};
-    check_roundtrip(j, launcher::fsdp);
+    check_roundtrip(j, frameworks::fsdp::launcher_handle);
 }
 
 TEST_CASE("Hugging Face round trip: full, LoRA and QLoRA fine-tunes from frenzy_hf_train.py's settings") {
     auto j = base_job("llama-3.1-8b", 4096, 64);
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.training.finetune = {.method = finetune_method::full};  // fp32 weights under autocast (bf16-mixed), all trained
     j.parallel = {.dp = 8, .recompute = recompute::full};
-    check_roundtrip(j, launcher::hf);
+    check_roundtrip(j, frameworks::hf::launcher_handle);
     {  // from scratch: from_config (MODEL's architecture, fresh weights) instead of from_pretrained, GPT-3's rate
         auto scratch = j;
         scratch.training.finetune.method = finetune_method::none;
-        check_roundtrip(scratch, launcher::hf);
-        const auto fs = launch_files(scratch, plan_for(scratch, "h100-80g", 8), opts(launcher::hf));
+        check_roundtrip(scratch, frameworks::hf::launcher_handle);
+        const auto fs = launch_files(scratch, plan_for(scratch, "h100-80g", 8), opts(frameworks::hf::launcher_handle));
         const auto& py = file(fs, "frenzy_hf_train.py").content;
         CHECK(py.find("model = AutoModelForCausalLM.from_config(\n    config,\n    dtype=torch.float32,\n") != std::string::npos);
         CHECK(py.find("from_pretrained(\n    MODEL") == std::string::npos);
@@ -353,44 +353,44 @@ TEST_CASE("Hugging Face round trip: full, LoRA and QLoRA fine-tunes from frenzy_
     }
     j.training.precision = precision::bf16;  // weights loaded in bf16, Trainer(bf16=True)
     j.parallel = {.dp = 4};
-    check_roundtrip(j, launcher::hf);
+    check_roundtrip(j, frameworks::hf::launcher_handle);
     j.training.precision = precision::bf16_mixed;
     j.training.finetune = {.method = finetune_method::lora, .rank = 32, .alpha = 64, .targets = lora_q | lora_k | lora_v | lora_o | lora_gate,
                            .dropout = 0.05};
     j.parallel = {.dp = 8, .recompute = recompute::full};
-    check_roundtrip(j, launcher::hf);
+    check_roundtrip(j, frameworks::hf::launcher_handle);
     j.runtime.attention = attention_impl::unfused;  // attn_implementation="eager"
     j.training.optimizer = optimizer_kind::adamw_8bit;
-    check_roundtrip(j, launcher::hf);
+    check_roundtrip(j, frameworks::hf::launcher_handle);
     j.runtime.paged_optimizer = true;  // optim="paged_adamw_8bit", then "paged_adamw_32bit"
-    check_roundtrip(j, launcher::hf);
+    check_roundtrip(j, frameworks::hf::launcher_handle);
     j.training.optimizer = optimizer_kind::adamw;
-    check_roundtrip(j, launcher::hf);
-    CHECK(file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), "frenzy_hf_train.py").content.find(
+    check_roundtrip(j, frameworks::hf::launcher_handle);
+    CHECK(file(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle)), "frenzy_hf_train.py").content.find(
               "optim=\"paged_adamw_32bit\"") != std::string::npos);
     j.runtime.paged_optimizer = false;
     j.runtime.attention = attention_impl::automatic;
     j.runtime.liger = true;  // TrainingArguments(use_liger_kernel=True)
-    check_roundtrip(j, launcher::hf);
+    check_roundtrip(j, frameworks::hf::launcher_handle);
     j.runtime.liger = false;
     for (const bool dq : {true, false}) {
         j.training.finetune.method = finetune_method::qlora;
         j.training.finetune.double_quant = dq;
         j.parallel = {.dp = 1};
-        check_roundtrip(j, launcher::hf);
+        check_roundtrip(j, frameworks::hf::launcher_handle);
     }
 }
 
 TEST_CASE("Hugging Face round trip: pure bf16 and bf16-mixed LoRA are told apart (no Trainer flag, adapters cast to bf16)") {
     // Until 2026-12 both were written as dtype bfloat16 + bf16=True and read back as bf16-mixed.
     auto j = base_job("llama-3.1-8b", 4096, 64);
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.training.finetune = {.method = finetune_method::lora, .rank = 16, .targets = lora_q | lora_v};
     j.parallel = {.dp = 8};
     for (const auto pr : {precision::bf16, precision::bf16_mixed, precision::fp32}) {
         j.training.precision = pr;
-        check_roundtrip(j, launcher::hf);
-        const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), "frenzy_hf_train.py").content;
+        check_roundtrip(j, frameworks::hf::launcher_handle);
+        const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle)), "frenzy_hf_train.py").content;
         CHECK((script.find("    bf16=True,\n") != std::string::npos) == (pr == precision::bf16_mixed));
         CHECK((script.find("model = model.to(torch.bfloat16)") != std::string::npos) == (pr == precision::bf16));
     }
@@ -398,39 +398,39 @@ TEST_CASE("Hugging Face round trip: pure bf16 and bf16-mixed LoRA are told apart
 
 TEST_CASE("Hugging Face round trip: sharded jobs through accelerate_config.yaml (DeepSpeed ZeRO-1/2, FSDP2)") {
     auto j = base_job("llama-3.1-8b", 4096, 64);
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     for (const auto sh : {sharding::optimizer, sharding::gradients, sharding::full}) {
         INFO("sharding " << to_string(sh));
         j.training.finetune = {.method = finetune_method::full};  // bf16-mixed, 16 GPUs on 2 nodes, whole-layer checkpointing
         j.training.precision = precision::bf16_mixed;
         j.parallel = {.dp = 16, .sharding = sh, .recompute = recompute::full};
-        check_roundtrip(j, launcher::hf);
+        check_roundtrip(j, frameworks::hf::launcher_handle);
         j.training.finetune = {.method = finetune_method::lora, .rank = 32, .alpha = 64, .targets = lora_q | lora_k | lora_v | lora_o,
                                .dropout = 0.05};
         j.parallel = {.dp = 8, .sharding = sh};
-        check_roundtrip(j, launcher::hf);
+        check_roundtrip(j, frameworks::hf::launcher_handle);
         j.training.finetune.method = finetune_method::qlora;
         j.training.precision = precision::fp32;
-        check_roundtrip(j, launcher::hf);
+        check_roundtrip(j, frameworks::hf::launcher_handle);
         j.training.precision = precision::fp16_mixed;
-        check_roundtrip(j, launcher::hf);
+        check_roundtrip(j, frameworks::hf::launcher_handle);
     }
     j.training.finetune = {.method = finetune_method::lora, .rank = 16};
     j.training.precision = precision::bf16;  // pure bf16: FSDP2 with mixed_precision 'no'
     j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::full};
-    check_roundtrip(j, launcher::hf);
+    check_roundtrip(j, frameworks::hf::launcher_handle);
     j.training.finetune = {.method = finetune_method::full};
-    check_roundtrip(j, launcher::hf);
+    check_roundtrip(j, frameworks::hf::launcher_handle);
 }
 
 TEST_CASE("Hugging Face import --from hf:DIR and hf:frenzy_hf_train.py read accelerate_config.yaml beside the script") {
     auto j = base_job("llama-3.1-8b", 4096, 64);
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.training.finetune = {.method = finetune_method::qlora, .rank = 16};
     j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
     const auto dir = std::filesystem::temp_directory_path() / "frenzy_hf_import_dir";
     std::filesystem::remove_all(dir);
-    write_launch_files(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), dir.string());
+    write_launch_files(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle)), dir.string());
     import_options o;
     o.name = j.name;
     o.model = j.model;
@@ -450,10 +450,10 @@ TEST_CASE("Hugging Face accelerate_config.yaml: an edited value, a missing key o
     using Catch::Matchers::Contains;
     namespace hf = frameworks::hf;
     auto j = base_job("llama-3.1-8b", 4096, 64);
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.training.finetune = {.method = finetune_method::lora, .rank = 16};
     j.parallel = {.dp = 8, .sharding = sharding::gradients};
-    const auto fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf));
+    const auto fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle));
     const auto& script = file(fs, "frenzy_hf_train.py").content;
     const auto& yaml = file(fs, "accelerate_config.yaml").content;
     import_options o;
@@ -486,10 +486,10 @@ TEST_CASE("Hugging Face accelerate_config.yaml: an edited value, a missing key o
 TEST_CASE("Hugging Face frenzy_hf_train.py: another model, an edited setting or a missing one is an error naming it") {
     using Catch::Matchers::Contains;
     auto j = base_job("llama-3.1-8b", 4096, 64);
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.training.finetune = {.method = finetune_method::lora, .rank = 16};
     j.parallel = {.dp = 8};
-    const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::hf)), "frenzy_hf_train.py").content;
+    const auto script = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::hf::launcher_handle)), "frenzy_hf_train.py").content;
     import_options o;
     o.model = preset("qwen2.5-7b");
     CHECK_THROWS_WITH(hf_import_script(script, o), Contains("PLANNED=") && Contains("contradicts the model given beside the file"));
@@ -515,46 +515,46 @@ TEST_CASE("LitGPT round trip: LoRA, QLoRA, full fine-tune and pretrain, one devi
     // litgpt.yaml alone gives the job back: the model by LitGPT's name, dp = devices x num_nodes, the layout LitGPT
     // builds for it, precision, adapters, batch sizes and the budget (500 whole steps: exact in max_steps).
     auto j = base_job("llama-3.1-8b", 2048, 64);
-    j.runtime.framework = framework::litgpt;
+    j.runtime.framework = frameworks::litgpt::handle;
     j.training.precision = precision::bf16;
     j.training.finetune = {.method = finetune_method::lora, .rank = 16, .alpha = 32, .targets = lora_q | lora_k | lora_v | lora_o,
                            .dropout = 0.1};
     j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
-    check_roundtrip(j, launcher::litgpt);
+    check_roundtrip(j, frameworks::litgpt::launcher_handle);
     j.training.precision = precision::bf16_mixed;
     j.training.finetune.targets = lora_q | lora_v | lora_gate | lora_up | lora_down;
-    check_roundtrip(j, launcher::litgpt);
+    check_roundtrip(j, frameworks::litgpt::launcher_handle);
     // QLoRA: one device, bf16-true, nf4 with and without double quantization
     j.training.precision = precision::bf16;
     j.parallel = {.dp = 1};
     for (const bool dq : {true, false}) {
         j.training.finetune.method = finetune_method::qlora;
         j.training.finetune.double_quant = dq;
-        check_roundtrip(j, launcher::litgpt);
+        check_roundtrip(j, frameworks::litgpt::launcher_handle);
     }
     // no token budget: the batch script asks for TRAIN_STEPS, the file holds none
     j.training.total_tokens = 0;
-    check_roundtrip(j, launcher::litgpt);
+    check_roundtrip(j, frameworks::litgpt::launcher_handle);
     // a full fine-tune: finetune_full (checkpoint_dir, resume auto), every Block checkpointed on several devices
     j.training.finetune = {.method = finetune_method::full};
     j.training.total_tokens = static_cast<double>(64 * 2048) * 500;
     j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::full};
-    check_roundtrip(j, launcher::litgpt);
+    check_roundtrip(j, frameworks::litgpt::launcher_handle);
     {
-        const auto yaml = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::litgpt)), "litgpt.yaml").content;
+        const auto yaml = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::litgpt::launcher_handle)), "litgpt.yaml").content;
         CHECK(yaml.find("`litgpt finetune_full --config litgpt.yaml`") != std::string::npos);
         CHECK(yaml.find("\nresume: auto\n") != std::string::npos);
         CHECK(yaml.find("lora_") == std::string::npos);
     }
     // pretraining: model_name, FSDP without checkpointing, max_tokens exactly
     auto p = base_job("qwen2.5-7b", 4096, 256);
-    p.runtime.framework = framework::litgpt;
+    p.runtime.framework = frameworks::litgpt::handle;
     p.parallel = {.dp = 32, .sharding = sharding::full};
-    check_roundtrip(p, launcher::litgpt);
+    check_roundtrip(p, frameworks::litgpt::launcher_handle);
     p.training.precision = precision::fp32;
     p.parallel = {.dp = 1};
     p.training.total_tokens = 123456789;  // not a whole number of steps: max_tokens holds it as it is
-    check_roundtrip(p, launcher::litgpt);
+    check_roundtrip(p, frameworks::litgpt::launcher_handle);
 }
 
 TEST_CASE("LitGPT litgpt.yaml: what is not read or contradicts itself is an error naming the key") {
@@ -583,23 +583,23 @@ TEST_CASE("llm-foundry round trip: FSDP1 sharding strategies, activation checkpo
     for (const std::string name : {"llama-3.1-8b", "gpt3-1.3b", "qwen2.5-1.5b", "qwen3-1.7b", "llama-3.1-8b/mpt", "qwen3-1.7b/mpt"}) {
         auto j = base_job(name.substr(0, name.find('/')), 2048, 64);
         j.model.name = name;
-        j.runtime.framework = framework::llm_foundry;
+        j.runtime.framework = frameworks::llm_foundry::handle;
         j.runtime.attention = attention_impl::flash;
         j.training.micro_batch = 2;
         j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
-        check_roundtrip(j, launcher::llm_foundry);
+        check_roundtrip(j, frameworks::llm_foundry::launcher_handle);
         j.parallel = {.dp = 8, .sharding = sharding::gradients};
-        check_roundtrip(j, launcher::llm_foundry);
+        check_roundtrip(j, frameworks::llm_foundry::launcher_handle);
         j.parallel = {.dp = 4, .sharding = sharding::none};
         for (auto pr : {precision::bf16, precision::fp16_mixed, precision::fp32, precision::fp8_mixed}) {
             j.training.precision = pr;
             // Composer's amp_fp8 needs Transformer Engine layers, which only the MPT has
             if (pr == precision::fp8_mixed && !frameworks::llm_foundry::hf_repository_of(j.model).empty()) continue;
-            check_roundtrip(j, launcher::llm_foundry);
+            check_roundtrip(j, frameworks::llm_foundry::launcher_handle);
         }
         j.runtime.attention = attention_impl::unfused;  // attn_impl: torch
         j.training.precision = precision::bf16_mixed;
-        check_roundtrip(j, launcher::llm_foundry);
+        check_roundtrip(j, frameworks::llm_foundry::launcher_handle);
     }
 }
 
@@ -611,40 +611,40 @@ TEST_CASE("torchtune round trip: full, LoRA and QLoRA, FSDP2 sharding or one GPU
         for (const auto m : {finetune_method::full, finetune_method::lora, finetune_method::qlora}) {
             if (m == finetune_method::qlora && std::string(name) == "qwen2.5-7b") continue;  // no qlora_ builder
             auto j = base_job(name, 4096, 64);
-            j.runtime.framework = framework::torchtune;
+            j.runtime.framework = frameworks::torchtune::handle;
             j.training.precision = precision::bf16;
             j.training.micro_batch = 2;
             j.training.finetune.method = m;
             if (m != finetune_method::full)
                 j.training.finetune = {.method = m, .rank = 16, .alpha = 32, .targets = 127, .dropout = 0.05};
             j.parallel = {.dp = 16, .sharding = sharding::full, .recompute = recompute::full};
-            check_roundtrip(j, launcher::torchtune);
+            check_roundtrip(j, frameworks::torchtune::launcher_handle);
             j.parallel = {.dp = 8, .sharding = sharding::gradients};
             j.runtime.compile = true;
             j.runtime.loss_chunks = 8;
-            check_roundtrip(j, launcher::torchtune);
+            check_roundtrip(j, frameworks::torchtune::launcher_handle);
             j.parallel = {.dp = 1, .recompute = recompute::full};
             j.runtime.offload.activations = true;
             j.training.precision = precision::fp32;
-            check_roundtrip(j, launcher::torchtune);
+            check_roundtrip(j, frameworks::torchtune::launcher_handle);
         }
     }
     // LoRA on attention only (lora_attn_modules q_proj, v_proj; apply_lora_to_mlp False), FSDP CPU offload
     auto j = base_job("llama-3.2-3b", 2048, 32);
-    j.runtime.framework = framework::torchtune;
+    j.runtime.framework = frameworks::torchtune::handle;
     j.training.precision = precision::bf16;
     j.training.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16, .targets = lora_q | lora_v};
     j.parallel = {.dp = 4, .sharding = sharding::full, .recompute = recompute::full};
     j.runtime.offload = {.optimizer = true, .parameters = true};
-    check_roundtrip(j, launcher::torchtune);
+    check_roundtrip(j, frameworks::torchtune::launcher_handle);
     // full fine-tune with the optimizer in backward (one micro-batch per step)
     j = base_job("llama-3.2-1b", 2048, 8);
-    j.runtime.framework = framework::torchtune;
+    j.runtime.framework = frameworks::torchtune::handle;
     j.training.precision = precision::bf16;
     j.training.finetune.method = finetune_method::full;
     j.parallel = {.dp = 8, .sharding = sharding::full};
     j.runtime.optimizer = optimizer_impl::in_backward;
-    check_roundtrip(j, launcher::torchtune);
+    check_roundtrip(j, frameworks::torchtune::launcher_handle);
 }
 
 TEST_CASE("torchtune.yaml read back: a builder Frenzy does not know, a model beside it that contradicts, bad values") {
@@ -670,9 +670,9 @@ TEST_CASE("torchtune.yaml read back: a builder Frenzy does not know, a model bes
 
 TEST_CASE("llm-foundry train.yaml without a model beside it: the MPT it describes, and contradictions are errors") {
     auto j = base_job("llama-3.1-8b", 4096, 128);
-    j.runtime.framework = framework::llm_foundry;
+    j.runtime.framework = frameworks::llm_foundry::handle;
     j.parallel = {.dp = 8, .sharding = sharding::full};
-    const auto yaml = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::llm_foundry)), "train.yaml").content;
+    const auto yaml = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::llm_foundry::launcher_handle)), "train.yaml").content;
     import_options o;
     o.world_size = 8;
     const auto r = llm_foundry_import_yaml(yaml, o);
@@ -710,7 +710,7 @@ TEST_CASE("launch() plans with the launcher's frameworks and its files import ba
     auto j = base_job("llama-3.1-8b", 4096, 256);
     cluster_spec c;
     c.nodes.push_back({"h100", "h100-80g", 8, 4, 0});
-    for (auto l : {launcher::megatron, launcher::torchtitan, launcher::deepspeed, launcher::fsdp})
+    for (auto l : {frameworks::megatron::launcher_handle, frameworks::torchtitan::launcher_handle, frameworks::deepspeed::launcher_handle, frameworks::fsdp::launcher_handle})
         for (std::size_t n : {0u, 1u}) {
             INFO("launcher " << to_string(l) << " plan " << n);
             const auto r = launch(j, c, opts(l, n));
@@ -729,14 +729,14 @@ TEST_CASE("launch() plans a torchtune LoRA job within its rules (FSDP2 data para
     c.nodes.push_back({"h100", "h100-80g", 8, 4, 0});
     for (std::size_t n : {0u, 1u}) {
         INFO("plan " << n);
-        const auto r = launch(j, c, opts(launcher::torchtune, n));
-        CHECK(r.plan.framework == framework::torchtune);
+        const auto r = launch(j, c, opts(frameworks::torchtune::launcher_handle, n));
+        CHECK(r.plan.framework == frameworks::torchtune::handle);
         if (n == 0) CHECK(r.plan.gpus > 1);  // objective time: FSDP2 over several GPUs beats one
         CHECK(r.job.parallel.tp == 1);
         CHECK(r.job.parallel.pp == 1);
         CHECK((r.job.parallel.sharding != sharding::none) == (r.job.parallel.gpus() > 1));
 #ifdef FRENZY_HAS_YAML
-        check_roundtrip(r.job, launcher::torchtune);
+        check_roundtrip(r.job, frameworks::torchtune::launcher_handle);
 #endif
     }
 }
@@ -745,14 +745,14 @@ TEST_CASE("launch() plans a 70B LoRA on 8 H100s with the hf launcher: a sharded 
     // LoRA's frozen bf16 base alone is 141 GB (70.6 B parameters x 2 B): no unsharded layout fits 80 GB, so before
     // the sharded back ends the hf framework had no plan here.
     auto j = base_job("llama-3.1-70b", 4096, 16);
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.training.finetune = {.method = finetune_method::lora, .rank = 16};
     cluster_spec c;
     c.nodes.push_back({"h100", "h100-80g", 8, 1, 0});
-    const auto r = launch(j, c, opts(launcher::hf));
-    CHECK(r.plan.framework == framework::hf);
+    const auto r = launch(j, c, opts(frameworks::hf::launcher_handle));
+    CHECK(r.plan.framework == frameworks::hf::handle);
     CHECK(r.plan.gpus == 8);
     CHECK(r.job.parallel.sharding == sharding::full);  // FSDP2: the only back end that shards the frozen weights
     CHECK(file(r.files, "accelerate_config.yaml").content.find("distributed_type: FSDP\n") != std::string::npos);
-    check_roundtrip(r.job, launcher::hf);
+    check_roundtrip(r.job, frameworks::hf::launcher_handle);
 }

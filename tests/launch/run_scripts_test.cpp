@@ -97,9 +97,9 @@ using namespace run_scripts_test;
 
 TEST_CASE("torchtitan: the batch script's settings reach the recipe: data, tokenizer, checkpoints every ~30 min, resumable (issue 53)") {
     REQUIRE(launch_shell::run("command -v python3 >/dev/null").first == 0);
-    const auto j = run_job("llama-3.1-8b", framework::fsdp, parallel_config{.dp = 16, .sharding = sharding::full});
+    const auto j = run_job("llama-3.1-8b", frameworks::fsdp::handle, parallel_config{.dp = 16, .sharding = sharding::full});
     launch_options o;
-    o.launcher = launcher::torchtitan;
+    o.launcher = frameworks::torchtitan::launcher_handle;
     const auto fs = launch_files(j, run_plan(j, 3.0), o);
     const auto dir = std::filesystem::temp_directory_path() / ("frenzy_run_titan_" + std::to_string(::getpid()));
     write_stub_torchtitan(dir / "stub");
@@ -138,9 +138,9 @@ TEST_CASE("llm-foundry: a published model is built by transformers from its repo
     for (const auto& [name, repo, tokenizer] : {std::tuple{"llama-3.1-8b", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B"},
                                                 {"mpt-7b", "", "EleutherAI/gpt-neox-20b"}}) {
         INFO(name);
-        const auto j = run_job(name, framework::llm_foundry, parallel_config{.dp = 8, .sharding = sharding::full});
+        const auto j = run_job(name, frameworks::llm_foundry::handle, parallel_config{.dp = 8, .sharding = sharding::full});
         launch_options o;
-        o.launcher = launcher::llm_foundry;
+        o.launcher = frameworks::llm_foundry::launcher_handle;
         const auto fs = launch_files(j, run_plan(j, 3.0), o);
         const auto dir = std::filesystem::temp_directory_path() / ("frenzy_run_foundry_" + std::to_string(::getpid()));
         const auto [rc, out] = launch_shell::run_launch_files(fs, "LAUNCH_DIR=" + dir.string() + " DATA_LOCAL=/d", dir);
@@ -178,8 +178,8 @@ TEST_CASE("hf and LitGPT: the batch scripts start what they wrote, with the sett
     std::filesystem::permissions(dir / "bin/accelerate", std::filesystem::perms::owner_all);
     const std::string env = "LAUNCH_DIR=" + dir.string() + " MODEL=/m DATA=/d.jsonl PATH=" + (dir / "bin").string() + ":/usr/bin:/bin";
     launch_options o;
-    o.launcher = launcher::hf;
-    auto j = run_job("llama-3.1-8b", framework::hf, parallel_config{.dp = 8});
+    o.launcher = frameworks::hf::launcher_handle;
+    auto j = run_job("llama-3.1-8b", frameworks::hf::handle, parallel_config{.dp = 8});
     j.training.finetune.method = finetune_method::full;
     auto [rc, out] = launch_shell::run_launch_files(launch_files(j, run_plan(j, 3.0), o), env, dir);
     INFO(out);
@@ -192,8 +192,8 @@ TEST_CASE("hf and LitGPT: the batch scripts start what they wrote, with the sett
     CHECK(out.find("\n" + (dir / "frenzy_hf_train.py").string() + "\n") != std::string::npos);
     // LitGPT: -m litgpt COMMAND --config litgpt.yaml, the devices per node; train.save_interval 600 (1800 s / 3 s)
     launch_options l;
-    l.launcher = launcher::litgpt;
-    auto lj = run_job("llama-3.1-8b", framework::litgpt, parallel_config{.dp = 8, .sharding = sharding::full, .recompute = recompute::full});
+    l.launcher = frameworks::litgpt::launcher_handle;
+    auto lj = run_job("llama-3.1-8b", frameworks::litgpt::handle, parallel_config{.dp = 8, .sharding = sharding::full, .recompute = recompute::full});
     lj.training.finetune.method = finetune_method::full;
     const auto fs = launch_files(lj, run_plan(lj, 3.0), l);
     std::tie(rc, out) = launch_shell::run_launch_files(fs, env + " SLURM_JOB_NUM_NODES=1", dir);

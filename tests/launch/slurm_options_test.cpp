@@ -27,7 +27,7 @@ job_spec small_job() {
     j.training.seq_len = 2048;
     j.training.global_batch = 64;
     j.training.total_tokens = 64.0 * 2048 * 10;
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     j.parallel = {.dp = 8, .sharding = sharding::full};
     return j;
 }
@@ -52,7 +52,7 @@ std::string script(const launch_options& o, double run_s = 3600) {
 
 launch_options fsdp_options() {
     launch_options o;
-    o.launcher = launcher::fsdp;
+    o.launcher = frameworks::fsdp::launcher_handle;
     o.run_command = "train.py";  // the user's script, which fsdp_settings.json configures
     return o;
 }

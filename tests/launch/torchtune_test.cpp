@@ -52,7 +52,7 @@ job_spec tune_job(const std::string& name, finetune_method m, parallel_config p)
     j.training.total_tokens = static_cast<double>(j.training.global_batch * 2048) * 300;  // 300 steps
     j.training.finetune.method = m;
     if (m != finetune_method::full) j.training.finetune.targets = 127;  // every linear: apply_lora_to_mlp
-    j.runtime.framework = framework::torchtune;
+    j.runtime.framework = frameworks::torchtune::handle;
     j.parallel = p;
     return j;
 }
@@ -75,7 +75,7 @@ plan tune_plan(const job_spec& j, int per_node) {
 
 launch_options tune_opts() {
     launch_options o;
-    o.launcher = launcher::torchtune;
+    o.launcher = frameworks::torchtune::launcher_handle;
     return o;
 }
 

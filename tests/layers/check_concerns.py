@@ -3,7 +3,7 @@
 
   1. no framework named outside include/frenzy/frameworks/ (the layers read a framework's traits; the catalogs
      frameworks/registry.hpp and frameworks/launchers.hpp list them, and state the default, framework::by_default):
-     no handle `framework::NAME` or `launcher::NAME` and no `frameworks::NAME::` anywhere (a comparison, a case, an
+     no handle `framework::NAME` or `launcher::NAME`, no `const framework NAME` declared and no `frameworks::NAME::` anywhere (a comparison, a case, an
      assignment, an initialisation or an argument), and no string literal that is a framework's name (a value such
      as a default argument; messages that mention one in prose are free). NAME is every folder under
      include/frenzy/frameworks/ (as the C++ name and as written with a hyphen). Checked in the library and the front
@@ -48,6 +48,7 @@ def naming_pattern(names):
     alt = "|".join(re.escape(n) for n in names)
     spelled = "|".join(sorted({re.escape(n) for n in names} | {re.escape(n.replace("_", "-")) for n in names}))
     return re.compile(r"\b(?:framework|launcher)::(?:" + alt + r")\b|\bframeworks::(?:" + alt + r")::|"
+                      r"\b(?:const|constexpr)\s+(?:framework|launcher)\s+(?:" + alt + r")\b|"
                       r"\"(?:" + spelled + r")\"")
 
 

@@ -15,6 +15,9 @@ FORBIDDEN = [
     "auto& t = frameworks::megatron::traits;",
     "launch(job, \"toy-one\");",
     "if (fw == framework::toy_one) return;",
+    "framework fw = frameworks::megatron::handle;",
+    "static const framework toy_one;",
+    "static const launcher megatron;",
 ]
 ALLOWED = [
     "throw config_error(\"needs Megatron-LM's --pipeline-model-parallel-layout\");",

@@ -15,14 +15,14 @@ job_spec gpt22b() {
     j.model = {.name = "gpt-22b", .layers = 48, .hidden = 6144, .heads = 64, .ffn_hidden = 24576, .vocab = 51200};
     j.training = {.seq_len = 2048, .micro_batch = 4, .global_batch = 4, .precision = precision::fp16_mixed};
     j.parallel = {.tp = 8};
-    j.runtime = {.framework = framework::megatron, .attention = attention_impl::unfused};
+    j.runtime = {.framework = frameworks::megatron::handle, .attention = attention_impl::unfused};
     return j;
 }
 }  // namespace
 
 TEST_CASE("Korthikanti et al. 2022: 22B GPT activations per layer (formula row 44, 0.5%)") {
     auto j = gpt22b();
-    const auto f = profile_of(framework::megatron);
+    const auto f = profile_of(frameworks::megatron::handle);
     const double s = 2048, b = 4, h = 6144, a = 64, t = 8, L = 48;
     // TP only: sbh (10 + 24/t + 5as/(ht)) per layer -> 59.25 GiB for 48 layers.
     const auto tp = layer_activations(j, f, false);
@@ -42,7 +42,7 @@ TEST_CASE("Korthikanti et al. 2022: 22B GPT activations per layer (formula row 4
 TEST_CASE("flash attention drops the s^2 terms and keeps an fp32 log-sum-exp") {
     auto j = gpt22b();
     j.runtime.attention = attention_impl::flash;
-    const auto f = profile_of(framework::megatron);
+    const auto f = profile_of(frameworks::megatron::handle);
     const double s = 2048, b = 4, h = 6144, a = 64, t = 8;
     CHECK(layer_activations(j, f, false).none == Approx(s * b * h * (10 + 24 / t) + 4 * a * s * b / t));
 }
@@ -53,7 +53,7 @@ TEST_CASE("GQA shrinks K and V, SwiGLU stores gate, up and product, no dropout d
     j.model = {.name = "l", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn_hidden = 14336,
                .activation = activation::swiglu, .vocab = 128256, .bias = false};
     j.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 1};
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     j.runtime.compile = true;  // fused elementwise kernels: the eager extras are tested below
     const auto f = profile_of(j);
     const double sb = 8192, h = 4096, kv = 1024, ffn = 14336, a = 32;
@@ -68,11 +68,11 @@ TEST_CASE("torchtitan per-op selective recompute saves every other matmul output
                .activation = activation::swiglu, .vocab = 128256, .bias = false};
     j.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 1};
     j.parallel.recompute = recompute::selective;
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     const double sb = 8192, h = 4096, kv = 1024, ffn = 14336, a = 32;
     // Saved: block input, wq out (#1), wv out (#3), attention out + lse, w1 out (#5), w2 out (#7).
     const double expected = 2 * sb * (h + h + kv + h + ffn + h) + 4 * a * sb;
-    CHECK(layer_activations(j, profile_of(framework::fsdp), false).selective == Approx(expected));
+    CHECK(layer_activations(j, profile_of(frameworks::fsdp::handle), false).selective == Approx(expected));
 }
 
 TEST_CASE("MoE layers store routed tokens for top_k experts") {
@@ -80,8 +80,8 @@ TEST_CASE("MoE layers store routed tokens for top_k experts") {
     j.model = {.name = "moe", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .activation = activation::swiglu,
                .vocab = 1000, .bias = false, .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 2048}};
     j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
-    j.runtime.framework = framework::fsdp;
-    const auto f = profile_of(framework::fsdp);
+    j.runtime.framework = frameworks::fsdp::handle;
+    const auto f = profile_of(frameworks::fsdp::handle);
     const double sb = 1024, h = 1024, k = 2, E = 8, ffn = 2048;
     const double dense = layer_activations(j, f, false).none;
     const double moe = layer_activations(j, f, true).none;
@@ -103,8 +103,8 @@ TEST_CASE("an expert capacity caps the routed tokens, padding to capacity fixes 
     j.model = {.name = "moe", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .activation = activation::swiglu,
                .vocab = 1000, .bias = false, .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 2048}};
     j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
-    j.runtime.framework = framework::megatron;
-    const auto f = profile_of(framework::megatron);
+    j.runtime.framework = frameworks::megatron::handle;
+    const auto f = profile_of(frameworks::megatron::handle);
     REQUIRE(f.moe_imbalance == Approx(1.4));
     // Each received token saves its input (2h), fc1 output (2 x 2 ffn), the activation output and its product with
     // the probabilities (2 x 2 ffn) in bf16: 2h + 8 ffn bytes; the rest of the layer does not depend on T.
@@ -168,7 +168,7 @@ TEST_CASE("micro-batches in flight per schedule") {
 
 TEST_CASE("recompute modes order: none > selective > full, per layer") {
     auto j = gpt22b();
-    const auto r = layer_activations(j, profile_of(framework::megatron), false);
+    const auto r = layer_activations(j, profile_of(frameworks::megatron::handle), false);
     CHECK(r.none > r.selective);
     CHECK(r.selective > r.full);
     // Selective (Megatron) removes exactly the 5as^2b/t attention-core terms.
@@ -180,7 +180,7 @@ TEST_CASE("eager PyTorch saves an fp32 norm input and silu's output, compile fus
     j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .activation = activation::swiglu,
                .vocab = 1000, .norm = norm_kind::rmsnorm, .bias = false};
     j.training = {.seq_len = 512, .micro_batch = 2, .global_batch = 2};
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     j.runtime.norm_fp32 = true;  // an eager RMSNorm of the model's own (torchtune, HF, torchtitan before 2025-03)
     const double sb = 1024, h = 1024, ffn = 4096;
     const double eager = layer_activations(j, profile_of(j), false).none;
@@ -206,7 +206,7 @@ TEST_CASE("the loss on the last stage: saved fp32 softmax plus the working set, 
     j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .vocab = 32000};
     j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
     j.parallel.recompute = recompute::full;  // make the loss the largest transient
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     const stage_layout last{.stage = 0, .layers = 2, .first = true, .last = true};
     const double logits = 1024.0 * 32000;
     auto act = [&] { return transformer_activations{}.activations(j, last, profile_of(j)); };
@@ -216,7 +216,7 @@ TEST_CASE("the loss on the last stage: saved fp32 softmax plus the working set, 
     j.runtime.loss_chunks = 8;
     CHECK(act().transient.value == Approx(2.5 * logits));
     // Megatron's fused vocab-parallel cross entropy: the 16-bit logits beside the in-place fp32 softmax.
-    j.runtime = {.framework = framework::megatron};
+    j.runtime = {.framework = frameworks::megatron::handle};
     CHECK(act().transient.value == Approx(2 * logits));
 }
 
@@ -225,7 +225,7 @@ TEST_CASE("FSDP with tensor parallelism uses DTensor loss-parallel cross entropy
     j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .vocab = 32000};
     j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
     j.parallel = {.tp = 2, .recompute = recompute::full};
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     CHECK(profile_of(j).loss == loss_style::dtensor_loss_parallel);
     const stage_layout last{.stage = 0, .layers = 2, .first = true, .last = true};
     const double logits = 1024.0 * 32000 / 2;  // vocabulary-sharded over tp
@@ -244,7 +244,7 @@ TEST_CASE("flash-attn's fused cross entropy keeps the 16-bit logits and allocate
     j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .vocab = 32000};
     j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
     j.parallel.recompute = recompute::full;
-    j.runtime.framework = framework::llm_foundry;
+    j.runtime.framework = frameworks::llm_foundry::handle;
     const stage_layout last{.stage = 0, .layers = 2, .first = true, .last = true};
     const double logits = 1024.0 * 32000;
     auto act = [&] { return transformer_activations{}.activations(j, last, profile_of(j)); };
@@ -263,12 +263,12 @@ TEST_CASE("runtime.loss: each framework's own losses only, named in the error") 
     job_spec j;
     j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .vocab = 32000};
     j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     j.runtime.loss = loss_style::fused_cross_entropy;
     CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.loss=\"fused\"") && Catch::Contains("\"vocab-parallel\" only"));
     j.runtime.loss = loss_style::fused_vocab_parallel;
     CHECK_NOTHROW(validate(j));
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.loss=\"vocab-parallel\"") && Catch::Contains("\"upcast\" or \"fused\""));
     j.runtime.loss = loss_style::dtensor_loss_parallel;
     CHECK_THROWS_WITH(validate(j), Catch::Contains("not a setting"));
@@ -285,7 +285,7 @@ job_spec liger_job() {
     j.model = {.name = "l", .layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .activation = activation::swiglu,
                .vocab = 32000, .position_embedding = position_embedding::rope, .norm = norm_kind::rmsnorm, .bias = false};
     j.training = {.seq_len = 1024, .micro_batch = 1, .global_batch = 1};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.runtime.liger = true;
     return j;
 }
@@ -337,7 +337,7 @@ TEST_CASE("Liger's RMSNorm, SwiGLU and RoPE save what the fused kernels save") {
 
 TEST_CASE("runtime.liger is refused where Trainer would not apply it, naming the field") {
     auto j = liger_job();
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.liger needs runtime.framework=\"hf\""));
     j = liger_job();
     j.model.norm = norm_kind::layernorm;

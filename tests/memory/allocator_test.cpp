@@ -38,7 +38,7 @@ job_spec llama8b_fsdp() {  // torchtitan-style: framework fsdp, full sharding, 8
     j.model = preset("llama-3.1-8b");
     j.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 8};
     j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::selective};
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     return j;
 }
 }  // namespace

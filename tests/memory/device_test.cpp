@@ -34,7 +34,7 @@ model_state_bytes method_states(const job_spec& j) {
 
 TEST_CASE("paged optimizer: bitsandbytes' paged states leave the allocator's figures") {
     using namespace device_test;
-    auto j = llama7b(framework::hf);
+    auto j = llama7b(frameworks::hf::handle);
     j.training.precision = precision::bf16;  // pure bf16: no master copy, every parameter trained
     j.training.optimizer = optimizer_kind::adamw_8bit;
     validate(j);
@@ -67,7 +67,7 @@ TEST_CASE("paged optimizer: bitsandbytes' paged states leave the allocator's fig
         CHECK(s.optimizer.value == 0);
     }
     SECTION("sharded states page their shard") {
-        j.runtime.framework = framework::fsdp;
+        j.runtime.framework = frameworks::fsdp::handle;
         j.parallel.dp = 4;
         j.training.global_batch = 4;
         j.parallel.sharding = sharding::full;
@@ -78,25 +78,25 @@ TEST_CASE("paged optimizer: bitsandbytes' paged states leave the allocator's fig
 
 TEST_CASE("paged optimizer: what it runs with") {
     using namespace device_test;
-    auto j = llama7b(framework::hf);
+    auto j = llama7b(frameworks::hf::handle);
     j.runtime.paged_optimizer = true;
     j.training.optimizer = optimizer_kind::sgd;
     CHECK_THROWS_WITH(validate(j), Contains("runtime.paged_optimizer") && Contains("\"sgd\""));
     j.training.optimizer = optimizer_kind::adamw;
     j.runtime.offload.optimizer = true;
-    j.runtime.framework = framework::deepspeed;
+    j.runtime.framework = frameworks::deepspeed::handle;
     j.parallel.sharding = sharding::optimizer;
     CHECK_THROWS_WITH(validate(j), Contains("runtime.paged_optimizer") && Contains("runtime.offload.optimizer"));
     j.runtime.offload.optimizer = false;
     j.parallel.sharding = sharding::none;
-    j.runtime.framework = framework::megatron;  // Megatron's optimizers are its own (no bitsandbytes)
+    j.runtime.framework = frameworks::megatron::handle;  // Megatron's optimizers are its own (no bitsandbytes)
     CHECK_THROWS_WITH(validate(j), Contains("runtime.paged_optimizer") && Contains("megatron"));
 }
 
 TEST_CASE("device readouts: the CUDA context, NCCL's buffers and the resident pages") {
     using namespace device_test;
     // One communicator of 16 channels x 4 MiB for each parallel group of more than one rank.
-    auto j = llama7b(framework::megatron);
+    auto j = llama7b(frameworks::megatron::handle);
     CHECK(nccl_buffer_bytes(j).value == 0);
     j.parallel.dp = 2;
     j.parallel.tp = 2;
@@ -127,7 +127,7 @@ TEST_CASE("device readouts: the CUDA context, NCCL's buffers and the resident pa
 
 TEST_CASE("full sharding of an adapter fine-tune gathers the stored base and the adapters' gradients") {
     using namespace device_test;
-    auto j = llama7b(framework::fsdp);
+    auto j = llama7b(frameworks::fsdp::handle);
     j.parallel.dp = 8;
     j.training.global_batch = 8;
     j.parallel.sharding = sharding::full;

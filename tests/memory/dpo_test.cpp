@@ -16,7 +16,7 @@ job_spec dpo_job(finetune_method method) {
                .norm = norm_kind::rmsnorm, .bias = false};
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1};
     j.training.finetune = {.method = method, .objective = finetune_objective::dpo};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     return j;
 }
 model_state_bytes dpo_states(const job_spec& j) {
@@ -81,7 +81,7 @@ TEST_CASE("dpo: b pairs are one forward of 2b sequences, and the reference's log
 
 TEST_CASE("dpo: refused where TRL does not run it, naming the field, and written back only when set") {
     auto j = dpo_job(finetune_method::full);
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     CHECK_THROWS_WITH(validate(j), Catch::Contains("training.finetune.objective=\"dpo\" needs runtime.framework=\"hf\""));
     j = dpo_job(finetune_method::none);
     CHECK_THROWS_WITH(validate(j), Catch::Contains("training.finetune.objective=\"dpo\" needs a pretrained model"));

@@ -19,7 +19,7 @@ job_spec llama8b_pp4() {
 
 TEST_CASE("stage layouts partition the model's parameters") {
     auto j = llama8b_pp4();
-    const auto f = profile_of(framework::megatron);
+    const auto f = profile_of(frameworks::megatron::handle);
     const auto layouts = stage_layouts(j, f);
     REQUIRE(layouts.size() == 4);
     double sum = 0;
@@ -104,7 +104,7 @@ TEST_CASE("gradient lifetime: persistent buffers vs set_to_none, and the optimiz
     j.model = preset("llama-3.1-8b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 8};
     j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::full};
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     const memory_estimator est;
     // One micro-batch per step, torch zero_grad(set_to_none): no gradients at the forward/loss peak.
     const auto one = est.estimate(j).stages[0];
@@ -118,7 +118,7 @@ TEST_CASE("gradient lifetime: persistent buffers vs set_to_none, and the optimiz
     job_spec m = j;
     m.training.global_batch = 8;
     m.parallel.sharding = sharding::optimizer;
-    m.runtime.framework = framework::megatron;
+    m.runtime.framework = frameworks::megatron::handle;
     CHECK(est.estimate(m).stages[0].breakdown.gradients.value > 0);
 }
 
@@ -127,7 +127,7 @@ TEST_CASE("torch foreach AdamW's step temporary can set the peak, a fused optimi
     j.model = preset("llama-3.2-3b");
     j.training = {.seq_len = 512, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16};
     j.parallel = {.recompute = recompute::full};
-    j.runtime = {.framework = framework::ddp, .loss_chunks = 8};
+    j.runtime = {.framework = frameworks::ddp::handle, .loss_chunks = 8};
     const memory_estimator est;
     const auto foreach_peak = est.estimate(j).stages[0];
     j.runtime.optimizer = optimizer_impl::fused;
@@ -147,7 +147,7 @@ TEST_CASE("per-GPU parameters of a tensor-parallel shard, by hand") {
                .tied_embeddings = true};
     j.training = {.seq_len = 1024, .micro_batch = 4, .global_batch = 32};
     j.parallel = {.dp = 2, .tp = 4};
-    const auto l = stage_layouts(j, profile_of(framework::megatron)).at(0);
+    const auto l = stage_layouts(j, profile_of(frameworks::megatron::handle)).at(0);
     // attention: QKV 512x1536 + bias 1536 sharded /4, proj 512x512 /4 + replicated bias 512 -> 263,040
     // MLP: 512x2048 + 2048 bias, 2048x512 /4 + replicated bias 512 -> 525,312; two LayerNorms 2,048
     const double layer = 263040 + 525312 + 2048;
@@ -162,7 +162,7 @@ TEST_CASE("optimizer fused into backward: no full set of gradients, no step phas
     j.model = preset("llama-3.2-3b");
     j.training = {.seq_len = 512, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16};
     j.parallel = {.recompute = recompute::full};
-    j.runtime = {.framework = framework::ddp, .loss_chunks = 8, .optimizer = optimizer_impl::fused};
+    j.runtime = {.framework = frameworks::ddp::handle, .loss_chunks = 8, .optimizer = optimizer_impl::fused};
     const memory_estimator est;
     const auto fused = est.estimate(j).stages[0];
     j.runtime.optimizer = optimizer_impl::in_backward;

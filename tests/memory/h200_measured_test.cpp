@@ -91,7 +91,7 @@ TEST_CASE("MARP against the H200 Hugging Face grid (framework hf): LoRA and full
     std::erase_if(rows, [](const memory_measurement& m) { return m.id.rfind("h200-hf-", 0) != 0; });
     REQUIRE(rows.size() == 58);  // 29 runs x allocated, reserved
     for (const auto& m : rows) {
-        REQUIRE(m.job.runtime.framework == framework::hf);
+        REQUIRE(m.job.runtime.framework == frameworks::hf::handle);
         const double p = compared_prediction(est.estimate(m.job), m);
         const double err = p / m.measured.value - 1.0;
         INFO(m.id << " (" << m.label << ", seq " << m.job.training.seq_len << ", mb " << m.job.training.micro_batch
@@ -145,7 +145,7 @@ TEST_CASE("the hf framework runs what Trainer runs: data parallel, whole-layer c
     job_spec j;
     j.model = preset("llama-3.2-1b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 8};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.parallel = {.dp = 8, .recompute = recompute::full};
     CHECK_NOTHROW(validate(j));
     j.parallel.recompute = recompute::selective;
@@ -165,7 +165,7 @@ TEST_CASE("MARP against the H200 llm-foundry grid: MPT on FSDP1 with flash-attn'
     std::erase_if(rows, [](const memory_measurement& m) { return m.id.rfind("h200-mpt-", 0) != 0; });
     REQUIRE(rows.size() == 30);
     for (const auto& m : rows) {
-        REQUIRE(m.job.runtime.framework == framework::llm_foundry);
+        REQUIRE(m.job.runtime.framework == frameworks::llm_foundry::handle);
         const double p = compared_prediction(est.estimate(m.job), m);
         const double err = p / m.measured.value - 1.0;
         INFO(m.id << " (seq " << m.job.training.seq_len << ", mb " << m.job.training.micro_batch << "): measured "

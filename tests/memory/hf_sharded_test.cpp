@@ -27,7 +27,7 @@ job_spec llama1b(sharding s, bool lora) {
     j.model = preset("llama-3.2-1b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 4, .precision = precision::bf16_mixed};
     j.parallel = {.dp = 4, .sharding = s};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     if (lora) j.training.finetune = {.method = finetune_method::lora, .rank = 16, .targets = lora_q | lora_k | lora_v | lora_o};
     validate(j);
     return j;
@@ -60,7 +60,7 @@ TEST_CASE("hf back end by layout: DDP for none, DeepSpeed ZeRO-1/2 for optimizer
     CHECK(backend_of(sharding::full) == backend::fsdp);
     // sharding none keeps the measured DDP profile as it is (h200-hf-* rows, tests/memory/h200_measured_test.cpp)
     const auto ddp = profile_of(llama1b(sharding::none, false));
-    const auto& preset_profile = framework::hf->memory;
+    const auto& preset_profile = frameworks::hf::handle->memory;
     CHECK(ddp.grad_bucket_copies == preset_profile.grad_bucket_copies);
     CHECK(ddp.autocast_weight_copies == preset_profile.autocast_weight_copies);
     CHECK(ddp.lora_adapter_cast == preset_profile.lora_adapter_cast);

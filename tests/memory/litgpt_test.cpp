@@ -26,7 +26,7 @@ job_spec litgpt_small_lora() {
     job_spec j;
     j.model = preset("llama-3.2-1b");  // 16 layers, hidden 2048, 32 q heads / 8 kv heads of 64, ffn 8192, vocab 128256
     j.training = {.seq_len = 512, .micro_batch = 1, .global_batch = 16, .precision = precision::bf16};  // bf16-true
-    j.runtime.framework = framework::litgpt;
+    j.runtime.framework = frameworks::litgpt::handle;
     // finetune_lora's defaults (finetune/lora.py@26857050 setup): lora_r 8, lora_alpha 16, query and value
     j.training.finetune = {.method = finetune_method::lora, .rank = 8, .alpha = 16, .targets = lora_q | lora_v};
     return j;
@@ -77,7 +77,7 @@ TEST_CASE("LitGPT's measured LoRA / QLoRA table with the litgpt profile alone") 
         job_spec j;
         j.model = preset(x.model);
         j.training = {.seq_len = 1304, .micro_batch = x.micro_batch, .global_batch = 128, .precision = precision::bf16};
-        j.runtime.framework = framework::litgpt;
+        j.runtime.framework = frameworks::litgpt::handle;
         j.training.finetune = {.method = x.method, .rank = 8, .alpha = 16, .targets = lora_q | lora_v, .dropout = 0.05,
                                .qlora_saves_inputs = x.method == finetune_method::qlora, .double_quant = x.double_quant};
         REQUIRE(litgpt_why_invalid(j).empty());

@@ -21,7 +21,7 @@ job_spec llama7b_megatron() {
     j.model = preset("llama-2-7b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 2};
     j.parallel = {.dp = 2, .sharding = sharding::optimizer};  // the distributed optimizer
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     return j;
 }
 model_state_bytes states(const job_spec& j) {
@@ -76,7 +76,7 @@ TEST_CASE("dropout 0 saves no masks") {
     // The default stays the framework's: Megatron on, torchtitan off.
     CHECK(profile_of(llama7b_megatron()).dropout);
     auto fsdp = llama7b_megatron();
-    fsdp.runtime.framework = framework::fsdp;
+    fsdp.runtime.framework = frameworks::fsdp::handle;
     fsdp.parallel.sharding = sharding::full;
     CHECK_FALSE(profile_of(fsdp).dropout);
     fsdp.runtime.dropout = true;
@@ -98,7 +98,7 @@ TEST_CASE("the flags are validated against what Megatron accepts") {
     g.runtime.grad_reduce_bf16 = true;
     CHECK_THROWS_WITH(validate(g), Contains("runtime.grad_reduce_bf16=true needs bf16 parameters"));
     g.training.precision = precision::bf16_mixed;
-    g.runtime.framework = framework::fsdp;
+    g.runtime.framework = frameworks::fsdp::handle;
     g.parallel.sharding = sharding::full;
     CHECK_THROWS_WITH(validate(g), Contains("runtime.grad_reduce_bf16=true needs runtime.framework=\"megatron\""));
 }

@@ -104,7 +104,7 @@ TEST_CASE("MoE expert activations count the tokens a GPU receives under sp and e
                .moe = {.experts = 8, .top_k = 1}};
     j.training = {.seq_len = 1024, .micro_batch = 4, .global_batch = 16};
     j.parallel = {.dp = 4, .tp = 2, .ep = 2, .sequence_parallel = true};
-    const auto f = profile_of(framework::megatron);
+    const auto f = profile_of(frameworks::megatron::handle);
     const double moe = layer_activations(j, f, true).none;
     const double dense = layer_activations(j, f, false).none;
     // s*b = 4096 tokens, tp 2 + SP: 2048 per GPU; gathered over etp = 2 and routed top-1: T = 4096 x 1.4 imbalance.

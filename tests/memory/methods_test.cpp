@@ -20,7 +20,7 @@ constexpr double h = 4096, ffn = 11008, layers = 32, vocab = 32000;
 constexpr double layer_linears = 4 * h * h + 3 * h * ffn;       // 202,375,168 weights a layer
 constexpr double non_linear = 2 * vocab * h + (2 * layers + 1) * h;  // embedding + LM head + 65 RMSNorms
 
-job_spec llama7b(framework fw = framework::fsdp) {
+job_spec llama7b(framework fw = frameworks::fsdp::handle) {
     job_spec j;
     j.model = preset("llama-2-7b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1};
@@ -122,7 +122,7 @@ TEST_CASE("LoRA activations: frozen linears keep no input, adapters save their r
 }
 
 TEST_CASE("freezing the first layers: no states and no saved activations for them") {
-    auto plain = llama7b(framework::deepspeed);
+    auto plain = llama7b(frameworks::deepspeed::handle);
     plain.parallel.sharding = sharding::optimizer;
     auto j = plain;
     j.training.finetune = {.method = finetune_method::freeze, .frozen_layers = 16};
@@ -145,23 +145,23 @@ TEST_CASE("freezing the first layers: no states and no saved activations for the
 }
 
 TEST_CASE("8-bit AdamW: two bytes and two block scales per parameter") {
-    auto j = llama7b(framework::deepspeed);
+    auto j = llama7b(frameworks::deepspeed::handle);
     j.training.optimizer = optimizer_kind::adamw_8bit;
     const double all = layer_linears * layers + non_linear;
     // Separate fp32 master (4 B) + 2.03125 B of 8-bit states.
     CHECK(states(j).optimizer.value == Approx(all * (4 + 2.03125)).epsilon(1e-12));
-    auto f = llama7b(framework::fsdp);
+    auto f = llama7b(frameworks::fsdp::handle);
     f.training.optimizer = optimizer_kind::adamw_8bit;
     // FSDP keeps fp32 parameters as the master: only the states.
     CHECK(states(f).optimizer.value == Approx(all * 2.03125).epsilon(1e-12));
-    f.runtime.framework = framework::megatron;
+    f.runtime.framework = frameworks::megatron::handle;
     CHECK_THROWS_WITH(validate(f), Contains("adamw-8bit") && Contains("megatron"));
 }
 
 TEST_CASE("CPU offload: what stays on the GPU") {
     const double all = layer_linears * layers + non_linear;
     SECTION("ZeRO-Offload (DeepSpeed stage 2 + offload_optimizer): 16-bit weights only") {
-        auto j = llama7b(framework::deepspeed);
+        auto j = llama7b(frameworks::deepspeed::handle);
         j.parallel.sharding = sharding::gradients;
         j.runtime.offload.optimizer = true;
         validate(j);
@@ -183,7 +183,7 @@ TEST_CASE("CPU offload: what stays on the GPU") {
         CHECK(host_memory_per_node(r, 8, 4).value == Approx(8 * all * 1.5).epsilon(1e-9));
     }
     SECTION("ZeRO-Infinity parameters: nothing persistent; the gathered layers are temporaries") {
-        auto j = llama7b(framework::deepspeed);
+        auto j = llama7b(frameworks::deepspeed::handle);
         j.parallel.sharding = sharding::full;
         j.runtime.offload = {.optimizer = true, .parameters = true};
         validate(j);
@@ -197,7 +197,7 @@ TEST_CASE("CPU offload: what stays on the GPU") {
         CHECK(r.bottleneck().breakdown.temporary.value > 2 * layer_linears);  // at least one gathered layer
     }
     SECTION("Megatron --optimizer-cpu-offload: fp32 main grads stay on the GPU") {
-        auto j = llama7b(framework::megatron);
+        auto j = llama7b(frameworks::megatron::handle);
         j.parallel.sharding = sharding::optimizer;
         j.runtime.offload.optimizer = true;
         validate(j);
@@ -206,16 +206,16 @@ TEST_CASE("CPU offload: what stays on the GPU") {
         CHECK(ms.gradients.value > 4 * all * 0.999);  // padded vocabulary only adds
     }
     SECTION("rules of each framework") {
-        auto j = llama7b(framework::deepspeed);
+        auto j = llama7b(frameworks::deepspeed::handle);
         j.runtime.offload.optimizer = true;
         CHECK_THROWS_WITH(validate(j), Contains("runtime.offload.optimizer=true") && Contains("parallel.sharding"));
         j.parallel.sharding = sharding::optimizer;
         j.runtime.offload.parameters = true;
         CHECK_THROWS_WITH(validate(j), Contains("stage 3"));
-        auto f = llama7b(framework::fsdp);
+        auto f = llama7b(frameworks::fsdp::handle);
         f.runtime.offload.optimizer = true;
         CHECK_THROWS_WITH(validate(f), Contains("CPUOffload"));
-        auto d = llama7b(framework::ddp);
+        auto d = llama7b(frameworks::ddp::handle);
         d.runtime.offload.parameters = true;
         CHECK_THROWS_WITH(validate(d), Contains("runtime.offload.parameters=true needs runtime.offload.optimizer=true"));
     }
@@ -239,7 +239,7 @@ TEST_CASE("activation offload keeps two layers of the current micro-batch and th
 }
 
 TEST_CASE("fp8: Transformer Engine caches fp8 weights and transposes, torchao casts on the fly") {
-    auto bf = llama7b(framework::megatron);
+    auto bf = llama7b(frameworks::megatron::handle);
     auto te = bf;
     te.training.precision = precision::fp8_mixed;
     const auto a = states(bf), b = states(te);
@@ -251,7 +251,7 @@ TEST_CASE("fp8: Transformer Engine caches fp8 weights and transposes, torchao ca
     // Saved GEMM inputs in fp8 (1 B instead of 2): QKV input, projection input, MLP input (h each) and the down
     // projection's input (ffn): s b (3 h + ffn) bytes less per layer.
     CHECK(acts(te).stored.value == Approx(acts(bf).stored.value - layers * 2048 * (3 * h + ffn)).epsilon(1e-12));
-    auto tao = llama7b(framework::fsdp);
+    auto tao = llama7b(frameworks::fsdp::handle);
     auto tao8 = tao;
     tao8.training.precision = precision::fp8_mixed;
     CHECK(states(tao8) == states(tao));
@@ -334,7 +334,7 @@ TEST_CASE("LoRA / QLoRA against LitGPT's measured resource table") {
         job_spec j;
         j.model = preset(x.model);
         j.training = {.seq_len = 1304, .micro_batch = x.micro_batch, .global_batch = 128, .precision = precision::bf16};
-        j.runtime.framework = framework::ddp;
+        j.runtime.framework = frameworks::ddp::handle;
         j.runtime.loss_chunks = 11;
         j.runtime.rope_fp32 = false;  // LitGPT's apply_rope (lit_gpt/model.py@cc19015): 16-bit cos/sin, no fp32 q/k
         j.training.finetune = {.method = x.method, .rank = 8, .alpha = 16, .targets = lora_q | lora_v, .dropout = 0.05,
@@ -360,7 +360,7 @@ TEST_CASE("LoRA / QLoRA against LitGPT's measured resource table") {
 }
 
 TEST_CASE("frozen layers per pipeline stage") {
-    auto j = llama7b(framework::megatron);
+    auto j = llama7b(frameworks::megatron::handle);
     j.parallel.pp = 2;
     const auto f = profile_of(j);
     auto ls = stage_layouts(j, f);
@@ -395,7 +395,7 @@ TEST_CASE("uncertainty band of the methods") {
 }
 
 TEST_CASE("eager RoPE's fp32 q/k term follows the stack: on for torchtune/torchtitan profiles, off for LitGPT") {
-    auto j = llama7b(framework::ddp);  // eager PyTorch, Llama-2-7B: q = 4096, kv = 4096 (MHA), s b = 2048
+    auto j = llama7b(frameworks::ddp::handle);  // eager PyTorch, Llama-2-7B: q = 4096, kv = 4096 (MHA), s b = 2048
     CHECK(profile_of(j).rope_fp32_copies);
     const auto with = layer_activations(j, profile_of(j), false);
     j.runtime.rope_fp32 = false;
@@ -404,7 +404,7 @@ TEST_CASE("eager RoPE's fp32 q/k term follows the stack: on for torchtune/torcht
     // 4 B x s b x (q + kv) = 4 x 2048 x 8192 = 67,108,864 B a layer
     CHECK(with.none - without.none == Approx(4.0 * 2048 * (4096 + 4096)).epsilon(1e-12));
     // Megatron/TE fuse RoPE: never counted there, whatever the field says
-    auto mg = llama7b(framework::megatron);
+    auto mg = llama7b(frameworks::megatron::handle);
     mg.runtime.rope_fp32 = true;
     auto mg_off = mg;
     mg_off.runtime.rope_fp32 = false;
@@ -439,7 +439,7 @@ TEST_CASE("the fsdp profile is torchtitan's on PyTorch >= 2.9: fused RMSNorm, k/
     job_spec j;
     j.model = preset("llama-3.1-8b");  // h 4096, q 4096, kv 1024 (8 of 32 heads), RMSNorm
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16_mixed};
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     CHECK_FALSE(profile_of(j).rmsnorm_fp32_copy);  // nn.RMSNorm is one fused kernel since PyTorch 2.9
     CHECK_FALSE(profile_of(j).gqa_kv_repeat);      // SDPA enable_gqa (torchtitan #2259)
     const auto base = layer_activations(j, profile_of(j), false);
@@ -467,7 +467,7 @@ TEST_CASE("PEFT adapters cast their input: each saves its own 16-bit copy (and d
     job_spec j;
     j.model = preset("llama-3.1-8b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16_mixed};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     const unsigned all = lora_q | lora_k | lora_v | lora_o | lora_gate | lora_up | lora_down;
     j.training.finetune = {.method = finetune_method::lora, .rank = 16, .targets = all, .dropout = 0.05};
     const double sb = 2048, hh = 4096, q = 4096, f = 14336, r = 16;
@@ -478,7 +478,7 @@ TEST_CASE("PEFT adapters cast their input: each saves its own 16-bit copy (and d
     j.training.finetune.dropout = 0;  // no mask, the cast stays
     CHECK(detail::lora_activation_delta(j, false) == Approx(with_dropout - sb * ins).epsilon(1e-12));
     // Without the cast (ddp: adapters in the model's dtype), the frozen linears' inputs are shared by the adapters
-    j.runtime.framework = framework::ddp;
+    j.runtime.framework = frameworks::ddp::handle;
     CHECK(detail::lora_activation_delta(j, false) == Approx(7 * 2 * sb * r).epsilon(1e-12));
 }
 
@@ -486,11 +486,11 @@ TEST_CASE("autocast over fp32 weights keeps each kept layer's 16-bit weight copi
     job_spec j;
     j.model = preset("llama-3.2-1b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16_mixed};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     const auto f = profile_of(j);
     REQUIRE(autocast_weight_copies(j, f));
     auto fsdp = j;  // FSDP's mixed precision gathers bf16 units instead: no autocast copies
-    fsdp.runtime.framework = framework::fsdp;
+    fsdp.runtime.framework = frameworks::fsdp::handle;
     CHECK_FALSE(autocast_weight_copies(fsdp, profile_of(fsdp)));
     auto pure = j;  // a model loaded in bf16 has nothing to cast
     pure.training.precision = precision::bf16;

@@ -23,8 +23,8 @@ double gb(const model_state_bytes& m) { return (m.weights + m.gradients + m.opti
 TEST_CASE("ZeRO paper figure 1: model states per sharding stage (formula row 43, 0.5%)") {
     const stage_layout l{.dense_params = 7.5e9};
     const sharded_model_states policy;
-    const auto f = profile_of(framework::deepspeed);
-    auto at = [&](sharding s) { return gb(policy.model_states(job_with(framework::deepspeed, s, 64), l, f)); };
+    const auto f = profile_of(frameworks::deepspeed::handle);
+    auto at = [&](sharding s) { return gb(policy.model_states(job_with(frameworks::deepspeed::handle, s, 64), l, f)); };
     CHECK(at(sharding::none) == Approx(120.0).epsilon(0.005));                      // (2+2+12) Psi
     CHECK(at(sharding::optimizer) == Approx(4 * 7.5 + 12 * 7.5 / 64).epsilon(0.005));  // 31.41
     CHECK(at(sharding::gradients) == Approx(2 * 7.5 + 14 * 7.5 / 64).epsilon(0.005));  // 16.64
@@ -37,62 +37,62 @@ TEST_CASE("ZeRO paper figure 1: model states per sharding stage (formula row 43,
 
 TEST_CASE("Megatron: 16-bit params + fp32 main grads whole, 12 optimizer bytes sharded by the distributed optimizer") {
     const stage_layout l{.dense_params = 1e9};
-    const auto f = profile_of(framework::megatron);
+    const auto f = profile_of(frameworks::megatron::handle);
     const sharded_model_states policy;
     // bf16: 2 + 4 + 12 = 18 bytes/param (Korthikanti et al. 2022 sec. 6 use 18 bytes per parameter).
-    auto none = policy.model_states(job_with(framework::megatron, sharding::none, 8, precision::bf16_mixed), l, f);
+    auto none = policy.model_states(job_with(frameworks::megatron::handle, sharding::none, 8, precision::bf16_mixed), l, f);
     CHECK(none.weights.value == Approx(2e9));
     CHECK(none.gradients.value == Approx(4e9));
     CHECK(none.optimizer.value == Approx(12e9));
     // Distributed optimizer over dp = 8: 6 + 12/8 bytes/param (Megatron docs dist_optimizer.md).
-    auto dopt = policy.model_states(job_with(framework::megatron, sharding::optimizer, 8, precision::bf16_mixed), l, f);
+    auto dopt = policy.model_states(job_with(frameworks::megatron::handle, sharding::optimizer, 8, precision::bf16_mixed), l, f);
     CHECK(gb(dopt) == Approx(6 + 12.0 / 8));
     // fp16 mixed: gradients stay fp16 (accumulate_allreduce_grads_in_fp32 is only forced for bf16).
-    auto fp16 = policy.model_states(job_with(framework::megatron, sharding::none, 8, precision::fp16_mixed), l, f);
+    auto fp16 = policy.model_states(job_with(frameworks::megatron::handle, sharding::none, 8, precision::fp16_mixed), l, f);
     CHECK(fp16.gradients.value == Approx(2e9));
 }
 
 TEST_CASE("FSDP keeps fp32 parameters as the master copy and shards params, grads and states") {
     const stage_layout l{.dense_params = 1e9};
-    const auto f = profile_of(framework::fsdp);
+    const auto f = profile_of(frameworks::fsdp::handle);
     const sharded_model_states policy;
-    auto full = policy.model_states(job_with(framework::fsdp, sharding::full, 8, precision::bf16_mixed), l, f);
+    auto full = policy.model_states(job_with(frameworks::fsdp::handle, sharding::full, 8, precision::bf16_mixed), l, f);
     CHECK(full.weights.value == Approx(4e9 / 8));
     CHECK(full.gradients.value == Approx(4e9 / 8));
     CHECK(full.optimizer.value == Approx(8e9 / 8));
     // SHARD_GRAD_OP: sharded fp32 params plus the gathered bf16 copy kept between forward and backward.
-    auto grad = policy.model_states(job_with(framework::fsdp, sharding::gradients, 8, precision::bf16_mixed), l, f);
+    auto grad = policy.model_states(job_with(frameworks::fsdp::handle, sharding::gradients, 8, precision::bf16_mixed), l, f);
     CHECK(grad.weights.value == Approx(4e9 / 8 + 2e9));
     CHECK(grad.gradients.value == Approx(4e9 / 8));
-    auto none = policy.model_states(job_with(framework::fsdp, sharding::none, 8, precision::bf16_mixed), l, f);
+    auto none = policy.model_states(job_with(frameworks::fsdp::handle, sharding::none, 8, precision::bf16_mixed), l, f);
     CHECK(gb(none) == Approx(16.0));
 }
 
 TEST_CASE("pure precision and other optimizers") {
     const stage_layout l{.dense_params = 1e9};
-    const auto f = profile_of(framework::ddp);
+    const auto f = profile_of(frameworks::ddp::handle);
     const sharded_model_states policy;
     // Pure bf16 AdamW: params, grads and both moments in bf16: 2 + 2 + 4.
-    CHECK(gb(policy.model_states(job_with(framework::ddp, sharding::none, 1, precision::bf16, optimizer_kind::adamw), l, f)) ==
+    CHECK(gb(policy.model_states(job_with(frameworks::ddp::handle, sharding::none, 1, precision::bf16, optimizer_kind::adamw), l, f)) ==
           Approx(8.0));
     // fp32 SGD with momentum: 4 + 4 + 4.
-    CHECK(gb(policy.model_states(job_with(framework::ddp, sharding::none, 1, precision::fp32, optimizer_kind::sgd), l, f)) ==
+    CHECK(gb(policy.model_states(job_with(frameworks::ddp::handle, sharding::none, 1, precision::fp32, optimizer_kind::sgd), l, f)) ==
           Approx(12.0));
     // Adafactor (factored second moment only): r + c values per r x c matrix -> 4 (1/h + 1/ffn) bytes/param in fp32.
-    const auto ada = policy.model_states(job_with(framework::ddp, sharding::none, 1, precision::fp32, optimizer_kind::adafactor), l, f);
+    const auto ada = policy.model_states(job_with(frameworks::ddp::handle, sharding::none, 1, precision::fp32, optimizer_kind::adafactor), l, f);
     CHECK(ada.optimizer.value == Approx(4e9 * (1.0 / 1024 + 1.0 / 4096)));
     // Mixed precision with a separate master (Megatron/DeepSpeed) SGD: master 4 + momentum 4.
-    const auto sgd = policy.model_states(job_with(framework::deepspeed, sharding::none, 1, precision::bf16_mixed, optimizer_kind::sgd), l,
-                                         profile_of(framework::deepspeed));
+    const auto sgd = policy.model_states(job_with(frameworks::deepspeed::handle, sharding::none, 1, precision::bf16_mixed, optimizer_kind::sgd), l,
+                                         profile_of(frameworks::deepspeed::handle));
     CHECK(sgd.optimizer.value == Approx(8e9));
 }
 
 TEST_CASE("experts are sharded over their own data-parallel group dp x cp / ep") {
     const stage_layout l{.dense_params = 1e9, .expert_params = 4e9};
-    auto j = job_with(framework::megatron, sharding::optimizer, 8, precision::bf16_mixed);
+    auto j = job_with(frameworks::megatron::handle, sharding::optimizer, 8, precision::bf16_mixed);
     j.model.moe = {.experts = 8, .top_k = 2};
     j.parallel.ep = 4;
-    const auto r = sharded_model_states{}.model_states(j, l, profile_of(framework::megatron));
+    const auto r = sharded_model_states{}.model_states(j, l, profile_of(frameworks::megatron::handle));
     // 12 bytes: dense over 8 ranks, experts over 8 / 4 = 2 ranks.
     CHECK(r.optimizer.value == Approx(12 * (1e9 / 8 + 4e9 / 2)));
 }

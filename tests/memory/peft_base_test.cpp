@@ -15,7 +15,7 @@ job_spec peft_base_job() {
     j.model = preset("llama-2-7b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1};
     j.training.finetune = {.method = finetune_method::lora, .rank = 16, .targets = lora_q | lora_k | lora_v | lora_o};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     return j;
 }
 model_state_bytes peft_base_states(const job_spec& j) {

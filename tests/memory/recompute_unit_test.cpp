@@ -24,7 +24,7 @@ job_spec gpt(std::int64_t layers = 16, std::int64_t pp = 2) {
     j.model = {.name = "gpt", .layers = layers, .hidden = 6144, .heads = 64, .ffn_hidden = 24576, .vocab = 51200};
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 1, .precision = precision::bf16_mixed};
     j.parallel = {.tp = 8, .pp = pp, .sequence_parallel = true, .recompute = recompute::full};
-    j.runtime = {.framework = framework::megatron, .attention = attention_impl::flash};
+    j.runtime = {.framework = frameworks::megatron::handle, .attention = attention_impl::flash};
     return j;
 }
 stage_layout stage0(const job_spec& j) { return stage_layouts(j, profile_of(j)).front(); }

@@ -23,7 +23,7 @@ constexpr double s = 4096, b = 2, h = 4096, t = 4;
 }  // namespace
 
 TEST_CASE("DTensor sequence parallelism saves the gathered GEMM inputs, Megatron saves the local shard") {
-    auto j = llama8b_tp4(framework::fsdp, true);
+    auto j = llama8b_tp4(frameworks::fsdp::handle, true);
     j.runtime.compile = true;  // fused elementwise ops: the comparison isolates the gathered inputs
     auto f = profile_of(j);
     CHECK(f.saves_gathered_inputs);
@@ -34,12 +34,12 @@ TEST_CASE("DTensor sequence parallelism saves the gathered GEMM inputs, Megatron
     // s b h / t x 2 B: 2 x 2 x s b h x (1 - 1/4) = 3 s b h bytes = 201,326,592 B for s 4096, b 2, h 4096.
     CHECK(gathered.none - local.none == Approx(2 * 2 * s * b * h * (1 - 1 / t)).epsilon(1e-12));
     // Without sequence parallelism (or with tp 1) nothing is gathered: the flag stays off.
-    CHECK_FALSE(profile_of(llama8b_tp4(framework::fsdp, false)).saves_gathered_inputs);
-    CHECK_FALSE(profile_of(llama8b_tp4(framework::megatron, true)).saves_gathered_inputs);
+    CHECK_FALSE(profile_of(llama8b_tp4(frameworks::fsdp::handle, false)).saves_gathered_inputs);
+    CHECK_FALSE(profile_of(llama8b_tp4(frameworks::megatron::handle, true)).saves_gathered_inputs);
 }
 
 TEST_CASE("torchao float8 gathers the column-parallel inputs in fp8") {
-    auto j = llama8b_tp4(framework::fsdp, true);
+    auto j = llama8b_tp4(frameworks::fsdp::handle, true);
     j.runtime.compile = true;
     j.training.precision = precision::fp8_mixed;
     auto f = profile_of(j);
@@ -51,7 +51,7 @@ TEST_CASE("torchao float8 gathers the column-parallel inputs in fp8") {
 }
 
 TEST_CASE("the LM head keeps its gathered input on the last stage under DTensor sequence parallelism") {
-    auto j = llama8b_tp4(framework::fsdp, true);
+    auto j = llama8b_tp4(frameworks::fsdp::handle, true);
     j.runtime.compile = true;
     j.parallel.recompute = recompute::full;  // the layers keep only their s b h / t inputs: isolates the head
     const auto f = profile_of(j);
@@ -66,8 +66,8 @@ TEST_CASE("the LM head keeps its gathered input on the last stage under DTensor 
 }
 
 TEST_CASE("Megatron's global memory buffer holds the LM head's gathered input under sequence parallelism") {
-    const auto with_sp = llama8b_tp4(framework::megatron, true);
-    const auto without = llama8b_tp4(framework::megatron, false);
+    const auto with_sp = llama8b_tp4(frameworks::megatron::handle, true);
+    const auto without = llama8b_tp4(frameworks::megatron::handle, false);
     const auto fs = profile_of(with_sp), fn = profile_of(without);
     const auto ls = stage_layouts(with_sp, fs).front(), ln = stage_layouts(without, fn).front();
     const auto ms = sharded_model_states{}.model_states(with_sp, ls, fs);
@@ -91,12 +91,12 @@ TEST_CASE("Megatron's global memory buffer holds the LM head's gathered input un
 }
 
 TEST_CASE("the final RMSNorm stays eager outside the compiled blocks and keeps an fp32 copy of its input") {
-    auto j = llama8b_tp4(framework::fsdp, true);
+    auto j = llama8b_tp4(frameworks::fsdp::handle, true);
     j.runtime.compile = true;    // torchtitan compiles the TransformerBlocks only
     j.runtime.norm_fp32 = true;  // its own eager RMSNorm (models/norms.py@9dec370), as in the rows it was read from
     const auto f = profile_of(j);
     CHECK(f.eager_final_norm);
-    CHECK_FALSE(profile_of(framework::megatron).eager_final_norm);  // Megatron/TE: fused norm kernels
+    CHECK_FALSE(profile_of(frameworks::megatron::handle).eager_final_norm);  // Megatron/TE: fused norm kernels
     auto f_fused = f;
     f_fused.eager_final_norm = false;
     const auto l = stage_layouts(j, f).front();

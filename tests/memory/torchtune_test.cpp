@@ -20,7 +20,7 @@ job_spec toy(finetune_method method) {
                .activation = activation::swiglu, .vocab = 1000, .position_embedding = position_embedding::rope,
                .norm = norm_kind::rmsnorm, .bias = false};
     j.training = {.seq_len = 128, .micro_batch = 2, .global_batch = 2, .precision = precision::bf16};
-    j.runtime.framework = framework::torchtune;
+    j.runtime.framework = frameworks::torchtune::handle;
     const unsigned all = lora_q | lora_k | lora_v | lora_o | lora_gate | lora_up | lora_down;
     if (method != finetune_method::full) j.training.finetune = {.method = method, .rank = 8, .targets = all};
     return j;
@@ -59,7 +59,7 @@ TEST_CASE("torchtune LoRA on a toy model, term by term: one layer's saved tensor
     // The ddp profile (torchtune's stand-in until now) counted an fp32 RoPE copy of q and k and no expansion:
     //   + 4*256*(256+128) = 393,216 - 131,072
     auto ddp = j;
-    ddp.runtime.framework = framework::ddp;
+    ddp.runtime.framework = frameworks::ddp::handle;
     CHECK(layer_activations(ddp, profile_of(ddp), false).none - none == 393216.0 - 131072.0);
     // Adapters r (in + out): q 8*512, k 8*384, v 8*384, o 8*512, gate/up/down 8*768 each = 32,768 a layer
     CHECK(detail::lora_params(j, false) == 32768.0);
@@ -115,7 +115,7 @@ TEST_CASE("torchtune rules: precisions, sharding, recompute, layouts and offload
     CHECK_THROWS_WITH(validate(j), Catch::Contains("parallel.tp=2") && Catch::Contains("tensor_parallel_dim"));
     j.parallel = {.dp = 2, .pp = 2, .sharding = sharding::full};
     CHECK_THROWS_WITH(validate(j), Catch::Contains("data parallel only"));
-    const auto& rules = framework::torchtune->rules;
+    const auto& rules = frameworks::torchtune::handle->rules;
     CHECK(rules.rejects_offload({.optimizer = true}, sharding::full).find("fsdp_cpu_offload") != std::string::npos);
     CHECK(rules.rejects_offload({.optimizer = true, .parameters = true}, sharding::full).empty());
     CHECK_FALSE(rules.rejects_offload({.optimizer = true, .parameters = true}, sharding::none).empty());
@@ -131,7 +131,7 @@ TEST_CASE("torchtune against its measured row: Llama 3.2 3B full fine-tune on on
     for (const auto& m : runs)
         if (m.id == "38") row = &m;
     REQUIRE(row);
-    CHECK(row->job.runtime.framework == framework::torchtune);
+    CHECK(row->job.runtime.framework == frameworks::torchtune::handle);
     const memory_estimator est;
     const double p = compared_prediction(est.estimate(row->job), *row);
     // Tolerance +-3%: the acceptance band of every calibration row that is under-predicted (issue 10), and within
@@ -141,7 +141,7 @@ TEST_CASE("torchtune against its measured row: Llama 3.2 3B full fine-tune on on
     // 4 x 8192 x 4096 a layer) and k/v expanded to the query width (2 x 2 B x s b x (q - kv) = 4 x 8192 x 2048),
     // over 28 layers: 28 x 8192 x (16384 - 8192) = 1,879,048,192 B fewer saved bytes.
     auto ddp = row->job;
-    ddp.runtime.framework = framework::ddp;
+    ddp.runtime.framework = frameworks::ddp::handle;
     const double act_tt = est.estimate(row->job).bottleneck().breakdown.activations.value;
     const double act_ddp = est.estimate(ddp).bottleneck().breakdown.activations.value;
     CHECK(act_ddp - act_tt == Approx(1879048192.0).epsilon(1e-9));

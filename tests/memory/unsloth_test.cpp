@@ -78,7 +78,7 @@ TEST_CASE("unsloth: a whole estimate is below hf's by the offloaded inputs and t
     // fp32 log-softmax, 4 B per logit, saved; unsloth: none), the rest of the states being the same.
     auto j = unsloth_job();
     const auto u = memory_estimator{}.estimate(j);
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     const auto hf = memory_estimator{}.estimate(j);
     CHECK(u.peak_allocated < hf.peak_allocated);
     CHECK(u.stages.front().breakdown.weights == hf.stages.front().breakdown.weights);

@@ -20,7 +20,7 @@ job_spec job(finetune_method method, std::int64_t dp = 1) {
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = dp, .precision = precision::bf16_mixed};
     j.training.finetune.method = method;
     j.parallel = {.dp = dp};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.runtime.attention = attention_impl::flash;
     return j;
 }

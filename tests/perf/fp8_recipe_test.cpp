@@ -22,7 +22,7 @@ job_spec fp8_llama8b(framework fw, std::optional<fp8_recipe> r) {
     job_spec j;
     j.model = preset("llama-3.1-8b");
     j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64, .precision = precision::fp8_mixed};
-    j.parallel = {.dp = 8, .sharding = fw == framework::megatron ? sharding::optimizer : sharding::full};
+    j.parallel = {.dp = 8, .sharding = fw == frameworks::megatron::handle ? sharding::optimizer : sharding::full};
     j.runtime.framework = fw;
     j.runtime.fp8_recipe = r;
     return j;
@@ -66,26 +66,26 @@ TEST_CASE("a recipe's casts change the element-wise traffic of a step by the han
     // Per token and layer (tp 1): forward casts feed QKV and fc1 from the norms (2h = 8192 elements) and the
     // projection and fc2 (q + f = 18432); backward casts the output gradients 2h + q + 2kv + 2f = 43008.
     const double tokens = 4096, layers = 32;
-    const double d = fp8_elementwise_bytes(fp8_llama8b(framework::megatron, fp8_recipe::delayed), "h100-80g");
+    const double d = fp8_elementwise_bytes(fp8_llama8b(frameworks::megatron::handle, fp8_recipe::delayed), "h100-80g");
     // Megatron's default is delayed: unset and explicit give the same step
-    CHECK(fp8_elementwise_bytes(fp8_llama8b(framework::megatron, std::nullopt), "h100-80g") == d);
+    CHECK(fp8_elementwise_bytes(fp8_llama8b(frameworks::megatron::handle, std::nullopt), "h100-80g") == d);
     // tensorwise on H100: norm-fed 0 -> 4, the others 4 -> 6
-    const double tw = fp8_elementwise_bytes(fp8_llama8b(framework::megatron, fp8_recipe::tensorwise), "h100-80g");
+    const double tw = fp8_elementwise_bytes(fp8_llama8b(frameworks::megatron::handle, fp8_recipe::tensorwise), "h100-80g");
     CHECK(tw - d == Approx(tokens * layers * (4.0 * 8192 + 2.0 * 18432 + 2.0 * 43008)).epsilon(1e-9));
     // delayed on B200: no transposes, 1 byte fewer per cast that is not norm-fed
-    const double b200 = fp8_elementwise_bytes(fp8_llama8b(framework::megatron, fp8_recipe::delayed), "b200");
+    const double b200 = fp8_elementwise_bytes(fp8_llama8b(frameworks::megatron::handle, fp8_recipe::delayed), "b200");
     CHECK(d - b200 == Approx(tokens * layers * (18432.0 + 43008.0)).epsilon(1e-9));
     // mxfp8 on B200: every cast 2 + 2 x (1 + 1/32), norm-fed ones too
-    const double mx = fp8_elementwise_bytes(fp8_llama8b(framework::megatron, fp8_recipe::mxfp8), "b200");
+    const double mx = fp8_elementwise_bytes(fp8_llama8b(frameworks::megatron::handle, fp8_recipe::mxfp8), "b200");
     CHECK(mx - b200 == Approx(tokens * layers * (4.0625 * 8192 + 1.0625 * (18432.0 + 43008.0))).epsilon(1e-9));
     // torchao under FSDP: rowwise (the default) against tensorwise, 10 against 6 bytes on every cast
-    const double rw = fp8_elementwise_bytes(fp8_llama8b(framework::fsdp, std::nullopt), "h100-80g");
-    const double ao_tw = fp8_elementwise_bytes(fp8_llama8b(framework::fsdp, fp8_recipe::tensorwise), "h100-80g");
+    const double rw = fp8_elementwise_bytes(fp8_llama8b(frameworks::fsdp::handle, std::nullopt), "h100-80g");
+    const double ao_tw = fp8_elementwise_bytes(fp8_llama8b(frameworks::fsdp::handle, fp8_recipe::tensorwise), "h100-80g");
     CHECK(rw - ao_tw == Approx(tokens * layers * 4.0 * (8192.0 + 18432.0 + 43008.0)).epsilon(1e-9));
     // and the step is slower by that traffic alone (GEMM and attention work unchanged)
     step_time_model t;
-    const auto pd = t.predict(fp8_llama8b(framework::megatron, fp8_recipe::delayed), recipe_gpu("h100-80g"), {8, 0}).parts;
-    const auto pt = t.predict(fp8_llama8b(framework::megatron, fp8_recipe::tensorwise), recipe_gpu("h100-80g"), {8, 0}).parts;
+    const auto pd = t.predict(fp8_llama8b(frameworks::megatron::handle, fp8_recipe::delayed), recipe_gpu("h100-80g"), {8, 0}).parts;
+    const auto pt = t.predict(fp8_llama8b(frameworks::megatron::handle, fp8_recipe::tensorwise), recipe_gpu("h100-80g"), {8, 0}).parts;
     CHECK(pt.dense_flops_mb == pd.dense_flops_mb);
     CHECK(pt.compute_mb > pd.compute_mb);
 }
@@ -95,8 +95,8 @@ TEST_CASE("Transformer Engine keeps block scales with the weight cache and the s
     const double linear = 4096.0 * 6144 + 4096.0 * 4096 + 3 * 4096.0 * 14336;
     REQUIRE(linear == 218103808.0);
     const memory_estimator est;
-    const auto d = est.estimate(fp8_llama8b(framework::megatron, fp8_recipe::delayed)).bottleneck().breakdown;
-    const auto mx = est.estimate(fp8_llama8b(framework::megatron, fp8_recipe::mxfp8)).bottleneck().breakdown;
+    const auto d = est.estimate(fp8_llama8b(frameworks::megatron::handle, fp8_recipe::delayed)).bottleneck().breakdown;
+    const auto mx = est.estimate(fp8_llama8b(frameworks::megatron::handle, fp8_recipe::mxfp8)).bottleneck().breakdown;
     // weight cache 2 -> 2 x (1 + 1/32) bytes per element over 32 layers; the amax history of 1024 per tensor
     // (5 tensors x 4 GEMMs x 32 layers, fp32) becomes one amax
     CHECK(mx.weights.value - d.weights.value == Approx(0.0625 * 32 * linear - 128.0 * 5 * 1023 * 4).epsilon(1e-9));
@@ -105,7 +105,7 @@ TEST_CASE("Transformer Engine keeps block scales with the weight cache and the s
 }
 
 TEST_CASE("which GPUs run a recipe: blockwise from Hopper, mxfp8 on Blackwell only, per-tensor wherever fp8 runs") {
-    auto j = fp8_llama8b(framework::megatron, fp8_recipe::mxfp8);
+    auto j = fp8_llama8b(frameworks::megatron::handle, fp8_recipe::mxfp8);
     CHECK(fp8_recipe_rejected(j, recipe_gpu("b200")).empty());
     CHECK(fp8_recipe_rejected(j, recipe_gpu("gb300")).empty());  // sm103
     const auto why = fp8_recipe_rejected(j, recipe_gpu("h100-80g"));
@@ -119,29 +119,29 @@ TEST_CASE("which GPUs run a recipe: blockwise from Hopper, mxfp8 on Blackwell on
     CHECK(fp8_recipe_rejected(j, recipe_gpu("l40s")).empty());
     CHECK(fp8_recipe_rejected(j, recipe_gpu("mi300x")).empty());
     // the step-time model answers "not supported" with the reason
-    const auto r = step_time_model{}.predict(fp8_llama8b(framework::megatron, fp8_recipe::mxfp8), recipe_gpu("h100-80g"), {8, 0});
+    const auto r = step_time_model{}.predict(fp8_llama8b(frameworks::megatron::handle, fp8_recipe::mxfp8), recipe_gpu("h100-80g"), {8, 0});
     CHECK_FALSE(r.supported);
     CHECK(r.reason.find("Blackwell") != std::string::npos);
 }
 
 TEST_CASE("runtime.fp8_recipe errors name the field, and the job JSON reads and writes it") {
-    auto j = fp8_llama8b(framework::megatron, fp8_recipe::rowwise);
+    auto j = fp8_llama8b(frameworks::megatron::handle, fp8_recipe::rowwise);
     CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.fp8_recipe=\"rowwise\" needs runtime.framework=\"fsdp\" or \"ddp\" or \"hf\" or \"torchtune\" or \"litgpt\" or \"axolotl\" or \"llamafactory\" (got \"megatron\")"));
-    j = fp8_llama8b(framework::fsdp, fp8_recipe::blockwise);
+    j = fp8_llama8b(frameworks::fsdp::handle, fp8_recipe::blockwise);
     CHECK_THROWS_WITH(validate(j), Catch::Contains("runtime.fp8_recipe=\"blockwise\" needs runtime.framework=\"megatron\""));
-    j = fp8_llama8b(framework::megatron, fp8_recipe::mxfp8);
+    j = fp8_llama8b(frameworks::megatron::handle, fp8_recipe::mxfp8);
     j.training.precision = precision::bf16_mixed;
     CHECK_THROWS_WITH(validate(j), Catch::Contains("needs training.precision=\"fp8-mixed\" (got \"bf16-mixed\")"));
-    j = fp8_llama8b(framework::megatron, fp8_recipe::tensorwise);
+    j = fp8_llama8b(frameworks::megatron::handle, fp8_recipe::tensorwise);
     j.runtime.fp8_param_gather = true;
     j.runtime.offload.optimizer = true;
     CHECK_THROWS_WITH(validate(j), Catch::Contains("Megatron offloads fp8 parameters' optimizer only under \"delayed\""));
     // JSON: absent = unset; a name not a recipe is refused naming the field
-    const auto k = fp8_llama8b(framework::megatron, fp8_recipe::blockwise);
+    const auto k = fp8_llama8b(frameworks::megatron::handle, fp8_recipe::blockwise);
     const auto doc = to_json(k);
     CHECK(doc["runtime"]["fp8_recipe"] == "blockwise");
     CHECK(runtime_from_json(doc["runtime"]) == k.runtime);
-    CHECK_FALSE(to_json(fp8_llama8b(framework::megatron, std::nullopt))["runtime"].contains("fp8_recipe"));
+    CHECK_FALSE(to_json(fp8_llama8b(frameworks::megatron::handle, std::nullopt))["runtime"].contains("fp8_recipe"));
     auto bad = doc["runtime"];
     bad["fp8_recipe"] = "hybrid";
     CHECK_THROWS_WITH(runtime_from_json(bad), Catch::Contains("runtime.fp8_recipe"));

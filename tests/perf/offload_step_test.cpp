@@ -17,7 +17,7 @@ job_spec zero2(bool offload) {
     j.model = preset("llama-3.1-8b");
     j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 8, .precision = precision::bf16_mixed};
     j.parallel = {.dp = 8, .sharding = sharding::gradients};
-    j.runtime.framework = framework::deepspeed;
+    j.runtime.framework = frameworks::deepspeed::handle;
     j.runtime.offload.optimizer = offload;
     return j;
 }

@@ -16,7 +16,7 @@ using namespace frenzy;
 namespace {
 job_spec llama8b(parallel_config p, std::int64_t mb = 1, std::int64_t gb = 64) {
     job_spec j;
-    if (p.sharding == sharding::full || p.sharding == sharding::gradients) j.runtime.framework = framework::fsdp;
+    if (p.sharding == sharding::full || p.sharding == sharding::gradients) j.runtime.framework = frameworks::fsdp::handle;
     j.model = preset("llama-3.1-8b");
     j.training = {.seq_len = 4096, .micro_batch = mb, .global_batch = gb};
     j.parallel = p;
@@ -103,7 +103,7 @@ TEST_CASE("data-parallel traffic: all-reduce of the gradients, FSDP gathers per 
     const auto& g = cat.at("a100-80g");
     // 16 GPUs on 2 nodes of 8 at 200 GB/s per node: a dp group filling both nodes gets 0.9 x 200 GB/s
     const auto ddp = model.predict(llama8b({.dp = 16}, 1, 64), g, {8, 200}).parts;
-    const double params = stage_layouts(llama8b({.dp = 16}, 1, 64), profile_of(framework::megatron).vocab_divisible_by)[0].params();
+    const double params = stage_layouts(llama8b({.dp = 16}, 1, 64), profile_of(frameworks::megatron::handle).vocab_divisible_by)[0].params();
     CHECK(params == Approx(8.03e9).epsilon(2e-3));  // whole model on one stage (train/geometry.hpp, the one count)
     CHECK(ddp.dp_sync == Approx(2.0 * 15 / 16 * params * 2 / (0.9 * 200e9)).epsilon(1e-12));
     const auto fsdp = model.predict(llama8b({.dp = 16, .sharding = sharding::full}, 1, 64), g, {8, 200}).parts;
@@ -273,7 +273,7 @@ TEST_CASE("context parallelism: Megatron's overlapped K/V ring, PyTorch's all-ga
     const double full = 2 * chunk;
     CHECK(tt.cp_mb == Approx(32 * 3 * 0.5 * full / bw).epsilon(1e-12));
     CHECK(tt.cp_exposed_mb == tt.cp_mb);
-    const double params = stage_layouts(llama8b({}), profile_of(framework::megatron).vocab_divisible_by)[0].params();
+    const double params = stage_layouts(llama8b({}), profile_of(frameworks::megatron::handle).vocab_divisible_by)[0].params();
     CHECK(tt.shard_mb == Approx(3.0 * 7 / 8 * params * 2 / bw).epsilon(1e-12));
 }
 
@@ -285,7 +285,7 @@ TEST_CASE("gradient reduce: exposed in Megatron unless --overlap-grad-reduce, on
     j.runtime.overlap_grad_reduce = true;
     const auto on = step_time_model{}.predict(j, g, {}).parts;
     CHECK(on.dp_exposed == Approx(std::max(on.dp_sync / 32, on.dp_sync - on.compute_mb * 2 / 3)).epsilon(1e-12));
-    j.runtime.framework = framework::ddp;  // PyTorch DDP always buckets and overlaps
+    j.runtime.framework = frameworks::ddp::handle;  // PyTorch DDP always buckets and overlaps
     CHECK(step_time_model{}.predict(j, g, {}).parts.dp_exposed == Approx(on.dp_exposed).epsilon(1e-12));
 }
 

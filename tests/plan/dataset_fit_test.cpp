@@ -20,7 +20,7 @@ job_spec lora8b() {
     j.model = preset("llama-3.1-8b");
     j.training = {.seq_len = 8192, .micro_batch = 2, .global_batch = 16};
     j.training.finetune = {.method = finetune_method::lora, .rank = 16};
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.parallel.recompute = recompute::full;
     return j;
 }

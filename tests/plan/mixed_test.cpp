@@ -24,7 +24,7 @@ job_spec mixed_job(const std::string& model = "llama-2-13b") {
     job_spec j;
     j.model = preset(model);
     j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 256, .total_tokens = 1e10};
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     return j;
 }
 
@@ -98,7 +98,7 @@ TEST_CASE("parallel.stage_layers: validated, and an even layout is the even spli
     k.parallel = {.pp = 2, .first_stage_layers = 10, .stage_layers = {10, 22}};
     CHECK_THROWS_WITH(validate(k), Catch::Contains("cannot be combined"));
     k.parallel = {.pp = 2, .stage_layers = {10, 22}};
-    k.runtime.framework = framework::deepspeed;
+    k.runtime.framework = frameworks::deepspeed::handle;
     CHECK_THROWS_WITH(validate(k), Catch::Contains("not supported by runtime.framework=\"deepspeed\""));
 }
 
@@ -209,7 +209,7 @@ TEST_CASE("plan --mixed on V100 + T4: a 13B job T4s cannot run alone gets pipeli
     const auto pools = gpu_pools(c);
     for (const auto& p : r.mixed) {
         INFO("mixed plan of " << p.gpus << " GPUs, pp " << p.parallel.pp);
-        CHECK(p.framework == framework::megatron);
+        CHECK(p.framework == frameworks::megatron::handle);
         CHECK(p.precision == precision::fp16_mixed);  // the bf16 job on V100 and T4 (no bf16 tensor cores)
         REQUIRE(p.groups.size() == 2);
         CHECK(p.groups[0].gpu != p.groups[1].gpu);
@@ -262,7 +262,7 @@ TEST_CASE("plan --mixed: frameworks other than Megatron-LM and one-type clusters
     plan_options opt;
     opt.mixed = true;
     auto job = mixed_job();
-    job.runtime.framework = framework::fsdp;
+    job.runtime.framework = frameworks::fsdp::handle;
     const auto r = planner{}.plan(job, v100_t4_cluster(), opt);
     CHECK(r.mixed.empty());
     CHECK_THAT(r.mixed_note, Catch::Contains("need Megatron-LM"));
@@ -310,7 +310,7 @@ TEST_CASE("mixed split evaluation: the slots, memory verdict and plan of each sp
     for (auto rc : {recompute::none, recompute::full}) {
         for (std::int64_t sa : {1, 2}) {
             const std::int64_t sb = 2;
-            detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, 1, opt);
+            detail::set_layout(j, j.runtime, ax, frameworks::megatron::handle, 4, sa + sb, 1, 1, sharding::none, 1, 1, opt);
             j.parallel.recompute = rc;
             const std::array<stage_group_shape, 2> shape{{{&a, sa}, {&b, sb}}};
             job_spec jj = j;
@@ -351,7 +351,7 @@ TEST_CASE("mixed split evaluation: stages shared across a layout shape's points,
         std::int64_t compared = 0, fitting = 0;
         for (const auto& [first, second] : {std::pair{&a, &b}, std::pair{&b, &a}})
             for (std::int64_t dp : {1, 2}) {
-                detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, dp, opt);
+                detail::set_layout(j, j.runtime, ax, frameworks::megatron::handle, 4, sa + sb, 1, 1, sharding::none, 1, dp, opt);
                 job_spec moved_job = j;
                 evaluator moved(moved_job, *first, *second, sa, sb, mem, time, opt);
                 for (auto rc : {recompute::full, recompute::selective, recompute::none})
@@ -405,7 +405,7 @@ TEST_CASE("mixed split evaluation: the time-balanced split is the same from ever
         for (auto rc : {recompute::full, recompute::none})
             for (std::int64_t mb : {1, 2}) {
                 const std::int64_t sb = 2, lo = sa, hi = j.model.layers - sb;
-                detail::set_layout(j, j.runtime, ax, framework::megatron, 4, sa + sb, 1, 1, sharding::none, 1, 1, opt);
+                detail::set_layout(j, j.runtime, ax, frameworks::megatron::handle, 4, sa + sb, 1, 1, sharding::none, 1, 1, opt);
                 j.parallel.recompute = rc;
                 j.training.micro_batch = mb;
                 detail::split_evaluator<memory_estimator, step_time_model> ev(j, a, b, sa, sb, mem, time, opt);

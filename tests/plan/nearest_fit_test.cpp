@@ -35,7 +35,7 @@ job_spec fsdp_8b(std::int64_t seq, std::int64_t mb, recompute rc = recompute::no
     j.parallel.dp = 8;
     j.parallel.sharding = sharding::full;
     j.parallel.recompute = rc;
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     return j;
 }
 }  // namespace
@@ -155,7 +155,7 @@ job_spec readme_8b_on_8() {
     j.parallel.dp = 8;
     j.parallel.sharding = sharding::optimizer;
     j.parallel.recompute = recompute::selective;
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     return j;
 }
 }  // namespace
@@ -191,7 +191,7 @@ TEST_CASE("nearest fits: more GPUs only when nothing fits on the job's own, and 
     j.training.global_batch = 8;
     j.parallel.dp = 8;
     j.parallel.sharding = sharding::full;
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     const auto s = nearest_fits(j, g, default_margin, memory_estimator{}, advice_options{false});
     REQUIRE(s.size() == 1);
     CHECK(s.front().job.parallel.gpus() > 8);

@@ -57,16 +57,16 @@ std::map<std::int64_t, double> brute_force(const job_spec& job0, const gpu_pool&
                             for (std::int64_t mb = 1; mb <= gb; ++mb)
                               for (std::int64_t ep = 1; ep <= std::max<std::int64_t>(1, job0.model.moe.experts); ++ep) {
                                 if (pool.gpus_per_node % tp != 0 || (dp == 1 && sh != sharding::none)) continue;
-                                if (ep > 1 && job0.runtime.framework != framework::megatron &&
-                                    job0.runtime.framework != framework::deepspeed)
+                                if (ep > 1 && job0.runtime.framework != frameworks::megatron::handle &&
+                                    job0.runtime.framework != frameworks::deepspeed::handle)
                                     continue;  // the planner's rule: expert parallelism with Megatron and DeepSpeed
                                 job_spec j = job_on(job0, pool.gpu);  // the attention kernel the type runs
                                 j.training.micro_batch = mb;
                                 j.parallel = {.dp = dp, .tp = tp, .pp = pp, .vpp = vpp, .ep = ep,
-                                              .sequence_parallel = tp > 1 && j.runtime.framework == framework::megatron,
+                                              .sequence_parallel = tp > 1 && j.runtime.framework == frameworks::megatron::handle,
                                               .sharding = sh, .recompute = rc,
                                               .schedule = vpp > 1 ? pipeline_schedule::interleaved : pipeline_schedule::one_f_one_b};
-                                if (opt.framework_overlap && j.runtime.framework == framework::megatron) {
+                                if (opt.framework_overlap && j.runtime.framework == frameworks::megatron::handle) {
                                     // the overlap a tuned Megatron run turns on (plan_options::framework_overlap)
                                     j.runtime.overlap_grad_reduce = true;
                                     j.runtime.tp_comm_overlap = tp > 1;  // sequence parallel is on with tp > 1 here
@@ -134,7 +134,7 @@ TEST_CASE("concepts: the defaults model them, unrelated types do not") {
 
 TEST_CASE("every plan fits with the safety margin and respects node shapes") {
     const auto c = cluster({{"a100", "a100-80g", 8, 4}, {"v100", "v100-32g", 8, 4}, {"3090", "rtx-3090", 8, 8}});
-    for (auto fw : {framework::megatron, framework::fsdp, framework::deepspeed}) {
+    for (auto fw : {frameworks::megatron::handle, frameworks::fsdp::handle, frameworks::deepspeed::handle}) {
         auto job = make_job(preset("llama-3.1-8b"), 4096, 256, fw);
         for (double margin : {0.1, 0.25}) {
             plan_options opt;
@@ -164,7 +164,7 @@ TEST_CASE("a precision alternative drops what only the job's own precision allow
     // fp8 parameter gather (valid with fp8-mixed only: train/job.hpp) goes with fp8; before, it survived the
     // substitution and every A100 layout was rejected as invalid. H100 keeps fp8 and the gather.
     const auto c = cluster({{"a100", "a100-80g", 8, 2}, {"h100", "h100-80g", 8, 2}});
-    auto job = make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron);
+    auto job = make_job(preset("llama-3.1-8b"), 4096, 64, frameworks::megatron::handle);
     job.training.precision = precision::fp8_mixed;
     job.runtime.fp8_param_gather = true;
     const auto r = planner{}.plan(job, c);
@@ -185,7 +185,7 @@ TEST_CASE("a precision alternative drops what only the job's own precision allow
     CHECK(a100);
     CHECK(h100);
     // bf16 gradient reduction needs bf16 parameters: on V100 (fp16-mixed offered) it goes too
-    auto bf = make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron);
+    auto bf = make_job(preset("llama-3.1-8b"), 4096, 64, frameworks::megatron::handle);
     bf.runtime.grad_reduce_bf16 = true;
     const auto v = planner{}.plan(bf, cluster({{"v100", "v100-32g", 8, 4}}));
     CHECK(v.infeasible.empty());
@@ -197,7 +197,7 @@ TEST_CASE("speeds above the measured MFU ceiling are capped for time, cost and r
     // Llama 2 7B pretraining on A100s and H100s: plans the model predicts above the best MFU measured for the chip,
     // precision and size class are credited with that best only; the model's own figure is kept beside it.
     const auto c = cluster({{"a100", "a100-80g", 8, 4}, {"h100", "h100-80g", 8, 4}});
-    const auto job = make_job(preset("llama-2-7b"), 4096, 512, framework::megatron);
+    const auto job = make_job(preset("llama-2-7b"), 4096, 512, frameworks::megatron::handle);
     const auto r = planner{}.plan(job, c);
     REQUIRE(!r.plans.empty());
     int capped = 0;
@@ -226,16 +226,16 @@ TEST_CASE("minimum-GPU plan and best plan per GPU count equal a brute-force sear
         node_group nodes;
     };
     std::vector<tcase> cases{
-        {make_job(llama2_7b(), 2048, 16, framework::megatron), {"r", "rtx-3090", 8, 1}},
-        {make_job(llama2_7b(), 2048, 16, framework::fsdp), {"r", "rtx-3090", 4, 2}},
-        {make_job(preset("llama-3.1-8b"), 4096, 8, framework::deepspeed), {"a", "a100-40g", 8, 1}},
+        {make_job(llama2_7b(), 2048, 16, frameworks::megatron::handle), {"r", "rtx-3090", 8, 1}},
+        {make_job(llama2_7b(), 2048, 16, frameworks::fsdp::handle), {"r", "rtx-3090", 4, 2}},
+        {make_job(preset("llama-3.1-8b"), 4096, 8, frameworks::deepspeed::handle), {"a", "a100-40g", 8, 1}},
     };
     cases[2].job.training.precision = precision::fp16_mixed;
     // a small mixture-of-experts model (8 experts, top-2): expert parallelism is part of the search
     transformer_spec moe{.name = "moe-small", .layers = 8, .hidden = 2048, .heads = 16, .kv_heads = 4, .ffn_hidden = 8192,
                          .activation = activation::swiglu, .vocab = 32000, .position_embedding = position_embedding::rope,
                          .norm = norm_kind::rmsnorm, .bias = false, .moe = {.experts = 8, .top_k = 2}};
-    cases.push_back({make_job(moe, 2048, 16, framework::megatron), {"r", "rtx-3090", 8, 1}});
+    cases.push_back({make_job(moe, 2048, 16, frameworks::megatron::handle), {"r", "rtx-3090", 8, 1}});
     cases.push_back({cases[0].job, {"v", "v100-32g", 8, 1}});
     cases.back().job.training.precision = precision::fp16_mixed;
     for (const auto& tc : cases) {
@@ -259,7 +259,7 @@ TEST_CASE("minimum-GPU plan and best plan per GPU count equal a brute-force sear
 TEST_CASE("known cases") {
     SECTION("a 7B model in bf16 with AdamW does not fit one 24 GiB card without sharding") {
         // model states alone: 2 (bf16 weights) + 4 (fp32 grads) + 12 (fp32 master, m, v) = 18 B x 6.74e9 = 121 GB
-        auto job = make_job(llama2_7b(), 2048, 16, framework::megatron);
+        auto job = make_job(llama2_7b(), 2048, 16, frameworks::megatron::handle);
         job.parallel = {};
         CHECK(memory_estimator{}.estimate(job).peak_allocated.value > 24 * GiB);
         const auto c = cluster({{"r", "rtx-3090", 1, 1}});
@@ -274,7 +274,7 @@ TEST_CASE("known cases") {
     }
     SECTION("a 70B model needs full sharding or tensor+pipeline parallelism on 80 GiB cards") {
         const auto c = cluster({{"a", "a100-80g", 8, 16}});
-        for (auto fw : {framework::megatron, framework::fsdp}) {
+        for (auto fw : {frameworks::megatron::handle, frameworks::fsdp::handle}) {
             const auto job = make_job(llama31_70b(), 4096, 128, fw, 1e11);
             const auto r = planner{}.plan(job, c);
             REQUIRE(!r.plans.empty());
@@ -289,7 +289,7 @@ TEST_CASE("known cases") {
         // master/m/v, all sharded) / 8 = 141 GB per GPU > 76 GiB; 16 GPUs hold 70.6 GB of states, just short with
         // activations and gathered layers; 32 GPUs (35 GB of states) certainly fit: 8 < N <= 32
         const auto small = cluster({{"a", "a100-80g", 8, 1}});
-        const auto r = planner{}.plan(make_job(llama31_70b(), 4096, 128, framework::fsdp), small);
+        const auto r = planner{}.plan(make_job(llama31_70b(), 4096, 128, frameworks::fsdp::handle), small);
         REQUIRE(r.infeasible.size() == 1);
         const auto& why = r.infeasible[0].reason;
         INFO(why);
@@ -302,7 +302,7 @@ TEST_CASE("known cases") {
     }
     SECTION("a 125M model fits one GPU of every bf16-capable type") {
         const auto c = cluster({{"a", "a100-80g", 8, 1}, {"r", "rtx-3090", 8, 1}, {"t", "l4", 8, 1}});
-        const auto r = planner{}.plan(make_job(preset("gpt3-125m"), 2048, 64, framework::ddp), c);
+        const auto r = planner{}.plan(make_job(preset("gpt3-125m"), 2048, 64, frameworks::ddp::handle), c);
         std::map<std::string, int> min_gpus;
         for (const auto& p : r.plans)
             if (!min_gpus.contains(p.gpu) || p.gpus < min_gpus[p.gpu]) min_gpus[p.gpu] = p.gpus;
@@ -312,7 +312,7 @@ TEST_CASE("known cases") {
 
 TEST_CASE("objectives: GPU-hours and cost rank differently from time, cost needs prices") {
     const auto c = cluster({{"a", "a100-80g", 8, 4}, {"h", "h100-80g", 8, 4}});
-    const auto job = make_job(preset("llama-3.1-8b"), 4096, 256, framework::megatron, 1e11);
+    const auto job = make_job(preset("llama-3.1-8b"), 4096, 256, frameworks::megatron::handle, 1e11);
     plan_options opt;
     opt.objective = plan_objective::gpu_hours;
     const auto r = planner{}.plan(job, c, opt);
@@ -337,7 +337,7 @@ TEST_CASE("a host can replace the objective policy") {
     static_assert(Objective<fewest_gpus>);
     basic_planner<memory_estimator, step_time_model, divisor_search_space, fewest_gpus> pl;
     const auto c = cluster({{"a", "a100-80g", 8, 2}});
-    const auto r = pl.plan(make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron), c);
+    const auto r = pl.plan(make_job(preset("llama-3.1-8b"), 4096, 64, frameworks::megatron::handle), c);
     REQUIRE(r.plans.size() >= 2);
     CHECK(r.plans.front().gpus == 2);  // 8B: 144 GB of states do not fit one 76 GiB card (0.95 x 80); two with tp=2 do
     for (std::size_t i = 1; i < r.plans.size(); ++i) CHECK(r.plans[i - 1].gpus < r.plans[i].gpus);
@@ -345,7 +345,7 @@ TEST_CASE("a host can replace the objective policy") {
 
 TEST_CASE("per-type summary: minimum-GPU and fastest plans") {
     const auto c = cluster({{"a", "a100-80g", 8, 2}, {"r", "rtx-3090", 8, 2}});
-    const auto r = planner{}.plan(make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron), c);
+    const auto r = planner{}.plan(make_job(preset("llama-3.1-8b"), 4096, 64, frameworks::megatron::handle), c);
     const auto s = summarize_by_type(r);
     REQUIRE(s.size() == 2);
     CHECK(s[0].gpu == r.plans.front().gpu);  // best type first
@@ -383,7 +383,7 @@ TEST_CASE("the bundled example jobs and clusters load and plan") {
 }
 
 TEST_CASE("search space: tp stays within a node unless allowed, node shapes bound the counts") {
-    const auto job = make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron);
+    const auto job = make_job(preset("llama-3.1-8b"), 4096, 64, frameworks::megatron::handle);
     const gpu_pool pool{gpu_catalog{}.at("rtx-3090"), 2, 8, 12.5};  // 8 nodes of 2 GPUs
     plan_options opt;
     const auto inside = divisor_search_space{}.axes(job, pool, opt);
@@ -405,7 +405,7 @@ TEST_CASE("search space: tp stays within a node unless allowed, node shapes boun
 
 TEST_CASE("Megatron plans turn on the overlap the framework supports, their predicted speed includes it") {
     // LLaMA-2-7B, seq 4096, global batch 64 on 2 nodes of 8 H100s: Megatron plans with dp > 1 and tp > 1 exist
-    const auto job = make_job(llama2_7b(), 4096, 64, framework::megatron);
+    const auto job = make_job(llama2_7b(), 4096, 64, frameworks::megatron::handle);
     const auto c = cluster({{"h", "h100-80g", 8, 2}});
     plan_options opt;
     const auto on = planner{}.plan(job, c, opt);
@@ -472,7 +472,7 @@ TEST_CASE("the planner keeps what a job states beyond its search axes: recompute
         "parallel": {"recompute_method": "block", "recompute_layers": 2, "recompute": "full"}})"));
     plan_options o;
     o.constraints = stated.stated;
-    o.frameworks = {framework::megatron};
+    o.frameworks = {frameworks::megatron::handle};
     const auto r = planner{}.plan(stated.job, cluster({{"h100", "h100-80g", 8, 8}}), o);
     REQUIRE(!r.plans.empty());
     for (const auto& p : r.plans) {
@@ -481,11 +481,11 @@ TEST_CASE("the planner keeps what a job states beyond its search axes: recompute
         CHECK(p.parallel.recompute_layers == 2);
     }
     // An MoE job's dispatcher and grouped GEMM stay the job's in every plan.
-    auto moe = make_job(preset("mixtral-8x7b"), 4096, 256, framework::megatron);
+    auto moe = make_job(preset("mixtral-8x7b"), 4096, 256, frameworks::megatron::handle);
     moe.parallel.dispatcher = moe_dispatcher::alltoall;
     moe.parallel.grouped_gemm = true;
     plan_options mo;
-    mo.frameworks = {framework::megatron};
+    mo.frameworks = {frameworks::megatron::handle};
     const auto rm = planner{}.plan(moe, cluster({{"h100", "h100-80g", 8, 8}}), mo);
     REQUIRE(!rm.plans.empty());
     for (const auto& p : rm.plans) {
@@ -496,7 +496,7 @@ TEST_CASE("the planner keeps what a job states beyond its search axes: recompute
 
 TEST_CASE("a job that breaks a rule on every layout is reported with the rule, not as 'does not fit' (issue 28)") {
     // --fp8-param-gather on a bf16 job: Megatron's arguments.py refuses it whatever the layout
-    auto job = make_job(preset("llama-3.1-8b"), 4096, 64, framework::megatron);
+    auto job = make_job(preset("llama-3.1-8b"), 4096, 64, frameworks::megatron::handle);
     job.runtime.fp8_param_gather = true;
     const auto r = planner{}.plan(job, cluster({{"a", "a100-80g", 8, 2}}));
     REQUIRE(r.plans.empty());
@@ -514,7 +514,7 @@ TEST_CASE("offload plans fit the nodes' host memory where the cluster states it"
     job_spec j;
     j.model = preset("llama-2-7b");
     j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64, .total_tokens = 1e9};
-    j.runtime.framework = framework::deepspeed;
+    j.runtime.framework = frameworks::deepspeed::handle;
     j.runtime.offload.optimizer = true;
     plan_options opt;
     opt.max_gpus = 8;

@@ -130,7 +130,7 @@ job_spec megatron_13b() {
     job_spec j;
     j.model = preset("llama-2-13b");
     j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 256, .total_tokens = 1e10};
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     return j;
 }
 cluster_spec v100_and_t4() {

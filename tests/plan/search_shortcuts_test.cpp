@@ -76,17 +76,17 @@ void require_same(const plan_result& a, const plan_result& b) {
 
 TEST_CASE("prepared stages give the estimate and floor of the plain path, bit for bit") {
     const memory_estimator mem;
-    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp}) {
-        job_spec j = make_job(fw == framework::megatron ? mixtral_8x7b() : llama31_70b(), 4096, 256, fw);
+    for (auto fw : {frameworks::megatron::handle, frameworks::deepspeed::handle, frameworks::fsdp::handle}) {
+        job_spec j = make_job(fw == frameworks::megatron::handle ? mixtral_8x7b() : llama31_70b(), 4096, 256, fw);
         for (std::int64_t pp : {1, 4, 8}) {
             for (auto rc : {recompute::selective, recompute::full}) {  // full: FSDP's last stage is the peak
                 j.parallel = {};
                 j.parallel.tp = 4;
                 j.parallel.pp = pp;
                 j.parallel.dp = 2;
-                j.parallel.ep = fw == framework::megatron ? 2 : 1;
+                j.parallel.ep = fw == frameworks::megatron::handle ? 2 : 1;
                 j.parallel.sequence_parallel = true;
-                j.parallel.sharding = fw == framework::fsdp ? sharding::full : sharding::optimizer;
+                j.parallel.sharding = fw == frameworks::fsdp::handle ? sharding::full : sharding::optimizer;
                 j.parallel.recompute = rc;
                 j.training.micro_batch = 2;
                 const auto s = memory_search(mem).stages_of(j);
@@ -121,7 +121,7 @@ TEST_CASE("the walk without a per-stage list skips only stages another stage dom
     // The full walk is the same prepared stages with `walk` emptied. Exact (==): the same arithmetic per stage.
     const memory_estimator mem;
     int skipped = 0, ran = 0;
-    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp})
+    for (auto fw : {frameworks::megatron::handle, frameworks::deepspeed::handle, frameworks::fsdp::handle})
         for (bool moe : {false, true})
             for (std::int64_t pp : {2, 4, 8, 16})
                 for (auto sched : {pipeline_schedule::one_f_one_b, pipeline_schedule::interleaved, pipeline_schedule::gpipe})
@@ -132,12 +132,12 @@ TEST_CASE("the walk without a per-stage list skips only stages another stage dom
                                 j.parallel.tp = 2;
                                 j.parallel.pp = pp;
                                 j.parallel.dp = 2;
-                                j.parallel.ep = moe && fw == framework::megatron ? 2 : 1;
+                                j.parallel.ep = moe && fw == frameworks::megatron::handle ? 2 : 1;
                                 j.parallel.schedule = sched;
                                 j.parallel.vpp = sched == pipeline_schedule::interleaved ? 2 : 1;
                                 j.parallel.embedding_stage = j.parallel.loss_stage = edges == 1;
                                 j.parallel.sequence_parallel = true;
-                                j.parallel.sharding = fw == framework::fsdp ? sharding::full : sharding::optimizer;
+                                j.parallel.sharding = fw == frameworks::fsdp::handle ? sharding::full : sharding::optimizer;
                                 j.parallel.recompute = rc;
                                 j.training.micro_batch = mb;
                                 memory_report full;
@@ -171,17 +171,17 @@ TEST_CASE("the walk without a per-stage list skips only stages another stage dom
 TEST_CASE("step_parts equals predict's parts, bit for bit") {
     const step_time_model t;
     const gpu_catalog cat;
-    for (auto fw : {framework::megatron, framework::fsdp}) {
+    for (auto fw : {frameworks::megatron::handle, frameworks::fsdp::handle}) {
         job_spec j = make_job(llama31_70b(), 4096, 512, fw);
         for (std::int64_t pp : {1, 8}) {
             j.parallel = {};
             j.parallel.tp = 8;
             j.parallel.pp = pp;
             j.parallel.dp = 4;
-            j.parallel.vpp = pp > 1 && fw == framework::megatron ? 2 : 1;
+            j.parallel.vpp = pp > 1 && fw == frameworks::megatron::handle ? 2 : 1;
             j.parallel.schedule = j.parallel.vpp > 1 ? pipeline_schedule::interleaved : pipeline_schedule::one_f_one_b;
             j.parallel.sequence_parallel = true;
-            j.parallel.sharding = fw == framework::fsdp ? sharding::full : sharding::optimizer;
+            j.parallel.sharding = fw == frameworks::fsdp::handle ? sharding::full : sharding::optimizer;
             for (const char* gpu : {"h100-80g", "a100-80g", "v100-32g"}) {
                 const auto& g = cat.at(gpu);
                 const topology topo{8, 0.0};
@@ -207,9 +207,9 @@ TEST_CASE("the planner's shortcuts give the plans of its plain path") {
         c.nodes.push_back({t, t, 8, 16});
     validate(c);
     using plain_planner = planner::with_memory_model<plain_memory>::with_time_model<plain_time>;
-    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp})
+    for (auto fw : {frameworks::megatron::handle, frameworks::deepspeed::handle, frameworks::fsdp::handle})
         for (bool moe : {false, true}) {
-            if (moe && fw == framework::fsdp) continue;
+            if (moe && fw == frameworks::fsdp::handle) continue;
             const auto job = make_job(moe ? mixtral_8x7b() : llama31_70b(), 4096, 128, fw);
             plan_options opt;
             opt.max_gpus = 128;
@@ -225,7 +225,7 @@ TEST_CASE("the planner's shortcuts give the plans of its plain path") {
 TEST_CASE("micro-batch parts completed for each dp and sharding, copied or in place, are step_parts, bit for bit") {
     const step_time_model t;
     const gpu_catalog cat;
-    job_spec j = make_job(llama31_70b(), 4096, 512, framework::megatron);
+    job_spec j = make_job(llama31_70b(), 4096, 512, frameworks::megatron::handle);
     j.parallel.tp = 8;
     j.parallel.pp = 4;
     j.parallel.sequence_parallel = true;
@@ -269,7 +269,7 @@ TEST_CASE("a GPU type's facts taken once per pool are what the step-time model r
     // types of no known chip, PCIe nodes with the 12.5 GB/s default network) and node shapes with a given network.
     const step_time_model t;
     const gpu_catalog cat;
-    job_spec j = make_job(mixtral_8x7b(), 4096, 512, framework::megatron);  // tp, cp, ep and pp traffic all run
+    job_spec j = make_job(mixtral_8x7b(), 4096, 512, frameworks::megatron::handle);  // tp, cp, ep and pp traffic all run
     j.parallel.tp = 4;
     j.parallel.cp = 2;
     j.parallel.ep = 4;
@@ -316,12 +316,12 @@ TEST_CASE("the memory policies' per-job terms give their per-stage answers, bit 
     const transformer_activations acts;
     const framework_overheads over;
     const caching_allocator alloc;
-    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp}) {
-        job_spec j = make_job(fw == framework::megatron ? mixtral_8x7b() : llama31_70b(), 4096, 256, fw);
+    for (auto fw : {frameworks::megatron::handle, frameworks::deepspeed::handle, frameworks::fsdp::handle}) {
+        job_spec j = make_job(fw == frameworks::megatron::handle ? mixtral_8x7b() : llama31_70b(), 4096, 256, fw);
         j.parallel.tp = 2;
         j.parallel.pp = 4;
         j.parallel.dp = 4;
-        j.parallel.ep = fw == framework::megatron ? 2 : 1;
+        j.parallel.ep = fw == frameworks::megatron::handle ? 2 : 1;
         for (auto sh : {sharding::none, sharding::optimizer, sharding::full}) {
             j.parallel.sharding = sh;
             if (!framework_rejects(fw, j.parallel, j.training).empty()) continue;
@@ -346,7 +346,7 @@ TEST_CASE("the memory policies' per-job terms give their per-stage answers, bit 
 }
 
 TEST_CASE("validate_bounds: the quiet pass lets through what the checks pass, and the first failure is named") {
-    job_spec j = make_job(llama31_70b(), 4096, 256, framework::megatron);
+    job_spec j = make_job(llama31_70b(), 4096, 256, frameworks::megatron::handle);
     CHECK_NOTHROW(validate_bounds(j));
     j.name = "llama \xc3\xa9t\xc3\xa9";  // UTF-8, not ASCII: the quiet pass declines, the check passes it
     CHECK_NOTHROW(validate_bounds(j));
@@ -384,7 +384,7 @@ TEST_CASE("validate_layout throws where validate does, with its message, on the 
     // must agree exactly: same pass or same first message.
     int failures = 0, passes = 0;
     for (auto m : {llama31_70b(), mixtral_8x7b()})
-        for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp, framework::hf})
+        for (auto fw : {frameworks::megatron::handle, frameworks::deepspeed::handle, frameworks::fsdp::handle, frameworks::hf::handle})
             for (std::int64_t tp : {1, 3, 8})
                 for (std::int64_t pp : {1, 5, 8})
                     for (std::int64_t dp : {0, 1, 4, 1 << 20})
@@ -422,7 +422,7 @@ TEST_CASE("the default objective's score from its fields gives the plans of a fi
     cluster_spec c;
     for (const char* t : {"h100-80g", "a100-40g", "l40s", "v100-32g"}) c.nodes.push_back({t, t, 8, 16});
     validate(c);
-    const auto job = make_job(llama31_70b(), 4096, 128, framework::megatron);
+    const auto job = make_job(llama31_70b(), 4096, 128, frameworks::megatron::handle);
     for (auto objective : {plan_objective::time, plan_objective::gpu_hours, plan_objective::cost})
         for (bool whole_nodes : {false, true}) {
             plan_options opt;
@@ -449,7 +449,7 @@ TEST_CASE("the layouts kept on one type, searched first on the next, leave every
     for (const char* t : {"h100-80g", "h200", "a100-80g", "a100-40g", "l40s", "mi300x"}) c.nodes.push_back({t, t, 8, 16});
     c.nodes.push_back({"a10", "a10", 4, 32});
     validate(c);
-    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp})
+    for (auto fw : {frameworks::megatron::handle, frameworks::deepspeed::handle, frameworks::fsdp::handle})
         for (auto objective : {plan_objective::time, plan_objective::gpu_hours}) {
             const auto job = make_job(llama31_70b(), 4096, 256, fw);
             plan_options opt;
@@ -476,7 +476,7 @@ TEST_CASE("a layout's memo key completed at a level and micro-batch is the key o
     // pack_key's words for the job at that recompute level and micro-batch, or both keys would name other entries
     // (a wrong shift or mask here mixes the levels' answers). Exact: the words are integers.
     std::int64_t checked = 0;
-    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp})
+    for (auto fw : {frameworks::megatron::handle, frameworks::deepspeed::handle, frameworks::fsdp::handle})
         for (auto sh : {sharding::none, sharding::optimizer, sharding::full})
             for (std::int64_t pp : {1, 4})
                 for (auto prec : {precision::bf16_mixed, precision::fp8_mixed}) {
@@ -503,7 +503,7 @@ TEST_CASE("a layout's memo key completed at a level and micro-batch is the key o
                         }
                 }
     CHECK(checked == 3 * 3 * 2 * 2 * 3 * 4);
-    auto wide = make_job(llama31_70b(), 4096, 1024, framework::megatron);
+    auto wide = make_job(llama31_70b(), 4096, 1024, frameworks::megatron::handle);
     wide.parallel.dp = std::int64_t{1} << 22;  // beyond the packed width: the full key, from the job itself
     CHECK(!detail::layout_key_of(wide).packed);
 }
@@ -516,7 +516,7 @@ TEST_CASE("a layout's memo key moved to another dp is the key packed at that dp"
     for (auto sh : {sharding::none, sharding::optimizer})
         for (std::int64_t tp : {1, 8})
             for (std::int64_t pp : {1, 4}) {
-                auto j = make_job(llama31_70b(), 4096, 1024, framework::megatron);
+                auto j = make_job(llama31_70b(), 4096, 1024, frameworks::megatron::handle);
                 j.parallel.tp = tp;
                 j.parallel.pp = pp;
                 j.parallel.sharding = sh;
@@ -542,7 +542,7 @@ TEST_CASE("the layout list holds every point the node shape, rules and dp rules 
     // them). Exact: the jobs, levels, micro-batches and keys are integers and enums.
     const gpu_pool pool{gpu_catalog{}.at("h100-80g"), 8, 16, 0.0};
     std::int64_t points = 0;
-    for (auto fw : {framework::megatron, framework::deepspeed, framework::fsdp, framework::hf})
+    for (auto fw : {frameworks::megatron::handle, frameworks::deepspeed::handle, frameworks::fsdp::handle, frameworks::hf::handle})
         for (bool moe : {false, true}) {
             INFO(to_string(fw) << (moe ? " moe" : ""));
             const auto job = make_job(moe ? mixtral_8x7b() : llama31_70b(), 4096, 128, fw);
@@ -606,7 +606,7 @@ TEST_CASE("a job's stage key compared in place answers as the key built from it"
     // plan/memo.hpp is_stage_key_of: the memory check's stage cache asks it per estimate instead of building the
     // key; it must agree with stage_key_of(b) == k for jobs that differ in each field the key holds, and not mind the
     // fields it does not (dp, sharding, recompute, micro-batch). Exact: integers.
-    auto base = make_job(mixtral_8x7b(), 4096, 128, framework::megatron);
+    auto base = make_job(mixtral_8x7b(), 4096, 128, frameworks::megatron::handle);
     base.parallel.tp = 2;
     base.parallel.pp = 4;
     base.parallel.ep = 2;
@@ -616,7 +616,7 @@ TEST_CASE("a job's stage key compared in place answers as the key built from it"
         change(j);
         jobs.push_back(j);
     };
-    vary([](job_spec& j) { j.runtime.framework = framework::deepspeed; });
+    vary([](job_spec& j) { j.runtime.framework = frameworks::deepspeed::handle; });
     vary([](job_spec& j) { j.parallel.tp = 4; });
     vary([](job_spec& j) { j.parallel.etp = 2; });
     vary([](job_spec& j) { j.parallel.ep = 4; });

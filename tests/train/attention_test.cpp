@@ -51,17 +51,17 @@ TEST_CASE("compute capability and flash attention by chip (NVIDIA's CUDA GPU tab
 }
 
 TEST_CASE("auto resolves to flash on sm80+ and to the framework's fallback below") {
-    CHECK(attention_on(small_job(framework::megatron), gpu("a100-80g")) == attention_impl::flash);
-    CHECK(attention_on(small_job(framework::megatron), gpu("v100-32g")) == attention_impl::unfused);
-    CHECK(attention_on(small_job(framework::fsdp), gpu("t4")) == attention_impl::memory_efficient);
-    CHECK(attention_on(small_job(framework::hf), gpu("v100-32g")) == attention_impl::memory_efficient);
-    auto j = small_job(framework::fsdp);
+    CHECK(attention_on(small_job(frameworks::megatron::handle), gpu("a100-80g")) == attention_impl::flash);
+    CHECK(attention_on(small_job(frameworks::megatron::handle), gpu("v100-32g")) == attention_impl::unfused);
+    CHECK(attention_on(small_job(frameworks::fsdp::handle), gpu("t4")) == attention_impl::memory_efficient);
+    CHECK(attention_on(small_job(frameworks::hf::handle), gpu("v100-32g")) == attention_impl::memory_efficient);
+    auto j = small_job(frameworks::fsdp::handle);
     j.runtime.attention = attention_impl::unfused;  // asked for by name: kept
     CHECK(attention_on(j, gpu("h100-80g")) == attention_impl::unfused);
 }
 
 TEST_CASE("a kernel the type or framework cannot run is refused with the field named") {
-    auto j = small_job(framework::megatron);
+    auto j = small_job(frameworks::megatron::handle);
     j.runtime.attention = attention_impl::flash;
     CHECK_THROWS_WITH(job_on(j, gpu("v100-32g")), Contains("runtime.attention=\"flash\"") && Contains("v100-32g is 7.0") &&
                                                       Contains("\"unfused\""));
@@ -74,7 +74,7 @@ TEST_CASE("the memory model sees the kernel the type runs: unfused keeps the sco
     // Megatron on V100 runs Transformer Engine's unfused attention: per layer and micro-batch it keeps the softmax
     // output (2 B), the dropout mask (1 B) and the dropout output (2 B) of every a x s x s score (GPT-3 XL: 16 heads), where flash keeps
     // its fp32 log-sum-exp (4 B x a x s) (memory/activations.hpp, Korthikanti et al. 2022 eq. 1).
-    const auto j = small_job(framework::megatron);
+    const auto j = small_job(frameworks::megatron::handle);
     const auto v = estimate(j, &gpu("v100-32g"));
     const auto a = estimate(j, &gpu("a100-80g"));
     CHECK(v.job.runtime.attention == attention_impl::unfused);
@@ -89,7 +89,7 @@ TEST_CASE("unfused attention's score traffic and batched GEMMs in the step time"
     // Per token and layer on one GPU: a/tp x s scores, 16-bit; forward 3 x 2 B + dropout (2 x 2 B + 1 B mask),
     // backward 4 x 2 B + dropout's backward (2 x 2 B + 1 B): 11 + 13 = 24 B per score with Megatron's dropout on
     // (perf/step_time.hpp unfused_score_bytes).
-    auto j = small_job(framework::megatron);
+    auto j = small_job(frameworks::megatron::handle);
     j.training.precision = precision::bf16_mixed;
     j.parallel = {.tp = 2, .sequence_parallel = true};
     const auto& g = gpu("a100-80g");
@@ -109,7 +109,7 @@ TEST_CASE("unfused attention's score traffic and batched GEMMs in the step time"
 }
 
 TEST_CASE("V100 and T4 plans never use flash attention") {
-    for (auto fw : {framework::megatron, framework::fsdp, framework::ddp}) {
+    for (auto fw : {frameworks::megatron::handle, frameworks::fsdp::handle, frameworks::ddp::handle}) {
         cluster_spec c;
         c.nodes = {{"v", "v100-32g", 8, 2}, {"t", "t4", 4, 2}, {"a", "a100-80g", 8, 1}};
         validate(c);
@@ -121,7 +121,7 @@ TEST_CASE("V100 and T4 plans never use flash attention") {
             const bool pre_ampere = p.gpu == "v100-32g" || p.gpu == "t4";
             old += pre_ampere;
             if (pre_ampere)
-                CHECK(p.attention == (fw == framework::megatron ? attention_impl::unfused : attention_impl::memory_efficient));
+                CHECK(p.attention == (fw == frameworks::megatron::handle ? attention_impl::unfused : attention_impl::memory_efficient));
             else
                 CHECK(p.attention == attention_impl::flash);
         }

@@ -96,18 +96,18 @@ TEST_CASE("each framework rule names its fields") {
         CHECK_THAT(error_of(j), Contains("parallel.sharding=\"full\"") && Contains("adafactor"));
     }
     SECTION("deepspeed pipeline needs ZeRO 0/1") {
-        j.runtime.framework = framework::deepspeed;
+        j.runtime.framework = frameworks::deepspeed::handle;
         j.parallel.pp = 2;
         j.parallel.sharding = sharding::gradients;
         CHECK_THAT(error_of(j), Contains("parallel.sharding=\"gradients\"") && Contains("parallel.pp=2"));
     }
     SECTION("fsdp has no optimizer-only sharding") {
-        j.runtime.framework = framework::fsdp;
+        j.runtime.framework = frameworks::fsdp::handle;
         j.parallel.sharding = sharding::optimizer;
         CHECK_THAT(error_of(j), Contains("parallel.sharding=\"optimizer\"") && Contains("fsdp"));
     }
     SECTION("ddp is data parallel only") {
-        j.runtime.framework = framework::ddp;
+        j.runtime.framework = frameworks::ddp::handle;
         j.parallel.tp = 2;
         j.parallel.dp = 4;
         j.training.global_batch = 64;

@@ -23,22 +23,16 @@
 
 namespace frenzy {
 
-inline constexpr launcher launcher::megatron{frameworks::megatron::launch_traits};
-inline constexpr launcher launcher::torchtitan{frameworks::torchtitan::launch_traits};
-inline constexpr launcher launcher::deepspeed{frameworks::deepspeed::launch_traits};
-inline constexpr launcher launcher::fsdp{frameworks::fsdp::launch_traits};
-inline constexpr launcher launcher::llm_foundry{frameworks::llm_foundry::launch_traits};
-inline constexpr launcher launcher::hf{frameworks::hf::launch_traits};
-inline constexpr launcher launcher::torchtune{frameworks::torchtune::launch_traits};
-inline constexpr launcher launcher::litgpt{frameworks::litgpt::launch_traits};
-inline constexpr launcher launcher::by_default{frameworks::megatron::launch_traits};  // options that name none
+inline constexpr launcher launcher::by_default{frameworks::megatron::launcher_handle};  // options that name none
 constexpr launcher::launcher() noexcept : t_(&by_default.traits()) {}
 
 /// Every launcher known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<launcher>& launcher_catalog() {
-    static std::vector<launcher> all{launcher::megatron, launcher::torchtitan, launcher::deepspeed, launcher::fsdp,
-                                     launcher::llm_foundry, launcher::hf, launcher::torchtune, launcher::litgpt,
-                                     launcher{frameworks::axolotl::launch_traits}, launcher{frameworks::llamafactory::launch_traits}};
+    static std::vector<launcher> all{frameworks::megatron::launcher_handle,    frameworks::torchtitan::launcher_handle,
+                                     frameworks::deepspeed::launcher_handle,   frameworks::fsdp::launcher_handle,
+                                     frameworks::llm_foundry::launcher_handle, frameworks::hf::launcher_handle,
+                                     frameworks::torchtune::launcher_handle,   frameworks::litgpt::launcher_handle,
+                                     frameworks::axolotl::launcher_handle,     frameworks::llamafactory::launcher_handle};
     return all;
 }
 

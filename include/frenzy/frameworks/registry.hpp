@@ -26,23 +26,17 @@
 
 namespace frenzy {
 
-inline constexpr framework framework::megatron{frameworks::megatron::traits};
-inline constexpr framework framework::deepspeed{frameworks::deepspeed::traits};
-inline constexpr framework framework::fsdp{frameworks::fsdp::traits};
-inline constexpr framework framework::ddp{frameworks::ddp::traits};
-inline constexpr framework framework::hf{frameworks::hf::traits};
-inline constexpr framework framework::llm_foundry{frameworks::llm_foundry::traits};
-inline constexpr framework framework::torchtune{frameworks::torchtune::traits};
-inline constexpr framework framework::litgpt{frameworks::litgpt::traits};
-inline constexpr framework framework::by_default{frameworks::megatron::traits};  // a job that names none
+inline constexpr framework framework::by_default{frameworks::megatron::handle};  // a job that names none
 constexpr framework::framework() noexcept : t_(&by_default.traits()) {}
 
 /// Every framework known to this program, in the order --help lists them: the built-ins, then those added.
 inline std::vector<framework>& framework_catalog() {
-    static std::vector<framework> all{framework::megatron, framework::deepspeed, framework::fsdp, framework::ddp,
-                                      framework::hf, framework::llm_foundry, framework::torchtune, framework::litgpt,
-                                      framework{frameworks::axolotl::traits}, framework{frameworks::llamafactory::traits},
-                                      framework{frameworks::unsloth::traits}};
+    static std::vector<framework> all{frameworks::megatron::handle,    frameworks::deepspeed::handle,
+                                      frameworks::fsdp::handle,        frameworks::ddp::handle,
+                                      frameworks::hf::handle,          frameworks::llm_foundry::handle,
+                                      frameworks::torchtune::handle,   frameworks::litgpt::handle,
+                                      frameworks::axolotl::handle,     frameworks::llamafactory::handle,
+                                      frameworks::unsloth::handle};
     return all;
 }
 

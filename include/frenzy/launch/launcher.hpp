@@ -113,8 +113,8 @@ struct launcher_traits {
     bool per_device_batches = false;
 };
 
-/// Which launcher writes a job's files: a handle to its traits, compared by identity and written by name. The
-/// built-in ones are launcher::megatron, torchtitan, deepspeed, fsdp, llm_foundry, hf and torchtune (frameworks/launchers.hpp).
+/// Which launcher writes a job's files: a handle to its traits, compared by identity and written by name. Each
+/// framework's folder declares its own (frameworks::megatron::launcher_handle, ...; frameworks/launchers.hpp lists them).
 class launcher {
 public:
     constexpr launcher() noexcept;  ///< by_default
@@ -126,14 +126,6 @@ public:
 
     /// The launcher of launch_options that name none (one line of frameworks/launchers.hpp).
     static const launcher by_default;
-    static const launcher megatron;
-    static const launcher torchtitan;
-    static const launcher deepspeed;
-    static const launcher fsdp;
-    static const launcher llm_foundry;
-    static const launcher hf;
-    static const launcher torchtune;
-    static const launcher litgpt;
 
 private:
     const launcher_traits* t_;

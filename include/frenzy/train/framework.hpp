@@ -315,9 +315,9 @@ struct framework_traits {
     framework_rules rules{};
 };
 
-/// Which framework a job runs on: a handle to its traits, compared by identity and written by name. The built-in
-/// frameworks are framework::megatron, deepspeed, fsdp, ddp, hf, llm_foundry, torchtune and litgpt (frameworks/registry.hpp); others come from
-/// find_framework(name) once added to the catalog.
+/// Which framework a job runs on: a handle to its traits, compared by identity and written by name. Each framework's
+/// folder declares its own (frameworks::megatron::handle, ...; frameworks/registry.hpp lists them); a host finds one by
+/// name with find_framework, or adds its own with add_framework.
 class framework {
 public:
     constexpr framework() noexcept;  ///< by_default
@@ -331,14 +331,6 @@ public:
 
     /// The framework of a job that names none (one line of frameworks/registry.hpp).
     static const framework by_default;
-    static const framework megatron;
-    static const framework deepspeed;
-    static const framework fsdp;
-    static const framework ddp;
-    static const framework hf;
-    static const framework llm_foundry;
-    static const framework torchtune;
-    static const framework litgpt;
 
 private:
     const framework_traits* t_;

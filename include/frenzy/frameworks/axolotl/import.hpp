@@ -223,7 +223,7 @@ inline launcher_import axolotl_import_yaml(const std::string& text, const import
     const detail::trainer_yaml y{"axolotl config.yml", out};
     const YAML::Node root = detail::trainer_yaml_load(text, y.file);
     auto& j = out.job;
-    j.runtime.framework = framework{frameworks::axolotl::traits};
+    j.runtime.framework = frameworks::axolotl::handle;
     j.training.seq_len = 512;  // config.py sequence_len default
     detail::axolotl_settings s;
     for (const auto& kv : root) {

@@ -38,4 +38,7 @@ inline constexpr launcher_traits launch_traits{
     .per_device_batches = true,
 };
 
+/// This launcher as launch options name it: a handle to `launch_traits` (frameworks/launchers.hpp lists it).
+inline constexpr launcher launcher_handle{launch_traits};
+
 }  // namespace frenzy::frameworks::axolotl

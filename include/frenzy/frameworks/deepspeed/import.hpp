@@ -104,7 +104,7 @@ inline launcher_import deepspeed_import_json(const nlohmann::json& c, const impo
     auto& j = out.job;
     j.model = opt.model;
     j.training = opt.training;
-    j.runtime.framework = framework::deepspeed;
+    j.runtime.framework = frameworks::deepspeed::handle;
     j.parallel = opt.layout;
     j.parallel.dp = 1;
     j.parallel.sharding = sharding::none;

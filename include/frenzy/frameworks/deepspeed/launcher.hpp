@@ -62,4 +62,7 @@ inline constexpr launcher_traits launch_traits{
     .needs_run_command = true,
 };
 
+/// This launcher as launch options name it: a handle to `launch_traits` (frameworks/launchers.hpp lists it).
+inline constexpr launcher launcher_handle{launch_traits};
+
 }  // namespace frenzy::frameworks::deepspeed

@@ -77,7 +77,7 @@ inline launcher_import fsdp_import_json(const nlohmann::json& c, const import_op
     if (opt.world_size > 0 && world != opt.world_size)
         throw config_error("world_size=" + std::to_string(world) + " contradicts the world size given beside the file, " +
                            std::to_string(opt.world_size) + " (import_options.world_size, --world-size)");
-    j.runtime.framework = wrapper == "DistributedDataParallel" ? framework::ddp : framework::fsdp;
+    j.runtime.framework = wrapper == "DistributedDataParallel" ? frameworks::ddp::handle : frameworks::fsdp::handle;
     if (wrapper != "DistributedDataParallel" && wrapper != "FullyShardedDataParallel")
         throw config_error("wrapper=\"" + wrapper + "\" must be FullyShardedDataParallel or DistributedDataParallel");
     if (strategy == "FULL_SHARD") j.parallel.sharding = sharding::full;

@@ -18,7 +18,7 @@ namespace frenzy::frameworks::fsdp {
 inline nlohmann::ordered_json settings(const job_spec& j) {
     const auto& t = j.training;
     const auto& p = j.parallel;
-    const bool ddp = j.runtime.framework == framework::ddp;
+    const bool ddp = j.runtime.framework == frameworks::ddp::handle;
     const char* strategy = ddp ? "NO_SHARD"
                            : p.sharding == sharding::full ? "FULL_SHARD"
                            : p.sharding == sharding::gradients ? "SHARD_GRAD_OP" : "NO_SHARD";
@@ -73,5 +73,8 @@ inline constexpr launcher_traits launch_traits{
     .import_file = import_file,
     .needs_run_command = true,
 };
+
+/// This launcher as launch options name it: a handle to `launch_traits` (frameworks/launchers.hpp lists it).
+inline constexpr launcher launcher_handle{launch_traits};
 
 }  // namespace frenzy::frameworks::fsdp

@@ -121,7 +121,7 @@ inline launcher_import hf_import_script(const std::string& text, const import_op
         throw config_error("frenzy_hf_train.py does not describe the model: give it beside the file (--model)");
     launcher_import out;
     auto& j = out.job;
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.model = opt.model;
     detail::hf_check_planned(detail::hf_setting(s, "PLANNED"), j.model);
     auto& t = j.training;

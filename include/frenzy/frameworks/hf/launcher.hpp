@@ -318,4 +318,7 @@ inline constexpr launcher_traits launch_traits{
     .methods = method_bits({finetune_method::none, finetune_method::full, finetune_method::lora, finetune_method::qlora}),
 };
 
+/// This launcher as launch options name it: a handle to `launch_traits` (frameworks/launchers.hpp lists it).
+inline constexpr launcher launcher_handle{launch_traits};
+
 }  // namespace frenzy::frameworks::hf

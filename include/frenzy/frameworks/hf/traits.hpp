@@ -106,4 +106,7 @@ inline constexpr framework_traits traits{
               .dpo = true},
 };
 
+/// This framework as jobs and plans name it: a handle to `traits` (frameworks/registry.hpp lists it).
+inline constexpr framework handle{traits};
+
 }  // namespace frenzy::frameworks::hf

@@ -128,7 +128,7 @@ inline launcher_import litgpt_import_yaml(const std::string& text, const import_
     const std::string model_key = root["model_name"] ? "model_name" : "checkpoint_dir";
     launcher_import out;
     auto& j = out.job;
-    j.runtime.framework = framework::litgpt;
+    j.runtime.framework = frameworks::litgpt::handle;
     j.model = detail::litgpt_model_spec(model_key, detail::litgpt_scalar(root[model_key], model_key));
     auto& t = j.training;
     t.precision = precision::bf16_mixed;  // get_default_supported_precision(training=True) on a bf16 GPU

@@ -114,6 +114,9 @@ inline constexpr framework_traits traits{
               .fp8_recipes = torchao_fp8_recipes, .fp8_default = fp8_recipe::rowwise},
 };
 
+/// This framework as jobs and plans name it: a handle to `traits` (frameworks/registry.hpp lists it).
+inline constexpr framework handle{traits};
+
 // The Frenzy presets LitGPT has a model config for (Lightning-AI/litgpt@26857050 litgpt/config.py `configs`): the
 // config name `litgpt pretrain` takes (model_name), the Hugging Face repository `litgpt download` saves under
 // checkpoints/ORG/NAME (the checkpoint_dir of the finetune commands), and the config's n_layer and n_embd, which

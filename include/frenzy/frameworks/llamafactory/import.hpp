@@ -166,7 +166,7 @@ inline launcher_import llamafactory_import_yaml(const std::string& text, const i
     const detail::trainer_yaml y{"LLaMA-Factory train.yaml", out};
     const YAML::Node root = detail::trainer_yaml_load(text, y.file);
     auto& j = out.job;
-    j.runtime.framework = framework{frameworks::llamafactory::traits};
+    j.runtime.framework = frameworks::llamafactory::handle;
     j.training.seq_len = 2048;  // data_args.py cutoff_len
     j.training.micro_batch = 8;  // transformers TrainingArguments per_device_train_batch_size
     detail::llamafactory_settings s;

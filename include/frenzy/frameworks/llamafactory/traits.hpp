@@ -32,4 +32,7 @@ inline constexpr framework_traits traits{
               .fp8_recipes = hf::traits.rules.fp8_recipes, .fp8_default = hf::traits.rules.fp8_default, .dpo = true},
 };
 
+/// This framework as jobs and plans name it: a handle to `traits` (frameworks/registry.hpp lists it).
+inline constexpr framework handle{traits};
+
 }  // namespace frenzy::frameworks::llamafactory

@@ -289,7 +289,7 @@ inline launcher_import llm_foundry_import_yaml(const std::string& text, const im
     check_yaml_keys(root, "", 0, "llm-foundry train.yaml");
     launcher_import out;
     auto& j = out.job;
-    j.runtime.framework = framework::llm_foundry;
+    j.runtime.framework = frameworks::llm_foundry::handle;
     const auto vars = root["variables"];
     j.model = detail::foundry_model(root["model"], vars, opt.model, out);
     auto scalar = [&](const char* key) { return detail::foundry_scalar(root[key], vars, key); };

@@ -230,4 +230,7 @@ inline constexpr launcher_traits launch_traits{
     .import_file = import_file,
 };
 
+/// This launcher as launch options name it: a handle to `launch_traits` (frameworks/launchers.hpp lists it).
+inline constexpr launcher launcher_handle{launch_traits};
+
 }  // namespace frenzy::frameworks::llm_foundry

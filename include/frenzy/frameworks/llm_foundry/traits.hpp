@@ -58,4 +58,7 @@ inline constexpr framework_traits traits{
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},
 };
 
+/// This framework as jobs and plans name it: a handle to `traits` (frameworks/registry.hpp lists it).
+inline constexpr framework handle{traits};
+
 }  // namespace frenzy::frameworks::llm_foundry

@@ -139,7 +139,7 @@ struct megatron_pending {
 inline void megatron_defaults(job_spec& j) {
     auto& m = j.model;
     auto& t = j.training;
-    j.runtime.framework = framework::megatron;
+    j.runtime.framework = frameworks::megatron::handle;
     m.name = "megatron";
     m.tied_embeddings = true;                                  // Megatron ties unless --untie-embeddings-and-output-weights
     m.position_embedding = position_embedding::learned;        // --position-embedding-type default learned_absolute

@@ -72,4 +72,7 @@ inline constexpr framework_traits traits{
               .stage_layer_layout = true, .fp8_recipes = transformer_engine_fp8_recipes},
 };
 
+/// This framework as jobs and plans name it: a handle to `traits` (frameworks/registry.hpp lists it).
+inline constexpr framework handle{traits};
+
 }  // namespace frenzy::frameworks::megatron

@@ -183,7 +183,7 @@ inline launcher_import torchtitan_import_text(const std::string& text, const imp
     launcher_import out;
     auto& j = out.job;
     j.model = opt.model;
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     auto& p = j.parallel;
     p = parallel_config{};
     p.recompute = recompute::selective;      // Trainer.Config default: SelectiveAC.Config

@@ -127,7 +127,7 @@ inline launcher_import torchtune_import_yaml(const std::string& text, const impo
     check_yaml_keys(root, "", 0, "torchtune.yaml");
     launcher_import out;
     auto& j = out.job;
-    j.runtime.framework = framework::torchtune;
+    j.runtime.framework = frameworks::torchtune::handle;
     j.training.precision = precision::bf16;
     detail::tune_model(root["model"], opt.model, out);
     auto& t = j.training;

@@ -91,4 +91,7 @@ inline constexpr framework_traits traits{
               .fp8_recipes = torchao_fp8_recipes, .fp8_default = fp8_recipe::rowwise},
 };
 
+/// This framework as jobs and plans name it: a handle to `traits` (frameworks/registry.hpp lists it).
+inline constexpr framework handle{traits};
+
 }  // namespace frenzy::frameworks::torchtune

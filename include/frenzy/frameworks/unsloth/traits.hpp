@@ -62,4 +62,7 @@ inline constexpr framework_traits traits{
               .fp8_recipes = 0, .dpo = true},
 };
 
+/// This framework as jobs and plans name it: a handle to `traits` (frameworks/registry.hpp lists it).
+inline constexpr framework handle{traits};
+
 }  // namespace frenzy::frameworks::unsloth
