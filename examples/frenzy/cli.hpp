@@ -142,6 +142,12 @@ inline CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) {
 /// whole_number over a bound of core/checked.hpp (every flag's range is one of `frenzy::bounds`).
 inline CLI::Validator whole_number(frenzy::int_bound b) { return whole_number(b.min, b.max); }
 
+/// Validator of a text flag given a value: "" is refused rather than read as the flag left out (CLI11 passes it).
+inline CLI::Validator non_empty() {
+    return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "is empty: leave the flag out for its default" : ""; },
+                          "TEXT");
+}
+
 /// Validator of a finite number in [lo, hi] (NaN and inf rejected; short bounds in the message).
 inline CLI::Validator finite_number(double lo, double hi) {
     return CLI::Validator(

@@ -166,17 +166,22 @@ void frenzy_cli::add_launch(CLI::App& app) {
     c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time; cost needs --price)");
     frenzy_cli::add_price_option(c, a->prices);
     c->add_option("--gres-map", a->gres, "Catalog name to Slurm GRES type, NAME=GRES (repeatable; default the catalog name)")->delimiter(',');
-    c->add_option("--run-command", a->run_command, "Script (and arguments) torchrun starts (default: the framework's)");
+    c->add_option("--run-command", a->run_command, "Script and arguments torchrun starts, as shell words: quotes and $VARS work, "
+                  "; & | < > ( ) ` $( are refused (put a pipeline in a script) (default: the framework's)")
+        ->check(frenzy_cli::non_empty());
     c->add_option("--time-margin", a->time_margin, "Slurm --time = predicted run time x (1 + this) (default 0.2)")->check(CLI::NonNegativeNumber);
     c->add_option("--torchtitan-base", a->torchtitan_base, "torchtitan recipe the generated one starts from, MODULE:FUNCTION (default: torchtitan's recipe for the model)");
-    c->add_option("--partition", a->slurm.partition, "Slurm partition (#SBATCH --partition; default the cluster's)");
-    c->add_option("--account", a->slurm.account, "Slurm account to charge (#SBATCH --account)");
-    c->add_option("--qos", a->slurm.qos, "Slurm quality of service (#SBATCH --qos)");
-    c->add_option("--cpus-per-task", a->slurm.cpus_per_task, "CPUs for each node's task, which starts every rank (#SBATCH --cpus-per-task)");
-    c->add_option("--mem", a->slurm.mem, "Memory per node: MB, or with a unit K|M|G|T; 0 = all of it (#SBATCH --mem)");
+    c->add_option("--partition", a->slurm.partition, "Slurm partition (#SBATCH --partition; default the cluster's)")
+        ->check(frenzy_cli::non_empty());
+    c->add_option("--account", a->slurm.account, "Slurm account to charge (#SBATCH --account)")->check(frenzy_cli::non_empty());
+    c->add_option("--qos", a->slurm.qos, "Slurm quality of service (#SBATCH --qos)")->check(frenzy_cli::non_empty());
+    c->add_option("--cpus-per-task", a->slurm.cpus_per_task, "CPUs for each node's task, which starts every rank (#SBATCH --cpus-per-task)")
+        ->check(frenzy_cli::whole_number(frenzy::bounds::cpus_per_task));
+    c->add_option("--mem", a->slurm.mem, "Memory per node: MB, or with a unit K|M|G|T; 0 = all of it (#SBATCH --mem)")
+        ->check(frenzy_cli::non_empty());
     c->add_option("--requeue-signal", a->slurm.requeue_signal_s,
                   "Seconds before the time limit at which the job requeues itself, to resume from its checkpoint; 0 = never "
-                  "(default 300)");
+                  "(default 300)")->check(frenzy_cli::finite_number(frenzy::bounds::seconds));
     c->add_option("--max-time", a->max_time,
                   "The partition's longest --time (Slurm's format: 2-00:00:00, 48:00:00, ...; \"sinfo\" reads it for "
                   "--partition): a longer run's limit is capped at it and the run resumes over requeued jobs");

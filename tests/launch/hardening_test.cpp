@@ -162,6 +162,14 @@ TEST_CASE("launch: the run command is one line of the batch script with its quot
     CHECK_THROWS_WITH(check_run_command("a'b"), Contains("leaves a quote or a backslash open"));
     CHECK_THROWS_WITH(check_run_command("a \"b"), Contains("leaves a quote or a backslash open"));
     CHECK_THROWS_WITH(check_run_command("a \\"), Contains("leaves a quote or a backslash open"));
+    // shell words only (issue 57 item 3): what the batch shell would run itself, outside srun, is refused; quoted
+    // or escaped, the same characters are an argument's text, and $VARIABLES expand as the help says
+    CHECK_NOTHROW(check_run_command("train.py --data \"$DATA_DIR\" --tag 'a;b|c $(x)' x\\;y"));
+    for (const std::string bad : {"train.py; rm -rf x", "a && b", "a | tee log", "a > log", "(train.py", "a `id`",
+                                  "a $(id)", "a \"$(id)\"", "a \"`id`\"", "a &"})
+        CHECK_THROWS_WITH(check_run_command(bad), Contains("which the batch shell would run itself"));
+    CHECK_THROWS_WITH(check_run_command("a $(id)"), Contains("holds $( at byte 2"));
+    CHECK_THROWS_WITH(check_run_command("   "), Contains("is blank"));
 }
 
 TEST_CASE("litgpt launcher: hostile job and model names never reach litgpt.yaml or the command line") {

@@ -87,10 +87,15 @@ TEST_CASE("Slurm settings: partition, account, qos, CPUs per task and memory are
     refused([](launch_options& x) { x.cpus_per_task = -1; }, "launch_options::cpus_per_task");
     refused([](launch_options& x) { x.mem = "12GB"; }, "launch_options::mem");
     refused([](launch_options& x) { x.mem = "G"; }, "launch_options::mem");
+    // bounded (issue 57): 1e15 bytes per node is 909 TiB; a 400-digit count neither overflows nor passes
+    refused([](launch_options& x) { x.mem = "910T"; }, "more than 909 TiB per node");
+    refused([](launch_options& x) { x.mem = std::string(400, '9'); }, "launch_options::mem");
     refused([](launch_options& x) { x.requeue_signal_s = 70000; }, "launch_options::requeue_signal_s");  // sbatch: <= 65535
     auto m = fsdp_options();
     m.mem = "512G";
     CHECK(script(m).find("#SBATCH --mem=512G\n") != std::string::npos);
+    m.mem = "909T";  // the largest whole number of TiB within the bound
+    CHECK(script(m).find("#SBATCH --mem=909T\n") != std::string::npos);
 }
 
 TEST_CASE("Slurm requeue: --requeue and USR1 before the time limit by default, half the limit at most, 0 turns it off") {

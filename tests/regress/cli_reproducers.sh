@@ -207,6 +207,19 @@ json.dump(q, open(f"{out}/qwen3_bad_types.json", "w"))
 PY
 check must 2 'layer_types=.*must be a list of num_hidden_layers=26 entries' -- estimate --hf-config "$tmp/gemma3_short_types.json"
 check must 2 'layer_types\[27\]="global" is not one of' -- estimate --hf-config "$tmp/qwen3_bad_types.json"
+# issue 57 item 3: Slurm flags given a value are bounded and non-empty (--requeue-signal '' silently turned requeue
+# off, --cpus-per-task 0 was dropped, --mem had no bound); --run-command is shell words torchrun starts, so what the
+# batch shell would run itself is refused
+l57=(launch --model gpt2 --framework megatron --cluster "$tmp/cluster.json" -o "$tmp/l57b")
+check must nonzero 'requeue-signal' -- "${l57[@]}" --requeue-signal ''
+check must nonzero 'cpus-per-task' -- "${l57[@]}" --cpus-per-task 0
+check must nonzero 'mem.*empty' -- "${l57[@]}" --mem ''
+check must nonzero 'partition.*empty' -- "${l57[@]}" --partition ''
+check must 2 'launch_options::mem=.*more than 909 TiB per node' -- "${l57[@]}" --mem 99999999999999999999999T
+check must 2 'run_command.*holds ; at byte 8.*outside srun' -- "${l57[@]}" --run-command 'train.py; rm -rf x'
+check must 2 'run_command.*holds \$\( at byte' -- "${l57[@]}" --run-command 'train.py $(id)'
+check must 2 'run_command.*is blank' -- "${l57[@]}" --run-command '   '
+check must 0 'wrote' -- "${l57[@]}" --run-command 'train.py --data "$DATA" --tag '"'"'a;b'"'"
 
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -248,6 +248,12 @@ inline std::vector<std::string> slurm_option_directives(const launch_options& o,
         const auto digits = o.mem.find_first_not_of("0123456789");
         if (digits == 0 || (digits != std::string::npos && (digits + 1 != o.mem.size() || std::string_view("KMGT").find(o.mem.back()) == std::string_view::npos)))
             throw field_error("launch_options::mem", o.mem, "must be a whole number of megabytes, or with a unit K, M, G or T (\"0\" = the whole node)");
+        const double scale[] = {1.0 / 1024, 1, 1024, 1024.0 * 1024};  // K, M, G, T in MB (sbatch's units are powers of 1024)
+        const auto unit = digits == std::string::npos ? std::string_view::npos : std::string_view("KMGT").find(o.mem.back());
+        const double mb = std::strtod(o.mem.substr(0, digits).c_str(), nullptr) * (unit == std::string_view::npos ? 1 : scale[unit]);
+        if (mb * 1024 * 1024 > bounds::memory_bytes.max)  // sbatch reads a 64-bit count of MB; no node holds a petabyte
+            throw field_error("launch_options::mem", o.mem, "is more than " + number_text(std::floor(bounds::memory_bytes.max / std::pow(1024.0, 4))) +
+                              " TiB per node");
         d.push_back("--mem=" + o.mem);
     }
     if (o.requeue_signal_s != 0) {

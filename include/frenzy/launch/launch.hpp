@@ -42,27 +42,36 @@
 namespace frenzy {
 
 
-/// launch_options::run_command is the user's own command line, written as one line of the batch script: no control
-/// character (a newline would start another command) and its quotes closed (an open quote swallows the script's
-/// following lines), as bash reads single and double quotes and backslashes.
+/// launch_options::run_command is the script (and its arguments) torchrun starts, written into the batch script as
+/// shell words: quotes and $VARIABLES work as in bash. Refused: a control character (a newline would start another
+/// command), an open quote, a value of blanks (no script), and outside single quotes any of ; & | < > ( ) ` $( which
+/// the batch shell would run itself, outside srun (a pipeline goes in a script).
 inline void check_run_command(const std::string& c) {
+    const std::string field = "launch_options::run_command (--run-command)";
     for (std::size_t i = 0; i < c.size(); ++i) {  // every byte, escaped or not (a backslash does not make \x01 safe)
         const auto ch = static_cast<unsigned char>(c[i]);
         if (ch < 0x20 || ch == 0x7f)
-            throw config_error("launch_options::run_command holds a control character (" + printable(c.substr(i, 1)) +
-                               " at byte " + std::to_string(i) + "); it is written as one line of the batch script");
+            throw config_error(field + " holds a control character (" + printable(c.substr(i, 1)) + " at byte " +
+                               std::to_string(i) + "); it is written as one line of the batch script");
     }
+    if (!c.empty() && c.find_first_not_of(' ') == std::string::npos)
+        throw config_error(field + " is blank: it names no script for torchrun to start (leave it out for the framework's)");
     char quote = 0;
     for (std::size_t i = 0; i < c.size(); ++i) {
         const auto ch = static_cast<unsigned char>(c[i]);
         if (quote == '\'') { if (ch == '\'') quote = 0; continue; }
         if (ch == '\\' && i + 1 == c.size()) quote = '\\';  // a backslash escaping the line's end
         if (ch == '\\') { ++i; continue; }
+        const bool substitution = ch == '`' || (ch == '$' && i + 1 < c.size() && c[i + 1] == '(');
+        const bool control = quote == 0 && std::string_view(";&|<>()").find(static_cast<char>(ch)) != std::string_view::npos;
+        if (substitution || control)
+            throw config_error(field + "=" + printable(c, 80) + " holds " + (substitution ? std::string(ch == '`' ? "`" : "$(") : std::string(1, static_cast<char>(ch))) +
+                               " at byte " + std::to_string(i) + ", which the batch shell would run itself, outside srun: it "
+                               "names the script torchrun starts and its arguments (put a pipeline in a script)");
         if (quote == '"') { if (ch == '"') quote = 0; continue; }
         if (ch == '\'' || ch == '"') quote = static_cast<char>(ch);
     }
-    if (quote)
-        throw config_error("launch_options::run_command=" + printable(c, 80) + " leaves a quote or a backslash open");
+    if (quote) throw config_error(field + "=" + printable(c, 80) + " leaves a quote or a backslash open");
 }
 
 /// config_error naming training.finetune.method when `l` does not write it (launcher_traits::methods), with the
