@@ -229,6 +229,7 @@ private:
             }
             best_reserved = std::max(best_reserved, reserved);
             r.host_per_gpu = std::max(r.host_per_gpu, ms.host);
+            r.host_activations = std::max(r.host_activations, act.host);
             r.paged = std::max(r.paged, ms.paged);
             if (with_stages) r.stages.push_back(st);
             r.peak_reserved = bytes{best_reserved};
