@@ -505,8 +505,7 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
         const double kept = std::min(2.0, live_dense + live_moe);
         const double per = std::max(live_dense > 0 ? per_dense : 0.0, live_moe > 0 ? per_moe : 0.0);
         r.stored = bytes{edges * in_flight + kept * per};
-        // every layer's saved tensors get a pinned host copy (torchtune OffloadActivations: empty_like(pin_memory=True)
-        // per tensor of 1 KiB or more), before the caching host allocator's power-of-two rounding of each
+        // each layer's saved tensors get a pinned host copy (torchtune OffloadActivations: empty_like(pin_memory=True))
         r.host = a.host + bytes{layers_after * in_flight};
     } else {
         r.stored = bytes{(edges + layers_after) * in_flight};
