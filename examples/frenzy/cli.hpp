@@ -385,7 +385,7 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
                                               "paged_adamw_32bit): states in CUDA unified memory, outside PyTorch's "
                                               "allocator (runtime.paged_optimizer; with --optimizer adamw or adamw-8bit)");
     c->add_option("--framework-version", a.framework_version,
-                  "The framework's release whose defaults the job runs (runtime.framework_version): " + framework_versions_help() +
+                  "The framework's release whose defaults the job runs (runtime.framework_version): " + frenzy::framework_versions_help() +
                       "; the other frameworks take none");
     c->add_flag("--no-dropout", a.no_dropout, "No dropout masks (runtime.dropout false; Megatron's default is 0.1)");
 }
