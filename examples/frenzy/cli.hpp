@@ -298,6 +298,7 @@ struct job_args {
     std::int64_t lora_rank = 0, freeze_layers = -1;
     bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false, paged = false;
     bool precompute_ref = false, load_in_8bit = false;
+    std::string framework_version;  ///< runtime.framework_version
     /// GPUs of `estimate --gpus`: the world size of an imported configuration that states per-device batches
     /// (launcher_traits::per_device_batches); 0 = not given.
     std::int64_t import_world_size = 0;
@@ -389,6 +390,9 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
     c->add_flag("--paged-optimizer", a.paged, "bitsandbytes' paged optimizer (transformers optim=paged_adamw_8bit or "
                                               "paged_adamw_32bit): states in CUDA unified memory, outside PyTorch's "
                                               "allocator (runtime.paged_optimizer; with --optimizer adamw or adamw-8bit)");
+    c->add_option("--framework-version", a.framework_version,
+                  "The framework's release whose defaults the job runs (runtime.framework_version): " + frenzy::framework_versions_help() +
+                      "; the other frameworks take none");
     c->add_flag("--no-dropout", a.no_dropout, "No dropout masks (runtime.dropout false; Megatron's default is 0.1)");
 }
 
@@ -452,6 +456,7 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
     if (a.liger) j.runtime.liger = true;
     if (a.paged) j.runtime.paged_optimizer = true;
     if (a.no_dropout) j.runtime.dropout = false;
+    if (!a.framework_version.empty()) j.runtime.framework_version = a.framework_version;
 }
 
 /// --recompute, --recompute-method and --recompute-layers into `j` and the stated constraints `c`. A recompute unit

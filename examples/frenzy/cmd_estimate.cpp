@@ -248,6 +248,19 @@ void print_readouts(const frenzy::device_footprint& d) {
                                  : std::string());
 }
 
+/// The pinned host memory of offloaded activations (Unsloth's checkpoints, runtime.offload.activations), per GPU and
+/// on a node of the GPU type: each of the node's processes pins its own.
+void print_host_activations(const frenzy::estimate_result& e) {
+    const double per_gpu = e.memory.host_activations.value;
+    if (!(per_gpu > 0)) return;
+    fmt::print("offloaded activations: {} GiB of pinned host memory per GPU", frenzy_cli::gib(per_gpu));
+    if (e.gpu) {
+        const auto n = std::min<std::int64_t>(e.job.parallel.gpus(), e.gpu->gpus_per_node);
+        fmt::print("; {} GiB on a node with {} of its GPUs", frenzy_cli::gib(per_gpu * static_cast<double>(n)), n);
+    }
+    fmt::print("\n");
+}
+
 void print_estimate(const frenzy::estimate_result& e) {
     using namespace frenzy;
     const auto& j = e.job;
@@ -287,6 +300,7 @@ void print_estimate(const frenzy::estimate_result& e) {
                                        frenzy_cli::gib(host_memory_per_node(r, p.gpus(), e.gpu->gpus_per_node).value),
                                        host_buffer_factor)
                          : std::string());
+    print_host_activations(e);
     if (r.paged.value > 0)
         fmt::print("paged optimizer: {} GiB of states in CUDA unified memory, outside both peaks (the driver moves them "
                    "to host memory when the device is full)\n", frenzy_cli::gib(r.paged.value));

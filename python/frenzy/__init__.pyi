@@ -108,6 +108,9 @@ class Estimate:
     def paged_bytes(self) -> float:
         """Optimizer states in CUDA unified memory (runtime.paged_optimizer): outside both peaks."""
     @property
+    def host_activation_bytes_per_gpu(self) -> float:
+        """Pinned host memory of one GPU's offloaded activations (Unsloth's offloaded checkpoints, runtime.offload.activations): outside both peaks."""
+    @property
     def readouts(self) -> JsonDict | None:
         """With a GPU: what torch.cuda.max_memory_allocated, max_memory_reserved and nvidia-smi would show at the
         peak, and the CUDA context, NCCL buffers and paged states (memory/device.hpp); None without one."""

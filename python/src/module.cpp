@@ -570,6 +570,9 @@ inline void bind_estimate_result(py::module_& m) {
         .def_property_readonly("stages", [](const estimate_result& r) { return r.memory.stages; })
         .def_property_readonly("paged_bytes", [](const estimate_result& r) { return r.memory.paged.value; },
                                "Optimizer states in CUDA unified memory (runtime.paged_optimizer): outside both peaks.")
+        .def_property_readonly("host_activation_bytes_per_gpu", [](const estimate_result& r) { return r.memory.host_activations.value; },
+                               "Pinned host memory of one GPU's offloaded activations (Unsloth's offloaded checkpoints, "
+                               "runtime.offload.activations): outside both peaks.")
         .def_property_readonly(
             "readouts",
             [](const estimate_result& r) -> py::object {

@@ -217,3 +217,19 @@ def test_readouts_and_paged_states():
     assert r["device_bytes"] == pytest.approx(r["reserved_bytes"] + r["cuda_context_bytes"] + r["nccl_bytes"]
                                               + r["paged_resident_bytes"], rel=1e-12)
     assert frenzy.estimate(job).readouts is None
+
+
+def test_offloaded_checkpoints_pinned_host_memory():
+    """Unsloth's offloaded checkpoints pin 200 x 256 KiB buffers and one per layer grown to its input
+    (unsloth_zoo@ce232d6c gradient_checkpointing.py): Llama 3.2 1B (16 layers, h 2048) at 2048 tokens, 8 MiB inputs:
+    16 x 8 MiB + 50 MiB = 178 MiB, outside both peaks; to_dict() carries it per GPU and per node."""
+    job = {"model": {"preset": "llama-3.2-1b"},
+           "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 1,
+                        "finetune": {"method": "lora"}},
+           "parallel": {"recompute": "full"},
+           "runtime": {"framework": "unsloth"}}
+    e = frenzy.estimate(job, "rtx-4090")
+    assert e.host_activation_bytes_per_gpu == pytest.approx(178 * 2**20, rel=1e-12)
+    d = e.to_dict()
+    assert d["host_activation_bytes_per_gpu"] == pytest.approx(178 * 2**20, rel=1e-12)
+    assert d["host_activation_bytes_per_node"] == pytest.approx(178 * 2**20, rel=1e-12)  # one GPU on the node

@@ -236,4 +236,58 @@ TEST_CASE("Trainer YAML importers read int8 bases and modules trained beside the
                       Contains("additional_target"));
 }
 
+TEST_CASE("Trainer YAML importers read DPO: axolotl rl and LLaMA-Factory stage, their examples and refusals by name (issue 51)") {
+    auto ax = [](const std::string& text) { return axolotl_import_yaml(text, {}, dir); };
+    auto lf = [](const std::string& text) { return llamafactory_import_yaml(text, {}, dir); };
+    import_options o;
+    o.world_size = 1;
+    // axolotl examples/qwen2/dpo.yaml: a full-weight DPO (no adapter): the reference is a second copy of the weights
+    const auto full = import_launcher_file("axolotl", dir + "axolotl_dpo_full.yaml", o).job;
+    CHECK(full.model == preset("qwen2.5-0.5b"));
+    CHECK(full.training.finetune.method == finetune_method::full);
+    CHECK(full.training.finetune.dpo());
+    CHECK(full.training.finetune.reference_copy());
+    CHECK(full.training.micro_batch == 2);  // pairs; the estimator doubles them (dpo_pair_job)
+    // axolotl examples/llama-3/instruct-dpo-lora-8b.yml: LoRA over an int8 base, the reference is the base
+    import_options o8 = o;
+    o8.model = preset("llama-3.1-8b");  // Meta-Llama-3-8B-Instruct has Llama 3.1 8B's shape; no preset of its own
+    const auto lora = import_launcher_file("axolotl", dir + "axolotl_dpo_lora_8b.yml", o8).job;
+    CHECK(lora.training.finetune.dpo());
+    CHECK(lora.training.finetune.load_in_8bit);
+    CHECK_FALSE(lora.training.finetune.reference_copy());
+    // ipo is DPOTrainer with another loss: the same job; precompute and the Liger loss read
+    const std::string base = "base_model: NousResearch/Llama-3.2-1B\nadapter: lora\n";
+    CHECK(ax(base + "rl: ipo\n").job == ax(base + "rl: dpo\nrl_beta: 0.5\ndpo_loss_type: [sigmoid]\n").job);
+    CHECK(ax(base + "rl: dpo\nprecompute_ref_log_probs: true\n").job.training.finetune.precompute_ref_log_probs);
+    CHECK(ax(base + "rl: dpo\ndpo_use_liger_kernel: true\n").job.runtime.liger);
+    CHECK_THROWS_WITH(ax(base + "rl: dpo\ndpo_use_liger_kernel: true\nprecompute_ref_log_probs: true\n"), Contains("dpo_use_liger_kernel"));
+    for (const std::string rl : {"orpo", "kto", "simpo", "grpo", "gdpo", "ebft"}) {
+        INFO(rl);
+        CHECK_THROWS_WITH(ax(base + "rl: " + rl + "\n"), Contains("rl=" + rl) && Contains("not modelled"));
+    }
+    CHECK_THROWS_WITH(ax(base + "precompute_ref_log_probs: true\n"), Contains("precompute_ref_log_probs") && Contains("rl"));
+    CHECK_THROWS_WITH(ax(base + "rl: dpo\nrpo_alpha: 0.5\n"), Contains("rpo_alpha"));
+    // LLaMA-Factory examples/train_lora/qwen3_lora_dpo.yaml: stage dpo, pref_loss sigmoid, LoRA on all linears
+    const auto l = import_launcher_file("llamafactory", dir + "llamafactory_lora_dpo.yaml", o);
+    CHECK(l.job.training.finetune.dpo());
+    CHECK(l.job.training.finetune.method == finetune_method::lora);
+    CHECK_FALSE(l.job.training.finetune.precompute_ref_log_probs);
+    CHECK(listed(l.ignored, "pref_beta"));
+    const std::string model = "model_name_or_path: Qwen/Qwen3-4B\nstage: dpo\n";
+    // orpo and simpo hold no reference (finetuning_args.py use_ref_model): DPO without a reference forward
+    CHECK(lf(model + "pref_loss: orpo\n").job.training.finetune.precompute_ref_log_probs);
+    CHECK(lf(model + "pref_loss: simpo\n").job.training.finetune.precompute_ref_log_probs);
+    CHECK(lf(model + "pref_loss: hinge\npref_ftx: 1.0\n").job == lf(model).job);
+    CHECK(lf(model + "finetuning_type: full\n").job.training.finetune.reference_copy());
+    CHECK(listed(lf(model + "ref_model: some/other\n").unknown, "ref_model (not modelled"));
+    const auto lg = lf(model + "enable_liger_kernel: true\n");
+    CHECK_FALSE(lg.job.runtime.liger);  // model/loader.py require_logits: no fused linear loss for stage dpo
+    CHECK(listed(lg.unknown, "enable_liger_kernel"));
+    for (const std::string st : {"rm", "ppo", "kto"}) {
+        INFO(st);
+        CHECK_THROWS_WITH(lf("model_name_or_path: Qwen/Qwen3-4B\nstage: " + st + "\n"), Contains("stage=" + st));
+    }
+    CHECK_THROWS_WITH(lf(model + "pref_loss: bco\n"), Contains("pref_loss"));
+}
+
 #endif

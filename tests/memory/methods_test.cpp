@@ -228,6 +228,10 @@ TEST_CASE("activation offload keeps two layers of the current micro-batch and th
     const auto f = profile_of(plain);
     const double per_layer = layer_activations(plain, f, false).none;
     CHECK(acts(j).stored.value == Approx(acts(plain).stored.value - (layers - 2) * per_layer).epsilon(1e-12));
+    // every layer's saved tensors get a pinned host copy (torchtune OffloadActivations, pin_memory=True): 32 layers
+    CHECK(acts(j).host.value == Approx(layers * per_layer).epsilon(1e-12));
+    CHECK(acts(plain).host.value == 0);
+    CHECK(memory_estimator{}.estimate(j).host_activations.value == Approx(layers * per_layer).epsilon(1e-12));
     // In a LoRA job the forward/backward phase is the peak (full fine-tuning peaks in the optimizer step, which
     // offloading activations does not change): the peak drops by the 30 offloaded layers, each of
     // none + lora_activation_delta bytes.

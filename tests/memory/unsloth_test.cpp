@@ -113,3 +113,28 @@ TEST_CASE("unsloth: layouts and options it does not run are refused, naming the 
             "parallel": {"recompute": "full"}, "runtime": {"framework": "unsloth"}})"));
     CHECK(parsed.job.runtime.framework.name() == "unsloth");
 }
+
+TEST_CASE("unsloth: the offloaded checkpoints' pinned host memory, per GPU and in the report") {
+    // unsloth_zoo@ce232d6c gradient_checkpointing.py: initialisation pins 200 buffers of 128 Ki bf16 elements
+    // (256 KiB: 50 MiB); the first pass grows one buffer per layer to its input (all 16 layers: FIRST_PASS offloads the
+    // last one too), 2048 x 2048 x 2 B = 8 MiB, already a power of two for the caching host allocator: 16 x 8 MiB +
+    // 50 MiB = 178 MiB. Exact in doubles.
+    auto j = unsloth_job();
+    const auto r = memory_estimator{}.estimate(j);
+    CHECK(r.host_activations.value == Approx(178.0 * MiB).epsilon(1e-12));
+    CHECK(r.host_per_gpu.value == 0);  // not the offloaded states the planner checks
+    // 1536 tokens: a 6 MiB input takes an 8 MiB pinned block (power-of-two rounding): the same 178 MiB
+    j.training.seq_len = 1536;
+    CHECK(memory_estimator{}.estimate(j).host_activations.value == Approx(178.0 * MiB).epsilon(1e-12));
+    // DPO's pair doubles the micro-batch: 16 MiB inputs, 16 x 16 + 50 = 306 MiB
+    j = unsloth_job();
+    j.training.finetune.objective = finetune_objective::dpo;
+    CHECK(memory_estimator{}.estimate(j).host_activations.value == Approx(306.0 * MiB).epsilon(1e-12));
+    // 256 tokens (1 MiB inputs, not above MINIMUM_SIZE): only the 200 initial buffers; no recompute: nothing
+    j = unsloth_job();
+    j.training.seq_len = 256;
+    CHECK(memory_estimator{}.estimate(j).host_activations.value == Approx(50.0 * MiB).epsilon(1e-12));
+    j = unsloth_job();
+    j.parallel.recompute = recompute::none;
+    CHECK(memory_estimator{}.estimate(j).host_activations.value == 0);
+}

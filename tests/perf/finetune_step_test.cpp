@@ -93,3 +93,52 @@ TEST_CASE("adapters: MFU counts the FLOPs the method needs, not full training's 
     CHECK(l.mfu / f.mfu == Approx(lora.model().value / full.model().value * f.step_time.value / l.step_time.value).epsilon(1e-12));
     CHECK(l.mfu < 0.75);  // the 6N count put LoRA plans at 91-92% MFU; with the method's FLOPs they are in range
 }
+
+TEST_CASE("DPO: the pair runs as one forward of 2b sequences, plus the reference model's no-grad forward") {
+    // trl@f2cd5771 trl/trainer/dpo_trainer.py: the collator stacks chosen and rejected (2 sequences a pair, 4,096
+    // tokens of a micro-batch of 1 at seq 2048); _compute_loss runs the policy, then the reference under no_grad with
+    // checkpointing off. Llama 3.1 8B per token (the MFU case above): layers' GEMMs L = 13,958,643,712, attention
+    // core A = 1,073,741,824, logits G = 1,050,673,152. LoRA: forward 1x + input-gradient 1x + reference 1x of the
+    // GEMMs and the logits = 3 (L + G); the core forward, 2x backward, reference = 4 A. Exact in doubles (< 2^53).
+    auto dpo = [](finetune_method m, bool precomputed) {
+        auto j = job(m);
+        j.training.finetune.objective = finetune_objective::dpo;
+        j.training.finetune.precompute_ref_log_probs = precomputed;
+        return j;
+    };
+    const auto lora = parts(dpo(finetune_method::lora, false));
+    CHECK(lora.dense_flops_mb == Approx(184434485624832.0).epsilon(1e-12));  // 4,096 x 3 x (L + G)
+    CHECK(lora.attention_flops_mb == Approx(17592186044416.0).epsilon(1e-12));  // 4,096 x 4 A
+    // precomputed reference log-probs: no reference forward, the pair alone = twice the SFT step's work
+    const auto pre = parts(dpo(finetune_method::lora, true));
+    const auto sft = parts(job(finetune_method::lora));
+    CHECK(pre.dense_flops_mb == Approx(122956323749888.0).epsilon(1e-12));  // 4,096 x 2 x (L + G)
+    CHECK(pre.dense_flops_mb == Approx(2.0 * sft.dense_flops_mb).epsilon(1e-12));
+    CHECK(pre.attention_flops_mb == Approx(2.0 * sft.attention_flops_mb).epsilon(1e-12));
+    CHECK(pre.memory_bytes_mb == Approx(2.0 * sft.memory_bytes_mb).epsilon(1e-12));
+    // the reference forward's element-wise traffic is one more forward of the layers: what full recompute adds
+    auto rec = job(finetune_method::lora);
+    rec.parallel.recompute = recompute::full;
+    CHECK(lora.memory_bytes_mb - pre.memory_bytes_mb == Approx(2.0 * (parts(rec).memory_bytes_mb - sft.memory_bytes_mb)).epsilon(1e-9));
+    CHECK(lora.compute_mb > pre.compute_mb);
+    // full fine-tune: the reference copy's forward beside forward + 2x backward = 4 (L + G)
+    CHECK(parts(dpo(finetune_method::full, false)).dense_flops_mb == Approx(245912647499776.0).epsilon(1e-12));
+    // step_flops (MFU's numerator): forward = policy + reference over 4,096 tokens, backward the LoRA one
+    const auto c = step_flops(dpo(finetune_method::lora, false));
+    CHECK(c.forward.value == Approx(131752416772096.0).epsilon(1e-12));   // 2 x 4,096 x (L + A + G)
+    CHECK(c.backward.value == Approx(70274254897152.0).epsilon(1e-12));   // 4,096 x (L + 2A + G)
+}
+
+TEST_CASE("DPO under full sharding gathers the weights a third time for the reference forward") {
+    // FSDP/ZeRO-3 over 8 GPUs: forward and backward gather the sharded weights, the reference forward (the base with
+    // the adapters disabled, in the same sharded modules) gathers them again: one more ring all-gather of the bf16
+    // weights, 7 steps of 10 us + 7/8 of the bytes at 225 GB/s (A100 NVLink per direction, as above).
+    auto j = job(finetune_method::lora, 8);
+    j.parallel.sharding = sharding::full;
+    const auto sft = parts(j);
+    j.training.finetune.objective = finetune_objective::dpo;
+    const double weights = bottleneck_stage(j).params * 2.0;
+    CHECK(parts(j).shard_mb - sft.shard_mb == Approx(7 * 10e-6 + 7.0 / 8 * weights / 225e9).epsilon(1e-9));
+    j.training.finetune.precompute_ref_log_probs = true;
+    CHECK(parts(j).shard_mb == Approx(sft.shard_mb).epsilon(1e-12));
+}

@@ -91,6 +91,19 @@ inline framework framework_of_table_text(std::string_view lowercase_text) {
 /// The names of the catalog's frameworks, joined by `sep`.
 inline std::string framework_names(std::string_view sep = " | ") { return join_names(entry_names(framework_catalog()), sep); }
 
+/// The frameworks whose defaults differ by version, each with its versions (runtime.framework_version, --help):
+/// `fsdp: "main" (default), "0.1.0", ...`; the others take none.
+inline std::string framework_versions_help() {
+    std::string out;
+    for (const auto f : framework_catalog()) {
+        if (f->default_version.empty()) continue;
+        if (!out.empty()) out += "; ";
+        out += std::string(f.name()) + ": \"" + std::string(f->default_version) + "\" (default)";
+        for (const auto& v : f->versions) out += ", \"" + std::string(v.name) + "\"";
+    }
+    return out;
+}
+
 /// The names of the frameworks whose rules pass `accepts`, joined as `a" or "b` (for "needs runtime.framework=..."
 /// messages).
 template <class Accepts>

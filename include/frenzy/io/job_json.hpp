@@ -230,6 +230,7 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     r.get("grad_reduce_bf16", rt.grad_reduce_bf16);
     r.get("liger", rt.liger);
     r.get("paged_optimizer", rt.paged_optimizer);
+    r.get("framework_version", rt.framework_version);
     // stack options that default to the framework's profile: absent or null = unset
     for (auto [key, field] : {std::pair{"dropout", &rt.dropout}, std::pair{"rope_fp32", &rt.rope_fp32},
                               std::pair{"norm_fp32", &rt.norm_fp32}, std::pair{"kv_repeat", &rt.kv_repeat}}) {
@@ -429,6 +430,7 @@ inline nlohmann::json to_json(const runtime_spec& r) {
                               std::pair{"norm_fp32", &r.norm_fp32}, std::pair{"kv_repeat", &r.kv_repeat}})
         if (*field) rt[key] = **field;
     if (r.loss) rt["loss"] = to_string(*r.loss);
+    if (!r.framework_version.empty()) rt["framework_version"] = r.framework_version;
     if (r.fp8_recipe) rt["fp8_recipe"] = to_string(*r.fp8_recipe);
     if (r.liger) rt["liger"] = true;  // absent: false
     if (r.paged_optimizer) rt["paged_optimizer"] = true;  // absent: false

@@ -47,6 +47,8 @@ inline void to_json(nlohmann::ordered_json& out, const memory_report& r) {
            {"stages", r.stages}};
     if (r.host_per_gpu.value > 0) out["host_bytes_per_gpu"] = r.host_per_gpu.value;  // offload only
     if (r.paged.value > 0) out["paged_bytes"] = r.paged.value;  // runtime.paged_optimizer only
+    // offloaded activations' pinned host memory (Unsloth's checkpoints, runtime.offload.activations) only
+    if (r.host_activations.value > 0) out["host_activation_bytes_per_gpu"] = r.host_activations.value;
 }
 
 /// `estimate --json`'s `readouts` (memory/device.hpp): what each common readout would show at the peak.
@@ -85,6 +87,9 @@ inline void to_json(nlohmann::ordered_json& out, const estimate_result& e) {
     // the offload's host side on a node of the type's usual size (memory/fit.hpp)
     if (e.memory.host_per_gpu.value > 0)
         out["host_bytes_per_node"] = host_memory_per_node(e.memory, e.job.parallel.gpus(), e.gpu->gpus_per_node).value;
+    if (e.memory.host_activations.value > 0)  // each of the node's processes pins its own
+        out["host_activation_bytes_per_node"] = e.memory.host_activations.value *
+                                                static_cast<double>(std::min<std::int64_t>(e.job.parallel.gpus(), e.gpu->gpus_per_node));
     nlohmann::ordered_json fit = *e.fit;
     for (auto it = fit.begin(); it != fit.end(); ++it) out[it.key()] = it.value();
     out["readouts"] = device_readouts(e.memory, *e.gpu);

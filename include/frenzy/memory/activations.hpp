@@ -26,6 +26,9 @@ struct activation_bytes {
     bytes stored{};           ///< saved tensors of all in-flight micro-batches
     bytes transient{};        ///< largest short-lived working set on top of them (loss, recompute of one layer)
     double in_flight = 0;     ///< micro-batches whose activations are stored at the peak
+    /// Pinned host memory holding the offloaded saved tensors of this GPU (Unsloth's offloaded checkpoints,
+    /// runtime.offload.activations); not in the GPU's peaks.
+    bytes host{};
     bool operator==(const activation_bytes&) const = default;
 };
 
@@ -299,6 +302,22 @@ inline double full_recompute_kept_share(const job_spec& j, const stage_layout& l
     return full_recompute_kept_share(j, l, full_recompute_of(j, l));
 }
 
+namespace detail {
+/// Pinned host bytes of Unsloth's offloaded checkpoints on one GPU holding `inputs` checkpointed layer inputs
+/// (unslothai/unsloth-zoo@ce232d6c unsloth_zoo/gradient_checkpointing.py): initialisation pins 200 buffers of
+/// 128 Ki 16-bit elements (256 KiB); the first pass offloads every layer's input (FIRST_PASS, before LAST_GC_INDEX is
+/// known), growing one buffer per layer to the input (torch.empty / resize_ with pin_memory=True), which later passes
+/// reuse. PyTorch's caching host allocator rounds each block up to a power of two and keeps the replaced 256 KiB
+/// blocks cached (aten/src/ATen/core/CachingHostAllocator.h). 0 unless the framework offloads (full recompute).
+inline double offloaded_checkpoint_host_bytes(const job_spec& j, const framework_profile& f, const layer_activation_bytes& x,
+                                              double inputs) {
+    if (!f.offloaded_checkpoints || j.parallel.recompute != recompute::full) return 0.0;
+    const double initial = 200.0 * 256.0 * KiB;
+    if (!(x.resident_inputs > 0)) return initial;  // inputs of 2 MiB or less stay on the GPU (MINIMUM_SIZE)
+    return initial + inputs * std::exp2(std::ceil(std::log2(x.full)));
+}
+}  // namespace detail
+
 /// Saved bytes per layer of stage `l` for one micro-batch under the job's recompute mode, averaged over the stage's
 /// layers: full recompute keeps one input per recompute unit and everything of the layers it leaves alone. `c` is
 /// full_recompute_of(j, l).
@@ -507,6 +526,7 @@ struct transformer_activations {
         }
         r.stored = bytes{stored};
         r.transient = bytes{std::max(loss_transient, recompute_transient)};
+        r.host = bytes{detail::offloaded_checkpoint_host_bytes(j, f, dense, recomputed.inputs * r.in_flight)};
         return r;
     }
 };

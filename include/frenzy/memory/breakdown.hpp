@@ -38,6 +38,10 @@ struct memory_report {
     /// Host memory the offload holds for one GPU: its stage's offloaded states (model_state_bytes::host), the
     /// largest stage's; 0 without runtime.offload. host_memory_per_node (memory/fit.hpp) makes a node's need of it.
     bytes host_per_gpu{};
+    /// Pinned host memory holding one GPU's offloaded activations (Unsloth's offloaded checkpoints,
+    /// runtime.offload.activations; activation_bytes::host), the largest stage's; outside the GPU's peaks and not
+    /// in host_per_gpu (the offloaded states that the planner checks against host_memory_GiB).
+    bytes host_activations{};
     /// Optimizer states in CUDA unified memory (runtime.paged_optimizer; model_state_bytes::paged), the largest
     /// stage's: outside both peaks above, moved to host memory by the driver under pressure (memory/device.hpp).
     bytes paged{};

@@ -175,6 +175,13 @@ private:
         if (j.training.finetune.dpo()) return walk_stages(dpo_pair_job(j), f, layouts, parameters, with_stages, stop_above, walk);
         return walk_stages(j, f, layouts, parameters, with_stages, stop_above, walk);
     }
+    /// The memory outside the GPU's peaks a stage holds, the largest stage's: offloaded states (host), offloaded
+    /// activations (pinned host) and paged optimizer states (unified memory).
+    static void take_off_device(memory_report& r, const model_state_bytes& ms, const activation_bytes& act) {
+        r.host_per_gpu = std::max(r.host_per_gpu, ms.host);
+        r.host_activations = std::max(r.host_activations, act.host);
+        r.paged = std::max(r.paged, ms.paged);
+    }
     memory_report walk_stages(const job_spec& j, const framework_profile& f, std::span<const stage_layout> layouts,
                               double parameters, bool with_stages, double stop_above,
                               std::span<const std::uint32_t> walk) const {
@@ -228,8 +235,7 @@ private:
                 r.bottleneck_stage = l.stage;
             }
             best_reserved = std::max(best_reserved, reserved);
-            r.host_per_gpu = std::max(r.host_per_gpu, ms.host);
-            r.paged = std::max(r.paged, ms.paged);
+            take_off_device(r, ms, act);
             if (with_stages) r.stages.push_back(st);
             r.peak_reserved = bytes{best_reserved};
             if (required_memory(r).value > stop_above) return r;

@@ -13,6 +13,9 @@ inline framework_profile profile_of(framework f) { return f->memory; }
 inline framework_profile profile_of(const job_spec& j) {
     const auto& fw = j.runtime.framework.traits();
     auto f = fw.layout_memory ? fw.layout_memory(fw.memory, j.parallel) : fw.memory;
+    // the release's defaults first (runtime.framework_version), so the job's explicit options below win over them
+    for (const auto& v : fw.versions)
+        if (v.name == j.runtime.framework_version && v.apply) f = v.apply(f);
     if (j.runtime.compile) f.fused_elementwise = true;
     if (j.runtime.dropout) f.dropout = *j.runtime.dropout;
     if (j.runtime.rope_fp32) f.rope_fp32_copies = *j.runtime.rope_fp32;

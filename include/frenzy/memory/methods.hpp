@@ -505,6 +505,8 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
         const double kept = std::min(2.0, live_dense + live_moe);
         const double per = std::max(live_dense > 0 ? per_dense : 0.0, live_moe > 0 ? per_moe : 0.0);
         r.stored = bytes{edges * in_flight + kept * per};
+        // each layer's saved tensors get a pinned host copy (torchtune OffloadActivations: empty_like(pin_memory=True))
+        r.host = a.host + bytes{layers_after * in_flight};
     } else {
         r.stored = bytes{(edges + layers_after) * in_flight};
     }

@@ -94,7 +94,8 @@ inline flop_count training_flops(const transformer_spec& m, std::int64_t seq_len
 /// (LoRA/QLoRA) the frozen base weights get no weight gradient: backward is the input gradient of every GEMM (one
 /// forward's worth) plus the attention core's 2x, as the step-time model counts it (perf/traffic.hpp
 /// backward_gemm_passes; the adapters' own GEMMs, < 1% at r = 16, are not counted there nor here). MFU then
-/// divides the FLOPs the method needs, not the 6N of full training (which put LoRA plans at 90% MFU).
+/// divides the FLOPs the method needs, not the 6N of full training (which put LoRA plans at 90% MFU). DPO counts
+/// its pairs' two sequences and the reference model's forward, which MFU counts as work done.
 inline flop_count step_flops(const job_spec& j) {
     double share = 1.0;
     if (j.parallel.recompute == recompute::full && !(j.parallel.recompute_method == recompute_method::uniform)) {
@@ -102,10 +103,16 @@ inline flop_count step_flops(const job_spec& j) {
         for_each_stage(j, [&](const stage_layout& l) { checkpointed += full_recompute_of(j, l).checkpointed; });
         share = checkpointed / static_cast<double>(j.model.layers);
     }
-    auto c = training_flops(j.model, j.training.seq_len, j.tokens_per_step(), j.parallel.recompute, share);
-    if (j.training.finetune.adapters()) {
-        const auto f = forward_flops_per_token(j.model, j.training.seq_len);
-        c.backward = flops{j.tokens_per_step() * (f.forward() + f.layers_attention())};
+    // DPO: the pairs' chosen and rejected sequences, 2 x global_batch x seq_len tokens through the policy, and the
+    // reference's forward of them unless precomputed (trl/trainer/dpo_trainer.py _compute_loss; perf/traffic.hpp)
+    const auto& ft = j.training.finetune;
+    const double tokens = j.tokens_per_step() * (ft.dpo() ? 2.0 : 1.0);
+    auto c = training_flops(j.model, j.training.seq_len, tokens, j.parallel.recompute, share);
+    const auto f = forward_flops_per_token(j.model, j.training.seq_len);
+    if (ft.adapters()) c.backward = flops{tokens * (f.forward() + f.layers_attention())};
+    if (ft.dpo() && !ft.precompute_ref_log_probs) {
+        c.forward = c.forward + flops{tokens * f.forward()};
+        c.attention = c.attention + flops{tokens * f.layers_attention()};
     }
     return c;
 }

@@ -310,7 +310,8 @@ private:
     static step_context context_of(const job_spec& j, const stage_load& stage, const gpu_facts& f) {
         const auto& p = j.parallel;
         return {j, *f.gpu, f.topo, stage, f, static_cast<double>(p.tp), static_cast<double>(p.cp),
-                local_tokens(j),                    // tokens of one micro-batch on one GPU (train/geometry.hpp)
+                // tokens of one micro-batch on one GPU (train/geometry.hpp); DPO's pairs run as 2b sequences
+                local_tokens(j) * detail::sequences_per_sample(j.training),
                 param_bytes(j.training.precision),  // activation element bytes (communication)
                 std::max(1, f.topo.gpus_per_node), f.intra_GBps};
     }
@@ -347,16 +348,18 @@ private:
         const double rec_dense = full_rec * stage_dense;
         const double rec_attn = (p.recompute == recompute::selective ? 1.0 : full_rec) * stage_attn;
         const double gemm_passes = 1.0 + detail::backward_gemm_passes(t);  // forward + backward
-        const double dense_tok = gemm_passes * stage_dense + rec_dense + (stage.logits ? gemm_passes * f.logits : 0.0);
-        const double attn_tok = 3.0 * stage_attn + rec_attn;
+        const double ref = detail::reference_forwards(t);  // DPO's no-grad reference forward, logits included
+        const double dense_tok = (gemm_passes + ref) * stage_dense + rec_dense + (stage.logits ? (gemm_passes + ref) * f.logits : 0.0);
+        const double attn_tok = (3.0 + ref) * stage_attn + rec_attn;
         b.dense_flops_mb = dense_tok * gpu_tokens / tp;
         b.attention_flops_mb = attn_tok * gpu_tokens / tp;
-        b.memory_bytes_mb = detail::stage_elementwise_bytes(c.j, stage, full_rec, c.f.compute_capability) * gpu_tokens;
+        // the reference forward's layers move what a recomputed forward moves (its log-softmax over the logits is not counted)
+        b.memory_bytes_mb = detail::stage_elementwise_bytes(c.j, stage, full_rec + ref, c.f.compute_capability) * gpu_tokens;
         const double stream_bytes =
-            (kernel == attention_impl::unfused ? detail::unfused_stream_bytes(c.j, stage, full_rec) * gpu_tokens : 0.0) +
-            detail::qlora_dequant_bytes(c.j, stage, full_rec);
+            (kernel == attention_impl::unfused ? detail::unfused_stream_bytes(c.j, stage, full_rec, ref) * gpu_tokens : 0.0) +
+            detail::qlora_dequant_bytes(c.j, stage, full_rec + ref);
         b.peak = peak;
-        b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp, detail::gemm_weight_bytes(t, full_rec)};
+        b.shape = {gpu_tokens, static_cast<double>(m.hidden) / tp, detail::gemm_weight_bytes(t, full_rec + ref)};
         b.work = {b.dense_flops_mb, b.attention_flops_mb, b.memory_bytes_mb, peak, g.non_gemm_peak_flops(t.precision),
                   scaled, b.shape, 0.0, 0.0, rt.framework->perf.transformer_engine && kernel == attention_impl::flash,
                   kernel == attention_impl::unfused, stream_bytes};
@@ -366,7 +369,7 @@ private:
             const double load = m.moe.expert_load(1.0);
             const double e_mlp = 2.0 * static_cast<double>(m.hidden * m.expert_ffn()) * (is_gated(m.activation) ? 3.0 : 2.0);
             const double routed = e_mlp * static_cast<double>(m.moe.top_k) * load;
-            const double rec = full_rec;
+            const double rec = full_rec + ref;
             b.work.expert_flops = (gemm_passes + rec) * routed * stage.moe_layers * gpu_tokens / tp;
             b.work.expert_tokens = load * gpu_tokens * static_cast<double>(m.moe.top_k * p.ep) / static_cast<double>(m.moe.experts);
         }
@@ -387,7 +390,7 @@ private:
         // GEMM it feeds: only the first chunk (1/tp) and what exceeds the GEMM time stays exposed.
         if (p.tp > 1) {
             const double bw = p.tp <= gpn ? intra : c.f.spanning_GBps(gpn);
-            const double n = 4.0 + 2.0 * full_recompute_share(c.j, c.stage);
+            const double n = 4.0 + 2.0 * (full_recompute_share(c.j, c.stage) + detail::reference_forwards(c.j.training));
             const double buf = gpu_tokens * static_cast<double>(m.hidden) * act;
             b.tp_mb = layers_stage * n * comm_.seconds(collective::all_reduce, buf, p.tp, bw);
             if (rt.tp_comm_overlap) {
@@ -420,7 +423,8 @@ private:
             const double kv_elems = 2.0 * static_cast<double>(m.kv() * m.hdim()) / tp;
             const double chunk = gpu_tokens * kv_elems * act;
             const double bw = p.tp * p.cp <= gpn ? intra : c.f.spanning_GBps(std::max<std::int64_t>(1, gpn / p.tp));
-            const double fwd_passes = 1.0 + (p.recompute == recompute::selective ? 1.0 : full_recompute_share(c.j, c.stage));
+            const double fwd_passes = 1.0 + (p.recompute == recompute::selective ? 1.0 : full_recompute_share(c.j, c.stage)) +
+                                      detail::reference_forwards(c.j.training);
             if (rt.framework->perf.context_parallel == context_parallel_impl::ring_p2p) {
                 b.cp_mb = layers_stage * (fwd_passes + 2.0) * (cp - 1.0) * comm_.seconds(collective::send_recv, chunk, 2, bw);
                 const double attn_s = b.compute_mb * b.attention_flops_mb / std::max(1.0, b.dense_flops_mb + b.attention_flops_mb);
@@ -449,7 +453,8 @@ private:
         if (p.ep > 1 && m.is_moe()) {  // two all-to-alls forward (dispatch, combine), two backward per MoE layer
             const double buf = m.moe.expert_load(1.0) * gpu_tokens * static_cast<double>(m.hidden * m.moe.top_k) * act / tp;
             const double bw = p.tp * p.ep <= gpn ? intra : c.f.spanning_GBps(std::max<std::int64_t>(1, gpn / p.tp));
-            b.ep_mb = stage.moe_layers * 4.0 * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
+            const double passes = 4.0 + 2.0 * detail::reference_forwards(c.j.training);  // + the reference forward's two
+            b.ep_mb = stage.moe_layers * passes * comm_.seconds(collective::all_to_all, buf, p.ep, bw);
         }
     }
 
@@ -504,12 +509,14 @@ private:
         const double wbytes = (stage.params - stage.nf4_params) * param_bytes(t.precision) +
                               stage.nf4_params * nf4_bytes_per_param(t.finetune.double_quant);
         const double gbytes = params * param_bytes(t.precision);  // gradients are reduced in the compute precision
-        if (dpg > 1 && p.sharding == sharding::full)  // ZeRO-3/FSDP: gather fwd, gather bwd, reduce-scatter grads
-            b.shard_mb = 2.0 * comm_.seconds(collective::all_gather, wbytes, dpg, dp_bw) +
+        // ZeRO-3/FSDP: gather fwd, gather bwd, reduce-scatter grads; DPO's reference forward gathers once more
+        const double gathers = 2.0 + detail::reference_forwards(t);
+        if (dpg > 1 && p.sharding == sharding::full)
+            b.shard_mb = gathers * comm_.seconds(collective::all_gather, wbytes, dpg, dp_bw) +
                          comm_.seconds(collective::reduce_scatter, gbytes, dpg, dp_bw);
         // parameter offload (ZeRO-Infinity offload_param, FSDP CPUOffload): each GPU's shard comes up from the host
         // before its gathers, forward and backward, prefetched like them
-        if (rt.offload.parameters) b.shard_mb += 2.0 * detail::host_copy_seconds(g, wbytes / static_cast<double>(dpg));
+        if (rt.offload.parameters) b.shard_mb += gathers * detail::host_copy_seconds(g, wbytes / static_cast<double>(dpg));
         else if (dpg > 1 && p.sharding == sharding::gradients)  // ZeRO-2: reduce-scatter every micro-batch
             b.shard_mb = comm_.seconds(collective::reduce_scatter, gbytes, dpg, dp_bw);
 

@@ -94,12 +94,13 @@ inline std::pair<double, double> unfused_score_bytes(const transformer_spec& m, 
     return {scores * fwd, scores * bwd};
 }
 /// Unfused attention's score traffic per token on the stage, forward, recompute and backward (streamed:
-/// perf/efficiency.hpp); `full_rec` is the share of the stage's layers fully recomputed.
-inline double unfused_stream_bytes(const job_spec& j, const stage_load& stage, double full_rec) {
+/// perf/efficiency.hpp); `full_rec` is the share of the stage's layers fully recomputed, `extra_forwards` the
+/// forwards without backward (reference_forwards).
+inline double unfused_stream_bytes(const job_spec& j, const stage_load& stage, double full_rec, double extra_forwards = 0) {
     const auto& rt = j.runtime;
     const auto [sf, sbw] = unfused_score_bytes(j.model, j.parallel, j.training.seq_len, rt.dropout.value_or(rt.framework->memory.dropout));
     const double rec = j.parallel.recompute == recompute::selective ? 1.0 : full_rec;
-    return stage.layers * ((1.0 + rec) * sf + sbw);
+    return stage.layers * ((1.0 + rec + extra_forwards) * sf + sbw);
 }
 /// Cross-entropy over the (vocabulary-parallel) logits per token: Megatron's vocab_parallel_cross_entropy casts
 /// to fp32 and passes over them for max, exp-sum and the gradient (about 4 fp32 reads/writes per logit).
@@ -174,6 +175,17 @@ inline double gemm_weight_bytes(const training_spec& t, double full_rec) {
 /// computes grad_A only). The adapters' own GEMMs, 2 r (in + out) FLOPs per token and target linear (< 1% of the
 /// base's at r = 16 on 4k-wide layers), are not counted.
 inline double backward_gemm_passes(const training_spec& t) { return t.finetune.adapters() ? 1.0 : 2.0; }
+/// Sequences a micro-batch sample runs: 2 under DPO, each pair's chosen and rejected stacked into one forward
+/// (huggingface/trl@f2cd5771 trl/trainer/dpo_trainer.py DataCollatorForPreference.torch_call, _compute_loss's one
+/// model(**model_kwargs) call; memory/preference.hpp dpo_pair_job), else 1.
+inline double sequences_per_sample(const training_spec& t) { return t.finetune.dpo() ? 2.0 : 1.0; }
+/// Forward passes without backward a micro-batch adds: DPO's reference forward of the same pair batch under
+/// torch.no_grad() and with checkpointing off (dpo_trainer.py _compute_loss and compute_ref_log_probs:
+/// disable_gradient_checkpointing; the reference copy, or the base with the adapters disabled, use_adapter), none
+/// when the reference log-probs are precomputed (one such forward over the dataset before training, outside the step).
+inline double reference_forwards(const training_spec& t) {
+    return t.finetune.dpo() && !t.finetune.precompute_ref_log_probs ? 1.0 : 0.0;
+}
 /// QLoRA: HBM bytes per micro-batch of dequantising the stage's frozen NF4 linear weights on one GPU. bitsandbytes
 /// dequantises a 4-bit weight to 16 bits before each GEMM that reads it (bitsandbytes/autograd/_functions.py
 /// @95f9af3 MatMul4Bit: forward linear(A, dequantize_4bit(B)), backward matmul(grad_output, dequantize_4bit(B))):

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -298,6 +299,14 @@ struct table_notation {
 };
 
 /// Everything the layers below the launchers know of one framework.
+/// A release of a framework whose defaults move memory (runtime.framework_version): its name as the project tags it
+/// and the change it makes to the framework's profile (which describes the default version).
+struct framework_version {
+    std::string_view name;
+    std::string_view summary;  ///< what differs from the default version, for --help and errors
+    framework_profile (*apply)(framework_profile) = nullptr;
+};
+
 struct framework_traits {
     std::string_view name;     ///< as written in job specs, plans and --framework
     std::string_view summary;  ///< one line for --help and docs
@@ -313,6 +322,10 @@ struct framework_traits {
     framework_profile (*layout_memory)(const framework_profile& preset, const parallel_config& p) = nullptr;
     framework_perf perf{};
     framework_rules rules{};
+    /// The version `memory` describes (runtime.framework_version unset) and the other versions whose defaults move
+    /// memory by more than 5%; empty = one profile for every version (no version is read).
+    std::string_view default_version{};
+    std::span<const framework_version> versions{};
 };
 
 /// Which framework a job runs on: a handle to its traits, compared by identity and written by name. Each framework's

@@ -419,6 +419,28 @@ inline void validate_fp8_recipe(const job_spec& j) {
                            "Megatron offloads fp8 parameters' optimizer only under \"delayed\"");
 }
 
+/// The versions of the job's framework that runtime.framework_version may name: its default and those it lists.
+inline std::string framework_versions_text(const framework_traits& fw) {
+    std::string known = "\"" + std::string(fw.default_version) + "\" (default)";
+    for (const auto& x : fw.versions) known += ", \"" + std::string(x.name) + "\"";
+    return known;
+}
+
+/// runtime.framework_version: unset, the framework's default version or one its traits list.
+inline void validate_framework_version(const job_spec& j) {
+    const auto& v = j.runtime.framework_version;
+    const auto& fw = j.runtime.framework.traits();
+    if (v.empty() || v == fw.default_version) return;
+    for (const auto& x : fw.versions)
+        if (x.name == v) return;
+    const std::string head = "runtime.framework_version=\"" + printable(v) + "\" ";
+    const std::string name = "runtime.framework=\"" + std::string(fw.name) + "\"";
+    if (fw.default_version.empty())
+        throw config_error(head + "is not read for " + name + ": its defaults that move memory are the same in every "
+                           "version Frenzy knows (leave it unset)");
+    throw config_error(head + "is not a known version of " + name + " (known: " + framework_versions_text(fw) + ")");
+}
+
 inline void validate_runtime(const job_spec& j) {
     const auto& t = j.training;
     const auto& p = j.parallel;
@@ -428,6 +450,7 @@ inline void validate_runtime(const job_spec& j) {
                            std::to_string(t.micro_batch * p.dp) + ")");
     validate_finetune(j);
     validate_offload(j);
+    validate_framework_version(j);
     if (j.runtime.loss_chunks < 1)
         throw config_error(field_text("runtime.loss_chunks", j.runtime.loss_chunks) + " must be at least 1");
     validate_loss(j);

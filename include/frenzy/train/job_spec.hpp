@@ -66,6 +66,9 @@ struct runtime_spec {
     /// outside PyTorch's caching allocator, and the driver moves their pages to host memory under pressure.
     /// memory/methods.hpp method_model_states (model_state_bytes::paged) says what each readout sees.
     bool paged_optimizer = false;
+    /// The framework's release whose defaults the job runs (framework_traits::versions): empty = the version its
+    /// profile describes (framework_traits::default_version).
+    std::string framework_version;
     bool operator==(const runtime_spec&) const = default;
 };
 

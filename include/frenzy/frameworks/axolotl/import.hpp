@@ -23,6 +23,8 @@ struct axolotl_settings {
     std::string base_model, adapter, bf16 = "auto";  // LoraConfig.adapter None = full fine-tune; bf16 "auto"
     bool load_in_4bit = false, load_in_8bit = false, fp16 = false, bfloat16 = false, float16 = false, gradient_checkpointing = false;
     bool targets_given = false, target_linear = false, liger_plugin = false, liger_flce = false, sharded = false;
+    std::string rl;                                        // rl: None = supervised fine-tuning
+    bool precompute_ref = false, dpo_liger = false;        // precompute_ref_log_probs, dpo_use_liger_kernel
     std::int64_t rank = 8, accumulation = 1;  // PEFT LoraConfig r=8 when lora_r is None
     std::optional<double> alpha;
     unsigned targets = 0, modules_to_save = 0;
@@ -168,10 +170,49 @@ inline bool axolotl_plugin_key(const trainer_yaml& y, const std::string& k, cons
         if (!trainer_yaml::unset(v) && y.flag(v, k))
             y.out.notes.push_back("sample_packing=true: the packed micro-batch holds sequence_len tokens per sample, the peak "
                                   "Frenzy counts at that length");
-    } else if (k == "rl") axolotl_not_modelled(y, k, v, "the reference model and paired sequences of preference training");
-    else if (k == "unfrozen_parameters") axolotl_not_modelled(y, k, v, "a partial freeze by name: counted as the full fine-tune");
+    } else if (k == "unfrozen_parameters") axolotl_not_modelled(y, k, v, "a partial freeze by name: counted as the full fine-tune");
     else return false;
     return true;
+}
+
+/// Preference-training keys (config.py; enums.py RLType). rl: dpo and ipo build TRL's DPOTrainer
+/// (src/axolotl/core/builders/rl.py: RLType.DPO and RLType.IPO -> DPOStrategy; ipo only sets loss_type, a scalar of
+/// the same log-probabilities), with a reference model loaded again for a full fine-tune and none under adapters
+/// (src/axolotl/train.py setup_reference_model: TRL disables the adapters; rl_adapter_ref_model is no schema field,
+/// so pydantic drops it and it stays listed as ignored). The beta, label smoothing, loss types and weights scale the
+/// loss only: ignored.
+inline bool axolotl_preference_key(const trainer_yaml& y, const std::string& k, const YAML::Node& v, axolotl_settings& s) {
+    if (k == "rl") s.rl = trainer_yaml::unset(v) ? "" : y.text(v, k);
+    else if (k == "precompute_ref_log_probs") s.precompute_ref = !trainer_yaml::unset(v) && y.flag(v, k);
+    else if (k == "dpo_use_liger_kernel") s.dpo_liger = !trainer_yaml::unset(v) && y.flag(v, k);  // TRL use_liger_kernel
+    else if (k == "dpo_padding_free") {
+        if (!trainer_yaml::unset(v) && y.flag(v, k))
+            y.out.notes.push_back(k + "=true: the pair's sequences are packed without padding; Frenzy counts each at sequence_len");
+    } else if (k == "dpo_norm_loss" || k == "dpo_use_logits_to_keep" || k == "dpo_generate_during_eval" || k == "rpo_alpha") {
+        if (!trainer_yaml::unset(v))  // src/axolotl/utils/schemas/deprecated.py raises DeprecationWarning when set
+            y.fail(k, "is no longer supported by axolotl (removed in TRL >= 0.29.0; src/axolotl/utils/schemas/deprecated.py)");
+    } else return false;
+    return true;
+}
+
+/// rl into the job's objective: dpo and ipo are TRL's DPOTrainer (objective dpo); the other trainers are refused by
+/// name (orpo, simpo: a CPO/ORPO trainer; kto: unpaired; grpo, gdpo, ebft: generation and reward models).
+inline void axolotl_objective(const trainer_yaml& y, const axolotl_settings& s, job_spec& j) {
+    auto& ft = j.training.finetune;
+    if (s.rl.empty()) {
+        if (s.precompute_ref) y.fail("precompute_ref_log_probs", "=true needs rl: dpo or ipo (a reference model to precompute)");
+        return;
+    }
+    if (s.rl != "dpo" && s.rl != "ipo")
+        y.fail("rl", "=" + printable(s.rl) + " is not modelled (dpo and ipo are: TRL's DPOTrainer; orpo, simpo, kto, grpo, "
+                     "gdpo and ebft train with other trainers, reward models or generation)");
+    ft.objective = finetune_objective::dpo;
+    ft.precompute_ref_log_probs = s.precompute_ref;
+    if (s.dpo_liger && s.precompute_ref)  // trl/trainer/dpo_trainer.py: the Liger DPO loss cannot precompute
+        y.fail("dpo_use_liger_kernel", "=true with precompute_ref_log_probs=true: TRL's Liger DPO loss does not support "
+                                       "precomputed reference log-probabilities");
+    // TrainingArguments.use_liger_kernel: transformers patches the model's kernels and TRL runs the fused linear DPO loss
+    if (s.dpo_liger) j.runtime.liger = true;
 }
 
 /// The job's precision: the base model is loaded in bf16 when bf16 is on ("auto": an Ampere or newer GPU), so a full
@@ -232,12 +273,13 @@ inline launcher_import axolotl_import_yaml(const std::string& text, const import
         if (k == "base_model") s.base_model = y.text(v, k);
         else if (!detail::axolotl_adapter_key(y, k, v, s) && !detail::axolotl_attention_key(y, k, v, j) &&
                  !detail::axolotl_runtime_key(y, k, v, s, j) && !detail::axolotl_training_key(y, k, v, s, j, dir) &&
-                 !detail::axolotl_plugin_key(y, k, v, s))
+                 !detail::axolotl_plugin_key(y, k, v, s) && !detail::axolotl_preference_key(y, k, v, s))
             out.ignored.push_back(k);
     }
     if (s.base_model.empty() && opt.model.layers <= 0) y.fail("base_model", "is missing (the model to fine-tune)");
     j.model = detail::trainer_base_model(y, "base_model", s.base_model, opt.model);
     detail::axolotl_method(y, s, j);
+    detail::axolotl_objective(y, s, j);
     j.training.precision = detail::axolotl_precision(s, j.training.finetune.adapters(), out);
     if (s.gradient_checkpointing && j.parallel.recompute == recompute::none) j.parallel.recompute = recompute::full;
     if (s.liger_plugin && s.liger_flce) j.runtime.liger = true;

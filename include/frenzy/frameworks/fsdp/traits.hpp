@@ -5,6 +5,7 @@
 // fp32 copy of q or k; measured on an H200 (data/memory/h200_measured.csv, scripts/measure/fsdp2_grid.py). Older
 // torchtitan (own eager RMSNorm, repeat_kv) is runtime.norm_fp32 / runtime.kv_repeat. Its launchers are frameworks/fsdp/launcher.hpp (a torchrun script with
 // fsdp_settings.json) and frameworks/torchtitan/launcher.hpp.
+#include <array>
 #include <string>
 
 #include "frenzy/train/framework.hpp"
@@ -29,6 +30,19 @@ inline std::string rejects_offload(const offload_spec& o, sharding) {
     return {};
 }
 
+/// torchtitan releases whose layers differ from the default's (pytorch/torchtitan tags): up to v0.2.1 the Llama
+/// attention repeats k and v to every query head before SDPA (torchtitan/models/llama3/model/model.py repeat_kv,
+/// at v0.1.0 2025-06-17, v0.2.0 2025-10-17, v0.2.1 2025-12-26); from v0.2.2 (2026-02-20) SDPA takes them as they
+/// are (enable_gqa = n_heads > n_kv_heads). Without checkpointing that moves Llama 3.1 70B's peak by 7% (8k tokens).
+/// The job_config defaults that move memory (activation_checkpoint mode "selective" with selective_ac_option "2",
+/// compile off, fsdp_reshard_after_forward "default", bf16 parameters / fp32 reduce) are the same at every tag.
+inline constexpr std::array<framework_version, 4> versions{{
+    {"0.1.0", "k and v repeated to every query head (repeat_kv)", [](framework_profile f) { f.gqa_kv_repeat = true; return f; }},
+    {"0.2.0", "k and v repeated to every query head (repeat_kv)", [](framework_profile f) { f.gqa_kv_repeat = true; return f; }},
+    {"0.2.1", "k and v repeated to every query head (repeat_kv)", [](framework_profile f) { f.gqa_kv_repeat = true; return f; }},
+    {"0.2.2", "the same layers as the default", nullptr},
+}};
+
 inline constexpr framework_traits traits{
     .name = "fsdp",
     .summary = "PyTorch FSDP (torchtitan style): sharding none/gradients/full, DTensor tp, pp, cp",
@@ -42,6 +56,8 @@ inline constexpr framework_traits traits{
                .fp8 = fp8_style::torchao},
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload,
               .fp8_recipes = torchao_fp8_recipes, .fp8_default = fp8_recipe::rowwise},
+    .default_version = "main",  // pytorch/torchtitan@b5bcd76c (2026-08-21), the layers described above
+    .versions = versions,
 };
 
 /// This framework as jobs and plans name it: a handle to `traits` (frameworks/registry.hpp lists it).

@@ -9,7 +9,10 @@
 // lora_alpha = 2 x lora_rank when unset. Every key that moves memory is read into the job, or listed as not
 // modelled; every other key is listed as ignored. The world size is not in the file: import_options.world_size.
 // Needs yaml-cpp (FRENZY_HAS_YAML).
+#include <algorithm>
+#include <array>
 #include <string>
+#include <string_view>
 
 #include <yaml-cpp/yaml.h>
 
@@ -29,6 +32,8 @@ struct llamafactory_settings {
     bool bf16 = false, fp16 = false, pure_bf16 = false, gradient_checkpointing = true, from_scratch = false;
     bool double_quant = true, sharded = false;
     unsigned modules_to_save = 0;  ///< additional_target (PEFT modules_to_save)
+    std::string pref_loss = "sigmoid", ref_model;  // RLHFArguments pref_loss, ref_model
+    std::int64_t ref_quantization_bit = 0;          // RLHFArguments ref_model_quantization_bit (None)
 };
 
 /// A key that moves memory in a way Frenzy does not model, when set to anything but false/none.
@@ -119,6 +124,51 @@ inline bool llamafactory_training_key(const trainer_yaml& y, const std::string& 
     return true;
 }
 
+/// RLHFArguments keys of DPO (finetuning_args.py). pref_beta, pref_ftx (an SFT term on the policy's chosen
+/// log-probabilities: train/dpo/trainer.py sft_loss), pref_bco_weight, dpo_label_smoothing, simpo_gamma and ld_alpha
+/// scale the loss only: listed as ignored.
+inline bool llamafactory_preference_key(const trainer_yaml& y, const std::string& k, const YAML::Node& v, llamafactory_settings& s) {
+    if (k == "pref_loss") s.pref_loss = y.text(v, k);
+    else if (k == "ref_model") s.ref_model = trainer_yaml::unset(v) ? "" : y.text(v, k);
+    else if (k == "ref_model_quantization_bit") s.ref_quantization_bit = trainer_yaml::unset(v) ? 0 : y.number(v, k, int_bound{1, 64});
+    else return false;
+    return true;
+}
+
+/// stage into the job's objective. stage dpo runs CustomDPOTrainer (train/dpo/workflow.py run_dpo) over TRL's
+/// DPOTrainer: chosen and rejected in one forward (PairwiseDataCollatorWithPadding; trainer.py concatenated_forward)
+/// and a no-grad reference forward (compute_reference_log_probs) of a reference loaded again for full and freeze
+/// fine-tunes, or of the base with the adapters disabled under LoRA (train/trainer_utils.py create_ref_model). The
+/// losses orpo and simpo hold no reference (finetuning_args.py __post_init__: use_ref_model = stage == "dpo" and
+/// pref_loss not in [orpo, simpo]; compute_reference_log_probs returns None): the same memory and work as DPO with
+/// precomputed reference log-probabilities, so they are read as that. rm, ppo and kto are refused by name.
+inline void llamafactory_objective(const trainer_yaml& y, const llamafactory_settings& s, job_spec& j) {
+    auto& ft = j.training.finetune;
+    if (s.stage == "sft" || s.stage == "pt") return;
+    if (s.stage != "dpo")
+        y.fail("stage", "=" + printable(s.stage) + " is not modelled (pt, sft and dpo are; rm adds a value head, ppo a "
+                        "reward model, a value head and generation, kto unpaired sequences)");
+    static constexpr std::array<std::string_view, 6> losses{"sigmoid", "hinge", "ipo", "kto_pair", "orpo", "simpo"};
+    if (std::find(losses.begin(), losses.end(), s.pref_loss) == losses.end())
+        y.fail("pref_loss", "=" + printable(s.pref_loss) + " must be sigmoid, hinge, ipo, kto_pair, orpo or simpo");
+    ft.objective = finetune_objective::dpo;
+    ft.precompute_ref_log_probs = s.pref_loss == "orpo" || s.pref_loss == "simpo";
+    if (ft.precompute_ref_log_probs)
+        y.out.notes.push_back("pref_loss=" + s.pref_loss + ": no reference model (use_ref_model false), counted as DPO with "
+                              "precomputed reference log-probabilities (training.finetune.precompute_ref_log_probs)");
+    else if (!s.ref_model.empty() && ft.adapters())
+        y.out.unknown.push_back("ref_model (not modelled: a separate reference model beside the adapters' base; counted as "
+                                "the base with the adapters disabled)");
+    else if (s.ref_quantization_bit != 0 && !ft.adapters())
+        y.out.unknown.push_back("ref_model_quantization_bit (not modelled: the reference copy is counted at the training precision)");
+    // model/loader.py: apply_liger_kernel(require_logits=stage not in [pt, sft]) leaves the fused linear loss off
+    if (j.runtime.liger) {
+        j.runtime.liger = false;
+        y.out.unknown.push_back("enable_liger_kernel (not modelled for stage dpo: Liger's kernels without its fused linear "
+                                "loss, which the reference logits need)");
+    }
+}
+
 /// finetuning_type and the quantization into the job's fine-tuning method.
 inline void llamafactory_method(const trainer_yaml& y, const llamafactory_settings& s, job_spec& j) {
     auto& ft = j.training.finetune;
@@ -174,7 +224,7 @@ inline launcher_import llamafactory_import_yaml(const std::string& text, const i
         const auto k = kv.first.Scalar();
         const YAML::Node& v = kv.second;
         if (!detail::llamafactory_model_key(y, k, v, s, j) && !detail::llamafactory_method_key(y, k, v, s) &&
-            !detail::llamafactory_training_key(y, k, v, s, j, dir))
+            !detail::llamafactory_training_key(y, k, v, s, j, dir) && !detail::llamafactory_preference_key(y, k, v, s))
             out.ignored.push_back(k);
     }
     if (s.model.empty() && opt.model.layers <= 0) y.fail("model_name_or_path", "is missing (the model to train)");
@@ -182,8 +232,7 @@ inline launcher_import llamafactory_import_yaml(const std::string& text, const i
     detail::llamafactory_method(y, s, j);
     j.training.precision = detail::llamafactory_precision(s);
     if (s.gradient_checkpointing) j.parallel.recompute = recompute::full;
-    if (s.stage != "sft" && s.stage != "pt")
-        out.unknown.push_back("stage=" + s.stage + " (not modelled: reference/reward models and paired sequences)");
+    detail::llamafactory_objective(y, s, j);
     detail::trainer_finish(out, opt, s.accumulation);
     return out;
 }
