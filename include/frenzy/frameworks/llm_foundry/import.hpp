@@ -127,6 +127,10 @@ inline void foundry_attention(const YAML::Node& a, const foundry_section& sec, t
         else if (k == "qk_ln" && sec.flag(kv.second, k))
             throw config_error("llm-foundry train.yaml: " + sec.where + "qk_ln=true (one norm over all heads' queries) is not read; qk_gn is a norm per head");
         else if (k == "attn_logit_softcapping") s.attn_logit_softcap = sec.real(kv.second, k, bounds::softcap);
+        else if (k == "sliding_window_size") {  // keys [i - size, i]: the window counts the query's own too; -1 none
+            const auto w = sec.number(kv.second, k, int_bound{-1, bounds::seq_len.max});
+            s.sliding_window = w < 0 ? 0 : w + 1;
+        }
         else out.ignored.push_back(sec.where + k);
     }
     if (rope_impl != "dail" && rope_impl != "hf")
@@ -165,6 +169,7 @@ inline bool foundry_model_key(const std::string& key, const YAML::Node& v, const
     else if (key == "attention_bias") s.qkv_bias = sec.flag(v, key);
     else if (key == "tie_word_embeddings") s.tied_embeddings = sec.flag(v, key);
     else if (key == "norm_eps") s.norm_eps = sec.real(v, key, bounds::norm_eps);
+    else if (key == "final_logit_softcapping") s.final_logit_softcap = sec.real(v, key, bounds::softcap);
     else if (key == "norm_type") {
         const auto n = sec.text(v, key);
         if (n.find("rmsnorm") != std::string::npos) s.norm = norm_kind::rmsnorm;

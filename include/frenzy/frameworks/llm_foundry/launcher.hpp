@@ -126,6 +126,11 @@ inline std::string model_yaml(const job_spec& j, attention_impl attn) {
     if (m.parallel_attention) throw config_error("model.parallel_attention: MPT blocks run attention and MLP one after the other");
     if (m.attention_sinks) throw config_error("model.attention_sinks: MPT's attention has no learned sink logits");
     if (m.swiglu_limit > 0) throw config_error("model.swiglu_limit: MPT's mptglu has no clamped SwiGLU (gpt-oss)");
+    if (m.layer_norm_count() > 2)  // Gemma 2/3's norms after attention and MLP
+        throw config_error(field_text("model.norms_per_layer", m.layer_norm_count()) + ": MPT blocks norm only before attention and MLP");
+    if (m.sliding_window > 0 && m.global_layer_every > 0)  // attn_config.sliding_window_size is every layer's
+        throw config_error(field_text("model.global_layer_every", m.global_layer_every) + ": MPT's sliding window is every layer's "
+                           "(attn_config.sliding_window_size), none attends globally");
     const auto ffn = ffn_of(m);
     std::string s = "model:\n  name: mpt_causal_lm\n  init_device: meta\n";
     s += "  d_model: " + std::to_string(m.hidden) + "\n  n_heads: " + std::to_string(m.heads) +
@@ -138,12 +143,15 @@ inline std::string model_yaml(const job_spec& j, attention_impl attn) {
     s += "  tie_word_embeddings: " + std::string(m.tied_embeddings ? "true" : "false") + "\n";
     if (m.norm_eps != 1e-5) s += "  norm_eps: " + number_text(m.norm_eps) + "\n";  // MPTConfig default 1e-5
     if (m.qkv_bias && !m.bias) s += "  attention_bias: true\n";  // the QKV projection's biases only (Qwen2)
+    if (m.final_logit_softcap > 0) s += "  final_logit_softcapping: " + number_text(m.final_logit_softcap) + "\n";  // MPTConfig
     if (j.training.precision == precision::fp8_mixed) s += "  fc_type: te\n";  // amp_fp8 runs Transformer Engine linears
     s += "  loss_fn: " + std::string(profile_of(j).loss == loss_style::fused_cross_entropy ? "fused_crossentropy" : "torch_crossentropy") + "\n";
     s += "  attn_config:\n    attn_impl: " + std::string(attn == attention_impl::unfused ? "torch" : "flash") + "\n";
     if (m.kv() != m.heads) s += "    attn_type: grouped_query_attention\n    kv_n_heads: " + std::to_string(m.kv()) + "\n";
     if (m.qk_norm) s += "    qk_gn: true\n";  // a norm of norm_type over each head's queries and keys
     if (m.attn_logit_softcap > 0) s += "    attn_logit_softcapping: " + number_text(m.attn_logit_softcap) + "\n";
+    // the keys before and besides the query (configuration_mpt.py sliding_window_size: [i - size, i])
+    if (m.sliding_window > 0) s += "    sliding_window_size: " + std::to_string(m.sliding_window - 1) + "\n";
     if (m.position_embedding == position_embedding::rope) s += rope_yaml(m.rope);
     if (m.position_embedding == position_embedding::alibi) s += "    alibi: true\n";
     s += "  ffn_config:\n    ffn_type: " + std::string(ffn.type) + "\n    ffn_hidden_size: " + std::to_string(m.ffn_hidden) +
