@@ -306,8 +306,11 @@ TEST_CASE("Megatron rules: a fine-tune converts the published weights once with 
     tracker >> it;
     CHECK(it == "0");
     // a requeued run finds the converted checkpoint and does not convert again; HF_MODEL may name a local snapshot
-    std::tie(rc, out) = run_script(s, env + " HF_MODEL=/models/llama");
+    std::tie(rc, out) = run_script(s, env + " HF_MODEL=/models/llama DATA_PATH=/data/text_document");
     CHECK(rc == 0);
+    // the model's own tokenizer: HF_MODEL's (Megatron's HuggingFaceTokenizer reads a Hub id or a folder)
+    CHECK(value_after(out, "--tokenizer-type") == "HuggingFaceTokenizer");
+    CHECK(value_after(out, "--tokenizer-model") == "/models/llama");
     std::ifstream calls2(root / "calls");
     std::string again((std::istreambuf_iterator<char>(calls2)), {});
     CHECK(again == call);

@@ -170,6 +170,26 @@ TEST_CASE("llm-foundry: a published model is built by transformers from its repo
     }
 }
 
+TEST_CASE("llm-foundry fine-tune: train.py loads the weights named by MODEL_NAME, a Hub id or a local snapshot, with its tokenizer (issue 53)") {
+    auto j = run_job("llama-3.1-8b", framework::llm_foundry, parallel_config{.dp = 8, .sharding = sharding::full});
+    j.training.finetune.method = finetune_method::lora;
+    launch_options o;
+    o.launcher = launcher::llm_foundry;
+    const auto fs = launch_files(j, run_plan(j, 3.0), o);
+    const auto dir = std::filesystem::temp_directory_path() / ("frenzy_run_foundry_ft_" + std::to_string(::getpid()));
+    auto [rc, out] = launch_shell::run_launch_files(fs, "LAUNCH_DIR=" + dir.string() + " DATA_LOCAL=/d", dir);
+    INFO(out);
+    REQUIRE(rc == 0);
+    CHECK(launch_shell::printed_value(out, "variables.model_name=") == "meta-llama/Llama-3.1-8B");
+    CHECK(launch_shell::printed_value(out, "variables.tokenizer_name=") == "meta-llama/Llama-3.1-8B");
+    CHECK(launch_shell::printed_value(out, "variables.lr=") == "2e-4");
+    std::tie(rc, out) = launch_shell::run_launch_files(fs, "LAUNCH_DIR=" + dir.string() + " DATA_LOCAL=/d MODEL_NAME=/models/llama", dir);
+    std::filesystem::remove_all(dir);
+    REQUIRE(rc == 0);
+    CHECK(launch_shell::printed_value(out, "variables.model_name=") == "/models/llama");
+    CHECK(launch_shell::printed_value(out, "variables.tokenizer_name=") == "/models/llama");
+}
+
 TEST_CASE("hf and LitGPT: the batch scripts start what they wrote, with the settings they name, and save about every 30 min (issue 53)") {
     const auto dir = std::filesystem::temp_directory_path() / ("frenzy_run_hf_" + std::to_string(::getpid()));
     // accelerate launch is exec'd by bash -c on every node: a stub program on PATH that prints its arguments

@@ -88,11 +88,12 @@ inline void check_launcher_method(finetune_method m, launcher l) {
                        std::string(l.name()) + " launcher; " + what + " is written by: " + (by.empty() ? "none" : by));
 }
 
-/// config_error naming the fine-tuning field no launcher writes yet: DPO, int8 base weights, modules_to_save are
-/// estimated (memory/methods.hpp), but every launcher writes an SFT script with a 16-bit or 4-bit base and adapters
-/// only, which would run something else than what was estimated.
+/// config_error naming the fine-tuning field no launcher writes yet: DPO, int8 base weights, modules_to_save and frozen
+/// leading layers are estimated (memory/methods.hpp), but every launcher writes an SFT script with a 16-bit or 4-bit
+/// base and adapters only, which would run something else than what was estimated.
 inline void check_launcher_finetune_fields(const finetune_spec& f) {
-    const char* field = f.dpo() ? "objective=\"dpo\"" : f.load_in_8bit ? "load_in_8bit=true" : f.modules_to_save ? "modules_to_save" : nullptr;
+    const char* field = f.dpo() ? "objective=\"dpo\"" : f.load_in_8bit ? "load_in_8bit=true" : f.modules_to_save ? "modules_to_save"
+                        : f.frozen_layers > 0 ? "frozen_layers" : nullptr;
     if (field)
         throw config_error("training.finetune." + std::string(field) + " is estimated but not written by any launcher "
                            "(the launchers write supervised fine-tunes with 16-bit or 4-bit bases and adapters only)");

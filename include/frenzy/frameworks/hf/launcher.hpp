@@ -25,6 +25,7 @@
 #include "frenzy/io/file.hpp"
 #include "frenzy/frameworks/hf/import.hpp"
 #include "frenzy/launch/launcher.hpp"
+#include "frenzy/model/presets.hpp"
 
 namespace frenzy::frameworks::hf {
 
@@ -238,7 +239,19 @@ inline accelerate_config accelerate_config_of(const job_spec& j) {
     return c;
 }
 
+/// The script builds $MODEL's config.json (from_pretrained or from_config) and checks only its shape (PLANNED): a job
+/// named after a preset whose other fields (rotary spec, norm epsilon, QK-norm, soft-capping, router) are not the
+/// published model's would train the published one, so it is refused naming the field (issue 53's acceptance).
+inline void check_published(const transformer_spec& m) {
+    for (const auto& p : model_presets())
+        if (p.spec.name == m.name)
+            if (const auto d = published_difference(m, p.spec); !d.empty())
+                throw config_error(d + ": the hf launcher builds $MODEL's config.json, the published " + m.name +
+                                   "'s; plan the published model, or a config.json of this one (--hf-config)");
+}
+
 inline launcher_payload payload(const job_spec& j, const launch_options& o) {
+    check_published(j.model);
     if (j.training.finetune.method == finetune_method::freeze || j.training.finetune.frozen_layers > 0)
         throw config_error("training.finetune.frozen_layers: the hf launcher trains every layer or LoRA adapters "
                            "(freezing leading layers is not written)");

@@ -127,6 +127,10 @@ inline void foundry_attention(const YAML::Node& a, const foundry_section& sec, t
         else if (k == "qk_ln" && sec.flag(kv.second, k))
             throw config_error("llm-foundry train.yaml: " + sec.where + "qk_ln=true (one norm over all heads' queries) is not read; qk_gn is a norm per head");
         else if (k == "attn_logit_softcapping") s.attn_logit_softcap = sec.real(kv.second, k, bounds::softcap);
+        else if (k == "sliding_window_size") {  // keys [i - size, i]: the window counts the query's own too; -1 none
+            const auto w = sec.number(kv.second, k, int_bound{-1, bounds::seq_len.max});
+            s.sliding_window = w < 0 ? 0 : w + 1;
+        }
         else out.ignored.push_back(sec.where + k);
     }
     if (rope_impl != "dail" && rope_impl != "hf")
@@ -165,6 +169,7 @@ inline bool foundry_model_key(const std::string& key, const YAML::Node& v, const
     else if (key == "attention_bias") s.qkv_bias = sec.flag(v, key);
     else if (key == "tie_word_embeddings") s.tied_embeddings = sec.flag(v, key);
     else if (key == "norm_eps") s.norm_eps = sec.real(v, key, bounds::norm_eps);
+    else if (key == "final_logit_softcapping") s.final_logit_softcap = sec.real(v, key, bounds::softcap);
     else if (key == "norm_type") {
         const auto n = sec.text(v, key);
         if (n.find("rmsnorm") != std::string::npos) s.norm = norm_kind::rmsnorm;
@@ -194,11 +199,49 @@ inline transformer_spec foundry_given_model(const transformer_spec& file, const 
     return given;
 }
 
+/// model.peft_config (PEFT's LoraConfig keys; llm-foundry@8c8dd48f models/hf/hf_base.py get_peft_config: peft_type
+/// LORA and task_type CAUSAL_LM only) as a LoRA fine-tune of the job's rank, alpha, dropout and target modules.
+inline void foundry_peft(const YAML::Node& p, const foundry_section& model, finetune_spec& ft, launcher_import& out) {
+    if (!p.IsMap()) throw config_error("llm-foundry train.yaml: model.peft_config must be a mapping (PEFT's LoraConfig)");
+    const foundry_section sec{model.vars, "model.peft_config."};
+    std::string type, task;
+    ft.method = finetune_method::lora;
+    ft.targets = lora_q | lora_v;  // PEFT's default for Llama-style models without target_modules
+    for (const auto& kv : p) {
+        const auto k = kv.first.Scalar();
+        if (k == "peft_type") type = sec.text(kv.second, k);
+        else if (k == "task_type") task = sec.text(kv.second, k);
+        else if (k == "r") ft.rank = sec.number(kv.second, k, bounds::lora_rank);
+        else if (k == "lora_alpha") ft.alpha = sec.real(kv.second, k, real_bound{0, 1e6});
+        else if (k == "lora_dropout") ft.dropout = sec.real(kv.second, k, bounds::fraction);
+        else if (k == "target_modules") {
+            if (!kv.second.IsSequence()) throw config_error("llm-foundry train.yaml: " + sec.where + k + " must be a list of module names");
+            ft.targets = 0;
+            for (const auto& n : kv.second) {
+                const auto name = sec.text(n, k);
+                unsigned bit = 0;
+                for (const auto& [b, short_name] : lora_target_names)
+                    if (name == std::string(short_name) + "_proj") bit = b;
+                if (bit == 0) throw config_error("llm-foundry train.yaml: " + sec.where + k + " names " + printable(name) +
+                                                 ", a module Frenzy does not adapt (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj)");
+                ft.targets |= bit;
+            }
+        } else out.ignored.push_back(sec.where + k);
+    }
+    if (type != "LORA" && type != "lora")
+        throw config_error("llm-foundry train.yaml: " + sec.where + "peft_type=" + printable(type) + " must be LORA (get_peft_config)");
+    if (task != "CAUSAL_LM" && task != "causal_lm")
+        throw config_error("llm-foundry train.yaml: " + sec.where + "task_type=" + printable(task) + " must be CAUSAL_LM (get_peft_config)");
+    if (!p["target_modules"]) out.notes.push_back("no peft_config.target_modules: PEFT's default q_proj and v_proj assumed");
+}
+
 /// An hf_causal_lm model block (llm-foundry@8c8dd48f models/hf/hf_base.py BaseHuggingFaceModel): transformers'
 /// implementation of pretrained_model_name_or_path's config, the preset published there, or the model given beside
 /// the file when it has that preset's shape; its attention from attn_implementation.
 inline transformer_spec foundry_hf_model(const YAML::Node& m, const YAML::Node& vars, const transformer_spec& given, launcher_import& out) {
     const foundry_section sec{vars, "model."};
+    auto& ft = out.job.training.finetune;
+    if (!m["pretrained"]) ft.method = finetune_method::full;  // BaseHuggingFaceModel(pretrained=True)
     if (!m["pretrained_model_name_or_path"])
         throw config_error("llm-foundry train.yaml: model.pretrained_model_name_or_path is missing (hf_causal_lm builds that model)");
     const auto repo = sec.text(m["pretrained_model_name_or_path"], "pretrained_model_name_or_path");
@@ -215,9 +258,11 @@ inline transformer_spec foundry_hf_model(const YAML::Node& m, const YAML::Node& 
             if (a != "flash_attention_2" && a != "eager")
                 throw config_error("llm-foundry train.yaml: model.attn_implementation=" + printable(a) + " must be flash_attention_2 or eager");
             out.job.runtime.attention = a == "eager" ? attention_impl::unfused : attention_impl::flash;
-        } else if (k == "pretrained" && sec.flag(kv.second, k)) {
-            throw config_error("llm-foundry train.yaml: model.pretrained=true (a fine-tune of the published weights) is not read");
-        } else if (k != "name" && k != "pretrained_model_name_or_path" && k != "pretrained" && k != "init_device") {
+        } else if (k == "pretrained") {  // hf_base.py: true by default, the published weights loaded
+            if (sec.flag(kv.second, k) && ft.method == finetune_method::none) ft.method = finetune_method::full;
+        } else if (k == "peft_config") {
+            foundry_peft(kv.second, sec, ft, out);
+        } else if (k != "name" && k != "pretrained_model_name_or_path" && k != "init_device") {
             out.unknown.push_back("model." + k);
         }
     }

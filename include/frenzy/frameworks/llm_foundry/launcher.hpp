@@ -77,16 +77,45 @@ inline std::string hf_repository_of(const transformer_spec& m) {
     return std::string(repo);
 }
 
-/// hf_causal_lm of the published model (llm-foundry@8c8dd48f models/hf/hf_base.py BaseHuggingFaceModel): its
-/// config.json's architecture with fresh weights (pretrained false), built on the meta device for FSDP to initialise
-/// (hf_base.py: meta with pretrained false), flash-attention 2 or eager attention.
+/// A fine-tune's published repository (hf_repository_of), or config_error naming why there is none: llm-foundry
+/// fine-tunes load a published model's weights with its config.json (hf_causal_lm pretrained: true), never an MPT's.
+inline std::string finetune_repository(const transformer_spec& m) {
+    auto repo = hf_repository_of(m);
+    if (!repo.empty()) return repo;
+    const auto published = published_repository(m.name);
+    if (published.empty() || m.name.rfind("mpt", 0) == 0)
+        throw config_error("training.finetune: model.name=\"" + m.name + "\" has no published weights known here (model/presets.hpp "
+                           "published_repository); llm-foundry fine-tunes load a published model (hf_causal_lm pretrained: true)");
+    throw config_error(published_difference(m, preset(m.name)) + ": llm-foundry fine-tunes " + std::string(published) +
+                       " as published (hf_causal_lm loads its config.json with its weights)");
+}
+
+/// PEFT's LoraConfig of a LoRA fine-tune (llm-foundry@8c8dd48f models/hf/hf_base.py get_peft_config: peft_type LORA,
+/// task_type CAUSAL_LM, the other keys LoraConfig's; the Llama-style module names Llama, Mistral, Qwen and Gemma share).
+inline std::string peft_yaml(const finetune_spec& f) {
+    std::string s = "  peft_config:\n    peft_type: LORA\n    task_type: CAUSAL_LM\n    r: " + std::to_string(f.rank) +
+                    "\n    lora_alpha: " + number_text(f.alpha) + "\n    lora_dropout: " + number_text(f.dropout) + "\n    target_modules:\n";
+    for (const auto& [bit, name] : lora_target_names)
+        if (f.targets & bit) s += "    - " + std::string(name) + "_proj\n";
+    return s;
+}
+
+/// hf_causal_lm of the published model (llm-foundry@8c8dd48f models/hf/hf_base.py BaseHuggingFaceModel), flash-attention
+/// 2 or eager attention. From scratch: its config.json's architecture with fresh weights (pretrained false), built on
+/// the meta device for FSDP to initialise (hf_base.py: meta with pretrained false). A fine-tune: its weights
+/// (pretrained true), loaded by rank 0 and sent to the others by FSDP (init_device mixed; utils/config_utils.py
+/// process_init_device: sync_module_states), with LoRA adapters through PEFT (peft_config).
 inline std::string hf_model_yaml(const job_spec& j, attention_impl attn) {
     if (j.model.is_moe()) throw config_error("model.moe: frenzy launch writes no MoE for llm-foundry (its memory model is of dense FFNs)");
     if (j.training.precision == precision::fp8_mixed)  // Composer's amp_fp8 is te.fp8_autocast: Transformer Engine layers only
         throw config_error("training.precision=\"fp8-mixed\": llm-foundry's amp_fp8 runs Transformer Engine layers, which "
                            "hf_causal_lm (transformers' " + j.model.name + ") has none of");
-    return "model:\n  name: hf_causal_lm\n  pretrained_model_name_or_path: ${variables.model_name}\n  pretrained: false\n"
-           "  init_device: meta\n  attn_implementation: " + std::string(attn == attention_impl::unfused ? "eager" : "flash_attention_2") + "\n";
+    const auto& ft = j.training.finetune;
+    std::string s = "model:\n  name: hf_causal_lm\n  pretrained_model_name_or_path: ${variables.model_name}\n  pretrained: " +
+                    std::string(ft.pretrained() ? "true\n  init_device: mixed\n" : "false\n  init_device: meta\n") +
+                    "  attn_implementation: " + std::string(attn == attention_impl::unfused ? "eager" : "flash_attention_2") + "\n";
+    if (ft.adapters()) s += peft_yaml(ft);
+    return s;
 }
 
 /// The MPT architecture keys of the job's model; what MPT cannot express is refused, naming the field.
@@ -97,6 +126,11 @@ inline std::string model_yaml(const job_spec& j, attention_impl attn) {
     if (m.parallel_attention) throw config_error("model.parallel_attention: MPT blocks run attention and MLP one after the other");
     if (m.attention_sinks) throw config_error("model.attention_sinks: MPT's attention has no learned sink logits");
     if (m.swiglu_limit > 0) throw config_error("model.swiglu_limit: MPT's mptglu has no clamped SwiGLU (gpt-oss)");
+    if (m.layer_norm_count() > 2)  // Gemma 2/3's norms after attention and MLP
+        throw config_error(field_text("model.norms_per_layer", m.layer_norm_count()) + ": MPT blocks norm only before attention and MLP");
+    if (m.sliding_window > 0 && m.global_layer_every > 0)  // attn_config.sliding_window_size is every layer's
+        throw config_error(field_text("model.global_layer_every", m.global_layer_every) + ": MPT's sliding window is every layer's "
+                           "(attn_config.sliding_window_size), none attends globally");
     const auto ffn = ffn_of(m);
     std::string s = "model:\n  name: mpt_causal_lm\n  init_device: meta\n";
     s += "  d_model: " + std::to_string(m.hidden) + "\n  n_heads: " + std::to_string(m.heads) +
@@ -109,12 +143,15 @@ inline std::string model_yaml(const job_spec& j, attention_impl attn) {
     s += "  tie_word_embeddings: " + std::string(m.tied_embeddings ? "true" : "false") + "\n";
     if (m.norm_eps != 1e-5) s += "  norm_eps: " + number_text(m.norm_eps) + "\n";  // MPTConfig default 1e-5
     if (m.qkv_bias && !m.bias) s += "  attention_bias: true\n";  // the QKV projection's biases only (Qwen2)
+    if (m.final_logit_softcap > 0) s += "  final_logit_softcapping: " + number_text(m.final_logit_softcap) + "\n";  // MPTConfig
     if (j.training.precision == precision::fp8_mixed) s += "  fc_type: te\n";  // amp_fp8 runs Transformer Engine linears
     s += "  loss_fn: " + std::string(profile_of(j).loss == loss_style::fused_cross_entropy ? "fused_crossentropy" : "torch_crossentropy") + "\n";
     s += "  attn_config:\n    attn_impl: " + std::string(attn == attention_impl::unfused ? "torch" : "flash") + "\n";
     if (m.kv() != m.heads) s += "    attn_type: grouped_query_attention\n    kv_n_heads: " + std::to_string(m.kv()) + "\n";
     if (m.qk_norm) s += "    qk_gn: true\n";  // a norm of norm_type over each head's queries and keys
     if (m.attn_logit_softcap > 0) s += "    attn_logit_softcapping: " + number_text(m.attn_logit_softcap) + "\n";
+    // the keys before and besides the query (configuration_mpt.py sliding_window_size: [i - size, i])
+    if (m.sliding_window > 0) s += "    sliding_window_size: " + std::to_string(m.sliding_window - 1) + "\n";
     if (m.position_embedding == position_embedding::rope) s += rope_yaml(m.rope);
     if (m.position_embedding == position_embedding::alibi) s += "    alibi: true\n";
     s += "  ffn_config:\n    ffn_type: " + std::string(ffn.type) + "\n    ffn_hidden_size: " + std::to_string(m.ffn_hidden) +
@@ -146,7 +183,7 @@ inline std::string train_yaml(const job_spec& j, attention_impl attn) {
     std::string s = "# Written by frenzy launch for llm-foundry's scripts/train/train.py (TrainConfig of\n"
                     "# mosaicml/llm-foundry@8c8dd48f llmfoundry/utils/config_utils.py). The variables are set by\n"
                     "# launch.sbatch from its settings block; edit them there.\n";
-    const auto repo = hf_repository_of(j.model);
+    const auto repo = t.finetune.pretrained() ? finetune_repository(j.model) : hf_repository_of(j.model);
     s += "variables:\n  data_local: ./data\n  tokenizer_name: " + (repo.empty() ? std::string(mpt_tokenizer) : repo) + "\n";
     if (!repo.empty()) s += "  model_name: " + repo + "\n";
     s += "  save_folder: ./checkpoints\n  save_interval: 1000ba\n  lr: 1.0e-4\n  max_duration: " +
@@ -165,6 +202,7 @@ inline std::string train_yaml(const job_spec& j, attention_impl attn) {
     s += "fsdp_config:\n  sharding_strategy: " + std::string(strategy) + "\n  mixed_precision: " + mixed +
          "\n  activation_checkpointing: " + std::string(p.recompute == recompute::full ? "true" : "false") +
          "\n  activation_checkpointing_reentrant: false\n  activation_cpu_offload: false\n  limit_all_gathers: true\n";
+    if (t.finetune.pretrained()) s += "  sync_module_states: true\n";  // init_device mixed: rank 0's weights to every rank
     s += "save_folder: ${variables.save_folder}\nsave_interval: ${variables.save_interval}\nautoresume: true\n";
     s += "progress_bar: false\nlog_to_console: true\nconsole_log_interval: 10ba\n";
     return s;
@@ -175,12 +213,16 @@ inline std::string settings(const job_spec& j, const launch_options& o) {
     std::string s = "# Settings: give them in sbatch's environment (LR=1e-4 sbatch launch.sbatch) or edit them here.\n";
     s += "LLM_FOUNDRY=\"${LLM_FOUNDRY:-$HOME/llm-foundry}\"  # an llm-foundry checkout: its scripts/train/train.py runs\n";
     s += "DATA_LOCAL=\"${DATA_LOCAL:?set DATA_LOCAL to a streaming dataset (llm-foundry scripts/data_prep/convert_dataset_hf.py)}\"\n";
-    const auto repo = hf_repository_of(j.model);
-    if (!repo.empty())
+    const bool ft = j.training.finetune.pretrained();
+    const auto repo = ft ? finetune_repository(j.model) : hf_repository_of(j.model);
+    if (ft)
+        s += "MODEL_NAME=\"${MODEL_NAME:-" + repo + "}\"  # the weights to fine-tune: a Hugging Face repository or a local snapshot "
+             "(hf_causal_lm loads its config.json and weights)\n";
+    else if (!repo.empty())
         s += "MODEL_NAME=\"${MODEL_NAME:-" + repo + "}\"  # hf_causal_lm builds its config.json's model (its weights are not loaded)\n";
     // the model's own tokenizer; an MPT of another vocabulary than GPT-NeoX's (MPT's) has none to default to
     const bool neox = j.model.vocab >= 50277 && j.model.vocab <= 50432;
-    const std::string tokenizer = !repo.empty() ? repo : neox ? std::string(mpt_tokenizer) : "";
+    const std::string tokenizer = ft ? std::string("$MODEL_NAME") : !repo.empty() ? repo : neox ? std::string(mpt_tokenizer) : "";
     s += "TOKENIZER=\"${TOKENIZER:" + (tokenizer.empty() ? "?set TOKENIZER to the Hugging Face tokenizer of the model (vocabulary " +
                                                                   std::to_string(j.model.vocab) + ")"
                                                             : "-" + tokenizer) +
@@ -188,7 +230,8 @@ inline std::string settings(const job_spec& j, const launch_options& o) {
     s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from (autoresume)\n";
     s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-" + std::to_string(save_interval_steps(j, o)) + "}\"  # optimizer steps (batches) between "
          "checkpoints" + save_interval_note(j, o) + "\n";
-    s += "LR=\"${LR:-1.0e-4}\"\n";
+    // a fine-tune's rate as the hf launcher's (2e-5 full, 2e-4 adapters); from scratch llm-foundry's examples' 1e-4
+    s += std::string("LR=\"${LR:-") + (!ft ? "1.0e-4" : j.training.finetune.adapters() ? "2e-4" : "2e-5") + "}\"\n";
     if (train_steps(j) <= 0)
         s += "TRAIN_BATCHES=\"${TRAIN_BATCHES:?the job has no token budget: set TRAIN_BATCHES (optimizer steps)}\"\n";
     return s;
@@ -201,7 +244,7 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
     out.preamble = settings(j, o);
     std::string overrides = " variables.data_local=\"$DATA_LOCAL\" variables.tokenizer_name=\"$TOKENIZER\""
                             " variables.save_folder=\"$CHECKPOINT_DIR\" variables.save_interval=\"${SAVE_INTERVAL}ba\" variables.lr=\"$LR\"";
-    if (!hf_repository_of(j.model).empty()) overrides += " variables.model_name=\"$MODEL_NAME\"";
+    if (j.training.finetune.pretrained() || !hf_repository_of(j.model).empty()) overrides += " variables.model_name=\"$MODEL_NAME\"";
     if (train_steps(j) <= 0) overrides += " variables.max_duration=\"${TRAIN_BATCHES}ba\"";
     out.torchrun_target = (o.run_command.empty() ? std::string("\"$LLM_FOUNDRY/scripts/train/train.py\"") : o.run_command) +
                           " \"$LAUNCH_DIR/train.yaml\"" + overrides;
@@ -228,6 +271,9 @@ inline constexpr launcher_traits launch_traits{
     .describes_model = true,
     .config_example = "train.yaml",
     .import_file = import_file,
+    // fine-tunes of published weights (hf_causal_lm pretrained: true), LoRA through PEFT; QLoRA's 4-bit base has no
+    // llm-foundry key (hf_base.py loads 8-bit only, and train.py refuses load_in_8bit for training)
+    .methods = method_bits({finetune_method::none, finetune_method::full, finetune_method::lora}),
 };
 
 /// This launcher as launch options name it: a handle to `launch_traits` (frameworks/launchers.hpp lists it).

@@ -215,9 +215,12 @@ inline std::string settings(const job_spec& j, const launch_options& o) {
     std::string s = "# Settings: give them in sbatch's environment (LR=1e-4 sbatch launch.sbatch) or edit them here.\n";
     s += "MEGATRON_LM=\"${MEGATRON_LM:-$HOME/Megatron-LM}\"  # a Megatron-LM checkout: its pretrain_gpt.py runs\n";
     s += "DATA_PATH=\"${DATA_PATH:-MOCK}\"  # a data prefix of Megatron's tools/preprocess_data.py, or MOCK (synthetic tokens)\n";
-    s += "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-}\"  # the Hugging Face tokenizer DATA_PATH was made with (needed with DATA_PATH)\n";
+    const bool ft = j.training.finetune.pretrained();
+    if (!ft) s += "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-}\"  # the Hugging Face tokenizer DATA_PATH was made with (needed with DATA_PATH)\n";
     s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-$LAUNCH_DIR/checkpoints}\"  # saved to and resumed from\n";
-    if (j.training.finetune.pretrained()) s += pretrained_settings(j.model);
+    if (ft)  // the model's own tokenizer (HuggingFaceTokenizer of HF_MODEL), with which DATA_PATH must be made
+        s += pretrained_settings(j.model) + "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-$HF_MODEL}\"  # the model's Hugging Face tokenizer: "
+             "DATA_PATH must be made with it\n";
     s += "SAVE_INTERVAL=\"${SAVE_INTERVAL:-" + std::to_string(save_interval_steps(j, o)) + "}\"  # optimizer steps between checkpoints" +
          save_interval_note(j, o) + "\n";
     s += "LR=\"${LR:-" + number_text(lr) + "}\" MIN_LR=\"${MIN_LR:-" + number_text(lr / 10) +
