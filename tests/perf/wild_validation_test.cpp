@@ -98,10 +98,12 @@ TEST_CASE("wild 2026-12: today's error of the shipped constants, per source, chi
     print_by("source", [](const cv_row& r) { return r.group; });
     print_by("GPU generation (chip)", [](const cv_row& r) { return r.chip; });
     print_by("GEMM precision", [](const cv_row& r) { return r.gemms; });
-    // Today, 2026-12-07 (bounds a little above the measured 45.1% and 113.7%, so that a change that makes it worse
-    // fails here; docs/perf-model.md has the tables). Issue 52's target is median <= 10%, p90 <= 25%: not met.
-    CHECK(median_of(abs_err) < 0.50);
-    CHECK(p90_of(abs_err) < 1.40);
-    // mostly too fast (torchtitan on B200 and MI300X about twice the measured speed), RTX 4090 about half
+    // Measured 2026-12-07 with the portable-attention cap (perf/efficiency.hpp: SDPA's FlashAttention-2 kernels
+    // at H100's rate on newer chips): median 25.3%, p90 63.5% (45.1% / 113.7% without it). Bounds a little above,
+    // so that a change that makes it worse fails here; docs/perf-model.md has the tables. Issue 52's target is
+    // median <= 10%, p90 <= 25%: not met.
+    CHECK(median_of(abs_err) < 0.28);
+    CHECK(p90_of(abs_err) < 0.70);
+    // still mostly too fast (torchtitan on power-limited B200 +25..40%, MI300X +57..68%), RTX 4090 about half
     CHECK(too_fast >= 18);
 }
