@@ -330,7 +330,7 @@ TEST_CASE("every prediction carries the error band of its regime") {
     CHECK(f8.rel_error_band == error_band(error_regime::scaled_precision));
     const auto mi = predict_step(llama8b({.dp = 8, .sharding = sharding::optimizer}), cat.at("mi300x"), 8, 0);
     CHECK(mi.error_regime == "chip without calibration data");  // cdna3 has no rows
-    CHECK(mi.rel_error_band == 0.35);
+    CHECK(mi.rel_error_band == 0.64);  // the held-out 2026 runs on such chips: p90 63.5% (wild_validation_test.cpp)
     const auto h200 = predict_step(llama8b({.dp = 8, .sharding = sharding::optimizer}), cat.at("h200"), 8, 0);
     CHECK(h200.error_regime == "data parallel / sharded");  // gh100: calibrated through the H100 rows
 }
