@@ -288,6 +288,9 @@ TEST_CASE("the shipped coefficients are the fit on the shared data") {
 TEST_CASE("calibration JSON round-trips and rejects unphysical values") {
     const auto e = default_efficiency();
     CHECK(efficiency_from_json(to_json(e)) == e);
+    CHECK(to_json(e)["portable_attention_flops"] == 318e12);
+    // fits from scratch do not see the portable-attention cap: it is read off gh100's fit (perf/efficiency.hpp)
+    CHECK(neutral_start().portable_attention_flops == 0);
     auto j = to_json(e);
     j["gpus"][0]["inverse_efficiency"] = 0.5;
     CHECK_THROWS_WITH(efficiency_from_json(j), Catch::Matchers::Contains("inverse_efficiency must be at least 1"));

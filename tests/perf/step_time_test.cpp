@@ -217,6 +217,28 @@ TEST_CASE("fp8 runs only the GEMMs at the fp8 peak, attention, element-wise work
     CHECK(f8.dp_sync == bf.dp_sync);  // gradients are reduced in bf16 either way
 }
 
+TEST_CASE("portable (non-TE) attention runs at H100's FlashAttention-2 rate on chips without their own attention value") {
+    const auto e = default_efficiency();
+    REQUIRE(e.portable_attention_flops == 318e12);
+    auto fsdp = llama8b({.dp = 8, .sharding = sharding::full});
+    auto meg = llama8b({.dp = 8, .sharding = sharding::optimizer});  // Megatron-Core: TE (cuDNN) attention
+    const auto& b200 = cat.at("b200");
+    const auto& h100 = cat.at("h100-80g");
+    const auto fb = step_time_model{}.predict(fsdp, b200, {}).parts;
+    // B200: the fitted ratio would give 2250 / (1.70 x 1.61) = 822 TFLOP/s; SDPA's FA2 reaches the cap
+    CHECK(fb.kernels_mb.attention == Approx(fb.work.attention_flops / 318e12).epsilon(1e-12));
+    CHECK(fb.kernels_mb.attention > 2.0 * fb.work.attention_flops * e.attention_inverse_of(b200) / 2250e12);
+    // Megatron on B200 (TE attention) and FSDP on H100 (gh100's own attention value) are not capped
+    const auto mb = step_time_model{}.predict(meg, b200, {}).parts;
+    CHECK(mb.kernels_mb.attention == mb.work.attention_flops * e.attention_inverse_of(b200, true) / 2250e12);
+    const auto fh = step_time_model{}.predict(fsdp, h100, {}).parts;
+    CHECK(fh.kernels_mb.attention == fh.work.attention_flops * e.attention_inverse_of(h100) / 989e12);
+    // without the cap (a calibration file that sets 0) B200's FSDP attention is the fitted ratio's again
+    auto uncapped = e;
+    uncapped.portable_attention_flops = 0;
+    CHECK(uncapped.by_kernel(fb.work, b200).attention == fb.work.attention_flops * e.attention_inverse_of(b200) / 2250e12);
+}
+
 TEST_CASE("fp4 is planned only on types with fp4 tensor cores") {
     auto j = llama8b({.dp = 8, .sharding = sharding::optimizer});
     j.training.precision = precision::fp4_mixed;
@@ -308,7 +330,7 @@ TEST_CASE("every prediction carries the error band of its regime") {
     CHECK(f8.rel_error_band == error_band(error_regime::scaled_precision));
     const auto mi = predict_step(llama8b({.dp = 8, .sharding = sharding::optimizer}), cat.at("mi300x"), 8, 0);
     CHECK(mi.error_regime == "chip without calibration data");  // cdna3 has no rows
-    CHECK(mi.rel_error_band == 0.35);
+    CHECK(mi.rel_error_band == 0.64);  // the held-out 2026 runs on such chips: p90 63.5% (wild_validation_test.cpp)
     const auto h200 = predict_step(llama8b({.dp = 8, .sharding = sharding::optimizer}), cat.at("h200"), 8, 0);
     CHECK(h200.error_regime == "data parallel / sharded");  // gh100: calibrated through the H100 rows
 }

@@ -98,10 +98,29 @@ TEST_CASE("wild 2026-12: today's error of the shipped constants, per source, chi
     print_by("source", [](const cv_row& r) { return r.group; });
     print_by("GPU generation (chip)", [](const cv_row& r) { return r.chip; });
     print_by("GEMM precision", [](const cv_row& r) { return r.gemms; });
-    // Today, 2026-12-07 (bounds a little above the measured 45.1% and 113.7%, so that a change that makes it worse
-    // fails here; docs/perf-model.md has the tables). Issue 52's target is median <= 10%, p90 <= 25%: not met.
-    CHECK(median_of(abs_err) < 0.50);
-    CHECK(p90_of(abs_err) < 1.40);
-    // mostly too fast (torchtitan on B200 and MI300X about twice the measured speed), RTX 4090 about half
+    // Measured 2026-12-07 with the portable-attention cap (perf/efficiency.hpp: SDPA's FlashAttention-2 kernels
+    // at H100's rate on newer chips): median 25.3%, p90 63.5% (45.1% / 113.7% without it). Bounds a little above,
+    // so that a change that makes it worse fails here; docs/perf-model.md has the tables. Issue 52's target is
+    // median <= 10%, p90 <= 25%: not met.
+    CHECK(median_of(abs_err) < 0.28);
+    CHECK(p90_of(abs_err) < 0.70);
+    // still mostly too fast (torchtitan on power-limited B200 +25..40%, MI300X +57..68%), RTX 4090 about half
     CHECK(too_fast >= 18);
+}
+
+TEST_CASE("wild 2026-12: the band of chips without calibration rows covers nine in ten of their held-out runs") {
+    using namespace wild_validation;
+    std::vector<double> uncal;
+    const auto shipped = default_efficiency();
+    for (const auto& r : data().rows)  // the chip has no coefficients of its own: error_band_for's uncalibrated_chip
+        if (!shipped.has(r.chip)) uncal.push_back(std::abs(r.rel_error()));
+    REQUIRE(uncal.size() == 20);  // gb100 (13), cdna3 (2), ad102 (5); the 5 H100 rows are in calibrated regimes
+    const double q = p90_of(uncal);
+    std::printf("\nchips without calibration rows: %zu held-out rows, p90 |error| %.1f%%, band %.2f\n", uncal.size(),
+                100 * q, error_band(error_regime::uncalibrated_chip));
+    CHECK(error_band(error_regime::uncalibrated_chip) >= q);         // covers nine in ten
+    CHECK(error_band(error_regime::uncalibrated_chip) <= q + 0.02);  // the rounded-up p90, not a loose guess
+    int inside = 0;
+    for (double e : uncal) inside += e <= error_band(error_regime::uncalibrated_chip);
+    CHECK(inside == 18);
 }

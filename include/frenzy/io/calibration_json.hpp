@@ -22,7 +22,8 @@ inline nlohmann::json to_json(const efficiency_model& e) {
             {"width_penalty", e.width_penalty}, {"attention_inverse_efficiency", e.attention_inverse},
             {"fp8_ratio", e.fp8_ratio}, {"attention_ratio", e.attention_ratio},
             {"te_attention_ratio", e.te_attention_ratio},
-            {"memory_inverse_efficiency", e.memory_inverse}};
+            {"memory_inverse_efficiency", e.memory_inverse},
+            {"portable_attention_flops", e.portable_attention_flops}};
 }
 
 /// Inverse efficiencies (peak time / achieved time) are at least 1; 10^6 (a GPU at a millionth of its peak) bounds
@@ -59,6 +60,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     r.get("attention_ratio", e.attention_ratio);
     r.get("te_attention_ratio", e.te_attention_ratio);
     r.get("memory_inverse_efficiency", e.memory_inverse);
+    r.get("portable_attention_flops", e.portable_attention_flops);
     if (r.has("gpus")) {
         const auto& arr = r.raw("gpus");
         if (!arr.is_array()) throw frenzy::field_error("calibration.gpus", json_value_text(arr), "must be an array");
@@ -91,6 +93,7 @@ inline efficiency_model efficiency_from_json(const nlohmann::json& j) {
     check_bound("calibration.te_attention_ratio", e.te_attention_ratio, {0, inverse_bound.max});
     check_bound("calibration.fp8_ratio", e.fp8_ratio, {1e-6, inverse_bound.max});
     detail::check_inverse("calibration.memory_inverse_efficiency", e.memory_inverse);
+    check_bound("calibration.portable_attention_flops", e.portable_attention_flops, {0, 1e18});
     return e;
 }
 

@@ -20,6 +20,7 @@
 // peak_attn is the bf16 peak for fp8/fp4 jobs (the attention core is not run in fp8; hw/gpu.hpp). memory_bytes are
 // the element-wise kernels' HBM traffic (norms, residuals, activations, rotary, cross-entropy, fp8 casts with their
 // amax; perf/step_time.hpp counts them), so that a faster GEMM precision does not speed them up.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,6 +104,11 @@ struct efficiency_model {
     /// TE value (cuDNN's flash attention runs on every sm80+ chip); 0 = their ordinary attention value
     double te_attention_ratio = 0;
     double memory_inverse = 1.0;     ///< 1 / (fraction of HBM bandwidth the element-wise kernels reach)
+    /// FLOP/s (full s^2 count) that the portable attention kernels reach on every chip: PyTorch SDPA's flash
+    /// (FlashAttention-2) and memory-efficient kernels are sm80 mma.sync code that runs neither Hopper's wgmma nor
+    /// Blackwell's tcgen05, so their rate does not follow newer datasheet peaks. Caps non-TE attention on chips
+    /// without their own fitted attention value; 0 = no cap (default_efficiency sets it)
+    double portable_attention_flops = 0;
     std::string source;              ///< what the coefficients were fitted on
 
     /// The entry of a key (chip or type name), or null.
@@ -150,8 +156,15 @@ struct efficiency_model {
                                   : 0.0;
         const double rest = w.gemm_flops - (expert > 0 ? w.expert_flops : 0.0);
         return {(rest * dense_inverse(e, w.gemm_peak, w.shape, w.scaled, bw) + expert) / w.gemm_peak,
-                w.attention_flops * (w.unfused_attention ? inverse_of(e) : attention_inverse_of(e, w.te_attention)) / attn_peak,
-                w.memory_bytes * memory_inverse / bw, w.stream_bytes / (streaming_bandwidth_fraction * bw)};
+                attention_seconds(w, e, attn_peak), w.memory_bytes * memory_inverse / bw,
+                w.stream_bytes / (streaming_bandwidth_fraction * bw)};
+    }
+    /// Seconds of w's attention core at `attn_peak`: the chip's attention efficiency, and for the portable
+    /// (non-TE) kernels on a chip without its own fitted attention value no faster than portable_attention_flops.
+    double attention_seconds(const compute_work& w, const gpu_coefficient* e, double attn_peak) const {
+        const double fitted = w.attention_flops * (w.unfused_attention ? inverse_of(e) : attention_inverse_of(e, w.te_attention)) / attn_peak;
+        const bool portable = !w.unfused_attention && !w.te_attention && !(e && e->attention > 0);
+        return portable && portable_attention_flops > 0 ? std::max(fitted, w.attention_flops / portable_attention_flops) : fitted;
     }
     /// Seconds of `w` on `g`, all kernel classes.
     double seconds(const compute_work& w, const gpu_type& g) const { return by_kernel(w, g).total(); }

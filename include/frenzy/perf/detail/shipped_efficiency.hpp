@@ -29,6 +29,11 @@ inline efficiency_model default_efficiency() {
     e.te_attention_ratio = 0.825462;  // gh100's TE attention / GEMM inverse efficiency: chips without their own TE value
     e.fp8_ratio = 1.0;
     e.memory_inverse = 2.461906;   // element-wise kernels at 40.6% of the datasheet memory bandwidth
+    // Not a fit: the portable (SDPA flash, FlashAttention-2) attention kernel runs at the rate gh100's fit gives it
+    // (989 TFLOP/s / 3.110782 = 318 TFLOP/s, full s^2 count) on newer chips too. FA2 measured on B200 at 350-360
+    // TFLOP/s forward, hdim 128 (meta-pytorch/tritonbench#171), 320-345 fwd+bwd, hdim 64
+    // (Dao-AILab/flash-attention#1589): H100's FA2 rate (FlashAttention-3 paper, Fig. 5: 330-350), not B200's peak.
+    e.portable_attention_flops = 318e12;
     return e;
 }
 
