@@ -29,13 +29,13 @@ inline constexpr const char* acceptance_models[] = {"llama-3.1-8b", "mixtral-8x7
 
 /// The file of a launcher's that its importer reads (--from KIND:FILE).
 std::string config_file_of(launcher l) {
-    if (l == launcher::megatron) return "launch.sbatch";
-    if (l == launcher::torchtitan) return "frenzy_torchtitan.py";
-    if (l == launcher::llm_foundry) return "train.yaml";
-    if (l == launcher::torchtune) return "torchtune.yaml";
-    if (l == launcher::litgpt) return "litgpt.yaml";
-    if (l == launcher::hf) return "frenzy_hf_train.py";
-    if (l == launcher::deepspeed) return "ds_config.json";
+    if (l == frameworks::megatron::launcher_handle) return "launch.sbatch";
+    if (l == frameworks::torchtitan::launcher_handle) return "frenzy_torchtitan.py";
+    if (l == frameworks::llm_foundry::launcher_handle) return "train.yaml";
+    if (l == frameworks::torchtune::launcher_handle) return "torchtune.yaml";
+    if (l == frameworks::litgpt::launcher_handle) return "litgpt.yaml";
+    if (l == frameworks::hf::launcher_handle) return "frenzy_hf_train.py";
+    if (l == frameworks::deepspeed::launcher_handle) return "ds_config.json";
     return "fsdp_settings.json";
 }
 
@@ -48,9 +48,9 @@ job_spec published_job(const transformer_spec& m, launcher l) {
     j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64, .total_tokens = 64.0 * 4096 * 100};
     if (!(l->methods & method_bits({finetune_method::none}))) j.training.finetune.method = finetune_method::full;
     j.runtime.framework = framework{*l->runs[0]};
-    const bool megatron = l == launcher::megatron;
-    j.parallel = {.dp = 8, .sharding = megatron || l == launcher::deepspeed ? sharding::optimizer : sharding::full};
-    if (l == launcher::torchtune) j.training.precision = precision::bf16;  // torchtune's recipes train in pure bf16
+    const bool megatron = l == frameworks::megatron::launcher_handle;
+    j.parallel = {.dp = 8, .sharding = megatron || l == frameworks::deepspeed::launcher_handle ? sharding::optimizer : sharding::full};
+    if (l == frameworks::torchtune::launcher_handle) j.training.precision = precision::bf16;  // torchtune's recipes train in pure bf16
     return j;
 }
 
@@ -165,20 +165,20 @@ TEST_CASE("llm-foundry's MPT: sliding window and final soft-capping written and 
     m.name = "llama-3.2-1b/mpt";  // not the published model: an MPT of its shape
     m.sliding_window = 1024;
     m.final_logit_softcap = 30;
-    const auto j = published_job(m, launcher::llm_foundry);
-    const auto [fs, why] = try_launch(j, launcher::llm_foundry);
+    const auto j = published_job(m, frameworks::llm_foundry::launcher_handle);
+    const auto [fs, why] = try_launch(j, frameworks::llm_foundry::launcher_handle);
     INFO(why);
     REQUIRE(!fs.empty());
     CHECK(fs[1].content.find("    sliding_window_size: 1023\n") != std::string::npos);  // keys [i - 1023, i]
     CHECK(fs[1].content.find("  final_logit_softcapping: 30\n") != std::string::npos);
-    auto back = model_read_back(fs, launcher::llm_foundry, j.name);
+    auto back = model_read_back(fs, frameworks::llm_foundry::launcher_handle, j.name);
     back.name = m.name;
     CHECK(back == m);
     auto g = preset("gemma-2-9b");
     g.name = "gemma-2-9b/mpt";
-    CHECK_THAT(try_launch(published_job(g, launcher::llm_foundry), launcher::llm_foundry).second,
+    CHECK_THAT(try_launch(published_job(g, frameworks::llm_foundry::launcher_handle), frameworks::llm_foundry::launcher_handle).second,
                Catch::Matchers::Contains("model.norms_per_layer=4"));
     g.norms_per_layer = 0;  // Gemma 2's alternating windows: MPT's window is every layer's
-    CHECK_THAT(try_launch(published_job(g, launcher::llm_foundry), launcher::llm_foundry).second,
+    CHECK_THAT(try_launch(published_job(g, frameworks::llm_foundry::launcher_handle), frameworks::llm_foundry::launcher_handle).second,
                Catch::Matchers::Contains("model.global_layer_every=2"));
 }

@@ -41,9 +41,9 @@ job_spec matrix_job(const char* preset_name, launcher l, finetune_method m) {
     j.training.finetune.method = m;
     if (m == finetune_method::qlora) j.training.finetune.targets = 127;  // every linear, as QLoRA recipes do
     j.runtime.framework = framework{*l->runs[0]};
-    j.parallel = {.dp = 8, .sharding = l == launcher::megatron || l == launcher::deepspeed ? sharding::optimizer : sharding::full};
-    if (l == launcher::torchtune) j.training.precision = precision::bf16;  // torchtune's recipes train in pure bf16
-    if (l == launcher::litgpt && m != finetune_method::none) j.parallel.recompute = recompute::full;  // its fine-tunes checkpoint
+    j.parallel = {.dp = 8, .sharding = l == frameworks::megatron::launcher_handle || l == frameworks::deepspeed::launcher_handle ? sharding::optimizer : sharding::full};
+    if (l == frameworks::torchtune::launcher_handle) j.training.precision = precision::bf16;  // torchtune's recipes train in pure bf16
+    if (l == frameworks::litgpt::launcher_handle && m != finetune_method::none) j.parallel.recompute = recompute::full;  // its fine-tunes checkpoint
     return j;
 }
 
@@ -65,13 +65,13 @@ plan matrix_plan(const job_spec& j) {
 
 /// The file of a launcher's that its importer reads (--from KIND:FILE).
 std::string matrix_config_file(launcher l) {
-    if (l == launcher::megatron) return "launch.sbatch";
-    if (l == launcher::torchtitan) return "frenzy_torchtitan.py";
-    if (l == launcher::llm_foundry) return "train.yaml";
-    if (l == launcher::torchtune) return "torchtune.yaml";
-    if (l == launcher::litgpt) return "litgpt.yaml";
-    if (l == launcher::hf) return "frenzy_hf_train.py";
-    if (l == launcher::deepspeed) return "ds_config.json";
+    if (l == frameworks::megatron::launcher_handle) return "launch.sbatch";
+    if (l == frameworks::torchtitan::launcher_handle) return "frenzy_torchtitan.py";
+    if (l == frameworks::llm_foundry::launcher_handle) return "train.yaml";
+    if (l == frameworks::torchtune::launcher_handle) return "torchtune.yaml";
+    if (l == frameworks::litgpt::launcher_handle) return "litgpt.yaml";
+    if (l == frameworks::hf::launcher_handle) return "frenzy_hf_train.py";
+    if (l == frameworks::deepspeed::launcher_handle) return "ds_config.json";
     return "fsdp_settings.json";
 }
 
@@ -124,9 +124,9 @@ TEST_CASE("round-trip matrix: every launcher x architecture x training kind it w
                     continue;
                 }
                 auto want = j;  // Megatron-LM trains a rotary model without dropout, as published (issue 53)
-                if (l == launcher::megatron && frameworks::megatron::trains_without_dropout(j)) want.runtime.dropout = false;
+                if (l == frameworks::megatron::launcher_handle && frameworks::megatron::trains_without_dropout(j)) want.runtime.dropout = false;
                 auto back = matrix_import(j, l, fs);
-                if (l == launcher::megatron) back.model.name = want.model.name;  // pretrain_gpt.py's arguments name no model
+                if (l == frameworks::megatron::launcher_handle) back.model.name = want.model.name;  // pretrain_gpt.py's arguments name no model
                 // "auto" attention is written as the kernel the plan's GPU runs (llm-foundry: flash_attention_2 on an H100)
                 if (want.runtime.attention == attention_impl::automatic && back.runtime.attention == attention_impl::flash)
                     want.runtime.attention = attention_impl::flash;

@@ -606,12 +606,12 @@ TEST_CASE("llm-foundry round trip: FSDP1 sharding strategies, activation checkpo
 TEST_CASE("llm-foundry fine-tunes: the published weights (pretrained true, init_device mixed) and LoRA through PEFT, read back (issue 53)") {
     using Catch::Matchers::Contains;
     auto j = base_job("llama-3.1-8b", 4096, 64);
-    j.runtime.framework = framework::llm_foundry;
+    j.runtime.framework = frameworks::llm_foundry::handle;
     j.runtime.attention = attention_impl::flash;
     j.parallel = {.dp = 8, .sharding = sharding::full, .recompute = recompute::full};
     j.training.finetune.method = finetune_method::full;
-    check_roundtrip(j, launcher::llm_foundry);
-    auto fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::llm_foundry));
+    check_roundtrip(j, frameworks::llm_foundry::launcher_handle);
+    auto fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::llm_foundry::launcher_handle));
     auto yaml = file(fs, "train.yaml").content;
     // llm-foundry@8c8dd48f hf_base.py: pretrained true loads the weights, not on the meta device; config_utils.py
     // process_init_device: mixed = rank 0 loads, FSDP sends them to the others (sync_module_states)
@@ -627,8 +627,8 @@ TEST_CASE("llm-foundry fine-tunes: the published weights (pretrained true, init_
     // LoRA: PEFT's LoraConfig under model.peft_config (hf_base.py get_peft_config: LORA, CAUSAL_LM)
     j.training.finetune = {.method = finetune_method::lora, .rank = 32, .alpha = 64, .targets = lora_q | lora_k | lora_v | lora_o | lora_down,
                            .dropout = 0.05};
-    check_roundtrip(j, launcher::llm_foundry);
-    fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::llm_foundry));
+    check_roundtrip(j, frameworks::llm_foundry::launcher_handle);
+    fs = launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::llm_foundry::launcher_handle));
     yaml = file(fs, "train.yaml").content;
     CHECK_THAT(yaml, Contains("  peft_config:\n    peft_type: LORA\n    task_type: CAUSAL_LM\n    r: 32\n    lora_alpha: 64\n"
                               "    lora_dropout: 0.05\n    target_modules:\n    - q_proj\n    - k_proj\n    - v_proj\n    - o_proj\n"
@@ -646,25 +646,25 @@ TEST_CASE("llm-foundry fine-tunes: the published weights (pretrained true, init_
     CHECK_FALSE(r.notes.empty());
     // QLoRA: llm-foundry has no 4-bit base (hf_base.py load_in_8bit only): refused by name, with the launchers that write it
     j.training.finetune.method = finetune_method::qlora;
-    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::llm_foundry)),
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::llm_foundry::launcher_handle)),
                       Contains("training.finetune.method=\"qlora\" is not written by the llm-foundry launcher") && Contains("hf"));
     // leading frozen layers: written by no launcher (it would train every layer)
     j.training.finetune = {.method = finetune_method::full, .frozen_layers = 4};
-    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::llm_foundry)), Contains("training.finetune.frozen_layers"));
-    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::torchtitan)), Contains("training.finetune.frozen_layers"));
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::llm_foundry::launcher_handle)), Contains("training.finetune.frozen_layers"));
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::torchtitan::launcher_handle)), Contains("training.finetune.frozen_layers"));
     // a model without published weights, or not as published, has nothing to load
     j.training.finetune = {.method = finetune_method::full};
     j.model.name = "llama-3.1-8b/mpt";
-    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::llm_foundry)),
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::llm_foundry::launcher_handle)),
                       Contains("model.name=\"llama-3.1-8b/mpt\" has no published weights"));
     j.model = preset("llama-3.1-8b");
     j.model.rope.theta = 10000;
-    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::llm_foundry)),
+    CHECK_THROWS_WITH(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::llm_foundry::launcher_handle)),
                       Contains("model.rope.theta=10000 (the published model's: 500000)") && Contains("meta-llama/Llama-3.1-8B"));
     // a file of llm-foundry's own without `pretrained` loads the weights (BaseHuggingFaceModel's default: True)
     j.model = preset("llama-3.1-8b");
     j.training.finetune = {};
-    yaml = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(launcher::llm_foundry)), "train.yaml").content;
+    yaml = file(launch_files(j, plan_for(j, "h100-80g", 8), opts(frameworks::llm_foundry::launcher_handle)), "train.yaml").content;
     CHECK(llm_foundry_import_yaml(yaml, o).job.training.finetune.method == finetune_method::none);
     yaml.erase(yaml.find("  pretrained: false\n"), 20);
     CHECK(llm_foundry_import_yaml(yaml, o).job.training.finetune.method == finetune_method::full);

@@ -171,10 +171,10 @@ TEST_CASE("llm-foundry: a published model is built by transformers from its repo
 }
 
 TEST_CASE("llm-foundry fine-tune: train.py loads the weights named by MODEL_NAME, a Hub id or a local snapshot, with its tokenizer (issue 53)") {
-    auto j = run_job("llama-3.1-8b", framework::llm_foundry, parallel_config{.dp = 8, .sharding = sharding::full});
+    auto j = run_job("llama-3.1-8b", frameworks::llm_foundry::handle, parallel_config{.dp = 8, .sharding = sharding::full});
     j.training.finetune.method = finetune_method::lora;
     launch_options o;
-    o.launcher = launcher::llm_foundry;
+    o.launcher = frameworks::llm_foundry::launcher_handle;
     const auto fs = launch_files(j, run_plan(j, 3.0), o);
     const auto dir = std::filesystem::temp_directory_path() / ("frenzy_run_foundry_ft_" + std::to_string(::getpid()));
     auto [rc, out] = launch_shell::run_launch_files(fs, "LAUNCH_DIR=" + dir.string() + " DATA_LOCAL=/d", dir);

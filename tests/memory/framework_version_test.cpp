@@ -17,7 +17,7 @@ job_spec titan_70b(const std::string& version) {
     j.model = preset("llama-3.1-70b");
     j.training = {.seq_len = 8192, .micro_batch = 1, .global_batch = 64, .precision = precision::bf16_mixed};
     j.parallel = {.dp = 64, .sharding = sharding::full};
-    j.runtime.framework = framework::fsdp;
+    j.runtime.framework = frameworks::fsdp::handle;
     j.runtime.attention = attention_impl::flash;
     j.runtime.framework_version = version;
     return j;
@@ -54,7 +54,7 @@ TEST_CASE("framework_version: unknown versions and frameworks without versions a
     CHECK_THROWS_WITH(validate(titan_70b("0.3.0")), Contains("runtime.framework_version=\"0.3.0\"") &&
                                                        Contains("\"main\" (default)") && Contains("\"0.2.1\""));
     auto j = titan_70b("4.50");
-    j.runtime.framework = framework::hf;
+    j.runtime.framework = frameworks::hf::handle;
     j.parallel.sharding = sharding::none;
     CHECK_THROWS_WITH(validate(j), Contains("runtime.framework_version=\"4.50\"") && Contains("runtime.framework=\"hf\""));
     // the job JSON carries it (absent when unset)
