@@ -77,7 +77,12 @@ def test_plans_are_values(root):
         d = p.to_dict()
         assert (p.rel_error_band, p.error_regime, p.attention, p.mfu_ceiling) == (
             d["rel_error_band"], d["error_regime"], d["attention"], d["mfu_ceiling"])
-        assert 0.10 <= p.rel_error_band <= 0.40
+        # calibrated regimes: their LOSO p90s (0.13-0.40); a chip without calibration rows: 0.64, the p90 of the 20
+        # held-out 2026 runs on such chips (include/frenzy/perf/error_band.hpp)
+        if p.error_regime == "chip without calibration data":
+            assert p.rel_error_band == 0.64
+        else:
+            assert 0.10 <= p.rel_error_band <= 0.40
         if p.gpu in ("v100-16g", "v100-32g", "t4"):
             assert p.attention != "flash"  # no flash kernel below sm80
     with pytest.raises(IndexError):
