@@ -190,6 +190,8 @@ void run_plan(const plan_args& a) {
                                                                        [](const auto& t) { return t.job_invalid(); })
                                       ? 2
                                       : 1;
+    if (frenzy_cli::exit_code() == 2)  // a bad input: its reason on stderr too, as every other bad input's
+        fmt::print(stderr, "error: {}\n", r.infeasible.front().reason);
 }
 
 }  // namespace
