@@ -19,6 +19,7 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/model/presets.hpp"
+#include "one_node.hpp"
 
 using namespace frenzy;
 
@@ -26,18 +27,6 @@ namespace published_test {  // named: the launch tests build as one unity file
 
 inline constexpr const char* acceptance_models[] = {"llama-3.1-8b", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v2-lite",
                                                     "gemma-2-9b", "gemma-3-4b", "llama-4-scout-17b-16e"};
-
-/// The file of a launcher's that its importer reads (--from KIND:FILE).
-std::string config_file_of(launcher l) {
-    if (l == frameworks::megatron::launcher_handle) return "launch.sbatch";
-    if (l == frameworks::torchtitan::launcher_handle) return "frenzy_torchtitan.py";
-    if (l == frameworks::llm_foundry::launcher_handle) return "train.yaml";
-    if (l == frameworks::torchtune::launcher_handle) return "torchtune.yaml";
-    if (l == frameworks::litgpt::launcher_handle) return "litgpt.yaml";
-    if (l == frameworks::hf::launcher_handle) return "frenzy_hf_train.py";
-    if (l == frameworks::deepspeed::launcher_handle) return "ds_config.json";
-    return "fsdp_settings.json";
-}
 
 /// A job of model `m` for launcher `l`: 8 GPUs of one node, the first method it writes (a run from scratch, else a
 /// full fine-tune), the layout its frameworks shard with.
@@ -47,27 +36,8 @@ job_spec published_job(const transformer_spec& m, launcher l) {
     j.model = m;
     j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64, .total_tokens = 64.0 * 4096 * 100};
     if (!(l->methods & method_bits({finetune_method::none}))) j.training.finetune.method = finetune_method::full;
-    j.runtime.framework = framework{*l->runs[0]};
-    const bool megatron = l == frameworks::megatron::launcher_handle;
-    j.parallel = {.dp = 8, .sharding = megatron || l == frameworks::deepspeed::launcher_handle ? sharding::optimizer : sharding::full};
-    if (l == frameworks::torchtune::launcher_handle) j.training.precision = precision::bf16;  // torchtune's recipes train in pure bf16
+    launch_one_node::use_launcher_layout(j, l);
     return j;
-}
-
-plan published_plan(const job_spec& j) {
-    plan p;
-    p.gpu = "h100-80g";
-    p.gpus = 8;
-    p.nodes = 1;
-    p.gpus_per_node = 8;
-    p.framework = j.runtime.framework;
-    p.precision = j.training.precision;
-    p.parallel = j.parallel;
-    p.micro_batch = j.training.micro_batch;
-    p.step_time = seconds{2.0};
-    p.est_time = seconds{200.0};
-    p.has_budget = true;
-    return p;
 }
 
 /// The launch files of `j` with `l`, or the refusal's message (files empty).
@@ -76,7 +46,7 @@ std::pair<std::vector<launch_file>, std::string> try_launch(const job_spec& j, l
     o.launcher = l;
     if (l->needs_run_command) o.run_command = "train.py";
     try {
-        return {launch_files(j, published_plan(j), o), ""};
+        return {launch_files(j, launch_one_node::one_node_plan(j, 200.0), o), ""};
     } catch (const config_error& e) {
         return {{}, e.what()};
     }
@@ -91,7 +61,7 @@ transformer_spec model_read_back(const std::vector<launch_file>& fs, launcher l,
     import_options o;
     o.name = name;
     o.world_size = 8;
-    auto m = l->import_file((dir / config_file_of(l)).string(), o).job.model;
+    auto m = l->import_file((dir / launch_one_node::imported_file_of(l)).string(), o).job.model;
     std::filesystem::remove_all(dir);
     return m;
 }

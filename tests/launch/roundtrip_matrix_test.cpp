@@ -18,6 +18,7 @@
 #include "frenzy/io/job_json.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/model/presets.hpp"
+#include "one_node.hpp"
 
 using namespace frenzy;
 
@@ -40,39 +41,9 @@ job_spec matrix_job(const char* preset_name, launcher l, finetune_method m) {
     j.training = {.seq_len = 4096, .micro_batch = 1, .global_batch = 64, .total_tokens = 64.0 * 4096 * 500};
     j.training.finetune.method = m;
     if (m == finetune_method::qlora) j.training.finetune.targets = 127;  // every linear, as QLoRA recipes do
-    j.runtime.framework = framework{*l->runs[0]};
-    j.parallel = {.dp = 8, .sharding = l == frameworks::megatron::launcher_handle || l == frameworks::deepspeed::launcher_handle ? sharding::optimizer : sharding::full};
-    if (l == frameworks::torchtune::launcher_handle) j.training.precision = precision::bf16;  // torchtune's recipes train in pure bf16
+    launch_one_node::use_launcher_layout(j, l);
     if (l == frameworks::litgpt::launcher_handle && m != finetune_method::none) j.parallel.recompute = recompute::full;  // its fine-tunes checkpoint
     return j;
-}
-
-plan matrix_plan(const job_spec& j) {
-    plan p;
-    p.gpu = "h100-80g";
-    p.gpus = 8;
-    p.nodes = 1;
-    p.gpus_per_node = 8;
-    p.framework = j.runtime.framework;
-    p.precision = j.training.precision;
-    p.parallel = j.parallel;
-    p.micro_batch = j.training.micro_batch;
-    p.step_time = seconds{2.0};
-    p.est_time = seconds{1000.0};
-    p.has_budget = true;
-    return p;
-}
-
-/// The file of a launcher's that its importer reads (--from KIND:FILE).
-std::string matrix_config_file(launcher l) {
-    if (l == frameworks::megatron::launcher_handle) return "launch.sbatch";
-    if (l == frameworks::torchtitan::launcher_handle) return "frenzy_torchtitan.py";
-    if (l == frameworks::llm_foundry::launcher_handle) return "train.yaml";
-    if (l == frameworks::torchtune::launcher_handle) return "torchtune.yaml";
-    if (l == frameworks::litgpt::launcher_handle) return "litgpt.yaml";
-    if (l == frameworks::hf::launcher_handle) return "frenzy_hf_train.py";
-    if (l == frameworks::deepspeed::launcher_handle) return "ds_config.json";
-    return "fsdp_settings.json";
 }
 
 /// The job read back from the files (written to a folder of their own), given what lies beside them.
@@ -88,7 +59,7 @@ job_spec matrix_import(const job_spec& j, launcher l, const std::vector<launch_f
     o.training.seq_len = j.training.seq_len;  // what a DeepSpeed user states besides ds_config
     o.training.total_tokens = j.training.total_tokens;
     o.training.optimizer = j.training.optimizer;
-    auto back = l->import_file((dir / matrix_config_file(l)).string(), o).job;
+    auto back = l->import_file((dir / launch_one_node::imported_file_of(l)).string(), o).job;
     std::filesystem::remove_all(dir);
     return back;
 }
@@ -113,7 +84,7 @@ TEST_CASE("round-trip matrix: every launcher x architecture x training kind it w
                 if (l->needs_run_command) o.run_command = "train.py";
                 std::vector<launch_file> fs;
                 try {
-                    fs = launch_files(j, matrix_plan(j), o);
+                    fs = launch_files(j, launch_one_node::one_node_plan(j, 1000.0), o);
                 } catch (const config_error& e) {
                     const std::string why = e.what();
                     std::printf("%-12s %-15s %-6s refused: %.140s\n", std::string(l.name()).c_str(), a.kind,
