@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "frenzy/io/job_json.hpp"
+#include "frenzy/io/launcher_shell.hpp"
 #include "frenzy/io/measurements_csv.hpp"
 #include "frenzy/launch/launch.hpp"
 #include "frenzy/memory/estimator.hpp"
@@ -117,4 +118,25 @@ TEST_CASE("a measurement table's rows that name the added framework are read as 
     CHECK(rows[0].job.runtime.framework.name() == "toy");  // its table word
     CHECK(rows[0].job.parallel.sharding == sharding::full);
     CHECK(rows[1].job.runtime.framework == frameworks::ddp::handle);  // a row naming none: the framework whose rows those are
+}
+
+TEST_CASE("a launch script's launch command is found by the launch programs the frameworks declare") {
+    // no *.py word: only the program tells the launch line from the others (the last command's words otherwise)
+    const auto ds = read_shell_script("export X=1\ndeepspeed --num_gpus 8 -m trainer.main --zero-stage 3\n");
+    REQUIRE(ds.found);  // DeepSpeed declares `deepspeed` (frameworks/deepspeed/traits.hpp)
+    CHECK(ds.launcher == std::vector<std::string>{"deepspeed", "--num_gpus", "8"});
+    CHECK(ds.script == "-m trainer.main");
+    CHECK(ds.args == std::vector<std::string>{"--zero-stage", "3"});
+    const std::string toy_script = "toyrun --nodes 2 -m toy.train --layers 4\n";
+    frenzy_test::toy::register_toy();
+    CHECK(framework_launch_program("toyrun"));
+    CHECK_FALSE(framework_launch_program("megatron"));  // a framework's name is not a program
+    const auto toy = read_shell_script(toy_script);
+    REQUIRE(toy.found);
+    CHECK(toy.script == "-m toy.train");
+    CHECK(toy.args == std::vector<std::string>{"--layers", "4"});
+    // an unknown program: no launch command, every word an argument
+    const auto other = read_shell_script("otherrun --nodes 2 -m x.y --a 1\n");
+    CHECK_FALSE(other.found);
+    CHECK(other.args.size() == 7);
 }

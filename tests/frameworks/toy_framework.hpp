@@ -44,6 +44,7 @@ inline const framework_traits traits{
     .memory = memory(),
     .perf = {},
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},
+    .launch_programs = {"toyrun"},  // its own launch program, which launch-script readers then recognise
 };
 
 /// toy.json: the layout and the batch, for a training script of the user's.

@@ -29,12 +29,7 @@ HOSTS = re.compile(r"^examples/[^/]+\.(?:cpp|hpp)$")  # the embedding examples: 
 MAX_HEADER_LINES = 600
 
 # path -> reason, for lines that name a framework on purpose
-ALLOWED = {
-    "include/frenzy/io/launcher_shell.hpp": "the shell reader recognises DeepSpeed's launch program `deepspeed` as it "
-                                            "does torchrun and python: a command word of a script, not a framework value",
-    "include/frenzy/io/throughput_csv.hpp": "source_group labels a row's publication (llm-foundry's throughput "
-                                            "tables) for leave-one-source-out validation, not a framework value",
-}
+ALLOWED: dict[str, str] = {}
 
 
 def framework_names(root):

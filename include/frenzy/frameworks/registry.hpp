@@ -88,6 +88,14 @@ inline framework framework_of_table_text(std::string_view lowercase_text) {
     return framework::by_default;
 }
 
+/// Whether `program` (a command word's base name) starts some framework's training (its traits' launch_programs).
+inline bool framework_launch_program(std::string_view program) {
+    for (const auto f : framework_catalog())
+        for (const auto p : f->launch_programs)
+            if (!p.empty() && p == program) return true;
+    return false;
+}
+
 /// The names of the catalog's frameworks, joined by `sep`.
 inline std::string framework_names(std::string_view sep = " | ") { return join_names(entry_names(framework_catalog()), sep); }
 
@@ -97,9 +105,7 @@ inline std::string framework_versions_help() {
     std::string out;
     for (const auto f : framework_catalog()) {
         if (f->default_version.empty()) continue;
-        if (!out.empty()) out += "; ";
-        out += std::string(f.name()) + ": \"" + std::string(f->default_version) + "\" (default)";
-        for (const auto& v : f->versions) out += ", \"" + std::string(v.name) + "\"";
+        out += (out.empty() ? "" : "; ") + std::string(f.name()) + ": " + framework_versions_text(f.traits());
     }
     return out;
 }

@@ -14,6 +14,7 @@
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/text.hpp"  // cli_argument, split_arguments
+#include "frenzy/frameworks/registry.hpp"  // framework_launch_program
 
 namespace frenzy {
 
@@ -321,7 +322,7 @@ inline bool shell_condition(const std::vector<std::string>& w, std::vector<std::
 
 inline bool is_launch_word(const std::string& w) {
     auto base = w.substr(w.find_last_of('/') == std::string::npos ? 0 : w.find_last_of('/') + 1);
-    return base == "torchrun" || base == "python" || base == "python3" || base == "deepspeed";
+    return base == "torchrun" || base == "python" || base == "python3" || framework_launch_program(base);
 }
 
 /// The script's lines with backslash-newline continuations joined; `first_line` gets each one's first line number

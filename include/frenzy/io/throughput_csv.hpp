@@ -133,13 +133,19 @@ inline std::string source_group(const std::string& source, const std::string& gp
     if (contains(t, "pytorch/ao")) return (contains(t, "moe_training") ? "torchao MoE " : "torchao ") + gpu;
     if (contains(t, "training_results_v")) return "MLPerf " + gpu;
     if (contains(t, "llmq")) return "llmq " + gpu;
-    if (contains(t, "llm-foundry")) return contains(gpu, "h100") ? "llm-foundry H100" : "llm-foundry A100";
     if (contains(t, "tables.tex")) return "Megatron-LM 2020";
     if (contains(t, "cases_april2021") || contains(t, "sc'21")) return "Megatron-LM SC'21";
     if (contains(t, "korthikanti") || contains(t, "mfu/hfu")) return "Korthikanti 2022";
     if (contains(t, "nemo")) return "NeMo 24.07 H100";
-    const auto sp = source.find(' ');
-    return source.substr(0, sp);
+    // a repository's own tables ("owner/name @commit path", as llm-foundry's): one group per repository and GPU
+    // family ("a100-40g" -> A100), its tables being per GPU
+    const auto first = source.substr(0, source.find(' '));
+    if (const auto slash = first.find('/'); slash != std::string::npos && slash + 1 < first.size()) {
+        auto family = gpu.substr(0, gpu.find('-'));
+        for (auto& c : family) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        return first.substr(slash + 1) + " " + family;
+    }
+    return first;
 }
 }  // namespace detail
 

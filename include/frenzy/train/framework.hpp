@@ -326,7 +326,17 @@ struct framework_traits {
     /// memory by more than 5%; empty = one profile for every version (no version is read).
     std::string_view default_version{};
     std::span<const framework_version> versions{};
+    /// Programs that start its training in a launch script, beside torchrun and python (DeepSpeed's `deepspeed`
+    /// launcher); io/launcher_shell.hpp takes the line that runs one as the launch command.
+    std::array<std::string_view, 2> launch_programs{};
 };
+
+/// The versions of framework `fw` that runtime.framework_version may name: `"main" (default), "0.1.0", ...`.
+inline std::string framework_versions_text(const framework_traits& fw) {
+    std::string known = "\"" + std::string(fw.default_version) + "\" (default)";
+    for (const auto& x : fw.versions) known += ", \"" + std::string(x.name) + "\"";
+    return known;
+}
 
 /// Which framework a job runs on: a handle to its traits, compared by identity and written by name. Each framework's
 /// folder declares its own (frameworks::megatron::handle, ...; frameworks/registry.hpp lists them); a host finds one by

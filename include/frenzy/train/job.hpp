@@ -419,13 +419,6 @@ inline void validate_fp8_recipe(const job_spec& j) {
                            "Megatron offloads fp8 parameters' optimizer only under \"delayed\"");
 }
 
-/// The versions of the job's framework that runtime.framework_version may name: its default and those it lists.
-inline std::string framework_versions_text(const framework_traits& fw) {
-    std::string known = "\"" + std::string(fw.default_version) + "\" (default)";
-    for (const auto& x : fw.versions) known += ", \"" + std::string(x.name) + "\"";
-    return known;
-}
-
 /// runtime.framework_version: unset, the framework's default version or one its traits list.
 inline void validate_framework_version(const job_spec& j) {
     const auto& v = j.runtime.framework_version;

@@ -35,6 +35,7 @@ inline constexpr framework_traits traits{
     .memory = {.vocab_divisible_by = 128, .grad_bytes_bf16 = 2, .grad_bytes_fp16 = 2, .bucket_elements = 5e8,
                .eager_logit_softcap = true},
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload},
+    .launch_programs = {"deepspeed"},  // microsoft/DeepSpeed bin/deepspeed@f2d7c558: deepspeed.launcher.runner.main
 };
 
 /// This framework as jobs and plans name it: a handle to `traits` (frameworks/registry.hpp lists it).

@@ -36,10 +36,17 @@ inline std::string rejects_offload(const offload_spec& o, sharding) {
 /// are (enable_gqa = n_heads > n_kv_heads). Without checkpointing that moves Llama 3.1 70B's peak by 7% (8k tokens).
 /// The job_config defaults that move memory (activation_checkpoint mode "selective" with selective_ac_option "2",
 /// compile off, fsdp_reshard_after_forward "default", bf16 parameters / fp32 reduce) are the same at every tag.
+/// The layers of the tags before 0.2.2: k and v repeated to every query head (repeat_kv).
+inline constexpr framework_profile repeated_kv(framework_profile f) {
+    f.gqa_kv_repeat = true;
+    return f;
+}
+inline constexpr std::string_view repeated_kv_summary = "k and v repeated to every query head (repeat_kv)";
+
 inline constexpr std::array<framework_version, 4> versions{{
-    {"0.1.0", "k and v repeated to every query head (repeat_kv)", [](framework_profile f) { f.gqa_kv_repeat = true; return f; }},
-    {"0.2.0", "k and v repeated to every query head (repeat_kv)", [](framework_profile f) { f.gqa_kv_repeat = true; return f; }},
-    {"0.2.1", "k and v repeated to every query head (repeat_kv)", [](framework_profile f) { f.gqa_kv_repeat = true; return f; }},
+    {"0.1.0", repeated_kv_summary, repeated_kv},
+    {"0.2.0", repeated_kv_summary, repeated_kv},
+    {"0.2.1", repeated_kv_summary, repeated_kv},
     {"0.2.2", "the same layers as the default", nullptr},
 }};
 
