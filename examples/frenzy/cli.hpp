@@ -321,7 +321,8 @@ inline void add_job_source_options(CLI::App* c, job_args& a) {
     c->add_option("--total-tokens", a.total_tokens, "Training budget in tokens (for time, GPU-hours and cost): 1e12, 1T, 300B, 50M")
         ->transform(count_suffix())
         ->check(finite_number(frenzy::bounds::tokens));
-    c->add_option("--precision", a.precision, "fp32 | fp16-mixed | bf16-mixed | bf16 | fp8-mixed");
+    c->add_option("--precision", a.precision, "fp32 | fp16-mixed | bf16-mixed | bf16 | fp8-mixed | fp4-mixed (NVFP4 GEMMs: "
+                                              "Megatron with Transformer Engine, on GPUs with fp4 tensor cores)");
     c->add_option("--optimizer", a.optimizer, "adam | adamw | adamw-8bit (bitsandbytes AdamW8bit; adamw8bit also accepted) | "
                                              "sgd | adafactor");
 }

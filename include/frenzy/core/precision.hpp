@@ -19,6 +19,9 @@ template <> struct enum_names<precision> {
         {precision::bf16, "bf16"}, {precision::fp8_mixed, "fp8-mixed"}, {precision::fp4_mixed, "fp4-mixed"}}};
 };
 
+/// Whether a precision runs its GEMMs in a low-precision format with scales (fp8, fp4).
+constexpr bool scaled_gemm_precision(precision p) { return p == precision::fp8_mixed || p == precision::fp4_mixed; }
+
 /// How fp8-mixed scales the GEMM operands it casts (runtime.fp8_recipe; train/fp8_recipe.hpp has what each moves,
 /// keeps and needs): Transformer Engine's DelayedScaling, Float8CurrentScaling, Float8BlockScaling and
 /// MXFP8BlockScaling as Megatron's --fp8-recipe names them (NVIDIA/Megatron-LM@d98e8a64 megatron/core/enums.py

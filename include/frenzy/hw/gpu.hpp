@@ -68,7 +68,7 @@ struct gpu_type {
         return (bf16_tflops > 0 ? bf16_tflops : fp16_tflops) * 1e12 * clock_scale();
     }
     /// Whether a precision runs its GEMMs in a low-precision format with per-tensor scaling (fp8, fp4).
-    static bool scaled_gemms(precision p) { return p == precision::fp8_mixed || p == precision::fp4_mixed; }
+    static bool scaled_gemms(precision p) { return scaled_gemm_precision(p); }
     /// CUDA compute capability x 10 of the type's chip (hw::compute_capability), 0 when not a known CUDA chip.
     int compute_capability() const;
     /// Whether flash-style attention kernels run on the type (FlashAttention 2/3, cuDNN fused attention; on AMD

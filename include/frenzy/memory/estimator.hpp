@@ -48,7 +48,7 @@ inline double memory_uncertainty(const job_spec& j, const uncertainty_band& b = 
     double u = b.base;
     if (p.schedule == pipeline_schedule::interleaved) u += b.interleaved;
     if (j.model.is_moe()) u += j.model.moe.pad_to_capacity ? b.moe_padded : b.moe;
-    if (j.training.precision == precision::fp8_mixed) u += b.fp8;
+    if (scaled_gemm_precision(j.training.precision)) u += b.fp8;  // fp8 or NVFP4 GEMMs: the same caches and casts
     if (j.runtime.framework->memory.megatron_fsdp && (p.sharding == sharding::full || p.sharding == sharding::gradients))
         u += b.megatron_fsdp;
     if (j.model.is_moe() && p.expert_tp() != p.tp) u += b.expert_tp;

@@ -236,8 +236,8 @@ inline double lora_activation_delta(const job_spec& j, const framework_profile& 
 /// lora_activation_delta under the job's own profile.
 inline double lora_activation_delta(const job_spec& j, bool moe) { return lora_activation_delta(j, profile_of(j), moe); }
 
-/// Saved-input bytes per element that Transformer Engine's fp8 GEMMs spare (fp8 with its block scales,
-/// train/fp8_recipe.hpp fp8_saved_input_bytes, instead of 16-bit) in one layer.
+/// Saved-input bytes per element that Transformer Engine's fp8 or NVFP4 GEMMs spare (the low-precision copy with its
+/// scales, train/fp8_recipe.hpp scaled_saved_input_bytes, instead of 16-bit) in one layer.
 inline double fp8_activation_delta(const job_spec& j, bool moe) {
     const auto& m = j.model;
     const auto& p = j.parallel;
@@ -250,7 +250,7 @@ inline double fp8_activation_delta(const job_spec& j, bool moe) {
     const double ffn = static_cast<double>(moe ? m.expert_ffn() : m.ffn_hidden);
     // GEMM inputs: QKV input, output-projection input, MLP input, down-projection input.
     double elems = sb * h * rep + sb * static_cast<double>(m.q_width()) / t + sb * h * rep + tokens * ffn / t;
-    return -(e - fp8_saved_input_bytes(fp8_recipe_of(j))) * elems;
+    return -(e - scaled_saved_input_bytes(j)) * elems;
 }
 
 /// Transformer Engine's fp8 state of stage `l` on one GPU: the cached fp8 weight + fp8 transpose of every GEMM
@@ -260,18 +260,18 @@ inline double fp8_activation_delta(const job_spec& j, bool moe) {
 /// (method_temporaries). With --fp8-param-gather the GEMM weights are created as fp8 tensors (fp8_model_init): their
 /// fp8 data and transpose replace the 16-bit copy (2 B), so nothing is added to the 16-bit weights; the scaling
 /// state stays: per GEMM for 3 forward and 2 backward tensors, fp32 scale, scale_inv and, under delayed scaling, an
-/// amax history of 1024 (TE DelayedScaling default); the other recipes keep one amax.
+/// amax history of 1024 (TE DelayedScaling default); the other recipes keep one amax. NVFP4 (fp4-mixed) keeps its
+/// own copy of both orientations (train/fp8_recipe.hpp scaled_weight_cache_bytes) and one amax per orientation.
 /// Added to `weights`, the cache first, then the scaling state.
 inline void add_fp8_weight_state(const job_spec& j, const stage_layout& l, bytes& weights) {
-    if (j.training.precision != precision::fp8_mixed || fp8_style_of(j.runtime.framework) != fp8_style::transformer_engine ||
+    if (!scaled_gemm_precision(j.training.precision) || fp8_style_of(j.runtime.framework) != fp8_style::transformer_engine ||
         j.parallel.sharding == sharding::full)
         return;
-    const fp8_recipe r = fp8_recipe_of(j);
-    const double cache = j.runtime.fp8_param_gather ? 0.0 : fp8_weight_cache_bytes(r, 0);
+    const double cache = j.runtime.fp8_param_gather ? 0.0 : scaled_weight_cache_bytes(j);
     const double dense = static_cast<double>(l.layers - l.moe_layers), moe = static_cast<double>(l.moe_layers);
     weights += bytes{cache * (dense * linear_weights(j, false) + (moe > 0 ? moe * linear_weights(j, true) : 0.0))};
     const double gemms = static_cast<double>(l.layers) * 4.0;
-    weights += bytes{gemms * 5.0 * ((fp8_amax_history(r) ? 1024.0 : 1.0) + 2.0) * 4.0};
+    weights += bytes{gemms * 5.0 * ((scaled_amax_history(j) ? 1024.0 : 1.0) + 2.0) * 4.0};
 }
 
 }  // namespace detail
@@ -288,7 +288,7 @@ inline bool autocast_weight_copies(const job_spec& j, const framework_profile& f
 
 inline bool uses_training_methods(const job_spec& j) {
     return j.training.finetune.partial() || j.training.finetune.dpo() || j.runtime.offload.any() || j.runtime.paged_optimizer ||
-           j.training.optimizer == optimizer_kind::adamw_8bit || j.training.precision == precision::fp8_mixed;
+           j.training.optimizer == optimizer_kind::adamw_8bit || scaled_gemm_precision(j.training.precision);
 }
 
 /// Model states of stage `l` under the job's training methods (the default policy's answer `ms` otherwise).
@@ -475,7 +475,7 @@ inline activation_bytes method_activations(const job_spec& j, const stage_layout
         adjust(per_dense, dense, detail::lora_activation_delta(j, f, false));
         if (moe_n > 0) adjust(per_moe, moe, detail::lora_activation_delta(j, f, true));
     }
-    if (j.training.precision == precision::fp8_mixed && fp8_style_of(j.runtime.framework) == fp8_style::transformer_engine) {
+    if (scaled_gemm_precision(j.training.precision) && fp8_style_of(j.runtime.framework) == fp8_style::transformer_engine) {
         adjust(per_dense, dense, detail::fp8_activation_delta(j, false));
         if (moe_n > 0) adjust(per_moe, moe, detail::fp8_activation_delta(j, true));
     }
@@ -553,10 +553,10 @@ inline double method_temporaries(const job_spec& j, const stage_layout& l, const
     // MatMul8bitLt.backward dequantises the weight for the input's gradient (CB.to(dtype_A, copy=True)).
     if (j.training.finetune.load_in_8bit) t += 2.0 * detail::largest_linear(j, moe);
     if (j.parallel.sharding == sharding::full && j.training.finetune.adapters()) t += detail::adapter_gather_delta(j, l, f);
-    if (j.training.precision == precision::fp8_mixed) {
+    if (scaled_gemm_precision(j.training.precision)) {
         if (fp8_style_of(j.runtime.framework) == fp8_style::torchao) t += 2.0 * detail::largest_linear(j, moe);
         else if (j.parallel.sharding == sharding::full)
-            t += fp8_weight_cache_bytes(fp8_recipe_of(j), 0) * f.gathered_layers * detail::linear_weights(j, moe);
+            t += scaled_weight_cache_bytes(j) * f.gathered_layers * detail::linear_weights(j, moe);
     }
     if (f.bucket_elements > 0 && j.parallel.sharding != sharding::full && j.training.finetune.partial()) {
         const auto b = bytes_per_param(j, f);

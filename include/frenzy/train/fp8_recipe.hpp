@@ -76,6 +76,32 @@ constexpr double fp8_saved_input_bytes(fp8_recipe r) { return 1.0 + fp8_scale_by
 /// Whether the recipe keeps an amax history per tensor (DelayedScaling's amax_history_len, 1024 by default).
 constexpr bool fp8_amax_history(fp8_recipe r) { return r == fp8_recipe::delayed; }
 
+/// NVFP4 (fp4-mixed: Transformer Engine's NVFP4BlockScaling, which Megatron's --fp4-format e2m1 runs): E2M1 data, two
+/// elements per byte, and one E4M3 scale byte per 16 elements (NVIDIA/TransformerEngine@01634950
+/// pytorch/tensor/nvfp4_tensor.py NVFP4Quantizer.make_empty: uint8 data of shape[-1] / 2, uint8 scale_inv of
+/// ceil(K / 16) per row, padded to 128 x 4 tiles, negligible at layer sizes).
+inline constexpr double nvfp4_element_bytes = 0.5 + 1.0 / 16.0;
+
+/// Bytes per element of the low-precision copy Transformer Engine keeps of each GEMM weight across a step's
+/// micro-batches: fp8 by its recipe (fp8_weight_cache_bytes, Hopper's two copies); NVFP4 in both orientations
+/// (make_empty allocates rowwise and columnwise data when both usages are on, as for a weight); 0 otherwise.
+inline double scaled_weight_cache_bytes(const job_spec& j) {
+    if (j.training.precision == precision::fp4_mixed) return 2.0 * nvfp4_element_bytes;
+    return j.training.precision == precision::fp8_mixed ? fp8_weight_cache_bytes(fp8_recipe_of(j), 0) : 0.0;
+}
+
+/// Bytes per element of a GEMM input saved for the weight-gradient GEMM in the job's scaled precision: fp8 with its
+/// scales (fp8_saved_input_bytes), NVFP4's columnwise copy (nvfp4_element_bytes).
+inline double scaled_saved_input_bytes(const job_spec& j) {
+    return j.training.precision == precision::fp4_mixed ? nvfp4_element_bytes : fp8_saved_input_bytes(fp8_recipe_of(j));
+}
+
+/// Whether the job keeps an amax history per GEMM tensor (fp8 under delayed scaling; NVFP4 keeps one amax per
+/// orientation, make_empty's amax_rowwise / amax_columnwise).
+inline bool scaled_amax_history(const job_spec& j) {
+    return j.training.precision == precision::fp8_mixed && fp8_amax_history(fp8_recipe_of(j));
+}
+
 /// Why a GPU type cannot run the job's fp8 recipe, or "" (jobs not in fp8-mixed run none).
 inline std::string fp8_recipe_rejected(const job_spec& j, const gpu_type& g) {
     if (j.training.precision != precision::fp8_mixed) return {};

@@ -245,6 +245,8 @@ struct framework_rules {
     bool adamw_8bit = true;                  ///< bitsandbytes AdamW8bit runs (as a torch optimizer)
     bool fp8_param_gather = false;           ///< runtime.fp8_param_gather (Megatron --fp8-param-gather)
     bool grad_reduce_bf16 = false;           ///< runtime.grad_reduce_bf16 (Megatron --grad-reduce-in-bf16)
+    /// training.precision "fp4-mixed": Transformer Engine's NVFP4BlockScaling (Megatron --fp4-format e2m1)
+    bool nvfp4 = false;
     bool default_sequence_parallel = false;  ///< a planned layout with tp > 1 turns sequence parallelism on
     /// parallel.stage_layers: a layer count per pipeline stage (Megatron --pipeline-model-parallel-layout)
     bool stage_layer_layout = false;

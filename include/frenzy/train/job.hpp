@@ -469,10 +469,15 @@ inline void validate_runtime(const job_spec& j) {
         if (!j.runtime.framework->rules.grad_reduce_bf16)
             throw config_error("runtime.grad_reduce_bf16=true needs runtime.framework=\"" + frameworks_with(&framework_rules::grad_reduce_bf16) + "\" (got \"" +
                                std::string(to_string(j.runtime.framework)) + "\")");
-        if (j.training.precision != precision::bf16_mixed && j.training.precision != precision::fp8_mixed)
+        // fp8 and NVFP4 cast bf16 parameters for their GEMMs (Megatron keeps bf16 parameters under --fp4-format too)
+        const auto pr = j.training.precision;
+        if (pr != precision::bf16_mixed && pr != precision::fp8_mixed && pr != precision::fp4_mixed)
             throw config_error("runtime.grad_reduce_bf16=true needs bf16 parameters (training.precision "
-                               "\"bf16-mixed\" or \"fp8-mixed\")");
+                               "\"bf16-mixed\", \"fp8-mixed\" or \"fp4-mixed\")");
     }
+    if (j.training.precision == precision::fp4_mixed && !j.runtime.framework->rules.nvfp4)
+        throw config_error("training.precision=\"fp4-mixed\" (Transformer Engine's NVFP4 recipe) needs runtime.framework=\"" +
+                           frameworks_with(&framework_rules::nvfp4) + "\" (got \"" + std::string(to_string(j.runtime.framework)) + "\")");
 }
 
 /// validate(job)'s rules between the model, the training, the layout and the framework (after its bounds, the

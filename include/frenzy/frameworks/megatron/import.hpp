@@ -91,7 +91,7 @@ inline bool megatron_switch(const std::string& f) {
         "--disable-bias-linear", "--add-bias-linear", "--add-qkv-bias", "--untie-embeddings-and-output-weights", "--bf16",
         "--fp16", "--sequence-parallel", "--use-distributed-optimizer", "--recompute-activations", "--use-flash-attn",
         "--use-precision-aware-optimizer", "--moe-grouped-gemm", "--moe-pad-expert-input-to-capacity",
-        "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--fp8-param-gather",
+        "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--fp8-param-gather", "--fp4-param-gather",
         "--grad-reduce-in-bf16", "--tp-comm-overlap", "--overlap-grad-reduce", "--optimizer-cpu-offload",
         "--use-megatron-fsdp", "--cross-entropy-loss-fusion", "--overlap-param-gather", "--multi-latent-attention",
         "--mock-data", "--use-rope-scaling", "--qk-layernorm", "--moe-router-enable-expert-bias", "--quick-geglu"};
@@ -105,6 +105,7 @@ inline void check_megatron_choice(const cli_argument& a) {
         {"--fp8-format", {"e4m3", "hybrid"}},
         {"--fp4-format", {"e2m1"}},  // TransformerConfig fp8: Literal['e4m3', 'hybrid'], fp4: Literal['e2m1']
         {"--fp8-recipe", {"delayed", "tensorwise", "mxfp8", "blockwise", "custom"}},  // megatron/core/enums.py Fp8Recipe
+        {"--fp4-recipe", {"nvfp4", "custom"}},  // TransformerConfig fp4_recipe: Literal['nvfp4', 'custom']
         // megatron/training/arguments.py _add_training_args: the precision-aware optimizer's and Megatron-FSDP's dtypes
         {"--main-params-dtype", {"fp32", "fp16"}},
         {"--main-grads-dtype", {"fp32", "bf16"}},
@@ -127,10 +128,11 @@ inline void check_megatron_choice(const cli_argument& a) {
 /// What megatron_import_arguments reads from the flags and applies only once all are read (their precedence).
 struct megatron_pending {
     std::optional<std::int64_t> ffn, gbs, vpp_layers, vpp_stages, query_groups, train_samples, train_iters, max_pos;
-    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, mla = false, yarn = false;
+    bool gqa = false, main_bf16 = false, fp8 = false, fp4 = false, fp4_param = false, mla = false, yarn = false;
     frameworks::megatron::rope_flags rope;  ///< frameworks/megatron/rope.hpp
     frameworks::megatron::routing_flags routing;  ///< frameworks/megatron/routing.hpp
     std::optional<std::string> fp8_recipe;  ///< --fp8-recipe (TransformerConfig default "delayed")
+    std::optional<std::string> fp4_recipe;  ///< --fp4-recipe (TransformerConfig default "nvfp4")
     // multi-latent attention: arguments.py _add_mla_args defaults (read only with --multi-latent-attention)
     std::int64_t kv_lora_rank = 32, qk_head_dim = 128, qk_pos_emb_head_dim = 64, v_head_dim = 128;
 };
@@ -210,6 +212,8 @@ inline bool take_megatron_training_flag(const cli_argument& a, training_spec& t,
     // a fine-tune's starting weights, or --load read as a fine-tune's (checkpointing.py@d98e8a64 load_checkpoint)
     else if (f == "--pretrained-checkpoint" || f == "--finetune") t.finetune.method = finetune_method::full;
     else if (f == "--fp4-format") s.fp4 = true;
+    else if (f == "--fp4-recipe") s.fp4_recipe = arg_str(a);
+    else if (f == "--fp4-param-gather") s.fp4_param = true;
     // Understood, and no effect on the peak: the fused cross-entropy saves the same fp32 softmax and casts the
     // gradient to bf16 as autograd does (megatron/core/fusions/fused_cross_entropy.py@d98e8a64); the
     // overlapped parameter all-gather writes into the distributed optimizer's parameter buffer in place
@@ -290,6 +294,24 @@ inline void finish_megatron_model(transformer_spec& m, const training_spec& t, c
     frameworks::megatron::finish_routing(m, s.routing, out);
 }
 
+/// --fp4-format and its options, as megatron/training/arguments.py@d98e8a64 validate_args and
+/// megatron/core/fp4_utils.py get_fp4_recipe read them: not with --fp8-format; --fp4-param-gather only with it.
+inline void finish_megatron_fp4(job_spec& j, const megatron_pending& s, launcher_import& out) {
+    if (s.fp4 && s.fp8) throw config_error("--fp4-format with --fp8-format: Megatron runs one or the other (\"--fp4-format and "
+                                           "--fp8-format cannot be used simultaneously\")");
+    if (s.fp4_param && !s.fp4) throw config_error("--fp4-param-gather needs --fp4-format (Megatron refuses it alone)");
+    if (!s.fp4) {
+        if (s.fp4_recipe) out.ignored.push_back("--fp4-recipe " + *s.fp4_recipe + " (without --fp4-format)");
+        return;
+    }
+    j.training.precision = precision::fp4_mixed;
+    if (s.fp4_recipe == "custom") out.ignored.push_back("--fp4-recipe custom (a quantizer factory's recipe is not modelled: read as nvfp4)");
+    // NVFP4 parameters replace the 16-bit copy of the GEMM weights; the estimate keeps that copy (an over-estimate of
+    // 2 - 1.125 B per linear weight) rather than guess the biases and norms TE leaves unquantized
+    if (s.fp4_param) out.ignored.push_back("--fp4-param-gather (NVFP4 parameters without the 16-bit copy: not modelled, the "
+                                           "estimate keeps the 16-bit copy, an over-estimate)");
+}
+
 /// The precision, in the flags' precedence: --fp8-format, then the options (frameworks/megatron/options.hpp), then
 /// --fp4-format and --main-params-dtype.
 inline void finish_megatron_precision(job_spec& j, const megatron_pending& s, megatron_options& options,
@@ -297,7 +319,7 @@ inline void finish_megatron_precision(job_spec& j, const megatron_pending& s, me
     auto& t = j.training;
     if (s.fp8) t.precision = precision::fp8_mixed;
     options.finish(j, out);  // after --fp8-format, before --fp4-format / --main-params-dtype (their precedence)
-    if (s.fp4) t.precision = precision::fp4_mixed;
+    finish_megatron_fp4(j, s, out);
     if (s.fp8_recipe) {  // megatron/core/fp8_utils.py@d98e8a64 get_fp8_recipe reads it only under --fp8-format
         if (t.precision != precision::fp8_mixed) out.ignored.push_back("--fp8-recipe " + *s.fp8_recipe + " (without --fp8-format)");
         else if (*s.fp8_recipe == "custom") out.ignored.push_back("--fp8-recipe custom (a quantizer factory's recipe is not modelled: read as delayed)");

@@ -68,7 +68,7 @@ inline constexpr framework_traits traits{
              .pipeline_scatter_gather = true, .overlap_is_a_flag = true, .plannable_overlap_flags = true,
              .attention_without_flash = attention_impl::unfused},
     .rules = {.rejects_layout = rejects_layout, .rejects_offload = rejects_offload, .adamw_8bit = false,
-              .fp8_param_gather = true, .grad_reduce_bf16 = true, .default_sequence_parallel = true,
+              .fp8_param_gather = true, .grad_reduce_bf16 = true, .nvfp4 = true, .default_sequence_parallel = true,
               .stage_layer_layout = true, .fp8_recipes = transformer_engine_fp8_recipes},
 };
 
