@@ -1,8 +1,8 @@
 #pragma once
 // The scheduling policies by name: one table (policy_registry()) that `frenzy simulate --policy`, `frenzy serve
 // --policy`, `frenzy.simulate(policy=...)` and their --help read. Each entry names a policy, says whether
-// `--policy all` runs it (gavel-las is chosen by name only, so that every published `--policy all` table keeps its
-// rows), whether it needs GLPK (gavel and sia: built only with FRENZY_HAS_GLPK), describes it in one line and
+// `--policy all` runs it (gavel-las and rubick are chosen by name only, so that every published `--policy all` table
+// keeps its rows), whether it needs GLPK (gavel and sia: built only with FRENZY_HAS_GLPK), describes it in one line and
 // builds it from policy_options. Adding a policy is one entry here.
 #include <functional>
 #include <span>
@@ -14,6 +14,7 @@
 #include "frenzy/core/named.hpp"
 #include "frenzy/sched/fcfs.hpp"
 #include "frenzy/sched/has.hpp"
+#include "frenzy/sched/rubick.hpp"
 #include "frenzy/sched/scheduler.hpp"
 #include "frenzy/sched/tiresias.hpp"
 #ifdef FRENZY_HAS_GLPK
@@ -44,6 +45,7 @@ struct policy_options {
     /// no notion of priority and ignore it.
     std::function<int(int job)> priority;
     tiresias_options tiresias{};
+    rubick_options rubick{};
 #ifdef FRENZY_HAS_GLPK
     gavel_options gavel{};
     sia_policy_options sia{};
@@ -82,6 +84,8 @@ inline std::span<const policy_entry> policy_registry() {
         {"fcfs", true, false, "First come, first served on the user's request", [](const policy_options&) -> any_scheduler { return fcfs_scheduler{}; }},
         {"tiresias", true, false, "Tiresias: discretised two-dimensional least attained service",
          [](const policy_options& o) -> any_scheduler { return tiresias_scheduler{o.tiresias}; }},
+        {"rubick", false, false, "Rubick-like: re-plans running jobs' layout and size on their GPU type, paying each move",
+         [](const policy_options& o) -> any_scheduler { return rubick_scheduler{o.rubick}; }},
 #ifdef FRENZY_HAS_GLPK
         {"gavel", true, true, "Gavel: heterogeneity-aware rounds maximising total throughput (an LP)",
          [](const policy_options& o) { return detail::make_gavel(o, gavel_policy::max_sum_throughput); }},
