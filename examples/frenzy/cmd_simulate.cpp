@@ -268,7 +268,7 @@ void frenzy_cli::add_simulate(CLI::App& app) {
                                              "\"moves\") included, and shrink running jobs to start waiting ones (replaces expansion)");
     c->add_option("--has-move-gain", a->has_move_gain, "HAS with --has-moves: the margin a move must gain, a fraction of the "
                                                        "job's remaining time (default 0.2)")->check(frenzy_cli::finite_number(frenzy::bounds::fraction));
-    c->add_option("--has-max-moves", a->has_max_moves, "HAS with --has-moves: moves per job at most (default 2)")->check(CLI::Range(0, 1000000));
+    c->add_option("--has-max-moves", a->has_max_moves, "HAS with --has-moves: moves per job at most (default 2)")->check(frenzy_cli::whole_number(frenzy::bounds::scan));
     frenzy_cli::add_duration(c, "--has-aging", a->has_aging_s, "HAS: a job that waited this long counts as half its size (default 4h)");
     c->add_option("--speed-error", a->speed_error, "Sigma of the log-normal true/predicted speed factor per job x GPU type "
                                                    "(seeded by --seed; default 0: speeds are the predictions), the factor kept within 1/10..10")->check(frenzy_cli::finite_number(frenzy::bounds::speed_sigma));
