@@ -86,7 +86,7 @@ TEST_CASE("moves: a move that would not pay off is not made") {
     CHECK(r.metrics.moving_s == 0);
 }
 
-TEST_CASE("moves: a job moves at most max_moves times; a move pays off when the new run catches up") {
+TEST_CASE("moves: a job moves at most max_moves times, and a move pays off when the new run catches up") {
     const auto r = faster_type_frees_up(1000.0 * 12000, with_moves(0));
     CHECK(rec(r, "A").moves == 0);
     CHECK(rec(r, "A").end_s == Approx(12011).epsilon(eps));
