@@ -84,8 +84,6 @@ inline std::span<const policy_entry> policy_registry() {
         {"fcfs", true, false, "First come, first served on the user's request", [](const policy_options&) -> any_scheduler { return fcfs_scheduler{}; }},
         {"tiresias", true, false, "Tiresias: discretised two-dimensional least attained service",
          [](const policy_options& o) -> any_scheduler { return tiresias_scheduler{o.tiresias}; }},
-        {"rubick", false, false, "Rubick-like: re-plans running jobs' layout and size on their GPU type, paying each move",
-         [](const policy_options& o) -> any_scheduler { return rubick_scheduler{o.rubick}; }},
 #ifdef FRENZY_HAS_GLPK
         {"gavel", true, true, "Gavel: heterogeneity-aware rounds maximising total throughput (an LP)",
          [](const policy_options& o) { return detail::make_gavel(o, gavel_policy::max_sum_throughput); }},
@@ -94,6 +92,8 @@ inline std::span<const policy_entry> policy_registry() {
         {"gavel-las", false, true, "Gavel's LAS policy: max-min fairness of normalised throughput",
          [](const policy_options& o) { return detail::make_gavel(o, gavel_policy::las); }},
 #endif
+        {"rubick", false, false, "Rubick-like: re-plans running jobs' layout and size on their GPU type, paying each move",
+         [](const policy_options& o) -> any_scheduler { return rubick_scheduler{o.rubick}; }},
     };
     return entries;
 }
