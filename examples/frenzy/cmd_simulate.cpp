@@ -233,6 +233,16 @@ void add_output_options(CLI::App* c, simulate_args& a) {
     frenzy_cli::add_html_option(c, a.html);
     c->add_flag("--quiet", a.quiet, "No progress bar");
 }
+/// --has-no-expand, and HAS's moves: --has-moves, --has-move-gain, --has-max-moves (issue 56).
+void add_move_options(CLI::App* c, simulate_args& a) {
+    c->add_flag("--has-no-expand", a.has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
+    c->add_flag("--has-moves", a.has_moves, "HAS: move running jobs to another plan (GPU count or type) when that ends them "
+                                             "--has-move-gain of their remaining time earlier, the move's cost (the cluster's "
+                                             "\"moves\") included, and shrink running jobs to start waiting ones (replaces expansion)");
+    c->add_option("--has-move-gain", a.has_move_gain, "HAS with --has-moves: the margin a move must gain, a fraction of the "
+                                                       "job's remaining time (default 0.2)")->check(frenzy_cli::finite_number(frenzy::bounds::fraction));
+    c->add_option("--has-max-moves", a.has_max_moves, "HAS with --has-moves: moves per job at most (default 2)")->check(frenzy_cli::whole_number(frenzy::bounds::scan));
+}
 }  // namespace
 
 void frenzy_cli::add_simulate(CLI::App& app) {
@@ -262,13 +272,7 @@ void frenzy_cli::add_simulate(CLI::App& app) {
     c->add_flag("--mixed", a->mixed, "Also plan pipelines whose stages run on two GPU types (Megatron-LM; `plan --mixed`): "
                                      "HAS starts a job on one when it ends the job sooner than waiting for one type; "
                                      "the baselines do not use them");
-    c->add_flag("--has-no-expand", a->has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
-    c->add_flag("--has-moves", a->has_moves, "HAS: move running jobs to another plan (GPU count or type) when that ends them "
-                                             "--has-move-gain of their remaining time earlier, the move's cost (the cluster's "
-                                             "\"moves\") included, and shrink running jobs to start waiting ones (replaces expansion)");
-    c->add_option("--has-move-gain", a->has_move_gain, "HAS with --has-moves: the margin a move must gain, a fraction of the "
-                                                       "job's remaining time (default 0.2)")->check(frenzy_cli::finite_number(frenzy::bounds::fraction));
-    c->add_option("--has-max-moves", a->has_max_moves, "HAS with --has-moves: moves per job at most (default 2)")->check(frenzy_cli::whole_number(frenzy::bounds::scan));
+    add_move_options(c, *a);
     frenzy_cli::add_duration(c, "--has-aging", a->has_aging_s, "HAS: a job that waited this long counts as half its size (default 4h)");
     c->add_option("--speed-error", a->speed_error, "Sigma of the log-normal true/predicted speed factor per job x GPU type "
                                                    "(seeded by --seed; default 0: speeds are the predictions), the factor kept within 1/10..10")->check(frenzy_cli::finite_number(frenzy::bounds::speed_sigma));
