@@ -3,6 +3,9 @@
 // hundred waiting jobs, each with plans on every type (1 .. 64 GPUs, decreasing scaling efficiency). HAS decides
 // the same state twice more with every other waiting job also carrying mixed plans (job_view::plans ending in pipelines
 // over two types, 16 .. 64 GPUs, plan/mixed.hpp), the two variants alternating; their medians and ratio are printed.
+// Last, HAS decides a state whose running jobs also carry their current plan (so that moves can be weighed) with
+// moves off and on (has_options::moves, issue 56), alternating, each decision by a fresh scheduler (a move is
+// remembered: a reused one would weigh fewer jobs); their medians and ratio are printed.
 // Usage: bench_sched_cost [waiting_jobs=500] [sia_time_limit_s=10] [max_gpus=16384]
 // Times are CPU time of the deciding thread (detail::thread_cpu_us), as in `frenzy simulate`; Sia's solve likewise.
 #include <algorithm>
@@ -100,6 +103,44 @@ double has_decision_us(has_scheduler<>& has, const cluster_state& cs, const std:
 }
 }  // namespace
 
+namespace {
+struct moves_cost {
+    double off_us = 0, on_us = 0;
+    std::size_t moved = 0;  ///< jobs the last decision with moves moved or shrank
+};
+
+// Median CPU microseconds of one HAS decision without and with moves on `views` whose running jobs (the first
+// `running`) also carry their current plan and a predicted end from it, alternating, a fresh scheduler each.
+moves_cost moves_us(const cluster_state& cs, std::vector<job_view> views, const std::vector<bench_job>& jobs,
+                    const std::vector<std::size_t>& current, int running) {
+    for (int k = 0; k < running; ++k) {
+        auto& v = views[static_cast<std::size_t>(k)];
+        v.current = &jobs[static_cast<std::size_t>(k)].plans[current[static_cast<std::size_t>(k)]];
+        v.progress = 0.5;
+        v.restart_s = 30;
+        v.move_s = 90;
+        v.predicted_end_s = 1000.0 + v.remaining_s(*v.current);
+    }
+    has_options off, on;
+    on.moves = true;
+    std::vector<double> off_us, on_us;
+    moves_cost r;
+    for (int rep = 0; rep < 15; ++rep)
+        for (const auto* o : {&off, &on}) {
+            has_scheduler<> h(*o);
+            const double t0 = detail::thread_cpu_us();
+            const auto d = h.schedule({1000.0, &cs, views});
+            (o == &on ? on_us : off_us).push_back(detail::thread_cpu_us() - t0);
+            if (o == &on) r.moved = static_cast<std::size_t>(std::count_if(d.start.begin(), d.start.end(), [](const auto& s) { return s.move; }));
+        }
+    std::sort(off_us.begin(), off_us.end());
+    std::sort(on_us.begin(), on_us.end());
+    r.off_us = off_us[off_us.size() / 2];
+    r.on_us = on_us[on_us.size() / 2];
+    return r;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
     const int waiting = argc > 1 ? std::atoi(argv[1]) : 500;
     const double limit = argc > 2 ? std::atof(argv[2]) : 10.0;
@@ -115,13 +156,15 @@ int main(int argc, char** argv) {
         std::vector<bench_job> jobs;
         std::vector<job_view> views;
         std::vector<allocation> allocs;
+        std::vector<std::size_t> current;  // index of each running job's plan
         allocs.reserve(static_cast<std::size_t>(n));
         const int want_busy = n * 7 / 10;
         int busy = 0, id = 0;
         jobs.reserve(static_cast<std::size_t>(n + waiting));
         for (int attempt = 0; busy < want_busy && attempt < 100000; ++attempt) {
             bench_job j{make_plans(rng), 1e9 * static_cast<double>(1 + rng() % 100), {}, {}, {}, {}, {}};
-            const plan& p = j.plans[rng() % j.plans.size()];
+            const std::size_t pi = rng() % j.plans.size();
+            const plan& p = j.plans[pi];
             const int t = cs.type_index(p.gpu);
             auto a = best_fit_placement{}.place(cs, cs.free_vector(), {t, p.gpus, static_cast<int>(p.parallel.tp)});
             if (!a) continue;
@@ -129,6 +172,7 @@ int main(int argc, char** argv) {
             busy += p.gpus;
             jobs.push_back(std::move(j));
             allocs.push_back(*a);
+            current.push_back(pi);
             job_view v;
             v.id = id++;
             v.running = true;
@@ -222,10 +266,12 @@ int main(int argc, char** argv) {
         sia_ms = (detail::thread_cpu_us() - t0) / 1000.0;
         optimal = sol.optimal;
 #endif
+        const auto mv = moves_us(cs, views, jobs, current, running);
         std::printf("%8d %8d %8d %14.1f %14.1f %14.1f %10.0f %8s %14.1f %8.2f   (HAS started %zu; with mixed plans %zu, "
-                    "%zu of them mixed; alternating medians %.1f / %.1f us)\n", n, running, waiting, has_med,
-                    has_p99, sia_ms, sia_ms > 0 ? sia_ms * 1000.0 / has_med : 0.0, sia_ms < 0 ? "-" : optimal ? "yes" : "no",
-                    mixed_med, mixed_med / plain_med, started, mixed_started, of_them_mixed, plain_med, mixed_med);
+                    "%zu of them mixed; alternating medians %.1f / %.1f us) moves off/on %.1f / %.1f us, ratio %.2f, %zu moved\n",
+                    n, running, waiting, has_med, has_p99, sia_ms, sia_ms > 0 ? sia_ms * 1000.0 / has_med : 0.0,
+                    sia_ms < 0 ? "-" : optimal ? "yes" : "no", mixed_med, mixed_med / plain_med, started, mixed_started,
+                    of_them_mixed, plain_med, mixed_med, mv.off_us, mv.on_us, mv.on_us / mv.off_us, mv.moved);
         std::fflush(stdout);
     }
     return 0;

@@ -26,6 +26,9 @@ struct simulate_args {
     std::uint64_t seed = 1;
     double startup_s = 30, restart_s = 30, mtbf_s = 0, repair_s = 3600, mtbf_h = -1, repair_h = -1, has_slack = 0.25, has_idle_slack = 1.0, has_max_share = 1.0, has_equi = 16.0, has_aging_s = 4 * 3600;
     bool has_no_expand = false;
+    bool has_moves = false;
+    double has_move_gain = 0.2;
+    int has_max_moves = 2;
     double speed_error = 0, ckpt_GBps = 0, has_preempt_factor = 2.0;
     bool has_no_preempt = false, has_no_learn = false;
     bool mixed = false;  // plan pipelines over two GPU types too (plan_options::mixed); HAS may start them
@@ -55,6 +58,9 @@ frenzy::any_scheduler make_policy(const std::string& n, const simulate_args& a, 
     policy_options po;
     po.has = has_options{.efficiency_slack = a.has_slack, .idle_slack = a.has_idle_slack, .max_share = a.has_max_share, .equi_share = a.has_equi, .expand_idle = !a.has_no_expand,
                          .learn = !a.has_no_learn, .preempt = !a.has_no_preempt, .preempt_factor = a.has_preempt_factor};
+    po.has.moves = a.has_moves;
+    po.has.move_gain = a.has_move_gain;
+    po.has.max_moves = a.has_max_moves;
     po.has_order = shortest_remaining_first{.aging_s = a.has_aging_s};
     for (std::size_t i = 1; i < a.tiresias_queues_gpu_h.size(); ++i)
         if (!(a.tiresias_queues_gpu_h[i] > a.tiresias_queues_gpu_h[i - 1]))
@@ -190,6 +196,10 @@ void print_table(const simulate_args& a, const frenzy::cluster_spec& cluster, st
                        "stopped at the wall-clock limit {} times\n", r.metrics.policy, r.metrics.solver_solves,
                        r.metrics.solver_optimal, 100.0 * r.metrics.solver_optimal / r.metrics.solver_solves,
                        r.metrics.solver_timed_out);
+    for (const auto& r : results)
+        if (r.metrics.moves > 0)
+            fmt::print("{}: {} moves of running jobs, {:.2f} h spent moving (no progress)\n", r.metrics.policy, r.metrics.moves,
+                       r.metrics.moving_s / 3600);
     print_has_lead(results);
 }
 
@@ -223,6 +233,16 @@ void add_output_options(CLI::App* c, simulate_args& a) {
     frenzy_cli::add_html_option(c, a.html);
     c->add_flag("--quiet", a.quiet, "No progress bar");
 }
+/// --has-no-expand, and HAS's moves: --has-moves, --has-move-gain, --has-max-moves (issue 56).
+void add_move_options(CLI::App* c, simulate_args& a) {
+    c->add_flag("--has-no-expand", a.has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
+    c->add_flag("--has-moves", a.has_moves, "HAS: move running jobs to another plan (GPU count or type) when that ends them "
+                                             "--has-move-gain of their remaining time earlier, the move's cost (the cluster's "
+                                             "\"moves\") included, and shrink running jobs to start waiting ones (replaces expansion)");
+    c->add_option("--has-move-gain", a.has_move_gain, "HAS with --has-moves: the margin a move must gain, a fraction of the "
+                                                       "job's remaining time (default 0.2)")->check(frenzy_cli::finite_number(frenzy::bounds::fraction));
+    c->add_option("--has-max-moves", a.has_max_moves, "HAS with --has-moves: moves per job at most (default 2)")->check(frenzy_cli::whole_number(frenzy::bounds::scan));
+}
 }  // namespace
 
 void frenzy_cli::add_simulate(CLI::App& app) {
@@ -252,7 +272,7 @@ void frenzy_cli::add_simulate(CLI::App& app) {
     c->add_flag("--mixed", a->mixed, "Also plan pipelines whose stages run on two GPU types (Megatron-LM; `plan --mixed`): "
                                      "HAS starts a job on one when it ends the job sooner than waiting for one type; "
                                      "the baselines do not use them");
-    c->add_flag("--has-no-expand", a->has_no_expand, "HAS: do not restart running jobs on idle GPUs of their type");
+    add_move_options(c, *a);
     frenzy_cli::add_duration(c, "--has-aging", a->has_aging_s, "HAS: a job that waited this long counts as half its size (default 4h)");
     c->add_option("--speed-error", a->speed_error, "Sigma of the log-normal true/predicted speed factor per job x GPU type "
                                                    "(seeded by --seed; default 0: speeds are the predictions), the factor kept within 1/10..10")->check(frenzy_cli::finite_number(frenzy::bounds::speed_sigma));

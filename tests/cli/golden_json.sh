@@ -71,9 +71,10 @@ for dw in torchtitan_fsdp:16 torchtitan_tp_pp:32 fsdp_shard_grad_op:16 ddp:8; do
     done
 done
 # simulate: every policy on the bundled trace
-for p in has fcfs tiresias gavel sia gavel-las; do
+for p in has fcfs tiresias gavel sia gavel-las rubick; do
     run "simulate_$p" simulate --cluster "$E/clusters/three-type.json" --trace "$E/traces/small.csv" --policy "$p" --json
 done
+run simulate_has_moves_free simulate --cluster "$E/clusters/three-type.json" --trace "$E/traces/small.csv" --policy has --has-moves --sizes free --json
 run simulate_all_free simulate --cluster "$E/clusters/three-type.json" --trace "$E/traces/small.csv" --policy all --sizes free --json
 if [ "$MODE" = --update ]; then echo "wrote $n golden files to $G"; exit 0; fi
 echo "$((n - failed)) of $n --json outputs identical to tests/data/golden_cli/"

@@ -29,9 +29,11 @@ TEST_CASE("policies: gavel-las is chosen by name only, so 'all' (and every publi
     want.push_back("gavel-las");
     CHECK(select_policies("gavel-las") == std::vector<std::string>{"gavel-las"});
 #endif
+    want.push_back("rubick");  // also by name only (issue 56's baseline)
     CHECK(selectable_policy_names() == want);
     const auto all = select_policies("all");
     CHECK(std::find(all.begin(), all.end(), "gavel-las") == all.end());
+    CHECK(std::find(all.begin(), all.end(), "rubick") == all.end());
 }
 
 TEST_CASE("policies: make_scheduler builds the scheduler of each name") {

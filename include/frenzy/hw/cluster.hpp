@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "frenzy/core/checked.hpp"
 #include "frenzy/hw/gpu.hpp"
 
 namespace frenzy {
@@ -22,9 +23,43 @@ struct node_group {
     bool operator==(const node_group&) const = default;
 };
 
+/// What moving a running job to another plan costs on this cluster (HAS's moves, issue 56; docs/formats.md
+/// "Cluster spec"): the job saves its model states, is requeued, starts its framework again and loads the states
+/// resharded for the new layout. Defaults are assumptions, stated so that a site can set its own.
+struct move_costs {
+    /// Storage bandwidth one job's checkpoint save or load gets, GB/s (a per-job share of a parallel file system;
+    /// assumed, not measured). Save and load each take state bytes / this.
+    double storage_GBps = 5;
+    double restart_s = 30;  ///< requeue, allocation and container start of the new run, s
+    double startup_s = 30;  ///< framework start-up of the new run (process groups, NCCL, model build), s
+    /// 0: the job checkpoints when asked to move (the launch files' signal path), so no work is lost; > 0: it
+    /// checkpoints only every this many seconds of computing and a move loses the work since the last one.
+    double checkpoint_interval_s = 0;
+    bool operator==(const move_costs&) const = default;
+};
+
+/// Bounds of move_costs' fields: the bandwidth must be positive (a save would never end), the seconds as the
+/// simulator's (bounds::sim_seconds).
+inline constexpr real_bound storage_GBps_bound{1e-3, 1e6};
+
+/// Checks every field of `m`; config_error naming the field (cluster.moves.storage_GBps=0 must be in ...).
+inline void validate(const move_costs& m, const std::string& path = "cluster.moves") {
+    check_bound(path + ".storage_GBps", m.storage_GBps, storage_GBps_bound);
+    check_bound(path + ".restart_s", m.restart_s, bounds::sim_seconds);
+    check_bound(path + ".startup_s", m.startup_s, bounds::sim_seconds);
+    check_bound(path + ".checkpoint_interval_s", m.checkpoint_interval_s, bounds::sim_seconds);
+}
+
+/// Seconds a move of a job whose checkpoint holds `state_bytes` costs before it computes again, lost work
+/// excluded: save + restart + start-up + load.
+inline double move_seconds(const move_costs& m, double state_bytes) {
+    return 2.0 * state_bytes / (m.storage_GBps * 1e9) + m.restart_s + m.startup_s;
+}
+
 struct cluster_spec {
     std::vector<node_group> nodes;
     gpu_catalog catalog;  ///< built-in types plus the spec's gpu_types overrides
+    move_costs moves;     ///< what moving a running job costs here (defaults when the file has no "moves")
 
     std::int64_t total_gpus() const {
         std::int64_t n = 0;
@@ -58,6 +93,7 @@ inline double network_GBps(const node_group& g, const gpu_type& t) {
 
 inline void validate(const cluster_spec& c) {
     if (c.nodes.empty()) throw config_error("cluster.nodes must not be empty");
+    validate(c.moves);
     for (std::size_t i = 0; i < c.nodes.size(); ++i) {
         const auto& g = c.nodes[i];
         const std::string f = "cluster.nodes[" + std::to_string(i) + "]";

@@ -69,10 +69,43 @@ inline gpu_type gpu_type_from_json(const nlohmann::json& j, const std::string& p
 inline constexpr std::size_t max_gpu_types = bounds::gpu_type_count;
 inline constexpr std::size_t max_node_groups = bounds::node_groups;
 
+/// move_costs <-> JSON (the cluster file's "moves" object): fields left out keep their defaults; a bad value throws
+/// config_error naming the field (cluster.moves.storage_GBps=0 must be in [0.001, 1e+06]).
+inline void to_json(nlohmann::json& j, const move_costs& m) {
+    j = {{"storage_GBps", m.storage_GBps}, {"restart_s", m.restart_s}, {"startup_s", m.startup_s},
+         {"checkpoint_interval_s", m.checkpoint_interval_s}};
+}
+inline move_costs move_costs_from_json(const nlohmann::json& j, const std::string& path = "cluster.moves") {
+    detail::object_reader r(j, path);
+    move_costs m;
+    r.get("storage_GBps", m.storage_GBps);
+    r.get("restart_s", m.restart_s);
+    r.get("startup_s", m.startup_s);
+    r.get("checkpoint_interval_s", m.checkpoint_interval_s);
+    r.finish();
+    validate(m, path);
+    return m;
+}
+inline void from_json(const nlohmann::json& j, move_costs& m) { m = move_costs_from_json(j); }
+
+/// A cluster's node groups and move costs as JSON (what cluster_from_json reads back; GPU type overrides are not
+/// written: a catalog is written by `frenzy gpus --json`).
+inline nlohmann::json cluster_to_json(const cluster_spec& c) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& g : c.nodes) {
+        nlohmann::json n = {{"name", g.name}, {"gpu", g.gpu}, {"gpus_per_node", g.gpus_per_node}, {"count", g.count}};
+        if (g.network_GBps > 0) n["network_GBps"] = g.network_GBps;
+        if (g.host_memory_GiB > 0) n["host_memory_GiB"] = g.host_memory_GiB;
+        nodes.push_back(std::move(n));
+    }
+    return {{"nodes", std::move(nodes)}, {"moves", c.moves}};
+}
+
 inline cluster_spec cluster_from_json(const nlohmann::json& j) {
     namespace b = bounds;
     detail::object_reader r(j, "cluster");
     cluster_spec c;
+    if (r.has("moves")) c.moves = move_costs_from_json(r.raw("moves"));
     if (const auto* arr = r.array("gpu_types", max_gpu_types))
         for (std::size_t i = 0; i < arr->size(); ++i)
             c.catalog.upsert(gpu_type_from_json((*arr)[i], "cluster.gpu_types[" + std::to_string(i) + "]", c.catalog));

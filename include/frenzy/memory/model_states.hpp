@@ -8,6 +8,7 @@
 #include "frenzy/core/units.hpp"
 #include "frenzy/memory/framework_profile.hpp"
 #include "frenzy/memory/layout.hpp"
+#include "frenzy/model/transformer.hpp"
 #include "frenzy/train/job.hpp"
 
 namespace frenzy {
@@ -72,6 +73,15 @@ inline state_bytes_per_param bytes_per_param(const job_spec& j, const framework_
         b.gathered_copy = 2;
     }
     return b;
+}
+
+/// Bytes of a job's checkpoint, whole: its weights and optimizer states (gradients are not saved) at bytes_per_param
+/// of its framework, over all its parameters. What a move saves and loads (hw/cluster.hpp move_costs); 14 B per
+/// parameter for bf16-mixed Adam with a separate fp32 master (2 + 4 + 2 x 4), as Megatron-LM's distributed optimizer
+/// saves them (megatron/core/optimizer/distrib_optimizer.py: fp32 param, exp_avg, exp_avg_sq beside the 16-bit state).
+inline double checkpoint_state_bytes(const job_spec& j) {
+    const auto b = bytes_per_param(j, profile_of(j));
+    return (b.weights + b.optimizer) * total_parameters(j.model, j.training.seq_len);
 }
 
 /// Policy: model states of one stage's GPU.

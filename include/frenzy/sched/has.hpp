@@ -20,6 +20,7 @@
 #include "frenzy/sched/cluster_state.hpp"
 #include "frenzy/sched/detail/sorted_on_demand.hpp"
 #include "frenzy/sched/detail/speed_ratios.hpp"
+#include "frenzy/sched/has_moves.hpp"
 #include "frenzy/sched/has_options.hpp"
 #include "frenzy/sched/placement.hpp"
 #include "frenzy/sched/scheduler.hpp"
@@ -51,13 +52,16 @@ public:
         int total_free = 0;
         for (std::size_t t = 0; t < ntypes; ++t) total_free += cs.free_gpus(static_cast<int>(t));
         const bool may_preempt = opt_.preempt && opt_.preempt_scan > 0;
-        if (total_free == 0 && !may_preempt) return d;  // nothing can start; reservations are recomputed next time
+        if (total_free == 0 && !may_preempt && !opt_.moves) return d;  // nothing can start; reservations recomputed next time
         ratios_.learn(c, ntypes, opt_.learn, opt_.prior_jobs);
         build_profiles(c, ntypes);
         order_waiting(c);
         place_waiting(c, d, total_free);
         if (may_preempt && d.start.size() < order_buf_.size()) preempt_for_waiting(c, d);
-        if (opt_.expand_idle && total_free > 0 && (d.start.size() == order_buf_.size() || opt_.expand_while_waiting))
+        if (opt_.moves) {
+            detail::move_state<P, decltype(order_buf_)> ms{c, opt_, place_, free_, type_free_, profile_, ratios_, order_buf_, started_};
+            mover_.decide(ms, d, d.start.size() < order_buf_.size());
+        } else if (opt_.expand_idle && total_free > 0 && (d.start.size() == order_buf_.size() || opt_.expand_while_waiting))
             expand(c, d, d.start.size() < order_buf_.size());
         return d;
     }
@@ -555,9 +559,6 @@ public:
         }
     }
 
-    /// Free GPUs of one type as a step function of time (sched/capacity_profile.hpp).
-    using capacity_profile = frenzy::capacity_profile;
-
 private:
     struct cand {
         double completion;
@@ -576,8 +577,7 @@ private:
     detail::sorted_on_demand<std::pair<double, std::size_t>> order_buf_;  ///< (queue key, job index), ascending
     std::vector<cand> cands_;
     std::vector<double> least_, idle_share_, share_cap_;  ///< per type, for the job being placed (collect_candidates)
-    std::vector<int> min_gpus_;
-    std::vector<int> ptype_;
+    std::vector<int> min_gpus_, ptype_;
     std::vector<plan_rate> prate_;
     detail::speed_ratios ratios_;  ///< learned speed ratios by type (sched/detail/speed_ratios.hpp)
     std::vector<double> rem_buf_;
@@ -588,6 +588,7 @@ private:
     std::vector<char> started_, taken_;
     std::vector<std::pair<double, const job_view*>> victims_;
     std::vector<std::size_t> chosen_;
+    detail::has_mover mover_;  ///< moves (has_options::moves) and what it remembers of each job's moves
 };
 /// HAS with its default policies (best-fit placement, shortest remaining first), as `planner` is the planner's.
 using has = has_scheduler<>;

@@ -75,6 +75,15 @@ struct has_options {
     double preempt_lock_s = 600;
     /// Expansion onto GPUs that stay idle after placing the waiting jobs, only where it delays no reservation.
     bool expand_while_waiting = true;
+    /// Moves (issue 56; sched/has_moves.hpp): a running job is moved to another plan (more or fewer GPUs, another
+    /// type) when its predicted end, the move's cost included (job_view::move_s), comes at least move_gain of its
+    /// remaining time earlier; a running job is shrunk on its type to start one of the first preempt_scan waiting
+    /// jobs when the waiting job's earlier start exceeds the shrunk job's delay by move_gain of its remaining time.
+    /// A job moves at most max_moves times, and not again before its last move has paid off (the time saved has
+    /// caught up with the move's cost). On, moves replace expand_idle.
+    bool moves = false;
+    double move_gain = 0.2;
+    int max_moves = 2;
 };
 
 /// Checks every number of `o` (finite, in range); config_error naming the field (has_options.efficiency_slack=nan).
@@ -91,6 +100,8 @@ inline void validate(const has_options& o) {
     check_bound("has_options.max_reservations", o.max_reservations, bounds::scan);
     check_bound("has_options.max_idle_scan", o.max_idle_scan, bounds::scan);
     check_bound("has_options.preempt_scan", o.preempt_scan, bounds::scan);
+    check_bound("has_options.move_gain", o.move_gain, bounds::fraction);
+    check_bound("has_options.max_moves", o.max_moves, bounds::scan);
 }
 
 }  // namespace frenzy

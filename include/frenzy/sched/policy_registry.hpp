@@ -1,8 +1,8 @@
 #pragma once
 // The scheduling policies by name: one table (policy_registry()) that `frenzy simulate --policy`, `frenzy serve
 // --policy`, `frenzy.simulate(policy=...)` and their --help read. Each entry names a policy, says whether
-// `--policy all` runs it (gavel-las is chosen by name only, so that every published `--policy all` table keeps its
-// rows), whether it needs GLPK (gavel and sia: built only with FRENZY_HAS_GLPK), describes it in one line and
+// `--policy all` runs it (gavel-las and rubick are chosen by name only, so that every published `--policy all` table
+// keeps its rows), whether it needs GLPK (gavel and sia: built only with FRENZY_HAS_GLPK), describes it in one line and
 // builds it from policy_options. Adding a policy is one entry here.
 #include <functional>
 #include <span>
@@ -14,6 +14,7 @@
 #include "frenzy/core/named.hpp"
 #include "frenzy/sched/fcfs.hpp"
 #include "frenzy/sched/has.hpp"
+#include "frenzy/sched/rubick.hpp"
 #include "frenzy/sched/scheduler.hpp"
 #include "frenzy/sched/tiresias.hpp"
 #ifdef FRENZY_HAS_GLPK
@@ -44,6 +45,7 @@ struct policy_options {
     /// no notion of priority and ignore it.
     std::function<int(int job)> priority;
     tiresias_options tiresias{};
+    rubick_options rubick{};
 #ifdef FRENZY_HAS_GLPK
     gavel_options gavel{};
     sia_policy_options sia{};
@@ -90,6 +92,8 @@ inline std::span<const policy_entry> policy_registry() {
         {"gavel-las", false, true, "Gavel's LAS policy: max-min fairness of normalised throughput",
          [](const policy_options& o) { return detail::make_gavel(o, gavel_policy::las); }},
 #endif
+        {"rubick", false, false, "Rubick-like: re-plans running jobs' layout and size on their GPU type, paying each move",
+         [](const policy_options& o) -> any_scheduler { return rubick_scheduler{o.rubick}; }},
     };
     return entries;
 }

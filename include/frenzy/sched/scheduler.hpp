@@ -57,6 +57,13 @@ struct job_view {
     double run_started_s = 0;     ///< when the current run was launched
     double predicted_end_s = 0;   ///< with the current plan (its measured speed once observed), start-up included
     double restart_s = 0;         ///< what one more launch of this job costs (checkpoint save + load, relaunch), s
+    /// What moving this running job to another plan now costs before it computes again, s: checkpoint save and
+    /// resharding load, restart and framework start-up (the host's hw/cluster.hpp move_costs); 0 = the host states
+    /// none, and a policy takes restart_s.
+    double move_s = 0;
+    /// Fraction of total_tokens a move now loses (the work since its last checkpoint; 0 when it checkpoints on the
+    /// move's signal): done again after the move.
+    double move_lost = 0;
     /// Per GPU type index of the cluster: this job's observed tokens/s over the predicted tokens/s of the plan it
     /// ran, on that type (0 = never measured there). A running job is measured once it has computed for
     /// sim_options::measure_after_s; the value is kept after the run ends. Empty = nothing measured.
@@ -87,6 +94,8 @@ struct job_view {
     double remaining_s(const plan& p) const {
         return p.tokens_per_s > 0 ? (1.0 - progress) * total_tokens / p.tokens_per_s : 0.0;
     }
+    /// Factor on a plan's remaining time after a move: the work the move loses is done again.
+    double redo_factor() const { return progress < 1 ? (1.0 - progress + move_lost) / (1.0 - progress) : 1.0; }
     /// Observed/predicted speed ratio of this job on type `t`, or `fallback` when never measured there.
     double ratio_on(int t, double fallback = 1.0) const {
         const auto ut = static_cast<std::size_t>(t);
@@ -152,6 +161,9 @@ struct start_decision {
     plan p;              ///< one of the job's plans or mixed plans; for a launch that will run out of memory, see `oom`
     allocation alloc;    ///< one component per stage group when `p` has groups (plan::mixed)
     bool oom = false;    ///< the request does not fit in memory: the launch crashes after its start-up
+    /// A move: the job runs and is preempted by the same decision, and restarts on `p` at its move cost
+    /// (job_view::move_s) rather than its restart cost.
+    bool move = false;
 };
 struct reject_decision {
     int job = 0;

@@ -41,6 +41,8 @@ struct job_record {
     int preemptions = 0;
     int node_failures = 0;
     int oom_failures = 0;
+    int moves = 0;             ///< moves to another plan (start_decision::move)
+    double moving_s = 0;       ///< seconds it spent moving: each move's cost plus the work it lost
     double gpu_seconds = 0;    ///< GPU-seconds held (start-up and lost work included)
     std::vector<job_run> runs;  ///< every run, in order
     double rejected_s = -1;     ///< when the policy gave it up (infeasible or failed), -1 if it did not
@@ -62,6 +64,8 @@ struct sim_metrics {
     double sched_mean_us = 0, sched_p99_us = 0;
     /// Per-round programs solved, proved optimal, stopped at the wall-clock limit (Sia; 0 for others).
     int solver_solves = 0, solver_optimal = 0, solver_timed_out = 0;
+    int moves = 0;          ///< moves of running jobs to another plan, all jobs
+    double moving_s = 0;    ///< seconds jobs spent moving (no progress), all jobs
 };
 
 struct sim_log_entry {
@@ -83,7 +87,7 @@ inline nlohmann::json to_json(const sim_metrics& m) {
             {"avg_queue_s", m.avg_queue_s}, {"gpu_utilization", m.gpu_utilization}, {"failed_jobs", m.failed_jobs},
             {"sched_calls", m.sched_calls}, {"sched_mean_us", m.sched_mean_us}, {"sched_p99_us", m.sched_p99_us},
             {"solver_solves", m.solver_solves}, {"solver_optimal", m.solver_optimal},
-            {"solver_timed_out", m.solver_timed_out}};
+            {"solver_timed_out", m.solver_timed_out}, {"moves", m.moves}, {"moving_s", m.moving_s}};
 }
 
 inline const char* to_string(job_outcome o) {

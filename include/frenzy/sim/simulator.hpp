@@ -18,12 +18,14 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "frenzy/core/error.hpp"
 #include "frenzy/hw/cluster.hpp"
+#include "frenzy/memory/model_states.hpp"
 #include "frenzy/model/transformer.hpp"
 #include "frenzy/plan/plan.hpp"
 #include "frenzy/sched/cluster_state.hpp"
@@ -52,7 +54,7 @@ class simulation final : public cluster_backend {
 public:
     simulation(const cluster_spec& cluster, std::span<const trace_job> trace, const plan_provider& plans,
                any_scheduler& sched, const sim_options& opt)
-        : orch_(cluster, *this), sched_(sched), opt_((validate(opt), opt)), rng_(opt.seed),
+        : orch_(cluster, *this), sched_(sched), opt_((validate(opt), opt)), moves_(cluster.moves), rng_(opt.seed),
           truth_rng_(opt.seed ^ 0x9e3779b97f4a7c15ULL) {
         const auto& cs = orch_.state();
         ntypes_ = cs.types().size();
@@ -138,11 +140,12 @@ public:
         }
         begin_run(id, label, a, p.tokens_per_s, truth);
     }
-    void stop(int id) override {  // preemption: the job checkpoints, then stops
+    void stop(int id) override {  // preemption: the job checkpoints, then stops (a move loses its work since one)
         auto& j = jobs_[static_cast<std::size_t>(id)];
-        j.progress = progress_at(j, now_);
-        end_run(j, "preempted");
-        j.rec.preemptions++;
+        j.lost_s = j.moving ? lost_s(j) : 0.0;
+        j.progress = progress_at(j, now_ - j.lost_s);
+        end_run(j, j.moving ? "moved" : "preempted");
+        if (!j.moving) j.rec.preemptions++;
         log("preempt", id);
     }
 
@@ -151,7 +154,11 @@ private:
     /// record, and its completion at the true speed (`tokens_per_s` predicted x `truth`), or its out-of-memory crash.
     void begin_run(int id, const std::string& gpu, const allocation& a, double tokens_per_s, double truth) {
         auto& j = jobs_[static_cast<std::size_t>(id)];
-        const double cost = j.rec.launches == 0 ? opt_.startup_s : j.restart_s;
+        const double cost = j.moving ? j.move_s : j.rec.launches == 0 ? opt_.startup_s : j.restart_s;
+        if (std::exchange(j.moving, false)) {  // no progress during a move, and its lost work is done again
+            j.rec.moves++;
+            j.rec.moving_s += cost + j.lost_s;
+        }
         j.rec.launches++;
         if (j.rec.first_start_s < 0) j.rec.first_start_s = now_;
         j.ph = phase::running;
@@ -203,6 +210,9 @@ private:
         bool oom_run = false;
         double run_start = 0, compute_start = 0, rate = 0, pred_rate = 0;  // rate: true; pred_rate: predicted
         double restart_s = 30;
+        double move_s = 0;      // a move's cost before it computes again (move_costs: save, restart, start-up, load)
+        bool moving = false;    // preempted by a move, restarting on its new plan
+        double lost_s = 0;      // compute seconds the current move lost (since the last checkpoint)
         std::vector<double> truth;     // true / predicted speed per type
         std::vector<double> measured;  // what policies have observed of `truth` (0 = not yet)
         std::uint64_t gen = 0;
@@ -233,6 +243,7 @@ private:
         j.restart_s = opt.restart_s;
         if (opt.checkpoint_GBps > 0)
             j.restart_s += 2.0 * checkpoint_bytes(total_parameters(spec.model, spec.training.seq_len)) / (opt.checkpoint_GBps * 1e9);
+        j.move_s = move_seconds(moves_, checkpoint_state_bytes(spec));
         // Truth: one log-normal factor per job x type, drawn for every job so the draws do not depend on
         // which plans exist (Box-Muller on explicit mt19937_64 bits: identical on every standard library).
         j.truth.assign(ntypes_, 1.0);
@@ -267,6 +278,11 @@ private:
     }
     void log(const char* what, int id) {
         if (opt_.record_log) log_.push_back({now_, what, id});
+    }
+    /// Compute seconds of `j`'s current run since its last checkpoint (0 when it checkpoints on the move's signal).
+    double lost_s(const job& j) const {
+        const double ran = j.oom_run ? 0.0 : std::max(0.0, now_ - j.compute_start);
+        return moves_.checkpoint_interval_s > 0 ? std::fmod(ran, moves_.checkpoint_interval_s) : 0.0;
     }
     double progress_at(const job& j, double t) const {
         if (j.ph != phase::running || j.oom_run) return j.progress;
@@ -399,6 +415,7 @@ private:
             v.requested_gpus = j.eff_gpus;
             v.requested_type = j.eff_type;
             v.restart_s = j.restart_s;
+            v.move_s = j.move_s;
             v.measured_ratio = j.measured;
             v.plan_types = j.plan_types;
             v.plan_rates = j.plan_rates;
@@ -414,6 +431,7 @@ private:
             if (v.running) {
                 v.current = j.on_mixed ? nullptr : &j.cur;
                 v.run_started_s = j.run_start;
+                v.move_lost = v.progress - progress_at(j, now_ - lost_s(j));
                 v.alloc = &j.alloc;
                 // What a policy can know: the measured speed once observed, else the prediction.
                 const bool seen = !j.on_mixed && j.measured[static_cast<std::size_t>(j.alloc.type)] > 0;
@@ -427,6 +445,8 @@ private:
     /// Applies a decision: rejections, then preemptions, then starts (each checked). True if anything started.
     bool apply(const sched_decisions& d) {
         for (const auto& r : d.reject) reject(r.job, r.reason);
+        for (const auto& s : d.start)
+            if (s.move) jobs_.at(static_cast<std::size_t>(s.job)).moving = std::find(d.preempt.begin(), d.preempt.end(), s.job) != d.preempt.end();
         for (int id : d.preempt) {
             auto& j = jobs_.at(static_cast<std::size_t>(id));
             if (j.ph != phase::running) throw error("simulator: policy preempted job " + j.rec.job_id + " which is not running");
@@ -522,6 +542,10 @@ private:
             const double cap = static_cast<double>(orch_.state().total_gpus()) * (std::max(last, last_any) - first);
             m.gpu_utilization = cap > 0 ? busy_gpu_s_ / cap : 0;
         }
+        for (const auto& j : jobs_) {
+            m.moves += j.rec.moves;
+            m.moving_s += j.rec.moving_s;
+        }
         m.solver_solves = sched_.solver_effort().solves;
         m.solver_optimal = sched_.solver_effort().optimal;
         m.solver_timed_out = sched_.solver_effort().timed_out;
@@ -542,6 +566,7 @@ private:
     orchestrator orch_;
     any_scheduler& sched_;
     sim_options opt_;
+    move_costs moves_;
     std::mt19937_64 rng_;
     std::mt19937_64 truth_rng_;  // speed errors: a stream apart from the failures', so failures do not move
     std::size_t ntypes_ = 0;
