@@ -221,5 +221,24 @@ check must 2 'run_command.*holds \$\( at byte' -- "${l57[@]}" --run-command 'tra
 check must 2 'run_command.*is blank' -- "${l57[@]}" --run-command '   '
 check must 0 'wrote' -- "${l57[@]}" --run-command 'train.py --data "$DATA" --tag '"'"'a;b'"'"
 
+# issue 57 item 1: the hf importer read only the settings block. TrainingArguments' batch keywords that disagree
+# with it, a later or augmented assignment of a block name, a keyword given twice (Python's SyntaxError) and bf16
+# with fp16 (Trainer refuses) were read as the block says, exit 0. Now refused naming the keyword and both values.
+"$F" launch --model llama-3.2-1b --finetune lora --framework hf --gpus 8xh100-80g --sharding none -o "$tmp/h57hf" >/dev/null 2>&1
+hs="$tmp/h57hf/frenzy_hf_train.py"
+sed 's/per_device_train_batch_size=MICRO_BATCH,/per_device_train_batch_size=64,/' "$hs" > "$tmp/hf_pdb.py"
+sed 's/gradient_accumulation_steps=GRAD_ACCUM,/gradient_accumulation_steps=8,/' "$hs" > "$tmp/hf_ga.py"
+sed 's/^QLORA = False$/QLORA = False\nMICRO_BATCH = 99/' "$hs" > "$tmp/hf_rep.py"
+sed 's/^QLORA = False$/QLORA = False\nMICRO_BATCH += 97/' "$hs" > "$tmp/hf_aug.py"
+sed 's/^    seed=17,$/    seed=17,\n    per_device_train_batch_size=4,/' "$hs" > "$tmp/hf_twice.py"
+sed 's/^    bf16=True,$/    bf16=True,\n    fp16=True,/' "$hs" > "$tmp/hf_both.py"
+hm=(--model llama-3.2-1b --world-size 8)
+check must 2 'per_device_train_batch_size=64\) disagrees with the settings block.s MICRO_BATCH = ' -- import --from "hf:$tmp/hf_pdb.py" "${hm[@]}"
+check must 2 'gradient_accumulation_steps=8\) disagrees with the settings block.s GRAD_ACCUM = ' -- import --from "hf:$tmp/hf_ga.py" "${hm[@]}"
+check must 2 'MICRO_BATCH is given twice \(MICRO_BATCH = 99' -- import --from "hf:$tmp/hf_rep.py" "${hm[@]}"
+check must 2 'MICRO_BATCH is given twice \(MICRO_BATCH \+= 97' -- import --from "hf:$tmp/hf_aug.py" "${hm[@]}"
+check must 2 'is given per_device_train_batch_size twice.*SyntaxError' -- import --from "hf:$tmp/hf_twice.py" "${hm[@]}"
+check must 2 'bf16=True, fp16=True\): Trainer refuses both' -- import --from "hf:$tmp/hf_both.py" "${hm[@]}"
+
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
