@@ -224,7 +224,7 @@ check must 0 'wrote' -- "${l57[@]}" --run-command 'train.py --data "$DATA" --tag
 # issue 57 item 1: the hf importer read only the settings block. TrainingArguments' batch keywords that disagree
 # with it, a later or augmented assignment of a block name, a keyword given twice (Python's SyntaxError) and bf16
 # with fp16 (Trainer refuses) were read as the block says, exit 0. Now refused naming the keyword and both values.
-"$F" launch --model llama-3.2-1b --finetune lora --framework hf --gpus 8xh100-80g --sharding none -o "$tmp/h57hf" >/dev/null 2>&1
+"$F" launch --model llama-3.2-1b --finetune lora --framework hf --gpus 8xh100-80g --sharding none --global-batch 64 --micro-batch 8 -o "$tmp/h57hf" >/dev/null 2>&1
 hs="$tmp/h57hf/frenzy_hf_train.py"
 sed 's/per_device_train_batch_size=MICRO_BATCH,/per_device_train_batch_size=64,/' "$hs" > "$tmp/hf_pdb.py"
 sed 's/gradient_accumulation_steps=GRAD_ACCUM,/gradient_accumulation_steps=8,/' "$hs" > "$tmp/hf_ga.py"
@@ -240,5 +240,13 @@ check must 2 'MICRO_BATCH is given twice \(MICRO_BATCH \+= 97' -- import --from 
 check must 2 'is given per_device_train_batch_size twice.*SyntaxError' -- import --from "hf:$tmp/hf_twice.py" "${hm[@]}"
 check must 2 'bf16=True, fp16=True\): Trainer refuses both' -- import --from "hf:$tmp/hf_both.py" "${hm[@]}"
 
+# issue 57 item 2: torchtune.yaml and frenzy_hf_train.py state per-rank batches; with --gpus they were planned as one
+# GPU's (global batch 8 where 16 ranks run 128), and estimate then failed (global_batch=8 is not a multiple of
+# micro_batch=8 x dp=16). Now the GPU count given is the world size: batch_size 8 x 1 accumulation x 16 = 128.
+"$F" launch --model llama-3.2-1b --finetune lora --framework torchtune --precision bf16 --gpus 16xh100-80g --global-batch 128 --micro-batch 8 -o "$tmp/h57tt" >/dev/null 2>&1
+check must 0 'global batch 128' -- plan --from "torchtune:$tmp/h57tt/torchtune.yaml" --gpus 16xh100-80g
+check must 0 "global batch 128" -- estimate --from "torchtune:$tmp/h57tt/torchtune.yaml" --gpus 16xh100-80g
+check must 0 'global batch 64' -- estimate --from "torchtune:$tmp/h57tt/torchtune.yaml" --gpus 8xh100-80g
+check must 0 'global batch 128' -- plan --from "hf:$tmp/h57hf/frenzy_hf_train.py" --model llama-3.2-1b --gpus 16xh100-80g
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
