@@ -135,3 +135,92 @@ TEST_CASE("hf import: QLoRA reads BitsAndBytesConfig's 4-bit load (issue 57)") {
     CHECK_THROWS_WITH(hf_import_script(edit(script, "bnb_4bit_quant_type=\"nf4\",", "bnb_4bit_quant_type=\"int8\","), o),
                       Contains("bnb_4bit_quant_type=\"int8\") must be \"nf4\" or \"fp4\""));
 }
+
+TEST_CASE("--gpus gives torchtune.yaml and frenzy_hf_train.py their world size: per-device batches (issue 57)") {
+    // the CLI sets import_options::world_size from --gpus for these launchers (examples/frenzy/cli.hpp import_from)
+    CHECK(frameworks::hf::launch_traits.per_device_batches);
+#ifdef FRENZY_HAS_YAML
+    CHECK(frameworks::torchtune::launch_traits.per_device_batches);
+    CHECK_FALSE(frameworks::llm_foundry::launch_traits.per_device_batches);  // global_train_batch_size is global
+#endif
+    // the accelerate back end states its own world size: the GPU count given is noted, not an error
+    auto j = import57::hf_lora_job();
+    j.parallel.sharding = sharding::full;
+    const auto script = import57::written(j, frameworks::hf::launcher_handle, "frenzy_hf_train.py");
+    const auto yaml = import57::written(j, frameworks::hf::launcher_handle, "accelerate_config.yaml");
+    import_options o;
+    o.model = j.model;
+    o.world_size = 16;
+    CHECK_THROWS_WITH(frameworks::hf::hf_import_accelerate(script, frameworks::hf::read_accelerate_config(yaml), o),
+                      Catch::Matchers::Contains("num_processes=8 contradicts the world size given beside it (16)"));
+    o.world_size_from_gpus = true;
+    const auto r = frameworks::hf::hf_import_accelerate(script, frameworks::hf::read_accelerate_config(yaml), o);
+    CHECK(r.job.parallel.dp == 8);
+    CHECK(r.job.training.global_batch == 64);
+    REQUIRE(r.notes.size() == 1);
+    CHECK_THAT(r.notes[0], Catch::Matchers::Contains("num_processes=8"));
+}
+
+#ifdef FRENZY_HAS_YAML
+TEST_CASE("torchtune import refuses what the recipes refuse: empty lora_attn_modules, LoRA keys on a full builder, an unknown loss, offload without checkpointing (issue 57)") {
+    using Catch::Matchers::Contains;
+    job_spec j = import57::hf_lora_job();
+    j.runtime.framework = frameworks::torchtune::handle;
+    j.training.precision = precision::bf16;
+    j.parallel = {.dp = 8, .sharding = sharding::full};
+    const auto yaml = import57::written(j, frameworks::torchtune::launcher_handle, "torchtune.yaml");
+    import_options o;
+    o.world_size = 16;
+    const auto base = torchtune_import_yaml(yaml, o);
+    CHECK(base.job.training.global_batch == 16 * 8);  // batch_size 8 per rank x 16 ranks
+    CHECK(base.job.training.finetune.targets == (lora_q | lora_k | lora_v | lora_o));
+    CHECK_THROWS_WITH(torchtune_import_yaml(edit(yaml, "lora_attn_modules: ['q_proj', 'k_proj', 'v_proj', 'output_proj']",
+                                                 "lora_attn_modules: []"), o),
+                      Contains("model.lora_attn_modules=[]") && Contains("as lora_modules"));
+    CHECK_THROWS_WITH(torchtune_import_yaml(edit(yaml, "lora_llama3_2_1b", "llama3_2_1b"), o),
+                      Contains("model.lora_attn_modules beside model._component_=torchtune.models.llama3_2.llama3_2_1b, a full-model builder"));
+    CHECK_THROWS_WITH(torchtune_import_yaml(edit(yaml, "torchtune.modules.loss.LinearCrossEntropyLoss", "bogus.Loss"), o),
+                      Contains("loss._component_=bogus.Loss is not a loss Frenzy reads"));
+    CHECK_THROWS_WITH(torchtune_import_yaml(edit(yaml, "enable_activation_offloading: False", "enable_activation_offloading: True"), o),
+                      Contains("enable_activation_offloading=True without enable_activation_checkpointing"));
+    const auto both = torchtune_import_yaml(edit(edit(yaml, "enable_activation_offloading: False", "enable_activation_offloading: True"),
+                                                 "enable_activation_checkpointing: False", "enable_activation_checkpointing: True"), o);
+    CHECK(both.job.runtime.offload.activations);
+    CHECK(both.job.parallel.recompute == recompute::full);
+}
+
+TEST_CASE("llm-foundry import reads loss_fn back and refuses unknown mixed_precision, attn_impl, model.name, max_seq_len (issue 57)") {
+    using Catch::Matchers::Contains;
+    job_spec j;
+    j.name = "h57";
+    j.model = preset("gpt3-125m");
+    j.model.name = "gpt3-125m";
+    j.training.seq_len = 2048;
+    j.training.micro_batch = 8;
+    j.training.global_batch = 64;
+    j.runtime.framework = frameworks::llm_foundry::handle;
+    j.parallel = {.dp = 8, .sharding = sharding::full};
+    const auto yaml = import57::written(j, frameworks::llm_foundry::launcher_handle, "train.yaml");
+    import_options o;
+    o.world_size = 8;
+    const auto base = llm_foundry_import_yaml(yaml, o);
+    CHECK_FALSE(base.job.runtime.loss.has_value());  // fused_crossentropy: the framework's own loss
+    CHECK(base.job.training.precision == precision::bf16_mixed);
+    const auto torch_loss = llm_foundry_import_yaml(edit(yaml, "loss_fn: fused_crossentropy", "loss_fn: torch_crossentropy"), o);
+    REQUIRE(torch_loss.job.runtime.loss.has_value());
+    CHECK(*torch_loss.job.runtime.loss == loss_style::upcast_log_softmax);
+    CHECK(llm_foundry_import_yaml(edit(yaml, "mixed_precision: DEFAULT", "mixed_precision: pure"), o).job.training.precision == precision::bf16);
+    CHECK_THROWS_WITH(llm_foundry_import_yaml(edit(yaml, "mixed_precision: DEFAULT", "mixed_precision: BOGUS"), o),
+                      Contains("fsdp_config.mixed_precision=BOGUS must be FULL, DEFAULT or PURE"));
+    CHECK_THROWS_WITH(llm_foundry_import_yaml(edit(yaml, "loss_fn: fused_crossentropy", "loss_fn: bogus"), o),
+                      Contains("model.loss_fn=bogus must be fused_crossentropy or torch_crossentropy"));
+    CHECK_THROWS_WITH(llm_foundry_import_yaml(edit(yaml, "attn_impl: flash", "attn_impl: triton"), o),
+                      Contains("attn_impl=triton must be torch or flash"));
+    CHECK_THROWS_WITH(llm_foundry_import_yaml(edit(yaml, "name: mpt_causal_lm", "name: bogus_lm"), o),
+                      Contains("model.name=bogus_lm must be mpt_causal_lm"));
+    CHECK_THROWS_WITH(llm_foundry_import_yaml(edit(yaml, "  max_seq_len: 2048\n  vocab_size", "  max_seq_len: -1\n  vocab_size"), o),
+                      Contains("model.max_seq_len=-1 must be in 1.."));
+    CHECK_THROWS_WITH(llm_foundry_import_yaml(edit(yaml, "  max_seq_len: 2048\n  vocab_size", "  max_seq_len: 1024\n  vocab_size"), o),
+                      Contains("model.max_seq_len=1024 is shorter than max_seq_len=2048"));
+}
+#endif

@@ -248,5 +248,30 @@ check must 0 'global batch 128' -- plan --from "torchtune:$tmp/h57tt/torchtune.y
 check must 0 "global batch 128" -- estimate --from "torchtune:$tmp/h57tt/torchtune.yaml" --gpus 16xh100-80g
 check must 0 'global batch 64' -- estimate --from "torchtune:$tmp/h57tt/torchtune.yaml" --gpus 8xh100-80g
 check must 0 'global batch 128' -- plan --from "hf:$tmp/h57hf/frenzy_hf_train.py" --model llama-3.2-1b --gpus 16xh100-80g
+# issue 57 items 3-4: llm-foundry's fsdp_config.mixed_precision BOGUS was read as DEFAULT, model.loss_fn/attn_impl/name/
+# max_seq_len unread; torchtune's lora_attn_modules [] read as q,k,v,o, a full builder beside LoRA keys as a full
+# fine-tune, an unknown loss as the default, activation offloading without checkpointing accepted. Each now refused
+# as the framework refuses it.
+"$F" launch --model gpt3-125m --framework llm-foundry --gpus 8xh100-80g -o "$tmp/h57lf" >/dev/null 2>&1
+ly="$tmp/h57lf/train.yaml"
+sed 's/  mixed_precision: DEFAULT/  mixed_precision: BOGUS/' "$ly" > "$tmp/lf_mp.yaml"
+sed 's/  loss_fn: .*/  loss_fn: bogus/' "$ly" > "$tmp/lf_loss.yaml"
+sed 's/    attn_impl: flash/    attn_impl: bogus/' "$ly" > "$tmp/lf_attn.yaml"
+sed 's/  name: mpt_causal_lm/  name: bogus_lm/' "$ly" > "$tmp/lf_name.yaml"
+sed '/^model:/,/^tokenizer:/s/  max_seq_len: .*/  max_seq_len: -1/' "$ly" > "$tmp/lf_msl.yaml"
+check must 2 'fsdp_config.mixed_precision=BOGUS must be FULL, DEFAULT or PURE' -- import --from "llm-foundry:$tmp/lf_mp.yaml" --world-size 8
+check must 2 'model.loss_fn=bogus must be fused_crossentropy or torch_crossentropy' -- import --from "llm-foundry:$tmp/lf_loss.yaml" --world-size 8
+check must 2 'attn_impl=bogus must be torch or flash' -- import --from "llm-foundry:$tmp/lf_attn.yaml" --world-size 8
+check must 2 'model.name=bogus_lm must be mpt_causal_lm' -- import --from "llm-foundry:$tmp/lf_name.yaml" --world-size 8
+check must 2 'model.max_seq_len=-1 must be in 1' -- import --from "llm-foundry:$tmp/lf_msl.yaml" --world-size 8
+ty="$tmp/h57tt/torchtune.yaml"
+sed "s/  lora_attn_modules: .*/  lora_attn_modules: []/" "$ty" > "$tmp/tt_empty.yaml"
+sed "s/lora_llama3_2_1b/llama3_2_1b/" "$ty" > "$tmp/tt_full.yaml"
+sed "s/torchtune.modules.loss.[A-Za-z]*/bogus.Loss/" "$ty" > "$tmp/tt_loss.yaml"
+sed "s/enable_activation_offloading: False/enable_activation_offloading: True/" "$ty" > "$tmp/tt_off.yaml"
+check must 2 'model.lora_attn_modules=\[\]' -- import --from "torchtune:$tmp/tt_empty.yaml" --world-size 16
+check must 2 'beside model._component_=torchtune.models.llama3_2.llama3_2_1b, a full-model builder' -- import --from "torchtune:$tmp/tt_full.yaml" --world-size 16
+check must 2 'loss._component_=bogus.Loss is not a loss Frenzy reads' -- import --from "torchtune:$tmp/tt_loss.yaml" --world-size 16
+check must 2 'enable_activation_offloading=True without enable_activation_checkpointing' -- import --from "torchtune:$tmp/tt_off.yaml" --world-size 16
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
