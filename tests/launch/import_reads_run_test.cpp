@@ -224,3 +224,33 @@ TEST_CASE("llm-foundry import reads loss_fn back and refuses unknown mixed_preci
                       Contains("model.max_seq_len=1024 is shorter than max_seq_len=2048"));
 }
 #endif
+
+#ifdef FRENZY_HAS_YAML
+TEST_CASE("LitGPT import: the optimizer's class_path form, train.max_seq_length null, and the model and world size beside the file (issue 57)") {
+    using Catch::Matchers::Contains;
+    const std::string base = "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_r: 16\nprecision: bf16-true\ndevices: 8\n"
+                             "num_nodes: 1\noptimizer: AdamW\ntrain:\n  global_batch_size: 64\n  micro_batch_size: 8\n  max_seq_length: 2048\n";
+    const auto plain = litgpt_import_yaml(base);
+    CHECK(plain.job.training.optimizer == optimizer_kind::adamw);
+    CHECK(plain.job.parallel.dp == 8);
+    const auto path = litgpt_import_yaml(edit(base, "optimizer: AdamW", "optimizer:\n  class_path: torch.optim.SGD\n  init_args:\n    lr: 0.01"));
+    CHECK(path.job.training.optimizer == optimizer_kind::sgd);
+    CHECK(path.unknown.empty());
+    CHECK(litgpt_import_yaml(edit(base, "optimizer: AdamW", "optimizer: torch.optim.Adam")).job.training.optimizer == optimizer_kind::adam);
+    CHECK_THROWS_WITH(litgpt_import_yaml(edit(base, "optimizer: AdamW", "optimizer:\n  init_args:\n    lr: 0.01")), Contains("optimizer has no class_path"));
+    import_options o;
+    o.training.seq_len = 4096;
+    const auto null_len = litgpt_import_yaml(edit(base, "max_seq_length: 2048", "max_seq_length: null"), o);
+    CHECK(null_len.job.training.seq_len == 4096);
+    REQUIRE(null_len.notes.size() == 1);
+    CHECK_THAT(null_len.notes[0], Contains("train.max_seq_length=null"));
+    o = {};
+    o.world_size = 16;
+    CHECK_THROWS_WITH(litgpt_import_yaml(base, o), Contains("devices x num_nodes = 8 contradicts the world size given beside it (16)"));
+    o.world_size = 8;
+    CHECK(litgpt_import_yaml(base, o).job.parallel.dp == 8);
+    o.model = preset("llama-3.1-8b");
+    o.model.name = "llama-3.1-8b";
+    CHECK_THROWS_WITH(litgpt_import_yaml(base, o), Contains("the model given beside the file (llama-3.1-8b) is not the file's"));
+}
+#endif

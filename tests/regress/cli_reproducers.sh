@@ -273,5 +273,15 @@ check must 2 'model.lora_attn_modules=\[\]' -- import --from "torchtune:$tmp/tt_
 check must 2 'beside model._component_=torchtune.models.llama3_2.llama3_2_1b, a full-model builder' -- import --from "torchtune:$tmp/tt_full.yaml" --world-size 16
 check must 2 'loss._component_=bogus.Loss is not a loss Frenzy reads' -- import --from "torchtune:$tmp/tt_loss.yaml" --world-size 16
 check must 2 'enable_activation_offloading=True without enable_activation_checkpointing' -- import --from "torchtune:$tmp/tt_off.yaml" --world-size 16
+# issue 57 item 5: LitGPT's --world-size and --model beside the file were ignored without a word; its own optimizer
+# form (class_path/init_args) and train.max_seq_length null were refused.
+"$F" launch --model llama-3.2-1b --finetune lora --framework litgpt --gpus 8xh100-80g -o "$tmp/h57lg" >/dev/null 2>&1
+gy="$tmp/h57lg/litgpt.yaml"
+sed 's/^optimizer: AdamW/optimizer:\n  class_path: torch.optim.AdamW\n  init_args:\n    lr: 0.0002/' "$gy" > "$tmp/lg_opt.yaml"
+sed 's/  max_seq_length: .*/  max_seq_length: null/' "$gy" > "$tmp/lg_null.yaml"
+check must 0 '"optimizer": "adamw"' -- import --from "litgpt:$tmp/lg_opt.yaml" --json
+check must 0 'train.max_seq_length=null.*seq_len 4096 assumed' -- import --from "litgpt:$tmp/lg_null.yaml" --seq-len 4096
+check must 2 'devices x num_nodes = 8 contradicts the world size given beside it \(16\)' -- import --from "litgpt:$gy" --world-size 16
+check must 2 'the model given beside the file \(llama-3.1-8b\) is not the file.s' -- import --from "litgpt:$gy" --model llama-3.1-8b
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
