@@ -136,7 +136,7 @@ TEST_CASE("hf import: QLoRA reads BitsAndBytesConfig's 4-bit load (issue 57)") {
                       Contains("bnb_4bit_quant_type=\"int8\") must be \"nf4\" or \"fp4\""));
 }
 
-TEST_CASE("--gpus gives torchtune.yaml and frenzy_hf_train.py their world size: per-device batches (issue 57)") {
+TEST_CASE("The GPU count given is the world size of torchtune.yaml and frenzy_hf_train.py: per-device batches (issue 57)") {
     // the CLI sets import_options::world_size from --gpus for these launchers (examples/frenzy/cli.hpp import_from)
     CHECK(frameworks::hf::launch_traits.per_device_batches);
 #ifdef FRENZY_HAS_YAML
