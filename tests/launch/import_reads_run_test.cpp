@@ -254,3 +254,23 @@ TEST_CASE("LitGPT import: the optimizer's class_path form, train.max_seq_length 
     CHECK_THROWS_WITH(litgpt_import_yaml(base, o), Contains("the model given beside the file (llama-3.1-8b) is not the file's"));
 }
 #endif
+
+#ifdef FRENZY_HAS_YAML
+TEST_CASE("torchtune import: no tokenizer.max_seq_len takes the length given beside the file, with a note (issue 57)") {
+    job_spec j = import57::hf_lora_job();
+    j.runtime.framework = frameworks::torchtune::handle;
+    j.training.precision = precision::bf16;
+    j.parallel = {.dp = 8, .sharding = sharding::full};
+    const auto yaml = import57::written(j, frameworks::torchtune::launcher_handle, "torchtune.yaml");
+    import_options o;
+    o.world_size = 8;
+    o.training.seq_len = 4096;
+    const auto written_len = torchtune_import_yaml(yaml, o);
+    CHECK(written_len.job.training.seq_len == 2048);  // the file's max_seq_len wins
+    const auto r = torchtune_import_yaml(edit(yaml, "  max_seq_len: 2048\n", "  max_seq_len: null\n"), o);
+    CHECK(r.job.training.seq_len == 4096);
+    bool noted = false;
+    for (const auto& n : r.notes) noted = noted || n.find("tokenizer.max_seq_len not set") != std::string::npos;
+    CHECK(noted);
+}
+#endif

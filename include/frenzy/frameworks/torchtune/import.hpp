@@ -184,6 +184,12 @@ inline launcher_import torchtune_import_yaml(const std::string& text, const impo
             if (detail::tune_scalar(v, k) != "1") out.unknown.push_back(k + "=" + printable(v.Scalar()) + " (not modelled)");
         } else out.ignored.push_back(k);
     }
+    const auto& tok = root["tokenizer"];
+    if (!tok || !tok.IsMap() || !tok["max_seq_len"] || detail::tune_null(tok["max_seq_len"])) {  // no length in the file
+        t.seq_len = opt.training.seq_len;
+        out.notes.push_back("tokenizer.max_seq_len not set: torchtune truncates nothing (the longest sample sets the length); "
+                            "seq_len " + std::to_string(t.seq_len) + " assumed (--seq-len sets it)");
+    }
     if (j.runtime.offload.activations && j.parallel.recompute != recompute::full)  // recipes/*_finetune_*.py __init__
         throw config_error("torchtune.yaml: enable_activation_offloading=True without enable_activation_checkpointing: the recipes "
                            "raise (\"enable_activation_offloading should only be True when enable_activation_checkpointing is True\")");
