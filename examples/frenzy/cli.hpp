@@ -495,7 +495,10 @@ inline frenzy::job_spec import_from(const job_args& a) {
     if (a.seq_len > 0) o.training.seq_len = a.seq_len;
     for (auto [v, out] : {std::pair{a.tp, &o.layout.tp}, {a.pp, &o.layout.pp}, {a.cp, &o.layout.cp}, {a.ep, &o.layout.ep}})
         if (v > 0) *out = v;
-    if (find_launcher("--from", kind)->per_device_batches) o.world_size = a.dp > 0 ? a.dp : a.import_world_size;
+    if (find_launcher("--from", kind)->per_device_batches) {
+        o.world_size = a.dp > 0 ? a.dp : a.import_world_size;
+        o.world_size_from_gpus = a.dp == 0 && a.import_world_size > 0;
+    }
     const auto r = import_launcher_file(kind, path, o);
     fmt::print(stderr, "imported {} from {}: {} argument(s) ignored as irrelevant to memory and speed, {} not understood or "
                "not modelled{}\n", r.job.name, a.from, r.ignored.size(), r.unknown.size(), r.unknown.empty() ? "" : ":");

@@ -221,5 +221,67 @@ check must 2 'run_command.*holds \$\( at byte' -- "${l57[@]}" --run-command 'tra
 check must 2 'run_command.*is blank' -- "${l57[@]}" --run-command '   '
 check must 0 'wrote' -- "${l57[@]}" --run-command 'train.py --data "$DATA" --tag '"'"'a;b'"'"
 
+# issue 57 item 1: the hf importer read only the settings block. TrainingArguments' batch keywords that disagree
+# with it, a later or augmented assignment of a block name, a keyword given twice (Python's SyntaxError) and bf16
+# with fp16 (Trainer refuses) were read as the block says, exit 0. Now refused naming the keyword and both values.
+"$F" launch --model llama-3.2-1b --finetune lora --framework hf --gpus 8xh100-80g --sharding none --global-batch 64 --micro-batch 8 -o "$tmp/h57hf" >/dev/null 2>&1
+hs="$tmp/h57hf/frenzy_hf_train.py"
+sed 's/per_device_train_batch_size=MICRO_BATCH,/per_device_train_batch_size=64,/' "$hs" > "$tmp/hf_pdb.py"
+sed 's/gradient_accumulation_steps=GRAD_ACCUM,/gradient_accumulation_steps=8,/' "$hs" > "$tmp/hf_ga.py"
+sed 's/^QLORA = False$/QLORA = False\nMICRO_BATCH = 99/' "$hs" > "$tmp/hf_rep.py"
+sed 's/^QLORA = False$/QLORA = False\nMICRO_BATCH += 97/' "$hs" > "$tmp/hf_aug.py"
+sed 's/^    seed=17,$/    seed=17,\n    per_device_train_batch_size=4,/' "$hs" > "$tmp/hf_twice.py"
+sed 's/^    bf16=True,$/    bf16=True,\n    fp16=True,/' "$hs" > "$tmp/hf_both.py"
+hm=(--model llama-3.2-1b --world-size 8)
+check must 2 'per_device_train_batch_size=64\) disagrees with the settings block.s MICRO_BATCH = ' -- import --from "hf:$tmp/hf_pdb.py" "${hm[@]}"
+check must 2 'gradient_accumulation_steps=8\) disagrees with the settings block.s GRAD_ACCUM = ' -- import --from "hf:$tmp/hf_ga.py" "${hm[@]}"
+check must 2 'MICRO_BATCH is given twice \(MICRO_BATCH = 99' -- import --from "hf:$tmp/hf_rep.py" "${hm[@]}"
+check must 2 'MICRO_BATCH is given twice \(MICRO_BATCH \+= 97' -- import --from "hf:$tmp/hf_aug.py" "${hm[@]}"
+check must 2 'is given per_device_train_batch_size twice.*SyntaxError' -- import --from "hf:$tmp/hf_twice.py" "${hm[@]}"
+check must 2 'bf16=True, fp16=True\): Trainer refuses both' -- import --from "hf:$tmp/hf_both.py" "${hm[@]}"
+
+# issue 57 item 2: torchtune.yaml and frenzy_hf_train.py state per-rank batches; with --gpus they were planned as one
+# GPU's (global batch 8 where 16 ranks run 128), and estimate then failed (global_batch=8 is not a multiple of
+# micro_batch=8 x dp=16). Now the GPU count given is the world size: batch_size 8 x 1 accumulation x 16 = 128.
+"$F" launch --model llama-3.2-1b --finetune lora --framework torchtune --precision bf16 --gpus 16xh100-80g --global-batch 128 --micro-batch 8 -o "$tmp/h57tt" >/dev/null 2>&1
+check must 0 'global batch 128' -- plan --from "torchtune:$tmp/h57tt/torchtune.yaml" --gpus 16xh100-80g
+check must 0 "global batch 128" -- estimate --from "torchtune:$tmp/h57tt/torchtune.yaml" --gpus 16xh100-80g
+check must 0 'global batch 64' -- estimate --from "torchtune:$tmp/h57tt/torchtune.yaml" --gpus 8xh100-80g
+check must 0 'global batch 128' -- plan --from "hf:$tmp/h57hf/frenzy_hf_train.py" --model llama-3.2-1b --gpus 16xh100-80g
+# issue 57 items 3-4: llm-foundry's fsdp_config.mixed_precision BOGUS was read as DEFAULT, model.loss_fn/attn_impl/name/
+# max_seq_len unread; torchtune's lora_attn_modules [] read as q,k,v,o, a full builder beside LoRA keys as a full
+# fine-tune, an unknown loss as the default, activation offloading without checkpointing accepted. Each now refused
+# as the framework refuses it.
+"$F" launch --model gpt3-125m --framework llm-foundry --gpus 8xh100-80g -o "$tmp/h57lf" >/dev/null 2>&1
+ly="$tmp/h57lf/train.yaml"
+sed 's/  mixed_precision: DEFAULT/  mixed_precision: BOGUS/' "$ly" > "$tmp/lf_mp.yaml"
+sed 's/  loss_fn: .*/  loss_fn: bogus/' "$ly" > "$tmp/lf_loss.yaml"
+sed 's/    attn_impl: flash/    attn_impl: bogus/' "$ly" > "$tmp/lf_attn.yaml"
+sed 's/  name: mpt_causal_lm/  name: bogus_lm/' "$ly" > "$tmp/lf_name.yaml"
+sed '/^model:/,/^tokenizer:/s/  max_seq_len: .*/  max_seq_len: -1/' "$ly" > "$tmp/lf_msl.yaml"
+check must 2 'fsdp_config.mixed_precision=BOGUS must be FULL, DEFAULT or PURE' -- import --from "llm-foundry:$tmp/lf_mp.yaml" --world-size 8
+check must 2 'model.loss_fn=bogus must be fused_crossentropy or torch_crossentropy' -- import --from "llm-foundry:$tmp/lf_loss.yaml" --world-size 8
+check must 2 'attn_impl=bogus must be torch or flash' -- import --from "llm-foundry:$tmp/lf_attn.yaml" --world-size 8
+check must 2 'model.name=bogus_lm must be mpt_causal_lm' -- import --from "llm-foundry:$tmp/lf_name.yaml" --world-size 8
+check must 2 'model.max_seq_len=-1 must be in 1' -- import --from "llm-foundry:$tmp/lf_msl.yaml" --world-size 8
+ty="$tmp/h57tt/torchtune.yaml"
+sed "s/  lora_attn_modules: .*/  lora_attn_modules: []/" "$ty" > "$tmp/tt_empty.yaml"
+sed "s/lora_llama3_2_1b/llama3_2_1b/" "$ty" > "$tmp/tt_full.yaml"
+sed "s/torchtune.modules.loss.[A-Za-z]*/bogus.Loss/" "$ty" > "$tmp/tt_loss.yaml"
+sed "s/enable_activation_offloading: False/enable_activation_offloading: True/" "$ty" > "$tmp/tt_off.yaml"
+check must 2 'model.lora_attn_modules=\[\]' -- import --from "torchtune:$tmp/tt_empty.yaml" --world-size 16
+check must 2 'beside model._component_=torchtune.models.llama3_2.llama3_2_1b, a full-model builder' -- import --from "torchtune:$tmp/tt_full.yaml" --world-size 16
+check must 2 'loss._component_=bogus.Loss is not a loss Frenzy reads' -- import --from "torchtune:$tmp/tt_loss.yaml" --world-size 16
+check must 2 'enable_activation_offloading=True without enable_activation_checkpointing' -- import --from "torchtune:$tmp/tt_off.yaml" --world-size 16
+# issue 57 item 5: LitGPT's --world-size and --model beside the file were ignored without a word; its own optimizer
+# form (class_path/init_args) and train.max_seq_length null were refused.
+"$F" launch --model llama-3.2-1b --finetune lora --framework litgpt --gpus 8xh100-80g -o "$tmp/h57lg" >/dev/null 2>&1
+gy="$tmp/h57lg/litgpt.yaml"
+sed 's/^optimizer: AdamW/optimizer:\n  class_path: torch.optim.AdamW\n  init_args:\n    lr: 0.0002/' "$gy" > "$tmp/lg_opt.yaml"
+sed 's/  max_seq_length: .*/  max_seq_length: null/' "$gy" > "$tmp/lg_null.yaml"
+check must 0 '"optimizer": "adamw"' -- import --from "litgpt:$tmp/lg_opt.yaml" --json
+check must 0 'train.max_seq_length=null.*seq_len 4096 assumed' -- import --from "litgpt:$tmp/lg_null.yaml" --seq-len 4096
+check must 2 'devices x num_nodes = 8 contradicts the world size given beside it \(16\)' -- import --from "litgpt:$gy" --world-size 16
+check must 2 'the model given beside the file \(llama-3.1-8b\) is not the file.s' -- import --from "litgpt:$gy" --model llama-3.1-8b
 echo "cli_reproducers: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -22,6 +22,9 @@ struct import_options {
     std::string name;                    ///< job name (launcher configs carry none); empty = the model's
     transformer_spec model;              ///< for torchtitan / DeepSpeed / FSDP, whose configs do not describe the model
     std::int64_t world_size = 0;         ///< GPUs, when the configuration does not start the processes itself
+    /// world_size is the GPU count the command plans on (--gpus), not one stated for this file: a configuration
+    /// that states its own world size (accelerate_config.yaml's num_processes) keeps it, with a note.
+    bool world_size_from_gpus = false;
     parallel_config layout;              ///< tp/pp/cp/ep for DeepSpeed (set by the training script, not ds_config)
     training_spec training;              ///< seq_len, optimizer, total_tokens for DeepSpeed (ds_config has none of them)
     std::vector<std::string> positional; ///< $1, $2, ... of a shell script

@@ -108,8 +108,9 @@ struct launcher_traits {
     /// Its files configure the user's own training script (ds_config.json, fsdp_settings.json), which
     /// launch_options::run_command must name: launch refuses without one rather than start a script that does not exist.
     bool needs_run_command = false;
-    /// Its configuration states per-device batches and no world size (a Trainer-based YAML): `estimate --gpus`
-    /// gives the import its GPU count as the world size (import_options::world_size).
+    /// Its configuration states per-device batches and no world size (a Trainer-based YAML, torchtune.yaml,
+    /// frenzy_hf_train.py): `--gpus` of estimate, plan and launch gives the import its GPU count as the world size
+    /// (import_options::world_size, world_size_from_gpus), so the global batch and budget are those GPUs' (issue 57).
     bool per_device_batches = false;
 };
 

@@ -1,12 +1,13 @@
 #pragma once
 // frenzy_hf_train.py -> job spec, the reverse of frameworks/hf/launcher.hpp: the script's plan block (PLANNED,
 // SEQ_LEN, MICRO_BATCH, GRAD_ACCUM, ADAPTERS, QLORA), from_pretrained's dtype and attn_implementation, the
-// BitsAndBytesConfig and LoraConfig keywords and the TrainingArguments flags (optim, bf16/fp16,
-// gradient_checkpointing, use_liger_kernel), read strictly as the launcher writes them: one `NAME = literal` or `keyword=literal,` a
-// line; a line that differs from that form is an error naming it, a setting missing is an error. Not in the
-// script: the model (describes_model is false: import_options.model, checked against PLANNED), the world size
-// (torchrun's, import_options.world_size) and the token budget (TRAIN_STEPS of the batch script:
-// import_options.training.total_tokens).
+// BitsAndBytesConfig and LoraConfig keywords and the TrainingArguments keywords (per_device_train_batch_size and
+// gradient_accumulation_steps checked against the block, max_steps, optim, bf16/fp16, gradient_checkpointing,
+// use_liger_kernel), read strictly as the launcher writes them (frameworks/hf/script.hpp: one `keyword=value,` a
+// line, each block name assigned once, each call made once): a line that differs from that form is an error naming
+// it, a setting missing is an error, a keyword it does not read is listed. Not in the script: the model
+// (describes_model is false: import_options.model, checked against PLANNED), the world size (torchrun's,
+// import_options.world_size) and the token budget (TRAIN_STEPS of the batch script: import_options.training.total_tokens).
 #include <map>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include "frenzy/core/checked.hpp"
 #include "frenzy/core/error.hpp"
 #include "frenzy/core/text.hpp"
+#include "frenzy/frameworks/hf/script.hpp"
 #include "frenzy/io/launcher_import.hpp"
 #include "frenzy/frameworks/registry.hpp"
 #include "frenzy/train/job.hpp"
@@ -21,34 +23,6 @@
 namespace frenzy {
 
 namespace detail {
-
-/// The script's settings by name: `NAME = value` at the top level and `    keyword=value,` inside the calls, the
-/// keywords the reader knows only. config_error for a name given twice.
-inline std::map<std::string, std::string> hf_script_settings(const std::string& text) {
-    static constexpr std::string_view top[] = {"PLANNED", "SEQ_LEN", "MICRO_BATCH", "GRAD_ACCUM", "ADAPTERS", "QLORA"};
-    static constexpr std::string_view kw[] = {"bnb_4bit_use_double_quant", "dtype", "attn_implementation", "r", "lora_alpha",
-                                              "lora_dropout", "target_modules", "optim", "bf16", "fp16", "gradient_checkpointing",
-                                              "use_liger_kernel"};
-    std::map<std::string, std::string> out;
-    for (const auto piece : split(text, '\n')) {
-        const std::string line(piece);
-        auto put = [&](std::string_view name, std::string value) {
-            if (!out.emplace(std::string(name), std::move(value)).second)
-                throw config_error("frenzy_hf_train.py: " + std::string(name) + " is given twice");
-        };
-        for (const auto n : top)
-            if (line.rfind(std::string(n) + " = ", 0) == 0) put(n, line.substr(n.size() + 3));
-        const auto first = line.find_first_not_of(' ');
-        if (first == 4 || first == 8)
-            for (const auto n : kw)
-                if (line.compare(first, n.size() + 1, std::string(n) + "=") == 0) {
-                    if (line.back() != ',')
-                        throw config_error("frenzy_hf_train.py: the line " + printable(line) + " is not `" + std::string(n) + "=value,`");
-                    put(n, line.substr(first + n.size() + 1, line.size() - first - n.size() - 2));
-                }
-    }
-    return out;
-}
 
 /// One setting, which must be there.
 inline const std::string& hf_setting(const std::map<std::string, std::string>& s, const std::string& name) {
@@ -112,14 +86,86 @@ inline void hf_optim(const std::string& optim, job_spec& j) {
     else throw config_error("frenzy_hf_train.py: optim=" + printable(optim) + " is not one the hf launcher writes");
 }
 
+/// ADAPTERS / QLORA and LoraConfig's keywords -> the job's fine-tune; without adapters from_pretrained is a full
+/// fine-tune and from_config a run from scratch.
+inline void hf_finetune(const std::map<std::string, std::string>& s, const std::string& text, bool adapters, bool qlora,
+                        finetune_spec& ft) {
+    if (adapters) {
+        ft.method = qlora ? finetune_method::qlora : finetune_method::lora;
+        ft.rank = parse_int64(hf_setting(s, "r"), "r", bounds::lora_rank);
+        ft.alpha = parse_double(hf_setting(s, "lora_alpha"), "lora_alpha", real_bound{0, 1e6});
+        ft.dropout = parse_double(hf_setting(s, "lora_dropout"), "lora_dropout", real_bound{0, 1});
+        ft.targets = hf_lora_targets(hf_setting(s, "target_modules"));
+    } else if (qlora) {
+        throw config_error("frenzy_hf_train.py: QLORA = True without ADAPTERS");
+    } else {
+        ft.method = text.find("model = AutoModelForCausalLM.from_config(\n") != std::string::npos ? finetune_method::none
+                                                                                                  : finetune_method::full;
+    }
+}
+
+/// A TrainingArguments keyword that the launcher sets from a settings-block name (per_device_train_batch_size from
+/// MICRO_BATCH, ...): that name, or a number equal to its value; config_error naming both values otherwise, and for
+/// a keyword not given (Trainer's default would run, not the block's value).
+inline void hf_check_block_keyword(const std::map<std::string, std::string>& s, const std::string& kw, const std::string& name,
+                                   std::int64_t block_value) {
+    const auto it = s.find(kw);
+    if (it == s.end())
+        throw config_error("frenzy_hf_train.py: TrainingArguments has no " + kw + "=" + name + " (Trainer's default would run, "
+                           "not " + name + " = " + std::to_string(block_value) + ")");
+    if (it->second == name) return;
+    const auto v = parse_int64(it->second, "frenzy_hf_train.py: TrainingArguments(" + kw + ")", bounds::global_batch);
+    if (v != block_value)
+        throw config_error("frenzy_hf_train.py: TrainingArguments(" + kw + "=" + std::to_string(v) + ") disagrees with the settings "
+                           "block's " + name + " = " + std::to_string(block_value) + " (the run uses " + std::to_string(v) + ")");
+}
+
+/// TrainingArguments' precision flags as Trainer takes them: bf16 and fp16 together are refused
+/// (huggingface/transformers@fd798335 src/transformers/training_args.py TrainingArguments.__post_init__: "At most one
+/// of fp16 and bf16 can be True, but not both").
+inline std::pair<bool, bool> hf_precision_flags(const std::map<std::string, std::string>& s) {
+    const auto flag = [&](const char* name) { return s.count(name) ? hf_python_bool(s.at(name), name) : false; };
+    const bool bf16 = flag("bf16"), fp16 = flag("fp16");
+    if (bf16 && fp16)
+        throw config_error("frenzy_hf_train.py: TrainingArguments(bf16=True, fp16=True): Trainer refuses both (transformers' "
+                           "training_args.py: \"At most one of fp16 and bf16 can be True, but not both\")");
+    return {bf16, fp16};
+}
+
+/// BitsAndBytesConfig under QLORA: 4-bit base weights (load_in_4bit=True, NF4 or FP4), what the job's QLoRA is.
+inline void hf_check_quantization(const std::map<std::string, std::string>& s) {
+    const auto it = s.find("load_in_4bit");
+    if (it == s.end() || !hf_python_bool(it->second, "load_in_4bit"))
+        throw config_error("frenzy_hf_train.py: QLORA = True needs BitsAndBytesConfig(load_in_4bit=True) (4-bit base weights)");
+    const auto q = s.find("bnb_4bit_quant_type");
+    if (q != s.end() && q->second != "\"nf4\"" && q->second != "\"fp4\"")
+        throw config_error("frenzy_hf_train.py: BitsAndBytesConfig(bnb_4bit_quant_type=" + printable(q->second) +
+                           ") must be \"nf4\" or \"fp4\" (bitsandbytes' 4-bit types)");
+}
+
+/// max_steps: TRAIN_STEPS (the batch script's, import_options.training.total_tokens) or a number of optimizer steps
+/// (its tokens); none: Trainer runs num_train_epochs over the data (no budget, noted).
+inline double hf_budget(const std::map<std::string, std::string>& s, const job_spec& j, double given, launcher_import& out) {
+    const auto it = s.find("max_steps");
+    if (it == s.end()) {
+        out.notes.push_back("TrainingArguments has no max_steps: Trainer runs num_train_epochs over the data; no token budget read");
+        return 0;
+    }
+    if (it->second == "TRAIN_STEPS") return given;
+    const auto steps = parse_int64(it->second, "frenzy_hf_train.py: TrainingArguments(max_steps)", bounds::steps);
+    return check_bound("frenzy_hf_train.py: max_steps (tokens)", static_cast<double>(steps) * j.tokens_per_step(), bounds::tokens);
+}
+
 }  // namespace detail
 
 /// frenzy_hf_train.py -> job (Trainer under torchrun: dp = opt.world_size, nothing sharded).
 inline launcher_import hf_import_script(const std::string& text, const import_options& opt) {
-    const auto s = detail::hf_script_settings(text);
+    const auto read = detail::hf_read_script(text);
+    const auto& s = read.settings;
     if (opt.model.layers <= 0)
         throw config_error("frenzy_hf_train.py does not describe the model: give it beside the file (--model)");
     launcher_import out;
+    for (const auto& u : read.unread) out.unknown.push_back(u + " (not read)");
     auto& j = out.job;
     j.runtime.framework = frameworks::hf::handle;
     j.model = opt.model;
@@ -129,26 +175,18 @@ inline launcher_import hf_import_script(const std::string& text, const import_op
     t.seq_len = number("SEQ_LEN", bounds::seq_len);
     t.micro_batch = number("MICRO_BATCH", bounds::micro_batch);
     const auto accum = number("GRAD_ACCUM", bounds::global_batch);
+    detail::hf_check_block_keyword(s, "per_device_train_batch_size", "MICRO_BATCH", t.micro_batch);
+    detail::hf_check_block_keyword(s, "gradient_accumulation_steps", "GRAD_ACCUM", accum);
     const bool adapters = detail::hf_python_bool(detail::hf_setting(s, "ADAPTERS"), "ADAPTERS");
     const bool qlora = detail::hf_python_bool(detail::hf_setting(s, "QLORA"), "QLORA");
     const auto flag = [&](const char* name) { return s.count(name) ? detail::hf_python_bool(s.at(name), name) : false; };
+    const auto [bf16, fp16] = detail::hf_precision_flags(s);
     const auto& dtype = detail::hf_setting(s, "dtype");
-    t.precision = detail::hf_precision(flag("bf16"), flag("fp16"), adapters && flag("bf16") ? std::string("torch.float32") : dtype);
+    t.precision = detail::hf_precision(bf16, fp16, adapters && bf16 ? std::string("torch.float32") : dtype);
     detail::hf_optim(detail::hf_setting(s, "optim"), j);
     t.finetune.double_quant = detail::hf_python_bool(detail::hf_setting(s, "bnb_4bit_use_double_quant"), "bnb_4bit_use_double_quant");
-    if (adapters) {
-        t.finetune.method = qlora ? finetune_method::qlora : finetune_method::lora;
-        t.finetune.rank = parse_int64(detail::hf_setting(s, "r"), "r", bounds::lora_rank);
-        t.finetune.alpha = parse_double(detail::hf_setting(s, "lora_alpha"), "lora_alpha", real_bound{0, 1e6});
-        t.finetune.dropout = parse_double(detail::hf_setting(s, "lora_dropout"), "lora_dropout", real_bound{0, 1});
-        t.finetune.targets = detail::hf_lora_targets(detail::hf_setting(s, "target_modules"));
-    } else if (qlora) {
-        throw config_error("frenzy_hf_train.py: QLORA = True without ADAPTERS");
-    } else {
-        // from_pretrained: a full fine-tune of the model in $MODEL; from_config: its architecture trained from scratch
-        t.finetune.method = text.find("model = AutoModelForCausalLM.from_config(\n") != std::string::npos ? finetune_method::none
-                                                                                                    : finetune_method::full;
-    }
+    if (qlora) detail::hf_check_quantization(s);
+    detail::hf_finetune(s, text, adapters, qlora, t.finetune);
     // pure bf16 adapters: the launcher casts them after get_peft_model (PEFT makes them fp32)
     const bool cast = text.find("\nmodel = model.to(torch.bfloat16)") != std::string::npos;
     if (cast != (adapters && t.precision == precision::bf16))
@@ -162,7 +200,7 @@ inline launcher_import hf_import_script(const std::string& text, const import_op
     if (flag("gradient_checkpointing")) j.parallel.recompute = recompute::full;
     j.runtime.liger = flag("use_liger_kernel");  // runtime.liger (train/job.hpp)
     t.global_batch = checked_mul(checked_mul(t.micro_batch, accum, "MICRO_BATCH x GRAD_ACCUM"), j.parallel.dp, "x the world size");
-    t.total_tokens = opt.training.total_tokens;
+    t.total_tokens = detail::hf_budget(s, j, opt.training.total_tokens, out);
     j.name = opt.name.empty() ? j.model.name : opt.name;
     out.world_size = opt.world_size;
     validate(j);

@@ -275,12 +275,15 @@ inline launcher_payload payload(const job_spec& j, const launch_options& o) {
 /// frenzy_hf_train.py read with accelerate_config.yaml (`c`) -> job: the script's settings, the world size, sharding
 /// and (FSDP) checkpointing from the config, each value checked as the launcher writes it and against the script.
 inline launcher_import hf_import_accelerate(const std::string& text, const accelerate_config& c, const import_options& o) {
-    if (o.world_size > 0 && o.world_size != c.num_processes)
+    if (o.world_size > 0 && o.world_size != c.num_processes && !o.world_size_from_gpus)
         throw config_error("accelerate_config.yaml: num_processes=" + std::to_string(c.num_processes) +
                            " contradicts the world size given beside it (" + std::to_string(o.world_size) + ")");
     auto opt = o;
     opt.world_size = c.num_processes;
     auto out = hf_import_script(text, opt);
+    if (o.world_size_from_gpus && o.world_size != c.num_processes)
+        out.notes.push_back("accelerate_config.yaml runs num_processes=" + std::to_string(c.num_processes) + ": its batch is that "
+                            "world size's, not the " + std::to_string(o.world_size) + " GPUs given");
     auto& j = out.job;
     const auto& t = j.training;
     check_accelerate_config(c, j.parallel.recompute == recompute::full, t.global_batch / (t.micro_batch * j.parallel.dp));
@@ -329,6 +332,7 @@ inline constexpr launcher_traits launch_traits{
     .config_example = "frenzy_hf_train.py",
     .import_file = import_file,
     .methods = method_bits({finetune_method::none, finetune_method::full, finetune_method::lora, finetune_method::qlora}),
+    .per_device_batches = true,  // MICRO_BATCH x GRAD_ACCUM per rank; torchrun gives the ranks (accelerate_config.yaml states them)
 };
 
 /// This launcher as launch options name it: a handle to `launch_traits` (frameworks/launchers.hpp lists it).

@@ -91,6 +91,55 @@ inline bool litgpt_full_finetune(const YAML::Node& root) {
     return resume;
 }
 
+/// train.max_seq_length: null (TrainArgs' default): LitGPT trains up to the longest sample (finetune_*: fit's
+/// min(longest_seq_length, max_seq_length or inf)) or the model's block_size (pretrain), neither in the file: the
+/// length given beside it (import_options::training, --seq-len) is taken, with a note saying so.
+inline void litgpt_null_seq_len(const YAML::Node& train, std::int64_t given, training_spec& t, launcher_import& out) {
+    if (!train || !train.IsMap() || !train["max_seq_length"]) return;
+    const auto& v = train["max_seq_length"];
+    if (!(v.IsNull() || (v.IsScalar() && (v.Scalar() == "null" || v.Scalar() == "~")))) return;
+    t.seq_len = given;
+    out.notes.push_back("train.max_seq_length=null: LitGPT trains up to the longest sample (fine-tunes) or the model's block_size "
+                        "(pretrain), neither in the file; seq_len " + std::to_string(given) + " assumed (--seq-len sets it)");
+}
+
+/// optimizer as litgpt/utils.py instantiate_torch_optimizer takes it: a torch.optim class name, a dotted class path,
+/// or LitGPT's own form {class_path, init_args} (init_args: lr, weight_decay, betas..., listed as ignored).
+inline void litgpt_optimizer(const YAML::Node& v, training_spec& t, launcher_import& out) {
+    std::string path;
+    if (v.IsMap()) {
+        for (const auto& kv : v) {
+            const auto k = kv.first.Scalar();
+            if (k == "class_path") path = litgpt_scalar(kv.second, "optimizer.class_path");
+            else if (k == "init_args" && kv.second.IsMap())
+                for (const auto& a : kv.second) out.ignored.push_back("optimizer.init_args." + a.first.Scalar());
+            else throw config_error("litgpt.yaml: optimizer." + k + " is not class_path or init_args");
+        }
+        if (path.empty()) throw config_error("litgpt.yaml: optimizer has no class_path");
+    } else {
+        path = litgpt_scalar(v, "optimizer");
+    }
+    const auto name = path.rfind("torch.optim.", 0) == 0 ? path.substr(12) : path;
+    if (name == "AdamW") t.optimizer = optimizer_kind::adamw;
+    else if (name == "Adam") t.optimizer = optimizer_kind::adam;
+    else if (name == "SGD") t.optimizer = optimizer_kind::sgd;
+    else if (name == "bitsandbytes.optim.AdamW8bit") t.optimizer = optimizer_kind::adamw_8bit;
+    else out.unknown.push_back("optimizer=" + printable(path) + " (not modelled: AdamW assumed)");
+}
+
+/// The model and world size given beside the file (import --model, --world-size): checked against the file's,
+/// which LitGPT runs (a contradiction is refused, not ignored).
+inline void litgpt_check_given(const import_options& opt, const transformer_spec& file_model, std::int64_t world) {
+    const auto& g = opt.model;
+    if (g.layers > 0 && (g.layers != file_model.layers || g.hidden != file_model.hidden || g.heads != file_model.heads ||
+                         g.kv() != file_model.kv() || g.ffn_hidden != file_model.ffn_hidden || g.vocab != file_model.vocab))
+        throw config_error("litgpt.yaml: the model given beside the file (" + printable(g.name) + ") is not the file's (" +
+                           printable(file_model.name) + "), which LitGPT trains");
+    if (opt.world_size > 0 && opt.world_size != world)
+        throw config_error("litgpt.yaml: devices x num_nodes = " + std::to_string(world) + " contradicts the world size given beside "
+                           "it (" + std::to_string(opt.world_size) + "); LitGPT starts the file's");
+}
+
 /// The train: section (TrainArgs): batch sizes, sequence length and the budget (max_tokens, or max_steps).
 inline void litgpt_train(const YAML::Node& train, training_spec& t, std::int64_t& steps, launcher_import& out) {
     if (!train) return;
@@ -100,7 +149,10 @@ inline void litgpt_train(const YAML::Node& train, training_spec& t, std::int64_t
         const auto where = "train." + k;
         if (k == "global_batch_size") t.global_batch = parse_int64(litgpt_scalar(kv.second, where), where, bounds::global_batch);
         else if (k == "micro_batch_size") t.micro_batch = parse_int64(litgpt_scalar(kv.second, where), where, bounds::micro_batch);
-        else if (k == "max_seq_length") t.seq_len = parse_int64(litgpt_scalar(kv.second, where), where, bounds::seq_len);
+        else if (k == "max_seq_length") {
+            if (kv.second.IsNull() || (kv.second.IsScalar() && (kv.second.Scalar() == "null" || kv.second.Scalar() == "~"))) continue;
+            t.seq_len = parse_int64(litgpt_scalar(kv.second, where), where, bounds::seq_len);
+        }
         else if (k == "max_tokens") t.total_tokens = parse_double(litgpt_scalar(kv.second, where), where, bounds::tokens);
         else if (k == "max_steps") steps = parse_int64(litgpt_scalar(kv.second, where), where, bounds::global_batch);
         else out.ignored.push_back(where);
@@ -143,18 +195,14 @@ inline launcher_import litgpt_import_yaml(const std::string& text, const import_
         if (k == "precision") t.precision = detail::litgpt_precision(detail::litgpt_scalar(kv.second, k));
         else if (k == "devices") devices = parse_int64(detail::litgpt_scalar(kv.second, k), k, bounds::gpus);
         else if (k == "num_nodes") nodes = parse_int64(detail::litgpt_scalar(kv.second, k), k, bounds::gpus);
-        else if (k == "optimizer") {
-            const auto o = detail::litgpt_scalar(kv.second, k);
-            if (o == "AdamW") t.optimizer = optimizer_kind::adamw;
-            else if (o == "Adam") t.optimizer = optimizer_kind::adam;
-            else if (o == "SGD") t.optimizer = optimizer_kind::sgd;
-            else if (o == "bitsandbytes.optim.AdamW8bit") t.optimizer = optimizer_kind::adamw_8bit;
-            else out.unknown.push_back("optimizer=" + printable(o) + " (not modelled: AdamW assumed)");
-        } else if (k == "train") detail::litgpt_train(kv.second, t, steps, out);
+        else if (k == "optimizer") detail::litgpt_optimizer(kv.second, t, out);
+        else if (k == "train") detail::litgpt_train(kv.second, t, steps, out);
         else if (model_key == "checkpoint_dir" && !full && detail::litgpt_lora_key(k, kv.second, t.finetune)) continue;
         else out.ignored.push_back(k);
     }
+    detail::litgpt_null_seq_len(root["train"], opt.training.seq_len, t, out);
     j.parallel.dp = checked_mul(devices, nodes, "devices x num_nodes");
+    detail::litgpt_check_given(opt, j.model, j.parallel.dp);
     if (j.parallel.dp > 1) {
         j.parallel.sharding = sharding::full;
         j.parallel.recompute = model_key == "checkpoint_dir" ? recompute::full : recompute::none;

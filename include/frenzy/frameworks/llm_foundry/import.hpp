@@ -9,6 +9,7 @@
 // true, attn_config, ffn_config), mosaicml/composer@6405188 composer/core/time.py (durations "Nba", "Ntok") and
 // composer/utils/parallelism.py (FSDPConfig). The world size is not in the file: import_options.world_size gives
 // it (dp = world size, FSDP being data parallel). Needs yaml-cpp (FRENZY_HAS_YAML).
+#include <cctype>
 #include <optional>
 #include <string>
 
@@ -119,7 +120,13 @@ inline void foundry_attention(const YAML::Node& a, const foundry_section& sec, t
             if (sec.flag(kv.second, k)) s.position_embedding = position_embedding::rope;
         } else if (k == "alibi") {
             if (sec.flag(kv.second, k)) s.position_embedding = position_embedding::alibi;
-        } else if (k == "attn_impl") out.job.runtime.attention = sec.text(kv.second, k) == "torch" ? attention_impl::unfused : attention_impl::flash;
+        } else if (k == "attn_impl") {  // configuration_mpt.py _validate_config: torch or flash
+            const auto impl = sec.text(kv.second, k);
+            if (impl != "torch" && impl != "flash")
+                throw config_error("llm-foundry train.yaml: " + sec.where + "attn_impl=" + printable(impl) + " must be torch or flash "
+                                   "(MPTConfig refuses another attn_impl)");
+            out.job.runtime.attention = impl == "torch" ? attention_impl::unfused : attention_impl::flash;
+        }
         else if (k == "rope_theta") s.rope.theta = sec.real(kv.second, k, bounds::rope_theta);
         else if (k == "rope_hf_config") hf_rope.emplace(kv.second);
         else if (k == "rope_impl") rope_impl = sec.text(kv.second, k);
@@ -270,10 +277,45 @@ inline transformer_spec foundry_hf_model(const YAML::Node& m, const YAML::Node& 
     return given.layers > 0 ? foundry_given_model(*published, given) : *published;
 }
 
+/// fsdp_config.mixed_precision as Composer reads it: upper-cased, FULL, DEFAULT or PURE (mosaicml/composer@6405188
+/// composer/distributed/mosaic_parallelism.py get_mixed_precision: "Unable to interpret mixed_precision" otherwise;
+/// a mapping of dtypes is read by Composer but not here: foundry_scalar refuses it).
+inline std::string foundry_mixed_precision(std::string v) {
+    for (auto& c : v) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (v != "FULL" && v != "DEFAULT" && v != "PURE")
+        throw config_error("llm-foundry train.yaml: fsdp_config.mixed_precision=" + printable(v) + " must be FULL, DEFAULT or PURE "
+                           "(Composer's get_mixed_precision: \"Unable to interpret mixed_precision\")");
+    return v;
+}
+
+/// The MPT block's name, loss_fn and max_seq_len as llm-foundry reads them: name mpt_causal_lm (the registry's MPT;
+/// hf_causal_lm goes through foundry_hf_model), loss_fn fused_crossentropy (the default, flash-attn's fused loss) or
+/// torch_crossentropy (runtime.loss "upcast"; llmfoundry/models/mpt/modeling_mpt.py ComposerMPTCausalLM: "`loss_fn`
+/// must be one of [`fused_crossentropy`, `torch_crossentropy`]"), max_seq_len positive (its position table; the
+/// training length is checked against it once read). Returns model.max_seq_len (0: not given).
+inline std::int64_t foundry_mpt_extras(const YAML::Node& m, const foundry_section& sec, launcher_import& out) {
+    if (m["name"]) {
+        const auto name = sec.text(m["name"], "name");
+        if (name != "mpt_causal_lm")
+            throw config_error("llm-foundry train.yaml: model.name=" + printable(name) + " must be mpt_causal_lm (an MPT block) or "
+                               "hf_causal_lm (a Hugging Face model)");
+    }
+    if (m["loss_fn"]) {
+        const auto loss = sec.text(m["loss_fn"], "loss_fn");
+        if (loss == "torch_crossentropy") out.job.runtime.loss = loss_style::upcast_log_softmax;
+        else if (loss != "fused_crossentropy")
+            throw config_error("llm-foundry train.yaml: model.loss_fn=" + printable(loss) + " must be fused_crossentropy or "
+                               "torch_crossentropy (ComposerMPTCausalLM)");
+    }
+    return m["max_seq_len"] ? sec.number(m["max_seq_len"], "max_seq_len", bounds::seq_len) : 0;
+}
+
 /// The model block (an MPT with MPTConfig's defaults, or hf_causal_lm), or the model given beside the file when it agrees.
-inline transformer_spec foundry_model(const YAML::Node& m, const YAML::Node& vars, const transformer_spec& given, launcher_import& out) {
+inline transformer_spec foundry_model(const YAML::Node& m, const YAML::Node& vars, const transformer_spec& given, launcher_import& out,
+                                      std::int64_t& model_max_seq) {
     if (!m || !m.IsMap()) throw config_error("llm-foundry train.yaml: model is missing (an mpt_causal_lm or hf_causal_lm block)");
     if (m["name"] && foundry_scalar(m["name"], vars, "model.name") == "hf_causal_lm") return foundry_hf_model(m, vars, given, out);
+    model_max_seq = foundry_mpt_extras(m, foundry_section{vars, "model."}, out);
     transformer_spec s;
     s.name = "mpt";
     s.tied_embeddings = true;  // MPTConfig: learned positions, LayerNorm, biases, tied embeddings by default
@@ -297,7 +339,7 @@ inline std::string foundry_fsdp(const YAML::Node& f, const YAML::Node& vars, lau
         for (const auto& kv : f) {
             const auto k = kv.first.Scalar();
             if (k == "sharding_strategy") strategy = sec.text(kv.second, k);
-            else if (k == "mixed_precision") mixed = sec.text(kv.second, k);
+            else if (k == "mixed_precision") mixed = foundry_mixed_precision(sec.text(kv.second, k));
             else if (k == "activation_checkpointing") p.recompute = sec.flag(kv.second, k) ? recompute::full : recompute::none;
             else if (k == "activation_cpu_offload") out.job.runtime.offload.activations = sec.flag(kv.second, k);
             else out.ignored.push_back(sec.where + k);
@@ -336,10 +378,14 @@ inline launcher_import llm_foundry_import_yaml(const std::string& text, const im
     auto& j = out.job;
     j.runtime.framework = frameworks::llm_foundry::handle;
     const auto vars = root["variables"];
-    j.model = detail::foundry_model(root["model"], vars, opt.model, out);
+    std::int64_t model_max_seq = 0;  // an MPT block's max_seq_len: the longest sequence its forward takes
+    j.model = detail::foundry_model(root["model"], vars, opt.model, out, model_max_seq);
     auto scalar = [&](const char* key) { return detail::foundry_scalar(root[key], vars, key); };
     auto& t = j.training;
     if (root["max_seq_len"]) t.seq_len = parse_int64(scalar("max_seq_len"), "max_seq_len", bounds::seq_len);
+    if (model_max_seq > 0 && model_max_seq < t.seq_len)  // MPTModel.forward: seq_len <= config.max_seq_len
+        throw config_error("llm-foundry train.yaml: model.max_seq_len=" + std::to_string(model_max_seq) + " is shorter than max_seq_len=" +
+                           std::to_string(t.seq_len) + " (MPT refuses a longer input)");
     if (root["device_train_microbatch_size"]) {
         const auto mb = scalar("device_train_microbatch_size");
         if (mb == "auto") out.notes.push_back("device_train_microbatch_size=auto: Composer searches it at run time; micro-batch 1 assumed");

@@ -36,6 +36,20 @@ inline bool tune_bool(const YAML::Node& v, const std::string& where) {
 }
 inline bool tune_null(const YAML::Node& v) { return v.IsNull() || (v.IsScalar() && (v.Scalar() == "null" || v.Scalar() == "~")); }
 
+/// The keys beside a full-model builder (torchtune.models.llama3_2.llama3_2_1b(), which takes no LoRA argument):
+/// a LoRA key is refused as config.instantiate fails on it (TypeError: unexpected keyword argument); others listed.
+inline void tune_full_builder_keys(const YAML::Node& m, const std::string& component, launcher_import& out) {
+    for (const auto& kv : m) {
+        const auto k = kv.first.Scalar();
+        if (k == "_component_") continue;
+        if (k.rfind("lora_", 0) == 0 || k.rfind("apply_lora_", 0) == 0 || k == "use_dora" || k == "quantize_base")
+            throw config_error("torchtune.yaml: model." + k + " beside model._component_=" + printable(component) + ", a full-model "
+                               "builder: it takes no LoRA arguments (torchtune's instantiate raises TypeError); a LoRA fine-tune "
+                               "names the lora_ builder");
+        out.unknown.push_back("model." + k + " (an argument of the full-model builder, not read)");
+    }
+}
+
 /// model: the builder (preset and method) and the LoRA arguments.
 inline void tune_model(const YAML::Node& m, const transformer_spec& given, launcher_import& out) {
     if (!m || !m.IsMap() || !m["_component_"]) throw config_error("torchtune.yaml: model._component_ is missing (a torchtune.models builder)");
@@ -56,7 +70,7 @@ inline void tune_model(const YAML::Node& m, const transformer_spec& given, launc
     j.model = model;
     auto& ft = j.training.finetune;
     ft.method = prefix == "qlora_" ? finetune_method::qlora : prefix == "lora_" ? finetune_method::lora : finetune_method::full;
-    if (!ft.adapters()) return;
+    if (!ft.adapters()) return tune_full_builder_keys(m, component, out);
     unsigned targets = 0;
     for (const auto& kv : m) {
         const auto k = kv.first.Scalar();
@@ -67,6 +81,9 @@ inline void tune_model(const YAML::Node& m, const transformer_spec& given, launc
         else if (k == "apply_lora_to_mlp") targets |= tune_bool(kv.second, where) ? (lora_gate | lora_up | lora_down) : 0u;
         else if (k == "lora_attn_modules") {
             if (!kv.second.IsSequence()) throw config_error("torchtune.yaml: model.lora_attn_modules must be a list");
+            if (kv.second.size() == 0)  // torchtune@bd2a0fc7 models/llama3/_component_builders.py lora_llama3_self_attention
+                throw config_error("torchtune.yaml: model.lora_attn_modules=[]: torchtune's LoRA builders raise \"Must pass one or "
+                                   "more of ['q_proj', 'k_proj', 'v_proj', 'output_proj'] as lora_modules\"");
             for (const auto& e : kv.second) {
                 const auto n = tune_scalar(e, where);
                 if (n == "q_proj") targets |= lora_q;
@@ -112,6 +129,20 @@ inline void tune_optimizer(const YAML::Node& o, launcher_import& out) {
         j.runtime.optimizer = optimizer_impl::foreach;
 }
 
+/// loss: torchtune's chunked cross-entropy losses (modules/loss: LinearCrossEntropyLoss, CEWithChunkedOutputLoss,
+/// both num_output_chunks=8 by default); another _component_ is refused, not read as the default loss.
+inline void tune_loss(const YAML::Node& v, launcher_import& out) {
+    if (v["_component_"]) {
+        const auto c = tune_scalar(v["_component_"], "loss._component_");
+        if (c != "torchtune.modules.loss.LinearCrossEntropyLoss" && c != "torchtune.modules.loss.CEWithChunkedOutputLoss")
+            throw config_error("torchtune.yaml: loss._component_=" + printable(c) + " is not a loss Frenzy reads "
+                               "(torchtune.modules.loss.LinearCrossEntropyLoss or CEWithChunkedOutputLoss)");
+    }
+    out.job.runtime.loss_chunks = v["num_output_chunks"] ? parse_int64(tune_scalar(v["num_output_chunks"], "loss.num_output_chunks"),
+                                                                       "loss.num_output_chunks", bounds::chunks)
+                                                         : 8;
+}
+
 }  // namespace detail
 
 /// torchtune.yaml -> job (FSDP2 data parallel: dp = opt.world_size; one GPU without it).
@@ -148,14 +179,20 @@ inline launcher_import torchtune_import_yaml(const std::string& text, const impo
         } else if (k == "tokenizer" && v.IsMap() && v["max_seq_len"] && !detail::tune_null(v["max_seq_len"]))
             t.seq_len = parse_int64(detail::tune_scalar(v["max_seq_len"], "tokenizer.max_seq_len"), "tokenizer.max_seq_len", bounds::seq_len);
         else if (k == "optimizer") detail::tune_optimizer(v, out);
-        else if (k == "loss" && v.IsMap())  // both losses default to num_output_chunks=8
-            j.runtime.loss_chunks = v["num_output_chunks"] ? parse_int64(detail::tune_scalar(v["num_output_chunks"], "loss.num_output_chunks"),
-                                                                         "loss.num_output_chunks", bounds::chunks)
-                                                           : 8;
+        else if (k == "loss" && v.IsMap()) detail::tune_loss(v, out);
         else if (k == "tensor_parallel_dim" || k == "context_parallel_dim") {
             if (detail::tune_scalar(v, k) != "1") out.unknown.push_back(k + "=" + printable(v.Scalar()) + " (not modelled)");
         } else out.ignored.push_back(k);
     }
+    const auto& tok = root["tokenizer"];
+    if (!tok || !tok.IsMap() || !tok["max_seq_len"] || detail::tune_null(tok["max_seq_len"])) {  // no length in the file
+        t.seq_len = opt.training.seq_len;
+        out.notes.push_back("tokenizer.max_seq_len not set: torchtune truncates nothing (the longest sample sets the length); "
+                            "seq_len " + std::to_string(t.seq_len) + " assumed (--seq-len sets it)");
+    }
+    if (j.runtime.offload.activations && j.parallel.recompute != recompute::full)  // recipes/*_finetune_*.py __init__
+        throw config_error("torchtune.yaml: enable_activation_offloading=True without enable_activation_checkpointing: the recipes "
+                           "raise (\"enable_activation_offloading should only be True when enable_activation_checkpointing is True\")");
     t.global_batch = checked_mul(checked_mul(t.micro_batch, ga, "batch_size x gradient_accumulation_steps"), j.parallel.dp,
                                  "batch_size x gradient_accumulation_steps x world size");
     if (steps > 0) t.total_tokens = static_cast<double>(checked_mul(steps, epochs, "max_steps_per_epoch x epochs")) * j.tokens_per_step();

@@ -215,6 +215,7 @@ inline constexpr launcher_traits launch_traits{
     .config_example = "torchtune.yaml",
     .import_file = import_file,
     .methods = method_bits({finetune_method::full, finetune_method::lora, finetune_method::qlora}),
+    .per_device_batches = true,  // batch_size per rank; tune run's --nproc_per_node x --nnodes gives the ranks
 };
 
 /// This launcher as launch options name it: a handle to `launch_traits` (frameworks/launchers.hpp lists it).
