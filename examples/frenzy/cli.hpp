@@ -123,6 +123,10 @@ inline std::string finetune_text(const frenzy::job_spec& j) {
 
 /// Human-readable bytes in GiB with two decimals.
 inline std::string gib(double b) { return fmt::format("{:.2f}", b / (1024.0 * 1024.0 * 1024.0)); }
+/// Under a stage table whose "grads" shows "-" (issue 55: "grads 0.00" at the peak read like a bug).
+inline constexpr const char* no_gradients_note =
+    "grads -: no gradient on the GPU at that stage's peak: it comes before backward allocates them (or they are "
+    "offloaded, or the stage trains none); the optimizer step, which holds them, peaks lower";
 
 /// Validator of a whole-number flag: digits only (an optional leading '-'), no overflow past int64 (CLI11's own
 /// conversion saturates silently), within [lo, hi]. The message CLI11 prints names the option.

@@ -281,14 +281,17 @@ void print_estimate(const frenzy::estimate_result& e) {
     fmt::print("\nper-GPU memory by pipeline stage (GiB):\n");
     fmt::print("{:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>9}\n", "stage", "weights", "grads", "optim", "activations",
                "temp", "peak", "in-flight");
+    bool no_grads = false;  // a stage whose peak holds no gradient: "-", explained under the table (not "0.00")
     for (const auto& st : r.stages) {
         const auto& b = st.breakdown;
+        no_grads = no_grads || b.gradients.value <= 0;
         fmt::print("{:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>9.1f}{}\n", st.stage, frenzy_cli::gib(b.weights.value),
-                   frenzy_cli::gib(b.gradients.value), frenzy_cli::gib(b.optimizer.value),
+                   b.gradients.value > 0 ? frenzy_cli::gib(b.gradients.value) : "-", frenzy_cli::gib(b.optimizer.value),
                    frenzy_cli::gib(b.activations.value), frenzy_cli::gib(b.temporary.value),
                    frenzy_cli::gib(st.peak_allocated.value), st.in_flight_micro_batches,
                    st.stage == r.bottleneck_stage && r.stages.size() > 1 ? "  <- bottleneck" : "");
     }
+    if (no_grads) fmt::print("{}\n", frenzy_cli::no_gradients_note);
     fmt::print("\npeak allocated {} GiB, peak reserved (allocator model) {} GiB{}\n", frenzy_cli::gib(r.peak_allocated.value),
                frenzy_cli::gib(r.peak_reserved.value),
                r.uncertainty > 0 ? fmt::format(", uncertainty +{:.0f}%", 100 * r.uncertainty) : "");

@@ -93,6 +93,17 @@ TEST_CASE("report: the memory chart's bars are the stages' figures, the band and
     CHECK(spec.at("layer")[2].at("data").at("values")[0].at("capacity").get<double>() == Approx(76.0));
 }
 
+TEST_CASE("report: a stage holding no gradient at its peak shows \"-\", and the verdict reads as prose (issue 55)") {
+    auto e = two_stage_estimate();
+    e["stages"][1]["gradients_bytes"] = 0.0;  // FSDP: the peak comes before backward allocates the gradients
+    e["verdict"] = "does_not_fit";
+    const auto t = detail::stage_table(e);
+    CHECK(t.rows[0][3] == "16.00 GiB");
+    CHECK(t.rows[1][3] == "-");
+    CHECK(count(detail::estimate_subtitle(e), "verdict: does not fit (needs") == 1);
+    CHECK(count(estimate_page(e).sections[0].text, "A gradient of \"-\"") == 1);
+}
+
 TEST_CASE("report: the plan frontier keeps the plans no other beats on both axes") {
     // (time, cost): (1, 9) (2, 5) (3, 6) (4, 2) (2, 7): the frontier is (1,9) (2,5) (4,2)
     const auto f = detail::frontier({{1, 9}, {2, 5}, {3, 6}, {4, 2}, {2, 7}});
@@ -127,6 +138,12 @@ TEST_CASE("report: the plan table keeps the CLI's markers and plan --mixed's pip
     CHECK(t.rows[0][9] == "62.0% ! (best measured 55.0%)");         // above the measured ceiling
     CHECK(t.rows[0][10] == "\u00b112%");                            // its error band
     CHECK(t.header.back() == "cost (USD)");
+    // a speed capped at the ceiling keeps the CLI's "^" and shows the model's own figure as such (issue 55)
+    nlohmann::json capped = plan;
+    capped["mfu"] = 0.55;
+    capped["uncapped_tokens_per_s"] = 1127.0;
+    CHECK(detail::plan_table(nlohmann::json::array({capped})).rows[0][9] ==
+          "55.0% ^ (capped at the best measured; the model's own speed 1127 tokens/s)");
     nlohmann::json pipe = plan;
     pipe.erase("gpu");
     pipe["gpus"] = 12;
