@@ -158,6 +158,31 @@ TEST_CASE("report: the plan table keeps the CLI's markers and plan --mixed's pip
           "8 x a100-80g (2 stages, 24 layers) -> 4 x v100-32g (2 stages, 8 layers)");
 }
 
+TEST_CASE("report: every timeline of a simulate page spans the same hours (issue 55)") {
+    // two policies: HAS ends at 2 h, FCFS's last run ends at 5 h and its queue's last point is at 4 h
+    const auto policy = [](const char* name, double run_end_s, double last_t_s) {
+        const nlohmann::json run = {{"start_s", 0.0}, {"end_s", run_end_s}, {"gpu", "a100-80g"}, {"gpus", 8}, {"nodes", 1}};
+        return nlohmann::json{{"policy", name}, {"jobs", 1}, {"completed", 1}, {"cluster_gpus", 8},
+                              {"makespan_s", run_end_s},
+                              {"job_runs", {{{"job_id", "j0"}, {"model", "m"}, {"status", "completed"}, {"submit_s", 0.0},
+                                             {"end_s", run_end_s}, {"runs", {run}}}}},
+                              {"timeline", {{{"t_s", 0.0}, {"queued", 0}, {"busy_gpus", 8}},
+                                            {{"t_s", last_t_s}, {"queued", 0}, {"busy_gpus", 0}}}}};
+    };
+    const nlohmann::json doc = nlohmann::json::array({policy("has", 7200.0, 7200.0), policy("fcfs", 18000.0, 14400.0)});
+    CHECK(detail::time_range_h(doc) == Approx(5.0));
+    const auto page = simulate_page(doc);
+    int timelines = 0;
+    for (const auto& s : page.sections) {
+        if (s.chart.is_null() || !s.chart.contains("encoding") || s.chart_name == "jct") continue;
+        const auto& x = s.chart.at("encoding").at("x");
+        REQUIRE(x.contains("scale"));
+        CHECK(x.at("scale").at("domain") == nlohmann::json::array({0.0, 5.0}));  // runs of both, queue, utilisation
+        ++timelines;
+    }
+    CHECK(timelines == 4);
+}
+
 TEST_CASE("report: a whole-number field the document cannot hold is an error naming it, not a cast") {
     // the input fuzz_report found (minimised): a simulate document whose run holds 1.9e57 GPUs; converting it to an
     // integer is undefined behaviour (UBSan float-cast-overflow), so the read must refuse it by name

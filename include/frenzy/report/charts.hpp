@@ -393,8 +393,30 @@ inline page plan_page(const nlohmann::json& doc) {
 
 namespace detail {
 
-/// Bars from each run's start to its end on its job's row, coloured by GPU type.
-inline nlohmann::json gantt_chart(const nlohmann::json& policy) {
+/// Hours from the first submission to the last event of any policy (run ends, timeline points, makespans): the one
+/// x range of every timeline of a simulate page, so its charts line up (issue 55: each chart had its own range).
+inline double time_range_h(const nlohmann::json& policies) {
+    double end_s = 0;
+    for (const auto& pol : policies) {
+        end_s = std::max(end_s, num(pol, "makespan_s", 0));
+        if (pol.contains("timeline"))
+            for (const auto& pt : pol.at("timeline")) end_s = std::max(end_s, num(pt, "t_s"));
+        if (pol.contains("job_runs"))
+            for (const auto& j : pol.at("job_runs"))
+                for (const auto& r : j.at("runs")) end_s = std::max({end_s, num(r, "start_s"), num(r, "end_s", 0)});
+    }
+    return end_s / 3600;
+}
+
+/// The time axis of a simulate page's timelines: hours since the first submission over [0, range_h] (none: its own).
+inline nlohmann::json time_axis(const char* field, double range_h) {
+    nlohmann::json x = {{"field", field}, {"type", "quantitative"}, {"title", "hours since the first submission"}};
+    if (range_h > 0) x["scale"] = {{"domain", {0.0, range_h}}, {"nice", false}};
+    return x;
+}
+
+/// Bars from each run's start to its end on its job's row, coloured by GPU type; x over [0, range_h] when given.
+inline nlohmann::json gantt_chart(const nlohmann::json& policy, double range_h = 0) {
     nlohmann::json values = nlohmann::json::array();
     double horizon = 0;
     for (const auto& j : policy.at("job_runs"))
@@ -415,7 +437,7 @@ inline nlohmann::json gantt_chart(const nlohmann::json& policy) {
     spec["encoding"] = {
         {"y", {{"field", "job"}, {"type", "ordinal"}, {"sort", nullptr}, {"title", "job"},
                {"axis", {{"labels", rows.size() <= 60}, {"ticks", rows.size() <= 60}}}}},
-        {"x", {{"field", "start_h"}, {"type", "quantitative"}, {"title", "hours since the first submission"}}},
+        {"x", time_axis("start_h", range_h)},
         {"x2", {{"field", "end_h"}}},
         {"color", {{"field", "gpu"}, {"type", "nominal"}, {"title", "GPU type"}}},
         {"tooltip", {{{"field", "job"}}, {{"field", "model"}}, {{"field", "gpu"}}, {{"field", "gpus"}},
@@ -425,7 +447,8 @@ inline nlohmann::json gantt_chart(const nlohmann::json& policy) {
 }
 
 /// The queue and the GPU utilisation over time, one line each per policy (step lines: the state after each change).
-inline nlohmann::json timeline_chart(const nlohmann::json& policies, const char* name, const char* title) {
+inline nlohmann::json timeline_chart(const nlohmann::json& policies, const char* name, const char* title,
+                                     double range_h = 0) {
     nlohmann::json values = nlohmann::json::array();
     for (const auto& pol : policies) {
         const double total = num(pol, "cluster_gpus");
@@ -440,7 +463,7 @@ inline nlohmann::json timeline_chart(const nlohmann::json& policies, const char*
     spec["mark"] = {{"type", "line"}, {"interpolate", "step-after"}};
     nlohmann::json y = {{"field", "value"}, {"type", "quantitative"}, {"title", title}};
     if (std::string(name) == "utilization") y["axis"] = {{"format", "%"}};
-    spec["encoding"] = {{"x", {{"field", "t_h"}, {"type", "quantitative"}, {"title", "hours since the first submission"}}},
+    spec["encoding"] = {{"x", time_axis("t_h", range_h)},
                         {"y", y},
                         {"color", {{"field", "policy"}, {"type", "nominal"}}}};
     return spec;
@@ -492,14 +515,15 @@ inline page simulate_page(const nlohmann::json& doc) {
     for (std::size_t i = 0; i < policies.size(); ++i) p.subtitle += (i ? ", " : "") + detail::text(policies[i], "policy");
     p.source = doc;
     p.sections.push_back({"Summary", "", "", nullptr, detail::policy_table(policies)});
+    const double range_h = detail::time_range_h(policies);  // one x range for every timeline below
     for (const auto& pol : policies)
         p.sections.push_back({"Jobs on GPUs over time: " + detail::text(pol, "policy"),
                               "One row per job that ran, one bar per run (start-up included), coloured by GPU type.",
-                              "runs", detail::gantt_chart(pol), {}});
+                              "runs", detail::gantt_chart(pol, range_h), {}});
     p.sections.push_back({"Queue length over time", "Jobs waiting for GPUs.", "queue",
-                          detail::timeline_chart(policies, "queue", "jobs waiting"), {}});
+                          detail::timeline_chart(policies, "queue", "jobs waiting", range_h), {}});
     p.sections.push_back({"GPU utilisation over time", "GPUs held by runs over the cluster's GPUs.", "utilization",
-                          detail::timeline_chart(policies, "utilization", "GPUs busy"), {}});
+                          detail::timeline_chart(policies, "utilization", "GPUs busy", range_h), {}});
     p.sections.push_back({"Job completion times", "Cumulative share of the completed jobs by completion time.", "jct",
                           detail::jct_chart(policies), {}});
     return p;
