@@ -99,7 +99,7 @@ TEST_CASE("the allocator policy's state travels with the estimator") {
     CHECK(r.peak_reserved < def.peak_reserved);
 }
 
-TEST_CASE("allocator options that hand back the whole cache reach the report; the peaks stay (issue 55)") {
+TEST_CASE("allocator options that hand back the whole cache reach the report, the peaks stay (issue 55)") {
     auto j = llama8b_fsdp();
     const memory_estimator est;
     const auto plain = est.estimate(j);
