@@ -123,6 +123,10 @@ inline std::string finetune_text(const frenzy::job_spec& j) {
 
 /// Human-readable bytes in GiB with two decimals.
 inline std::string gib(double b) { return fmt::format("{:.2f}", b / (1024.0 * 1024.0 * 1024.0)); }
+/// Under a stage table whose "grads" shows "-" (issue 55: "grads 0.00" at the peak read like a bug).
+inline constexpr const char* no_gradients_note =
+    "grads -: no gradient on the GPU at that stage's peak: it comes before backward allocates them (or they are "
+    "offloaded, or the stage trains none); the optimizer step, which holds them, peaks lower";
 
 /// Validator of a whole-number flag: digits only (an optional leading '-'), no overflow past int64 (CLI11's own
 /// conversion saturates silently), within [lo, hi]. The message CLI11 prints names the option.
@@ -297,6 +301,8 @@ struct job_args {
     std::vector<std::string> offload;  ///< --offload, repeatable or comma-separated: optimizer | params | activations
     std::int64_t lora_rank = 0, freeze_layers = -1;
     bool fp8_param_gather = false, grad_reduce_bf16 = false, no_dropout = false, liger = false, paged = false;
+    bool expandable_segments = false;
+    std::optional<std::int64_t> empty_cache_level;
     bool precompute_ref = false, load_in_8bit = false;
     std::string framework_version;  ///< runtime.framework_version
     /// GPUs of `estimate --gpus`: the world size of an imported configuration that states per-device batches
@@ -391,16 +397,30 @@ inline void add_runtime_options(CLI::App* c, job_args& a) {
     c->add_flag("--paged-optimizer", a.paged, "bitsandbytes' paged optimizer (transformers optim=paged_adamw_8bit or "
                                               "paged_adamw_32bit): states in CUDA unified memory, outside PyTorch's "
                                               "allocator (runtime.paged_optimizer; with --optimizer adamw or adamw-8bit)");
+    c->add_flag("--expandable-segments", a.expandable_segments,
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the allocator can hand back all of its cache when "
+                "the GPU is full, so the allocated peak is what must fit (runtime.expandable_segments)");
+    c->add_option("--empty-unused-memory-level", a.empty_cache_level,
+                  "Megatron --empty-unused-memory-level: 1 empties the allocator's cache after every forward/backward, "
+                  "2 also after the optimizer step; the allocated peak is then what must fit "
+                  "(runtime.empty_unused_memory_level)")
+        ->check(whole_number(frenzy::bounds::empty_cache_level));
     c->add_option("--framework-version", a.framework_version,
                   "The framework's release whose defaults the job runs (runtime.framework_version): " + frenzy::framework_versions_help() +
                       "; the other frameworks take none");
     c->add_flag("--no-dropout", a.no_dropout, "No dropout masks (runtime.dropout false; Megatron's default is 0.1)");
 }
 
+/// The job's flags in three --help groups (issue 55: 64-76 lines without groups); what the subcommand adds after
+/// them is under "Options".
 inline void add_job_options(CLI::App* c, job_args& a) {
+    c->option_defaults()->group("Job (model, data, batches, precision)");
     add_job_source_options(c, a);
+    c->option_defaults()->group("Parallel layout (what the planner searches when not given)");
     add_layout_options(c, a);
+    c->option_defaults()->group("Framework, fine-tuning and memory options");
     add_runtime_options(c, a);
+    c->option_defaults()->group("Options");
 }
 
 /// Applies the fine-tuning / offload / Megatron memory flags to `j` (each value checked; validate(j) checks the
@@ -456,6 +476,8 @@ inline void apply_method_options(const job_args& a, frenzy::job_spec& j) {
     if (a.grad_reduce_bf16) j.runtime.grad_reduce_bf16 = true;
     if (a.liger) j.runtime.liger = true;
     if (a.paged) j.runtime.paged_optimizer = true;
+    if (a.expandable_segments) j.runtime.expandable_segments = true;
+    if (a.empty_cache_level) j.runtime.empty_unused_memory_level = *a.empty_cache_level;
     if (a.no_dropout) j.runtime.dropout = false;
     if (!a.framework_version.empty()) j.runtime.framework_version = a.framework_version;
 }

@@ -56,6 +56,24 @@ const frenzy::gpu_type* resolve_gpu(const estimate_args& a, const frenzy::gpu_ca
     return &catalog.at(c.nodes.front().gpu, "--gpus");
 }
 
+/// The per-stage memory table; a stage holding no gradient at its peak shows "-" and a line says why.
+void print_stage_table(const frenzy::memory_report& r) {
+    fmt::print("\nper-GPU memory by pipeline stage (GiB):\n");
+    fmt::print("{:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>9}\n", "stage", "weights", "grads", "optim", "activations",
+               "temp", "peak", "in-flight");
+    bool no_grads = false;  // a stage whose peak holds no gradient: "-", explained under the table (not "0.00")
+    for (const auto& st : r.stages) {
+        const auto& b = st.breakdown;
+        no_grads = no_grads || b.gradients.value <= 0;
+        fmt::print("{:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>9.1f}{}\n", st.stage, frenzy_cli::gib(b.weights.value),
+                   b.gradients.value > 0 ? frenzy_cli::gib(b.gradients.value) : "-", frenzy_cli::gib(b.optimizer.value),
+                   frenzy_cli::gib(b.activations.value), frenzy_cli::gib(b.temporary.value),
+                   frenzy_cli::gib(st.peak_allocated.value), st.in_flight_micro_batches,
+                   st.stage == r.bottleneck_stage && r.stages.size() > 1 ? "  <- bottleneck" : "");
+    }
+    if (no_grads) fmt::print("{}\n", frenzy_cli::no_gradients_note);
+}
+
 /// "FITS (needs ...)", "TIGHT: ..." or "DOES NOT FIT (needs ...)": the verdict and by how much.
 std::string verdict_text(const frenzy::fit_check& f, double band) {
     using frenzy::fit_verdict;
@@ -64,6 +82,14 @@ std::string verdict_text(const frenzy::fit_check& f, double band) {
         case fit_verdict::fits:
             return fmt::format("FITS (needs {} GiB with the +{:.0f}% band)", gib(f.required.value), 100 * band);
         case fit_verdict::tight:
+            if (f.cache_flushes && f.allocated_required.value > f.capacity.value)  // memory/fit.hpp: whole cache returned
+                return fmt::format("TIGHT: the allocated peak fits at the central estimate ({} GiB, {} GiB to spare) but "
+                                   "not with the +{:.0f}% band ({} GiB), and the reserved peak ({} GiB) does not: the "
+                                   "allocator's options (expandable segments, or the cache emptied every step) let it "
+                                   "hand back its cache and retry, which slows the steps",
+                                   gib(f.allocated_required.value / (1 + band)),
+                                   gib(f.capacity.value - f.allocated_required.value / (1 + band)), 100 * band,
+                                   gib(f.allocated_required.value), gib(f.central.value));
             if (f.cache_flushes)
                 return fmt::format("TIGHT: the allocated peak fits ({} GiB with the +{:.0f}% band) but the caching "
                                    "allocator's reserved peak ({} GiB) does not: it will release its cache and retry, "
@@ -278,17 +304,7 @@ void print_estimate(const frenzy::estimate_result& e) {
                to_string(j.runtime.attention));
     // said first (issue 55: it came after the whole table): the memory below is still the job as given
     if (e.gpu && e.speed && !e.speed->supported) fmt::print("no step-time prediction: {}\n", e.speed->reason);
-    fmt::print("\nper-GPU memory by pipeline stage (GiB):\n");
-    fmt::print("{:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>9}\n", "stage", "weights", "grads", "optim", "activations",
-               "temp", "peak", "in-flight");
-    for (const auto& st : r.stages) {
-        const auto& b = st.breakdown;
-        fmt::print("{:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>9.1f}{}\n", st.stage, frenzy_cli::gib(b.weights.value),
-                   frenzy_cli::gib(b.gradients.value), frenzy_cli::gib(b.optimizer.value),
-                   frenzy_cli::gib(b.activations.value), frenzy_cli::gib(b.temporary.value),
-                   frenzy_cli::gib(st.peak_allocated.value), st.in_flight_micro_batches,
-                   st.stage == r.bottleneck_stage && r.stages.size() > 1 ? "  <- bottleneck" : "");
-    }
+    print_stage_table(r);
     fmt::print("\npeak allocated {} GiB, peak reserved (allocator model) {} GiB{}\n", frenzy_cli::gib(r.peak_allocated.value),
                frenzy_cli::gib(r.peak_reserved.value),
                r.uncertainty > 0 ? fmt::format(", uncertainty +{:.0f}%", 100 * r.uncertainty) : "");
@@ -498,7 +514,12 @@ void frenzy_cli::add_estimate(CLI::App& app) {
                                                         "(global batch kept; every divisor of global batch / dp tried)");
     c->add_flag("--json", a->json, fmt::format("Machine-readable output (keys in {})", frenzy_cli::formats_doc));
     frenzy_cli::add_html_option(c, a->html);
-    c->footer("Exit status: 0 fits or tight, 4 does not fit (with --gpu/--gpus), 2 invalid input, 1 unreadable file.");
+    c->footer("Exit status: 0 fits or tight, 4 does not fit (with --gpu/--gpus), 2 invalid input, 1 unreadable file.\n\n"
+              "Examples:\n"
+              "  frenzy estimate --model llama-3.1-8b --seq-len 8192 --sharding optimizer --recompute selective "
+              "--gpus 8xh100-80g\n"
+              "  frenzy estimate --model llama-3.1-8b --framework hf --finetune qlora --recompute full --gpus 1xrtx-4090\n"
+              "  frenzy estimate --from megatron:train_llama3_8b_h100_fp8.sh --gpu h100-80g --json");
     c->callback([a] { run_estimate(*a); });
 }
 

@@ -151,9 +151,16 @@ void run_import(const import_args& a) {
 
 }  // namespace
 
+/// The examples under `launch --help` (issue 55).
+constexpr const char* launch_examples =
+    "Examples:\n"
+    "  frenzy launch --job examples/jobs/plan-llama-3.1-8b.json --gpus 16xa100-80g --framework megatron -o run/\n"
+    "  cd run && MEGATRON_LM=~/Megatron-LM DATA_PATH=/data/my_text sbatch launch.sbatch";
+
 void frenzy_cli::add_launch(CLI::App& app) {
     auto a = std::make_shared<launch_args>();
     auto* c = app.add_subcommand("launch", "Plan a job and write its Slurm launch script and framework configuration");
+    c->footer(launch_examples);
     frenzy_cli::add_job_options(c, a->job);
     frenzy_cli::add_cluster_options(c, a->cluster);
     // add_job_options' --framework is taken here as the launcher (frameworks/launchers.hpp)

@@ -200,7 +200,12 @@ void frenzy_cli::add_plan(CLI::App& app) {
     auto a = std::make_shared<plan_args>();
     auto* c = app.add_subcommand("plan", "Rank GPU types, counts and parallel configurations for a job on a cluster");
     c->footer("Layout fields the job states (its `parallel` keys, training.micro_batch, or the --dp/--tp/... flags) are "
-              "kept; the rest is searched. Exit 0 with plans, 1 when no GPU type can run the job, 2 on invalid input.");
+              "kept; the rest is searched. Exit 0 with plans, 1 when no GPU type can run the job, 2 on invalid input.\n\n"
+              "Examples:\n"
+              "  frenzy plan --model llama-3.1-8b --seq-len 8192 --global-batch 256 --total-tokens 2e10 --gpus 8xh100-80g\n"
+              "  frenzy plan --job examples/jobs/plan-llama-2-7b.json --cluster examples/clusters/three-type.json "
+              "--price example --objective cost --html plan.html\n"
+              "  frenzy plan --model llama-2-13b --cluster examples/clusters/three-type.json --mixed --top 3");
     frenzy_cli::add_job_options(c, a->job);
     frenzy_cli::add_cluster_options(c, a->cluster);
     c->add_option("--objective", a->objective, "time | gpu-hours | cost (default time; ties go to the faster plan)");

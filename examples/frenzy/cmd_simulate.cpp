@@ -245,9 +245,17 @@ void add_move_options(CLI::App* c, simulate_args& a) {
 }
 }  // namespace
 
+/// The summary and the examples of `simulate --help` (issue 55: examples per subcommand).
+constexpr const char* simulate_summary = "Replay a job trace on a cluster under HAS or a baseline scheduler";
+constexpr const char* simulate_examples =
+    "Examples:\n"
+    "  frenzy simulate --cluster examples/clusters/three-type.json --trace examples/traces/small.csv --policy all\n"
+    "  frenzy simulate --cluster examples/clusters/three-type.json --trace examples/traces/small.csv --policy all "
+    "--html sim.html";
+
 void frenzy_cli::add_simulate(CLI::App& app) {
     auto a = std::make_shared<simulate_args>();
-    auto* c = app.add_subcommand("simulate", "Replay a job trace on a cluster under HAS or a baseline scheduler");
+    auto* c = app.add_subcommand("simulate", simulate_summary)->footer(simulate_examples);
     c->add_option("--cluster", a->cluster, "Cluster spec JSON")->required()->check(CLI::ExistingFile);
     c->add_option("--trace", a->trace, "Trace CSV (docs/formats.md; see `frenzy trace synth`)")->required()->check(CLI::ExistingFile);
     c->add_option("--policy", a->policy, frenzy::policy_help(true));  // the registry (sched/policy_registry.hpp)

@@ -631,14 +631,16 @@ TEST_CASE("import of Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh") 
     CHECK(j.training.total_tokens == 1953125000.0 * 8192);                  // --train-samples x --seq-length
     CHECK(r.world_size == 8);                                               // GPUS_PER_NODE=8 x NUM_NODES=1
     CHECK(j.parallel == parallel_config{.dp = 8, .sharding = sharding::optimizer});  // tp=cp=pp=1, distributed optimizer
-    // the memory flags map to job fields (runtime.fp8_param_gather, grad_reduce_bf16, dropout); the fused
-    // cross-entropy, overlapped parameter all-gather and cache emptying are understood and do not move the peak
+    // the memory flags map to job fields (runtime.fp8_param_gather, grad_reduce_bf16, dropout, and the cache emptied
+    // after every forward/backward: empty_unused_memory_level, read by the fit rule); the fused cross-entropy and
+    // overlapped parameter all-gather are understood and do not move the peak
     CHECK(r.unknown.empty());
     CHECK(j.runtime.fp8_param_gather);
     CHECK(j.runtime.grad_reduce_bf16);
     CHECK(j.runtime.dropout == std::optional<bool>(false));
-    for (const char* f : {"--cross-entropy-loss-fusion", "--overlap-param-gather", "--empty-unused-memory-level 1"})
+    for (const char* f : {"--cross-entropy-loss-fusion", "--overlap-param-gather"})
         CHECK(std::find(r.ignored.begin(), r.ignored.end(), std::string(f)) != r.ignored.end());
+    CHECK(j.runtime.empty_unused_memory_level == 1);  // --empty-unused-memory-level 1 (issue 55)
     CHECK(j.runtime.overlap_grad_reduce);  // --overlap-grad-reduce (runtime.overlap_grad_reduce)
     // the parameter count is Llama 3.1 8B's: 8,030,261,248 (meta-llama/Llama-3.1-8B; the preset's published count)
     CHECK(total_parameters(j.model) == total_parameters(preset("llama-3.1-8b")));

@@ -98,3 +98,21 @@ TEST_CASE("the allocator policy's state travels with the estimator") {
     CHECK(r.peak_reserved.value == Approx(r.peak_allocated.value + ms.gradients.value).epsilon(1e-9));
     CHECK(r.peak_reserved < def.peak_reserved);
 }
+
+TEST_CASE("allocator options that hand back the whole cache reach the report, the peaks stay (issue 55)") {
+    auto j = llama8b_fsdp();
+    const memory_estimator est;
+    const auto plain = est.estimate(j);
+    CHECK_FALSE(plain.cache_returned_whole);
+    CHECK_FALSE(cache_returned_whole(j));
+    j.runtime.expandable_segments = true;
+    const auto expandable = est.estimate(j);
+    CHECK(expandable.cache_returned_whole);
+    CHECK(expandable.peak_reserved == plain.peak_reserved);  // the readout max_memory_reserved is the same
+    CHECK(expandable.peak_allocated == plain.peak_allocated);
+    j.runtime.expandable_segments = false;
+    j.runtime.empty_unused_memory_level = 1;  // Megatron: torch.cuda.empty_cache() after every forward/backward
+    CHECK(est.estimate(j).cache_returned_whole);
+    j.runtime.empty_unused_memory_level = 3;
+    CHECK_THROWS_WITH(validate(j), Catch::Matchers::Contains("runtime.empty_unused_memory_level=3"));
+}

@@ -74,6 +74,15 @@ TEST_CASE("fit verdicts: fits with the band, tight at the central estimate only,
     CHECK_FALSE(f.cache_flushes);
     // Tight at the central reserved estimate is not a cache flush.
     CHECK_FALSE(check_fit(report(70, 0.10, 60), g, 0.05).cache_flushes);
+    // An allocator that hands back its whole cache (expandable segments, Megatron's cache emptied every step;
+    // memory/allocator.hpp cache_returned_whole): the central allocated peak must fit, not the banded one (issue 55).
+    auto whole = report(90, 0.10, 70);
+    whole.cache_returned_whole = true;
+    f = check_fit(whole, g, 0.05);
+    CHECK(f.verdict == fit_verdict::tight);  // 70 <= 76 though 70 x 1.1 = 77 > 76
+    CHECK(f.cache_flushes);
+    whole.peak_allocated = bytes{77 * gib};  // 77 > 76: nothing to hand back makes it fit
+    CHECK(check_fit(whole, g, 0.05).verdict == fit_verdict::does_not_fit);
     CHECK(to_string(fit_verdict::tight) == "tight");
     CHECK(to_string(fit_verdict::does_not_fit) == "does_not_fit");
     CHECK(parse_enum<fit_verdict>("verdict", "fits") == fit_verdict::fits);

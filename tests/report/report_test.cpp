@@ -93,6 +93,17 @@ TEST_CASE("report: the memory chart's bars are the stages' figures, the band and
     CHECK(spec.at("layer")[2].at("data").at("values")[0].at("capacity").get<double>() == Approx(76.0));
 }
 
+TEST_CASE("report: a stage holding no gradient at its peak shows \"-\", and the verdict reads as prose (issue 55)") {
+    auto e = two_stage_estimate();
+    e["stages"][1]["gradients_bytes"] = 0.0;  // FSDP: the peak comes before backward allocates the gradients
+    e["verdict"] = "does_not_fit";
+    const auto t = detail::stage_table(e);
+    CHECK(t.rows[0][3] == "16.00 GiB");
+    CHECK(t.rows[1][3] == "-");
+    CHECK(count(detail::estimate_subtitle(e), "verdict: does not fit (needs") == 1);
+    CHECK(count(estimate_page(e).sections[0].text, "A gradient of \"-\"") == 1);
+}
+
 TEST_CASE("report: the plan frontier keeps the plans no other beats on both axes") {
     // (time, cost): (1, 9) (2, 5) (3, 6) (4, 2) (2, 7): the frontier is (1,9) (2,5) (4,2)
     const auto f = detail::frontier({{1, 9}, {2, 5}, {3, 6}, {4, 2}, {2, 7}});
@@ -127,6 +138,12 @@ TEST_CASE("report: the plan table keeps the CLI's markers and plan --mixed's pip
     CHECK(t.rows[0][9] == "62.0% ! (best measured 55.0%)");         // above the measured ceiling
     CHECK(t.rows[0][10] == "\u00b112%");                            // its error band
     CHECK(t.header.back() == "cost (USD)");
+    // a speed capped at the ceiling keeps the CLI's "^" and shows the model's own figure as such (issue 55)
+    nlohmann::json capped = plan;
+    capped["mfu"] = 0.55;
+    capped["uncapped_tokens_per_s"] = 1127.0;
+    CHECK(detail::plan_table(nlohmann::json::array({capped})).rows[0][9] ==
+          "55.0% ^ (capped at the best measured; the model's own speed 1127 tokens/s)");
     nlohmann::json pipe = plan;
     pipe.erase("gpu");
     pipe["gpus"] = 12;
@@ -139,6 +156,31 @@ TEST_CASE("report: the plan table keeps the CLI's markers and plan --mixed's pip
     CHECK(page.sections[1].heading == "Pipelines over several GPU types");
     CHECK(page.sections[1].table.rows[0][1] ==
           "8 x a100-80g (2 stages, 24 layers) -> 4 x v100-32g (2 stages, 8 layers)");
+}
+
+TEST_CASE("report: every timeline of a simulate page spans the same hours (issue 55)") {
+    // two policies: HAS ends at 2 h, FCFS's last run ends at 5 h and its queue's last point is at 4 h
+    const auto policy = [](const char* name, double run_end_s, double last_t_s) {
+        const nlohmann::json run = {{"start_s", 0.0}, {"end_s", run_end_s}, {"gpu", "a100-80g"}, {"gpus", 8}, {"nodes", 1}};
+        return nlohmann::json{{"policy", name}, {"jobs", 1}, {"completed", 1}, {"cluster_gpus", 8},
+                              {"makespan_s", run_end_s},
+                              {"job_runs", {{{"job_id", "j0"}, {"model", "m"}, {"status", "completed"}, {"submit_s", 0.0},
+                                             {"end_s", run_end_s}, {"runs", {run}}}}},
+                              {"timeline", {{{"t_s", 0.0}, {"queued", 0}, {"busy_gpus", 8}},
+                                            {{"t_s", last_t_s}, {"queued", 0}, {"busy_gpus", 0}}}}};
+    };
+    const nlohmann::json doc = nlohmann::json::array({policy("has", 7200.0, 7200.0), policy("fcfs", 18000.0, 14400.0)});
+    CHECK(detail::time_range_h(doc) == Approx(5.0));
+    const auto page = simulate_page(doc);
+    int timelines = 0;
+    for (const auto& s : page.sections) {
+        if (s.chart.is_null() || !s.chart.contains("encoding") || s.chart_name == "jct") continue;
+        const auto& x = s.chart.at("encoding").at("x");
+        REQUIRE(x.contains("scale"));
+        CHECK(x.at("scale").at("domain") == nlohmann::json::array({0.0, 5.0}));  // runs of both, queue, utilisation
+        ++timelines;
+    }
+    CHECK(timelines == 4);
 }
 
 TEST_CASE("report: a whole-number field the document cannot hold is an error naming it, not a cast") {

@@ -130,6 +130,9 @@ inline constexpr int_bound gpu_limit{0, gpus.max};         ///< a limit on GPUs 
 inline constexpr int_bound gpus_per_node{1, 1024};
 inline constexpr int_bound node_count{1, 1'000'000};
 inline constexpr int_bound chunks{1, 1 << 16};             ///< runtime.loss_chunks
+/// runtime.empty_unused_memory_level: Megatron's values of --empty-unused-memory-level
+/// (megatron/training/config/training_config.py@d98e8a64: Literal[0, 1, 2])
+inline constexpr int_bound empty_cache_level{0, 2};
 inline constexpr real_bound memory_mib{1e-3, 1 << 24};     ///< per GPU; 16 TiB
 inline constexpr real_bound tflops{0, 1e6};                ///< dense peak per GPU
 inline constexpr real_bound watts{0, 1e5};                 ///< a GPU's board power or power cap (0 = not stated)

@@ -230,6 +230,8 @@ inline runtime_spec runtime_from_json(const nlohmann::json& j) {
     r.get("grad_reduce_bf16", rt.grad_reduce_bf16);
     r.get("liger", rt.liger);
     r.get("paged_optimizer", rt.paged_optimizer);
+    r.get("expandable_segments", rt.expandable_segments);
+    r.get("empty_unused_memory_level", rt.empty_unused_memory_level);
     r.get("framework_version", rt.framework_version);
     // stack options that default to the framework's profile: absent or null = unset
     for (auto [key, field] : {std::pair{"dropout", &rt.dropout}, std::pair{"rope_fp32", &rt.rope_fp32},
@@ -434,6 +436,8 @@ inline nlohmann::json to_json(const runtime_spec& r) {
     if (r.fp8_recipe) rt["fp8_recipe"] = to_string(*r.fp8_recipe);
     if (r.liger) rt["liger"] = true;  // absent: false
     if (r.paged_optimizer) rt["paged_optimizer"] = true;  // absent: false
+    if (r.expandable_segments) rt["expandable_segments"] = true;  // absent: false
+    if (r.empty_unused_memory_level != 0) rt["empty_unused_memory_level"] = r.empty_unused_memory_level;  // absent: 0
     return rt;
 }
 

@@ -61,4 +61,20 @@ struct caching_allocator {
 };
 static_assert(AllocatorPolicy<caching_allocator>);
 
+/// Whether the job's allocator options let it hand back its whole cache when the card is full, so that what must fit
+/// is the allocated peak rather than the reserved one (memory/fit.hpp, the "tight" verdict). By default it cannot: a
+/// failed cudaMalloc frees only the cached blocks that are not split, and the slivers left in a segment that still
+/// holds a live block stay reserved (pytorch/pytorch@001074d2 c10/cuda/CUDACachingAllocator.cpp, the allocator's
+/// header comment). It can:
+/// - with expandable_segments:True: "if we end up out of memory, we can unmap all the memory in our segment
+///   corresponding to empty physical pages" (same file, Note [Expandable Segments]; 20 MiB pages in the large pool);
+/// - under Megatron's --empty-unused-memory-level >= 1: torch.cuda.empty_cache() after every forward/backward
+///   (NVIDIA/Megatron-LM@d98e8a64 megatron/training/training.py train_step) returns every segment of the step's
+///   activations, each whole again once they are freed, so no sliver split in one step is still reserved in the
+///   next: the reserve carries no churn from earlier steps (the share `fragmentation` is set on runs that never
+///   empty the cache), and within a step a failed cudaMalloc frees the unsplit blocks and retries.
+inline bool cache_returned_whole(const job_spec& j) {
+    return j.runtime.expandable_segments || j.runtime.empty_unused_memory_level >= 1;
+}
+
 }  // namespace frenzy

@@ -47,6 +47,9 @@ struct memory_report {
     bytes paged{};
     /// NCCL's own buffers on one GPU (memory/device.hpp nccl_buffer_bytes): outside both peaks above.
     bytes nccl{};
+    /// The allocator can hand back all of its cache when a cudaMalloc fails, down to the allocated peak
+    /// (memory/allocator.hpp cache_returned_whole; read by the fit rule, memory/fit.hpp).
+    bool cache_returned_whole = false;
     const stage_memory& bottleneck() const { return stages.at(static_cast<std::size_t>(bottleneck_stage)); }
 };
 

@@ -189,6 +189,7 @@ private:
         r.parameters = parameters;
         r.uncertainty = memory_uncertainty(j);
         r.nccl = nccl_buffer_bytes(j);
+        r.cache_returned_whole = cache_returned_whole(j);
         double best_reserved = 0;
         if (with_stages) r.stages.reserve(layouts.size());
         const auto t = terms_of(j, f);  // what every stage reads of the job alone, once

@@ -99,7 +99,10 @@ inline fit_check check_fit(const memory_report& r, const gpu_type& g, double mar
     f.central = r.peak_reserved;
     f.allocated_required = bytes{r.peak_allocated.value * (1.0 + r.uncertainty)};
     f.fits = f.required.value <= f.capacity.value;
-    f.cache_flushes = !f.fits && f.central.value > f.capacity.value && f.allocated_required.value <= f.capacity.value;
+    // The allocator's options decide how much of its cache a flush returns (memory/allocator.hpp
+    // cache_returned_whole): all of it, so the central allocated peak must fit; otherwise the banded one.
+    const double after_flush = r.cache_returned_whole ? r.peak_allocated.value : f.allocated_required.value;
+    f.cache_flushes = !f.fits && f.central.value > f.capacity.value && after_flush <= f.capacity.value;
     f.verdict = f.fits ? fit_verdict::fits
                 : f.central.value <= f.capacity.value || f.cache_flushes ? fit_verdict::tight
                                                                          : fit_verdict::does_not_fit;

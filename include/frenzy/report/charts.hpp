@@ -167,8 +167,10 @@ inline table stage_table(const nlohmann::json& e) {
              "allocated peak", "reserved peak"}, {}};
     for (const auto& st : e.at("stages")) {
         const auto g = [&](const char* key) { return fixed(num(st, key) / gib, 2) + " GiB"; };
+        // none held at the peak (forward/backward before backward allocates them): "-", as the CLI prints
+        const std::string grads = num(st, "gradients_bytes") > 0 ? g("gradients_bytes") : std::string("-");
         t.rows.push_back({std::to_string(detail::count(st, "stage", 0)), fixed(num(st, "parameters") / 1e9, 3) + " B",
-                          g("weights_bytes"), g("gradients_bytes"), g("optimizer_bytes"), g("activations_bytes"),
+                          g("weights_bytes"), grads, g("optimizer_bytes"), g("activations_bytes"),
                           g("temporary_bytes"), g("peak_allocated_bytes"),
                           has_number(st, "peak_reserved_bytes") ? g("peak_reserved_bytes") : std::string("-")});
     }
@@ -179,8 +181,10 @@ inline std::string estimate_subtitle(const nlohmann::json& e) {
     std::string s = "parameters " + fixed(num(e, "parameters") / 1e9, 2) + " B; peak reserved " +
                     fixed(num(e, "peak_reserved_bytes") / gib, 2) + " GiB per GPU (uncertainty " +
                     fixed(100 * num(e, "uncertainty"), 0) + "%)";
+    std::string verdict = e.contains("verdict") ? text(e, "verdict") : "";
+    std::replace(verdict.begin(), verdict.end(), '_', ' ');  // prose: "does not fit", not the JSON value
     if (e.contains("verdict"))
-        s += "; verdict: " + text(e, "verdict") + " (needs " + fixed(num(e, "required_bytes") / gib, 2) + " of " +
+        s += "; verdict: " + verdict + " (needs " + fixed(num(e, "required_bytes") / gib, 2) + " of " +
              fixed(num(e, "capacity_bytes") / gib, 2) + " GiB usable)";
     if (has_number(e, "step_time_s"))
         s += "; step " + duration_text(num(e, "step_time_s")) + ", MFU " + fixed(100 * num(e, "mfu"), 1) + "% (band +-" +
@@ -199,7 +203,10 @@ inline page estimate_page(const nlohmann::json& e) {
     p.source = e;
     p.sections.push_back({"Memory per GPU, by pipeline stage",
                           "Each bar is one GPU of a stage at its peak; the black bar runs from the reserved peak to "
-                          "it plus the uncertainty; the dashed line is the GPU's usable memory (1 - margin).",
+                          "it plus the uncertainty; the dashed line is the GPU's usable memory (1 - margin). A "
+                          "gradient of \"-\": none on the GPU at that stage's peak (it comes before backward allocates "
+                          "them, or they are offloaded, or the stage trains none); the optimizer step, which holds "
+                          "them, peaks lower.",
                           "memory", detail::memory_chart(e), detail::stage_table(e)});
     if (e.contains("step_parts"))
         p.sections.push_back({"Where a step's time goes",
@@ -299,8 +306,12 @@ inline nlohmann::json plan_chart(const nlohmann::json& plans, const plan_axes& a
 
 /// The CLI table's markers (examples/frenzy/cmd_plan.cpp): MFU with "!" above the best measured for its class
 /// (perf/mfu_ceiling.hpp), the speed's error band, the precision with "*" when it is the type's alternative.
+/// "^" when the plan's speed was capped at that ceiling, with the model's own (uncapped) figure beside it.
 inline std::string mfu_text(const nlohmann::json& p) {
     const double m = num(p, "mfu"), ceiling = num(p, "mfu_ceiling");
+    if (has_number(p, "uncapped_tokens_per_s") && num(p, "uncapped_tokens_per_s") > 0)
+        return fixed(100 * m, 1) + "% ^ (capped at the best measured; the model's own speed " +
+               fixed(num(p, "uncapped_tokens_per_s"), 0) + " tokens/s)";
     return fixed(100 * m, 1) + "%" + (ceiling > 0 && m > ceiling ? " ! (best measured " + fixed(100 * ceiling, 1) + "%)" : "");
 }
 inline std::string band_text(const nlohmann::json& p) {
@@ -359,7 +370,8 @@ inline page plan_page(const nlohmann::json& doc) {
         p.sections.push_back({ax.section,
                               std::string("Each point is a feasible plan, coloured by GPU type; the dashed line joins "
                                           "the plans that no other plan beats on both ") + ax.x_title + " and " +
-                                  ax.y_title + " (the frontier).",
+                                  ax.y_title + " (the frontier). In the table, an MFU marked ! is above the best measured "
+                                  "for its chip, precision and model size; ^ marks a speed, time and cost capped at it.",
                               "plans", detail::plan_chart(plans, ax), detail::plan_table(plans)});
     }
     if (doc.contains("mixed_plans") && doc.at("mixed_plans").is_array() && !doc.at("mixed_plans").empty())
@@ -381,8 +393,30 @@ inline page plan_page(const nlohmann::json& doc) {
 
 namespace detail {
 
-/// Bars from each run's start to its end on its job's row, coloured by GPU type.
-inline nlohmann::json gantt_chart(const nlohmann::json& policy) {
+/// Hours from the first submission to the last event of any policy (run ends, timeline points, makespans): the one
+/// x range of every timeline of a simulate page, so its charts line up (issue 55: each chart had its own range).
+inline double time_range_h(const nlohmann::json& policies) {
+    double end_s = 0;
+    for (const auto& pol : policies) {
+        end_s = std::max(end_s, num(pol, "makespan_s", 0));
+        if (pol.contains("timeline"))
+            for (const auto& pt : pol.at("timeline")) end_s = std::max(end_s, num(pt, "t_s"));
+        if (pol.contains("job_runs"))
+            for (const auto& j : pol.at("job_runs"))
+                for (const auto& r : j.at("runs")) end_s = std::max({end_s, num(r, "start_s"), num(r, "end_s", 0)});
+    }
+    return end_s / 3600;
+}
+
+/// The time axis of a simulate page's timelines: hours since the first submission over [0, range_h] (none: its own).
+inline nlohmann::json time_axis(const char* field, double range_h) {
+    nlohmann::json x = {{"field", field}, {"type", "quantitative"}, {"title", "hours since the first submission"}};
+    if (range_h > 0) x["scale"] = {{"domain", {0.0, range_h}}, {"nice", false}};
+    return x;
+}
+
+/// Bars from each run's start to its end on its job's row, coloured by GPU type; x over [0, range_h] when given.
+inline nlohmann::json gantt_chart(const nlohmann::json& policy, double range_h = 0) {
     nlohmann::json values = nlohmann::json::array();
     double horizon = 0;
     for (const auto& j : policy.at("job_runs"))
@@ -403,7 +437,7 @@ inline nlohmann::json gantt_chart(const nlohmann::json& policy) {
     spec["encoding"] = {
         {"y", {{"field", "job"}, {"type", "ordinal"}, {"sort", nullptr}, {"title", "job"},
                {"axis", {{"labels", rows.size() <= 60}, {"ticks", rows.size() <= 60}}}}},
-        {"x", {{"field", "start_h"}, {"type", "quantitative"}, {"title", "hours since the first submission"}}},
+        {"x", time_axis("start_h", range_h)},
         {"x2", {{"field", "end_h"}}},
         {"color", {{"field", "gpu"}, {"type", "nominal"}, {"title", "GPU type"}}},
         {"tooltip", {{{"field", "job"}}, {{"field", "model"}}, {{"field", "gpu"}}, {{"field", "gpus"}},
@@ -413,7 +447,8 @@ inline nlohmann::json gantt_chart(const nlohmann::json& policy) {
 }
 
 /// The queue and the GPU utilisation over time, one line each per policy (step lines: the state after each change).
-inline nlohmann::json timeline_chart(const nlohmann::json& policies, const char* name, const char* title) {
+inline nlohmann::json timeline_chart(const nlohmann::json& policies, const char* name, const char* title,
+                                     double range_h = 0) {
     nlohmann::json values = nlohmann::json::array();
     for (const auto& pol : policies) {
         const double total = num(pol, "cluster_gpus");
@@ -428,7 +463,7 @@ inline nlohmann::json timeline_chart(const nlohmann::json& policies, const char*
     spec["mark"] = {{"type", "line"}, {"interpolate", "step-after"}};
     nlohmann::json y = {{"field", "value"}, {"type", "quantitative"}, {"title", title}};
     if (std::string(name) == "utilization") y["axis"] = {{"format", "%"}};
-    spec["encoding"] = {{"x", {{"field", "t_h"}, {"type", "quantitative"}, {"title", "hours since the first submission"}}},
+    spec["encoding"] = {{"x", time_axis("t_h", range_h)},
                         {"y", y},
                         {"color", {{"field", "policy"}, {"type", "nominal"}}}};
     return spec;
@@ -480,14 +515,15 @@ inline page simulate_page(const nlohmann::json& doc) {
     for (std::size_t i = 0; i < policies.size(); ++i) p.subtitle += (i ? ", " : "") + detail::text(policies[i], "policy");
     p.source = doc;
     p.sections.push_back({"Summary", "", "", nullptr, detail::policy_table(policies)});
+    const double range_h = detail::time_range_h(policies);  // one x range for every timeline below
     for (const auto& pol : policies)
         p.sections.push_back({"Jobs on GPUs over time: " + detail::text(pol, "policy"),
                               "One row per job that ran, one bar per run (start-up included), coloured by GPU type.",
-                              "runs", detail::gantt_chart(pol), {}});
+                              "runs", detail::gantt_chart(pol, range_h), {}});
     p.sections.push_back({"Queue length over time", "Jobs waiting for GPUs.", "queue",
-                          detail::timeline_chart(policies, "queue", "jobs waiting"), {}});
+                          detail::timeline_chart(policies, "queue", "jobs waiting", range_h), {}});
     p.sections.push_back({"GPU utilisation over time", "GPUs held by runs over the cluster's GPUs.", "utilization",
-                          detail::timeline_chart(policies, "utilization", "GPUs busy"), {}});
+                          detail::timeline_chart(policies, "utilization", "GPUs busy", range_h), {}});
     p.sections.push_back({"Job completion times", "Cumulative share of the completed jobs by completion time.", "jct",
                           detail::jct_chart(policies), {}});
     return p;

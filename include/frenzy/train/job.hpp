@@ -138,6 +138,10 @@ inline void validate_offload(const job_spec& j) {
         throw config_error("training.optimizer=\"adamw-8bit\" runs on the GPU; it cannot be combined with "
                            "runtime.offload.optimizer=true");
     validate_paged_optimizer(j);
+    const auto level = j.runtime.empty_unused_memory_level;
+    if (level < bounds::empty_cache_level.min || level > bounds::empty_cache_level.max)
+        throw config_error(field_text("runtime.empty_unused_memory_level", level) + " must be 0, 1 or 2 (Megatron's "
+                           "--empty-unused-memory-level)");
 }
 
 namespace detail {

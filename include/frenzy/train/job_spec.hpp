@@ -66,6 +66,13 @@ struct runtime_spec {
     /// outside PyTorch's caching allocator, and the driver moves their pages to host memory under pressure.
     /// memory/methods.hpp method_model_states (model_state_bytes::paged) says what each readout sees.
     bool paged_optimizer = false;
+    /// PyTorch's allocator with PYTORCH_CUDA_ALLOC_CONF (or PYTORCH_ALLOC_CONF) expandable_segments:True: on a failed
+    /// allocation it unmaps every empty page of its segments, so the cache it returns is all of it
+    /// (memory/fit.hpp check_fit; memory/allocator.hpp).
+    bool expandable_segments = false;
+    /// Megatron's --empty-unused-memory-level: 1 empties the allocator's cache after each forward/backward, 2 also
+    /// after the optimizer step (memory/fit.hpp check_fit). 0 = never (Megatron's default).
+    std::int64_t empty_unused_memory_level = 0;
     /// The framework's release whose defaults the job runs (framework_traits::versions): empty = the version its
     /// profile describes (framework_traits::default_version).
     std::string framework_version;

@@ -217,9 +217,8 @@ inline bool take_megatron_training_flag(const cli_argument& a, training_spec& t,
     // Understood, and no effect on the peak: the fused cross-entropy saves the same fp32 softmax and casts the
     // gradient to bf16 as autograd does (megatron/core/fusions/fused_cross_entropy.py@d98e8a64); the
     // overlapped parameter all-gather writes into the distributed optimizer's parameter buffer in place
-    // (megatron/core/distributed/param_and_grad_buffer.py); empty_cache runs after forward/backward, below the
-    // step's peak (megatron/training/training.py train_step: empty_unused_memory_level >= 1).
-    else if (f == "--cross-entropy-loss-fusion" || f == "--overlap-param-gather" || f == "--empty-unused-memory-level")
+    // (megatron/core/distributed/param_and_grad_buffer.py).
+    else if (f == "--cross-entropy-loss-fusion" || f == "--overlap-param-gather")
         out.ignored.push_back(arg_text(a));
     else if (f == "--megatron-fsdp-main-params-dtype") s.main_bf16 = arg_str(a) == "bf16";
     else if (f == "--use-precision-aware-optimizer" || f == "--main-params-dtype" || f == "--main-grads-dtype" ||
@@ -258,6 +257,9 @@ inline bool take_megatron_parallel_flag(const cli_argument& a, job_spec& j, mega
         else if (v == "auto") j.runtime.attention = attention_impl::automatic;
         else out.unknown.push_back(arg_text(a));
     } else if (f == "--use-flash-attn") j.runtime.attention = attention_impl::flash;
+    // the cache emptied after every forward/backward: the fit rule's flush (memory/allocator.hpp cache_returned_whole)
+    else if (f == "--empty-unused-memory-level")
+        j.runtime.empty_unused_memory_level = check_bound(f, arg_int(a), bounds::empty_cache_level);
     else return false;
     return true;
 }
