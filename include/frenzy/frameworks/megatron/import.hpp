@@ -296,8 +296,7 @@ inline void finish_megatron_model(transformer_spec& m, const training_spec& t, c
     frameworks::megatron::finish_routing(m, s.routing, out);
 }
 
-/// --fp4-format and its options, as megatron/training/arguments.py@d98e8a64 validate_args and
-/// megatron/core/fp4_utils.py get_fp4_recipe read them: not with --fp8-format; --fp4-param-gather only with it.
+/// --fp4-format and its options as megatron/training/arguments.py@d98e8a64 validate_args reads them (fp4_utils.py).
 inline void finish_megatron_fp4(job_spec& j, const megatron_pending& s, launcher_import& out) {
     if (s.fp4 && s.fp8) throw config_error("--fp4-format with --fp8-format: Megatron runs one or the other (\"--fp4-format and "
                                            "--fp8-format cannot be used simultaneously\")");
@@ -308,10 +307,8 @@ inline void finish_megatron_fp4(job_spec& j, const megatron_pending& s, launcher
     }
     j.training.precision = precision::fp4_mixed;
     if (s.fp4_recipe == "custom") out.ignored.push_back("--fp4-recipe custom (a quantizer factory's recipe is not modelled: read as nvfp4)");
-    // NVFP4 parameters replace the 16-bit copy of the GEMM weights; the estimate keeps that copy (an over-estimate of
-    // 2 - 1.125 B per linear weight) rather than guess the biases and norms TE leaves unquantized
-    if (s.fp4_param) out.ignored.push_back("--fp4-param-gather (NVFP4 parameters without the 16-bit copy: not modelled, the "
-                                           "estimate keeps the 16-bit copy, an over-estimate)");
+    // NVFP4 parameters (no 16-bit copy of the GEMM weights): the estimate keeps the copy, over by 0.875 B a weight
+    if (s.fp4_param) out.ignored.push_back("--fp4-param-gather (NVFP4 parameters without the 16-bit copy: not modelled, the estimate keeps it, an over-estimate)");
 }
 
 /// The precision, in the flags' precedence: --fp8-format, then the options (frameworks/megatron/options.hpp), then
