@@ -195,5 +195,35 @@ TEST_CASE("report: a whole-number field the document cannot hold is an error nam
     CHECK_THROWS_WITH(detail::count({{"n", 9223372036854775808ULL}}, "n"), Catch::Contains("field \"n\" holds 9223372036854775808"));
     CHECK(detail::count({{"n", 4.0}}, "n") == 4);
     CHECK(detail::count(nlohmann::json::object(), "n", 7) == 7);
-    CHECK_THROWS_AS(detail::count({{"n", "4"}}, "n"), nlohmann::json::type_error);
+    CHECK_THROWS_WITH(detail::count({{"n", "4"}}, "n"), "report: field \"n\" holds \"4\", not a count");
+}
+
+TEST_CASE("report: every field it draws is checked, and a bad one is named (issue 57)") {
+    const auto e = two_stage_estimate();
+    REQUIRE_NOTHROW(estimate_page(e));
+    auto bad = e;
+    bad["stages"] = "bogus";  // was drawn as one stage of zeros
+    CHECK_THROWS_WITH(estimate_page(bad), "report: field \"stages\" holds \"bogus\", not an array");
+    bad["stages"] = nlohmann::json::array({"x"});
+    CHECK_THROWS_WITH(estimate_page(bad), "report: field \"stages\" holds \"x\", not an array of objects");
+    bad = e;
+    bad["stages"][1]["weights_bytes"] = "8";  // a number in quotes was drawn as 0
+    CHECK_THROWS_WITH(estimate_page(bad), "report: field \"weights_bytes\" holds \"8\", not a number");
+    bad = e;
+    bad["step_parts"] = {{"part", "GEMMs"}};  // an object where the parts are an array
+    CHECK_THROWS_WITH(estimate_page(bad), Catch::Contains("field \"step_parts\" holds {\"part\":\"GEMMs\"}, not an array"));
+    bad = e;
+    bad["gpu"] = 80;  // was shown as no GPU
+    CHECK_THROWS_WITH(estimate_page(bad), "report: field \"gpu\" holds 80, not a string");
+    bad = e;
+    bad["job"] = "llama";
+    CHECK_THROWS_WITH(estimate_page(bad), "report: field \"job\" holds \"llama\", not an object");
+    // absent optional figures and null (a non-finite figure as --json writes it) keep their defaults
+    bad = e;
+    bad["mfu"] = nullptr;
+    CHECK_NOTHROW(estimate_page(bad));
+    const nlohmann::json plan = {{"plans", {{{"gpu", "h100-80g"}, {"parallel", 8}}}}, {"infeasible", nlohmann::json::array()}};
+    CHECK_THROWS_WITH(plan_page(plan), "report: field \"parallel\" holds 8, not an object");
+    const nlohmann::json plan_without = {{"plans", nlohmann::json::array()}, {"infeasible", 3}};
+    CHECK_THROWS_WITH(plan_page(plan_without), "report: field \"infeasible\" holds 3, not an array");
 }

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frenzy/core/checked.hpp"  // printable
 #include "frenzy/core/error.hpp"
 #include "frenzy/report/page.hpp"
 
@@ -36,13 +37,22 @@ inline std::string fixed(double v, int digits) {
     std::snprintf(buf, sizeof buf, "%.*f", digits, v);
     return buf;
 }
+/// config_error naming field `key` of a report's input and what it holds instead of `wanted` (issue 57: a report
+/// checks every field it draws rather than draw a default).
+[[noreturn]] inline void wrong_field(const char* key, const nlohmann::json& v, const char* wanted) {
+    throw config_error(std::string("report: field \"") + key + "\" holds " + printable(v.dump(), 60) + ", not " + wanted);
+}
+/// A number field: `fallback` when absent or null (a non-finite figure is written as null); anything but a number
+/// is an error naming the field.
 inline double num(const nlohmann::json& j, const char* key, double fallback = 0) {
     const auto it = j.find(key);
-    return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_number()) wrong_field(key, *it, "a number");
+    return it->get<double>();
 }
 /// A whole-number field (a count, a degree, a stage): `fallback` when absent; the value when it is a JSON integer
 /// within int64 or a float within +-2^53 (rounded); a number beyond that is a config_error naming the field, and
-/// anything else nlohmann's type_error (the CLI's "a field of the wrong type"). A report reads documents a person
+/// anything else a config_error naming the field. A report reads documents a person
 /// may have edited: it never converts a number the type cannot hold (found by fuzz_report: 1.9e57 GPUs).
 inline std::int64_t count(const nlohmann::json& j, const char* key, std::int64_t fallback = 0) {
     const auto it = j.find(key);
@@ -55,11 +65,32 @@ inline std::int64_t count(const nlohmann::json& j, const char* key, std::int64_t
     }
     if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
         throw config_error(std::string("report: field \"") + key + "\" holds " + it->dump() + ", not a count");
-    return it->get<std::int64_t>();  // an integer; a string or object throws type_error
+    if (!it->is_number_integer()) wrong_field(key, *it, "a count");
+    return it->get<std::int64_t>();
 }
+/// A text field: `fallback` when absent or null; anything but a string is an error naming the field.
 inline std::string text(const nlohmann::json& j, const char* key, std::string fallback = {}) {
     const auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_string()) wrong_field(key, *it, "a string");
+    return it->get<std::string>();
+}
+/// The array field `key` of object `j`, each element an object (stages, plans, runs, ...): an error naming the
+/// field when it is missing, not an array, or holds something else than objects.
+inline const nlohmann::json& objects(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end()) throw config_error(std::string("report: the document has no field \"") + key + "\"");
+    if (!it->is_array()) wrong_field(key, *it, "an array");
+    for (const auto& e : *it)
+        if (!e.is_object()) wrong_field(key, e, "an array of objects");
+    return *it;
+}
+/// The object field `key` of `j` (the job, a plan's layout): an error naming the field otherwise.
+inline const nlohmann::json& object(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end()) throw config_error(std::string("report: the document has no field \"") + key + "\"");
+    if (!it->is_object()) wrong_field(key, *it, "an object");
+    return *it;
 }
 inline bool has_number(const nlohmann::json& j, const char* key) {
     const auto it = j.find(key);
@@ -102,7 +133,7 @@ inline nlohmann::json memory_chart(const nlohmann::json& e) {
         {"activations_bytes", "activations"}, {"temporary_bytes", "temporaries"}};
     const double u = num(e, "uncertainty");
     nlohmann::json values = nlohmann::json::array(), band = nlohmann::json::array();
-    for (const auto& st : e.at("stages")) {
+    for (const auto& st : objects(e, "stages")) {
         const std::string stage = "stage " + std::to_string(detail::count(st, "stage", 0));
         int order = 0;
         for (const auto& [key, label] : kinds)
@@ -112,7 +143,7 @@ inline nlohmann::json memory_chart(const nlohmann::json& e) {
         values.push_back({{"stage", stage}, {"kind", "allocator reserve"}, {"order", order}, {"GiB", (reserved - alloc) / gib}});
         band.push_back({{"stage", stage}, {"low", reserved / gib}, {"high", reserved * (1 + u) / gib}});
     }
-    auto spec = base_spec(std::max(240.0, 90.0 * static_cast<double>(e.at("stages").size())), 320);
+    auto spec = base_spec(std::max(240.0, 90.0 * static_cast<double>(objects(e, "stages").size())), 320);
     nlohmann::json layers = nlohmann::json::array();
     layers.push_back({{"name", "memory"},
                       {"data", {{"values", values}}},
@@ -148,7 +179,7 @@ inline nlohmann::json memory_chart(const nlohmann::json& e) {
 inline nlohmann::json step_chart(const nlohmann::json& e) {
     nlohmann::json values = nlohmann::json::array();
     const double total = num(e, "step_time_s");
-    for (const auto& p : e.at("step_parts"))
+    for (const auto& p : objects(e, "step_parts"))
         values.push_back({{"part", p.value("part", "")}, {"seconds", num(p, "seconds")},
                           {"share", total > 0 ? num(p, "seconds") / total : 0.0}});
     auto spec = base_spec(560, std::max(60.0, 24.0 * static_cast<double>(values.size())));
@@ -165,7 +196,7 @@ inline nlohmann::json step_chart(const nlohmann::json& e) {
 inline table stage_table(const nlohmann::json& e) {
     table t{{"stage", "parameters per GPU", "weights", "gradients", "optimizer", "activations", "temporaries",
              "allocated peak", "reserved peak"}, {}};
-    for (const auto& st : e.at("stages")) {
+    for (const auto& st : objects(e, "stages")) {
         const auto g = [&](const char* key) { return fixed(num(st, key) / gib, 2) + " GiB"; };
         // none held at the peak (forward/backward before backward allocates them): "-", as the CLI prints
         const std::string grads = num(st, "gradients_bytes") > 0 ? g("gradients_bytes") : std::string("-");
@@ -197,7 +228,7 @@ inline std::string estimate_subtitle(const nlohmann::json& e) {
 /// The page of a `frenzy estimate --json` document.
 inline page estimate_page(const nlohmann::json& e) {
     page p;
-    const std::string name = e.at("job").value("name", std::string("job"));
+    const std::string name = detail::text(detail::object(e, "job"), "name", "job");
     p.title = "Estimate: " + name + (e.contains("gpu") ? " on " + std::to_string(detail::count(e, "gpus", 0)) + " x " + detail::text(e, "gpu") : "");
     p.subtitle = detail::estimate_subtitle(e);
     p.source = e;
@@ -258,7 +289,7 @@ inline std::vector<std::size_t> frontier(const std::vector<std::pair<double, dou
 }
 
 inline std::string layout_text(const nlohmann::json& plan) {
-    const auto& q = plan.at("parallel");
+    const auto& q = object(plan, "parallel");
     std::string s = "dp" + std::to_string(detail::count(q, "dp", 1)) + " tp" + std::to_string(detail::count(q, "tp", 1)) + " pp" +
                     std::to_string(detail::count(q, "pp", 1));
     if (detail::count(q, "cp", 1) > 1) s += " cp" + std::to_string(detail::count(q, "cp", 1));
@@ -341,7 +372,7 @@ inline table mixed_table(const nlohmann::json& mixed) {
     for (std::size_t i = 0; i < mixed.size(); ++i) {
         const auto& p = mixed[i];
         std::string groups;
-        for (const auto& g : p.at("groups"))
+        for (const auto& g : objects(p, "groups"))
             groups += (groups.empty() ? "" : " -> ") + std::to_string(count(g, "gpus", 0)) + " x " + text(g, "gpu") + " (" +
                       std::to_string(count(g, "stages", 0)) + " stages, " + std::to_string(count(g, "layers", 0)) + " layers)";
         t.rows.push_back({std::to_string(i + 1), groups, std::to_string(count(p, "gpus", 0)), layout_text(p),
@@ -357,8 +388,8 @@ inline table mixed_table(const nlohmann::json& mixed) {
 
 /// The page of a `frenzy plan --json` document.
 inline page plan_page(const nlohmann::json& doc) {
-    const auto& plans = doc.at("plans");
-    const auto& infeasible = doc.at("infeasible");
+    const auto& plans = detail::objects(doc, "plans");
+    const auto& infeasible = detail::objects(doc, "infeasible");
     page p;
     p.title = "Plans: " + std::to_string(plans.size()) + " feasible" +
               (infeasible.empty() ? std::string() : ", " + std::to_string(infeasible.size()) + " GPU types without one");
@@ -374,12 +405,12 @@ inline page plan_page(const nlohmann::json& doc) {
                                   "for its chip, precision and model size; ^ marks a speed, time and cost capped at it.",
                               "plans", detail::plan_chart(plans, ax), detail::plan_table(plans)});
     }
-    if (doc.contains("mixed_plans") && doc.at("mixed_plans").is_array() && !doc.at("mixed_plans").empty())
+    if (doc.contains("mixed_plans") && !detail::objects(doc, "mixed_plans").empty())
         p.sections.push_back({"Pipelines over several GPU types",
                               "Plans whose pipeline stages run on different GPU types (plan --mixed; Megatron-LM), the layers "
                               "split by each type's speed and memory, best first by the same objective.",
                               {}, nullptr, detail::mixed_table(doc.at("mixed_plans"))});
-    else if (doc.contains("mixed_note") && doc.at("mixed_note").is_string())
+    else if (!detail::text(doc, "mixed_note").empty())
         p.sections.push_back({"Pipelines over several GPU types", detail::text(doc, "mixed_note"), {}, nullptr, {}});
     if (!infeasible.empty()) {
         section s{"GPU types without a plan", "Why no layout of the job fits or runs on them.", {}, nullptr, {{"GPU", "reason"}, {}}};
@@ -400,10 +431,10 @@ inline double time_range_h(const nlohmann::json& policies) {
     for (const auto& pol : policies) {
         end_s = std::max(end_s, num(pol, "makespan_s", 0));
         if (pol.contains("timeline"))
-            for (const auto& pt : pol.at("timeline")) end_s = std::max(end_s, num(pt, "t_s"));
+            for (const auto& pt : objects(pol, "timeline")) end_s = std::max(end_s, num(pt, "t_s"));
         if (pol.contains("job_runs"))
-            for (const auto& j : pol.at("job_runs"))
-                for (const auto& r : j.at("runs")) end_s = std::max({end_s, num(r, "start_s"), num(r, "end_s", 0)});
+            for (const auto& j : objects(pol, "job_runs"))
+                for (const auto& r : objects(j, "runs")) end_s = std::max({end_s, num(r, "start_s"), num(r, "end_s", 0)});
     }
     return end_s / 3600;
 }
@@ -419,10 +450,10 @@ inline nlohmann::json time_axis(const char* field, double range_h) {
 inline nlohmann::json gantt_chart(const nlohmann::json& policy, double range_h = 0) {
     nlohmann::json values = nlohmann::json::array();
     double horizon = 0;
-    for (const auto& j : policy.at("job_runs"))
-        for (const auto& r : j.at("runs")) horizon = std::max({horizon, num(r, "start_s"), num(r, "end_s")});
-    for (const auto& j : policy.at("job_runs"))
-        for (const auto& r : j.at("runs")) {
+    for (const auto& j : objects(policy, "job_runs"))
+        for (const auto& r : objects(j, "runs")) horizon = std::max({horizon, num(r, "start_s"), num(r, "end_s")});
+    for (const auto& j : objects(policy, "job_runs"))
+        for (const auto& r : objects(j, "runs")) {
             const double end = num(r, "end_s", -1) >= 0 ? num(r, "end_s") : horizon;
             values.push_back({{"job", text(j, "job_id")}, {"model", text(j, "model")}, {"start_h", num(r, "start_s") / 3600},
                               {"end_h", end / 3600}, {"gpu", text(r, "gpu")}, {"gpus", detail::count(r, "gpus", 0)},
@@ -452,7 +483,7 @@ inline nlohmann::json timeline_chart(const nlohmann::json& policies, const char*
     nlohmann::json values = nlohmann::json::array();
     for (const auto& pol : policies) {
         const double total = num(pol, "cluster_gpus");
-        for (const auto& pt : pol.at("timeline")) {
+        for (const auto& pt : objects(pol, "timeline")) {
             const double v = std::string(name) == "queue" ? num(pt, "queued") : (total > 0 ? num(pt, "busy_gpus") / total : 0.0);
             values.push_back({{"policy", text(pol, "policy")}, {"t_h", num(pt, "t_s") / 3600}, {"value", v}});
         }
@@ -473,7 +504,7 @@ inline nlohmann::json timeline_chart(const nlohmann::json& policies, const char*
 inline nlohmann::json jct_chart(const nlohmann::json& policies) {
     nlohmann::json values = nlohmann::json::array();
     for (const auto& pol : policies)
-        for (const auto& j : pol.at("job_runs"))
+        for (const auto& j : objects(pol, "job_runs"))
             if (text(j, "status") == "completed")
                 values.push_back({{"policy", text(pol, "policy")}, {"jct_h", (num(j, "end_s") - num(j, "submit_s")) / 3600}});
     auto spec = base_spec(760, 260);
