@@ -39,19 +39,33 @@ inline std::string edit(std::string text, const std::string& from, const std::st
     return text.replace(at, from.size(), to);
 }
 
-inline job_spec hf_lora_job() {
+/// A small job of preset `model` on framework `fw` and layout `p`: sequence 2048, micro-batch 8, global batch 64.
+inline job_spec small_job(const char* model, framework fw, const parallel_config& p) {
     job_spec j;
     j.name = "h57";
-    j.model = preset("llama-3.2-1b");
-    j.model.name = "llama-3.2-1b";
+    j.model = preset(model);
+    j.model.name = model;
     j.training.seq_len = 2048;
     j.training.micro_batch = 8;
     j.training.global_batch = 64;
+    j.runtime.framework = fw;
+    j.parallel = p;
+    return j;
+}
+
+inline job_spec hf_lora_job() {
+    auto j = small_job("llama-3.2-1b", frameworks::hf::handle, {.dp = 8});
     j.training.total_tokens = 64.0 * 2048 * 100;
     j.training.finetune = {.method = finetune_method::lora, .rank = 16};
-    j.runtime.framework = frameworks::hf::handle;
-    j.parallel = {.dp = 8};
     return j;
+}
+
+/// The import options of a file run by `world` ranks for job `j`'s model.
+inline import_options options_for(const job_spec& j, std::int64_t world) {
+    import_options o;
+    o.model = j.model;
+    o.world_size = world;
+    return o;
 }
 
 }  // namespace import57
@@ -62,9 +76,7 @@ TEST_CASE("hf import reads TrainingArguments' batch keywords and refuses what di
     using Catch::Matchers::Contains;
     const auto j = import57::hf_lora_job();
     const auto script = import57::written(j, frameworks::hf::launcher_handle, "frenzy_hf_train.py");
-    import_options o;
-    o.model = j.model;
-    o.world_size = 8;
+    auto o = import57::options_for(j, 8);
     o.training.total_tokens = j.training.total_tokens;
     const auto base = hf_import_script(script, o);
     CHECK(base.job.training.micro_batch == 8);
@@ -92,9 +104,7 @@ TEST_CASE("hf import refuses later assignments of settings-block names, repeated
     using Catch::Matchers::Contains;
     const auto j = import57::hf_lora_job();
     const auto script = import57::written(j, frameworks::hf::launcher_handle, "frenzy_hf_train.py");
-    import_options o;
-    o.model = j.model;
-    o.world_size = 8;
+    auto o = import57::options_for(j, 8);
     CHECK_THROWS_WITH(hf_import_script(edit(script, "QLORA = False\n", "QLORA = False\nMICRO_BATCH = 99\n"), o),
                       Contains("MICRO_BATCH is given twice (MICRO_BATCH = 99 after line"));
     CHECK_THROWS_WITH(hf_import_script(edit(script, "QLORA = False\n", "QLORA = False\nMICRO_BATCH += 97\n"), o),
@@ -126,9 +136,7 @@ TEST_CASE("hf import: QLoRA reads BitsAndBytesConfig's 4-bit load (issue 57)") {
     j.parallel = {.dp = 1};
     j.training.global_batch = 8;
     const auto script = import57::written(j, frameworks::hf::launcher_handle, "frenzy_hf_train.py");
-    import_options o;
-    o.model = j.model;
-    o.world_size = 1;
+    auto o = import57::options_for(j, 1);
     CHECK(hf_import_script(script, o).job.training.finetune.method == finetune_method::qlora);
     CHECK_THROWS_WITH(hf_import_script(edit(script, "load_in_4bit=True,", "load_in_4bit=False,"), o),
                       Contains("QLORA = True needs BitsAndBytesConfig(load_in_4bit=True)"));
@@ -148,9 +156,7 @@ TEST_CASE("The GPU count given is the world size of torchtune.yaml and frenzy_hf
     j.parallel.sharding = sharding::full;
     const auto script = import57::written(j, frameworks::hf::launcher_handle, "frenzy_hf_train.py");
     const auto yaml = import57::written(j, frameworks::hf::launcher_handle, "accelerate_config.yaml");
-    import_options o;
-    o.model = j.model;
-    o.world_size = 16;
+    auto o = import57::options_for(j, 16);
     CHECK_THROWS_WITH(frameworks::hf::hf_import_accelerate(script, frameworks::hf::read_accelerate_config(yaml), o),
                       Catch::Matchers::Contains("num_processes=8 contradicts the world size given beside it (16)"));
     o.world_size_from_gpus = true;
@@ -191,15 +197,7 @@ TEST_CASE("torchtune import refuses what the recipes refuse: empty lora_attn_mod
 
 TEST_CASE("llm-foundry import reads loss_fn back and refuses unknown mixed_precision, attn_impl, model.name, max_seq_len (issue 57)") {
     using Catch::Matchers::Contains;
-    job_spec j;
-    j.name = "h57";
-    j.model = preset("gpt3-125m");
-    j.model.name = "gpt3-125m";
-    j.training.seq_len = 2048;
-    j.training.micro_batch = 8;
-    j.training.global_batch = 64;
-    j.runtime.framework = frameworks::llm_foundry::handle;
-    j.parallel = {.dp = 8, .sharding = sharding::full};
+    const auto j = import57::small_job("gpt3-125m", frameworks::llm_foundry::handle, {.dp = 8, .sharding = sharding::full});
     const auto yaml = import57::written(j, frameworks::llm_foundry::launcher_handle, "train.yaml");
     import_options o;
     o.world_size = 8;

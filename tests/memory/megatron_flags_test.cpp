@@ -7,37 +7,22 @@
 #include "frenzy/frameworks/megatron/import.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
+#include "megatron_llama7b.hpp"
 
 using namespace frenzy;
 using Catch::Matchers::Contains;
 
 namespace {
-// Llama-2-7B: h 4096, ffn 11008, 32 layers, vocab 32000 (a multiple of Megatron's 128 padding at tp 1).
-constexpr double h = 4096, ffn = 11008, layers = 32, s = 2048;
-constexpr double layer_linears = 4 * h * h + 3 * h * ffn;  // 202,375,168 GEMM weights a layer
-
-job_spec llama7b_megatron() {
-    job_spec j;
-    j.model = preset("llama-2-7b");
-    j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 2};
-    j.parallel = {.dp = 2, .sharding = sharding::optimizer};  // the distributed optimizer
-    j.runtime.framework = frameworks::megatron::handle;
-    return j;
-}
-model_state_bytes states(const job_spec& j) {
-    const auto f = profile_of(j);
-    const auto l = stage_layouts(j, f).front();
-    return method_model_states(j, l, f, sharded_model_states{}.model_states(j, l, f));
-}
-activation_bytes acts(const job_spec& j) {
-    const auto f = profile_of(j);
-    const auto l = stage_layouts(j, f).front();
-    return method_activations(j, l, f, transformer_activations{}.activations(j, l, f));
-}
+using megatron_llama7b::acts;
+using megatron_llama7b::h;
+using megatron_llama7b::layer_linears;
+using megatron_llama7b::layers;
+using megatron_llama7b::s;
+using megatron_llama7b::states;
 }  // namespace
 
 TEST_CASE("Megatron --grad-reduce-in-bf16 halves Megatron's main_grad buffers") {
-    auto j = llama7b_megatron();
+    auto j = megatron_llama7b::job();
     j.training.precision = precision::bf16_mixed;
     const auto fp32 = states(j);
     j.runtime.grad_reduce_bf16 = true;
@@ -51,7 +36,7 @@ TEST_CASE("Megatron --grad-reduce-in-bf16 halves Megatron's main_grad buffers") 
 }
 
 TEST_CASE("Megatron --fp8-param-gather: the fp8 weights and transposes replace the 16-bit GEMM weights") {
-    auto j = llama7b_megatron();
+    auto j = megatron_llama7b::job();
     j.training.precision = precision::fp8_mixed;
     const auto cached = states(j);
     j.runtime.fp8_param_gather = true;
@@ -65,7 +50,7 @@ TEST_CASE("Megatron --fp8-param-gather: the fp8 weights and transposes replace t
 }
 
 TEST_CASE("dropout 0 saves no masks") {
-    auto j = llama7b_megatron();
+    auto j = megatron_llama7b::job();
     j.training.precision = precision::bf16_mixed;
     const auto with = acts(j);
     j.runtime.dropout = false;
@@ -74,8 +59,8 @@ TEST_CASE("dropout 0 saves no masks") {
     // dropout's s b h on the first stage; flash attention keeps no attention-dropout mask. One micro-batch in flight.
     CHECK(with.stored.value - without.stored.value == Approx((2 * layers + 1) * s * h).epsilon(1e-12));
     // The default stays the framework's: Megatron on, torchtitan off.
-    CHECK(profile_of(llama7b_megatron()).dropout);
-    auto fsdp = llama7b_megatron();
+    CHECK(profile_of(megatron_llama7b::job()).dropout);
+    auto fsdp = megatron_llama7b::job();
     fsdp.runtime.framework = frameworks::fsdp::handle;
     fsdp.parallel.sharding = sharding::full;
     CHECK_FALSE(profile_of(fsdp).dropout);
@@ -84,7 +69,7 @@ TEST_CASE("dropout 0 saves no masks") {
 }
 
 TEST_CASE("the flags are validated against what Megatron accepts") {
-    auto j = llama7b_megatron();
+    auto j = megatron_llama7b::job();
     j.runtime.fp8_param_gather = true;  // bf16 job
     j.training.precision = precision::bf16_mixed;
     CHECK_THROWS_WITH(validate(j), Contains("runtime.fp8_param_gather=true needs training.precision=\"fp8-mixed\""));
@@ -93,7 +78,7 @@ TEST_CASE("the flags are validated against what Megatron accepts") {
     CHECK_THROWS_WITH(validate(j), Contains("needs the distributed optimizer"));
     j.parallel.sharding = sharding::optimizer;
     CHECK_NOTHROW(validate(j));
-    auto g = llama7b_megatron();
+    auto g = megatron_llama7b::job();
     g.training.precision = precision::fp16_mixed;
     g.runtime.grad_reduce_bf16 = true;
     CHECK_THROWS_WITH(validate(g), Contains("runtime.grad_reduce_bf16=true needs bf16 parameters"));
@@ -104,7 +89,7 @@ TEST_CASE("the flags are validated against what Megatron accepts") {
 }
 
 TEST_CASE("job JSON carries the new runtime fields both ways") {
-    auto j = llama7b_megatron();
+    auto j = megatron_llama7b::job();
     j.training.precision = precision::fp8_mixed;
     j.runtime.fp8_param_gather = true;
     j.runtime.grad_reduce_bf16 = true;
@@ -112,7 +97,7 @@ TEST_CASE("job JSON carries the new runtime fields both ways") {
     j.runtime.rope_fp32 = false;
     const auto back = job_from_json(to_json(j)).job;
     CHECK(back.runtime == j.runtime);
-    const auto unset = job_from_json(to_json(llama7b_megatron())).job;
+    const auto unset = job_from_json(to_json(megatron_llama7b::job())).job;
     CHECK_FALSE(unset.runtime.dropout.has_value());
     CHECK_FALSE(unset.runtime.rope_fp32.has_value());
 }

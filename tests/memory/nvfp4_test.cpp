@@ -6,64 +6,40 @@
 #include "frenzy/frameworks/megatron/import.hpp"
 #include "frenzy/memory/estimator.hpp"
 #include "frenzy/model/presets.hpp"
+#include "megatron_llama7b.hpp"
 
 using namespace frenzy;
 using Catch::Matchers::Contains;
 
-namespace nvfp4_test {
-// Llama-2-7B: h 4096, ffn 11008, 32 layers (as tests/memory/megatron_flags_test.cpp).
-constexpr double layers = 32;
-constexpr double layer_linears = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008;  // 202,375,168 GEMM weights a layer
-
-job_spec llama7b(precision p) {
-    job_spec j;
-    j.model = preset("llama-2-7b");
-    j.training = {.seq_len = 2048, .micro_batch = 1, .global_batch = 2, .precision = p};
-    j.parallel = {.dp = 2, .sharding = sharding::optimizer};  // the distributed optimizer
-    j.runtime.framework = frameworks::megatron::handle;
-    return j;
-}
-model_state_bytes states(const job_spec& j) {
-    const auto f = profile_of(j);
-    const auto l = stage_layouts(j, f).front();
-    return method_model_states(j, l, f, sharded_model_states{}.model_states(j, l, f));
-}
-double stored(const job_spec& j) {
-    const auto f = profile_of(j);
-    const auto l = stage_layouts(j, f).front();
-    return method_activations(j, l, f, transformer_activations{}.activations(j, l, f)).stored.value;
-}
-}  // namespace nvfp4_test
-
 TEST_CASE("NVFP4: Transformer Engine keeps each GEMM weight in both orientations at 0.5625 B an element") {
-    namespace n = nvfp4_test;
+    namespace n = megatron_llama7b;
     CHECK(nvfp4_element_bytes == 0.5625);
-    const auto bf16 = n::states(n::llama7b(precision::bf16_mixed));
-    const auto fp4 = n::states(n::llama7b(precision::fp4_mixed));
+    const auto bf16 = n::states(n::job(precision::bf16_mixed));
+    const auto fp4 = n::states(n::job(precision::fp4_mixed));
     // rowwise + columnwise NVFP4 copies: 2 x 0.5625 = 1.125 B per GEMM weight, 1.125 x 202,375,168 x 32 =
     // 7,285,506,048 B; plus one amax, scale and scale_inv (3 fp32) for each of 5 tensors of 4 GEMMs a layer.
     CHECK(fp4.weights.value - bf16.weights.value == Approx(1.125 * n::layer_linears * n::layers + n::layers * 4 * 5 * 3 * 4).epsilon(1e-12));
     CHECK(fp4.gradients == bf16.gradients);
     CHECK(fp4.optimizer == bf16.optimizer);
     // fp8 under delayed scaling keeps 2 B (fp8 data + transpose, Hopper's count) and a 1024-long amax history
-    const auto fp8 = n::states(n::llama7b(precision::fp8_mixed));
+    const auto fp8 = n::states(n::job(precision::fp8_mixed));
     CHECK(fp8.weights.value - fp4.weights.value ==
           Approx((2.0 - 1.125) * n::layer_linears * n::layers + n::layers * 4 * 5 * (1026 - 3) * 4).epsilon(1e-12));
 }
 
 TEST_CASE("NVFP4 saves the columnwise NVFP4 copy of each GEMM input where bf16 saves 2 B and fp8 1 B") {
-    namespace n = nvfp4_test;
-    const double bf16 = n::stored(n::llama7b(precision::bf16_mixed));
-    const double fp8 = n::stored(n::llama7b(precision::fp8_mixed));
-    const double fp4 = n::stored(n::llama7b(precision::fp4_mixed));
+    namespace n = megatron_llama7b;
+    const double bf16 = n::acts(n::job(precision::bf16_mixed)).stored.value;
+    const double fp8 = n::acts(n::job(precision::fp8_mixed)).stored.value;
+    const double fp4 = n::acts(n::job(precision::fp4_mixed)).stored.value;
     REQUIRE(bf16 > fp8);
     // the same GEMM inputs are spared: (2 - 0.5625) / (2 - 1) = 1.4375 times what fp8 spares
     CHECK((bf16 - fp4) / (bf16 - fp8) == Approx(1.4375).epsilon(1e-9));
 }
 
 TEST_CASE("fp4-mixed: Megatron's NVFP4 only, with bf16 gradient buffers allowed") {
-    namespace n = nvfp4_test;
-    auto j = n::llama7b(precision::fp4_mixed);
+    namespace n = megatron_llama7b;
+    auto j = n::job(precision::fp4_mixed);
     j.runtime.grad_reduce_bf16 = true;  // Megatron keeps bf16 parameters under --fp4-format
     CHECK_NOTHROW(validate(j));
     j.runtime.grad_reduce_bf16 = false;
